@@ -1,0 +1,30 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "recsync",
+    products: [
+        .library(name: "RecSyncModel", targets: ["RecSyncModel"]),
+        .library(name: "RecSyncStore", targets: ["RecSyncStore"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLibGit2",
+            pkgConfig: "libgit2",
+            providers: [.apt(["libgit2-dev"])]
+        ),
+        .target(name: "RecSyncGit", dependencies: ["CLibGit2"]),
+        .target(name: "RecSyncModel"),
+        .target(name: "RecSyncStore", dependencies: ["RecSyncModel", "RecSyncGit"]),
+        .target(name: "RecSyncTestSupport", dependencies: ["RecSyncModel", "RecSyncStore"]),
+        // A small writer process used by the multi-process concurrency tests.
+        .executableTarget(name: "recsync-store-writer", dependencies: ["RecSyncStore", "RecSyncModel"]),
+        .testTarget(name: "RecSyncModelTests", dependencies: ["RecSyncModel", "RecSyncTestSupport"]),
+        .testTarget(name: "RecSyncGitTests", dependencies: ["RecSyncGit", "RecSyncTestSupport"]),
+        .testTarget(
+            name: "RecSyncStoreTests",
+            dependencies: ["RecSyncStore", "RecSyncModel", "RecSyncGit", "RecSyncTestSupport", "recsync-store-writer"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

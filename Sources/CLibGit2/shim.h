@@ -1,0 +1,35 @@
+#ifndef RECSYNC_CLIBGIT2_SHIM_H
+#define RECSYNC_CLIBGIT2_SHIM_H
+
+#include <git2.h>
+#include <git2/sys/mempack.h>
+#include <git2/sys/odb_backend.h>
+
+/* git_libgit2_opts is variadic and cannot be called from Swift: one wrapper per option. */
+
+static inline int recsync_git_enable_fsync_gitdir(int enabled) {
+    return git_libgit2_opts(GIT_OPT_ENABLE_FSYNC_GITDIR, enabled);
+}
+
+static inline int recsync_git_enable_strict_object_creation(int enabled) {
+    return git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, enabled);
+}
+
+static inline int recsync_git_set_cache_max_size(long long bytes) {
+    return git_libgit2_opts(GIT_OPT_SET_CACHE_MAX_SIZE, (ssize_t)bytes);
+}
+
+/* The write-pack handle's methods are function pointers; call them through helpers. */
+static inline int recsync_odb_writepack_append(git_odb_writepack *wp, const void *data, size_t size, git_indexer_progress *stats) {
+    return wp->append(wp, data, size, stats);
+}
+
+static inline int recsync_odb_writepack_commit(git_odb_writepack *wp, git_indexer_progress *stats) {
+    return wp->commit(wp, stats);
+}
+
+static inline void recsync_odb_writepack_free(git_odb_writepack *wp) {
+    wp->free(wp);
+}
+
+#endif

@@ -1,0 +1,377 @@
+import CLibGit2
+import Foundation
+
+/// Process-wide libgit2 set-up: initialise once, fsync the git dir, strict object creation.
+enum LibGit2 {
+    static let ready: Bool = {
+        git_libgit2_init()
+        _ = recsync_git_enable_fsync_gitdir(1)
+        _ = recsync_git_enable_strict_object_creation(1)
+        return true
+    }()
+}
+
+/// One entry of a git tree.
+public struct GitTreeEntry: Sendable, Hashable {
+    public enum Kind: Sendable, Hashable {
+        case blob, executable, tree, symlink, submodule, other
+    }
+
+    public let name: String
+    public let oid: GitOID
+    public let kind: Kind
+
+    public init(name: String, oid: GitOID, kind: Kind) {
+        self.name = name
+        self.oid = oid
+        self.kind = kind
+    }
+
+    /// Git's tree order: names compared bytewise, a tree's name as if it ended in '/'.
+    public static func gitOrder(_ a: String, aIsTree: Bool, _ b: String, bIsTree: Bool) -> Int {
+        var ai = a.utf8.makeIterator()
+        var bi = b.utf8.makeIterator()
+        while true {
+            let x = ai.next()
+            let y = bi.next()
+            switch (x, y) {
+            case let (x?, y?):
+                if x != y { return x < y ? -1 : 1 }
+            case (nil, nil):
+                return 0
+            case (nil, let y?):
+                let x: UInt8 = aIsTree ? 47 : 0
+                if aIsTree && y == 47 { return bi.next() == nil && !bIsTree ? 0 : -1 }
+                return x < y ? -1 : (x == y ? 0 : -1)
+            case (let x?, nil):
+                let y: UInt8 = bIsTree ? 47 : 0
+                if bIsTree && x == 47 { return ai.next() == nil && !aIsTree ? 0 : 1 }
+                return x < y ? -1 : 1
+            }
+        }
+    }
+}
+
+/// One change to a tree for `GitRepository.updateTree`.
+public enum GitTreeUpdate: Sendable, Hashable {
+    case upsertBlob(path: String, oid: GitOID)
+    case remove(path: String)
+}
+
+/// Who made a commit, and when.
+public struct GitSignature: Sendable, Hashable {
+    public var name: String
+    public var email: String
+    /// Seconds since the epoch.
+    public var time: Int64
+
+    public init(name: String, email: String, time: Int64) {
+        self.name = name
+        self.email = email
+        self.time = time
+    }
+}
+
+/// A commit as a plain value.
+public struct GitCommit: Sendable, Hashable {
+    public let oid: GitOID
+    public let tree: GitOID
+    public let parents: [GitOID]
+    public let message: String
+    public let authorName: String
+    public let authorEmail: String
+    public let time: Int64
+}
+
+/// An open git repository: the one type that owns libgit2 pointers.
+///
+/// Not thread-safe: keep one per actor, and free nothing from it after it is gone.
+public final class GitRepository {
+    let pointer: OpaquePointer
+    private var mempack: OpaquePointer?
+    public let path: String
+
+    private init(pointer: OpaquePointer, path: String) {
+        self.pointer = pointer
+        self.path = path
+    }
+
+    deinit {
+        git_repository_free(pointer)
+    }
+
+    /// Creates a bare repository whose HEAD names `refs/heads/<initialBranch>`.
+    public static func initBare(at path: String, initialBranch: String = "main") throws(GitError) -> GitRepository {
+        _ = LibGit2.ready
+        var options = git_repository_init_options()
+        try check("git_repository_init_options_init", git_repository_init_options_init(&options, UInt32(GIT_REPOSITORY_INIT_OPTIONS_VERSION)))
+        options.flags = GIT_REPOSITORY_INIT_BARE.rawValue | GIT_REPOSITORY_INIT_MKPATH.rawValue | GIT_REPOSITORY_INIT_NO_REINIT.rawValue
+        var out: OpaquePointer?
+        let result = initialBranch.withCString { branch -> Int32 in
+            options.initial_head = branch
+            return git_repository_init_ext(&out, path, &options)
+        }
+        try check("git_repository_init_ext", result)
+        return GitRepository(pointer: out!, path: path)
+    }
+
+    /// Opens an existing repository (bare or not) at exactly this path.
+    ///
+    /// With `bulkWrites`, new objects go to an in-memory pack until `writePack()` stores them
+    /// as one pack file: far faster than loose objects for large imports.
+    public static func open(at path: String, bulkWrites: Bool = false) throws(GitError) -> GitRepository {
+        _ = LibGit2.ready
+        var out: OpaquePointer?
+        try check("git_repository_open_ext", git_repository_open_ext(&out, path, GIT_REPOSITORY_OPEN_NO_SEARCH.rawValue, nil))
+        let repo = GitRepository(pointer: out!, path: path)
+        if bulkWrites {
+            var odb: OpaquePointer?
+            try check("git_repository_odb", git_repository_odb(&odb, repo.pointer))
+            defer { git_odb_free(odb) }
+            var backend: UnsafeMutablePointer<git_odb_backend>?
+            try check("git_mempack_new", git_mempack_new(&backend))
+            let result = git_odb_add_backend(odb, backend, 999)
+            if result < 0 {
+                let error = GitError.last("git_odb_add_backend", result)
+                backend?.pointee.free(backend)
+                throw error
+            }
+            repo.mempack = OpaquePointer(backend)
+        }
+        return repo
+    }
+
+    /// Writes what the in-memory pack holds as one pack file (with index), then empties it.
+    public func writePack() throws(GitError) {
+        guard let mempack else { return }
+        let backend = UnsafeMutablePointer<git_odb_backend>(mempack)
+        var buffer = git_buf()
+        defer { git_buf_dispose(&buffer) }
+        try check("git_mempack_dump", git_mempack_dump(&buffer, pointer, backend))
+        var odb: OpaquePointer?
+        try check("git_repository_odb", git_repository_odb(&odb, pointer))
+        defer { git_odb_free(odb) }
+        var writepack: UnsafeMutablePointer<git_odb_writepack>?
+        try check("git_odb_write_pack", git_odb_write_pack(&writepack, odb, nil, nil))
+        defer { recsync_odb_writepack_free(writepack) }
+        var stats = git_indexer_progress()
+        try check("git_odb_writepack.append", recsync_odb_writepack_append(writepack, buffer.ptr, buffer.size, &stats))
+        try check("git_odb_writepack.commit", recsync_odb_writepack_commit(writepack, &stats))
+        try check("git_mempack_reset", git_mempack_reset(backend))
+    }
+
+    // MARK: References
+
+    /// The object a reference points at, or nil if the reference does not exist.
+    public func referenceTarget(_ name: String) throws(GitError) -> GitOID? {
+        var oid = git_oid()
+        let result = git_reference_name_to_id(&oid, pointer, name)
+        if result == GIT_ENOTFOUND.rawValue { return nil }
+        try check("git_reference_name_to_id", result)
+        return GitOID(raw: oid)
+    }
+
+    /// Moves a reference by compare-and-swap; false when it no longer holds `expected`.
+    ///
+    /// `expected == nil` means the reference must not exist yet.
+    public func updateReference(_ name: String, to target: GitOID, expected: GitOID?, logMessage: String) throws(GitError) -> Bool {
+        var new = target.raw
+        var out: OpaquePointer?
+        let result: Int32
+        if let expected {
+            var old = expected.raw
+            result = git_reference_create_matching(&out, pointer, name, &new, 1, &old, logMessage)
+        } else {
+            result = git_reference_create(&out, pointer, name, &new, 0, logMessage)
+        }
+        if result == GIT_EMODIFIED.rawValue || result == GIT_EEXISTS.rawValue { return false }
+        try check("git_reference_create_matching", result)
+        git_reference_free(out)
+        return true
+    }
+
+    // MARK: Objects
+
+    /// Whether the object database holds this object.
+    public func contains(_ oid: GitOID) throws(GitError) -> Bool {
+        var odb: OpaquePointer?
+        try check("git_repository_odb", git_repository_odb(&odb, pointer))
+        defer { git_odb_free(odb) }
+        var raw = oid.raw
+        return git_odb_exists(odb, &raw) == 1
+    }
+
+    /// The bytes of a blob.
+    public func blob(_ oid: GitOID) throws(GitError) -> [UInt8] {
+        var raw = oid.raw
+        var blob: OpaquePointer?
+        try check("git_blob_lookup", git_blob_lookup(&blob, pointer, &raw))
+        defer { git_blob_free(blob) }
+        let size = Int(git_blob_rawsize(blob))
+        guard size > 0, let content = git_blob_rawcontent(blob) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: content, count: size))
+    }
+
+    /// Stores bytes as a blob.
+    public func createBlob(_ bytes: [UInt8]) throws(GitError) -> GitOID {
+        var oid = git_oid()
+        let result = bytes.withUnsafeBytes { buf in
+            git_blob_create_from_buffer(&oid, pointer, buf.baseAddress, buf.count)
+        }
+        try check("git_blob_create_from_buffer", result)
+        return GitOID(raw: oid)
+    }
+
+    /// The entries of a tree, in git's order.
+    public func treeEntries(_ oid: GitOID) throws(GitError) -> [GitTreeEntry] {
+        var raw = oid.raw
+        var tree: OpaquePointer?
+        try check("git_tree_lookup", git_tree_lookup(&tree, pointer, &raw))
+        defer { git_tree_free(tree) }
+        let count = git_tree_entrycount(tree)
+        var entries: [GitTreeEntry] = []
+        entries.reserveCapacity(count)
+        for i in 0..<count {
+            guard let entry = git_tree_entry_byindex(tree, i) else { continue }
+            entries.append(Self.makeEntry(entry))
+        }
+        return entries
+    }
+
+    /// The entry at a slash-separated path below a tree, or nil if there is none.
+    public func entry(atPath path: String, inTree oid: GitOID) throws(GitError) -> GitTreeEntry? {
+        var raw = oid.raw
+        var tree: OpaquePointer?
+        try check("git_tree_lookup", git_tree_lookup(&tree, pointer, &raw))
+        defer { git_tree_free(tree) }
+        var entry: OpaquePointer?
+        let result = git_tree_entry_bypath(&entry, tree, path)
+        if result == GIT_ENOTFOUND.rawValue { return nil }
+        try check("git_tree_entry_bypath", result)
+        defer { git_tree_entry_free(entry) }
+        return Self.makeEntry(entry!)
+    }
+
+    private static func makeEntry(_ entry: OpaquePointer) -> GitTreeEntry {
+        let name = String(cString: git_tree_entry_name(entry))
+        let oid = GitOID(git_tree_entry_id(entry))
+        let kind: GitTreeEntry.Kind
+        switch git_tree_entry_filemode_raw(entry).rawValue {
+        case GIT_FILEMODE_BLOB.rawValue: kind = .blob
+        case GIT_FILEMODE_BLOB_EXECUTABLE.rawValue: kind = .executable
+        case GIT_FILEMODE_TREE.rawValue: kind = .tree
+        case GIT_FILEMODE_LINK.rawValue: kind = .symlink
+        case GIT_FILEMODE_COMMIT.rawValue: kind = .submodule
+        default: kind = .other
+        }
+        return GitTreeEntry(name: name, oid: oid, kind: kind)
+    }
+
+    /// The OID of the empty tree (written if missing).
+    public func emptyTree() throws(GitError) -> GitOID {
+        try updateTree(base: nil, updates: [])
+    }
+
+    /// Applies updates to a tree (nil = empty tree) and returns the new tree's OID.
+    ///
+    /// Intermediate trees are created and removed as needed; one call handles many updates.
+    public func updateTree(base: GitOID?, updates: [GitTreeUpdate]) throws(GitError) -> GitOID {
+        var baseline: OpaquePointer?
+        if let base {
+            var raw = base.raw
+            try check("git_tree_lookup", git_tree_lookup(&baseline, pointer, &raw))
+        }
+        defer { if baseline != nil { git_tree_free(baseline) } }
+        if updates.isEmpty {
+            if let base { return base }
+            var builder: OpaquePointer?
+            try check("git_treebuilder_new", git_treebuilder_new(&builder, pointer, nil))
+            defer { git_treebuilder_free(builder) }
+            var oid = git_oid()
+            try check("git_treebuilder_write", git_treebuilder_write(&oid, builder))
+            return GitOID(raw: oid)
+        }
+        var paths: [UnsafeMutablePointer<CChar>] = []
+        paths.reserveCapacity(updates.count)
+        defer { paths.forEach { free($0) } }
+        var cUpdates: [git_tree_update] = []
+        cUpdates.reserveCapacity(updates.count)
+        for update in updates {
+            var u = git_tree_update()
+            switch update {
+            case .upsertBlob(let path, let oid):
+                let p = strdup(path)!
+                paths.append(p)
+                u.action = GIT_TREE_UPDATE_UPSERT
+                u.id = oid.raw
+                u.filemode = GIT_FILEMODE_BLOB
+                u.path = UnsafePointer(p)
+            case .remove(let path):
+                let p = strdup(path)!
+                paths.append(p)
+                u.action = GIT_TREE_UPDATE_REMOVE
+                u.filemode = GIT_FILEMODE_BLOB
+                u.path = UnsafePointer(p)
+            }
+            cUpdates.append(u)
+        }
+        var out = git_oid()
+        try check("git_tree_create_updated", git_tree_create_updated(&out, pointer, baseline, cUpdates.count, cUpdates))
+        return GitOID(raw: out)
+    }
+
+    // MARK: Commits
+
+    /// Reads a commit.
+    public func commit(_ oid: GitOID) throws(GitError) -> GitCommit {
+        var raw = oid.raw
+        var commit: OpaquePointer?
+        try check("git_commit_lookup", git_commit_lookup(&commit, pointer, &raw))
+        defer { git_commit_free(commit) }
+        let tree = GitOID(git_commit_tree_id(commit))
+        var parents: [GitOID] = []
+        for i in 0..<git_commit_parentcount(commit) {
+            if let p = git_commit_parent_id(commit, i) { parents.append(GitOID(p)) }
+        }
+        let message = git_commit_message(commit).map { String(cString: $0) } ?? ""
+        let author = git_commit_author(commit)
+        let name = author?.pointee.name.map { String(cString: $0) } ?? ""
+        let email = author?.pointee.email.map { String(cString: $0) } ?? ""
+        return GitCommit(oid: oid, tree: tree, parents: parents, message: message, authorName: name, authorEmail: email, time: Int64(git_commit_time(commit)))
+    }
+
+    /// Writes a commit object without moving any reference.
+    public func createCommit(tree: GitOID, parents: [GitOID], author: GitSignature, message: String) throws(GitError) -> GitOID {
+        var signature: UnsafeMutablePointer<git_signature>?
+        try check("git_signature_new", git_signature_new(&signature, author.name, author.email, git_time_t(author.time), 0))
+        defer { git_signature_free(signature) }
+        var treeRaw = tree.raw
+        var treeObject: OpaquePointer?
+        try check("git_tree_lookup", git_tree_lookup(&treeObject, pointer, &treeRaw))
+        defer { git_tree_free(treeObject) }
+        var parentObjects: [OpaquePointer?] = []
+        defer { parentObjects.forEach { git_commit_free($0) } }
+        for parent in parents {
+            var raw = parent.raw
+            var commit: OpaquePointer?
+            try check("git_commit_lookup", git_commit_lookup(&commit, pointer, &raw))
+            parentObjects.append(commit)
+        }
+        var out = git_oid()
+        let result = parentObjects.withUnsafeMutableBufferPointer { buf in
+            git_commit_create(&out, pointer, nil, signature, signature, "UTF-8", message, treeObject, buf.count, buf.baseAddress)
+        }
+        try check("git_commit_create", result)
+        return GitOID(raw: out)
+    }
+
+    /// Whether `commit` is `ancestor` or one of its descendants.
+    public func isDescendantOrEqual(_ commit: GitOID, of ancestor: GitOID) throws(GitError) -> Bool {
+        if commit == ancestor { return true }
+        var c = commit.raw
+        var a = ancestor.raw
+        let result = git_graph_descendant_of(pointer, &c, &a)
+        try check("git_graph_descendant_of", result)
+        return result == 1
+    }
+}

@@ -1,0 +1,102 @@
+/// What a reference does when its target is deleted (CloudKit's `CKRecord.Reference.Action`).
+public enum ReferenceAction: String, Sendable, Hashable, Codable {
+    case none
+    case deleteSelf
+}
+
+/// A reference to another record in the same zone.
+public struct Reference: Sendable, Hashable {
+    public var recordName: String
+    public var action: ReferenceAction
+
+    public init(recordName: String, action: ReferenceAction = .none) throws(RecSyncError) {
+        try NameRules.validateRecordName(recordName)
+        self.recordName = recordName
+        self.action = action
+    }
+}
+
+/// A point on the globe in degrees.
+public struct Location: Sendable, Hashable {
+    public var latitude: Double
+    public var longitude: Double
+
+    public init(latitude: Double, longitude: Double) throws(RecSyncError) {
+        guard latitude.isFinite, longitude.isFinite, abs(latitude) <= 90, abs(longitude) <= 180 else {
+            throw .invalidArguments("location (\(latitude), \(longitude)) is out of range; latitude must be within ±90 and longitude within ±180")
+        }
+        self.latitude = latitude
+        self.longitude = longitude
+    }
+}
+
+/// The type tag of a field value, as spelled in the store encoding.
+public enum FieldType: String, Sendable, Hashable, CaseIterable {
+    case string = "STRING"
+    case int64 = "INT64"
+    case double = "DOUBLE"
+    case boolean = "BOOLEAN"
+    case timestamp = "TIMESTAMP"
+    case bytes = "BYTES"
+    case reference = "REFERENCE"
+    case location = "LOCATION"
+    case json = "JSON"
+}
+
+/// One field's value.
+///
+/// Lists are homogeneous: every element has the same scalar type (not `json`, not a list).
+/// An empty list carries no element type.
+public indirect enum FieldValue: Sendable, Hashable {
+    case string(String)
+    case int64(Int64)
+    case double(Double)
+    case boolean(Bool)
+    /// Milliseconds since 1970-01-01T00:00:00Z.
+    case timestamp(Int64)
+    case bytes([UInt8])
+    case reference(Reference)
+    case location(Location)
+    /// Nested JSON (an extension CloudKit lacks).
+    case json(JSONValue)
+    case list([FieldValue])
+
+    /// The scalar type of this value, or nil for a list.
+    public var scalarType: FieldType? {
+        switch self {
+        case .string: .string
+        case .int64: .int64
+        case .double: .double
+        case .boolean: .boolean
+        case .timestamp: .timestamp
+        case .bytes: .bytes
+        case .reference: .reference
+        case .location: .location
+        case .json: .json
+        case .list: nil
+        }
+    }
+
+    /// Checks the invariants the enum cannot express: finite doubles, homogeneous scalar lists.
+    public func validate(key: String) throws(RecSyncError) {
+        switch self {
+        case .double(let d) where !d.isFinite:
+            throw .invalidArguments("field '\(key)' is \(d); only finite numbers can be stored")
+        case .json(let j):
+            try j.validate(context: "field '\(key)'")
+        case .list(let items):
+            guard let first = items.first else { return }
+            guard let type = first.scalarType, type != .json else {
+                throw .invalidArguments("field '\(key)' is a list of lists or JSON values; lists hold scalar values only (use a JSON field instead)")
+            }
+            for item in items {
+                guard item.scalarType == type else {
+                    throw .invalidArguments("field '\(key)' is a list mixing \(type.rawValue) and \(item.scalarType?.rawValue ?? "LIST") values; lists must be homogeneous")
+                }
+                try item.validate(key: key)
+            }
+        default:
+            break
+        }
+    }
+}

@@ -1,0 +1,133 @@
+/// The database a request is made against, as seen by the acting user.
+///
+/// `private` holds the zones the user owns, `shared` the zones of other owners shared with
+/// the user. `public` exists only so that it can be refused the way CloudKit refuses it.
+public enum DatabaseScope: String, Sendable, Hashable, Codable, CaseIterable {
+    case `private`
+    case shared
+    case `public`
+
+    /// Throws `badDatabase` for the public scope, which recsync does not support.
+    public func requireSupported(for operation: String) throws(RecSyncError) {
+        if self == .public {
+            throw .badDatabase(operation: operation)
+        }
+    }
+}
+
+/// The CloudKit name rules, each as a throwing check that names the rule it enforces.
+public enum NameRules {
+    public static let maxNameLength = 255
+    public static let defaultZoneName = "_defaultZone"
+
+    /// recordName: ASCII, 1–255 characters, not starting with `_`.
+    public static func validateRecordName(_ name: String) throws(RecSyncError) {
+        guard !name.isEmpty else { throw .invalidArguments("record name is empty; give every record a name of 1–255 ASCII characters") }
+        guard name.utf8.count <= maxNameLength else {
+            throw .invalidArguments("record name '\(name.prefix(40))…' is \(name.utf8.count) characters; the limit is 255")
+        }
+        guard name.utf8.allSatisfy({ $0 < 0x80 }) else {
+            throw .invalidArguments("record name '\(name)' contains non-ASCII characters; record names must be ASCII")
+        }
+        guard !name.hasPrefix("_") else {
+            throw .invalidArguments("record name '\(name)' starts with '_', which CloudKit reserves; rename it")
+        }
+    }
+
+    /// Owner (user record) names follow the record-name rules.
+    public static func validateOwnerName(_ name: String) throws(RecSyncError) {
+        do { try validateRecordName(name) } catch {
+            throw .invalidArguments("owner name '\(name)': " + error.message)
+        }
+    }
+
+    /// zoneName: 1–255 characters, no `/`, not `.` or `..`, `_defaultZone` reserved.
+    public static func validateZoneName(_ name: String) throws(RecSyncError) {
+        guard !name.isEmpty else { throw .invalidArguments("zone name is empty; give the zone a name of 1–255 characters") }
+        guard name.utf8.count <= maxNameLength else {
+            throw .invalidArguments("zone name '\(name.prefix(40))…' is longer than 255 bytes")
+        }
+        guard !name.contains("/") else { throw .invalidArguments("zone name '\(name)' contains '/', which zone names may not") }
+        guard name != "." && name != ".." else { throw .invalidArguments("zone name '\(name)' is not allowed") }
+        guard name != defaultZoneName else {
+            throw .invalidArguments("zone name '\(defaultZoneName)' is reserved for CloudKit's default zone; choose another name")
+        }
+        guard !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw .invalidArguments("zone name '\(name)' contains control characters")
+        }
+    }
+
+    /// Field keys: an ASCII letter, then ASCII letters, digits or `_`; at most 255.
+    public static func validateFieldKey(_ key: String) throws(RecSyncError) {
+        let bytes = Array(key.utf8)
+        guard let first = bytes.first else { throw .invalidArguments("a field key is empty") }
+        guard bytes.count <= maxNameLength else { throw .invalidArguments("field key '\(key.prefix(40))…' is longer than 255 characters") }
+        func isLetter(_ b: UInt8) -> Bool { (b >= 65 && b <= 90) || (b >= 97 && b <= 122) }
+        guard isLetter(first) else {
+            throw .invalidArguments("field key '\(key)' must start with an ASCII letter")
+        }
+        guard bytes.allSatisfy({ isLetter($0) || ($0 >= 48 && $0 <= 57) || $0 == 95 }) else {
+            throw .invalidArguments("field key '\(key)' may contain only ASCII letters, digits and '_'")
+        }
+    }
+
+    /// recordType: same shape as a field key (CloudKit record type names).
+    public static func validateRecordType(_ type: String) throws(RecSyncError) {
+        do { try validateFieldKey(type) } catch {
+            throw .invalidArguments("record type '\(type)' must start with an ASCII letter and contain only letters, digits and '_'")
+        }
+    }
+}
+
+/// A zone's identity: its name and the user who owns it.
+public struct ZoneID: Sendable, Hashable, Codable, Comparable, CustomStringConvertible {
+    public let zoneName: String
+    public let ownerName: String
+
+    /// Creates a zone ID, enforcing CloudKit's zone and owner name rules.
+    public init(zoneName: String, ownerName: String) throws(RecSyncError) {
+        try NameRules.validateZoneName(zoneName)
+        try NameRules.validateOwnerName(ownerName)
+        self.zoneName = zoneName
+        self.ownerName = ownerName
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let zone = try container.decode(String.self, forKey: .zoneName)
+        let owner = try container.decode(String.self, forKey: .ownerName)
+        try self.init(zoneName: zone, ownerName: owner)
+    }
+
+    public static func < (lhs: ZoneID, rhs: ZoneID) -> Bool {
+        (lhs.ownerName, lhs.zoneName) < (rhs.ownerName, rhs.zoneName)
+    }
+
+    public var description: String { "\(ownerName)/\(zoneName)" }
+}
+
+/// A record's identity: its name within a zone.
+public struct RecordID: Sendable, Hashable, Codable, Comparable, CustomStringConvertible {
+    public let recordName: String
+    public let zoneID: ZoneID
+
+    /// Creates a record ID, enforcing CloudKit's record name rules.
+    public init(recordName: String, zoneID: ZoneID) throws(RecSyncError) {
+        try NameRules.validateRecordName(recordName)
+        self.recordName = recordName
+        self.zoneID = zoneID
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        try self.init(
+            recordName: container.decode(String.self, forKey: .recordName),
+            zoneID: container.decode(ZoneID.self, forKey: .zoneID))
+    }
+
+    public static func < (lhs: RecordID, rhs: RecordID) -> Bool {
+        (lhs.zoneID, lhs.recordName) < (rhs.zoneID, rhs.recordName)
+    }
+
+    public var description: String { "\(zoneID)/\(recordName)" }
+}

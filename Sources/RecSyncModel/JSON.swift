@@ -1,0 +1,595 @@
+/// A JSON value that keeps integers and floating-point numbers apart.
+///
+/// `int` holds an integer literal that fits in 64 bits; `double` any other number (always finite
+/// once validated). Objects are unordered; serialization sorts their keys.
+public enum JSONValue: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    /// Checks that every number is finite, recursively.
+    public func validate(context: String) throws(RecSyncError) {
+        switch self {
+        case .double(let d):
+            if !d.isFinite {
+                throw .invalidArguments("\(context) contains the number \(d); only finite numbers can be stored")
+            }
+        case .array(let items):
+            for item in items { try item.validate(context: context) }
+        case .object(let members):
+            for (_, v) in members { try v.validate(context: context) }
+        case .null, .bool, .int, .string:
+            break
+        }
+    }
+}
+
+/// A strict RFC 8259 parser and a canonical serializer.
+public enum JSON {
+    /// The deepest nesting of arrays and objects the parser accepts.
+    public static let maxDepth = 512
+
+    /// Parses one JSON document (UTF-8). Errors are `invalidArguments("line L, column C: …")`.
+    public static func parse(_ bytes: [UInt8]) throws(RecSyncError) -> JSONValue {
+        let result: Result<JSONValue, RecSyncError> = bytes.withUnsafeBufferPointer { buf in
+            var parser = JSONParser(buf)
+            do throws(RecSyncError) {
+                return .success(try parser.parseDocument())
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// Parses one JSON document.
+    public static func parse(_ text: String) throws(RecSyncError) -> JSONValue {
+        try parse(Array(text.utf8))
+    }
+
+    /// Serializes canonically: object keys sorted by their UTF-8 bytes.
+    ///
+    /// `pretty` indents by two spaces, writes `"key": value`, and ends with a newline; otherwise
+    /// no whitespace at all. Empty arrays and objects are `[]` and `{}` either way. Doubles always
+    /// carry a `.` or an exponent so they read back as doubles. (A non-finite double, which
+    /// `validate` rejects, is written as `null`.)
+    public static func serialize(_ value: JSONValue, pretty: Bool) -> [UInt8] {
+        var w = JSONWriter(pretty: pretty)
+        w.value(value)
+        return w.finish()
+    }
+}
+
+// MARK: - Writer
+
+/// Appends canonical JSON to a byte buffer. Callers emit object keys in sorted order.
+struct JSONWriter {
+    private(set) var out: [UInt8] = []
+    let pretty: Bool
+    /// How many items each open container has so far.
+    private var counts: [Int] = []
+
+    init(pretty: Bool, capacity: Int = 256) {
+        self.pretty = pretty
+        out.reserveCapacity(capacity)
+    }
+
+    /// The bytes written, plus the final newline when pretty.
+    mutating func finish() -> [UInt8] {
+        if pretty { out.append(0x0A) }
+        return out
+    }
+
+    // Containers
+
+    mutating func beginObject() {
+        out.append(UInt8(ascii: "{"))
+        counts.append(0)
+    }
+
+    mutating func endObject() { end(UInt8(ascii: "}")) }
+
+    mutating func beginArray() {
+        out.append(UInt8(ascii: "["))
+        counts.append(0)
+    }
+
+    mutating func endArray() { end(UInt8(ascii: "]")) }
+
+    /// Starts an object member: separator, indentation, `"key":`.
+    mutating func key(_ k: String) {
+        item()
+        string(k)
+        out.append(UInt8(ascii: ":"))
+        if pretty { out.append(0x20) }
+    }
+
+    /// Starts an array element: separator and indentation.
+    mutating func item() {
+        let n = counts[counts.count - 1]
+        if n > 0 { out.append(UInt8(ascii: ",")) }
+        counts[counts.count - 1] = n + 1
+        if pretty { newline(depth: counts.count) }
+    }
+
+    private mutating func end(_ closer: UInt8) {
+        let n = counts.removeLast()
+        if n > 0 && pretty { newline(depth: counts.count) }
+        out.append(closer)
+    }
+
+    private mutating func newline(depth: Int) {
+        out.append(0x0A)
+        for _ in 0..<(depth * 2) { out.append(0x20) }
+    }
+
+    // Scalars
+
+    mutating func null() { out.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C]) }
+
+    mutating func bool(_ b: Bool) {
+        if b { out.append(contentsOf: [0x74, 0x72, 0x75, 0x65]) } else { out.append(contentsOf: [0x66, 0x61, 0x6C, 0x73, 0x65]) }
+    }
+
+    mutating func int(_ i: Int64) {
+        if i == 0 { out.append(0x30); return }
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var n = i.magnitude
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buf in
+            while n > 0 {
+                buf[19 - count] = UInt8(truncatingIfNeeded: n % 10) + 0x30
+                n /= 10
+                count += 1
+            }
+            if i < 0 { out.append(UInt8(ascii: "-")) }
+            out.append(contentsOf: buf[(20 - count)...])
+        }
+    }
+
+    mutating func double(_ d: Double) {
+        guard d.isFinite else { null(); return }
+        let text = d.description
+        var needsFraction = true
+        for b in text.utf8 {
+            out.append(b)
+            if b == UInt8(ascii: ".") || b == UInt8(ascii: "e") || b == UInt8(ascii: "E") { needsFraction = false }
+        }
+        if needsFraction { out.append(contentsOf: [UInt8(ascii: "."), UInt8(ascii: "0")]) }
+    }
+
+    mutating func string(_ s: String) {
+        out.append(UInt8(ascii: "\""))
+        var s = s
+        s.withUTF8 { buf in
+            var runStart = 0
+            var i = 0
+            let n = buf.count
+            while i < n {
+                let b = buf[i]
+                if b >= 0x20 && b != UInt8(ascii: "\"") && b != UInt8(ascii: "\\") {
+                    i += 1
+                    continue
+                }
+                if runStart < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: buf[runStart..<i])) }
+                out.append(UInt8(ascii: "\\"))
+                switch b {
+                case UInt8(ascii: "\""): out.append(UInt8(ascii: "\""))
+                case UInt8(ascii: "\\"): out.append(UInt8(ascii: "\\"))
+                case 0x0A: out.append(UInt8(ascii: "n"))
+                case 0x09: out.append(UInt8(ascii: "t"))
+                case 0x0D: out.append(UInt8(ascii: "r"))
+                case 0x08: out.append(UInt8(ascii: "b"))
+                case 0x0C: out.append(UInt8(ascii: "f"))
+                default:
+                    out.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30, hexDigit(b >> 4), hexDigit(b & 0xF)])
+                }
+                i += 1
+                runStart = i
+            }
+            if runStart < n { out.append(contentsOf: UnsafeBufferPointer(rebasing: buf[runStart..<n])) }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    private func hexDigit(_ v: UInt8) -> UInt8 { v < 10 ? 0x30 + v : 0x61 + v - 10 }
+
+    /// Writes any JSON value, sorting object keys.
+    mutating func value(_ v: JSONValue) {
+        switch v {
+        case .null: null()
+        case .bool(let b): bool(b)
+        case .int(let i): int(i)
+        case .double(let d): double(d)
+        case .string(let s): string(s)
+        case .array(let items):
+            beginArray()
+            for item in items {
+                self.item()
+                value(item)
+            }
+            endArray()
+        case .object(let members):
+            beginObject()
+            for k in JSONWriter.sortedKeys(members) {
+                key(k)
+                value(members[k]!)
+            }
+            endObject()
+        }
+    }
+
+    /// Keys in canonical order: by their UTF-8 bytes.
+    static func sortedKeys<V>(_ dict: [String: V]) -> [String] {
+        dict.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+}
+
+// MARK: - Parser
+
+private struct JSONParser {
+    let buf: UnsafeBufferPointer<UInt8>
+    var pos = 0
+    var depth = 0
+    /// Reused for strings with escapes.
+    var scratch: [UInt8] = []
+
+    init(_ buf: UnsafeBufferPointer<UInt8>) { self.buf = buf }
+
+    mutating func parseDocument() throws(RecSyncError) -> JSONValue {
+        skipWhitespace()
+        let v = try parseValue()
+        skipWhitespace()
+        if pos < buf.count {
+            throw fail("expected the end of the document after the JSON value, found \(describe(pos))")
+        }
+        return v
+    }
+
+    // Errors
+
+    /// Line and column (1-based, counting characters) of a byte offset.
+    func position(_ offset: Int) -> (line: Int, column: Int) {
+        var line = 1
+        var column = 1
+        var i = 0
+        let end = min(offset, buf.count)
+        while i < end {
+            let b = buf[i]
+            if b == 0x0A {
+                line += 1
+                column = 1
+            } else if b & 0xC0 != 0x80 {
+                column += 1
+            }
+            i += 1
+        }
+        return (line, column)
+    }
+
+    func fail(_ what: String, at offset: Int? = nil) -> RecSyncError {
+        let (l, c) = position(offset ?? pos)
+        return .invalidArguments("line \(l), column \(c): \(what)")
+    }
+
+    func describe(_ offset: Int) -> String {
+        guard offset < buf.count else { return "the end of the input" }
+        let b = buf[offset]
+        if b >= 0x21 && b < 0x7F { return "'\(Character(Unicode.Scalar(b)))'" }
+        switch b {
+        case 0x20: return "a space"
+        case 0x0A: return "a line break"
+        case 0x09: return "a tab"
+        case 0x0D: return "a carriage return"
+        default: return byteName(b)
+        }
+    }
+
+    private func byteName(_ b: UInt8) -> String {
+        let hex = String(b, radix: 16, uppercase: true)
+        return "byte 0x" + (hex.count < 2 ? "0" + hex : hex)
+    }
+
+    // Structure
+
+    @inline(__always)
+    mutating func skipWhitespace() {
+        while pos < buf.count {
+            let b = buf[pos]
+            if b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 { pos += 1 } else { break }
+        }
+    }
+
+    mutating func parseValue() throws(RecSyncError) -> JSONValue {
+        guard pos < buf.count else { throw fail("expected a value, found the end of the input") }
+        switch buf[pos] {
+        case UInt8(ascii: "{"): return try parseObject()
+        case UInt8(ascii: "["): return try parseArray()
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+        default:
+            throw fail("expected a value (object, array, string, number, true, false or null), found \(describe(pos))")
+        }
+    }
+
+    mutating func literal(_ word: StaticString) throws(RecSyncError) {
+        let n = word.utf8CodeUnitCount
+        let p = word.utf8Start
+        for i in 0..<n {
+            guard pos + i < buf.count, buf[pos + i] == p[i] else {
+                throw fail("expected a value; did you mean '\(word)'?")
+            }
+        }
+        pos += n
+    }
+
+    mutating func enter() throws(RecSyncError) {
+        depth += 1
+        if depth > JSON.maxDepth {
+            throw fail("arrays and objects are nested more than \(JSON.maxDepth) levels deep")
+        }
+    }
+
+    mutating func parseObject() throws(RecSyncError) -> JSONValue {
+        try enter()
+        pos += 1
+        var members: [String: JSONValue] = [:]
+        skipWhitespace()
+        if pos < buf.count && buf[pos] == UInt8(ascii: "}") {
+            pos += 1
+            depth -= 1
+            return .object(members)
+        }
+        while true {
+            guard pos < buf.count, buf[pos] == UInt8(ascii: "\"") else {
+                throw fail("expected a string key in double quotes, found \(describe(pos))")
+            }
+            let keyStart = pos
+            let key = try parseString()
+            skipWhitespace()
+            guard pos < buf.count, buf[pos] == UInt8(ascii: ":") else {
+                throw fail("expected ':' after the key \"\(key)\", found \(describe(pos))")
+            }
+            pos += 1
+            skipWhitespace()
+            let v = try parseValue()
+            if members.updateValue(v, forKey: key) != nil {
+                throw fail("duplicate key \"\(key)\" in one object", at: keyStart)
+            }
+            skipWhitespace()
+            guard pos < buf.count else { throw fail("expected ',' or '}' in an object, found the end of the input") }
+            let b = buf[pos]
+            if b == UInt8(ascii: ",") {
+                pos += 1
+                skipWhitespace()
+                continue
+            }
+            if b == UInt8(ascii: "}") {
+                pos += 1
+                depth -= 1
+                return .object(members)
+            }
+            throw fail("expected ',' or '}' in an object, found \(describe(pos))")
+        }
+    }
+
+    mutating func parseArray() throws(RecSyncError) -> JSONValue {
+        try enter()
+        pos += 1
+        var items: [JSONValue] = []
+        skipWhitespace()
+        if pos < buf.count && buf[pos] == UInt8(ascii: "]") {
+            pos += 1
+            depth -= 1
+            return .array(items)
+        }
+        while true {
+            items.append(try parseValue())
+            skipWhitespace()
+            guard pos < buf.count else { throw fail("expected ',' or ']' in an array, found the end of the input") }
+            let b = buf[pos]
+            if b == UInt8(ascii: ",") {
+                pos += 1
+                skipWhitespace()
+                continue
+            }
+            if b == UInt8(ascii: "]") {
+                pos += 1
+                depth -= 1
+                return .array(items)
+            }
+            throw fail("expected ',' or ']' in an array, found \(describe(pos))")
+        }
+    }
+
+    // Strings
+
+    /// Parses a string starting at the opening quote.
+    mutating func parseString() throws(RecSyncError) -> String {
+        let open = pos
+        pos += 1
+        let start = pos
+        while pos < buf.count {
+            let b = buf[pos]
+            if b == UInt8(ascii: "\"") {
+                guard let s = String(validating: buf[start..<pos], as: UTF8.self) else {
+                    throw fail("the string contains bytes that are not valid UTF-8", at: open)
+                }
+                pos += 1
+                return s
+            }
+            if b == UInt8(ascii: "\\") { break }
+            if b < 0x20 { throw fail("a control character must be escaped inside a string (write \\u\(hex4(UInt16(b))))") }
+            pos += 1
+        }
+        guard pos < buf.count else { throw fail("expected '\"' to close the string that starts at column \(position(open).column)") }
+        // Slow path: escapes.
+        scratch.removeAll(keepingCapacity: true)
+        scratch.append(contentsOf: buf[start..<pos])
+        while pos < buf.count {
+            let b = buf[pos]
+            if b == UInt8(ascii: "\"") {
+                guard let s = String(validating: scratch, as: UTF8.self) else {
+                    throw fail("the string contains bytes that are not valid UTF-8", at: open)
+                }
+                pos += 1
+                return s
+            }
+            if b < 0x20 { throw fail("a control character must be escaped inside a string (write \\u\(hex4(UInt16(b))))") }
+            if b != UInt8(ascii: "\\") {
+                scratch.append(b)
+                pos += 1
+                continue
+            }
+            let escapeStart = pos
+            pos += 1
+            guard pos < buf.count else { break }
+            let e = buf[pos]
+            pos += 1
+            switch e {
+            case UInt8(ascii: "\""): scratch.append(UInt8(ascii: "\""))
+            case UInt8(ascii: "\\"): scratch.append(UInt8(ascii: "\\"))
+            case UInt8(ascii: "/"): scratch.append(UInt8(ascii: "/"))
+            case UInt8(ascii: "b"): scratch.append(0x08)
+            case UInt8(ascii: "f"): scratch.append(0x0C)
+            case UInt8(ascii: "n"): scratch.append(0x0A)
+            case UInt8(ascii: "r"): scratch.append(0x0D)
+            case UInt8(ascii: "t"): scratch.append(0x09)
+            case UInt8(ascii: "u"):
+                let unit = try hexQuad()
+                var scalar: UInt32
+                if unit >= 0xD800 && unit <= 0xDBFF {
+                    guard pos + 1 < buf.count, buf[pos] == UInt8(ascii: "\\"), buf[pos + 1] == UInt8(ascii: "u") else {
+                        throw fail("\\u\(hex4(unit)) is a lone high surrogate; it must be followed by a \\uDC00–\\uDFFF low surrogate", at: escapeStart)
+                    }
+                    pos += 2
+                    let low = try hexQuad()
+                    guard low >= 0xDC00 && low <= 0xDFFF else {
+                        throw fail("\\u\(hex4(unit)) is a lone high surrogate; it must be followed by a \\uDC00–\\uDFFF low surrogate", at: escapeStart)
+                    }
+                    scalar = 0x10000 + ((UInt32(unit) - 0xD800) << 10) + (UInt32(low) - 0xDC00)
+                } else if unit >= 0xDC00 && unit <= 0xDFFF {
+                    throw fail("\\u\(hex4(unit)) is a lone low surrogate", at: escapeStart)
+                } else {
+                    scalar = UInt32(unit)
+                }
+                appendUTF8(scalar)
+            default:
+                throw fail("invalid escape '\\\(describeEscape(e))' in a string; valid escapes are \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX", at: escapeStart)
+            }
+        }
+        throw fail("expected '\"' to close the string that starts at column \(position(open).column)")
+    }
+
+    func describeEscape(_ b: UInt8) -> String {
+        b >= 0x21 && b < 0x7F ? String(Character(Unicode.Scalar(b))) : "\\u" + hex4(UInt16(b))
+    }
+
+    func hex4(_ v: UInt16) -> String {
+        let h = String(v, radix: 16, uppercase: true)
+        return String(repeating: "0", count: 4 - h.count) + h
+    }
+
+    mutating func hexQuad() throws(RecSyncError) -> UInt16 {
+        var v: UInt16 = 0
+        for _ in 0..<4 {
+            guard pos < buf.count else { throw fail("expected four hex digits after \\u, found the end of the input") }
+            let b = buf[pos]
+            let d: UInt8
+            switch b {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): d = b - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): d = b - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): d = b - UInt8(ascii: "A") + 10
+            default: throw fail("expected four hex digits after \\u, found \(describe(pos))")
+            }
+            v = v << 4 | UInt16(d)
+            pos += 1
+        }
+        return v
+    }
+
+    mutating func appendUTF8(_ s: UInt32) {
+        switch s {
+        case 0..<0x80:
+            scratch.append(UInt8(s))
+        case 0x80..<0x800:
+            scratch.append(UInt8(0xC0 | (s >> 6)))
+            scratch.append(UInt8(0x80 | (s & 0x3F)))
+        case 0x800..<0x10000:
+            scratch.append(UInt8(0xE0 | (s >> 12)))
+            scratch.append(UInt8(0x80 | ((s >> 6) & 0x3F)))
+            scratch.append(UInt8(0x80 | (s & 0x3F)))
+        default:
+            scratch.append(UInt8(0xF0 | (s >> 18)))
+            scratch.append(UInt8(0x80 | ((s >> 12) & 0x3F)))
+            scratch.append(UInt8(0x80 | ((s >> 6) & 0x3F)))
+            scratch.append(UInt8(0x80 | (s & 0x3F)))
+        }
+    }
+
+    // Numbers
+
+    @inline(__always)
+    func isDigit(_ i: Int) -> Bool {
+        i < buf.count && buf[i] >= UInt8(ascii: "0") && buf[i] <= UInt8(ascii: "9")
+    }
+
+    mutating func parseNumber() throws(RecSyncError) -> JSONValue {
+        let start = pos
+        let negative = buf[pos] == UInt8(ascii: "-")
+        if negative { pos += 1 }
+        guard isDigit(pos) else { throw fail("expected a digit after '-', found \(describe(pos))") }
+        let intStart = pos
+        if buf[pos] == UInt8(ascii: "0") {
+            pos += 1
+            if isDigit(pos) { throw fail("a number may not have a leading zero", at: intStart) }
+        } else {
+            while isDigit(pos) { pos += 1 }
+        }
+        let intEnd = pos
+        var isInteger = true
+        if pos < buf.count && buf[pos] == UInt8(ascii: ".") {
+            isInteger = false
+            pos += 1
+            guard isDigit(pos) else { throw fail("expected a digit after the decimal point, found \(describe(pos))") }
+            while isDigit(pos) { pos += 1 }
+        }
+        if pos < buf.count && (buf[pos] == UInt8(ascii: "e") || buf[pos] == UInt8(ascii: "E")) {
+            isInteger = false
+            pos += 1
+            if pos < buf.count && (buf[pos] == UInt8(ascii: "+") || buf[pos] == UInt8(ascii: "-")) { pos += 1 }
+            guard isDigit(pos) else { throw fail("expected a digit in the exponent, found \(describe(pos))") }
+            while isDigit(pos) { pos += 1 }
+        }
+        if isInteger {
+            var value: Int64 = 0
+            var overflow = false
+            for i in intStart..<intEnd {
+                let d = Int64(buf[i] - UInt8(ascii: "0"))
+                let (m, o1) = value.multipliedReportingOverflow(by: 10)
+                let (r, o2) = negative ? m.subtractingReportingOverflow(d) : m.addingReportingOverflow(d)
+                if o1 || o2 { overflow = true; break }
+                value = r
+            }
+            if overflow {
+                let text = String(decoding: UnsafeBufferPointer(rebasing: buf[start..<pos]), as: UTF8.self)
+                throw fail("integer \(text) does not fit in 64 bits; write it as a string or a number with a decimal point", at: start)
+            }
+            return .int(value)
+        }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: buf[start..<pos]), as: UTF8.self)
+        guard let d = Double(text), d.isFinite else {
+            throw fail("the number \(text) is too large to be represented", at: start)
+        }
+        return .double(d)
+    }
+}

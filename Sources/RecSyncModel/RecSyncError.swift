@@ -1,0 +1,130 @@
+/// The three copies of a record in a `serverRecordChanged` conflict.
+///
+/// `client` is nil when the client tried to delete; `ancestor` is the version the client's change
+/// tag names, nil when the store no longer has it or the client never had one.
+public struct RecordConflict: Sendable, Hashable {
+    public var recordID: RecordID
+    public var server: Record?
+    public var client: Record?
+    public var ancestor: Record?
+
+    public init(recordID: RecordID, server: Record?, client: Record?, ancestor: Record?) {
+        self.recordID = recordID
+        self.server = server
+        self.client = client
+        self.ancestor = ancestor
+    }
+}
+
+/// Why a change token was refused before it was used.
+public enum TokenProblem: Sendable, Hashable {
+    case garbled
+    case unsupportedVersion(Int)
+    case wrongKind(expected: String, found: String)
+    case wrongScope(expected: String, found: String)
+    case wrongZone(expected: ZoneID, found: ZoneID)
+    case wrongStore(expected: String, found: String)
+}
+
+/// CloudKit's numeric error codes (`CKError.Code`), for the errors that have one.
+public enum CloudKitErrorCode: Int, Sendable, Hashable {
+    case internalError = 1
+    case partialFailure = 2
+    case networkUnavailable = 3
+    case networkFailure = 4
+    case notAuthenticated = 9
+    case permissionFailure = 10
+    case unknownItem = 11
+    case invalidArguments = 12
+    case serverRecordChanged = 14
+    case serverRejectedRequest = 15
+    case changeTokenExpired = 21
+    case batchRequestFailed = 22
+    case zoneBusy = 23
+    case badDatabase = 24
+    case zoneNotFound = 26
+    case limitExceeded = 27
+    case userDeletedZone = 28
+}
+
+/// Every error recsync's library reports, each with a message that says what to do next.
+public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The record changed on the store since the client's change tag (CloudKit 14).
+    case serverRecordChanged(RecordConflict)
+    /// The record does not exist on the store (CloudKit 11).
+    case unknownItem(RecordID)
+    /// The zone does not exist, or was deleted (CloudKit 26).
+    case zoneNotFound(ZoneID)
+    /// The zone was purged by its owner (CloudKit 28).
+    case userDeletedZone(ZoneID)
+    /// The token's point in history is gone; refetch from nil (CloudKit 21).
+    case changeTokenExpired(String)
+    /// The token cannot be used here at all (CloudKit 12, invalidArguments).
+    case badToken(TokenProblem)
+    /// The operation is not supported on this database (CloudKit 24).
+    case badDatabase(operation: String)
+    /// A name, value or argument breaks a rule (CloudKit 12).
+    case invalidArguments(String)
+    /// A size or count limit was exceeded (CloudKit 27).
+    case limitExceeded(String)
+    /// This item was fine, but another item in the same atomic zone failed (CloudKit 22).
+    case batchRequestFailed(RecordID)
+    /// The user may not do this (CloudKit 10).
+    case permissionFailure(String)
+    /// The store holds content recsync cannot read (CloudKit 15, serverRejectedRequest).
+    case storeCorrupt(String)
+    /// The store moved under us too often to land a change (CloudKit 23, zoneBusy).
+    case storeBusy(String)
+    /// Something failed inside recsync or the git library (CloudKit 1).
+    case internalError(String)
+
+    public var code: CloudKitErrorCode {
+        switch self {
+        case .serverRecordChanged: .serverRecordChanged
+        case .unknownItem: .unknownItem
+        case .zoneNotFound: .zoneNotFound
+        case .userDeletedZone: .userDeletedZone
+        case .changeTokenExpired: .changeTokenExpired
+        case .badToken, .invalidArguments: .invalidArguments
+        case .badDatabase: .badDatabase
+        case .limitExceeded: .limitExceeded
+        case .batchRequestFailed: .batchRequestFailed
+        case .permissionFailure: .permissionFailure
+        case .storeCorrupt: .serverRejectedRequest
+        case .storeBusy: .zoneBusy
+        case .internalError: .internalError
+        }
+    }
+
+    public var message: String {
+        switch self {
+        case .serverRecordChanged(let c):
+            return "record '\(c.recordID)' changed on the store since you last fetched it; pull, resolve the conflict, then push again"
+        case .unknownItem(let id):
+            return "record '\(id)' does not exist on the store; pull to refresh, or save it again as a new record"
+        case .zoneNotFound(let z):
+            return "zone '\(z)' does not exist on the store (or was deleted); create it first, or pull to drop it locally"
+        case .userDeletedZone(let z):
+            return "zone '\(z)' was purged by its owner; its data must not be re-uploaded. Remove it locally (pull does this)"
+        case .changeTokenExpired(let what):
+            return "the change token for \(what) is no longer valid (the store's history was rewritten); fetch again from the beginning"
+        case .badToken(let p):
+            switch p {
+            case .garbled: return "the change token is garbled; pass a token recsync printed, or none for a full fetch"
+            case .unsupportedVersion(let v): return "the change token has version \(v), which this recsync does not understand; upgrade recsync or fetch from the beginning"
+            case .wrongKind(let e, let f): return "a \(f) token was given where a \(e) token is needed; database and zone tokens are not interchangeable"
+            case .wrongScope(let e, let f): return "the token belongs to \(f), not \(e); use the token saved for this scope"
+            case .wrongZone(let e, let f): return "the token belongs to zone '\(f)', not '\(e)'; use the token saved for this zone"
+            case .wrongStore(let e, let f): return "the token belongs to store \(f), not this store (\(e)); fetch from the beginning"
+            }
+        case .badDatabase(let op):
+            return "\(op) is not supported on the public database; use the private or shared scope"
+        case .invalidArguments(let m), .limitExceeded(let m), .permissionFailure(let m), .storeCorrupt(let m), .storeBusy(let m), .internalError(let m):
+            return m
+        case .batchRequestFailed(let id):
+            return "record '\(id)' was not saved because another change in the same zone failed; fix that one and push again"
+        }
+    }
+
+    public var description: String { message }
+}

@@ -1,0 +1,116 @@
+import RecSyncModel
+
+extension StoreCore {
+    /// Zones changed or deleted in a scope between a database token and the head.
+    ///
+    /// A zone is changed when it is new or its content ID differs; deleted when it was visible
+    /// at the token and is not now, with the reason from its tombstone (a zone no longer
+    /// shared with the user counts as deleted, as in CloudKit's shared database).
+    func databaseChanges(scope: DatabaseScope, since token: ServerChangeToken?, resultsLimit: Int) throws(RecSyncError) -> DatabaseChanges {
+        try scope.requireSupported(for: "fetching database changes")
+        let head = try backend.head()
+        var base: String?
+        var target = head
+        var after: String?
+        if let token {
+            let content = try ChangeTokenContent.decodeDatabaseToken(token, storeID: storeID, scope: scope, user: user)
+            let what = "the \(scope.rawValue) database"
+            if !content.commit.isEmpty {
+                try requireInHistory(content.commit, head: head, what: what)
+                base = content.commit
+            }
+            if let t = content.target {
+                try requireInHistory(t, head: head, what: what)
+                target = t
+                after = content.after
+            }
+        }
+        var warnings: [StoreWarning] = []
+        let before = try base.map { c throws(RecSyncError) in try visibleZones(scope: scope, at: c, warnings: &warnings) } ?? [:]
+        let now = try visibleZones(scope: scope, at: target, warnings: &warnings)
+
+        var items: [(ZoneID, deleted: Bool)] = []
+        for (id, contentID) in now where before[id] != contentID {
+            items.append((id, false))
+        }
+        for id in before.keys where now[id] == nil {
+            items.append((id, true))
+        }
+        items.sort { $0.0.description < $1.0.description }
+        if let after {
+            items.removeAll { $0.0.description <= after }
+        }
+        let limit = resultsLimit > 0 ? resultsLimit : Int.max
+        let more = items.count > limit
+        let page = items.prefix(limit)
+
+        var modifications: [ZoneID] = []
+        var deletions: [ZoneDeletion] = []
+        for (id, deleted) in page {
+            if !deleted {
+                modifications.append(id)
+            } else {
+                let reason: ZoneDeletionReason
+                if try backend.zone(id, at: target) != nil {
+                    reason = .deleted  // still there, no longer shared with this user
+                } else {
+                    reason = try backend.tombstone(id, at: target) ?? .deleted
+                }
+                deletions.append(ZoneDeletion(zoneID: id, reason: reason))
+            }
+        }
+        let kind = ChangeTokenContent.Kind.database(scope: scope, user: user)
+        let newToken: ChangeTokenContent
+        if more, let last = page.last {
+            newToken = ChangeTokenContent(storeID: storeID, kind: kind, commit: base ?? "", target: target, after: last.0.description)
+        } else {
+            newToken = ChangeTokenContent(storeID: storeID, kind: kind, commit: target)
+        }
+        return DatabaseChanges(modifications: modifications, deletions: deletions, changeToken: newToken.token, moreComing: more, warnings: warnings)
+    }
+
+    /// The zones of a scope visible to the user at a commit, with their content IDs.
+    func visibleZones(scope: DatabaseScope, at commit: String, warnings: inout [StoreWarning]) throws(RecSyncError) -> [ZoneID: String] {
+        let (entries, found) = try backend.zones(at: commit, owner: scope == .private ? user : nil)
+        warnings.append(contentsOf: found)
+        var result: [ZoneID: String] = [:]
+        for entry in entries {
+            switch scope {
+            case .private:
+                guard entry.zoneID.ownerName == user else { continue }
+                // A private zone with unreadable metadata is still the user's zone.
+                result[entry.zoneID] = entry.contentID
+            case .shared:
+                guard entry.zoneID.ownerName != user else { continue }
+                switch entry.zone {
+                case .success(let zone):
+                    if zone.permission(for: user) != nil {
+                        // Include the share list in the content ID so that a permission change shows as a change.
+                        result[entry.zoneID] = entry.contentID
+                    }
+                case .failure(let error):
+                    warnings.append(StoreWarning(path: StoreLayout.zoneFilePath(entry.zoneID), message: error.message))
+                }
+            case .public:
+                break
+            }
+        }
+        return result
+    }
+
+    /// Every zone of a scope as the user sees it.
+    func fetchAllRecordZones(scope: DatabaseScope) throws(RecSyncError) -> [RecordZone] {
+        try scope.requireSupported(for: "fetching zones")
+        let head = try backend.head()
+        let (entries, _) = try backend.zones(at: head, owner: scope == .private ? user : nil)
+        var zones: [RecordZone] = []
+        for entry in entries {
+            guard case .success(let zone) = entry.zone else { continue }
+            let mine = zone.zoneID.ownerName == user
+            if (scope == .private && mine) || (scope == .shared && !mine && zone.permission(for: user) != nil) {
+                zones.append(zone)
+            }
+        }
+        return zones.sorted { $0.zoneID < $1.zoneID }
+    }
+}

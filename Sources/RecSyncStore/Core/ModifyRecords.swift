@@ -1,0 +1,256 @@
+import RecSyncModel
+
+extension StoreCore {
+    /// Saves and deletes records against the head, deciding conflicts per record (DESIGN §5).
+    ///
+    /// Each attempt reads the head, decides every item against it, and commits on top of it by
+    /// compare-and-swap; when another writer moved the head first, everything is decided again
+    /// against the new head. Nothing is ever decided by "last writer wins".
+    func modifyRecords(saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool) throws(RecSyncError) -> ModifyRecordsResult {
+        // Checks that do not depend on the store.
+        var inputErrors: [Int: RecSyncError] = [:]
+        var seen = Set<RecordID>()
+        for (i, record) in saving.enumerated() {
+            do { try record.validate() } catch { inputErrors[i] = error; continue }
+            if !seen.insert(record.recordID).inserted {
+                inputErrors[i] = .invalidArguments("record '\(record.recordID)' appears twice in one request; send it once")
+            }
+        }
+        var deleteInputErrors: [Int: RecSyncError] = [:]
+        for (i, deletion) in deleting.enumerated() where !seen.insert(deletion.recordID).inserted {
+            deleteInputErrors[i] = .invalidArguments("record '\(deletion.recordID)' is both saved and deleted, or deleted twice, in one request; send it once")
+        }
+
+        return try commitWithRetry({ (head: String, time: Int64) throws(RecSyncError) in
+            var plan = ModifyPlan(saveCount: saving.count, deleteCount: deleting.count)
+            var zoneAccess: [ZoneID: Result<RecordZone, RecSyncError>] = [:]
+            func access(_ zoneID: ZoneID) throws(RecSyncError) -> RecSyncError? {
+                if zoneAccess[zoneID] == nil {
+                    do throws(RecSyncError) {
+                        let zone = try visibleZone(zoneID, at: head)
+                        if zone.permission(for: user) != .readWrite {
+                            throw RecSyncError.permissionFailure("zone '\(zoneID)' is shared with \(user) read-only; ask its owner for write access")
+                        }
+                        zoneAccess[zoneID] = .success(zone)
+                    } catch {
+                        zoneAccess[zoneID] = .failure(error)
+                    }
+                }
+                if case .failure(let e)? = zoneAccess[zoneID] { return e }
+                return nil
+            }
+
+            for (i, client) in saving.enumerated() {
+                let id = client.recordID
+                if let e = inputErrors[i] { plan.saveResults[i] = .failure(e); continue }
+                if let e = try access(id.zoneID) { plan.saveResults[i] = .failure(e); continue }
+                let currentTag = try backend.recordTag(id, at: head)
+                switch try decideSave(client, currentTag: currentTag, policy: savePolicy, time: time) {
+                case .failure(let e):
+                    plan.saveResults[i] = .failure(e)
+                case .success(let stored):
+                    plan.saveResults[i] = .success(stored)
+                    plan.saved[id] = stored
+                }
+            }
+            for (i, deletion) in deleting.enumerated() {
+                let id = deletion.recordID
+                if let e = deleteInputErrors[i] { plan.deleteResults[i] = .failure(e); continue }
+                if let e = try access(id.zoneID) { plan.deleteResults[i] = .failure(e); continue }
+                let currentTag = try backend.recordTag(id, at: head)
+                if let e = try decideDelete(deletion, currentTag: currentTag, policy: savePolicy) {
+                    plan.deleteResults[i] = .failure(e)
+                } else {
+                    plan.deleteResults[i] = .success(())
+                    plan.deleted.insert(id)
+                }
+            }
+            if atomically { plan.failAtomicZones(saving: saving, deleting: deleting) }
+            let cascaded = try cascadeDeletions(plan: plan, head: head)
+            plan.deleted.formUnion(cascaded)
+
+            var writes: [StoreWrite] = []
+            for (id, record) in plan.saved.sorted(by: { $0.key < $1.key }) {
+                writes.append(.saveRecord(id, StoreEncoding.encode(record)))
+            }
+            for id in plan.deleted.sorted() { writes.append(.deleteRecord(id)) }
+            let result = ModifyRecordsResult(
+                saveResults: zip(saving, plan.saveResults).map { RecordResult(recordID: $0.recordID, result: $1) },
+                deleteResults: zip(deleting, plan.deleteResults).map { DeletionResult(recordID: $0.recordID, result: $1) },
+                cascadedDeletions: cascaded.sorted(), commit: nil)
+            return (result, writes, commitMessage(saved: Array(plan.saved.keys), deleted: Array(plan.deleted)))
+        }, finish: { result, commit, tags in
+            result.commit = commit
+            for i in result.saveResults.indices {
+                if case .success(var record) = result.saveResults[i].result {
+                    record.changeTag = tags[record.recordID]
+                    result.saveResults[i].result = .success(record)
+                }
+            }
+        })
+    }
+
+    /// Decides one save against the store's current version; the record to store on success.
+    func decideSave(_ client: Record, currentTag: String?, policy: SavePolicy, time: Int64) throws(RecSyncError) -> Result<Record, RecSyncError> {
+        let id = client.recordID
+        let path = StoreLayout.recordPath(id)
+        var server: Record?
+        if let currentTag {
+            // An unreadable server copy can still be overwritten by a client that saw its tag.
+            server = try? readRecord(id, tag: currentTag, path: path)
+        }
+        if policy == .ifServerRecordUnchanged {
+            switch (client.changeTag, currentTag) {
+            case (nil, nil):
+                break
+            case (nil, .some):
+                return .failure(.serverRecordChanged(RecordConflict(recordID: id, server: server, client: client, ancestor: nil)))
+            case (.some, nil):
+                return .failure(.unknownItem(id))
+            case (.some(let mine), .some(let theirs)):
+                if mine != theirs {
+                    let ancestor = try? readRecord(id, tag: mine, path: path)
+                    return .failure(.serverRecordChanged(RecordConflict(recordID: id, server: server, client: client, ancestor: ancestor)))
+                }
+            }
+        }
+        var stored = client
+        if policy == .changedKeys, let server {
+            stored.fields = server.fields.merging(client.fields) { _, new in new }
+        }
+        stored.created = server?.created ?? (currentTag == nil ? stamp(time) : client.created ?? stamp(time))
+        stored.modified = stamp(time)
+        stored.changeTag = nil
+        do { try stored.validate() } catch { return .failure(error) }
+        return .success(stored)
+    }
+
+    /// Decides one deletion; the error, or nil when it may go ahead.
+    func decideDelete(_ deletion: RecordDeletion, currentTag: String?, policy: SavePolicy) throws(RecSyncError) -> RecSyncError? {
+        let id = deletion.recordID
+        guard let currentTag else { return .unknownItem(id) }
+        if policy == .ifServerRecordUnchanged, let mine = deletion.changeTag, mine != currentTag {
+            let path = StoreLayout.recordPath(id)
+            return .serverRecordChanged(RecordConflict(
+                recordID: id, server: try? readRecord(id, tag: currentTag, path: path),
+                client: nil, ancestor: try? readRecord(id, tag: mine, path: path)))
+        }
+        return nil
+    }
+
+    /// Records that must go because they reference a deleted record with action `deleteSelf`,
+    /// transitively. Records saved in the same request are left alone.
+    func cascadeDeletions(plan: ModifyPlan, head: String) throws(RecSyncError) -> Set<RecordID> {
+        let zones = Set(plan.deleted.map(\.zoneID))
+        guard !zones.isEmpty else { return [] }
+        var cascaded = Set<RecordID>()
+        for zoneID in zones.sorted() {
+            // Who references whom with deleteSelf, read once per zone.
+            var referrers: [String: [String]] = [:]
+            for (name, tag) in try backend.allRecords(zone: zoneID, at: head) {
+                guard let id = try? RecordID(recordName: name, zoneID: zoneID), plan.saved[id] == nil,
+                      let bytes = try backend.blob(tag), Self.mayHoldDeleteSelf(bytes),
+                      let record = try? StoreEncoding.decode(bytes, zoneID: zoneID, changeTag: tag)
+                else { continue }
+                for target in Self.deleteSelfTargets(record) { referrers[target, default: []].append(name) }
+            }
+            for (_, record) in plan.saved where record.recordID.zoneID == zoneID {
+                for target in Self.deleteSelfTargets(record) { referrers[target, default: []].append(record.recordID.recordName) }
+            }
+            var queue = plan.deleted.filter { $0.zoneID == zoneID }.map(\.recordName)
+            var gone = Set(queue)
+            while let target = queue.popLast() {
+                for name in referrers[target] ?? [] where !gone.contains(name) {
+                    guard let id = try? RecordID(recordName: name, zoneID: zoneID), plan.saved[id] == nil else { continue }
+                    gone.insert(name)
+                    cascaded.insert(id)
+                    queue.append(name)
+                }
+            }
+        }
+        return cascaded
+    }
+
+    static func mayHoldDeleteSelf(_ bytes: [UInt8]) -> Bool {
+        let needle = Array("DELETE_SELF".utf8)
+        guard bytes.count >= needle.count else { return false }
+        var i = 0
+        while i + needle.count <= bytes.count {
+            if bytes[i] == needle[0] && bytes[i..<(i + needle.count)].elementsEqual(needle) { return true }
+            i += 1
+        }
+        return false
+    }
+
+    static func deleteSelfTargets(_ record: Record) -> [String] {
+        var targets: [String] = []
+        for value in record.fields.values {
+            switch value {
+            case .reference(let r) where r.action == .deleteSelf: targets.append(r.recordName)
+            case .list(let items):
+                for case .reference(let r) in items where r.action == .deleteSelf { targets.append(r.recordName) }
+            default: break
+            }
+        }
+        return targets
+    }
+
+    /// "alice: saved 3, deleted 1 in alice/notes" plus a line per zone.
+    func commitMessage(saved: [RecordID], deleted: [RecordID]) -> String {
+        var perZone: [ZoneID: (saved: [String], deleted: [String])] = [:]
+        for id in saved { perZone[id.zoneID, default: ([], [])].saved.append(id.recordName) }
+        for id in deleted { perZone[id.zoneID, default: ([], [])].deleted.append(id.recordName) }
+        var counts: [String] = []
+        if !saved.isEmpty { counts.append("saved \(saved.count)") }
+        if !deleted.isEmpty { counts.append("deleted \(deleted.count)") }
+        let zones = perZone.keys.sorted()
+        let zoneList = zones.prefix(3).map(\.description).joined(separator: ", ") + (zones.count > 3 ? " and \(zones.count - 3) more zones" : "")
+        var message = "\(user): \(counts.joined(separator: ", ")) in \(zoneList)\n"
+        if zones.count > 1 || saved.count + deleted.count > 1 {
+            message += "\n"
+            for zone in zones {
+                let (s, d) = perZone[zone]!
+                func names(_ list: [String]) -> String {
+                    let sorted = list.sorted()
+                    return sorted.prefix(5).joined(separator: ", ") + (sorted.count > 5 ? ", … (\(sorted.count - 5) more)" : "")
+                }
+                if !s.isEmpty { message += "\(zone): saved \(s.count): \(names(s))\n" }
+                if !d.isEmpty { message += "\(zone): deleted \(d.count): \(names(d))\n" }
+            }
+        }
+        return message
+    }
+}
+
+/// What one attempt of `modifyRecords` decided.
+struct ModifyPlan {
+    var saveResults: [Result<Record, RecSyncError>]
+    var deleteResults: [Result<Void, RecSyncError>]
+    var saved: [RecordID: Record] = [:]
+    var deleted: Set<RecordID> = []
+
+    init(saveCount: Int, deleteCount: Int) {
+        saveResults = Array(repeating: .failure(.internalError("not decided")), count: saveCount)
+        deleteResults = Array(repeating: .failure(.internalError("not decided")), count: deleteCount)
+    }
+
+    /// In an atomic request, a zone with any failure lands nothing: its other items get `batchRequestFailed`.
+    mutating func failAtomicZones(saving: [Record], deleting: [RecordDeletion]) {
+        var failedZones = Set<ZoneID>()
+        for (i, r) in saveResults.enumerated() { if case .failure = r { failedZones.insert(saving[i].recordID.zoneID) } }
+        for (i, r) in deleteResults.enumerated() { if case .failure = r { failedZones.insert(deleting[i].recordID.zoneID) } }
+        guard !failedZones.isEmpty else { return }
+        for (i, r) in saveResults.enumerated() where failedZones.contains(saving[i].recordID.zoneID) {
+            if case .success = r {
+                saveResults[i] = .failure(.batchRequestFailed(saving[i].recordID))
+                saved[saving[i].recordID] = nil
+            }
+        }
+        for (i, r) in deleteResults.enumerated() where failedZones.contains(deleting[i].recordID.zoneID) {
+            if case .success = r {
+                deleteResults[i] = .failure(.batchRequestFailed(deleting[i].recordID))
+                deleted.remove(deleting[i].recordID)
+            }
+        }
+    }
+}

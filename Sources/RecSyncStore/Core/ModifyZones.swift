@@ -1,0 +1,68 @@
+import Foundation
+import RecSyncModel
+
+extension StoreCore {
+    /// Creates, updates, deletes and purges zones in one commit.
+    ///
+    /// Only a zone's owner may change it. Deleting leaves a tombstone with the reason, which
+    /// database changes report; creating a zone again removes the tombstone and starts a new
+    /// incarnation, so zone tokens of the old one expire.
+    func modifyRecordZones(_ operations: [ZoneOperation]) throws(RecSyncError) -> [ZoneOperationResult] {
+        // One incarnation per created zone, kept across retries so a retry does not mint another.
+        var incarnations: [ZoneID: String] = [:]
+        return try commitWithRetry({ (head: String, time: Int64) throws(RecSyncError) in
+            var results: [ZoneOperationResult] = []
+            var writes: [StoreWrite] = []
+            var touched = Set<ZoneID>()
+            var summary: [String] = []
+            for operation in operations {
+                let zoneID = operation.zoneID
+                let outcome = Result { () throws(RecSyncError) -> RecordZone? in
+                    guard zoneID.ownerName == user else {
+                        throw .permissionFailure("zone '\(zoneID)' belongs to \(zoneID.ownerName); only its owner can change or delete it")
+                    }
+                    guard touched.insert(zoneID).inserted else {
+                        throw .invalidArguments("zone '\(zoneID)' appears twice in one request; send one operation per zone")
+                    }
+                    let existing = try backend.zone(zoneID, at: head).map { entry throws(RecSyncError) in try entry.zone.get() }
+                    switch operation {
+                    case .save(var zone):
+                        if let t = zone.defaultRecordType { try NameRules.validateRecordType(t) }
+                        for p in zone.participants {
+                            try NameRules.validateOwnerName(p.userRecordName)
+                            if p.userRecordName == user { throw .invalidArguments("zone '\(zoneID)': the owner cannot be a participant of their own zone") }
+                        }
+                        if let existing {
+                            zone.created = existing.created
+                            zone.incarnation = existing.incarnation
+                            summary.append("updated \(zoneID)")
+                        } else {
+                            zone.created = stamp(time)
+                            let incarnation = incarnations[zoneID] ?? UUID().uuidString.lowercased()
+                            incarnations[zoneID] = incarnation
+                            zone.incarnation = incarnation
+                            if try backend.tombstone(zoneID, at: head) != nil { writes.append(.removeTombstone(zoneID)) }
+                            summary.append("created \(zoneID)")
+                        }
+                        writes.append(.saveZone(zoneID, ZoneDocuments.encodeZone(zone)))
+                        return zone
+                    case .delete, .purge, .markEncryptedDataReset:
+                        guard existing != nil else { throw .zoneNotFound(zoneID) }
+                        let reason: ZoneDeletionReason = switch operation {
+                        case .purge: .purged
+                        case .markEncryptedDataReset: .encryptedDataReset
+                        default: .deleted
+                        }
+                        writes.append(.removeZone(zoneID))
+                        writes.append(.saveTombstone(zoneID, ZoneDocuments.encodeTombstone(reason: reason, stamp: stamp(time))))
+                        summary.append("\(reason == .deleted ? "deleted" : reason == .purged ? "purged" : "reset encrypted data of") \(zoneID)")
+                        return nil
+                    }
+                }
+                results.append(ZoneOperationResult(operation: operation, result: outcome))
+            }
+            let message = "\(user): \(summary.joined(separator: ", "))\n"
+            return (results, writes, message)
+        }, finish: { _, _, _ in })
+    }
+}

@@ -1,0 +1,104 @@
+import RecSyncModel
+
+extension StoreCore {
+    /// Records changed and deleted in a zone since a zone token, a page at a time.
+    ///
+    /// The diff runs between the token's commit and a target commit fixed when the first page
+    /// is handed out, so paging continues exactly where it stopped even if the head moves.
+    func recordZoneChanges(zone zoneID: ZoneID, since token: ServerChangeToken?, resultsLimit: Int, desiredKeys: [String]?) throws(RecSyncError) -> RecordZoneChanges {
+        let head = try backend.head()
+        let zone = try visibleZone(zoneID, at: head)
+        let incarnation = zone.incarnation ?? ""
+        var base: String?
+        var target = head
+        var after: String?
+        if let token {
+            let content = try ChangeTokenContent.decodeZoneToken(token, storeID: storeID, zoneID: zoneID)
+            let what = "zone '\(zoneID)'"
+            guard case .zone(_, let tokenIncarnation) = content.kind, tokenIncarnation == incarnation else {
+                throw .changeTokenExpired("\(what) (the zone was deleted and created again)")
+            }
+            if !content.commit.isEmpty {
+                try requireInHistory(content.commit, head: head, what: what)
+                base = content.commit
+            }
+            if let t = content.target {
+                try requireInHistory(t, head: head, what: what)
+                target = t
+                after = content.after
+            }
+        }
+        let limit = resultsLimit > 0 ? resultsLimit : Self.defaultRecordLimit
+        let batch = try backend.recordChanges(zone: zoneID, from: base, to: target, after: after, limit: limit)
+        var warnings = batch.warnings
+        var modifications: [RecordResult] = []
+        var deletions: [RecordDeletionEvent] = []
+        for change in batch.changes {
+            let path = "\(StoreLayout.recordsPath(zoneID))/\(change.key)"
+            let recordID: RecordID
+            do { recordID = try RecordID(recordName: change.recordName, zoneID: zoneID) } catch {
+                warnings.append(StoreWarning(path: path, message: "ignored: \(error.message)"))
+                continue
+            }
+            if let new = change.new {
+                if let problem = change.problem {
+                    modifications.append(RecordResult(recordID: recordID, result: .failure(.storeCorrupt("\(path): \(problem)"))))
+                    continue
+                }
+                let result = Result { () throws(RecSyncError) -> Record in
+                    var record = try readRecord(recordID, tag: new, path: path)
+                    if let desiredKeys { record.fields = record.fields.filter { desiredKeys.contains($0.key) } }
+                    return record
+                }
+                modifications.append(RecordResult(recordID: recordID, result: result))
+            } else if let old = change.old {
+                let type = (try? readRecord(recordID, tag: old, path: path).recordType) ?? "Unknown"
+                deletions.append(RecordDeletionEvent(recordID: recordID, recordType: type))
+            }
+        }
+        let kind = ChangeTokenContent.Kind.zone(zoneID, incarnation: incarnation)
+        let newToken: ChangeTokenContent
+        if batch.more, let last = batch.changes.last {
+            newToken = ChangeTokenContent(storeID: storeID, kind: kind, commit: base ?? "", target: target, after: last.key)
+        } else {
+            newToken = ChangeTokenContent(storeID: storeID, kind: kind, commit: target)
+        }
+        return RecordZoneChanges(modifications: modifications, deletions: deletions, changeToken: newToken.token, moreComing: batch.more, warnings: warnings)
+    }
+
+    /// Decodes one stored record version, checking that it is the record its path says.
+    func readRecord(_ id: RecordID, tag: String, path: String) throws(RecSyncError) -> Record {
+        guard let bytes = try backend.blob(tag) else {
+            throw .storeCorrupt("\(path): the store lacks object \(tag); run 'git fsck' on the store")
+        }
+        let record: Record
+        do { record = try StoreEncoding.decode(bytes, zoneID: id.zoneID, changeTag: tag) } catch {
+            throw .storeCorrupt("\(path): not a valid record (\(error.message)); fix or remove it in the store")
+        }
+        guard record.recordID == id else {
+            throw .storeCorrupt("\(path): the record inside is named '\(record.recordID.recordName)', not '\(id.recordName)'; move or fix it in the store")
+        }
+        return record
+    }
+
+    /// The current version of each record, as the user may see it.
+    func fetchRecords(_ ids: [RecordID], desiredKeys: [String]?) throws(RecSyncError) -> [RecordResult] {
+        let head = try backend.head()
+        var zoneErrors: [ZoneID: RecSyncError] = [:]
+        return try ids.map { id throws(RecSyncError) in
+            if zoneErrors[id.zoneID] == nil {
+                do throws(RecSyncError) { _ = try visibleZone(id.zoneID, at: head) } catch { zoneErrors[id.zoneID] = error }
+            }
+            if let error = zoneErrors[id.zoneID] { return RecordResult(recordID: id, result: .failure(error)) }
+            guard let tag = try backend.recordTag(id, at: head) else {
+                return RecordResult(recordID: id, result: .failure(.unknownItem(id)))
+            }
+            let result = Result { () throws(RecSyncError) -> Record in
+                var record = try readRecord(id, tag: tag, path: StoreLayout.recordPath(id))
+                if let desiredKeys { record.fields = record.fields.filter { desiredKeys.contains($0.key) } }
+                return record
+            }
+            return RecordResult(recordID: id, result: result)
+        }
+    }
+}

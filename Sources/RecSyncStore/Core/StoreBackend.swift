@@ -1,0 +1,78 @@
+import RecSyncModel
+
+/// A zone as found in one version of the store.
+struct ZoneEntry: Sendable {
+    var zoneID: ZoneID
+    /// Changes whenever anything in the zone changes (the subtree's OID in a git store).
+    var contentID: String
+    /// The zone's metadata, or why it could not be read.
+    var zone: Result<RecordZone, RecSyncError>
+}
+
+/// One record that differs between two versions of a zone.
+struct RawRecordChange: Sendable {
+    /// Where the walk is: resuming after this key skips everything up to and including it.
+    var key: String
+    var recordName: String
+    /// Change tag before (nil: the record is new).
+    var old: String?
+    /// Change tag after (nil: the record was deleted).
+    var new: String?
+    /// Why this item cannot be used although its name could be read.
+    var problem: String?
+}
+
+/// A page of record changes.
+struct RawRecordChangeBatch: Sendable {
+    var changes: [RawRecordChange]
+    var more: Bool
+    var warnings: [StoreWarning]
+}
+
+/// One write in a commit.
+enum StoreWrite: Sendable {
+    case saveRecord(RecordID, [UInt8])
+    case deleteRecord(RecordID)
+    case saveZone(ZoneID, [UInt8])
+    case removeZone(ZoneID)
+    case saveTombstone(ZoneID, [UInt8])
+    case removeTombstone(ZoneID)
+}
+
+/// The outcome of a compare-and-swap commit.
+enum CommitOutcome: Sendable {
+    /// Landed; the change tags of the records saved.
+    case committed(commit: String, tags: [RecordID: String])
+    /// The head moved since `parent`: recompute and try again.
+    case headMoved
+}
+
+/// The storage under the store semantics: versions of the DESIGN §2 tree.
+///
+/// Commits are named by opaque strings. Everything here is synchronous; the store actors
+/// serialise access to one backend.
+protocol StoreBackend: AnyObject {
+    var manifest: StoreManifest { get }
+
+    /// The current head commit.
+    func head() throws(RecSyncError) -> String
+    /// Whether `commit` exists and is the head or one of its ancestors.
+    func isInHistory(_ commit: String, head: String) throws(RecSyncError) -> Bool
+    /// Zones present at a commit (optionally of one owner), and what was passed over.
+    func zones(at commit: String, owner: String?) throws(RecSyncError) -> (zones: [ZoneEntry], warnings: [StoreWarning])
+    /// One zone at a commit, nil if absent.
+    func zone(_ id: ZoneID, at commit: String) throws(RecSyncError) -> ZoneEntry?
+    /// The deletion reason recorded for a zone at a commit, nil if there is no tombstone.
+    func tombstone(_ id: ZoneID, at commit: String) throws(RecSyncError) -> ZoneDeletionReason?
+    /// The change tag of a record at a commit, nil if absent.
+    func recordTag(_ id: RecordID, at commit: String) throws(RecSyncError) -> String?
+    /// The stored bytes of a record version, nil if the store no longer has it.
+    func blob(_ tag: String) throws(RecSyncError) -> [UInt8]?
+    /// Records that differ in a zone between `base` (nil: nothing) and `target`, in a fixed
+    /// order, starting after key `after`, at most `limit`.
+    func recordChanges(zone: ZoneID, from base: String?, to target: String, after: String?, limit: Int) throws(RecSyncError) -> RawRecordChangeBatch
+    /// Every record of a zone at a commit.
+    func allRecords(zone: ZoneID, at commit: String) throws(RecSyncError) -> [(recordName: String, tag: String)]
+    /// Commits `writes` on top of `parent` and moves the head by compare-and-swap.
+    func commit(parent: String, writes: [StoreWrite], message: String, actor: StoreActor, time: Int64) throws(RecSyncError) -> CommitOutcome
+}

@@ -1,0 +1,75 @@
+import RecSyncModel
+
+/// CloudKit's semantics over any `StoreBackend`: the one place where changes are computed,
+/// tokens issued and checked, and conflicts decided. Both `GitStore` and `MemoryStore` run it.
+final class StoreCore<Backend: StoreBackend> {
+    let backend: Backend
+    let actor: StoreActor
+    /// How many times a modification is recomputed when another writer moved the head first.
+    var maxCommitAttempts = 64
+    /// Page size when a caller passes `resultsLimit: 0`.
+    static var defaultRecordLimit: Int { 400 }
+
+    init(backend: Backend, actor: StoreActor) {
+        self.backend = backend
+        self.actor = actor
+    }
+
+    var user: String { actor.userRecordName }
+    var storeID: String { backend.manifest.storeID }
+
+    /// The zone as `user` sees it at a commit, or the error a fetch or write on it gets.
+    func visibleZone(_ id: ZoneID, at commit: String) throws(RecSyncError) -> RecordZone {
+        if let entry = try backend.zone(id, at: commit) {
+            let zone = try entry.zone.get()
+            if zone.permission(for: user) != nil { return zone }
+            throw .zoneNotFound(id)
+        }
+        if try backend.tombstone(id, at: commit) == .purged { throw .userDeletedZone(id) }
+        throw .zoneNotFound(id)
+    }
+
+    /// Checks that a token's commit is still in the store's history.
+    func requireInHistory(_ commit: String, head: String, what: @autoclosure () -> String) throws(RecSyncError) {
+        guard try backend.isInHistory(commit, head: head) else { throw .changeTokenExpired(what()) }
+    }
+
+    func stamp(_ time: Int64) -> ChangeStamp { ChangeStamp(timestamp: time, userRecordName: user) }
+
+    /// Runs `attempt` against the current head until its commit lands, bounded.
+    ///
+    /// `attempt` computes results and writes from a head; a nil write list means nothing to commit.
+    func commitWithRetry<T>(
+        _ attempt: (_ head: String, _ time: Int64) throws(RecSyncError) -> (result: T, writes: [StoreWrite], message: String),
+        finish: (inout T, _ commit: String?, _ tags: [RecordID: String]) -> Void
+    ) throws(RecSyncError) -> T {
+        for n in 0..<maxCommitAttempts {
+            let head = try backend.head()
+            let time = actor.clock()
+            var (result, writes, message) = try attempt(head, time)
+            if writes.isEmpty {
+                finish(&result, nil, [:])
+                return result
+            }
+            switch try backend.commit(parent: head, writes: writes, message: message, actor: actor, time: time) {
+            case .committed(let commit, let tags):
+                finish(&result, commit, tags)
+                return result
+            case .headMoved:
+                backoff(attempt: n)
+            }
+        }
+        throw .storeBusy("the store kept moving while recsync tried to write (\(maxCommitAttempts) attempts); other writers are busy, try again in a moment")
+    }
+
+    private func backoff(attempt: Int) {
+        let micros = UInt32.random(in: 0...UInt32(min(50_000, 500 << min(attempt, 6))))
+        usleep(micros)
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif

@@ -1,0 +1,282 @@
+import RecSyncGit
+import RecSyncModel
+
+/// The DESIGN §2 tree in a git repository, read and written through libgit2.
+final class GitBackend: StoreBackend {
+    static let headRef = "refs/heads/main"
+    /// Above this many written records, objects go to one pack file instead of loose objects.
+    static let bulkThreshold = 1_000
+
+    let repository: GitRepository
+    let manifest: StoreManifest
+
+    init(repository: GitRepository) throws(RecSyncError) {
+        self.repository = repository
+        let head: GitOID?
+        do { head = try repository.referenceTarget(Self.headRef) } catch { throw Self.wrap(error, "reading the store's head") }
+        guard let head else {
+            throw .storeCorrupt("\(repository.path) has no \(Self.headRef); it is not a recsync store (create one with 'recsync store init')")
+        }
+        let bytes: [UInt8]
+        do {
+            let tree = try repository.commit(head).tree
+            guard let entry = try repository.entry(atPath: StoreLayout.manifestPath, inTree: tree), entry.kind == .blob else {
+                throw RecSyncError.storeCorrupt("\(repository.path) has no recsync.json; it is a git repository but not a recsync store")
+            }
+            bytes = try repository.blob(entry.oid)
+        } catch let error as RecSyncError {
+            throw error
+        } catch let error as GitError {
+            throw Self.wrap(error, "reading recsync.json")
+        } catch {
+            throw .internalError("\(error)")
+        }
+        manifest = try StoreManifest.decode(bytes)
+    }
+
+    static func wrap(_ error: GitError, _ doing: String) -> RecSyncError {
+        .internalError("git failed while \(doing): \(error.function): \(error.message)")
+    }
+
+    private func git<T>(_ doing: @autoclosure () -> String, _ body: () throws(GitError) -> T) throws(RecSyncError) -> T {
+        do { return try body() } catch { throw Self.wrap(error, doing()) }
+    }
+
+    private func oid(_ commit: String) throws(RecSyncError) -> GitOID {
+        guard let oid = GitOID(hex: commit) else { throw .badToken(.garbled) }
+        return oid
+    }
+
+    /// The root tree of a commit.
+    private func tree(_ commit: String) throws(RecSyncError) -> GitOID {
+        let c = try oid(commit)
+        return try git("reading commit \(commit)") { () throws(GitError) in try repository.commit(c).tree }
+    }
+
+    private func entry(_ path: String, at commit: String) throws(RecSyncError) -> GitTreeEntry? {
+        let root = try tree(commit)
+        return try git("reading \(path)") { () throws(GitError) in try repository.entry(atPath: path, inTree: root) }
+    }
+
+    func head() throws(RecSyncError) -> String {
+        guard let head = try git("reading the head", { () throws(GitError) in try repository.referenceTarget(Self.headRef) }) else {
+            throw .storeCorrupt("the store's \(Self.headRef) is gone; restore it from a clone")
+        }
+        return head.hex
+    }
+
+    func isInHistory(_ commit: String, head: String) throws(RecSyncError) -> Bool {
+        guard let c = GitOID(hex: commit) else { return false }
+        let h = try oid(head)
+        return try git("checking history") { () throws(GitError) in
+            guard try repository.contains(c) else { return false }
+            return try repository.isDescendantOrEqual(h, of: c)
+        }
+    }
+
+    func zones(at commit: String, owner: String?) throws(RecSyncError) -> (zones: [ZoneEntry], warnings: [StoreWarning]) {
+        let root = try tree(commit)
+        var warnings: [StoreWarning] = []
+        let top = try git("listing the store") { () throws(GitError) in try repository.treeEntries(root) }
+        for e in top where !(e.name == StoreLayout.manifestPath && e.kind == .blob)
+            && !((e.name == StoreLayout.zonesDir || e.name == StoreLayout.tombstonesDir) && e.kind == .tree) {
+            warnings.append(StoreWarning(path: e.name, message: "unknown entry at the top of the store; ignored"))
+        }
+        guard let zonesTree = top.first(where: { $0.name == StoreLayout.zonesDir && $0.kind == .tree }) else { return ([], warnings) }
+        var owners = try git("listing owners") { () throws(GitError) in try repository.treeEntries(zonesTree.oid) }
+        if let owner {
+            let escaped = StoreLayout.escape(owner)
+            owners = owners.filter { $0.name == escaped }
+        }
+        var result: [ZoneEntry] = []
+        for ownerEntry in owners {
+            let ownerPath = "\(StoreLayout.zonesDir)/\(ownerEntry.name)"
+            guard ownerEntry.kind == .tree, let ownerName = StoreLayout.unescape(ownerEntry.name) else {
+                warnings.append(StoreWarning(path: ownerPath, message: "not an owner directory recsync wrote; ignored"))
+                continue
+            }
+            let zoneEntries = try git("listing zones") { () throws(GitError) in try repository.treeEntries(ownerEntry.oid) }
+            for z in zoneEntries {
+                let path = "\(ownerPath)/\(z.name)"
+                guard z.kind == .tree, let zoneName = StoreLayout.unescape(z.name),
+                      let zoneID = try? ZoneID(zoneName: zoneName, ownerName: ownerName) else {
+                    warnings.append(StoreWarning(path: path, message: "not a zone directory recsync can use (bad name or not a directory); ignored"))
+                    continue
+                }
+                result.append(ZoneEntry(zoneID: zoneID, contentID: z.oid.hex, zone: readZone(zoneID, tree: z.oid)))
+            }
+        }
+        return (result, warnings)
+    }
+
+    private func readZone(_ zoneID: ZoneID, tree: GitOID) -> Result<RecordZone, RecSyncError> {
+        let path = StoreLayout.zoneFilePath(zoneID)
+        return Result { () throws(RecSyncError) -> RecordZone in
+            let bytes = try git("reading \(path)") { () throws(GitError) -> [UInt8]? in
+                guard let e = try repository.entry(atPath: StoreLayout.zoneFile, inTree: tree), e.kind == .blob else { return nil }
+                return try repository.blob(e.oid)
+            }
+            guard let bytes else { throw .storeCorrupt("\(path) is missing; the zone directory was not written by recsync") }
+            return try ZoneDocuments.decodeZone(bytes, zoneID: zoneID, path: path)
+        }
+    }
+
+    func zone(_ id: ZoneID, at commit: String) throws(RecSyncError) -> ZoneEntry? {
+        guard let e = try entry(StoreLayout.zoneDir(id), at: commit), e.kind == .tree else { return nil }
+        return ZoneEntry(zoneID: id, contentID: e.oid.hex, zone: readZone(id, tree: e.oid))
+    }
+
+    func tombstone(_ id: ZoneID, at commit: String) throws(RecSyncError) -> ZoneDeletionReason? {
+        guard let e = try entry(StoreLayout.tombstonePath(id), at: commit), e.kind == .blob else { return nil }
+        let bytes = try git("reading a tombstone") { () throws(GitError) in try repository.blob(e.oid) }
+        return ZoneDocuments.decodeTombstone(bytes)
+    }
+
+    func recordTag(_ id: RecordID, at commit: String) throws(RecSyncError) -> String? {
+        guard let e = try entry(StoreLayout.recordPath(id), at: commit), e.kind == .blob || e.kind == .executable else { return nil }
+        return e.oid.hex
+    }
+
+    func blob(_ tag: String) throws(RecSyncError) -> [UInt8]? {
+        guard let o = GitOID(hex: tag) else { return nil }
+        return try git("reading object \(tag)") { () throws(GitError) -> [UInt8]? in
+            guard try repository.contains(o) else { return nil }
+            return try repository.blob(o)
+        }
+    }
+
+    /// The records tree of a zone at a commit.
+    private func recordsTree(_ zone: ZoneID, at commit: String?) throws(RecSyncError) -> GitOID? {
+        guard let commit else { return nil }
+        guard let e = try entry(StoreLayout.recordsPath(zone), at: commit), e.kind == .tree else { return nil }
+        return e.oid
+    }
+
+    private func entries(_ tree: GitOID?) throws(RecSyncError) -> [GitTreeEntry] {
+        guard let tree else { return [] }
+        return try git("reading a tree") { () throws(GitError) in try repository.treeEntries(tree) }
+    }
+
+    /// Our own diff: walks both records trees in git order and skips every subtree whose OID
+    /// is equal on both sides, so the cost follows the number of changes, not the zone's size.
+    func recordChanges(zone: ZoneID, from base: String?, to target: String, after: String?, limit: Int) throws(RecSyncError) -> RawRecordChangeBatch {
+        let recordsPath = StoreLayout.recordsPath(zone)
+        let baseTree = try recordsTree(zone, at: base)
+        let targetTree = try recordsTree(zone, at: target)
+        var batch = RawRecordChangeBatch(changes: [], more: false, warnings: [])
+        if baseTree == targetTree { return batch }
+        var afterFanout: String?
+        var afterName: String?
+        if let after, let slash = after.firstIndex(of: "/") {
+            afterFanout = String(after[..<slash])
+            afterName = String(after[after.index(after: slash)...])
+        }
+        let topPairs = try mergeEntries(entries(baseTree), entries(targetTree))
+        for (old, new) in topPairs {
+            let name = (new ?? old)!.name
+            if let afterFanout, name < afterFanout { continue }
+            if old?.oid == new?.oid { continue }
+            let isFanout = name.utf8.count == 2 && name.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
+            guard isFanout, old.map({ $0.kind == .tree }) ?? true, new.map({ $0.kind == .tree }) ?? true else {
+                if new != nil { batch.warnings.append(StoreWarning(path: "\(recordsPath)/\(name)", message: "not a fan-out directory; ignored")) }
+                continue
+            }
+            let pairs = try mergeEntries(entries(old?.oid), entries(new?.oid))
+            for (o, n) in pairs {
+                let entryName = (n ?? o)!.name
+                if name == afterFanout, let afterName, entryName <= afterName { continue }
+                if o?.oid == n?.oid && o?.kind == n?.kind { continue }
+                let path = "\(recordsPath)/\(name)/\(entryName)"
+                let usable: (GitTreeEntry?) -> GitTreeEntry? = { e in
+                    guard let e else { return nil }
+                    return e.kind == .blob || e.kind == .executable ? e : nil
+                }
+                if let n, usable(n) == nil {
+                    batch.warnings.append(StoreWarning(path: path, message: n.kind == .symlink ? "a symbolic link, not a record; ignored" : "not a record file; ignored"))
+                }
+                let oldBlob = usable(o), newBlob = usable(n)
+                if oldBlob == nil && newBlob == nil { continue }
+                guard let recordName = StoreLayout.unescape(entryName) else {
+                    if newBlob != nil { batch.warnings.append(StoreWarning(path: path, message: "the file name is not an escaped record name; ignored")) }
+                    continue
+                }
+                if batch.changes.count == limit {
+                    batch.more = true
+                    return batch
+                }
+                var problem: String?
+                if StoreLayout.fanout(recordName) != name {
+                    problem = "record '\(recordName)' belongs in fan-out directory '\(StoreLayout.fanout(recordName))', not '\(name)'; move it there"
+                }
+                batch.changes.append(RawRecordChange(key: "\(name)/\(entryName)", recordName: recordName, old: oldBlob?.oid.hex, new: newBlob?.oid.hex, problem: problem))
+            }
+        }
+        return batch
+    }
+
+    /// Pairs the entries of two trees by name, in git order.
+    private func mergeEntries(_ a: [GitTreeEntry], _ b: [GitTreeEntry]) throws(RecSyncError) -> [(GitTreeEntry?, GitTreeEntry?)] {
+        var result: [(GitTreeEntry?, GitTreeEntry?)] = []
+        result.reserveCapacity(max(a.count, b.count))
+        var i = 0, j = 0
+        while i < a.count || j < b.count {
+            if i == a.count { result.append((nil, b[j])); j += 1; continue }
+            if j == b.count { result.append((a[i], nil)); i += 1; continue }
+            if a[i].name == b[j].name { result.append((a[i], b[j])); i += 1; j += 1; continue }
+            let c = GitTreeEntry.gitOrder(a[i].name, aIsTree: a[i].kind == .tree, b[j].name, bIsTree: b[j].kind == .tree)
+            if c < 0 { result.append((a[i], nil)); i += 1 } else { result.append((nil, b[j])); j += 1 }
+        }
+        return result
+    }
+
+    func allRecords(zone: ZoneID, at commit: String) throws(RecSyncError) -> [(recordName: String, tag: String)] {
+        var result: [(recordName: String, tag: String)] = []
+        for fan in try entries(recordsTree(zone, at: commit)) where fan.kind == .tree {
+            for e in try entries(fan.oid) where e.kind == .blob || e.kind == .executable {
+                if let name = StoreLayout.unescape(e.name), StoreLayout.fanout(name) == fan.name {
+                    result.append((name, e.oid.hex))
+                }
+            }
+        }
+        return result
+    }
+
+    func commit(parent: String, writes: [StoreWrite], message: String, actor: StoreActor, time: Int64) throws(RecSyncError) -> CommitOutcome {
+        let recordCount = writes.reduce(0) { n, w in if case .saveRecord = w { n + 1 } else { n } }
+        let parentOID = try oid(parent)
+        return try git("writing a commit") { () throws(GitError) -> CommitOutcome in
+            // Large modifications write into memory and land as one pack file.
+            let repo = recordCount > Self.bulkThreshold ? try GitRepository.open(at: repository.path, bulkWrites: true) : repository
+            var updates: [GitTreeUpdate] = []
+            updates.reserveCapacity(writes.count)
+            var tags: [RecordID: String] = [:]
+            for write in writes {
+                switch write {
+                case .saveRecord(let id, let bytes):
+                    let blob = try repo.createBlob(bytes)
+                    tags[id] = blob.hex
+                    updates.append(.upsertBlob(path: StoreLayout.recordPath(id), oid: blob))
+                case .deleteRecord(let id):
+                    updates.append(.remove(path: StoreLayout.recordPath(id)))
+                case .saveZone(let id, let bytes):
+                    updates.append(.upsertBlob(path: StoreLayout.zoneFilePath(id), oid: try repo.createBlob(bytes)))
+                case .removeZone(let id):
+                    updates.append(.remove(path: StoreLayout.zoneDir(id)))
+                case .saveTombstone(let id, let bytes):
+                    updates.append(.upsertBlob(path: StoreLayout.tombstonePath(id), oid: try repo.createBlob(bytes)))
+                case .removeTombstone(let id):
+                    updates.append(.remove(path: StoreLayout.tombstonePath(id)))
+                }
+            }
+            let baseTree = try repo.commit(parentOID).tree
+            let newTree = try repo.updateTree(base: baseTree, updates: updates)
+            let signature = GitSignature(name: actor.displayName, email: actor.email, time: time / 1000)
+            let commit = try repo.createCommit(tree: newTree, parents: [parentOID], author: signature, message: message)
+            try repo.writePack()
+            guard try repo.updateReference(Self.headRef, to: commit, expected: parentOID, logMessage: "recsync: \(message.prefix(while: { $0 != "\n" }))") else {
+                return .headMoved
+            }
+            return .committed(commit: commit.hex, tags: tags)
+        }
+    }
+}

@@ -1,0 +1,208 @@
+import Foundation
+import RecSyncModel
+import Synchronization
+
+/// The versioned contents of an in-memory store, shared by every `MemoryStore` handle on it.
+///
+/// It keeps every commit as a full snapshot (zones copy on write), so it is meant for tests
+/// and small data, with the same semantics as a git store.
+public final class MemoryStorage: Sendable {
+    struct Zone: Sendable {
+        var document: [UInt8]
+        var records: [String: String]
+        var contentID: String
+    }
+
+    struct Snapshot: Sendable {
+        var zones: [ZoneID: Zone] = [:]
+        var tombstones: [ZoneID: [UInt8]] = [:]
+    }
+
+    struct Commit: Sendable {
+        var parent: String?
+        var snapshot: Snapshot
+        var message: String
+        var author: String
+    }
+
+    struct State: Sendable {
+        var commits: [String: Commit] = [:]
+        var head: String = ""
+        var blobs: [String: [UInt8]] = [:]
+        var sequence = 0
+        /// Test hook: how many upcoming commits lose their compare-and-swap as if another writer won.
+        var simulatedLostRaces = 0
+    }
+
+    let manifest: StoreManifest
+    let state = Mutex(State())
+
+    /// A new, empty store.
+    public init(storeID: String = UUID().uuidString.lowercased(), created: Int64 = 0) {
+        manifest = StoreManifest(storeID: storeID, created: created)
+        state.withLock { s in
+            s.commits["m0"] = Commit(parent: nil, snapshot: Snapshot(), message: "create store", author: "")
+            s.head = "m0"
+        }
+    }
+
+    /// Replaces the whole history by one new root commit with the same content, as a forced
+    /// push of rewritten history would: every token issued before expires.
+    public func rewriteHistory() {
+        state.withLock { s in
+            guard let head = s.commits[s.head] else { return }
+            s.sequence += 1
+            let id = "m\(s.sequence)r"
+            s.commits = [id: Commit(parent: nil, snapshot: head.snapshot, message: "rewritten", author: "")]
+            s.head = id
+        }
+    }
+
+    /// Makes the next `count` commits fail their compare-and-swap once each, as if another writer won.
+    public func simulateLostRaces(_ count: Int) {
+        state.withLock { $0.simulatedLostRaces = count }
+    }
+
+    /// The commit messages from the head back to the root.
+    public func history() -> [String] {
+        state.withLock { s in
+            var out: [String] = []
+            var next: String? = s.head
+            while let c = next, let commit = s.commits[c] {
+                out.append(commit.message)
+                next = commit.parent
+            }
+            return out
+        }
+    }
+
+    static func contentHash(_ bytes: [UInt8]) -> String {
+        var h1: UInt64 = 0xCBF2_9CE4_8422_2325
+        var h2: UInt64 = 0x8422_2325_CBF2_9CE4
+        for b in bytes {
+            h1 = (h1 ^ UInt64(b)) &* 0x0000_0100_0000_01B3
+            h2 = (h2 &+ UInt64(b)) &* 0x9E37_79B9_7F4A_7C15
+            h2 ^= h2 >> 29
+        }
+        let hex = String(h1, radix: 16) + String(h2, radix: 16)
+        return String(repeating: "0", count: max(0, 32 - hex.count)) + hex + String(bytes.count, radix: 16)
+    }
+}
+
+/// `StoreBackend` over `MemoryStorage`.
+final class MemoryBackend: StoreBackend {
+    let storage: MemoryStorage
+    var manifest: StoreManifest { storage.manifest }
+
+    init(storage: MemoryStorage) { self.storage = storage }
+
+    private func snapshot(_ commit: String) throws(RecSyncError) -> MemoryStorage.Snapshot {
+        guard let s = storage.state.withLock({ $0.commits[commit]?.snapshot }) else {
+            throw .changeTokenExpired("commit \(commit)")
+        }
+        return s
+    }
+
+    func head() throws(RecSyncError) -> String { storage.state.withLock { $0.head } }
+
+    func isInHistory(_ commit: String, head: String) throws(RecSyncError) -> Bool {
+        storage.state.withLock { s in
+            var next: String? = head
+            while let c = next {
+                if c == commit { return true }
+                next = s.commits[c]?.parent
+            }
+            return false
+        }
+    }
+
+    func zones(at commit: String, owner: String?) throws(RecSyncError) -> (zones: [ZoneEntry], warnings: [StoreWarning]) {
+        let snap = try snapshot(commit)
+        let zones = snap.zones.filter { owner == nil || $0.key.ownerName == owner }.map { id, zone in
+            ZoneEntry(zoneID: id, contentID: zone.contentID, zone: Result { () throws(RecSyncError) in
+                try ZoneDocuments.decodeZone(zone.document, zoneID: id, path: StoreLayout.zoneFilePath(id))
+            })
+        }
+        return (zones.sorted { $0.zoneID < $1.zoneID }, [])
+    }
+
+    func zone(_ id: ZoneID, at commit: String) throws(RecSyncError) -> ZoneEntry? {
+        guard let zone = try snapshot(commit).zones[id] else { return nil }
+        return ZoneEntry(zoneID: id, contentID: zone.contentID, zone: Result { () throws(RecSyncError) in
+            try ZoneDocuments.decodeZone(zone.document, zoneID: id, path: StoreLayout.zoneFilePath(id))
+        })
+    }
+
+    func tombstone(_ id: ZoneID, at commit: String) throws(RecSyncError) -> ZoneDeletionReason? {
+        try snapshot(commit).tombstones[id].map(ZoneDocuments.decodeTombstone)
+    }
+
+    func recordTag(_ id: RecordID, at commit: String) throws(RecSyncError) -> String? {
+        try snapshot(commit).zones[id.zoneID]?.records[id.recordName]
+    }
+
+    func blob(_ tag: String) throws(RecSyncError) -> [UInt8]? {
+        storage.state.withLock { $0.blobs[tag] }
+    }
+
+    func recordChanges(zone: ZoneID, from base: String?, to target: String, after: String?, limit: Int) throws(RecSyncError) -> RawRecordChangeBatch {
+        let old = try base.map { c throws(RecSyncError) in try snapshot(c) }?.zones[zone]?.records ?? [:]
+        let new = try snapshot(target).zones[zone]?.records ?? [:]
+        var names = Set(old.keys).union(new.keys).filter { old[$0] != new[$0] }
+        if let after { names = names.filter { $0.utf8.lexicographicallyPrecedes(after.utf8) == false && $0 != after } }
+        let sorted = names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        let page = sorted.prefix(limit)
+        return RawRecordChangeBatch(
+            changes: page.map { RawRecordChange(key: $0, recordName: $0, old: old[$0], new: new[$0], problem: nil) },
+            more: sorted.count > limit, warnings: [])
+    }
+
+    func allRecords(zone: ZoneID, at commit: String) throws(RecSyncError) -> [(recordName: String, tag: String)] {
+        (try snapshot(commit).zones[zone]?.records ?? [:]).map { ($0.key, $0.value) }
+    }
+
+    func commit(parent: String, writes: [StoreWrite], message: String, actor: StoreActor, time: Int64) throws(RecSyncError) -> CommitOutcome {
+        storage.state.withLock { s -> CommitOutcome in
+            if s.simulatedLostRaces > 0 {
+                s.simulatedLostRaces -= 1
+                return .headMoved
+            }
+            guard s.head == parent, var snap = s.commits[parent]?.snapshot else { return .headMoved }
+            s.sequence += 1
+            let version = "v\(s.sequence)"
+            var tags: [RecordID: String] = [:]
+            var touched = Set<ZoneID>()
+            for write in writes {
+                switch write {
+                case .saveRecord(let id, let bytes):
+                    let tag = MemoryStorage.contentHash(bytes)
+                    s.blobs[tag] = bytes
+                    tags[id] = tag
+                    snap.zones[id.zoneID]?.records[id.recordName] = tag
+                    touched.insert(id.zoneID)
+                case .deleteRecord(let id):
+                    snap.zones[id.zoneID]?.records[id.recordName] = nil
+                    touched.insert(id.zoneID)
+                case .saveZone(let id, let bytes):
+                    if snap.zones[id] == nil {
+                        snap.zones[id] = MemoryStorage.Zone(document: bytes, records: [:], contentID: version)
+                    } else {
+                        snap.zones[id]?.document = bytes
+                    }
+                    touched.insert(id)
+                case .removeZone(let id):
+                    snap.zones[id] = nil
+                case .saveTombstone(let id, let bytes):
+                    snap.tombstones[id] = bytes
+                case .removeTombstone(let id):
+                    snap.tombstones[id] = nil
+                }
+            }
+            for id in touched { snap.zones[id]?.contentID = "\(version):\(id)" }
+            let commit = "m\(s.sequence)"
+            s.commits[commit] = MemoryStorage.Commit(parent: parent, snapshot: snap, message: message, author: actor.userRecordName)
+            s.head = commit
+            return .committed(commit: commit, tags: tags)
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import RecSyncModel
+
+/// An in-memory recsync store with the same semantics as `GitStore`, for engine tests.
+///
+/// Several handles (for several users, or to race each other) share one `MemoryStorage`.
+public actor MemoryStore: RemoteStore {
+    public nonisolated let userRecordName: String
+    public nonisolated let storeID: String
+    public nonisolated let storage: MemoryStorage
+    let core: StoreCore<MemoryBackend>
+
+    public init(storage: MemoryStorage = MemoryStorage(), actor: StoreActor) {
+        self.storage = storage
+        self.core = StoreCore(backend: MemoryBackend(storage: storage), actor: actor)
+        self.userRecordName = actor.userRecordName
+        self.storeID = storage.manifest.storeID
+    }
+
+    public func databaseChanges(scope: DatabaseScope, since token: ServerChangeToken?, resultsLimit: Int) throws(RecSyncError) -> DatabaseChanges {
+        try core.databaseChanges(scope: scope, since: token, resultsLimit: resultsLimit)
+    }
+
+    public func recordZoneChanges(zone: ZoneID, since token: ServerChangeToken?, resultsLimit: Int, desiredKeys: [String]?) throws(RecSyncError) -> RecordZoneChanges {
+        try core.recordZoneChanges(zone: zone, since: token, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
+    }
+
+    public func modifyRecords(saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool) throws(RecSyncError) -> ModifyRecordsResult {
+        try core.modifyRecords(saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically)
+    }
+
+    public func modifyRecordZones(_ operations: [ZoneOperation]) throws(RecSyncError) -> [ZoneOperationResult] {
+        try core.modifyRecordZones(operations)
+    }
+
+    public func fetchAllRecordZones(scope: DatabaseScope) throws(RecSyncError) -> [RecordZone] {
+        try core.fetchAllRecordZones(scope: scope)
+    }
+
+    public func fetchRecords(_ ids: [RecordID], desiredKeys: [String]?) throws(RecSyncError) -> [RecordResult] {
+        try core.fetchRecords(ids, desiredKeys: desiredKeys)
+    }
+}

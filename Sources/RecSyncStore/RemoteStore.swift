@@ -1,0 +1,58 @@
+import RecSyncModel
+
+/// A recsync store as CloudKit's operations see it, for one acting user.
+///
+/// Every operation is made by `userRecordName`: the private scope is that user's zones, the
+/// shared scope the zones other owners share with that user. Implementations: `GitStore`
+/// (a git repository through libgit2) and `MemoryStore` (for tests; the same semantics).
+public protocol RemoteStore: Actor {
+    /// The user every operation acts as.
+    nonisolated var userRecordName: String { get }
+    /// The store's identity (from its manifest); tokens are bound to it.
+    nonisolated var storeID: String { get }
+
+    /// Zones changed and deleted in a scope since a database token (nil: every zone in scope).
+    func databaseChanges(scope: DatabaseScope, since token: ServerChangeToken?, resultsLimit: Int) async throws(RecSyncError) -> DatabaseChanges
+
+    /// Records changed and deleted in one zone since a zone token (nil: every record).
+    ///
+    /// `desiredKeys`: nil returns every field, `[]` none, otherwise only those keys.
+    func recordZoneChanges(
+        zone: ZoneID, since token: ServerChangeToken?, resultsLimit: Int, desiredKeys: [String]?
+    ) async throws(RecSyncError) -> RecordZoneChanges
+
+    /// Saves and deletes records; one result per item, in input order.
+    ///
+    /// With `atomically`, a zone in which any item fails lands nothing (the others get
+    /// `batchRequestFailed`); zones are independent of each other either way.
+    func modifyRecords(
+        saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool
+    ) async throws(RecSyncError) -> ModifyRecordsResult
+
+    /// Creates, updates, deletes and purges zones; one result per operation, in input order.
+    func modifyRecordZones(_ operations: [ZoneOperation]) async throws(RecSyncError) -> [ZoneOperationResult]
+
+    /// Every zone in a scope.
+    func fetchAllRecordZones(scope: DatabaseScope) async throws(RecSyncError) -> [RecordZone]
+
+    /// The current version of each record, one result per ID, in input order.
+    func fetchRecords(_ ids: [RecordID], desiredKeys: [String]?) async throws(RecSyncError) -> [RecordResult]
+}
+
+extension RemoteStore {
+    public func databaseChanges(scope: DatabaseScope, since token: ServerChangeToken?) async throws(RecSyncError) -> DatabaseChanges {
+        try await databaseChanges(scope: scope, since: token, resultsLimit: 0)
+    }
+
+    public func recordZoneChanges(zone: ZoneID, since token: ServerChangeToken?) async throws(RecSyncError) -> RecordZoneChanges {
+        try await recordZoneChanges(zone: zone, since: token, resultsLimit: 0, desiredKeys: nil)
+    }
+
+    public func modifyRecords(saving: [Record], deleting: [RecordDeletion] = []) async throws(RecSyncError) -> ModifyRecordsResult {
+        try await modifyRecords(saving: saving, deleting: deleting, savePolicy: .ifServerRecordUnchanged, atomically: true)
+    }
+
+    public func fetchRecords(_ ids: [RecordID]) async throws(RecSyncError) -> [RecordResult] {
+        try await fetchRecords(ids, desiredKeys: nil)
+    }
+}

@@ -1,0 +1,198 @@
+import RecSyncModel
+
+/// The store's tree layout (DESIGN §2): where zones, records and tombstones live.
+///
+/// ```
+/// recsync.json
+/// zones/<owner>/<zone>/zone.json
+/// zones/<owner>/<zone>/records/<fanout>/<record>
+/// tombstones/<owner>/<zone>.json
+/// ```
+/// Names are escaped into tree entry names by `escape`; the fan-out directory is two hex
+/// digits of the FNV-1a hash of the record name.
+public enum StoreLayout {
+    public static let formatVersion = 1
+    public static let fanoutScheme = "fnv1a32-low8"
+    public static let manifestPath = "recsync.json"
+    public static let zonesDir = "zones"
+    public static let tombstonesDir = "tombstones"
+    public static let zoneFile = "zone.json"
+    public static let recordsDir = "records"
+
+    /// Percent-encodes what a tree entry name or a shell would trip over: `/`, `%`, control
+    /// bytes, and a leading `.` (so no name is `.`, `..` or `.git`).
+    public static func escape(_ name: String) -> String {
+        var out = [UInt8]()
+        out.reserveCapacity(name.utf8.count)
+        var first = true
+        var changed = false
+        for b in name.utf8 {
+            if b == 0x2F || b == 0x25 || b < 0x20 || b == 0x7F || (first && b == 0x2E) {
+                out.append(0x25)
+                out.append(hexDigit(b >> 4))
+                out.append(hexDigit(b & 0xF))
+                changed = true
+            } else {
+                out.append(b)
+            }
+            first = false
+        }
+        return changed ? String(decoding: out, as: UTF8.self) : name
+    }
+
+    /// Reverses `escape`; nil when the entry name is not in escaped form (so it was not
+    /// written by recsync and would not round-trip).
+    public static func unescape(_ entry: String) -> String? {
+        guard entry.utf8.contains(0x25) else {
+            return escape(entry) == entry ? entry : nil
+        }
+        var out = [UInt8]()
+        var bytes = entry.utf8.makeIterator()
+        while let b = bytes.next() {
+            if b == 0x25 {
+                guard let h = bytes.next().flatMap(hexValue), let l = bytes.next().flatMap(hexValue) else { return nil }
+                out.append(h << 4 | l)
+            } else {
+                out.append(b)
+            }
+        }
+        guard let name = String(validating: out, as: UTF8.self), escape(name) == entry else { return nil }
+        return name
+    }
+
+    private static func hexDigit(_ v: UInt8) -> UInt8 { v < 10 ? 48 + v : 55 + v }
+    private static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 48...57: c - 48
+        case 65...70: c - 55
+        default: nil
+        }
+    }
+
+    /// The fan-out directory of a record name: low byte of FNV-1a 32 as two lowercase hex digits.
+    public static func fanout(_ recordName: String) -> String {
+        var hash: UInt32 = 0x811C_9DC5
+        for b in recordName.utf8 {
+            hash ^= UInt32(b)
+            hash = hash &* 0x0100_0193
+        }
+        let low = UInt8(hash & 0xFF)
+        let digits: [UInt8] = Array("0123456789abcdef".utf8)
+        return String(decoding: [digits[Int(low >> 4)], digits[Int(low & 0xF)]], as: UTF8.self)
+    }
+
+    public static func ownerDir(_ owner: String) -> String { "\(zonesDir)/\(escape(owner))" }
+    public static func zoneDir(_ zone: ZoneID) -> String { "\(ownerDir(zone.ownerName))/\(escape(zone.zoneName))" }
+    public static func zoneFilePath(_ zone: ZoneID) -> String { "\(zoneDir(zone))/\(zoneFile)" }
+    public static func recordsPath(_ zone: ZoneID) -> String { "\(zoneDir(zone))/\(recordsDir)" }
+    /// The key of a record inside its zone's records directory: `<fanout>/<escaped name>`.
+    public static func recordKey(_ recordName: String) -> String { "\(fanout(recordName))/\(escape(recordName))" }
+    public static func recordPath(_ id: RecordID) -> String { "\(recordsPath(id.zoneID))/\(recordKey(id.recordName))" }
+    public static func tombstonePath(_ zone: ZoneID) -> String {
+        "\(tombstonesDir)/\(escape(zone.ownerName))/\(escape(zone.zoneName)).json"
+    }
+}
+
+/// The store's manifest, `recsync.json`.
+public struct StoreManifest: Sendable, Hashable {
+    public var format: Int
+    public var storeID: String
+    public var created: Int64
+    public var fanout: String
+
+    public init(format: Int = StoreLayout.formatVersion, storeID: String, created: Int64, fanout: String = StoreLayout.fanoutScheme) {
+        self.format = format
+        self.storeID = storeID
+        self.created = created
+        self.fanout = fanout
+    }
+
+    public func encoded() -> [UInt8] {
+        JSON.serialize(.object([
+            "format": .int(Int64(format)), "storeID": .string(storeID),
+            "created": .int(created), "fanout": .string(fanout),
+        ]), pretty: true)
+    }
+
+    public static func decode(_ bytes: [UInt8]) throws(RecSyncError) -> StoreManifest {
+        let json: JSONValue
+        do { json = try JSON.parse(bytes) } catch {
+            throw .storeCorrupt("recsync.json is not valid JSON (\(error.message)); the store is damaged")
+        }
+        guard case .object(let o) = json, case .int(let format)? = o["format"], case .string(let id)? = o["storeID"] else {
+            throw .storeCorrupt("recsync.json lacks 'format' or 'storeID'; the store is damaged")
+        }
+        guard format == Int64(StoreLayout.formatVersion) else {
+            throw .storeCorrupt("the store has format \(format); this recsync reads format \(StoreLayout.formatVersion). Upgrade recsync")
+        }
+        var created: Int64 = 0
+        if case .int(let c)? = o["created"] { created = c }
+        var fanout = StoreLayout.fanoutScheme
+        if case .string(let f)? = o["fanout"] { fanout = f }
+        guard fanout == StoreLayout.fanoutScheme else {
+            throw .storeCorrupt("the store uses fan-out '\(fanout)', which this recsync does not know")
+        }
+        return StoreManifest(format: Int(format), storeID: id, created: created, fanout: fanout)
+    }
+}
+
+/// Reading and writing `zone.json` and tombstones.
+enum ZoneDocuments {
+    static func encodeZone(_ zone: RecordZone) -> [UInt8] {
+        var o: [String: JSONValue] = [
+            "zoneName": .string(zone.zoneID.zoneName),
+            "ownerName": .string(zone.zoneID.ownerName),
+            "capabilities": .array([.string("atomic"), .string("fetchChanges")]),
+        ]
+        if let t = zone.defaultRecordType { o["defaultRecordType"] = .string(t) }
+        if let c = zone.created { o["created"] = stamp(c) }
+        if let i = zone.incarnation { o["incarnation"] = .string(i) }
+        if !zone.participants.isEmpty {
+            o["share"] = .object(["participants": .array(zone.participants.map {
+                .object(["userRecordName": .string($0.userRecordName), "permission": .string($0.permission.rawValue)])
+            })])
+        }
+        return JSON.serialize(.object(o), pretty: true)
+    }
+
+    static func decodeZone(_ bytes: [UInt8], zoneID: ZoneID, path: String) throws(RecSyncError) -> RecordZone {
+        let json: JSONValue
+        do { json = try JSON.parse(bytes) } catch {
+            throw .storeCorrupt("\(path) is not valid JSON: \(error.message); fix or remove it in the store")
+        }
+        guard case .object(let o) = json else { throw .storeCorrupt("\(path) is not a JSON object; fix it in the store") }
+        var zone = RecordZone(zoneID: zoneID)
+        if case .string(let t)? = o["defaultRecordType"] { zone.defaultRecordType = t }
+        if let c = o["created"] { zone.created = decodeStamp(c) }
+        if case .string(let i)? = o["incarnation"] { zone.incarnation = i }
+        if case .object(let share)? = o["share"], case .array(let list)? = share["participants"] {
+            for item in list {
+                guard case .object(let p) = item, case .string(let user)? = p["userRecordName"],
+                      case .string(let perm)? = p["permission"], let permission = SharePermission(rawValue: perm)
+                else { throw .storeCorrupt("\(path): a share participant is malformed; each needs userRecordName and permission readOnly|readWrite") }
+                zone.participants.append(ShareParticipant(userRecordName: user, permission: permission))
+            }
+        }
+        return zone
+    }
+
+    static func encodeTombstone(reason: ZoneDeletionReason, stamp s: ChangeStamp) -> [UInt8] {
+        JSON.serialize(.object(["reason": .string(reason.rawValue), "deleted": stamp(s)]), pretty: true)
+    }
+
+    /// The reason recorded in a tombstone; `deleted` when it cannot be read.
+    static func decodeTombstone(_ bytes: [UInt8]) -> ZoneDeletionReason {
+        guard case .object(let o)? = try? JSON.parse(bytes), case .string(let r)? = o["reason"],
+              let reason = ZoneDeletionReason(rawValue: r) else { return .deleted }
+        return reason
+    }
+
+    static func stamp(_ s: ChangeStamp) -> JSONValue {
+        .object(["timestamp": .int(s.timestamp), "userRecordName": .string(s.userRecordName)])
+    }
+
+    static func decodeStamp(_ j: JSONValue) -> ChangeStamp? {
+        guard case .object(let o) = j, case .int(let t)? = o["timestamp"], case .string(let u)? = o["userRecordName"] else { return nil }
+        return ChangeStamp(timestamp: t, userRecordName: u)
+    }
+}

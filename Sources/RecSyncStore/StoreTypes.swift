@@ -1,0 +1,225 @@
+import RecSyncModel
+
+/// Why a zone went away (CloudKit's `CKDatabase.DatabaseChange.Deletion.Reason`).
+public enum ZoneDeletionReason: String, Sendable, Hashable, Codable {
+    /// Deleted by an app or another device: drop the local copy.
+    case deleted
+    /// Purged by the user: drop the local copy and never upload it again.
+    case purged
+    /// The user reset encrypted data: keep the local copy and upload it again.
+    case encryptedDataReset
+}
+
+/// What a participant of a shared zone may do.
+public enum SharePermission: String, Sendable, Hashable, Codable {
+    case readOnly
+    case readWrite
+}
+
+/// A user a zone is shared with.
+public struct ShareParticipant: Sendable, Hashable, Codable {
+    public var userRecordName: String
+    public var permission: SharePermission
+
+    public init(userRecordName: String, permission: SharePermission) {
+        self.userRecordName = userRecordName
+        self.permission = permission
+    }
+}
+
+/// A zone and its metadata.
+public struct RecordZone: Sendable, Hashable {
+    public var zoneID: ZoneID
+    /// The type given to new records that do not name one.
+    public var defaultRecordType: String?
+    /// The users this zone is shared with (owner only; empty means not shared).
+    public var participants: [ShareParticipant]
+    /// Set by the store when the zone is created.
+    public var created: ChangeStamp?
+    /// Identifies this creation of the zone: a zone deleted and created again gets a new one.
+    public var incarnation: String?
+
+    public init(zoneID: ZoneID, defaultRecordType: String? = nil, participants: [ShareParticipant] = []) {
+        self.zoneID = zoneID
+        self.defaultRecordType = defaultRecordType
+        self.participants = participants
+    }
+
+    /// What `user` may do in this zone: nil if it is not visible to them at all.
+    public func permission(for user: String) -> SharePermission? {
+        if zoneID.ownerName == user { return .readWrite }
+        return participants.first(where: { $0.userRecordName == user })?.permission
+    }
+}
+
+/// A zone-level change: the argument of `modifyRecordZones`.
+public enum ZoneOperation: Sendable, Hashable {
+    /// Creates the zone, or updates its metadata (default type, participants) if it exists.
+    case save(RecordZone)
+    /// Deletes the zone and its records (reason `deleted`).
+    case delete(ZoneID)
+    /// Deletes the zone and its records; clients must not upload it again (reason `purged`).
+    case purge(ZoneID)
+    /// Drops the zone's data as an encrypted-data reset does; clients re-create and re-upload it.
+    case markEncryptedDataReset(ZoneID)
+
+    public var zoneID: ZoneID {
+        switch self {
+        case .save(let z): z.zoneID
+        case .delete(let z), .purge(let z), .markEncryptedDataReset(let z): z
+        }
+    }
+}
+
+/// The outcome of one `ZoneOperation`.
+public struct ZoneOperationResult: Sendable, Hashable {
+    public var operation: ZoneOperation
+    public var result: Result<RecordZone?, RecSyncError>
+}
+
+/// How a save treats the version on the store (CloudKit's `CKModifyRecordsOperation.RecordSavePolicy`).
+public enum SavePolicy: String, Sendable, Hashable, Codable {
+    /// Save only if the record's change tag matches the store (new records must not exist).
+    case ifServerRecordUnchanged
+    /// Overwrite the fields the client sends; keep the store's other fields.
+    case changedKeys
+    /// Overwrite the whole record.
+    case allKeys
+}
+
+/// A record to delete, with the change tag the client last saw (nil: delete whatever is there).
+public struct RecordDeletion: Sendable, Hashable {
+    public var recordID: RecordID
+    public var changeTag: String?
+
+    public init(recordID: RecordID, changeTag: String?) {
+        self.recordID = recordID
+        self.changeTag = changeTag
+    }
+}
+
+/// One record's outcome.
+public struct RecordResult: Sendable, Hashable {
+    public var recordID: RecordID
+    public var result: Result<Record, RecSyncError>
+
+    public init(recordID: RecordID, result: Result<Record, RecSyncError>) {
+        self.recordID = recordID
+        self.result = result
+    }
+}
+
+/// One deletion's outcome.
+public struct DeletionResult: Sendable, Hashable {
+    public var recordID: RecordID
+    public var result: Result<Void, RecSyncError>
+
+    public static func == (lhs: DeletionResult, rhs: DeletionResult) -> Bool {
+        guard lhs.recordID == rhs.recordID else { return false }
+        switch (lhs.result, rhs.result) {
+        case (.success, .success): return true
+        case (.failure(let a), .failure(let b)): return a == b
+        default: return false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(recordID)
+        if case .failure(let e) = result { hasher.combine(e) }
+    }
+}
+
+/// The outcome of `modifyRecords`.
+public struct ModifyRecordsResult: Sendable, Hashable {
+    /// One per saved record, in input order; a success carries the stored record with its new change tag.
+    public var saveResults: [RecordResult]
+    /// One per deletion, in input order.
+    public var deleteResults: [DeletionResult]
+    /// Records deleted because they referenced a deleted record with action `deleteSelf`.
+    ///
+    /// CloudKit does not report these; recsync does, and they also appear in later zone fetches.
+    public var cascadedDeletions: [RecordID]
+    /// The commit the change landed in, nil if nothing was written.
+    public var commit: String?
+
+    /// Every failure, saves then deletions.
+    public var errors: [RecSyncError] {
+        saveResults.compactMap { if case .failure(let e) = $0.result { e } else { nil } }
+            + deleteResults.compactMap { if case .failure(let e) = $0.result { e } else { nil } }
+    }
+}
+
+/// Something in the store that recsync passed over, and why.
+public struct StoreWarning: Sendable, Hashable, CustomStringConvertible {
+    /// Where in the store (a path in the store's tree).
+    public var path: String
+    public var message: String
+
+    public init(path: String, message: String) {
+        self.path = path
+        self.message = message
+    }
+
+    public var description: String { "\(path): \(message)" }
+}
+
+/// A deleted zone and the reason.
+public struct ZoneDeletion: Sendable, Hashable {
+    public var zoneID: ZoneID
+    public var reason: ZoneDeletionReason
+}
+
+/// The result of `databaseChanges`.
+public struct DatabaseChanges: Sendable, Hashable {
+    public var modifications: [ZoneID]
+    public var deletions: [ZoneDeletion]
+    public var changeToken: ServerChangeToken
+    public var moreComing: Bool
+    public var warnings: [StoreWarning]
+}
+
+/// A record deleted from a zone, with its type.
+public struct RecordDeletionEvent: Sendable, Hashable {
+    public var recordID: RecordID
+    public var recordType: String
+}
+
+/// The result of `recordZoneChanges`.
+public struct RecordZoneChanges: Sendable, Hashable {
+    /// Changed and new records; an item fails alone when its stored form cannot be read.
+    public var modifications: [RecordResult]
+    public var deletions: [RecordDeletionEvent]
+    public var changeToken: ServerChangeToken
+    public var moreComing: Bool
+    public var warnings: [StoreWarning]
+}
+
+/// Who acts on the store, and the clock used to stamp changes.
+public struct StoreActor: Sendable {
+    public var userRecordName: String
+    /// Used for commit authorship; defaults to the user record name.
+    public var displayName: String
+    public var email: String
+    /// Milliseconds since the epoch.
+    public var clock: @Sendable () -> Int64
+
+    public init(userRecordName: String, displayName: String? = nil, email: String? = nil, clock: (@Sendable () -> Int64)? = nil) throws(RecSyncError) {
+        try NameRules.validateOwnerName(userRecordName)
+        self.userRecordName = userRecordName
+        self.displayName = displayName ?? userRecordName
+        self.email = email ?? "\(userRecordName)@recsync.invalid"
+        self.clock = clock ?? StoreActor.systemClock
+    }
+
+    public static let systemClock: @Sendable () -> Int64 = {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
