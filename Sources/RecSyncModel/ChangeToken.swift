@@ -85,7 +85,8 @@ public struct ChangeTokenContent: Sendable, Hashable, Codable {
               let content = try? JSONDecoder().decode(ChangeTokenContent.self, from: data)
         else { throw .badToken(.garbled) }
         guard content.version == currentVersion else { throw .badToken(.unsupportedVersion(content.version)) }
-        guard !content.commit.isEmpty else { throw .badToken(.garbled) }
+        // An empty commit means "from the beginning", which only a mid-batch token carries.
+        guard !content.commit.isEmpty || content.target != nil else { throw .badToken(.garbled) }
         return content
     }
 

@@ -236,7 +236,6 @@ struct JSONWriter {
 private struct JSONParser {
     let buf: UnsafeBufferPointer<UInt8>
     var pos = 0
-    var depth = 0
     /// Reused for strings with escapes.
     var scratch: [UInt8] = []
 
@@ -306,19 +305,105 @@ private struct JSONParser {
         }
     }
 
+    /// An array or object being parsed. The parser keeps these on its own stack rather than
+    /// recursing, so deep nesting cannot overflow a thread's stack.
+    struct Frame {
+        var isArray: Bool
+        var items: [JSONValue] = []
+        var members: [String: JSONValue] = [:]
+        var key = ""
+        var keyStart = 0
+    }
+
+    /// Parses one value (with everything nested in it) starting at `pos`.
     mutating func parseValue() throws(RecSyncError) -> JSONValue {
-        guard pos < buf.count else { throw fail("expected a value, found the end of the input") }
-        switch buf[pos] {
-        case UInt8(ascii: "{"): return try parseObject()
-        case UInt8(ascii: "["): return try parseArray()
-        case UInt8(ascii: "\""): return .string(try parseString())
-        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
-        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
-        case UInt8(ascii: "n"): try literal("null"); return .null
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
-        default:
-            throw fail("expected a value (object, array, string, number, true, false or null), found \(describe(pos))")
+        var stack: [Frame] = []
+        var current: JSONValue
+        parsing: while true {
+            // Read the start of a value; containers push a frame and read their first element.
+            guard pos < buf.count else { throw fail("expected a value, found the end of the input") }
+            switch buf[pos] {
+            case UInt8(ascii: "{"):
+                try enter(stack.count)
+                pos += 1
+                skipWhitespace()
+                if pos < buf.count && buf[pos] == UInt8(ascii: "}") {
+                    pos += 1
+                    current = .object([:])
+                } else {
+                    var frame = Frame(isArray: false)
+                    try readKey(into: &frame)
+                    stack.append(frame)
+                    continue parsing
+                }
+            case UInt8(ascii: "["):
+                try enter(stack.count)
+                pos += 1
+                skipWhitespace()
+                if pos < buf.count && buf[pos] == UInt8(ascii: "]") {
+                    pos += 1
+                    current = .array([])
+                } else {
+                    stack.append(Frame(isArray: true))
+                    continue parsing
+                }
+            case UInt8(ascii: "\""): current = .string(try parseString())
+            case UInt8(ascii: "t"): try literal("true"); current = .bool(true)
+            case UInt8(ascii: "f"): try literal("false"); current = .bool(false)
+            case UInt8(ascii: "n"): try literal("null"); current = .null
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): current = try parseNumber()
+            default:
+                throw fail("expected a value (object, array, string, number, true, false or null), found \(describe(pos))")
+            }
+            // A value is complete: add it to the open containers, closing those that end here.
+            while !stack.isEmpty {
+                let top = stack.count - 1
+                skipWhitespace()
+                if stack[top].isArray {
+                    stack[top].items.append(current)
+                    guard pos < buf.count else { throw fail("expected ',' or ']' in an array, found the end of the input") }
+                    if buf[pos] == UInt8(ascii: ",") {
+                        pos += 1
+                        skipWhitespace()
+                        continue parsing
+                    }
+                    guard buf[pos] == UInt8(ascii: "]") else { throw fail("expected ',' or ']' in an array, found \(describe(pos))") }
+                    pos += 1
+                    current = .array(stack.removeLast().items)
+                } else {
+                    let key = stack[top].key
+                    if stack[top].members.updateValue(current, forKey: key) != nil {
+                        throw fail("duplicate key \"\(key)\" in one object", at: stack[top].keyStart)
+                    }
+                    guard pos < buf.count else { throw fail("expected ',' or '}' in an object, found the end of the input") }
+                    if buf[pos] == UInt8(ascii: ",") {
+                        pos += 1
+                        skipWhitespace()
+                        try readKey(into: &stack[top])
+                        continue parsing
+                    }
+                    guard buf[pos] == UInt8(ascii: "}") else { throw fail("expected ',' or '}' in an object, found \(describe(pos))") }
+                    pos += 1
+                    current = .object(stack.removeLast().members)
+                }
+            }
+            return current
         }
+    }
+
+    /// Reads `"key" :` and leaves `pos` at the member's value.
+    mutating func readKey(into frame: inout Frame) throws(RecSyncError) {
+        guard pos < buf.count, buf[pos] == UInt8(ascii: "\"") else {
+            throw fail("expected a string key in double quotes, found \(describe(pos))")
+        }
+        frame.keyStart = pos
+        frame.key = try parseString()
+        skipWhitespace()
+        guard pos < buf.count, buf[pos] == UInt8(ascii: ":") else {
+            throw fail("expected ':' after the key \"\(frame.key)\", found \(describe(pos))")
+        }
+        pos += 1
+        skipWhitespace()
     }
 
     mutating func literal(_ word: StaticString) throws(RecSyncError) {
@@ -332,82 +417,9 @@ private struct JSONParser {
         pos += n
     }
 
-    mutating func enter() throws(RecSyncError) {
-        depth += 1
-        if depth > JSON.maxDepth {
+    func enter(_ open: Int) throws(RecSyncError) {
+        if open + 1 > JSON.maxDepth {
             throw fail("arrays and objects are nested more than \(JSON.maxDepth) levels deep")
-        }
-    }
-
-    mutating func parseObject() throws(RecSyncError) -> JSONValue {
-        try enter()
-        pos += 1
-        var members: [String: JSONValue] = [:]
-        skipWhitespace()
-        if pos < buf.count && buf[pos] == UInt8(ascii: "}") {
-            pos += 1
-            depth -= 1
-            return .object(members)
-        }
-        while true {
-            guard pos < buf.count, buf[pos] == UInt8(ascii: "\"") else {
-                throw fail("expected a string key in double quotes, found \(describe(pos))")
-            }
-            let keyStart = pos
-            let key = try parseString()
-            skipWhitespace()
-            guard pos < buf.count, buf[pos] == UInt8(ascii: ":") else {
-                throw fail("expected ':' after the key \"\(key)\", found \(describe(pos))")
-            }
-            pos += 1
-            skipWhitespace()
-            let v = try parseValue()
-            if members.updateValue(v, forKey: key) != nil {
-                throw fail("duplicate key \"\(key)\" in one object", at: keyStart)
-            }
-            skipWhitespace()
-            guard pos < buf.count else { throw fail("expected ',' or '}' in an object, found the end of the input") }
-            let b = buf[pos]
-            if b == UInt8(ascii: ",") {
-                pos += 1
-                skipWhitespace()
-                continue
-            }
-            if b == UInt8(ascii: "}") {
-                pos += 1
-                depth -= 1
-                return .object(members)
-            }
-            throw fail("expected ',' or '}' in an object, found \(describe(pos))")
-        }
-    }
-
-    mutating func parseArray() throws(RecSyncError) -> JSONValue {
-        try enter()
-        pos += 1
-        var items: [JSONValue] = []
-        skipWhitespace()
-        if pos < buf.count && buf[pos] == UInt8(ascii: "]") {
-            pos += 1
-            depth -= 1
-            return .array(items)
-        }
-        while true {
-            items.append(try parseValue())
-            skipWhitespace()
-            guard pos < buf.count else { throw fail("expected ',' or ']' in an array, found the end of the input") }
-            let b = buf[pos]
-            if b == UInt8(ascii: ",") {
-                pos += 1
-                skipWhitespace()
-                continue
-            }
-            if b == UInt8(ascii: "]") {
-                pos += 1
-                depth -= 1
-                return .array(items)
-            }
-            throw fail("expected ',' or ']' in an array, found \(describe(pos))")
         }
     }
 

@@ -167,6 +167,11 @@ public struct StoreWarning: Sendable, Hashable, CustomStringConvertible {
 public struct ZoneDeletion: Sendable, Hashable {
     public var zoneID: ZoneID
     public var reason: ZoneDeletionReason
+
+    public init(zoneID: ZoneID, reason: ZoneDeletionReason) {
+        self.zoneID = zoneID
+        self.reason = reason
+    }
 }
 
 /// The result of `databaseChanges`.
@@ -182,6 +187,11 @@ public struct DatabaseChanges: Sendable, Hashable {
 public struct RecordDeletionEvent: Sendable, Hashable {
     public var recordID: RecordID
     public var recordType: String
+
+    public init(recordID: RecordID, recordType: String) {
+        self.recordID = recordID
+        self.recordType = recordType
+    }
 }
 
 /// The result of `recordZoneChanges`.

@@ -41,7 +41,7 @@ import Testing
         expectInvalid("line 1, column 4", "expected a value") { try JSON.parse("[1,]") }
         expectInvalid("line 1, column 8", "expected a string key") { try JSON.parse("{\"a\":1,}") }
         expectInvalid("line 1, column 1", "expected a value") { try JSON.parse("// c\n1") }
-        expectInvalid("line 1, column 3", "expected a value") { try JSON.parse("[/* c */ 1]") }
+        expectInvalid("line 1, column 2", "expected a value", "found '/'") { try JSON.parse("[/* c */ 1]") }
         expectInvalid("line 1, column 1") { try JSON.parse("NaN") }
         expectInvalid("line 1, column 2", "expected a digit") { try JSON.parse("-Infinity") }
         expectInvalid("line 1, column 1") { try JSON.parse("Infinity") }
@@ -53,13 +53,13 @@ import Testing
         expectInvalid("line 1, column 2", "expected a string key") { try JSON.parse("{'a':1}") }
         expectInvalid("line 1, column 1", "did you mean 'true'") { try JSON.parse("tru") }
         expectInvalid("line 1, column 1", "the end of the input") { try JSON.parse("") }
-        expectInvalid("line 1, column 1") { try JSON.parse("   ") }
+        expectInvalid("line 1, column 4", "found the end of the input") { try JSON.parse("   ") }
         expectInvalid("line 1, column 4", "end of the document") { try JSON.parse("{} x") }
-        expectInvalid("line 1, column 2", "end of the document") { try JSON.parse("1 2") }
-        expectInvalid("line 1, column 6", "expected ',' or '}'") { try JSON.parse("{\"a\":1 \"b\":2}") }
-        expectInvalid("line 1, column 5", "expected ':'") { try JSON.parse("{\"a\" 1}") }
+        expectInvalid("line 1, column 3", "end of the document") { try JSON.parse("1 2") }
+        expectInvalid("line 1, column 8", "expected ',' or '}'") { try JSON.parse("{\"a\":1 \"b\":2}") }
+        expectInvalid("line 1, column 6", "expected ':'") { try JSON.parse("{\"a\" 1}") }
         expectInvalid("line 1, column 3", "expected ',' or ']'") { try JSON.parse("[1") }
-        expectInvalid("line 1, column 1", "close the string") { try JSON.parse("\"abc") }
+        expectInvalid("line 1, column 5", "close the string that starts at column 1") { try JSON.parse("\"abc") }
     }
 
     @Test func reportsLinesAndColumns() {
@@ -98,7 +98,10 @@ import Testing
 
     @Test func nestingLimit() throws {
         let ok = String(repeating: "[", count: 512) + String(repeating: "]", count: 512)
-        _ = try JSON.parse(ok)
+        let v = try JSON.parse(ok)
+        try v.validate(context: "deep")
+        #expect(text(JSON.serialize(v, pretty: false)) == ok)
+        #expect(try JSON.parse(JSON.serialize(v, pretty: true)) == v)
         let deep = String(repeating: "[", count: 513) + String(repeating: "]", count: 513)
         expectInvalid("line 1, column 513", "nested more than 512 levels") { try JSON.parse(deep) }
         let deepObject = String(repeating: "{\"a\":", count: 513) + "1" + String(repeating: "}", count: 513)

@@ -1,0 +1,166 @@
+import Foundation
+import RecSyncModel
+import RecSyncStore
+import Synchronization
+
+/// A directory under the system temp dir, named after the test, removed when released.
+public final class TempDirectory: Sendable {
+    public let path: String
+
+    public init(_ name: String = "test") {
+        let safe = name.map { $0.isLetter || $0.isNumber ? $0 : "-" }
+        let base = FileManager.default.temporaryDirectory.path
+        path = "\(base)/recsync-\(String(safe).prefix(60))-\(UUID().uuidString.prefix(8))"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    public func file(_ relative: String) -> String { "\(path)/\(relative)" }
+
+    deinit {
+        if ProcessInfo.processInfo.environment["RECSYNC_KEEP_TEMP"] == nil {
+            try? FileManager.default.removeItem(atPath: path)
+        }
+    }
+}
+
+/// A clock for tests: starts at 2026-01-01T00:00:00Z and moves one second per reading.
+public final class FixedClock: Sendable {
+    private let now: Atomic<Int64>
+
+    public init(start: Int64 = 1_767_225_600_000) { now = Atomic(start) }
+
+    public var read: @Sendable () -> Int64 {
+        { [self] in now.add(1000, ordering: .relaxed).newValue }
+    }
+}
+
+/// Which store implementation a contract test runs against.
+public enum StoreKind: String, CaseIterable, Sendable, CustomStringConvertible {
+    case memory
+    case git
+
+    public var description: String { rawValue }
+}
+
+/// A fresh store of either kind, and handles on it for any user.
+public final class StoreFixture: Sendable {
+    public let kind: StoreKind
+    public let directory: TempDirectory
+    public let storage: MemoryStorage
+    public let clock = FixedClock()
+
+    /// The git store's path (a bare repository) when `kind == .git`.
+    public var path: String { directory.file("store.git") }
+
+    public init(_ kind: StoreKind, name: String = #function) throws(RecSyncError) {
+        self.kind = kind
+        directory = TempDirectory(name)
+        storage = MemoryStorage()
+        if kind == .git {
+            try GitStore.create(at: directory.file("store.git"), actor: StoreActor(userRecordName: "admin", clock: clock.read))
+        }
+    }
+
+    /// A handle acting as `user`.
+    public func store(as user: String) throws(RecSyncError) -> any RemoteStore {
+        let actor = try StoreActor(userRecordName: user, clock: clock.read)
+        switch kind {
+        case .memory: return MemoryStore(storage: storage, actor: actor)
+        case .git: return try GitStore(path: path, actor: actor)
+        }
+    }
+
+    /// Rewrites the store's history so that every earlier commit is gone from it (the way a
+    /// force-push of rewritten history does): for git, with the real `git`.
+    public func rewriteHistory() throws {
+        switch kind {
+        case .memory:
+            storage.rewriteHistory()
+        case .git:
+            let tree = try GitCLI.run(["rev-parse", "refs/heads/main^{tree}"], in: path).trimmingCharacters(in: .whitespacesAndNewlines)
+            let commit = try GitCLI.run(["commit-tree", tree, "-m", "rewritten history"], in: path).trimmingCharacters(in: .whitespacesAndNewlines)
+            _ = try GitCLI.run(["update-ref", "refs/heads/main", commit], in: path)
+        }
+    }
+}
+
+/// Runs the real `git` for interoperability checks, in a hermetic environment.
+public enum GitCLI {
+    public struct Failure: Error, CustomStringConvertible {
+        public let arguments: [String]
+        public let status: Int32
+        public let output: String
+        public var description: String { "git \(arguments.joined(separator: " ")) exited \(status): \(output)" }
+    }
+
+    @discardableResult
+    public static func run(_ arguments: [String], in directory: String, input: String? = nil) throws -> String {
+        try Subprocess.run("/usr/bin/git", arguments, in: directory, environment: hermeticEnvironment, input: input)
+    }
+
+    /// A fixed identity and clock, no user or system config.
+    public static var hermeticEnvironment: [String: String] {
+        var env = ProcessInfo.processInfo.environment.filter { $0.key == "PATH" || $0.key == "HOME" || $0.key == "TMPDIR" }
+        env["GIT_CONFIG_NOSYSTEM"] = "1"
+        env["GIT_CONFIG_GLOBAL"] = "/dev/null"
+        env["GIT_AUTHOR_NAME"] = "Plain Git"
+        env["GIT_AUTHOR_EMAIL"] = "plain@git.invalid"
+        env["GIT_COMMITTER_NAME"] = "Plain Git"
+        env["GIT_COMMITTER_EMAIL"] = "plain@git.invalid"
+        env["GIT_AUTHOR_DATE"] = "2026-01-02T00:00:00Z"
+        env["GIT_COMMITTER_DATE"] = "2026-01-02T00:00:00Z"
+        return env
+    }
+}
+
+/// Runs a process to completion and returns its standard output (stderr folded in on failure).
+public enum Subprocess {
+    public static func run(_ executable: String, _ arguments: [String], in directory: String, environment: [String: String]? = nil, input: String? = nil) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        if let environment { process.environment = environment }
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        let stdin = Pipe()
+        process.standardInput = stdin
+        try process.run()
+        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+        try? stdin.fileHandleForWriting.close()
+        // Read both pipes fully before waiting so a chatty child cannot block.
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let output = String(decoding: outData, as: UTF8.self)
+        guard process.terminationStatus == 0 else {
+            throw GitCLI.Failure(arguments: [executable] + arguments, status: process.terminationStatus, output: output + String(decoding: errData, as: UTF8.self))
+        }
+        return output
+    }
+}
+
+/// Builders that keep tests short.
+public enum Build {
+    public static func zone(_ name: String, owner: String = "alice") -> ZoneID {
+        must { () throws(RecSyncError) in try ZoneID(zoneName: name, ownerName: owner) }
+    }
+
+    public static func id(_ name: String, in zone: ZoneID) -> RecordID {
+        must { () throws(RecSyncError) in try RecordID(recordName: name, zoneID: zone) }
+    }
+
+    public static func record(_ name: String, in zone: ZoneID, type: String = "Note", _ fields: [String: FieldValue] = [:], tag: String? = nil) -> Record {
+        must { () throws(RecSyncError) in try Record(recordID: RecordID(recordName: name, zoneID: zone), recordType: type, fields: fields, changeTag: tag) }
+    }
+
+    public static func ref(_ name: String, _ action: ReferenceAction = .none) -> FieldValue {
+        .reference(must { () throws(RecSyncError) in try Reference(recordName: name, action: action) })
+    }
+
+    static func must<T>(_ body: () throws(RecSyncError) -> T) -> T {
+        do { return try body() } catch { preconditionFailure("test builder: \(error.message)") }
+    }
+}

@@ -1,0 +1,431 @@
+import RecSyncModel
+import RecSyncStore
+import RecSyncTestSupport
+import Testing
+
+/// The RemoteStore contract, run against both implementations.
+@Suite struct ContractTests {
+    let notes = Build.zone("notes")
+    let todo = Build.zone("todo")
+
+    @Test(arguments: StoreKind.allCases)
+    func nilTokenFetchesEverything(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes, todo])
+        let saved = try await alice.save((1...5).map { Build.record("r\($0)", in: notes, ["n": .int64(Int64($0))]) })
+
+        let db = try await alice.databaseChanges(scope: .private, since: nil)
+        #expect(Set(db.modifications) == [notes, todo])
+        #expect(db.deletions.isEmpty)
+        #expect(!db.moreComing)
+
+        let changes = try await alice.allZoneChanges(notes, since: nil)
+        #expect(names(changes.records) == ["r1", "r2", "r3", "r4", "r5"])
+        // Own changes come back, recognisable by change tag.
+        for record in changes.records {
+            let mine = saved.first { $0.recordID == record.recordID }
+            #expect(mine?.changeTag == record.changeTag)
+            #expect(mine?.fields == record.fields)
+            #expect(record.created?.userRecordName == "alice")
+        }
+        // Nothing changed since: empty, and the same zone is not reported again.
+        let again = try await alice.recordZoneChanges(zone: notes, since: changes.token)
+        #expect(again.modifications.isEmpty && again.deletions.isEmpty && !again.moreComing)
+        let db2 = try await alice.databaseChanges(scope: .private, since: db.changeToken)
+        #expect(db2.modifications.isEmpty && db2.deletions.isEmpty)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func incrementalFetchReturnsOnlyChanges(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes, todo])
+        var saved = try await alice.save((1...20).map { Build.record("r\($0)", in: notes, type: "Note", ["n": .int64(Int64($0))]) })
+        let db = try await alice.databaseChanges(scope: .private, since: nil)
+        let first = try await alice.allZoneChanges(notes, since: nil)
+
+        saved[0].fields["n"] = .int64(100)
+        let updated = try await alice.save([saved[0], Build.record("new", in: notes)])
+        _ = try await alice.delete([saved[1]])
+
+        let db2 = try await alice.databaseChanges(scope: .private, since: db.changeToken)
+        #expect(db2.modifications == [notes], "only the zone with changes is reported")
+        let next = try await alice.allZoneChanges(notes, since: first.token)
+        #expect(names(next.records) == ["new", "r1"])
+        #expect(next.records.first { $0.recordID.recordName == "r1" }?.changeTag == updated[0].changeTag)
+        #expect(next.deletions == [RecordDeletionEvent(recordID: saved[1].recordID, recordType: "Note")])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func pagingResumesFromMidBatchTokenEvenAfterTheHeadMoves(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes])
+        try await alice.save((0..<25).map { Build.record(String(format: "r%02d", $0), in: notes) })
+
+        let page1 = try await alice.recordZoneChanges(zone: notes, since: nil, resultsLimit: 10, desiredKeys: nil)
+        #expect(page1.modifications.count == 10)
+        #expect(page1.moreComing)
+        // The head moves between pages: the batch continues against its original target.
+        try await alice.save((0..<3).map { Build.record("late\($0)", in: notes) })
+        let page2 = try await alice.recordZoneChanges(zone: notes, since: page1.changeToken, resultsLimit: 10, desiredKeys: nil)
+        let page3 = try await alice.recordZoneChanges(zone: notes, since: page2.changeToken, resultsLimit: 10, desiredKeys: nil)
+        #expect(page2.modifications.count == 10 && page2.moreComing)
+        #expect(page3.modifications.count == 5 && !page3.moreComing)
+        let all = (page1.modifications + page2.modifications + page3.modifications).map(\.recordID.recordName)
+        #expect(Set(all).count == 25)
+        #expect(!all.contains { $0.hasPrefix("late") })
+        // Resuming the same mid-batch token again gives the same page (a killed client retries it).
+        let page2Again = try await alice.recordZoneChanges(zone: notes, since: page1.changeToken, resultsLimit: 10, desiredKeys: nil)
+        #expect(page2Again.modifications.map(\.recordID) == page2.modifications.map(\.recordID))
+        // The next fetch picks up what landed meanwhile, and only that.
+        let rest = try await alice.allZoneChanges(notes, since: page3.changeToken)
+        #expect(names(rest.records) == ["late0", "late1", "late2"])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func databaseChangesPage(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let alice = try fixture.store(as: "alice")
+        let zones = (0..<5).map { Build.zone("z\($0)") }
+        try await alice.createZones(zones)
+        var seen: [ZoneID] = []
+        var token: ServerChangeToken?
+        var pages = 0
+        repeat {
+            let page = try await alice.databaseChanges(scope: .private, since: token, resultsLimit: 2)
+            seen += page.modifications
+            token = page.changeToken
+            pages += 1
+            if !page.moreComing { break }
+        } while pages < 10
+        #expect(pages == 3)
+        #expect(Set(seen) == Set(zones) && seen.count == 5)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func desiredKeysSelectFields(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes])
+        try await alice.save([Build.record("r", in: notes, ["a": .string("A"), "b": .int64(2), "c": .boolean(true)])])
+        let all = try await alice.recordZoneChanges(zone: notes, since: nil, resultsLimit: 0, desiredKeys: nil)
+        let none = try await alice.recordZoneChanges(zone: notes, since: nil, resultsLimit: 0, desiredKeys: [])
+        let some = try await alice.recordZoneChanges(zone: notes, since: nil, resultsLimit: 0, desiredKeys: ["a", "c", "zzz"])
+        #expect(try all.modifications[0].result.get().fields.keys.sorted() == ["a", "b", "c"])
+        let bare = try none.modifications[0].result.get()
+        #expect(bare.fields.isEmpty)
+        #expect(bare.changeTag != nil && bare.recordType == "Note", "system fields come even with no keys")
+        #expect(try some.modifications[0].result.get().fields.keys.sorted() == ["a", "c"])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func zoneDeletionReasons(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let alice = try fixture.store(as: "alice")
+        let (gone, purged, reset) = (Build.zone("gone"), Build.zone("purged"), Build.zone("reset"))
+        try await alice.createZones([gone, purged, reset, notes])
+        try await alice.save([Build.record("x", in: purged), Build.record("y", in: reset)])
+        let before = try await alice.databaseChanges(scope: .private, since: nil)
+
+        try await alice.zoneOp(.delete(gone))
+        try await alice.zoneOp(.purge(purged))
+        try await alice.zoneOp(.markEncryptedDataReset(reset))
+
+        let after = try await alice.databaseChanges(scope: .private, since: before.changeToken)
+        #expect(after.modifications.isEmpty)
+        let reasons = Dictionary(uniqueKeysWithValues: after.deletions.map { ($0.zoneID, $0.reason) })
+        #expect(reasons == [gone: .deleted, purged: .purged, reset: .encryptedDataReset])
+
+        #expect(await caught { try await alice.recordZoneChanges(zone: purged, since: nil) } == .userDeletedZone(purged))
+        #expect(await caught { try await alice.recordZoneChanges(zone: gone, since: nil) } == .zoneNotFound(gone))
+        #expect(await caught { try await alice.recordZoneChanges(zone: reset, since: nil) } == .zoneNotFound(reset))
+        let zones = try await alice.fetchAllRecordZones(scope: .private)
+        #expect(zones.map(\.zoneID) == [notes])
+        // Writing into a deleted zone fails per item.
+        let write = try await alice.modifyRecords(saving: [Build.record("z", in: gone)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
+        #expect(write.errors == [.zoneNotFound(gone)])
+        // Deleting a zone that is not there.
+        let again = try await alice.modifyRecordZones([.delete(gone)])
+        #expect(throws: RecSyncError.zoneNotFound(gone)) { try again[0].result.get() }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func zoneCreatedAgainAfterDeletion(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes])
+        try await alice.save([Build.record("old", in: notes)])
+        let db0 = try await alice.databaseChanges(scope: .private, since: nil)
+        let z0 = try await alice.allZoneChanges(notes, since: nil)
+
+        try await alice.zoneOp(.delete(notes))
+        let db1 = try await alice.databaseChanges(scope: .private, since: db0.changeToken)
+        #expect(db1.deletions.map(\.zoneID) == [notes])
+
+        try await alice.createZones([notes])
+        try await alice.save([Build.record("new", in: notes)])
+        // Seen from before the deletion, the zone simply changed; from after it, it is new.
+        let fromBefore = try await alice.databaseChanges(scope: .private, since: db0.changeToken)
+        #expect(fromBefore.modifications == [notes] && fromBefore.deletions.isEmpty)
+        let fromBetween = try await alice.databaseChanges(scope: .private, since: db1.changeToken)
+        #expect(fromBetween.modifications == [notes])
+        // A zone token of the old incarnation is expired; a fresh fetch sees only the new record.
+        let stale = await caught { try await alice.recordZoneChanges(zone: notes, since: z0.token) }
+        #expect(stale?.code == .changeTokenExpired)
+        let fresh = try await alice.allZoneChanges(notes, since: nil)
+        #expect(names(fresh.records) == ["new"])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func tokensOfTheWrongKindZoneOrStoreAreRefused(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let other = try StoreFixture(kind, name: "other-store")
+        let alice = try fixture.store(as: "alice")
+        let aliceElsewhere = try other.store(as: "alice")
+        try await alice.createZones([notes, todo])
+        try await aliceElsewhere.createZones([notes])
+        let db = try await alice.databaseChanges(scope: .private, since: nil)
+        let zoneToken = try await alice.recordZoneChanges(zone: notes, since: nil).changeToken
+        let foreign = try await aliceElsewhere.recordZoneChanges(zone: notes, since: nil).changeToken
+
+        #expect(await caught { try await alice.databaseChanges(scope: .private, since: zoneToken) } == .badToken(.wrongKind(expected: "database", found: "zone")))
+        #expect(await caught { try await alice.recordZoneChanges(zone: notes, since: db.changeToken) } == .badToken(.wrongKind(expected: "zone", found: "database")))
+        #expect(await caught { try await alice.recordZoneChanges(zone: todo, since: zoneToken) } == .badToken(.wrongZone(expected: todo, found: notes)))
+        #expect(await caught { try await alice.recordZoneChanges(zone: notes, since: foreign) } == .badToken(.wrongStore(expected: alice.storeID, found: aliceElsewhere.storeID)))
+        #expect(await caught { try await alice.databaseChanges(scope: .private, since: ServerChangeToken(rawValue: "rsct1.!!!")) } == .badToken(.garbled))
+        #expect(await caught { try await alice.databaseChanges(scope: .private, since: ServerChangeToken(rawValue: "hello")) } == .badToken(.garbled))
+        let wrongScope = await caught { try await alice.databaseChanges(scope: .shared, since: db.changeToken) }
+        guard case .badToken(.wrongScope)? = wrongScope else {
+            Issue.record("expected wrongScope, got \(String(describing: wrongScope))")
+            return
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func tokensExpireWhenHistoryIsRewritten(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes])
+        try await alice.save([Build.record("a", in: notes)])
+        let db = try await alice.databaseChanges(scope: .private, since: nil)
+        let zone = try await alice.recordZoneChanges(zone: notes, since: nil)
+        try await alice.save([Build.record("b", in: notes)])
+
+        try fixture.rewriteHistory()
+
+        #expect(await caught { try await alice.databaseChanges(scope: .private, since: db.changeToken) }?.code == .changeTokenExpired)
+        #expect(await caught { try await alice.recordZoneChanges(zone: notes, since: zone.changeToken) }?.code == .changeTokenExpired)
+        // Refetching from nil works and sees everything.
+        let fresh = try await alice.allZoneChanges(notes, since: nil)
+        #expect(names(fresh.records) == ["a", "b"])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func staleChangeTagIsAConflictWithThreeCopies(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes])
+        let original = try await alice.save([Build.record("r", in: notes, ["title": .string("v1"), "body": .string("b")])])[0]
+
+        var mine = original
+        mine.fields["title"] = .string("phone")
+        var theirs = original
+        theirs.fields["body"] = .string("laptop")
+        let landed = try await alice.save([theirs])[0]
+        #expect(landed.changeTag != original.changeTag)
+
+        let result = try await alice.modifyRecords(saving: [mine], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
+        guard case .failure(.serverRecordChanged(let conflict)) = result.saveResults[0].result else {
+            Issue.record("expected a conflict, got \(result.saveResults[0].result)")
+            return
+        }
+        #expect(conflict.server?.fields == landed.fields)
+        #expect(conflict.server?.changeTag == landed.changeTag)
+        #expect(conflict.client?.fields == mine.fields)
+        #expect(conflict.ancestor?.fields == original.fields)
+        #expect(conflict.ancestor?.changeTag == original.changeTag)
+        #expect(result.commit == nil)
+
+        // A stale deletion is a conflict too, with no client copy.
+        let deletion = try await alice.modifyRecords(saving: [], deleting: [RecordDeletion(recordID: original.recordID, changeTag: original.changeTag)], savePolicy: .ifServerRecordUnchanged, atomically: true)
+        guard case .failure(.serverRecordChanged(let c2)) = deletion.deleteResults[0].result else {
+            Issue.record("expected a delete conflict")
+            return
+        }
+        #expect(c2.client == nil && c2.server?.changeTag == landed.changeTag)
+
+        // Creating a record that exists: conflict without an ancestor.
+        let create = try await alice.modifyRecords(saving: [Build.record("r", in: notes)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
+        guard case .failure(.serverRecordChanged(let c3)) = create.saveResults[0].result else {
+            Issue.record("expected a create conflict")
+            return
+        }
+        #expect(c3.ancestor == nil && c3.server != nil)
+
+        // Merging into the server copy and saving again succeeds (CloudKit's rule).
+        var merged = try #require(conflict.server)
+        merged.fields["title"] = .string("phone")
+        let final = try await alice.save([merged])[0]
+        #expect(final.fields == ["title": .string("phone"), "body": .string("laptop")])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func savingOverADeletedRecordIsUnknownItem(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes])
+        let r = try await alice.save([Build.record("r", in: notes)])[0]
+        _ = try await alice.delete([r])
+        let result = try await alice.modifyRecords(saving: [r], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
+        #expect(result.errors == [.unknownItem(r.recordID)])
+        let del = try await alice.modifyRecords(saving: [], deleting: [RecordDeletion(recordID: r.recordID, changeTag: r.changeTag)], savePolicy: .ifServerRecordUnchanged, atomically: true)
+        #expect(del.errors == [.unknownItem(r.recordID)])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func savePoliciesChangedKeysAndAllKeys(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes])
+        let r = try await alice.save([Build.record("r", in: notes, ["a": .int64(1), "b": .int64(2)])])[0]
+        _ = try await alice.save([{ var x = r; x.fields["a"] = .int64(10); return x }()])
+
+        // Stale tag, but changedKeys overwrites only what the client sends.
+        let partial = Build.record("r", in: notes, ["b": .int64(20)], tag: r.changeTag)
+        let p = try await alice.save([partial], policy: .changedKeys)[0]
+        #expect(p.fields == ["a": .int64(10), "b": .int64(20)])
+        #expect(p.created == r.created, "created is kept from the store")
+
+        let whole = Build.record("r", in: notes, ["c": .int64(3)], tag: "stale")
+        let w = try await alice.save([whole], policy: .allKeys)[0]
+        #expect(w.fields == ["c": .int64(3)])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func atomicZonesLandAllOrNothing(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes, todo])
+        try await alice.save([Build.record("taken", in: notes)])
+        let batch = [
+            Build.record("taken", in: notes),  // conflict: exists already
+            Build.record("fine", in: notes),
+            Build.record("other", in: todo),
+        ]
+        let atomic = try await alice.modifyRecords(saving: batch, deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
+        guard case .failure(.serverRecordChanged) = atomic.saveResults[0].result else {
+            Issue.record("expected a conflict for a record that exists")
+            return
+        }
+        #expect(atomic.saveResults[1].result == .failure(.batchRequestFailed(batch[1].recordID)))
+        #expect(try atomic.saveResults[2].result.get().recordID == batch[2].recordID, "another zone lands")
+        let fetched = try await alice.fetchRecords([batch[1].recordID, batch[2].recordID])
+        #expect(fetched[0].result == .failure(.unknownItem(batch[1].recordID)))
+        #expect((try? fetched[1].result.get()) != nil)
+
+        let nonAtomic = try await alice.modifyRecords(saving: [Build.record("taken", in: notes), Build.record("fine", in: notes)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
+        guard case .failure(.serverRecordChanged) = nonAtomic.saveResults[0].result else {
+            Issue.record("expected conflict")
+            return
+        }
+        #expect((try? nonAtomic.saveResults[1].result.get()) != nil, "without atomicity the good item lands")
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func deleteSelfReferencesCascade(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes])
+        let saved = try await alice.save([
+            Build.record("parent", in: notes),
+            Build.record("child", in: notes, ["p": Build.ref("parent", .deleteSelf)]),
+            Build.record("grandchild", in: notes, ["p": .list([Build.ref("child", .deleteSelf)])]),
+            Build.record("bystander", in: notes, ["p": Build.ref("parent", .none)]),
+        ])
+        let token = try await alice.allZoneChanges(notes, since: nil).token
+        let result = try await alice.delete([saved[0]])
+        #expect(result.cascadedDeletions.map(\.recordName).sorted() == ["child", "grandchild"])
+        let later = try await alice.allZoneChanges(notes, since: token)
+        #expect(later.deletions.map(\.recordID.recordName).sorted() == ["child", "grandchild", "parent"])
+        #expect(later.records.isEmpty)
+        let left = try await alice.allZoneChanges(notes, since: nil)
+        #expect(names(left.records) == ["bystander"])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func publicScopeIsRefused(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let alice = try fixture.store(as: "alice")
+        #expect(await caught { try await alice.databaseChanges(scope: .public, since: nil) }?.code == .badDatabase)
+        #expect(await caught { try await alice.fetchAllRecordZones(scope: .public) }?.code == .badDatabase)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func sharedZonesFollowParticipants(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let alice = try fixture.store(as: "alice")
+        let bob = try fixture.store(as: "bob")
+        let carol = try fixture.store(as: "carol")
+        try await alice.createZones([notes, todo])
+        try await alice.save([Build.record("r", in: notes)])
+        let bob0 = try await bob.databaseChanges(scope: .shared, since: nil)
+        #expect(bob0.modifications.isEmpty)
+
+        try await alice.zoneOp(.save(RecordZone(zoneID: notes, participants: [ShareParticipant(userRecordName: "bob", permission: .readOnly)])))
+        let bob1 = try await bob.databaseChanges(scope: .shared, since: bob0.changeToken)
+        #expect(bob1.modifications == [notes])
+        #expect(try await carol.databaseChanges(scope: .shared, since: nil).modifications.isEmpty)
+        #expect(try await bob.fetchAllRecordZones(scope: .shared).map(\.zoneID) == [notes])
+        #expect(try await bob.allZoneChanges(notes, since: nil).records.count == 1)
+        #expect(await caught { try await bob.recordZoneChanges(zone: todo, since: nil) } == .zoneNotFound(todo))
+
+        // Read-only: writes are refused per item; zone changes by non-owners are refused.
+        let refused = try await bob.modifyRecords(saving: [Build.record("b", in: notes)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
+        #expect(refused.errors.first?.code == .permissionFailure)
+        let zoneRefused = try await bob.modifyRecordZones([.delete(notes)])
+        #expect((try? zoneRefused[0].result.get()) == nil)
+
+        try await alice.zoneOp(.save(RecordZone(zoneID: notes, participants: [ShareParticipant(userRecordName: "bob", permission: .readWrite)])))
+        try await bob.save([Build.record("b", in: notes)])
+        let history = try await alice.allZoneChanges(notes, since: nil)
+        #expect(history.records.first { $0.recordID.recordName == "b" }?.modified?.userRecordName == "bob")
+
+        // Unsharing is a deletion in bob's shared database.
+        try await alice.zoneOp(.save(RecordZone(zoneID: notes)))
+        let bob2 = try await bob.databaseChanges(scope: .shared, since: bob1.changeToken)
+        #expect(bob2.deletions == [ZoneDeletion(zoneID: notes, reason: .deleted)])
+        #expect(await caught { try await bob.recordZoneChanges(zone: notes, since: nil) } == .zoneNotFound(notes))
+        // Only owners create zones.
+        let foreign = try await bob.modifyRecordZones([.save(RecordZone(zoneID: Build.zone("mine", owner: "alice")))])
+        #expect((try? foreign[0].result.get()) == nil)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func badInputFailsPerItemWithoutWriting(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes])
+        var bad = Build.record("big", in: notes)
+        bad.fields["blob"] = .bytes(Array(repeating: 7, count: 1_100_000))
+        let dup = Build.record("dup", in: notes)
+        let result = try await alice.modifyRecords(saving: [bad, dup, dup], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
+        #expect(result.errors.map(\.code) == [.limitExceeded, .invalidArguments])
+        #expect((try? result.saveResults[1].result.get()) != nil)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func fetchRecordsByID(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes])
+        let r = try await alice.save([Build.record("r", in: notes, ["a": .string("x")])])[0]
+        let missing = Build.id("missing", in: notes)
+        let elsewhere = Build.id("r", in: todo)
+        let results = try await alice.fetchRecords([r.recordID, missing, elsewhere])
+        #expect(try results[0].result.get() == r)
+        #expect(results[1].result == .failure(.unknownItem(missing)))
+        #expect(results[2].result == .failure(.zoneNotFound(todo)))
+    }
+}
