@@ -18,7 +18,7 @@ let package = Package(
         .target(name: "RecSyncStore", dependencies: ["RecSyncModel", "RecSyncGit"]),
         .target(name: "RecSyncTestSupport", dependencies: ["RecSyncModel", "RecSyncStore"]),
         // A small writer process used by the multi-process concurrency tests.
-        .executableTarget(name: "recsync-store-writer", dependencies: ["RecSyncStore", "RecSyncModel"]),
+        .executableTarget(name: "recsync-store-writer", dependencies: ["RecSyncStore", "RecSyncModel", "RecSyncTestSupport"]),
         .testTarget(name: "RecSyncModelTests", dependencies: ["RecSyncModel", "RecSyncTestSupport"]),
         .testTarget(name: "RecSyncGitTests", dependencies: ["RecSyncGit", "RecSyncTestSupport"]),
         .testTarget(

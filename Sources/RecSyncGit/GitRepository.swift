@@ -171,7 +171,8 @@ public final class GitRepository {
         return GitOID(raw: oid)
     }
 
-    /// Moves a reference by compare-and-swap; false when it no longer holds `expected`.
+    /// Moves a reference by compare-and-swap; false when it no longer holds `expected` or is
+    /// locked by another writer.
     ///
     /// `expected == nil` means the reference must not exist yet.
     public func updateReference(_ name: String, to target: GitOID, expected: GitOID?, logMessage: String) throws(GitError) -> Bool {
@@ -184,7 +185,9 @@ public final class GitRepository {
         } else {
             result = git_reference_create(&out, pointer, name, &new, 0, logMessage)
         }
-        if result == GIT_EMODIFIED.rawValue || result == GIT_EEXISTS.rawValue { return false }
+        // Moved since `expected`, or another writer holds the ref's lock right now: either way
+        // the caller lost the race and must look again.
+        if result == GIT_EMODIFIED.rawValue || result == GIT_EEXISTS.rawValue || result == GIT_ELOCKED.rawValue { return false }
         try check("git_reference_create_matching", result)
         git_reference_free(out)
         return true

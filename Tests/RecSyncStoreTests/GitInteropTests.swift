@@ -1,0 +1,148 @@
+import Foundation
+import RecSyncModel
+import RecSyncStore
+import RecSyncTestSupport
+import Testing
+
+/// A git store is an ordinary repository: plain git reads it, and recsync copes with what
+/// plain git writes into it.
+@Suite struct GitInteropTests {
+    let notes = Build.zone("notes")
+
+    @Test func plainGitReadsTheStore() async throws {
+        let fixture = try StoreFixture(.git)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes], defaultRecordType: "Note")
+        let saved = try await alice.save([
+            Build.record("hello", in: notes, ["title": .string("Hi"), "when": .timestamp(1_767_225_600_000)]),
+            Build.record(".hidden/with slash%", in: notes, ["n": .int64(1)]),
+        ])
+        try GitCLI.run(["fsck", "--strict", "--no-dangling"], in: fixture.path)
+
+        let log = try GitCLI.run(["log", "--format=%an <%ae>|%s", "refs/heads/main"], in: fixture.path)
+        let lines = log.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3)
+        #expect(lines[0] == "alice <alice@recsync.invalid>|alice: saved 2 in alice/notes")
+        #expect(lines[1] == "alice <alice@recsync.invalid>|alice: created alice/notes")
+
+        // The change tag is the blob's OID, and the blob is the record's store encoding.
+        let path = StoreLayout.recordPath(saved[0].recordID)
+        let oid = try GitCLI.run(["rev-parse", "refs/heads/main:\(path)"], in: fixture.path).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(oid == saved[0].changeTag)
+        let shown = try GitCLI.run(["show", "refs/heads/main:\(path)"], in: fixture.path)
+        var bare = saved[0]
+        bare.changeTag = nil
+        #expect(shown == String(decoding: StoreEncoding.encode(bare), as: UTF8.self))
+        // Awkward names are escaped into safe tree entries.
+        let escapedPath = StoreLayout.recordPath(saved[1].recordID)
+        #expect(escapedPath.hasSuffix("/%2Ehidden%2Fwith slash%25"))
+        #expect(try GitCLI.run(["cat-file", "-t", "refs/heads/main:\(escapedPath)"], in: fixture.path) == "blob\n")
+        let manifest = try GitCLI.run(["show", "refs/heads/main:recsync.json"], in: fixture.path)
+        #expect(manifest.contains("\"storeID\": \"\(alice.storeID)\""))
+    }
+
+    @Test func contentCommittedWithPlainGitIsReadOrRefusedPerItem() async throws {
+        let fixture = try StoreFixture(.git)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes])
+        try await alice.save([Build.record("kept", in: notes)])
+        let dbToken = try await alice.databaseChanges(scope: .private, since: nil).changeToken
+        let zoneToken = try await alice.allZoneChanges(notes, since: nil).token
+
+        // A person edits the store with plain git: clone, add files, push.
+        let work = fixture.directory.file("work")
+        try GitCLI.run(["clone", "-q", fixture.path, work], in: fixture.directory.path)
+        let records = "\(work)/\(StoreLayout.recordsPath(notes))"
+        func write(_ relative: String, _ text: String) throws {
+            let url = URL(fileURLWithPath: "\(records)/\(relative)")
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try text.write(to: url, atomically: true, encoding: .utf8)
+        }
+        let byHand = Build.record("by-hand", in: notes, ["x": .int64(42)])
+        try write(StoreLayout.recordKey("by-hand"), String(decoding: StoreEncoding.encode(byHand), as: UTF8.self))
+        try write(StoreLayout.recordKey("broken"), "{ not json")
+        let misplacedFanout = StoreLayout.fanout("misplaced") == "00" ? "01" : "00"
+        try write("\(misplacedFanout)/misplaced", String(decoding: StoreEncoding.encode(Build.record("misplaced", in: notes)), as: UTF8.self))
+        try write(StoreLayout.recordKey("liar"), String(decoding: StoreEncoding.encode(Build.record("someone-else", in: notes)), as: UTF8.self))
+        try write("README", "not a fan-out directory")
+        try write("\(StoreLayout.fanout("deep"))/deep/inner", "nested")
+        try FileManager.default.createDirectory(atPath: "\(records)/\(StoreLayout.fanout("link"))", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: "\(records)/\(StoreLayout.recordKey("link"))", withDestinationPath: "/etc/passwd")
+        try "stray".write(toFile: "\(work)/NOTES.txt", atomically: true, encoding: .utf8)
+        try GitCLI.run(["add", "-A"], in: work)
+        try GitCLI.run(["commit", "-q", "-m", "edited by hand"], in: work)
+        try GitCLI.run(["push", "-q", "origin", "HEAD:main"], in: work)
+
+        let db = try await alice.databaseChanges(scope: .private, since: dbToken)
+        #expect(db.modifications == [notes])
+        #expect(db.warnings.contains { $0.path == "NOTES.txt" })
+
+        let changes = try await alice.recordZoneChanges(zone: notes, since: zoneToken)
+        var good: [String] = []
+        var bad: [String: RecSyncError] = [:]
+        for item in changes.modifications {
+            switch item.result {
+            case .success(let r): good.append(r.recordID.recordName)
+            case .failure(let e): bad[item.recordID.recordName] = e
+            }
+        }
+        #expect(good == ["by-hand"])
+        #expect(Set(bad.keys) == ["broken", "misplaced", "liar"])
+        #expect(bad.values.allSatisfy { $0.code == .serverRejectedRequest })
+        #expect(bad["misplaced"]?.message.contains("fan-out") == true)
+        #expect(bad["liar"]?.message.contains("someone-else") == true)
+        let warned = Set(changes.warnings.map { $0.path.split(separator: "/").last.map(String.init) ?? "" })
+        #expect(warned.isSuperset(of: ["README", "deep", "link"]), "\(changes.warnings)")
+
+        // recsync keeps writing next to the foreign content and leaves it alone.
+        try await alice.save([Build.record("after", in: notes)])
+        let ls = try GitCLI.run(["ls-tree", "-r", "--name-only", "refs/heads/main"], in: fixture.path)
+        #expect(ls.contains("NOTES.txt") && ls.contains("\(StoreLayout.recordsPath(notes))/README"))
+        try GitCLI.run(["fsck", "--no-dangling"], in: fixture.path)
+    }
+
+    @Test func expiredAfterRewriteAndGarbageCollection() async throws {
+        let fixture = try StoreFixture(.git)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes])
+        try await alice.save([Build.record("a", in: notes)])
+        let token = try await alice.recordZoneChanges(zone: notes, since: nil).changeToken
+        try fixture.rewriteHistory()
+        try GitCLI.run(["reflog", "expire", "--expire=now", "--all"], in: fixture.path)
+        try GitCLI.run(["gc", "-q", "--prune=now"], in: fixture.path)
+        #expect(await caught { try await alice.recordZoneChanges(zone: notes, since: token) }?.code == .changeTokenExpired)
+        let fresh = try await alice.allZoneChanges(notes, since: nil)
+        #expect(names(fresh.records) == ["a"])
+    }
+
+    @Test func largeModificationLandsAsOnePack() async throws {
+        let fixture = try StoreFixture(.git)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes])
+        let records = (0..<1500).map { RecordGenerator.realisticRecord(index: $0, zoneID: notes) }
+        let before = try FileManager.default.contentsOfDirectory(atPath: "\(fixture.path)/objects/pack").filter { $0.hasSuffix(".pack") }
+        let saved = try await alice.save(records)
+        #expect(saved.count == 1500)
+        let after = try FileManager.default.contentsOfDirectory(atPath: "\(fixture.path)/objects/pack").filter { $0.hasSuffix(".pack") }
+        #expect(after.count == before.count + 1)
+        try GitCLI.run(["fsck", "--strict", "--no-dangling"], in: fixture.path)
+        let fetched = try await alice.allZoneChanges(notes, since: nil, limit: 1000)
+        #expect(fetched.records.count == 1500 && fetched.pages == 2)
+        #expect(Set(fetched.records.map(\.changeTag)) == Set(saved.map(\.changeTag)))
+    }
+
+    @Test func openingSomethingThatIsNotAStoreSaysSo() throws {
+        let dir = TempDirectory(#function)
+        let actor = try StoreActor(userRecordName: "alice")
+        #expect(throws: RecSyncError.self) { try GitStore(path: dir.file("missing"), actor: actor) }
+        try GitCLI.run(["init", "-q", "--bare", "plain.git"], in: dir.path)
+        do {
+            _ = try GitStore(path: dir.file("plain.git"), actor: actor)
+            Issue.record("a plain repository must not open as a store")
+        } catch {
+            #expect(error.message.contains("not a recsync store"))
+        }
+        try GitStore.create(at: dir.file("s.git"), actor: actor)
+        #expect(throws: RecSyncError.self) { try GitStore.create(at: dir.file("s.git"), actor: actor) }
+    }
+}
