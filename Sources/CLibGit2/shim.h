@@ -32,4 +32,10 @@ static inline void recsync_odb_writepack_free(git_odb_writepack *wp) {
     wp->free(wp);
 }
 
+/* Writes straight into one backend (the in-memory pack), skipping the object database's
+   per-object existence checks across every backend. */
+static inline int recsync_odb_backend_write(git_odb_backend *backend, const git_oid *oid, const void *data, size_t len, git_object_t type) {
+    return backend->write(backend, oid, data, len, type);
+}
+
 #endif

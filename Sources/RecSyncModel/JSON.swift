@@ -11,20 +11,34 @@ public enum JSONValue: Sendable, Hashable {
     case array([JSONValue])
     case object([String: JSONValue])
 
-    /// Checks that every number is finite, recursively.
+    /// How deeply a stored JSON value may nest arrays and objects. It leaves room for the
+    /// envelope a value is stored in, so every valid value can be parsed back (see `JSON.maxDepth`).
+    public static let maxNesting = 500
+
+    /// Checks that every number is finite and that nesting stays within `maxNesting`.
     public func validate(context: String) throws(RecSyncError) {
+        try validate(context: context, depth: 0)
+    }
+
+    private func validate(context: String, depth: Int) throws(RecSyncError) {
         switch self {
         case .double(let d):
             if !d.isFinite {
                 throw .invalidArguments("\(context) contains the number \(d); only finite numbers can be stored")
             }
         case .array(let items):
-            for item in items { try item.validate(context: context) }
+            guard depth < JSONValue.maxNesting else { throw tooDeep(context) }
+            for item in items { try item.validate(context: context, depth: depth + 1) }
         case .object(let members):
-            for (_, v) in members { try v.validate(context: context) }
+            guard depth < JSONValue.maxNesting else { throw tooDeep(context) }
+            for (_, v) in members { try v.validate(context: context, depth: depth + 1) }
         case .null, .bool, .int, .string:
             break
         }
+    }
+
+    private func tooDeep(_ context: String) -> RecSyncError {
+        .invalidArguments("\(context) nests arrays and objects more than \(JSONValue.maxNesting) levels deep")
     }
 }
 
@@ -124,7 +138,7 @@ struct JSONWriter {
 
     private mutating func newline(depth: Int) {
         out.append(0x0A)
-        for _ in 0..<(depth * 2) { out.append(0x20) }
+        out.append(contentsOf: repeatElement(0x20, count: depth * 2))
     }
 
     // Scalars
@@ -165,36 +179,49 @@ struct JSONWriter {
     }
 
     mutating func string(_ s: String) {
-        out.append(UInt8(ascii: "\""))
+        if let done: Void = s.utf8.withContiguousStorageIfAvailable({ writeString($0) }) { return done }
         var s = s
-        s.withUTF8 { buf in
-            var runStart = 0
-            var i = 0
-            let n = buf.count
-            while i < n {
-                let b = buf[i]
-                if b >= 0x20 && b != UInt8(ascii: "\"") && b != UInt8(ascii: "\\") {
-                    i += 1
-                    continue
-                }
-                if runStart < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: buf[runStart..<i])) }
-                out.append(UInt8(ascii: "\\"))
-                switch b {
-                case UInt8(ascii: "\""): out.append(UInt8(ascii: "\""))
-                case UInt8(ascii: "\\"): out.append(UInt8(ascii: "\\"))
-                case 0x0A: out.append(UInt8(ascii: "n"))
-                case 0x09: out.append(UInt8(ascii: "t"))
-                case 0x0D: out.append(UInt8(ascii: "r"))
-                case 0x08: out.append(UInt8(ascii: "b"))
-                case 0x0C: out.append(UInt8(ascii: "f"))
-                default:
-                    out.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30, hexDigit(b >> 4), hexDigit(b & 0xF)])
-                }
-                i += 1
-                runStart = i
-            }
-            if runStart < n { out.append(contentsOf: UnsafeBufferPointer(rebasing: buf[runStart..<n])) }
+        s.withUTF8 { writeString($0) }
+    }
+
+    private mutating func writeString(_ buf: UnsafeBufferPointer<UInt8>) {
+        let n = buf.count
+        var i = 0
+        // Most strings need no escapes: find the first byte that does.
+        while i < n {
+            let b = buf[i]
+            if b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") { break }
+            i += 1
         }
+        out.append(UInt8(ascii: "\""))
+        if i == n {
+            out.append(contentsOf: buf)
+            out.append(UInt8(ascii: "\""))
+            return
+        }
+        var runStart = 0
+        while i < n {
+            let b = buf[i]
+            if b >= 0x20 && b != UInt8(ascii: "\"") && b != UInt8(ascii: "\\") {
+                i += 1
+                continue
+            }
+            if runStart < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: buf[runStart..<i])) }
+            switch b {
+            case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case 0x0A: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case 0x09: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0x0D: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case 0x08: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
+            case 0x0C: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
+            default:
+                out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), 0x30, 0x30, hexDigit(b >> 4), hexDigit(b & 0xF)])
+            }
+            i += 1
+            runStart = i
+        }
+        if runStart < n { out.append(contentsOf: UnsafeBufferPointer(rebasing: buf[runStart..<n])) }
         out.append(UInt8(ascii: "\""))
     }
 
@@ -217,17 +244,42 @@ struct JSONWriter {
             endArray()
         case .object(let members):
             beginObject()
-            for k in JSONWriter.sortedKeys(members) {
+            for (k, v) in JSONWriter.sorted(members) {
                 key(k)
-                value(members[k]!)
+                value(v)
             }
             endObject()
         }
     }
 
     /// Keys in canonical order: by their UTF-8 bytes.
-    static func sortedKeys<V>(_ dict: [String: V]) -> [String] {
-        dict.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    static func sorted<V>(_ dict: [String: V]) -> [(key: String, value: V)] {
+        if dict.count < 2 { return Array(dict) }
+        // Sort positions by key rather than the pairs, so values are not moved (retained) while sorting.
+        let keys = Array(dict.keys)
+        let values = Array(dict.values)
+        var order = Array(0..<keys.count)
+        keys.withUnsafeBufferPointer { k in
+            order.sort { utf8Less(k[$0], k[$1]) }
+        }
+        return order.map { (keys[$0], values[$0]) }
+    }
+
+    /// Orders strings by their UTF-8 bytes (which is also Unicode scalar order).
+    static func utf8Less(_ a: String, _ b: String) -> Bool {
+        var a = a
+        var b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                let n = min(x.count, y.count)
+                var i = 0
+                while i < n {
+                    if x[i] != y[i] { return x[i] < y[i] }
+                    i += 1
+                }
+                return x.count < y.count
+            }
+        }
     }
 }
 
@@ -306,45 +358,45 @@ private struct JSONParser {
     }
 
     /// An array or object being parsed. The parser keeps these on its own stack rather than
-    /// recursing, so deep nesting cannot overflow a thread's stack.
+    /// recursing, so deep nesting cannot overflow a thread's stack. The elements and keys of all
+    /// open containers wait on two shared stacks; a frame remembers where its own begin.
     struct Frame {
         var isArray: Bool
-        var items: [JSONValue] = []
-        var members: [String: JSONValue] = [:]
-        var key = ""
-        var keyStart = 0
+        var valueStart: Int
+        var keyStart: Int
     }
 
     /// Parses one value (with everything nested in it) starting at `pos`.
     mutating func parseValue() throws(RecSyncError) -> JSONValue {
-        var stack: [Frame] = []
+        var frames: [Frame] = []
+        var values: [JSONValue] = []
+        var keys: [(name: String, offset: Int)] = []
         var current: JSONValue
         parsing: while true {
-            // Read the start of a value; containers push a frame and read their first element.
+            // Read the start of a value; containers push a frame and go on to their first element.
             guard pos < buf.count else { throw fail("expected a value, found the end of the input") }
             switch buf[pos] {
             case UInt8(ascii: "{"):
-                try enter(stack.count)
+                try enter(frames.count)
                 pos += 1
                 skipWhitespace()
                 if pos < buf.count && buf[pos] == UInt8(ascii: "}") {
                     pos += 1
                     current = .object([:])
                 } else {
-                    var frame = Frame(isArray: false)
-                    try readKey(into: &frame)
-                    stack.append(frame)
+                    frames.append(Frame(isArray: false, valueStart: values.count, keyStart: keys.count))
+                    keys.append(try readKey())
                     continue parsing
                 }
             case UInt8(ascii: "["):
-                try enter(stack.count)
+                try enter(frames.count)
                 pos += 1
                 skipWhitespace()
                 if pos < buf.count && buf[pos] == UInt8(ascii: "]") {
                     pos += 1
                     current = .array([])
                 } else {
-                    stack.append(Frame(isArray: true))
+                    frames.append(Frame(isArray: true, valueStart: values.count, keyStart: keys.count))
                     continue parsing
                 }
             case UInt8(ascii: "\""): current = .string(try parseString())
@@ -356,54 +408,58 @@ private struct JSONParser {
                 throw fail("expected a value (object, array, string, number, true, false or null), found \(describe(pos))")
             }
             // A value is complete: add it to the open containers, closing those that end here.
-            while !stack.isEmpty {
-                let top = stack.count - 1
+            while let frame = frames.last {
+                values.append(current)
                 skipWhitespace()
-                if stack[top].isArray {
-                    stack[top].items.append(current)
-                    guard pos < buf.count else { throw fail("expected ',' or ']' in an array, found the end of the input") }
-                    if buf[pos] == UInt8(ascii: ",") {
-                        pos += 1
-                        skipWhitespace()
-                        continue parsing
-                    }
+                guard pos < buf.count else {
+                    throw fail(frame.isArray ? "expected ',' or ']' in an array, found the end of the input"
+                                             : "expected ',' or '}' in an object, found the end of the input")
+                }
+                if buf[pos] == UInt8(ascii: ",") {
+                    pos += 1
+                    skipWhitespace()
+                    if !frame.isArray { keys.append(try readKey()) }
+                    continue parsing
+                }
+                if frame.isArray {
                     guard buf[pos] == UInt8(ascii: "]") else { throw fail("expected ',' or ']' in an array, found \(describe(pos))") }
                     pos += 1
-                    current = .array(stack.removeLast().items)
+                    current = .array(Array(values[frame.valueStart...]))
                 } else {
-                    let key = stack[top].key
-                    if stack[top].members.updateValue(current, forKey: key) != nil {
-                        throw fail("duplicate key \"\(key)\" in one object", at: stack[top].keyStart)
-                    }
-                    guard pos < buf.count else { throw fail("expected ',' or '}' in an object, found the end of the input") }
-                    if buf[pos] == UInt8(ascii: ",") {
-                        pos += 1
-                        skipWhitespace()
-                        try readKey(into: &stack[top])
-                        continue parsing
-                    }
                     guard buf[pos] == UInt8(ascii: "}") else { throw fail("expected ',' or '}' in an object, found \(describe(pos))") }
                     pos += 1
-                    current = .object(stack.removeLast().members)
+                    let count = values.count - frame.valueStart
+                    var members = [String: JSONValue](minimumCapacity: count)
+                    for i in 0..<count {
+                        let key = keys[frame.keyStart + i]
+                        if members.updateValue(values[frame.valueStart + i], forKey: key.name) != nil {
+                            throw fail("duplicate key \"\(key.name)\" in one object", at: key.offset)
+                        }
+                    }
+                    keys.removeSubrange(frame.keyStart...)
+                    current = .object(members)
                 }
+                values.removeSubrange(frame.valueStart...)
+                frames.removeLast()
             }
             return current
         }
     }
 
     /// Reads `"key" :` and leaves `pos` at the member's value.
-    mutating func readKey(into frame: inout Frame) throws(RecSyncError) {
+    mutating func readKey() throws(RecSyncError) -> (name: String, offset: Int) {
         guard pos < buf.count, buf[pos] == UInt8(ascii: "\"") else {
             throw fail("expected a string key in double quotes, found \(describe(pos))")
         }
-        frame.keyStart = pos
-        frame.key = try parseString()
+        let offset = pos
+        let key = try parseString()
         skipWhitespace()
         guard pos < buf.count, buf[pos] == UInt8(ascii: ":") else {
-            throw fail("expected ':' after the key \"\(frame.key)\", found \(describe(pos))")
+            throw fail("expected ':' after the key \"\(key)\", found \(describe(pos))")
         }
         pos += 1
         skipWhitespace()
+        return (key, offset)
     }
 
     mutating func literal(_ word: StaticString) throws(RecSyncError) {
@@ -430,15 +486,18 @@ private struct JSONParser {
         let open = pos
         pos += 1
         let start = pos
+        var high: UInt8 = 0
         while pos < buf.count {
             let b = buf[pos]
             if b == UInt8(ascii: "\"") {
-                guard let s = String(validating: buf[start..<pos], as: UTF8.self) else {
+                let bytes = UnsafeBufferPointer(rebasing: buf[start..<pos])
+                guard high < 0x80 || JSONParser.isValidUTF8(bytes) else {
                     throw fail("the string contains bytes that are not valid UTF-8", at: open)
                 }
                 pos += 1
-                return s
+                return String(decoding: bytes, as: UTF8.self)
             }
+            high |= b
             if b == UInt8(ascii: "\\") { break }
             if b < 0x20 { throw fail("a control character must be escaped inside a string (write \\u\(hex4(UInt16(b))))") }
             pos += 1
@@ -450,9 +509,10 @@ private struct JSONParser {
         while pos < buf.count {
             let b = buf[pos]
             if b == UInt8(ascii: "\"") {
-                guard let s = String(validating: scratch, as: UTF8.self) else {
-                    throw fail("the string contains bytes that are not valid UTF-8", at: open)
+                let s: String? = scratch.withUnsafeBufferPointer { bytes in
+                    JSONParser.isValidUTF8(bytes) ? String(decoding: bytes, as: UTF8.self) : nil
                 }
+                guard let s else { throw fail("the string contains bytes that are not valid UTF-8", at: open) }
                 pos += 1
                 return s
             }
@@ -500,6 +560,41 @@ private struct JSONParser {
             }
         }
         throw fail("expected '\"' to close the string that starts at column \(position(open).column)")
+    }
+
+    /// Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF.
+    static func isValidUTF8(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        var i = 0
+        let n = b.count
+        @inline(__always) func continuation(_ k: Int) -> Bool { k < n && b[k] & 0xC0 == 0x80 }
+        while i < n {
+            let c = b[i]
+            if c < 0x80 {
+                i += 1
+            } else if c < 0xC2 {
+                return false
+            } else if c < 0xE0 {
+                guard continuation(i + 1) else { return false }
+                i += 2
+            } else if c < 0xF0 {
+                guard i + 1 < n else { return false }
+                let c1 = b[i + 1]
+                let low: UInt8 = c == 0xE0 ? 0xA0 : 0x80
+                let high: UInt8 = c == 0xED ? 0x9F : 0xBF
+                guard c1 >= low, c1 <= high, continuation(i + 2) else { return false }
+                i += 3
+            } else if c < 0xF5 {
+                guard i + 1 < n else { return false }
+                let c1 = b[i + 1]
+                let low: UInt8 = c == 0xF0 ? 0x90 : 0x80
+                let high: UInt8 = c == 0xF4 ? 0x8F : 0xBF
+                guard c1 >= low, c1 <= high, continuation(i + 2), continuation(i + 3) else { return false }
+                i += 4
+            } else {
+                return false
+            }
+        }
+        return true
     }
 
     func describeEscape(_ b: UInt8) -> String {

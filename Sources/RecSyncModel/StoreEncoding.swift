@@ -162,9 +162,8 @@ public enum StoreEncoding {
 
     static func writeFields(_ fields: [String: FieldValue], to w: inout JSONWriter) {
         w.beginObject()
-        for k in JSONWriter.sortedKeys(fields) {
+        for (k, v) in JSONWriter.sorted(fields) {
             w.key(k)
-            let v = fields[k]!
             w.beginObject()
             w.key("type")
             w.string(typeName(v))

@@ -20,9 +20,9 @@ public enum WorkspaceEncoding {
     public static func encodeFields(_ fields: [String: FieldValue]) -> [UInt8] {
         var w = JSONWriter(pretty: true, capacity: 512)
         w.beginObject()
-        for k in JSONWriter.sortedKeys(fields) {
+        for (k, v) in JSONWriter.sorted(fields) {
             w.key(k)
-            writePlain(fields[k]!, to: &w)
+            writePlain(v, to: &w)
         }
         w.endObject()
         return w.finish()

@@ -219,8 +219,8 @@ public enum RecordGenerator {
             let value: FieldValue
             let key: String
             switch i {
-            case 0: key = "title"; value = .string(phrase(3))
-            case 1: key = "body"; value = .string(phrase(8))
+            case 0: key = "title"; value = .string(phrase(2))
+            case 1: key = "body"; value = .string(phrase(4))
             case 2: key = "count"; value = .int64(Int64.random(in: 0...10_000, using: &g))
             case 3: key = "score"; value = .double(Double(Int.random(in: 0...100_000, using: &g)) / 100)
             case 4: key = "done"; value = .boolean(Bool.random(using: &g))

@@ -46,6 +46,9 @@ public enum StressWriter {
                 throw e
             }
             record.fields["lastWriter"] = .string(writer)
+            // A device thinks between reading and writing: let other writers run meanwhile.
+            await Task.yield()
+            await Task.yield()
             let result = try await store.modifyRecords(saving: [record], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
             switch result.saveResults[0].result {
             case .success(let saved):

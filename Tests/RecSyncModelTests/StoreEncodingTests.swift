@@ -224,6 +224,24 @@ import Testing
         #expect(back.fields == r.fields)
     }
 
+    @Test func deepestValidJSONRoundTripsThroughBothEncodings() throws {
+        func nested(_ n: Int, object: Bool) -> JSONValue {
+            var v = JSONValue.int(1)
+            for _ in 0..<n { v = object ? .object(["a": v]) : .array([v]) }
+            return v
+        }
+        let id = try RecordID(recordName: "deep", zoneID: testZone)
+        for object in [false, true] {
+            let deep = nested(JSONValue.maxNesting, object: object)
+            let r = try Record(recordID: id, recordType: "T", fields: ["j": .json(deep)])
+            #expect(try StoreEncoding.decode(StoreEncoding.encode(r), zoneID: testZone, changeTag: nil) == r)
+            #expect(try WorkspaceEncoding.decodeFields(WorkspaceEncoding.encodeFields(r.fields)) == r.fields)
+            expectInvalid("field 'j' nests arrays and objects more than 500 levels deep") {
+                try Record(recordID: id, recordType: "T", fields: ["j": .json(nested(JSONValue.maxNesting + 1, object: object))])
+            }
+        }
+    }
+
     @Test func sizeLimitUsesFieldDataSize() throws {
         var r = try Record(recordID: RecordID(recordName: "big", zoneID: testZone), recordType: "T", fields: ["s": .string("x")])
         #expect(StoreEncoding.fieldDataSize(of: r) == #"{"s":{"type":"STRING","value":"x"}}"#.utf8.count)

@@ -428,4 +428,19 @@ import Testing
         #expect(results[1].result == .failure(.unknownItem(missing)))
         #expect(results[2].result == .failure(.zoneNotFound(todo)))
     }
+
+    @Test func lostRacesAreRetriedThenReportedAsBusy() async throws {
+        let fixture = try StoreFixture(.memory)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes])
+        fixture.storage.simulateLostRaces(3)
+        let saved = try await alice.save([Build.record("r", in: notes)])
+        #expect(saved[0].changeTag != nil, "three lost races are retried transparently")
+        fixture.storage.simulateLostRaces(1000)
+        let busy = await caught { try await alice.save([Build.record("s", in: notes)]) }
+        #expect(busy?.code == .zoneBusy)
+        fixture.storage.simulateLostRaces(0)
+        let results = try await alice.fetchRecords([Build.id("s", in: notes)])
+        #expect(results[0].result == .failure(.unknownItem(Build.id("s", in: notes))), "a write that never landed is not there")
+    }
 }

@@ -101,3 +101,32 @@ public actor GitStore: RemoteStore {
         return result
     }
 }
+
+/// One commit of a store's history.
+public struct StoreCommit: Sendable, Hashable {
+    public var commit: String
+    public var authorName: String
+    public var authorEmail: String
+    /// Seconds since the epoch.
+    public var time: Int64
+    public var message: String
+}
+
+extension GitStore {
+    /// The store's history, newest first, following first parents: its change log.
+    public func log(limit: Int = 100) throws(RecSyncError) -> [StoreCommit] {
+        let repo = core.backend.repository
+        var result: [StoreCommit] = []
+        do {
+            var next = try repo.referenceTarget(GitBackend.headRef)
+            while let c = next, result.count < limit {
+                let commit = try repo.commit(c)
+                result.append(StoreCommit(commit: c.hex, authorName: commit.authorName, authorEmail: commit.authorEmail, time: commit.time, message: commit.message))
+                next = commit.parents.first
+            }
+        } catch {
+            throw GitBackend.wrap(error, "reading history")
+        }
+        return result
+    }
+}

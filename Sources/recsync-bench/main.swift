@@ -1,0 +1,103 @@
+// Store-level measurements: write N records into a new git store, then fetch K changes.
+//
+// usage: recsync-bench [--records N] [--changes K] [--zones Z] [--runs R]
+// Prints one line per figure. Run a release build: swift run -c release recsync-bench
+import Foundation
+import RecSyncModel
+import RecSyncStore
+import RecSyncTestSupport
+
+func argument(_ name: String, _ fallback: Int) -> Int {
+    let args = CommandLine.arguments
+    guard let i = args.firstIndex(of: name), i + 1 < args.count, let v = Int(args[i + 1]) else { return fallback }
+    return v
+}
+
+func seconds(_ body: () async throws -> Void) async rethrows -> Double {
+    let start = DispatchTime.now().uptimeNanoseconds
+    try await body()
+    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+}
+
+func peakRSSMiB() -> Double {
+    var usage = rusage()
+    getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
+    return Double(usage.ru_maxrss) / 1024
+}
+
+func median(_ xs: [Double]) -> Double { xs.sorted()[xs.count / 2] }
+func ms(_ s: Double) -> String { String(format: "%.1f ms", s * 1000) }
+
+let n = argument("--records", 100_000)
+let k = argument("--changes", 100)
+let zoneCount = argument("--zones", 10)
+let runs = argument("--runs", 7)
+
+let dir = TempDirectory("bench")
+let path = dir.file("store.git")
+let actor = try StoreActor(userRecordName: "bench")
+try GitStore.create(at: path, actor: actor)
+let store = try GitStore(path: path, actor: actor)
+let zones = try (0..<zoneCount).map { try ZoneID(zoneName: "zone\($0)", ownerName: "bench") }
+_ = try await store.modifyRecordZones(zones.map { .save(RecordZone(zoneID: $0)) })
+
+let records = (0..<n).map { RecordGenerator.realisticRecord(index: $0, zoneID: zones[$0 % zoneCount]) }
+let bytes = records.reduce(0) { $0 + WorkspaceEncoding.encodeFields($1.fields).count } / max(n, 1)
+print("records: \(n) in \(zoneCount) zones, ~\(bytes) B of plain JSON each")
+
+var saved: [Record] = []
+let writeTime = try await seconds {
+    let result = try await store.modifyRecords(saving: records, deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
+    saved = try result.saveResults.map { try $0.result.get() }
+}
+print("write \(n) records into a new store (one modification): \(String(format: "%.2f s", writeTime))")
+
+let zone = zones[0]
+let before = try await store.recordZoneChanges(zone: zone, since: nil, resultsLimit: 1, desiredKeys: nil)
+var fullToken: ServerChangeToken?
+let fullTime = try await seconds {
+    var token: ServerChangeToken? = nil
+    var count = 0
+    while true {
+        let page = try await store.recordZoneChanges(zone: zone, since: token, resultsLimit: 0, desiredKeys: nil)
+        count += page.modifications.count
+        token = page.changeToken
+        if !page.moreComing { break }
+    }
+    fullToken = token
+    precondition(count == n / zoneCount, "full fetch returned \(count)")
+}
+_ = before
+print("full fetch of one zone (\(n / zoneCount) records, pages of 400): \(ms(fullTime))")
+
+var edits = saved.filter { $0.recordID.zoneID == zone }.prefix(k).map { r -> Record in
+    var r = r
+    r.fields["edited"] = .boolean(true)
+    return r
+}
+let editTime = try await seconds {
+    let result = try await store.modifyRecords(saving: Array(edits), deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
+    edits = try result.saveResults.map { try $0.result.get() }
+}
+print("save \(k) edited records (one modification, tag checks): \(ms(editTime))")
+
+var fetchTimes: [Double] = []
+for _ in 0..<runs {
+    fetchTimes.append(try await seconds {
+        let page = try await store.recordZoneChanges(zone: zone, since: fullToken, resultsLimit: 0, desiredKeys: nil)
+        precondition(page.modifications.count == k && !page.moreComing, "incremental fetch returned \(page.modifications.count)")
+    })
+}
+print("fetch \(k) changes incrementally (median of \(runs), min \(ms(fetchTimes.min()!)), max \(ms(fetchTimes.max()!))): \(ms(median(fetchTimes)))")
+
+var dbTimes: [Double] = []
+let dbToken = try await store.databaseChanges(scope: .private, since: nil).changeToken
+_ = try await store.modifyRecords(saving: [RecordGenerator.realisticRecord(index: n + 1, zoneID: zones[1])], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
+for _ in 0..<runs {
+    dbTimes.append(try await seconds {
+        let changes = try await store.databaseChanges(scope: .private, since: dbToken)
+        precondition(changes.modifications == [zones[1]])
+    })
+}
+print("database changes, one zone changed (median of \(runs)): \(ms(median(dbTimes)))")
+print(String(format: "peak RSS: %.0f MiB", peakRSSMiB()))
