@@ -94,8 +94,8 @@ public enum GitCLI {
     }
 
     @discardableResult
-    public static func run(_ arguments: [String], in directory: String, input: String? = nil) throws -> String {
-        try Subprocess.run("/usr/bin/git", arguments, in: directory, environment: hermeticEnvironment, input: input)
+    public static func run(_ arguments: [String], in directory: String, input: String? = nil, stdinFile: String? = nil) throws -> String {
+        try Subprocess.run("/usr/bin/git", arguments, in: directory, environment: hermeticEnvironment, input: input, stdinFile: stdinFile)
     }
 
     /// A fixed identity and clock, no user or system config.
@@ -115,7 +115,7 @@ public enum GitCLI {
 
 /// Runs a process to completion and returns its standard output (stderr folded in on failure).
 public enum Subprocess {
-    public static func run(_ executable: String, _ arguments: [String], in directory: String, environment: [String: String]? = nil, input: String? = nil) throws -> String {
+    public static func run(_ executable: String, _ arguments: [String], in directory: String, environment: [String: String]? = nil, input: String? = nil, stdinFile: String? = nil) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -126,7 +126,11 @@ public enum Subprocess {
         process.standardOutput = out
         process.standardError = err
         let stdin = Pipe()
-        process.standardInput = stdin
+        if let stdinFile {
+            process.standardInput = FileHandle(forReadingAtPath: stdinFile)
+        } else {
+            process.standardInput = stdin
+        }
         try process.run()
         if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
         try? stdin.fileHandleForWriting.close()

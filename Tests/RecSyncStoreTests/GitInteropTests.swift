@@ -129,6 +129,22 @@ import Testing
         let fetched = try await alice.allZoneChanges(notes, since: nil, limit: 1000)
         #expect(fetched.records.count == 1500 && fetched.pages == 2)
         #expect(Set(fetched.records.map(\.changeTag)) == Set(saved.map(\.changeTag)))
+
+        // A second large modification packs only what is new, not the whole store again.
+        let edits = saved.prefix(1200).map { r -> Record in
+            var r = r
+            r.fields["edited"] = .boolean(true)
+            return r
+        }
+        try await alice.save(edits)
+        let packs = try FileManager.default.contentsOfDirectory(atPath: "\(fixture.path)/objects/pack").filter { $0.hasSuffix(".idx") }
+        #expect(packs.count == before.count + 2)
+        let counts = try packs.map { idx in
+            try GitCLI.run(["show-index"], in: fixture.path, input: nil, stdinFile: "\(fixture.path)/objects/pack/\(idx)").split(separator: "\n").count
+        }
+        // 1200 blobs, the changed trees (root, zones, owner, zone, records, ≤256 fan-outs) and the commit.
+        #expect(counts.contains { $0 > 1200 && $0 < 1200 + 300 }, "\(counts)")
+        try GitCLI.run(["fsck", "--strict", "--no-dangling"], in: fixture.path)
     }
 
     @Test func openingSomethingThatIsNotAStoreSaysSo() throws {

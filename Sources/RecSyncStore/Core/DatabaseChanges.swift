@@ -9,22 +9,12 @@ extension StoreCore {
     func databaseChanges(scope: DatabaseScope, since token: ServerChangeToken?, resultsLimit: Int) throws(RecSyncError) -> DatabaseChanges {
         try scope.requireSupported(for: "fetching database changes")
         let head = try backend.head()
-        var base: String?
-        var target = head
-        var after: String?
+        var range = HistoryRange(base: nil, target: head, after: nil)
         if let token {
             let content = try ChangeTokenContent.decodeDatabaseToken(token, storeID: storeID, scope: scope, user: user)
-            let what = "the \(scope.rawValue) database"
-            if !content.commit.isEmpty {
-                try requireInHistory(content.commit, head: head, what: what)
-                base = content.commit
-            }
-            if let t = content.target {
-                try requireInHistory(t, head: head, what: what)
-                target = t
-                after = content.after
-            }
+            range = try historyRange(of: content, head: head, what: "the \(scope.rawValue) database")
         }
+        let (base, target, after) = (range.base, range.target, range.after)
         var warnings: [StoreWarning] = []
         let before = try base.map { c throws(RecSyncError) in try visibleZones(scope: scope, at: c, warnings: &warnings) } ?? [:]
         let now = try visibleZones(scope: scope, at: target, warnings: &warnings)
@@ -85,7 +75,8 @@ extension StoreCore {
                 switch entry.zone {
                 case .success(let zone):
                     if zone.permission(for: user) != nil {
-                        // Include the share list in the content ID so that a permission change shows as a change.
+                        // zone.json is part of the zone's subtree, so a change of participants
+                        // changes the content ID and shows as a change of the zone.
                         result[entry.zoneID] = entry.contentID
                     }
                 case .failure(let error):

@@ -9,25 +9,15 @@ extension StoreCore {
         let head = try backend.head()
         let zone = try visibleZone(zoneID, at: head)
         let incarnation = zone.incarnation ?? ""
-        var base: String?
-        var target = head
-        var after: String?
+        var range = HistoryRange(base: nil, target: head, after: nil)
         if let token {
             let content = try ChangeTokenContent.decodeZoneToken(token, storeID: storeID, zoneID: zoneID)
-            let what = "zone '\(zoneID)'"
             guard case .zone(_, let tokenIncarnation) = content.kind, tokenIncarnation == incarnation else {
-                throw .changeTokenExpired("\(what) (the zone was deleted and created again)")
+                throw .changeTokenExpired("zone '\(zoneID)' (the zone was deleted and created again)")
             }
-            if !content.commit.isEmpty {
-                try requireInHistory(content.commit, head: head, what: what)
-                base = content.commit
-            }
-            if let t = content.target {
-                try requireInHistory(t, head: head, what: what)
-                target = t
-                after = content.after
-            }
+            range = try historyRange(of: content, head: head, what: "zone '\(zoneID)'")
         }
+        let (base, target, after) = (range.base, range.target, range.after)
         let limit = resultsLimit > 0 ? resultsLimit : Self.defaultRecordLimit
         let batch = try backend.recordChanges(zone: zoneID, from: base, to: target, after: after, limit: limit)
         var warnings = batch.warnings

@@ -34,6 +34,23 @@ final class StoreCore<Backend: StoreBackend> {
         guard try backend.isInHistory(commit, head: head) else { throw .changeTokenExpired(what()) }
     }
 
+    /// The part of history a token asks about: from `base` (nil: the beginning) to `target`,
+    /// resuming after key `after`. Fails with `changeTokenExpired` when the token's commits are
+    /// no longer in the store's history.
+    func historyRange(of token: ChangeTokenContent, head: String, what: String) throws(RecSyncError) -> HistoryRange {
+        var range = HistoryRange(base: nil, target: head, after: nil)
+        if !token.commit.isEmpty {
+            try requireInHistory(token.commit, head: head, what: what)
+            range.base = token.commit
+        }
+        if let target = token.target {
+            try requireInHistory(target, head: head, what: what)
+            range.target = target
+            range.after = token.after
+        }
+        return range
+    }
+
     func stamp(_ time: Int64) -> ChangeStamp { ChangeStamp(timestamp: time, userRecordName: user) }
 
     /// Runs `attempt` against the current head until its commit lands, bounded.
@@ -66,6 +83,13 @@ final class StoreCore<Backend: StoreBackend> {
         let micros = UInt32.random(in: 0...UInt32(min(50_000, 500 << min(attempt, 6))))
         usleep(micros)
     }
+}
+
+/// A stretch of history between two commits, and where in it a paged fetch stands.
+struct HistoryRange {
+    var base: String?
+    var target: String
+    var after: String?
 }
 
 #if canImport(Glibc)
