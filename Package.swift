@@ -16,6 +16,8 @@ let package = Package(
         .target(name: "RecSyncGit", dependencies: ["CLibGit2"]),
         .target(name: "RecSyncModel"),
         .target(name: "RecSyncStore", dependencies: ["RecSyncModel", "RecSyncGit"]),
+        .target(name: "RecSyncWorkspace", dependencies: ["RecSyncModel"]),
+        .target(name: "RecSyncEngine", dependencies: ["RecSyncModel", "RecSyncStore", "RecSyncWorkspace"]),
         .target(name: "RecSyncTestSupport", dependencies: ["RecSyncModel", "RecSyncStore"]),
         // A small writer process used by the multi-process concurrency tests.
         .executableTarget(name: "recsync-store-writer", dependencies: ["RecSyncStore", "RecSyncModel", "RecSyncTestSupport"]),

@@ -77,6 +77,14 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
     case storeBusy(String)
     /// Something failed inside recsync or the git library (CloudKit 1).
     case internalError(String)
+    /// The directory is not inside a recsync workspace.
+    case notAWorkspace(String)
+    /// Another recsync process holds the workspace lock.
+    case workspaceLocked(String)
+    /// Files in the workspace cannot be sent; one `path: problem` line each. Nothing was sent.
+    case invalidFiles([String])
+    /// Reading or writing a local file failed.
+    case fileSystem(path: String, message: String)
 
     public var code: CloudKitErrorCode {
         switch self {
@@ -93,6 +101,7 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .storeCorrupt: .serverRejectedRequest
         case .storeBusy: .zoneBusy
         case .internalError: .internalError
+        case .notAWorkspace, .workspaceLocked, .invalidFiles, .fileSystem: .invalidArguments
         }
     }
 
@@ -123,6 +132,14 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
             return m
         case .batchRequestFailed(let id):
             return "record '\(id)' was not saved because another change in the same zone failed; fix that one and push again"
+        case .notAWorkspace(let path):
+            return "'\(path)' is not inside a recsync workspace; run 'recsync init' or 'recsync clone', or pass -C DIR"
+        case .workspaceLocked(let holder):
+            return "another recsync (\(holder)) is syncing this workspace; wait for it to finish"
+        case .invalidFiles(let problems):
+            return "nothing was sent; fix these files first:\n" + problems.map { "  " + $0 }.joined(separator: "\n")
+        case .fileSystem(let path, let message):
+            return "\(path): \(message)"
         }
     }
 

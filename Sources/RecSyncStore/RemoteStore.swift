@@ -37,6 +37,10 @@ public protocol RemoteStore: Actor {
 
     /// The current version of each record, one result per ID, in input order.
     func fetchRecords(_ ids: [RecordID], desiredKeys: [String]?) async throws(RecSyncError) -> [RecordResult]
+
+    /// One earlier version of a record, named by its change tag (the ancestor of a conflict);
+    /// nil when the store no longer has it or the zone is not visible.
+    func fetchRecordVersion(_ id: RecordID, changeTag: String) async throws(RecSyncError) -> Record?
 }
 
 extension RemoteStore {

@@ -19,55 +19,11 @@ public enum StoreLayout {
     public static let zoneFile = "zone.json"
     public static let recordsDir = "records"
 
-    /// Percent-encodes what a tree entry name or a shell would trip over: `/`, `%`, control
-    /// bytes, and a leading `.` (so no name is `.`, `..` or `.git`).
-    public static func escape(_ name: String) -> String {
-        var out = [UInt8]()
-        out.reserveCapacity(name.utf8.count)
-        var first = true
-        var changed = false
-        for b in name.utf8 {
-            if b == 0x2F || b == 0x25 || b < 0x20 || b == 0x7F || (first && b == 0x2E) {
-                out.append(0x25)
-                out.append(hexDigit(b >> 4))
-                out.append(hexDigit(b & 0xF))
-                changed = true
-            } else {
-                out.append(b)
-            }
-            first = false
-        }
-        return changed ? String(decoding: out, as: UTF8.self) : name
-    }
+    /// A name as a tree entry (see `NameEscaping`).
+    public static func escape(_ name: String) -> String { NameEscaping.escape(name) }
 
-    /// Reverses `escape`; nil when the entry name is not in escaped form (so it was not
-    /// written by recsync and would not round-trip).
-    public static func unescape(_ entry: String) -> String? {
-        guard entry.utf8.contains(0x25) else {
-            return escape(entry) == entry ? entry : nil
-        }
-        var out = [UInt8]()
-        var bytes = entry.utf8.makeIterator()
-        while let b = bytes.next() {
-            if b == 0x25 {
-                guard let h = bytes.next().flatMap(hexValue), let l = bytes.next().flatMap(hexValue) else { return nil }
-                out.append(h << 4 | l)
-            } else {
-                out.append(b)
-            }
-        }
-        guard let name = String(validating: out, as: UTF8.self), escape(name) == entry else { return nil }
-        return name
-    }
-
-    private static func hexDigit(_ v: UInt8) -> UInt8 { v < 10 ? 48 + v : 55 + v }
-    private static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 48...57: c - 48
-        case 65...70: c - 55
-        default: nil
-        }
-    }
+    /// A tree entry back to a name; nil when recsync would not have written it so.
+    public static func unescape(_ entry: String) -> String? { NameEscaping.unescape(entry) }
 
     /// The fan-out directory of a record name: low byte of FNV-1a 32 as two lowercase hex digits.
     public static func fanout(_ recordName: String) -> String {

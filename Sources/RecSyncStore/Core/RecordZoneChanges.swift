@@ -91,4 +91,11 @@ extension StoreCore {
             return RecordResult(recordID: id, result: result)
         }
     }
+
+    /// A version of a record by change tag, if the store still has it and the user may see the zone.
+    func fetchRecordVersion(_ id: RecordID, changeTag: String) throws(RecSyncError) -> Record? {
+        let head = try backend.head()
+        guard (try? visibleZone(id.zoneID, at: head)) != nil else { return nil }
+        return try? readRecord(id, tag: changeTag, path: StoreLayout.recordPath(id))
+    }
 }

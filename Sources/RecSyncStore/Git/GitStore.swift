@@ -82,6 +82,10 @@ public actor GitStore: RemoteStore {
         try core.fetchRecords(ids, desiredKeys: desiredKeys)
     }
 
+    public func fetchRecordVersion(_ id: RecordID, changeTag: String) throws(RecSyncError) -> Record? {
+        try core.fetchRecordVersion(id, changeTag: changeTag)
+    }
+
     /// The change tags a record had, newest first, following the first-parent history
     /// (nil entries: the record did not exist at that commit). At most `limit` commits.
     public func recordHistory(_ id: RecordID, limit: Int = 10_000) throws(RecSyncError) -> [(commit: String, tag: String?)] {

@@ -76,17 +76,7 @@ public final class MemoryStorage: Sendable {
         }
     }
 
-    static func contentHash(_ bytes: [UInt8]) -> String {
-        var h1: UInt64 = 0xCBF2_9CE4_8422_2325
-        var h2: UInt64 = 0x8422_2325_CBF2_9CE4
-        for b in bytes {
-            h1 = (h1 ^ UInt64(b)) &* 0x0000_0100_0000_01B3
-            h2 = (h2 &+ UInt64(b)) &* 0x9E37_79B9_7F4A_7C15
-            h2 ^= h2 >> 29
-        }
-        let hex = String(h1, radix: 16) + String(h2, radix: 16)
-        return String(repeating: "0", count: max(0, 32 - hex.count)) + hex + String(bytes.count, radix: 16)
-    }
+    static func contentHash(_ bytes: [UInt8]) -> String { ContentHash.of(bytes) }
 }
 
 /// `StoreBackend` over `MemoryStorage`.

@@ -39,4 +39,8 @@ public actor MemoryStore: RemoteStore {
     public func fetchRecords(_ ids: [RecordID], desiredKeys: [String]?) throws(RecSyncError) -> [RecordResult] {
         try core.fetchRecords(ids, desiredKeys: desiredKeys)
     }
+
+    public func fetchRecordVersion(_ id: RecordID, changeTag: String) throws(RecSyncError) -> Record? {
+        try core.fetchRecordVersion(id, changeTag: changeTag)
+    }
 }

@@ -1,0 +1,127 @@
+import RecSyncModel
+import RecSyncStore
+import RecSyncWorkspace
+
+/// Applies one page of incoming changes to a zone: stages file writes, decides conflicts with
+/// local edits, and records what to put in the index once the page is on disk.
+struct PageApplier {
+    let engine: SyncEngine
+    let workspace: Workspace
+    let zone: ZoneID
+    var batch = WriteBatch()
+    /// Index entries to record after the batch is durable: file → (record, fields).
+    var indexUpdates: [String: (name: String, tag: String, fields: [String: FieldValue])] = [:]
+    var indexRemovals: Set<String> = []
+    var written = 0
+    var deleted = 0
+    var conflicts: [RecordID] = []
+
+    init(engine: SyncEngine, workspace: Workspace, zone: ZoneID) {
+        self.engine = engine
+        self.workspace = workspace
+        self.zone = zone
+    }
+
+    /// The local state of a record, or nil when there is none.
+    mutating func local(_ id: RecordID, index: inout ZoneIndex) async throws(RecSyncError) -> LocalRecord? {
+        let file = Workspace.fileName(for: id.recordName)
+        switch try await workspace.inspect(zone: zone, file: file, index: &index, base: engine.baseLookup) {
+        case .record(let r): return r
+        case .nothing: return nil
+        case .problem:
+            // An unreadable local file is local work: treat it as an edit, never overwrite it.
+            return LocalRecord(recordID: id, fileName: file, state: .modified, system: nil, fields: nil, fileStamp: nil, knownTag: nil)
+        }
+    }
+
+    /// An incoming new or changed record.
+    mutating func incoming(_ record: Record, index: inout ZoneIndex) async throws(RecSyncError) {
+        let id = record.recordID
+        let file = Workspace.fileName(for: id.recordName)
+        let existing = try workspace.conflicts(in: zone).first { $0.recordID == id }
+        guard let local = try await local(id, index: &index), existing == nil else {
+            if var conflict = existing {
+                // Still in conflict: keep the newest server copy for `resolve`.
+                conflict.server = record.fields
+                conflict.serverSystem = record.systemFields
+                try workspace.saveConflict(conflict)
+                return
+            }
+            write(record, file: file)
+            return
+        }
+        switch local.state {
+        case .clean:
+            if local.knownTag == record.changeTag { return }  // our own change coming back
+            write(record, file: file)
+        case .new, .modified:
+            if let fields = local.fields, fields == record.fields {
+                // Both sides hold the same values: adopt the store's version, nothing to merge.
+                batch.write(workspace.sidecarPath(id), WorkspaceEncoding.encodeSystemFields(record.systemFields))
+                indexUpdates[file] = (id.recordName, record.changeTag ?? "", record.fields)
+                return
+            }
+            if local.knownTag == record.changeTag { return }  // the store has not moved; our edit stands
+            try await conflict(id, file: file, client: local.fields, server: record, ancestorTag: local.knownTag)
+        case .deleted:
+            if local.knownTag == record.changeTag { return }  // our deletion is still to be pushed
+            try await conflict(id, file: file, client: nil, server: record, ancestorTag: local.knownTag)
+        }
+    }
+
+    /// An incoming deletion.
+    mutating func incomingDeletion(_ id: RecordID, index: inout ZoneIndex) async throws(RecSyncError) {
+        let file = Workspace.fileName(for: id.recordName)
+        if var existing = try workspace.conflicts(in: zone).first(where: { $0.recordID == id }) {
+            existing.server = nil
+            existing.serverSystem = nil
+            try workspace.saveConflict(existing)
+            return
+        }
+        guard let local = try await local(id, index: &index) else { return }
+        switch local.state {
+        case .clean, .deleted:
+            workspace.unstage(id, in: &batch)
+            indexRemovals.insert(file)
+            deleted += 1
+        case .modified:
+            try await conflict(id, file: file, client: local.fields, server: nil, ancestorTag: local.knownTag)
+        case .new:
+            break  // a record we never had; the local file is new work of its own
+        }
+    }
+
+    mutating func write(_ record: Record, file: String) {
+        workspace.stage(record, in: &batch)
+        indexUpdates[file] = (record.recordID.recordName, record.changeTag ?? "", record.fields)
+        indexRemovals.remove(file)
+        written += 1
+    }
+
+    mutating func conflict(_ id: RecordID, file: String, client: [String: FieldValue]?, server: Record?, ancestorTag: String?) async throws(RecSyncError) {
+        var ancestor: [String: FieldValue]?
+        if let ancestorTag { ancestor = try await engine.store.fetchRecordVersion(id, changeTag: ancestorTag)?.fields }
+        try workspace.saveConflict(Conflict(recordID: id, fileName: file, client: client, server: server?.fields, serverSystem: server?.systemFields, ancestor: ancestor))
+        conflicts.append(id)
+    }
+
+    /// Makes the page durable, then records the index entries for what was written.
+    mutating func finish(index: inout ZoneIndex) throws(RecSyncError) {
+        try batch.commit()
+        for file in indexRemovals { index.entries[file] = nil }
+        for (file, u) in indexUpdates {
+            index.record(file: file, recordName: u.name, tag: u.tag, fields: u.fields, workspace: workspace, zone: zone)
+        }
+        indexUpdates.removeAll()
+        indexRemovals.removeAll()
+    }
+
+    func report(into report: inout PullReport, events: @Sendable (SyncEvent) -> Void) {
+        report.recordsWritten += written
+        report.recordsDeleted += deleted
+        report.conflicts += conflicts
+        if written > 0 { events(.recordsWritten(zone, count: written)) }
+        if deleted > 0 { events(.recordsDeleted(zone, count: deleted)) }
+        for c in conflicts { events(.conflict(c)) }
+    }
+}

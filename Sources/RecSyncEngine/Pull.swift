@@ -1,0 +1,179 @@
+import Foundation
+import RecSyncModel
+import RecSyncStore
+import RecSyncWorkspace
+
+extension SyncEngine {
+    /// Brings the store's changes into the workspace (DESIGN §6).
+    ///
+    /// Per scope: database changes; removed zones (unpushed work saved to lost+found first);
+    /// then each changed zone, page by page — records on disk before the zone token, every
+    /// zone before the scope token. Killed anywhere, the next pull redoes at most one page.
+    /// Local edits are never overwritten: an incoming change to an edited record is a conflict.
+    public func pull(events: @Sendable (SyncEvent) -> Void = { _ in }) async throws(RecSyncError) -> PullReport {
+        let lock = try workspace.lock(purpose: "pull")
+        defer { withExtendedLifetime(lock) {} }
+        let ws = try checkStore()
+        var report = PullReport()
+        for scope in [DatabaseScope.private, .shared] {
+            try await pullScope(scope, workspace: ws, report: &report, events: events)
+        }
+        return report
+    }
+
+    func pullScope(_ scope: DatabaseScope, workspace ws: Workspace, report: inout PullReport, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) {
+        let tokenPath = ws.scopeTokenPath(scope)
+        var token = try ws.loadToken(tokenPath)
+        var full = token == nil
+        var changed: [ZoneID] = []
+        var deleted: [ZoneDeletion] = []
+        while true {
+            let page: DatabaseChanges
+            do {
+                page = try await store.databaseChanges(scope: scope, since: token, resultsLimit: 0)
+            } catch .changeTokenExpired {
+                report.expiredTokens.append("\(scope.rawValue) database")
+                events(.tokenExpired("\(scope.rawValue) database"))
+                (token, full, changed, deleted) = (nil, true, [], [])
+                continue
+            }
+            changed += page.modifications
+            deleted += page.deletions
+            report.warnings += page.warnings.map(\.description)
+            token = page.changeToken
+            if !page.moreComing { break }
+        }
+        if full {
+            // A full listing names every zone there is: zones we hold that it lacks are gone.
+            let listed = Set(changed).union(deleted.map(\.zoneID))
+            for zone in ws.zonesWithTokens() where ws.scope(of: zone) == scope && !listed.contains(zone) {
+                deleted.append(ZoneDeletion(zoneID: zone, reason: .deleted))
+            }
+        }
+        for deletion in deleted {
+            try await removeZone(deletion, workspace: ws, report: &report, events: events)
+        }
+        var seen = Set<ZoneID>()
+        for zone in changed where seen.insert(zone).inserted {
+            events(.zoneChanged(zone))
+            report.zonesChanged.append(zone)
+            try await pullZone(zone, workspace: ws, report: &report, events: events)
+        }
+        try checkpoint?(.beforeScopeToken(scope))
+        try ws.saveToken(token, at: tokenPath)
+    }
+
+    /// Applies a zone deletion: work not yet pushed goes to lost+found, then the directory goes.
+    /// After an encrypted-data reset the data stays and is uploaded again on the next push.
+    func removeZone(_ deletion: ZoneDeletion, workspace ws: Workspace, report: inout PullReport, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) {
+        let zone = deletion.zoneID
+        let dir = ws.zoneDirectory(zone)
+        if deletion.reason == .encryptedDataReset {
+            try FileIO.writeAtomically(ws.reuploadMarker(zone), Array("encryptedDataReset\n".utf8))
+        } else if FileIO.isDirectory(dir) {
+            // The store no longer has the zone: compare with the index only (no base lookups).
+            let scan = try await ws.scan(zone: zone) { _, _ throws(RecSyncError) in nil }
+            let unpushed = scan.records.filter { $0.state == .new || $0.state == .modified }.map(\.fileName)
+            let saved = try ws.saveToLostAndFound(zone: zone, files: unpushed, stamp: Self.stamp())
+            if let saved { report.lostAndFound.append(ws.relative(saved)) }
+            try FileIO.remove(dir)
+            try FileIO.syncDirectory((dir as NSString).deletingLastPathComponent)
+            events(.zoneRemoved(zone, reason: deletion.reason, lostAndFound: saved.map(ws.relative)))
+        }
+        try FileIO.remove(ws.conflictDirectory(zone))
+        try ZoneIndex.remove(ws, zone: zone)
+        try FileIO.remove(ws.refetchPath(zone))
+        try ws.saveToken(nil, at: ws.zoneTokenPath(zone))
+        report.zonesRemoved.append(deletion)
+    }
+
+    static func stamp() -> String {
+        let ms = StoreActor.systemClock()
+        return Timestamps.iso8601(ms).replacingOccurrences(of: ":", with: "-")
+    }
+
+    /// Fetches a zone's record changes page by page and applies each page durably.
+    func pullZone(_ zone: ZoneID, workspace ws: Workspace, report: inout PullReport, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) {
+        try FileIO.makeDirectories(ws.zoneDirectory(zone))
+        let tokenPath = ws.zoneTokenPath(zone)
+        var token = try ws.loadToken(tokenPath)
+        let refetch = RefetchLog(path: ws.refetchPath(zone))
+        if token == nil { try refetch.start() }
+        var index = ZoneIndex.load(ws, zone: zone)
+        while true {
+            let page: RecordZoneChanges
+            do {
+                page = try await store.recordZoneChanges(zone: zone, since: token, resultsLimit: pageSize, desiredKeys: nil)
+            } catch .changeTokenExpired {
+                report.expiredTokens.append("zone \(zone)")
+                events(.tokenExpired("zone \(zone)"))
+                token = nil
+                try ws.saveToken(nil, at: tokenPath)
+                try refetch.start()
+                continue
+            } catch .zoneNotFound, .userDeletedZone {
+                // Gone since the database changes were read; the next pull removes it.
+                report.warnings.append("zone \(zone) went away during the pull; pull again")
+                return
+            }
+            report.warnings += page.warnings.map(\.description)
+            var applier = PageApplier(engine: self, workspace: ws, zone: zone)
+            for item in page.modifications {
+                switch item.result {
+                case .success(let record): try await applier.incoming(record, index: &index)
+                case .failure(let error): report.warnings.append("\(item.recordID): \(error.message)")
+                }
+            }
+            for deletion in page.deletions {
+                try await applier.incomingDeletion(deletion.recordID, index: &index)
+            }
+            try applier.finish(index: &index)
+            try refetch.add(page.modifications.map(\.recordID.recordName))
+            try index.save()
+            applier.report(into: &report, events: events)
+            try checkpoint?(.afterBatchBeforeZoneToken(zone))
+            token = page.changeToken
+            try ws.saveToken(token, at: tokenPath)
+            if !page.moreComing { break }
+        }
+        if let seen = try refetch.finishing() {
+            // A full fetch lists every record: synced records it did not list are gone.
+            var applier = PageApplier(engine: self, workspace: ws, zone: zone)
+            let scan = try await ws.scan(zone: zone, base: baseLookup)
+            for r in scan.records where r.knownTag != nil && !seen.contains(r.recordID.recordName) {
+                try await applier.incomingDeletion(r.recordID, index: &index)
+            }
+            try applier.finish(index: &index)
+            try index.save()
+            applier.report(into: &report, events: events)
+            try refetch.end()
+        }
+    }
+}
+
+/// The names a full fetch of a zone has delivered so far, kept on disk so that a full fetch
+/// that was killed still knows, when it completes, which local records the store lacks.
+struct RefetchLog {
+    let path: String
+
+    func start() throws(RecSyncError) {
+        try FileIO.writeAtomically(path, [])
+    }
+
+    func add(_ names: [String]) throws(RecSyncError) {
+        guard FileManager.default.fileExists(atPath: path), !names.isEmpty else { return }
+        var existing = try FileIO.read(path) ?? []
+        for n in names { existing += Array(n.utf8) + [10] }
+        try FileIO.writeAtomically(path, existing)
+    }
+
+    /// The names delivered, if a full fetch is under way.
+    func finishing() throws(RecSyncError) -> Set<String>? {
+        guard let bytes = try FileIO.read(path) else { return nil }
+        return Set(bytes.split(separator: 10).map { String(decoding: $0, as: UTF8.self) })
+    }
+
+    func end() throws(RecSyncError) {
+        try FileIO.remove(path)
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import RecSyncModel
+import RecSyncStore
+import RecSyncWorkspace
+
+extension SyncEngine {
+    /// Sends local changes to the store (DESIGN §5).
+    ///
+    /// Every file is validated first; any problem stops the push before anything is sent or
+    /// changed. Then new zones are created and records saved with the change tags from their
+    /// sidecars, atomically per zone; refused records become conflicts. `force` overwrites
+    /// the store's versions (CloudKit's allKeys policy).
+    public func push(force: Bool = false, events: @Sendable (SyncEvent) -> Void = { _ in }) async throws(RecSyncError) -> PushReport {
+        let lock = try workspace.lock(purpose: "push")
+        defer { withExtendedLifetime(lock) {} }
+        let ws = try checkStore()
+        var report = PushReport()
+
+        // 1. Read and check everything; nothing leaves the machine unless all of it is valid.
+        let (zones, dirProblems) = ws.localZones()
+        var problems = dirProblems
+        let storeZones = try await store.fetchAllRecordZones(scope: .private) + store.fetchAllRecordZones(scope: .shared)
+        let storeZoneByID = Dictionary(storeZones.map { ($0.zoneID, $0) }, uniquingKeysWith: { a, _ in a })
+        var scans: [ZoneScan] = []
+        var zonesToCreate: [ZoneID] = []
+        var reupload = Set<ZoneID>()
+        for zone in zones {
+            let scan = try await ws.scan(zone: zone, base: baseLookup)
+            problems += scan.problems
+            scans.append(scan)
+            if FileManager.default.fileExists(atPath: ws.reuploadMarker(zone)) { reupload.insert(zone) }
+            if storeZoneByID[zone] == nil {
+                if zone.ownerName == ws.user {
+                    if !ws.zonesWithTokens().contains(zone) || reupload.contains(zone) { zonesToCreate.append(zone) }
+                } else if !scan.changes.isEmpty {
+                    problems.append("\(ws.relative(ws.zoneDirectory(zone))): zone '\(zone)' is not shared with \(ws.user); pull to remove it, then move your files elsewhere")
+                }
+            }
+        }
+        let pendingConflicts = Set(try ws.allConflicts().map(\.recordID))
+        var saves: [Record] = []
+        var deletions: [RecordDeletion] = []
+        var byID: [RecordID: (scan: Int, record: LocalRecord)] = [:]
+        for (i, scan) in scans.enumerated() {
+            let defaultType = storeZoneByID[scan.zone]?.defaultRecordType
+            for r in scan.records {
+                let resend = reupload.contains(r.recordID.zoneID) && r.state != .deleted
+                guard r.state != .clean || resend else { continue }
+                if pendingConflicts.contains(r.recordID) {
+                    report.notSent.append("\(ws.relative(ws.recordPath(r.recordID))): conflict pending; run 'recsync resolve' first")
+                    continue
+                }
+                byID[r.recordID] = (i, r)
+                if r.state == .deleted {
+                    if !reupload.contains(r.recordID.zoneID) {
+                        deletions.append(RecordDeletion(recordID: r.recordID, changeTag: r.knownTag))
+                    }
+                    continue
+                }
+                var fields = r.fields
+                if fields == nil, let bytes = try FileIO.read(ws.recordPath(r.recordID)) {
+                    fields = try? WorkspaceEncoding.decodeFields(bytes)
+                }
+                let type = r.system?.recordType ?? defaultType ?? "Record"
+                do {
+                    let record = try Record(
+                        recordID: r.recordID, recordType: type, fields: fields ?? [:],
+                        changeTag: resend ? nil : r.knownTag, created: r.system?.created, modified: r.system?.modified)
+                    try record.validate()
+                    saves.append(record)
+                } catch {
+                    problems.append("\(ws.relative(ws.recordPath(r.recordID))): \(error.message)")
+                }
+            }
+        }
+        guard problems.isEmpty else { throw .invalidFiles(problems) }
+
+        // 2. Zones first, then records.
+        if !zonesToCreate.isEmpty {
+            let results = try await store.modifyRecordZones(zonesToCreate.map { .save(RecordZone(zoneID: $0)) })
+            for r in results {
+                switch r.result {
+                case .success: report.zonesCreated.append(r.operation.zoneID); events(.zoneCreated(r.operation.zoneID))
+                case .failure(let e): report.notSent.append("zone \(r.operation.zoneID): \(e.message)")
+                }
+            }
+        }
+        guard !saves.isEmpty || !deletions.isEmpty else {
+            try finishReupload(reupload, workspace: ws)
+            return report
+        }
+        let result = try await store.modifyRecords(saving: saves, deleting: deletions, savePolicy: force ? .allKeys : .ifServerRecordUnchanged, atomically: true)
+        report.commit = result.commit
+
+        // 3. Record what the store now holds: sidecars, index, conflicts.
+        var batch = WriteBatch()
+        var indexes: [ZoneID: ZoneIndex] = Dictionary(uniqueKeysWithValues: scans.map { ($0.zone, $0.index) })
+        var indexed: [(ZoneID, String, RecordID, String, [String: FieldValue], FileStamp?)] = []
+        for item in result.saveResults {
+            guard let local = byID[item.recordID]?.record else { continue }
+            let path = ws.relative(ws.recordPath(item.recordID))
+            switch item.result {
+            case .success(let stored):
+                batch.write(ws.sidecarPath(stored.recordID), WorkspaceEncoding.encodeSystemFields(stored.systemFields))
+                indexed.append((stored.recordID.zoneID, local.fileName, stored.recordID, stored.changeTag ?? "", stored.fields, local.fileStamp))
+                report.saved.append(stored.recordID)
+            case .failure(.serverRecordChanged(let c)):
+                try await saveConflict(local, server: c.server, workspace: ws, report: &report, events: events)
+            case .failure(.unknownItem):
+                try await saveConflict(local, server: nil, workspace: ws, report: &report, events: events)
+            case .failure(let e):
+                report.notSent.append("\(path): \(e.message)")
+            }
+        }
+        for item in result.deleteResults {
+            guard let local = byID[item.recordID]?.record else { continue }
+            switch item.result {
+            case .success, .failure(.unknownItem):
+                batch.remove(ws.sidecarPath(item.recordID))
+                indexes[item.recordID.zoneID]?.entries[local.fileName] = nil
+                report.deleted.append(item.recordID)
+            case .failure(.serverRecordChanged(let c)):
+                try await saveConflict(local, server: c.server, workspace: ws, report: &report, events: events)
+            case .failure(let e):
+                report.notSent.append("\(ws.relative(ws.recordPath(item.recordID))): \(e.message)")
+            }
+        }
+        // Records the store deleted along with a deleteSelf target (result.cascadedDeletions)
+        // are removed here by the next pull, the usual way (and kept if edited meanwhile).
+        try batch.commit()
+        for (zone, file, id, tag, fields, stamp) in indexed {
+            indexes[zone]?.record(file: file, recordName: id.recordName, tag: tag, fields: fields, workspace: ws, zone: zone)
+            // The file's stat as it was read: an edit made during the push stays an edit.
+            indexes[zone]?.entries[file]?.file = stamp
+        }
+        for index in indexes.values { try index.save() }
+        if report.notSent.isEmpty && report.conflicts.isEmpty { try finishReupload(reupload, workspace: ws) }
+        return report
+    }
+
+    func saveConflict(_ local: LocalRecord, server: Record?, workspace ws: Workspace, report: inout PushReport, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) {
+        var ancestor: [String: FieldValue]?
+        if let tag = local.knownTag { ancestor = try await store.fetchRecordVersion(local.recordID, changeTag: tag)?.fields }
+        try ws.saveConflict(Conflict(recordID: local.recordID, fileName: local.fileName, client: local.fields, server: server?.fields, serverSystem: server?.systemFields, ancestor: ancestor))
+        report.conflicts.append(local.recordID)
+        events(.conflict(local.recordID))
+    }
+
+    func finishReupload(_ zones: Set<ZoneID>, workspace ws: Workspace) throws(RecSyncError) {
+        for zone in zones { try FileIO.remove(ws.reuploadMarker(zone)) }
+    }
+}

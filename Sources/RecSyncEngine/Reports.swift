@@ -1,0 +1,68 @@
+import RecSyncModel
+import RecSyncStore
+import RecSyncWorkspace
+
+/// Something a sync did or noticed, as it happens (for progress and JSON-lines output).
+public enum SyncEvent: Sendable, Hashable {
+    case zoneChanged(ZoneID)
+    case zoneRemoved(ZoneID, reason: ZoneDeletionReason, lostAndFound: String?)
+    case zoneCreated(ZoneID)
+    case recordsWritten(ZoneID, count: Int)
+    case recordsDeleted(ZoneID, count: Int)
+    case conflict(RecordID)
+    case tokenExpired(String)
+    case warning(String)
+}
+
+/// What `pull` did.
+public struct PullReport: Sendable, Hashable {
+    public var zonesChanged: [ZoneID] = []
+    public var zonesRemoved: [ZoneDeletion] = []
+    public var recordsWritten = 0
+    public var recordsDeleted = 0
+    /// Records that changed on both sides (kept under `.recsync/conflicts/`).
+    public var conflicts: [RecordID] = []
+    /// Where unpushed work of removed zones was saved.
+    public var lostAndFound: [String] = []
+    /// Tokens the store no longer honoured; those zones or scopes were fetched again in full.
+    public var expiredTokens: [String] = []
+    public var warnings: [String] = []
+
+    public init() {}
+}
+
+/// What `push` did.
+public struct PushReport: Sendable, Hashable {
+    public var zonesCreated: [ZoneID] = []
+    public var saved: [RecordID] = []
+    public var deleted: [RecordID] = []
+    /// Records refused because the store changed them (kept under `.recsync/conflicts/`).
+    public var conflicts: [RecordID] = []
+    /// Records not sent: conflicts still pending from before, or refused for another reason.
+    public var notSent: [String] = []
+    /// The store commit the push landed in.
+    public var commit: String?
+
+    public init() {}
+}
+
+/// One local change, for `status`.
+public struct LocalChange: Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable { case new, modified, deleted }
+    public var kind: Kind
+    public var recordID: RecordID
+    /// The record file, relative to the workspace root.
+    public var path: String
+}
+
+/// What `status` found.
+public struct StatusReport: Sendable, Hashable {
+    public var changes: [LocalChange] = []
+    /// Zone directories that do not exist on the store yet (a push creates them).
+    public var newZones: [ZoneID] = []
+    public var conflicts: [RecordID] = []
+    public var problems: [String] = []
+
+    public init() {}
+    public var isClean: Bool { changes.isEmpty && newZones.isEmpty && conflicts.isEmpty && problems.isEmpty }
+}

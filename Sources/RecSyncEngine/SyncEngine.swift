@@ -1,0 +1,91 @@
+import Foundation
+import RecSyncModel
+import RecSyncStore
+import RecSyncWorkspace
+
+/// Keeps a workspace in sync with a store: pull, push, status, resolve.
+///
+/// It speaks only to `RemoteStore` and `Workspace`, so engine tests run on a `MemoryStore`.
+public struct SyncEngine: Sendable {
+    /// Points where a test may make a sync fail, to check that the next sync recovers.
+    public enum Checkpoint: Sendable, Hashable {
+        /// A batch of records is on disk; its zone token is not saved yet.
+        case afterBatchBeforeZoneToken(ZoneID)
+        /// Every zone of a scope is done; the scope token is not saved yet.
+        case beforeScopeToken(DatabaseScope)
+    }
+
+    public let workspace: Workspace
+    public let store: any RemoteStore
+    /// Records per page when pulling.
+    public var pageSize = 400
+    /// Called at each checkpoint; throwing there aborts the sync as a crash would.
+    public var checkpoint: (@Sendable (Checkpoint) throws(RecSyncError) -> Void)?
+
+    public init(workspace: Workspace, store: any RemoteStore) {
+        self.workspace = workspace
+        self.store = store
+    }
+
+    /// The fields of a synced version, looked up in the store by change tag.
+    var baseLookup: Workspace.BaseLookup {
+        let store = self.store
+        return { (id: RecordID, tag: String) async throws(RecSyncError) -> [String: FieldValue]? in
+            try await store.fetchRecordVersion(id, changeTag: tag)?.fields
+        }
+    }
+
+    /// Refuses a store other than the one this workspace synced with before; remembers it on first use.
+    func checkStore() throws(RecSyncError) -> Workspace {
+        if let known = workspace.config.storeID {
+            guard known == store.storeID else {
+                throw .invalidArguments("the store at '\(workspace.config.remote)' is not the one this workspace was cloned from (store \(store.storeID), expected \(known)); clone it into a new directory")
+            }
+            return workspace
+        }
+        var config = workspace.config
+        config.storeID = store.storeID
+        try workspace.saveConfig(config)
+        return workspace.withConfig(config)
+    }
+
+    // MARK: Status
+
+    /// Local changes since the last sync, new zones, and pending conflicts.
+    public func status() async throws(RecSyncError) -> StatusReport {
+        var report = StatusReport()
+        let (zones, problems) = workspace.localZones()
+        report.problems = problems
+        let synced = Set(workspace.zonesWithTokens())
+        for zone in zones {
+            if !synced.contains(zone) && zone.ownerName == workspace.user { report.newZones.append(zone) }
+            let scan = try await workspace.scan(zone: zone, base: baseLookup)
+            report.problems += scan.problems
+            for r in scan.changes {
+                let kind: LocalChange.Kind = switch r.state {
+                case .new: .new
+                case .deleted: .deleted
+                default: .modified
+                }
+                report.changes.append(LocalChange(kind: kind, recordID: r.recordID, path: workspace.relative(workspace.recordPath(r.recordID))))
+            }
+            try? scan.index.save()
+        }
+        report.conflicts = try workspace.allConflicts().map(\.recordID).sorted()
+        return report
+    }
+}
+
+extension Workspace {
+    /// Writes a record's file and sidecar into a batch.
+    func stage(_ record: Record, in batch: inout WriteBatch) {
+        batch.write(recordPath(record.recordID), WorkspaceEncoding.encodeFields(record.fields))
+        batch.write(sidecarPath(record.recordID), WorkspaceEncoding.encodeSystemFields(record.systemFields))
+    }
+
+    /// Removes a record's file and sidecar in a batch.
+    func unstage(_ id: RecordID, in batch: inout WriteBatch) {
+        batch.remove(recordPath(id))
+        batch.remove(sidecarPath(id))
+    }
+}

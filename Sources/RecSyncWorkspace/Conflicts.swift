@@ -1,0 +1,120 @@
+import Foundation
+import RecSyncModel
+
+/// A record whose local edit and the store's version both changed: the three copies, kept
+/// under `.recsync/conflicts/` until `resolve` settles it.
+public struct Conflict: Sendable, Hashable {
+    public var recordID: RecordID
+    public var fileName: String
+    /// The local fields (nil: deleted locally).
+    public var client: [String: FieldValue]?
+    /// The store's version (nil: deleted on the store) and its system fields.
+    public var server: [String: FieldValue]?
+    public var serverSystem: SystemFields?
+    /// The version both sides started from (nil: unknown or none).
+    public var ancestor: [String: FieldValue]?
+
+    public init(recordID: RecordID, fileName: String, client: [String: FieldValue]?, server: [String: FieldValue]?, serverSystem: SystemFields?, ancestor: [String: FieldValue]?) {
+        self.recordID = recordID
+        self.fileName = fileName
+        self.client = client
+        self.server = server
+        self.serverSystem = serverSystem
+        self.ancestor = ancestor
+    }
+
+    /// The fields that differ between the two sides.
+    public var conflictingKeys: [String] {
+        let keys = Set((client ?? [:]).keys).union((server ?? [:]).keys)
+        return keys.filter { client?[$0] != server?[$0] }.sorted()
+    }
+
+    func encoded() -> [UInt8] {
+        func fieldsJSON(_ f: [String: FieldValue]?) -> JSONValue {
+            guard let f else { return .null }
+            return .object(f.mapValues(WorkspaceEncoding.json(from:)))
+        }
+        var o: [String: JSONValue] = [
+            "recordName": .string(recordID.recordName),
+            "zone": .object(["zoneName": .string(recordID.zoneID.zoneName), "ownerName": .string(recordID.zoneID.ownerName)]),
+            "client": fieldsJSON(client), "server": fieldsJSON(server), "ancestor": fieldsJSON(ancestor),
+        ]
+        if let s = serverSystem, let j = try? JSON.parse(WorkspaceEncoding.encodeSystemFields(s)) { o["serverSystem"] = j } else { o["serverSystem"] = .null }
+        return JSON.serialize(.object(o), pretty: true)
+    }
+
+    static func decode(_ bytes: [UInt8], fileName: String, path: String) throws(RecSyncError) -> Conflict {
+        func bad(_ why: String) -> RecSyncError { .fileSystem(path: path, message: "damaged conflict file (\(why)); delete it and pull again") }
+        let json: JSONValue
+        do { json = try JSON.parse(bytes) } catch { throw bad(error.message) }
+        guard case .object(let o) = json, case .string(let name)? = o["recordName"], case .object(let z)? = o["zone"],
+              case .string(let zn)? = z["zoneName"], case .string(let on)? = z["ownerName"] else { throw bad("missing recordName or zone") }
+        func fields(_ key: String) throws(RecSyncError) -> [String: FieldValue]? {
+            guard let v = o[key], v != .null else { return nil }
+            return try WorkspaceEncoding.decodeFields(JSON.serialize(v, pretty: false))
+        }
+        var system: SystemFields?
+        if let s = o["serverSystem"], s != .null {
+            system = try WorkspaceEncoding.decodeSystemFields(JSON.serialize(s, pretty: false))
+        }
+        let id = try RecordID(recordName: name, zoneID: ZoneID(zoneName: zn, ownerName: on))
+        return Conflict(recordID: id, fileName: fileName, client: try fields("client"), server: try fields("server"), serverSystem: system, ancestor: try fields("ancestor"))
+    }
+}
+
+extension Workspace {
+    public func conflictPath(_ zone: ZoneID, fileName: String) -> String { "\(conflictDirectory(zone))/\(fileName)" }
+
+    public func saveConflict(_ conflict: Conflict) throws(RecSyncError) {
+        try FileIO.writeAtomically(conflictPath(conflict.recordID.zoneID, fileName: conflict.fileName), conflict.encoded())
+    }
+
+    public func removeConflict(_ zone: ZoneID, fileName: String) throws(RecSyncError) {
+        var batch = WriteBatch()
+        batch.remove(conflictPath(zone, fileName: fileName))
+        try batch.commit()
+    }
+
+    /// Every pending conflict of a zone.
+    public func conflicts(in zone: ZoneID) throws(RecSyncError) -> [Conflict] {
+        let dir = conflictDirectory(zone)
+        var result: [Conflict] = []
+        for file in FileIO.list(dir) where file.hasSuffix(".json") && !file.hasPrefix(".") {
+            let path = "\(dir)/\(file)"
+            guard let bytes = try FileIO.read(path) else { continue }
+            result.append(try Conflict.decode(bytes, fileName: file, path: path))
+        }
+        return result
+    }
+
+    /// Every pending conflict in the workspace.
+    public func allConflicts() throws(RecSyncError) -> [Conflict] {
+        var result: [Conflict] = []
+        for scope in ["private", "shared"] {
+            let base = "\(stateDir)/conflicts/\(scope)"
+            for owner in FileIO.list(base) {
+                for zone in FileIO.list("\(base)/\(owner)") {
+                    guard let o = NameEscaping.unescape(owner), let z = NameEscaping.unescape(zone),
+                          let id = try? ZoneID(zoneName: z, ownerName: o) else { continue }
+                    result += try conflicts(in: id)
+                }
+            }
+        }
+        return result
+    }
+
+    /// Moves a zone's unpushed local work to `.recsync/lost+found/<stamp>-<zone>/` and returns
+    /// where it went (nil when there was nothing to save).
+    public func saveToLostAndFound(zone: ZoneID, files: [String], stamp: String) throws(RecSyncError) -> String? {
+        guard !files.isEmpty else { return nil }
+        let target = "\(stateDir)/lost+found/\(stamp)-\(NameEscaping.escape(zone.ownerName))-\(NameEscaping.escape(zone.zoneName))"
+        let dir = zoneDirectory(zone)
+        for file in files {
+            let source = "\(dir)/\(file)"
+            if FileManager.default.fileExists(atPath: source) {
+                try FileIO.move(source, to: "\(target)/\(file)")
+            }
+        }
+        return target
+    }
+}

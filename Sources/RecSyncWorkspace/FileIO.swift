@@ -1,0 +1,178 @@
+import Foundation
+import RecSyncModel
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What `stat` says about a file, enough to tell that it has not changed since it was indexed.
+public struct FileStamp: Sendable, Hashable, Codable {
+    public var size: Int64
+    public var mtimeNanos: Int64
+    public var inode: UInt64
+}
+
+/// Durable file operations: every write goes temp file → fsync → rename → fsync directory.
+public enum FileIO {
+    static func error(_ path: String, _ what: String) -> RecSyncError {
+        .fileSystem(path: path, message: "\(what): \(String(cString: strerror(errno)))")
+    }
+
+    /// The bytes of a file, or nil if it does not exist.
+    public static func read(_ path: String) throws(RecSyncError) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw error(path, "cannot open")
+        }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw error(path, "cannot stat") }
+        if (st.st_mode & S_IFMT) == S_IFDIR { throw .fileSystem(path: path, message: "is a directory, not a file") }
+        var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { buf in Glibc.read(fd, buf.baseAddress! + done, buf.count - done) }
+            if n < 0 { if errno == EINTR { continue }; throw error(path, "cannot read") }
+            if n == 0 { break }
+            done += n
+        }
+        if done < bytes.count { bytes.removeLast(bytes.count - done) }
+        return bytes
+    }
+
+    /// The stamp of a file, or nil if it does not exist.
+    public static func stamp(_ path: String) -> FileStamp? {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return nil }
+        return FileStamp(size: Int64(st.st_size), mtimeNanos: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec), inode: UInt64(st.st_ino))
+    }
+
+    public static func isDirectory(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    public static func isSymlink(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFLNK
+    }
+
+    /// Entries of a directory (not `.`/`..`), sorted; empty if it does not exist.
+    public static func list(_ path: String) -> [String] {
+        guard let dir = opendir(path) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) { ptr in
+                ptr.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    /// Creates a directory and its parents, syncing each new directory's parent.
+    public static func makeDirectories(_ path: String) throws(RecSyncError) {
+        if isDirectory(path) { return }
+        let parent = (path as NSString).deletingLastPathComponent
+        if !parent.isEmpty && parent != path { try makeDirectories(parent) }
+        if mkdir(path, 0o755) != 0 && errno != EEXIST { throw error(path, "cannot create directory") }
+        try syncDirectory(parent.isEmpty ? "." : parent)
+    }
+
+    public static func syncDirectory(_ path: String) throws(RecSyncError) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd < 0 { throw error(path, "cannot open directory") }
+        defer { close(fd) }
+        if fsync(fd) != 0 && errno != EINVAL { throw error(path, "cannot sync directory") }
+    }
+
+    /// Writes a file durably in one step (for single state files such as tokens).
+    public static func writeAtomically(_ path: String, _ bytes: [UInt8]) throws(RecSyncError) {
+        var batch = WriteBatch()
+        batch.write(path, bytes)
+        try batch.commit()
+    }
+
+    /// Removes a file or a whole directory tree; fine if it is not there.
+    public static func remove(_ path: String) throws(RecSyncError) {
+        do {
+            if FileManager.default.fileExists(atPath: path) || isSymlink(path) {
+                try FileManager.default.removeItem(atPath: path)
+            }
+        } catch {
+            throw .fileSystem(path: path, message: "cannot remove: \(error.localizedDescription)")
+        }
+    }
+
+    /// Moves a file or directory, creating the destination's parent.
+    public static func move(_ from: String, to: String) throws(RecSyncError) {
+        try makeDirectories((to as NSString).deletingLastPathComponent)
+        if rename(from, to) != 0 { throw error(from, "cannot move to \(to)") }
+        try syncDirectory((from as NSString).deletingLastPathComponent)
+        try syncDirectory((to as NSString).deletingLastPathComponent)
+    }
+}
+
+/// A set of file writes and removals made durable together.
+///
+/// `commit` writes every file beside its target, fsyncs each, renames them into place, removes
+/// what is to be removed, then fsyncs every directory touched once. After `commit` returns,
+/// all of it survives a crash; before, a crash leaves each target either old or new.
+public struct WriteBatch {
+    private var writes: [(path: String, bytes: [UInt8])] = []
+    private var removals: [String] = []
+
+    public init() {}
+
+    public var isEmpty: Bool { writes.isEmpty && removals.isEmpty }
+
+    public mutating func write(_ path: String, _ bytes: [UInt8]) { writes.append((path, bytes)) }
+    public mutating func remove(_ path: String) { removals.append(path) }
+
+    public mutating func commit() throws(RecSyncError) {
+        var dirs = Set<String>()
+        var temps: [(temp: String, path: String)] = []
+        defer { for t in temps { unlink(t.temp) } }
+        for (path, bytes) in writes {
+            let dir = (path as NSString).deletingLastPathComponent
+            if !dirs.contains(dir) {
+                try FileIO.makeDirectories(dir)
+                dirs.insert(dir)
+            }
+            let temp = "\(dir)/.\((path as NSString).lastPathComponent).tmp-\(getpid())"
+            let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            if fd < 0 { throw FileIO.error(temp, "cannot create") }
+            var done = 0
+            while done < bytes.count {
+                let n = bytes.withUnsafeBytes { buf in Glibc.write(fd, buf.baseAddress! + done, buf.count - done) }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    close(fd)
+                    throw FileIO.error(temp, "cannot write")
+                }
+                done += n
+            }
+            if fsync(fd) != 0 {
+                close(fd)
+                throw FileIO.error(temp, "cannot sync")
+            }
+            close(fd)
+            temps.append((temp, path))
+        }
+        for t in temps {
+            if rename(t.temp, t.path) != 0 { throw FileIO.error(t.path, "cannot rename into place") }
+        }
+        temps.removeAll()
+        for path in removals {
+            if unlink(path) != 0 && errno != ENOENT { throw FileIO.error(path, "cannot remove") }
+            dirs.insert((path as NSString).deletingLastPathComponent)
+        }
+        for dir in dirs where FileIO.isDirectory(dir) { try FileIO.syncDirectory(dir) }
+        writes.removeAll()
+        removals.removeAll()
+    }
+}

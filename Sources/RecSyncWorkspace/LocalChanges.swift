@@ -1,0 +1,153 @@
+import Foundation
+import RecSyncModel
+
+/// One record file of a zone as it is on disk, compared with what was last synced.
+public struct LocalRecord: Sendable {
+    public enum State: Sendable, Equatable {
+        /// The file holds the synced version.
+        case clean
+        /// The file was edited since the version its sidecar names.
+        case modified
+        /// A file with no synced version: a new record.
+        case new
+        /// The sidecar is there but the file is gone: a deletion.
+        case deleted
+    }
+
+    public var recordID: RecordID
+    public var fileName: String
+    public var state: State
+    /// The sidecar, when there is one (a new record's may hold only its type).
+    public var system: SystemFields?
+    /// The fields in the file; nil when deleted, or when clean and not read.
+    public var fields: [String: FieldValue]?
+    /// The file's stat when it was inspected (what an index entry must record, so that an
+    /// edit made while a sync runs is still seen as an edit afterwards).
+    public var fileStamp: FileStamp?
+    /// The change tag of the synced version, when there is one.
+    public var knownTag: String?
+
+    public init(recordID: RecordID, fileName: String, state: State, system: SystemFields?, fields: [String: FieldValue]?, fileStamp: FileStamp?, knownTag: String?) {
+        self.recordID = recordID
+        self.fileName = fileName
+        self.state = state
+        self.system = system
+        self.fields = fields
+        self.fileStamp = fileStamp
+        self.knownTag = knownTag
+    }
+}
+
+/// The result of scanning one zone directory.
+public struct ZoneScan: Sendable {
+    public var zone: ZoneID
+    public var records: [LocalRecord]
+    /// `path: problem` for files that cannot be read as records.
+    public var problems: [String]
+    /// The index, refreshed where files were read and found unchanged.
+    public var index: ZoneIndex
+
+    public var changes: [LocalRecord] { records.filter { $0.state != .clean } }
+}
+
+extension Workspace {
+    /// Looks up the fields of a synced version in the store, for files the index cannot vouch for.
+    public typealias BaseLookup = @Sendable (RecordID, String) async throws(RecSyncError) -> [String: FieldValue]?
+
+    /// Compares every record file of a zone with its synced version.
+    ///
+    /// Files whose stat matches the index are not read. A file whose index entry is missing or
+    /// names another change tag is compared with the base version from `base`; if even that is
+    /// gone, the file counts as modified (a push then decides by change tag).
+    public func scan(zone: ZoneID, base: BaseLookup) async throws(RecSyncError) -> ZoneScan {
+        let dir = zoneDirectory(zone)
+        var index = ZoneIndex.load(self, zone: zone)
+        var problems: [String] = []
+        var records: [LocalRecord] = []
+        let files = Set(FileIO.list(dir).filter { !$0.hasPrefix(".") })
+        let sidecars = Set(FileIO.list("\(dir)/.system").filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") })
+        for file in files.union(sidecars).sorted() {
+            switch try await inspect(zone: zone, file: file, index: &index, base: base) {
+            case .record(let r): records.append(r)
+            case .problem(let p): problems.append(p)
+            case .nothing: break
+            }
+        }
+        return ZoneScan(zone: zone, records: records, problems: problems, index: index)
+    }
+
+    /// What one file name of a zone holds.
+    public enum Inspection: Sendable {
+        case record(LocalRecord)
+        case problem(String)
+        /// Neither a record file nor a sidecar with a synced version.
+        case nothing
+    }
+
+    /// Inspects one record file (and its sidecar) of a zone; see `scan`.
+    public func inspect(zone: ZoneID, file: String, index: inout ZoneIndex, base: BaseLookup) async throws(RecSyncError) -> Inspection {
+        let dir = zoneDirectory(zone)
+        let path = "\(dir)/\(file)"
+        let sidePath = "\(dir)/.system/\(file)"
+        let rel = relative(path)
+        let fileExists = FileIO.stamp(path) != nil
+        if fileExists {
+            guard file.hasSuffix(".json") else { return .problem("\(rel): not a record file (record files end in .json)") }
+            if FileIO.isDirectory(path) || FileIO.isSymlink(path) {
+                return .problem("\(rel): is a directory or a symbolic link, not a record file")
+            }
+        }
+        let fileStamp = fileExists ? FileIO.stamp(path) : nil
+        let sideStamp = FileIO.stamp(sidePath)
+        let entry = index.entries[file]
+
+        // Fast path: both files exactly as recsync left them.
+        if let entry, fileStamp != nil, sideStamp != nil, entry.file == fileStamp, entry.side == sideStamp,
+           let id = try? RecordID(recordName: entry.name, zoneID: zone) {
+            return .record(LocalRecord(recordID: id, fileName: file, state: .clean, system: nil, fields: nil, fileStamp: fileStamp, knownTag: entry.tag))
+        }
+
+        var system: SystemFields?
+        if sideStamp != nil, let bytes = try FileIO.read(sidePath) {
+            do { system = try WorkspaceEncoding.decodeSystemFields(bytes) } catch {
+                return .problem("\(relative(sidePath)): the sidecar is damaged (\(error.message)); restore it from a snapshot, or delete it to push the file as a new record")
+            }
+            if let s = system, s.recordID.zoneID != zone {
+                return .problem("\(relative(sidePath)): the sidecar belongs to zone '\(s.recordID.zoneID)', not '\(zone)'")
+            }
+        }
+        let recordName = system?.recordID.recordName ?? Self.recordName(forFile: file)
+        guard let recordName, let id = try? RecordID(recordName: recordName, zoneID: zone) else {
+            return .problem("\(rel): the file name is not a valid record name (ASCII, 1–255 characters, not starting with '_' or '.'; write '/' as %2F and '%' as %25)")
+        }
+        if Self.fileName(for: recordName) != file {
+            return .problem("\(rel): holds record '\(recordName)', whose file name is '\(Self.fileName(for: recordName))'; rename it")
+        }
+        var fields: [String: FieldValue]?
+        if fileExists, let bytes = try FileIO.read(path) {
+            do { fields = try WorkspaceEncoding.decodeFields(bytes) } catch {
+                return .problem("\(rel): \(error.message)")
+            }
+        }
+        let tag = system?.changeTag
+        switch (fields, tag) {
+        case (nil, nil):
+            return .nothing  // a type note for a record that was never written
+        case (nil, .some):
+            return .record(LocalRecord(recordID: id, fileName: file, state: .deleted, system: system, fields: nil, fileStamp: nil, knownTag: tag))
+        case (.some(let f), nil):
+            return .record(LocalRecord(recordID: id, fileName: file, state: .new, system: system, fields: f, fileStamp: fileStamp, knownTag: nil))
+        case (.some(let f), .some(let t)):
+            let hash = ZoneIndex.hash(f)
+            var baseHash = entry?.tag == t ? entry?.hash : nil
+            if baseHash == nil, let baseFields = try await base(id, t) {
+                baseHash = ZoneIndex.hash(baseFields)
+            }
+            let clean = baseHash == hash
+            if clean {
+                index.entries[file] = IndexEntry(name: recordName, tag: t, hash: hash, file: fileStamp, side: sideStamp)
+            }
+            return .record(LocalRecord(recordID: id, fileName: file, state: clean ? .clean : .modified, system: system, fields: f, fileStamp: fileStamp, knownTag: t))
+        }
+    }
+}

@@ -1,0 +1,238 @@
+import Foundation
+import RecSyncModel
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The workspace's settings, `.recsync/config`.
+public struct WorkspaceConfig: Sendable, Hashable, Codable {
+    public static let currentVersion = 1
+    public var version: Int
+    /// The user every sync acts as.
+    public var user: String
+    /// Where the store is: a path (or, later, a URL).
+    public var remote: String
+    /// The store's ID, learnt on the first sync; a different store at the same path is refused.
+    public var storeID: String?
+    /// Commit a snapshot after each pull (used by `pull --commit`'s default).
+    public var commitSnapshots: Bool?
+
+    public init(user: String, remote: String, storeID: String? = nil) {
+        version = Self.currentVersion
+        self.user = user
+        self.remote = remote
+        self.storeID = storeID
+    }
+}
+
+/// A directory of record files kept in sync with a store (DESIGN §4).
+///
+/// ```
+/// .recsync/                               config, tokens, index, lock, conflicts, lost+found
+/// private/<zone>/<record>.json            user fields
+/// private/<zone>/.system/<record>.json    sidecar: system fields
+/// shared/<owner>/<zone>/…                 zones shared with the user
+/// ```
+public final class Workspace: Sendable {
+    public static let stateDirName = ".recsync"
+    public let root: String
+    public let config: WorkspaceConfig
+
+    public var stateDir: String { "\(root)/\(Self.stateDirName)" }
+    public var user: String { config.user }
+
+    init(root: String, config: WorkspaceConfig) {
+        self.root = root
+        self.config = config
+    }
+
+    /// The workspace that contains `directory` (it or a parent holds `.recsync/config`).
+    public static func find(from directory: String) throws(RecSyncError) -> Workspace {
+        var dir = URL(fileURLWithPath: directory).standardizedFileURL.path
+        while true {
+            if FileManager.default.fileExists(atPath: "\(dir)/\(stateDirName)/config") {
+                return try open(at: dir)
+            }
+            let parent = (dir as NSString).deletingLastPathComponent
+            if parent == dir || parent.isEmpty { throw .notAWorkspace(directory) }
+            dir = parent
+        }
+    }
+
+    /// Opens the workspace rooted exactly at `root`.
+    public static func open(at root: String) throws(RecSyncError) -> Workspace {
+        let path = "\(root)/\(stateDirName)/config"
+        guard let bytes = try FileIO.read(path) else { throw .notAWorkspace(root) }
+        let config: WorkspaceConfig
+        do { config = try JSONDecoder().decode(WorkspaceConfig.self, from: Data(bytes)) } catch {
+            throw .fileSystem(path: path, message: "is not a valid recsync config (\(error)); fix it or run 'recsync init' again")
+        }
+        guard config.version == WorkspaceConfig.currentVersion else {
+            throw .fileSystem(path: path, message: "has version \(config.version); this recsync reads version \(WorkspaceConfig.currentVersion)")
+        }
+        return Workspace(root: root, config: config)
+    }
+
+    /// Makes `root` a workspace (creating it if needed). Refuses a directory that already is one.
+    public static func create(at root: String, config: WorkspaceConfig) throws(RecSyncError) -> Workspace {
+        try NameRules.validateOwnerName(config.user)
+        let absolute = URL(fileURLWithPath: root).standardizedFileURL.path
+        if FileManager.default.fileExists(atPath: "\(absolute)/\(stateDirName)/config") {
+            throw .invalidArguments("'\(absolute)' is already a recsync workspace")
+        }
+        let ws = Workspace(root: absolute, config: config)
+        try FileIO.makeDirectories(ws.stateDir)
+        try FileIO.writeAtomically("\(ws.stateDir)/.gitignore", Array("# machine-specific state: not part of a snapshot\nindex/\nlock\nmirror/\n".utf8))
+        try ws.saveConfig(config)
+        return ws
+    }
+
+    /// Writes a new config (the object keeps the one it was opened with).
+    public func saveConfig(_ config: WorkspaceConfig) throws(RecSyncError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let data = (try? encoder.encode(config)) ?? Data()
+        try FileIO.writeAtomically("\(stateDir)/config", Array(data) + [10])
+    }
+
+    public func withConfig(_ config: WorkspaceConfig) -> Workspace { Workspace(root: root, config: config) }
+
+    // MARK: Zones
+
+    /// The zone ID of a directory in the workspace, given its scope.
+    public func zoneDirectory(_ zone: ZoneID) -> String {
+        if zone.ownerName == user {
+            return "\(root)/private/\(NameEscaping.escape(zone.zoneName))"
+        }
+        return "\(root)/shared/\(NameEscaping.escape(zone.ownerName))/\(NameEscaping.escape(zone.zoneName))"
+    }
+
+    public func scope(of zone: ZoneID) -> DatabaseScope { zone.ownerName == user ? .private : .shared }
+
+    /// A path relative to the root, for messages.
+    public func relative(_ path: String) -> String {
+        path.hasPrefix(root + "/") ? String(path.dropFirst(root.count + 1)) : path
+    }
+
+    /// Every zone directory present in the workspace, and the directories that are not zones.
+    public func localZones() -> (zones: [ZoneID], problems: [String]) {
+        var zones: [ZoneID] = []
+        var problems: [String] = []
+        for name in FileIO.list("\(root)/private") where FileIO.isDirectory("\(root)/private/\(name)") {
+            if let zoneName = NameEscaping.unescape(name), let id = try? ZoneID(zoneName: zoneName, ownerName: user) {
+                zones.append(id)
+            } else {
+                problems.append("private/\(name): not a valid zone name; rename the directory")
+            }
+        }
+        for owner in FileIO.list("\(root)/shared") where FileIO.isDirectory("\(root)/shared/\(owner)") {
+            for name in FileIO.list("\(root)/shared/\(owner)") where FileIO.isDirectory("\(root)/shared/\(owner)/\(name)") {
+                if let ownerName = NameEscaping.unescape(owner), let zoneName = NameEscaping.unescape(name),
+                   let id = try? ZoneID(zoneName: zoneName, ownerName: ownerName) {
+                    zones.append(id)
+                } else {
+                    problems.append("shared/\(owner)/\(name): not a valid zone directory")
+                }
+            }
+        }
+        return (zones.sorted(), problems)
+    }
+
+    // MARK: Record files
+
+    /// The file name of a record: escaped name + `.json`, or a hash when that is too long.
+    public static func fileName(for recordName: String) -> String {
+        let escaped = NameEscaping.escape(recordName)
+        if escaped.utf8.count + 5 <= 250 { return escaped + ".json" }
+        // Record names never start with '_', so hashed names cannot collide with plain ones.
+        return "_" + ContentHash.of(Array(recordName.utf8)) + ".json"
+    }
+
+    /// The record name a file name stands for, nil for a hashed name (read the sidecar) or a non-record.
+    public static func recordName(forFile file: String) -> String? {
+        guard file.hasSuffix(".json"), !file.hasPrefix("_"), !file.hasPrefix(".") else { return nil }
+        return NameEscaping.unescape(String(file.dropLast(5)))
+    }
+
+    public func recordPath(_ id: RecordID) -> String { "\(zoneDirectory(id.zoneID))/\(Self.fileName(for: id.recordName))" }
+    public func sidecarPath(_ id: RecordID) -> String { "\(zoneDirectory(id.zoneID))/.system/\(Self.fileName(for: id.recordName))" }
+
+    // MARK: Tokens and sync state
+
+    func zoneStateKey(_ zone: ZoneID) -> String {
+        "\(scope(of: zone).rawValue)/\(NameEscaping.escape(zone.ownerName))/\(NameEscaping.escape(zone.zoneName))"
+    }
+
+    public func scopeTokenPath(_ scope: DatabaseScope) -> String { "\(stateDir)/tokens/\(scope.rawValue).token" }
+    public func zoneTokenPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).token" }
+    public func refetchPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).refetch" }
+    public func indexPath(_ zone: ZoneID) -> String { "\(stateDir)/index/\(zoneStateKey(zone)).json" }
+    public func reuploadMarker(_ zone: ZoneID) -> String { "\(stateDir)/reupload/\(zoneStateKey(zone))" }
+    public func conflictDirectory(_ zone: ZoneID) -> String { "\(stateDir)/conflicts/\(zoneStateKey(zone))" }
+
+    public func loadToken(_ path: String) throws(RecSyncError) -> ServerChangeToken? {
+        guard let bytes = try FileIO.read(path) else { return nil }
+        let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return text.isEmpty ? nil : ServerChangeToken(rawValue: text)
+    }
+
+    public func saveToken(_ token: ServerChangeToken?, at path: String) throws(RecSyncError) {
+        if let token {
+            try FileIO.writeAtomically(path, Array((token.rawValue + "\n").utf8))
+        } else {
+            var batch = WriteBatch()
+            batch.remove(path)
+            try batch.commit()
+        }
+    }
+
+    /// Zones that have a zone token, i.e. that a pull has brought in.
+    public func zonesWithTokens() -> [ZoneID] {
+        var zones: [ZoneID] = []
+        for scope in [DatabaseScope.private, .shared] {
+            let dir = "\(stateDir)/tokens/\(scope.rawValue)"
+            for owner in FileIO.list(dir) {
+                for file in FileIO.list("\(dir)/\(owner)") where file.hasSuffix(".token") {
+                    if let o = NameEscaping.unescape(owner), let z = NameEscaping.unescape(String(file.dropLast(6))),
+                       let id = try? ZoneID(zoneName: z, ownerName: o) {
+                        zones.append(id)
+                    }
+                }
+            }
+        }
+        return zones.sorted()
+    }
+
+    // MARK: Lock
+
+    /// Takes the workspace lock for one sync. It is released when the returned object goes
+    /// away or the process dies (an advisory `flock`, so a crashed process leaves no stale lock).
+    public func lock(purpose: String) throws(RecSyncError) -> WorkspaceLock {
+        try FileIO.makeDirectories(stateDir)
+        let path = "\(stateDir)/lock"
+        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        if fd < 0 { throw FileIO.error(path, "cannot open the lock file") }
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let holder = (try? FileIO.read(path)).flatMap { $0.map { String(decoding: $0, as: UTF8.self) } } ?? "unknown"
+            Glibc.close(fd)
+            throw .workspaceLocked(holder.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        let note = Array("pid \(getpid()): \(purpose)\n".utf8)
+        _ = ftruncate(fd, 0)
+        _ = note.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        return WorkspaceLock(fd: fd)
+    }
+}
+
+/// The held workspace lock; released on `deinit`.
+public final class WorkspaceLock: Sendable {
+    let fd: Int32
+    init(fd: Int32) { self.fd = fd }
+    deinit {
+        flock(fd, LOCK_UN)
+        Glibc.close(fd)
+    }
+}
