@@ -6,6 +6,11 @@ let package = Package(
     products: [
         .library(name: "RecSyncModel", targets: ["RecSyncModel"]),
         .library(name: "RecSyncStore", targets: ["RecSyncStore"]),
+        .library(name: "RecSyncEngine", targets: ["RecSyncEngine"]),
+        .executable(name: "recsync", targets: ["recsync"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         .systemLibrary(
@@ -18,6 +23,14 @@ let package = Package(
         .target(name: "RecSyncStore", dependencies: ["RecSyncModel", "RecSyncGit"]),
         .target(name: "RecSyncWorkspace", dependencies: ["RecSyncModel"]),
         .target(name: "RecSyncEngine", dependencies: ["RecSyncModel", "RecSyncStore", "RecSyncWorkspace"]),
+        .target(
+            name: "RecSyncCLI",
+            dependencies: [
+                "RecSyncModel", "RecSyncStore", "RecSyncWorkspace", "RecSyncEngine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(name: "recsync", dependencies: ["RecSyncCLI"]),
         .target(name: "RecSyncTestSupport", dependencies: ["RecSyncModel", "RecSyncStore"]),
         // A small writer process used by the multi-process concurrency tests.
         .executableTarget(name: "recsync-store-writer", dependencies: ["RecSyncStore", "RecSyncModel", "RecSyncTestSupport"]),
@@ -26,6 +39,14 @@ let package = Package(
         .executableTarget(name: "recsync-bench", dependencies: ["RecSyncStore", "RecSyncModel", "RecSyncTestSupport"]),
         .testTarget(name: "RecSyncModelTests", dependencies: ["RecSyncModel", "RecSyncTestSupport"]),
         .testTarget(name: "RecSyncGitTests", dependencies: ["RecSyncGit", "RecSyncTestSupport"]),
+        .testTarget(
+            name: "RecSyncEngineTests",
+            dependencies: ["RecSyncEngine", "RecSyncWorkspace", "RecSyncStore", "RecSyncModel", "RecSyncTestSupport"]
+        ),
+        .testTarget(
+            name: "RecSyncCLITests",
+            dependencies: ["RecSyncCLI", "RecSyncStore", "RecSyncModel", "RecSyncTestSupport", "recsync"]
+        ),
         .testTarget(
             name: "RecSyncStoreTests",
             dependencies: ["RecSyncStore", "RecSyncModel", "RecSyncGit", "RecSyncTestSupport", "recsync-store-writer"]

@@ -117,16 +117,23 @@ public struct StoreCommit: Sendable, Hashable {
 }
 
 extension GitStore {
-    /// The store's history, newest first, following first parents: its change log.
-    public func log(limit: Int = 100) throws(RecSyncError) -> [StoreCommit] {
+    /// The store's history, newest first, following first parents: its change log. With a
+    /// zone, only the commits that changed that zone (its subtree differs from the parent's).
+    public func log(limit: Int = 100, zone: ZoneID? = nil) throws(RecSyncError) -> [StoreCommit] {
         let repo = core.backend.repository
         var result: [StoreCommit] = []
         do {
             var next = try repo.referenceTarget(GitBackend.headRef)
             while let c = next, result.count < limit {
                 let commit = try repo.commit(c)
-                result.append(StoreCommit(commit: c.hex, authorName: commit.authorName, authorEmail: commit.authorEmail, time: commit.time, message: commit.message))
                 next = commit.parents.first
+                if let zone {
+                    let path = StoreLayout.zoneDir(zone)
+                    let mine = try repo.entry(atPath: path, inTree: commit.tree)?.oid
+                    let parents = try next.map { p throws(GitError) in try repo.entry(atPath: path, inTree: repo.commit(p).tree)?.oid } ?? nil
+                    if mine == parents { continue }
+                }
+                result.append(StoreCommit(commit: c.hex, authorName: commit.authorName, authorEmail: commit.authorEmail, time: commit.time, message: commit.message))
             }
         } catch {
             throw GitBackend.wrap(error, "reading history")

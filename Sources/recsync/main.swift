@@ -1,0 +1,3 @@
+import RecSyncCLI
+
+await RecSyncCommand.main()
