@@ -56,9 +56,9 @@ public struct SyncEngine: Sendable {
         var report = StatusReport()
         let (zones, problems) = workspace.localZones()
         report.problems = problems
-        let synced = Set(workspace.zonesWithTokens())
+        let onStore = Set(try await store.fetchAllRecordZones(scope: .private).map(\.zoneID))
         for zone in zones {
-            if !synced.contains(zone) && zone.ownerName == workspace.user { report.newZones.append(zone) }
+            if !onStore.contains(zone) && zone.ownerName == workspace.user { report.newZones.append(zone) }
             let scan = try await workspace.scan(zone: zone, base: baseLookup)
             report.problems += scan.problems
             for r in scan.changes {

@@ -99,6 +99,7 @@ extension Workspace {
         }
         let fileStamp = fileExists ? FileIO.stamp(path) : nil
         let sideStamp = FileIO.stamp(sidePath)
+        if fileStamp == nil && sideStamp == nil { return .nothing }
         let entry = index.entries[file]
 
         // Fast path: both files exactly as recsync left them.

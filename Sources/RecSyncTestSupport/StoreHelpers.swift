@@ -1,0 +1,44 @@
+import RecSyncModel
+import RecSyncStore
+
+/// Small steps that contract tests repeat, each failing the test with the store's message.
+extension RemoteStore {
+    public func createZones(_ zones: [ZoneID], defaultRecordType: String? = nil) async throws {
+        let results = try await modifyRecordZones(zones.map { .save(RecordZone(zoneID: $0, defaultRecordType: defaultRecordType)) })
+        for r in results { _ = try r.result.get() }
+    }
+
+    public func zoneOp(_ op: ZoneOperation) async throws {
+        _ = try await modifyRecordZones([op])[0].result.get()
+    }
+
+    /// Saves records that must all succeed; returns them as stored.
+    @discardableResult
+    public func save(_ records: [Record], policy: SavePolicy = .ifServerRecordUnchanged) async throws -> [Record] {
+        let result = try await modifyRecords(saving: records, deleting: [], savePolicy: policy, atomically: true)
+        return try result.saveResults.map { try $0.result.get() }
+    }
+
+    public func delete(_ records: [Record]) async throws -> ModifyRecordsResult {
+        let result = try await modifyRecords(saving: [], deleting: records.map { RecordDeletion(recordID: $0.recordID, changeTag: $0.changeTag) }, savePolicy: .ifServerRecordUnchanged, atomically: true)
+        for r in result.deleteResults { try r.result.get() }
+        return result
+    }
+
+    /// Every change in a zone from a token, following moreComing.
+    public func allZoneChanges(_ zone: ZoneID, since token: ServerChangeToken?, limit: Int = 0) async throws -> (records: [Record], deletions: [RecordDeletionEvent], token: ServerChangeToken, pages: Int) {
+        var token = token
+        var records: [Record] = []
+        var deletions: [RecordDeletionEvent] = []
+        var pages = 0
+        while true {
+            let page = try await recordZoneChanges(zone: zone, since: token, resultsLimit: limit, desiredKeys: nil)
+            pages += 1
+            records += try page.modifications.map { try $0.result.get() }
+            deletions += page.deletions
+            token = page.changeToken
+            if !page.moreComing { return (records, deletions, page.changeToken, pages) }
+        }
+    }
+}
+

@@ -1,0 +1,136 @@
+import Foundation
+import RecSyncEngine
+import RecSyncModel
+import RecSyncStore
+import RecSyncTestSupport
+import RecSyncWorkspace
+import Testing
+
+/// Pull and push between workspaces through an in-memory store.
+@Suite struct SyncTests {
+    @Test func pushThenPullConvergesAndSecondSyncIsANoOp() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        let phone = try f.device("phone")
+        try laptop.write("notes", "hello", #"{"title": "Hi", "tags": ["a", "b"], "due": {"$date": "2026-11-22T10:00:00.000Z"}}"#)
+        try laptop.write("notes", "bye", #"{"n": 1}"#)
+
+        let status = try await laptop.status()
+        #expect(status.newZones == [zone("notes")])
+        #expect(status.changes.map(\.kind) == [.new, .new])
+
+        let pushed = try await laptop.push()
+        #expect(pushed.zonesCreated == [zone("notes")])
+        #expect(pushed.saved.count == 2 && pushed.conflicts.isEmpty)
+        #expect(FileManager.default.fileExists(atPath: "\(laptop.workspace.root)/private/notes/.system/hello.json"))
+
+        let pulled = try await phone.pull()
+        #expect(pulled.recordsWritten == 2)
+        #expect(try phone.fields("notes", "hello") == laptop.fields("notes", "hello"))
+
+        // The laptop pulls its own changes back: nothing to write, nothing pending.
+        _ = try await laptop.pull()
+        #expect(phone.recordFiles.keys.sorted() == laptop.recordFiles.keys.sorted())
+        #expect(try await laptop.status().isClean)
+        #expect(try await phone.status().isClean)
+        let again = try await phone.push()
+        #expect(again.saved.isEmpty && again.commit == nil, "a pull followed by a push with no edit changes nothing")
+    }
+
+    @Test func reformattingAFileIsNotAChange() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        try laptop.write("notes", "r", #"{"b": 2, "a": 1.5}"#)
+        _ = try await laptop.push()
+        try laptop.write("notes", "r", "{\n\n  \"a\":1.5,\"b\":   2 }")
+        #expect(try await laptop.status().isClean)
+        // Opened again without the stat index (as after a fresh checkout): still clean.
+        try FileIO.remove("\(laptop.workspace.stateDir)/index")
+        #expect(try await f.reopen(laptop).status().isClean)
+    }
+
+    @Test func editsAndDeletionsTravel() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        let phone = try f.device("phone")
+        try laptop.write("notes", "a", #"{"v": 1}"#)
+        try laptop.write("notes", "b", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+
+        try phone.write("notes", "a", #"{"v": 2}"#)
+        try FileManager.default.removeItem(atPath: phone.path("notes", "b"))
+        let status = try await phone.status()
+        #expect(Set(status.changes.map(\.kind)) == [.modified, .deleted])
+        let pushed = try await phone.push()
+        #expect(pushed.saved.count == 1 && pushed.deleted.count == 1)
+        #expect(!FileManager.default.fileExists(atPath: "\(phone.workspace.root)/private/notes/.system/b.json"))
+
+        let pulled = try await laptop.pull()
+        #expect(pulled.recordsWritten == 1 && pulled.recordsDeleted == 1)
+        #expect(try laptop.fields("notes", "a") == ["v": .int64(2)])
+        #expect(!FileManager.default.fileExists(atPath: laptop.path("notes", "b")))
+        #expect(!FileManager.default.fileExists(atPath: "\(laptop.workspace.root)/private/notes/.system/b.json"))
+        #expect(try converged(laptop, phone))
+    }
+
+    @Test func badFileStopsThePushAndChangesNothing() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        try laptop.write("notes", "good", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        try laptop.write("notes", "good", #"{"v": 2}"#)
+        try laptop.write("notes", "broken", #"{"v": "#)
+        try laptop.write("notes", "badkey", #"{"1x": 1}"#)
+        try writeFile("\(laptop.workspace.root)/private/notes/_reserved.json", "{}")
+        let headBefore = f.storage.history()
+        let filesBefore = TreeSnapshot.files(laptop.workspace.root) { $0.hasPrefix(".recsync/index") || $0 == ".recsync/lock" }
+        let error = await pushError(laptop)
+        guard case .invalidFiles(let problems)? = error else {
+            Issue.record("a push with bad files must fail with invalidFiles, got \(String(describing: error))")
+            return
+        }
+        #expect(problems.count == 3, "\(problems)")
+        #expect(problems.contains { $0.hasPrefix("private/notes/broken.json:") && $0.contains("line 1") })
+        #expect(problems.contains { $0.hasPrefix("private/notes/badkey.json:") })
+        #expect(problems.contains { $0.hasPrefix("private/notes/_reserved.json:") })
+        #expect(f.storage.history() == headBefore, "nothing was sent")
+        let filesAfter = TreeSnapshot.files(laptop.workspace.root) { $0.hasPrefix(".recsync/index") || $0 == ".recsync/lock" }
+        #expect(filesAfter == filesBefore, "nothing changed locally")
+    }
+
+    @Test func oddRecordNamesRoundTrip() async throws {
+        let f = EngineFixture()
+        let alice = try f.store("alice")
+        try await alice.createZones([zone("notes")])
+        let names = ["a/b", ".hidden", "100%", "with space", String(repeating: "x", count: 255)]
+        try await alice.save(names.map { Build.record($0, in: zone("notes"), ["n": .string($0)]) })
+        let laptop = try f.device("laptop")
+        _ = try await laptop.pull()
+        let files = FileIO.list("\(laptop.workspace.root)/private/notes").sorted()
+        #expect(files.contains("a%2Fb.json") && files.contains("%2Ehidden.json") && files.contains("100%25.json"))
+        #expect(files.contains { $0.hasPrefix("_") }, "a 255-character name is hashed")
+        #expect(try await laptop.status().isClean)
+        // Edit the hashed one and push: the sidecar supplies the real name.
+        let hashed = try #require(files.first { $0.hasPrefix("_") })
+        try writeFile("\(laptop.workspace.root)/private/notes/\(hashed)", #"{"n": "edited"}"#)
+        let pushed = try await laptop.push()
+        #expect(pushed.saved.map(\.recordName) == [String(repeating: "x", count: 255)])
+    }
+
+    @Test func putTypeNoteGivesANewRecordItsType() async throws {
+        let f = EngineFixture()
+        let alice = try f.store("alice")
+        try await alice.createZones([zone("notes")], defaultRecordType: "Note")
+        let laptop = try f.device("laptop")
+        _ = try await laptop.pull()
+        try laptop.write("notes", "plain", #"{"v": 1}"#)
+        try laptop.write("notes", "typed", #"{"v": 1}"#)
+        let sidecar = SystemFields(recordID: Build.id("typed", in: zone("notes")), recordType: "Task", changeTag: nil, created: nil, modified: nil)
+        try writeFile("\(laptop.workspace.root)/private/notes/.system/typed.json", String(decoding: WorkspaceEncoding.encodeSystemFields(sidecar), as: UTF8.self))
+        _ = try await laptop.push()
+        let stored = try await alice.fetchRecords([Build.id("plain", in: zone("notes")), Build.id("typed", in: zone("notes"))])
+        #expect(try stored[0].result.get().recordType == "Note", "the zone's default type")
+        #expect(try stored[1].result.get().recordType == "Task")
+    }
+}
