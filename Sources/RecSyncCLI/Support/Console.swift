@@ -1,0 +1,102 @@
+import Foundation
+import RecSyncModel
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where a command's output goes: results on stdout, errors on stderr, progress on stderr only
+/// when it is a terminal, colour only on a terminal and never with `NO_COLOR`.
+public struct Console: Sendable {
+    public enum Colour: String, Sendable {
+        case red = "31", green = "32", yellow = "33", cyan = "36", bold = "1"
+    }
+
+    public let quiet: Bool
+    public let verbose: Bool
+    public let json: Bool
+    /// Progress lines go to stderr (a terminal, and not quiet).
+    public let showsProgress: Bool
+    /// Colour codes on stdout.
+    public let colours: Bool
+    let coloursOnStderr: Bool
+
+    public init(_ options: GlobalOptions, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        quiet = options.quiet
+        verbose = options.verbose
+        json = options.json
+        let noColour = !(environment["NO_COLOR"] ?? "").isEmpty
+        let stderrTTY = isatty(STDERR_FILENO) == 1
+        showsProgress = stderrTTY && !options.quiet
+        colours = isatty(STDOUT_FILENO) == 1 && !noColour
+        coloursOnStderr = stderrTTY && !noColour
+    }
+
+    /// A line of the command's result (text mode only; silent with --json).
+    public func out(_ line: String) {
+        guard !json else { return }
+        Self.write(line + "\n", to: FileHandle.standardOutput)
+    }
+
+    /// A line of information a script does not need (silent with --quiet or --json).
+    public func info(_ line: String) {
+        guard !quiet else { return }
+        out(line)
+    }
+
+    /// A line shown with --verbose only.
+    public func detail(_ line: String) {
+        guard verbose else { return }
+        out(line)
+    }
+
+    /// What to do next (silent with --quiet or --json).
+    public func hint(_ line: String) {
+        info(paint("hint: ", .yellow) + line)
+    }
+
+    /// A progress or event line: stderr, when it is a terminal.
+    public func progress(_ line: String) {
+        guard showsProgress else { return }
+        Self.write(line + "\n", to: FileHandle.standardError)
+    }
+
+    /// A warning on stderr (not silenced by --json: stdout stays one document).
+    public func warning(_ message: String) {
+        guard !quiet else { return }
+        let prefix = coloursOnStderr ? "\u{1B}[33mrecsync: warning:\u{1B}[0m " : "recsync: warning: "
+        Self.write(prefix + message + "\n", to: FileHandle.standardError)
+    }
+
+    /// An error on stderr as `recsync: <message>`.
+    public func error(_ message: String) {
+        let prefix = coloursOnStderr ? "\u{1B}[31mrecsync:\u{1B}[0m " : "recsync: "
+        Self.write(prefix + message + "\n", to: FileHandle.standardError)
+    }
+
+    /// The one JSON document of a `--json` run, with `"version": 1` added.
+    public func document(_ members: [String: JSONValue]) {
+        guard json else { return }
+        var object = members
+        object["version"] = .int(1)
+        Self.write(String(decoding: JSON.serialize(.object(object), pretty: true), as: UTF8.self), to: FileHandle.standardOutput)
+    }
+
+    /// One line of a JSON-lines feed, with `"version": 1` added (written whatever the mode).
+    public func jsonLine(_ members: [String: JSONValue]) {
+        var object = members
+        object["version"] = .int(1)
+        Self.write(String(decoding: JSON.serialize(.object(object), pretty: false), as: UTF8.self) + "\n", to: FileHandle.standardOutput)
+    }
+
+    /// Text in a colour, when stdout takes colours.
+    public func paint(_ text: String, _ colour: Colour) -> String {
+        colours ? "\u{1B}[\(colour.rawValue)m\(text)\u{1B}[0m" : text
+    }
+
+    static func write(_ text: String, to handle: FileHandle) {
+        handle.write(Data(text.utf8))
+    }
+}

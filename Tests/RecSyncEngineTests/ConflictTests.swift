@@ -1,0 +1,123 @@
+import Foundation
+import RecSyncEngine
+import RecSyncModel
+import RecSyncStore
+import RecSyncTestSupport
+import RecSyncWorkspace
+import Testing
+
+/// Edits on both sides: never overwritten, always reported, settled by resolve.
+@Suite struct ConflictTests {
+    /// Laptop and phone both hold record `r` = {"title": "t", "body": "b"}.
+    func twoDevices(_ f: EngineFixture) async throws -> (SyncEngine, SyncEngine) {
+        let laptop = try f.device("laptop")
+        let phone = try f.device("phone")
+        try laptop.write("notes", "r", #"{"title": "t", "body": "b"}"#)
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        return (laptop, phone)
+    }
+
+    @Test func incomingChangeToAnEditedRecordIsAConflictNotAnOverwrite() async throws {
+        let f = EngineFixture()
+        let (laptop, phone) = try await twoDevices(f)
+        try laptop.write("notes", "r", #"{"title": "laptop", "body": "b"}"#)
+        _ = try await laptop.push()
+        try phone.write("notes", "r", #"{"title": "t", "body": "phone"}"#)
+
+        let pulled = try await phone.pull()
+        #expect(pulled.conflicts == [Build.id("r", in: zone("notes"))])
+        #expect(try phone.fields("notes", "r") == ["title": .string("t"), "body": .string("phone")], "the local edit is untouched")
+        let conflicts = try phone.workspace.allConflicts()
+        #expect(conflicts.count == 1)
+        #expect(conflicts[0].client == ["title": .string("t"), "body": .string("phone")])
+        #expect(conflicts[0].server == ["title": .string("laptop"), "body": .string("b")])
+        #expect(conflicts[0].ancestor == ["title": .string("t"), "body": .string("b")])
+        #expect(try await phone.status().conflicts.count == 1)
+
+        // A push leaves the conflicted record alone until it is resolved.
+        let blocked = try await phone.push()
+        #expect(blocked.saved.isEmpty && blocked.notSent.count == 1)
+
+        let outcome = try phone.resolve(strategy: .merge)
+        #expect(outcome.map(\.failure) == [nil])
+        #expect(try phone.fields("notes", "r") == ["title": .string("laptop"), "body": .string("phone")])
+        let pushed = try await phone.push()
+        #expect(pushed.saved.count == 1 && pushed.conflicts.isEmpty)
+        _ = try await laptop.pull()
+        #expect(try laptop.fields("notes", "r") == ["title": .string("laptop"), "body": .string("phone")])
+        #expect(try converged(laptop, phone))
+    }
+
+    @Test func pushOfAStaleEditIsAConflictResolvedOurs() async throws {
+        let f = EngineFixture()
+        let (laptop, phone) = try await twoDevices(f)
+        try laptop.write("notes", "r", #"{"title": "laptop", "body": "b"}"#)
+        _ = try await laptop.push()
+        try phone.write("notes", "r", #"{"title": "phone", "body": "b"}"#)
+        let pushed = try await phone.push()
+        #expect(pushed.conflicts == [Build.id("r", in: zone("notes"))])
+        #expect(try phone.resolve(strategy: .merge).first?.failure?.contains("'title'") == true, "both changed the title: no automatic merge")
+
+        #expect(try phone.resolve(strategy: .ours).map(\.failure) == [nil])
+        #expect(try phone.fields("notes", "r")?["title"] == .string("phone"))
+        let again = try await phone.push()
+        #expect(again.saved.count == 1 && again.conflicts.isEmpty, "ours now carries the store's change tag")
+        _ = try await laptop.pull()
+        #expect(try laptop.fields("notes", "r")?["title"] == .string("phone"))
+    }
+
+    @Test func resolveTheirsTakesTheStoreVersion() async throws {
+        let f = EngineFixture()
+        let (laptop, phone) = try await twoDevices(f)
+        try laptop.write("notes", "r", #"{"title": "laptop"}"#)
+        _ = try await laptop.push()
+        try phone.write("notes", "r", #"{"title": "phone"}"#)
+        _ = try await phone.pull()
+        #expect(try phone.resolve(strategy: .theirs).map(\.failure) == [nil])
+        #expect(try phone.fields("notes", "r") == ["title": .string("laptop")])
+        #expect(try await phone.status().isClean)
+        #expect(try converged(laptop, phone))
+    }
+
+    @Test func sameEditOnBothSidesIsNotAConflict() async throws {
+        let f = EngineFixture()
+        let (laptop, phone) = try await twoDevices(f)
+        try laptop.write("notes", "r", #"{"title": "same", "body": "b"}"#)
+        _ = try await laptop.push()
+        try phone.write("notes", "r", #"{"body": "b", "title": "same"}"#)
+        let pulled = try await phone.pull()
+        #expect(pulled.conflicts.isEmpty)
+        #expect(try await phone.status().isClean)
+    }
+
+    @Test func deletedOnOneSideEditedOnTheOther() async throws {
+        let f = EngineFixture()
+        let (laptop, phone) = try await twoDevices(f)
+        try FileManager.default.removeItem(atPath: laptop.path("notes", "r"))
+        _ = try await laptop.push()
+        try phone.write("notes", "r", #"{"title": "kept"}"#)
+        let pulled = try await phone.pull()
+        #expect(pulled.conflicts.count == 1)
+        let conflict = try #require(try phone.workspace.allConflicts().first)
+        #expect(conflict.server == nil && conflict.client == ["title": .string("kept")])
+        // Ours: the record lives on as a new record.
+        _ = try phone.resolve(strategy: .ours)
+        let pushed = try await phone.push()
+        #expect(pushed.saved.count == 1)
+        _ = try await laptop.pull()
+        #expect(try laptop.fields("notes", "r") == ["title": .string("kept")])
+    }
+
+    @Test func editedLocallyWhileDeletedOnTheStoreTheirsDeletes() async throws {
+        let f = EngineFixture()
+        let (laptop, phone) = try await twoDevices(f)
+        try FileManager.default.removeItem(atPath: laptop.path("notes", "r"))
+        _ = try await laptop.push()
+        try phone.write("notes", "r", #"{"title": "doomed"}"#)
+        _ = try await phone.pull()
+        _ = try phone.resolve(strategy: .theirs)
+        #expect(try phone.fields("notes", "r") == nil)
+        #expect(try await phone.status().isClean)
+    }
+}
