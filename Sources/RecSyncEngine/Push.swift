@@ -32,6 +32,9 @@ extension SyncEngine {
             if storeZoneByID[zone] == nil {
                 if zone.ownerName == ws.user {
                     if !ws.zonesWithTokens().contains(zone) || reupload.contains(zone) { zonesToCreate.append(zone) }
+                    // Records synced before, in a zone the store no longer has and that no pull
+                    // has removed: upload them again rather than let a later pull drop them.
+                    if zonesToCreate.contains(zone), scan.records.contains(where: { $0.knownTag != nil }) { reupload.insert(zone) }
                 } else if !scan.changes.isEmpty {
                     problems.append("\(ws.relative(ws.zoneDirectory(zone))): zone '\(zone)' is not shared with \(ws.user); pull to remove it, then move your files elsewhere")
                 }

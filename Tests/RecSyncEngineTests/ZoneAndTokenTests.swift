@@ -1,0 +1,159 @@
+import Foundation
+import RecSyncEngine
+import RecSyncModel
+import RecSyncStore
+import RecSyncTestSupport
+import RecSyncWorkspace
+import Testing
+
+/// Zones going away, tokens expiring, and syncs that stop half-way.
+@Suite struct ZoneAndTokenTests {
+    @Test(arguments: [ZoneDeletionReason.deleted, .purged])
+    func removedZoneGoesAwayButUnpushedEditsAreKept(reason: ZoneDeletionReason) async throws {
+        let f = EngineFixture("removed-\(reason)")
+        let laptop = try f.device("laptop")
+        let phone = try f.device("phone")
+        try laptop.write("notes", "a", #"{"v": 1}"#)
+        try laptop.write("notes", "b", #"{"v": 1}"#)
+        try laptop.write("keep", "k", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        try phone.write("notes", "a", #"{"v": "unpushed edit"}"#)
+        try phone.write("notes", "fresh", #"{"v": "new, unpushed"}"#)
+
+        let alice = try f.store("alice")
+        try await alice.zoneOp(reason == .purged ? .purge(zone("notes")) : .delete(zone("notes")))
+
+        let pulled = try await phone.pull()
+        #expect(pulled.zonesRemoved == [ZoneDeletion(zoneID: zone("notes"), reason: reason)])
+        #expect(!FileManager.default.fileExists(atPath: "\(phone.workspace.root)/private/notes"))
+        #expect(pulled.lostAndFound.count == 1)
+        let saved = "\(phone.workspace.root)/\(pulled.lostAndFound[0])"
+        #expect(FileIO.list(saved).sorted() == ["a.json", "fresh.json"], "only work that was not pushed is saved")
+        #expect(readFile("\(saved)/a.json")?.contains("unpushed edit") == true)
+        #expect(try phone.fields("keep", "k") == ["v": .int64(1)], "other zones are untouched")
+        // Nothing comes back on the next push: the zone stays gone.
+        let pushed = try await phone.push()
+        #expect(pushed.zonesCreated.isEmpty && pushed.saved.isEmpty)
+        #expect(try await alice.fetchAllRecordZones(scope: .private).map(\.zoneID) == [zone("keep")])
+    }
+
+    @Test func encryptedDataResetKeepsDataAndUploadsItAgain() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        try laptop.write("notes", "a", #"{"v": 1}"#)
+        try laptop.write("notes", "b", #"{"v": 2}"#)
+        _ = try await laptop.push()
+        _ = try await laptop.pull()
+        let alice = try f.store("alice")
+        try await alice.zoneOp(.markEncryptedDataReset(zone("notes")))
+
+        let pulled = try await laptop.pull()
+        #expect(pulled.zonesRemoved.map(\.reason) == [.encryptedDataReset])
+        #expect(try laptop.fields("notes", "a") == ["v": .int64(1)], "the data stays")
+        let pushed = try await laptop.push()
+        #expect(pushed.zonesCreated == [zone("notes")])
+        #expect(pushed.saved.count == 2)
+        let back = try await alice.allZoneChanges(zone("notes"), since: nil)
+        #expect(names(back.records) == ["a", "b"])
+        _ = try await laptop.pull()
+        #expect(try await laptop.status().isClean)
+    }
+
+    @Test func syncedRecordsInAZoneTheStoreLostAreUploadedAgain() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        try laptop.write("notes", "a", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        // The zone disappears before this workspace ever pulled (so it holds no zone token).
+        let alice = try f.store("alice")
+        try await alice.zoneOp(.markEncryptedDataReset(zone("notes")))
+        let pushed = try await laptop.push()
+        #expect(pushed.zonesCreated == [zone("notes")] && pushed.saved.count == 1)
+        _ = try await laptop.pull()
+        #expect(try laptop.fields("notes", "a") == ["v": .int64(1)])
+        #expect(try await laptop.status().isClean)
+    }
+
+    @Test func expiredTokensRefetchWithoutLosingLocalEdits() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        let phone = try f.device("phone")
+        for n in 0..<5 { try laptop.write("notes", "r\(n)", #"{"v": \#(n)}"#) }
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+
+        try phone.write("notes", "r1", #"{"v": "local edit"}"#)
+        try FileManager.default.removeItem(atPath: laptop.path("notes", "r2"))
+        try laptop.write("notes", "r3", #"{"v": "remote edit"}"#)
+        _ = try await laptop.push()
+        f.storage.rewriteHistory()
+
+        let pulled = try await phone.pull()
+        #expect(pulled.expiredTokens.count >= 1)
+        #expect(try phone.fields("notes", "r1") == ["v": .string("local edit")], "local edits survive a refetch")
+        #expect(try phone.fields("notes", "r3") == ["v": .string("remote edit")])
+        #expect(try phone.fields("notes", "r2") == nil, "a record deleted while the token expired is removed")
+        let status = try await phone.status()
+        #expect(status.changes.map(\.recordID.recordName) == ["r1"])
+        _ = try await phone.push()
+        _ = try await laptop.pull()
+        #expect(try converged(laptop, phone))
+    }
+
+    @Test(arguments: ["afterBatch", "beforeScopeToken"])
+    func aPullThatDiesHalfWayIsFinishedByTheNext(point: String) async throws {
+        let f = EngineFixture("dies-\(point)")
+        let alice = try f.store("alice")
+        try await alice.createZones([zone("a"), zone("b")])
+        try await alice.save((0..<30).map { RecordGenerator.realisticRecord(index: $0, zoneID: $0 % 2 == 0 ? zone("a") : zone("b")) })
+        let reference = try f.device("reference")
+        _ = try await reference.pull()
+
+        var phone = try f.device("phone")
+        phone.pageSize = 4
+        let calls = Counter()
+        phone.checkpoint = { (checkpoint: SyncEngine.Checkpoint) throws(RecSyncError) in
+            let n = calls.next()
+            switch checkpoint {
+            case .afterBatchBeforeZoneToken where point == "afterBatch" && n == 3:
+                throw .internalError("simulated crash after a batch, before its token")
+            case .beforeScopeToken(.private) where point == "beforeScopeToken":
+                throw .internalError("simulated crash before the scope token")
+            default: break
+            }
+        }
+        #expect(await pullError(phone) != nil)
+        phone.checkpoint = nil
+        let resumed = try await phone.pull()
+        #expect(resumed.conflicts.isEmpty)
+        #expect(try converged(phone, reference))
+        #expect(try await phone.status().isClean)
+        // And one more pull has nothing left to do.
+        let idle = try await phone.pull()
+        #expect(idle.recordsWritten == 0 && idle.recordsDeleted == 0 && idle.conflicts.isEmpty)
+    }
+
+    @Test func aSecondSyncWaitsForTheLock() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        let lock = try laptop.workspace.lock(purpose: "test holds it")
+        let error = await pullError(laptop)
+        guard case .workspaceLocked(let holder)? = error else {
+            Issue.record("expected workspaceLocked, got \(String(describing: error))")
+            return
+        }
+        #expect(holder.contains("test holds it"))
+        withExtendedLifetime(lock) {}
+    }
+}
+
+/// A thread-safe counter for checkpoint hooks.
+final class Counter: Sendable {
+    private let value = Mutex(0)
+    func next() -> Int { value.withLock { $0 += 1; return $0 } }
+}
+
+import Synchronization
+
+func names(_ records: [Record]) -> [String] { records.map(\.recordID.recordName).sorted() }
