@@ -21,7 +21,8 @@ let package = Package(
         .target(name: "RecSyncGit", dependencies: ["CLibGit2"]),
         .target(name: "RecSyncModel"),
         .target(name: "RecSyncStore", dependencies: ["RecSyncModel", "RecSyncGit"]),
-        .target(name: "RecSyncWorkspace", dependencies: ["RecSyncModel"]),
+        .target(name: "CRecSyncSys"),
+        .target(name: "RecSyncWorkspace", dependencies: ["RecSyncModel", "CRecSyncSys"]),
         .target(name: "RecSyncEngine", dependencies: ["RecSyncModel", "RecSyncStore", "RecSyncWorkspace"]),
         .target(
             name: "RecSyncCLI",
@@ -36,7 +37,7 @@ let package = Package(
         .executableTarget(name: "recsync-store-writer", dependencies: ["RecSyncStore", "RecSyncModel", "RecSyncTestSupport"]),
         // `make demo`: the store-level walkthrough; `make bench`: store-level measurements.
         .executableTarget(name: "recsync-demo", dependencies: ["RecSyncStore", "RecSyncModel"]),
-        .executableTarget(name: "recsync-bench", dependencies: ["RecSyncStore", "RecSyncModel", "RecSyncTestSupport"]),
+        .executableTarget(name: "recsync-bench", dependencies: ["RecSyncStore", "RecSyncModel", "RecSyncEngine", "RecSyncWorkspace", "RecSyncTestSupport"]),
         .testTarget(name: "RecSyncModelTests", dependencies: ["RecSyncModel", "RecSyncTestSupport"]),
         .testTarget(name: "RecSyncGitTests", dependencies: ["RecSyncGit", "RecSyncTestSupport"]),
         .testTarget(

@@ -1,3 +1,4 @@
+import CRecSyncSys
 import Foundation
 import RecSyncModel
 
@@ -119,8 +120,9 @@ public enum FileIO {
 
 /// A set of file writes and removals made durable together.
 ///
-/// `commit` writes every file beside its target, fsyncs each, renames them into place, removes
-/// what is to be removed, then fsyncs every directory touched once. After `commit` returns,
+/// `commit` writes every file beside its target, makes them durable (one `syncfs` for the
+/// batch), renames them into place, removes what is to be removed, then fsyncs every
+/// directory touched once. After `commit` returns,
 /// all of it survives a crash; before, a crash leaves each target either old or new.
 public struct WriteBatch {
     private var writes: [(path: String, bytes: [UInt8])] = []
@@ -156,12 +158,16 @@ public struct WriteBatch {
                 }
                 done += n
             }
-            if fsync(fd) != 0 {
+            // One file: fsync it. Many: one syncfs below flushes them all at once.
+            if writes.count == 1 && fsync(fd) != 0 {
                 close(fd)
                 throw FileIO.error(temp, "cannot sync")
             }
             close(fd)
             temps.append((temp, path))
+        }
+        if temps.count > 1, let dir = dirs.first {
+            try Self.syncFileSystem(containing: dir, fallback: temps.map(\.temp))
         }
         for t in temps {
             if rename(t.temp, t.path) != 0 { throw FileIO.error(t.path, "cannot rename into place") }
@@ -174,5 +180,21 @@ public struct WriteBatch {
         for dir in dirs where FileIO.isDirectory(dir) { try FileIO.syncDirectory(dir) }
         writes.removeAll()
         removals.removeAll()
+    }
+
+    /// Makes every written temp file durable: `syncfs` on the file system that holds them
+    /// (one call instead of an fsync per file), or an fsync per file where that fails.
+    static func syncFileSystem(containing dir: String, fallback files: [String]) throws(RecSyncError) {
+        let fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd >= 0 {
+            defer { close(fd) }
+            if recsync_syncfs(fd) == 0 { return }
+        }
+        for file in files {
+            let f = open(file, O_RDONLY | O_CLOEXEC)
+            if f < 0 { throw FileIO.error(file, "cannot open to sync") }
+            defer { close(f) }
+            if fsync(f) != 0 { throw FileIO.error(file, "cannot sync") }
+        }
     }
 }

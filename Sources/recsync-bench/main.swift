@@ -4,7 +4,9 @@
 // Prints one line per figure. Run a release build: swift run -c release recsync-bench
 import Foundation
 import RecSyncModel
+import RecSyncEngine
 import RecSyncStore
+import RecSyncWorkspace
 import RecSyncTestSupport
 
 func argument(_ name: String, _ fallback: Int) -> Int {
@@ -100,4 +102,27 @@ for _ in 0..<runs {
     })
 }
 print("database changes, one zone changed (median of \(runs)): \(ms(median(dbTimes)))")
+// The workspace side: a full pull (a clone), status with nothing changed, an incremental pull.
+let ws = try Workspace.create(at: dir.file("ws"), config: WorkspaceConfig(user: "bench", remote: path))
+let engine = SyncEngine(workspace: ws, store: store)
+var cloneReport = PullReport()
+let cloneTime = try await seconds { cloneReport = try await engine.pull() }
+print("pull into an empty workspace (\(cloneReport.recordsWritten) records): \(String(format: "%.2f s", cloneTime))")
+var statusTimes: [Double] = []
+for _ in 0..<3 {
+    statusTimes.append(try await seconds {
+        let status = try await engine.status()
+        precondition(status.isClean, "status after a clone: \(status.changes.count) changes")
+    })
+}
+print("status, nothing changed (median of 3): \(ms(median(statusTimes)))")
+let more = saved.filter { $0.recordID.zoneID == zones[2] }.prefix(k).map { r -> Record in
+    var r = r
+    r.fields["edited"] = .boolean(true)
+    return r
+}
+_ = try await store.modifyRecords(saving: Array(more), deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
+var incremental = PullReport()
+let incrementalTime = try await seconds { incremental = try await engine.pull() }
+print("incremental pull of \(incremental.recordsWritten) changed records: \(ms(incrementalTime))")
 print(String(format: "peak RSS: %.0f MiB", peakRSSMiB()))

@@ -1,0 +1,51 @@
+import ArgumentParser
+import Foundation
+import RecSyncEngine
+import RecSyncModel
+import RecSyncWorkspace
+
+/// `recsync clone URL [DIR]`: a new workspace of a store, pulled.
+struct CloneCommand: RecSyncSubcommand {
+    static let configuration = CommandConfiguration(
+        commandName: "clone",
+        abstract: "Make a new workspace of a store and pull everything.")
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: "The store: a path or file:// URL.", completion: .directory)
+    var url: String
+
+    @Argument(help: "The new workspace's directory (default: the store's name without .git).", completion: .directory)
+    var dir: String?
+
+    @Option(help: "Who you are on the store (default: $RECSYNC_USER, else your login name).")
+    var user: String?
+
+    func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
+        let who = try context.user(user)
+        let storePath = try Remote.storePath(url, relativeTo: context.directory)
+        let store = try CommandContext.openStore(storePath, user: who, relativeTo: context.directory)
+        let name = dir ?? Remote.defaultDirectoryName(url)
+        guard !name.isEmpty, name != "/" else { throw .invalidArguments("cannot tell a directory name from '\(url)'; give DIR") }
+        let target = Paths.absolute(name, relativeTo: context.directory)
+        let existed = FileManager.default.fileExists(atPath: target)
+        if existed && !FileIO.list(target).isEmpty {
+            throw .invalidArguments("'\(target)' already exists and is not empty; choose another DIR")
+        }
+        do {
+            let ws = try Workspace.create(at: target, config: WorkspaceConfig(user: who, remote: url.hasPrefix("file://") ? url : storePath))
+            let output = SyncOutput(console: context.console, workspace: ws)
+            context.console.info("cloning \(storePath) into \(ws.root) as \(who)")
+            let report = try await SyncEngine(workspace: ws, store: store).pull(events: output.events)
+            return try output.pull(report, command: "clone")
+        } catch {
+            // Leave nothing half-made behind.
+            if existed {
+                for entry in FileIO.list(target) { try? FileIO.remove("\(target)/\(entry)") }
+            } else {
+                try? FileIO.remove(target)
+            }
+            throw error
+        }
+    }
+}

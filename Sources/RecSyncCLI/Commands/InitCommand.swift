@@ -1,0 +1,51 @@
+import ArgumentParser
+import RecSyncModel
+import RecSyncWorkspace
+
+/// `recsync init`: makes the current directory (or -C DIR) a workspace.
+struct InitCommand: RecSyncSubcommand {
+    static let configuration = CommandConfiguration(
+        commandName: "init",
+        abstract: "Make the current directory a workspace.",
+        discussion: "Run it again with --remote in a workspace that has no remote yet to set one. It does not pull: run 'recsync pull' next.")
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: "The store to sync with: a path or file:// URL.", completion: .directory)
+    var remote: String?
+
+    @Option(help: "Who you are on the store (default: $RECSYNC_USER, else your login name).")
+    var user: String?
+
+    func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
+        let dir = context.directory
+        let remotePath = try remote.map { r throws(RecSyncError) in try Remote.storePath(r, relativeTo: dir) }
+        if let existing = try? Workspace.find(from: dir) {
+            // Setting the remote of a workspace made without one.
+            guard existing.root == dir, existing.config.remote.isEmpty, let remote, let remotePath else {
+                throw .invalidArguments(existing.root == dir
+                    ? "'\(dir)' is already a recsync workspace"
+                    : "'\(dir)' is inside the workspace at '\(existing.root)'; workspaces do not nest")
+            }
+            _ = try CommandContext.openStore(remotePath, user: existing.user, relativeTo: dir)
+            var config = existing.config
+            config.remote = remote.hasPrefix("file://") ? remote : remotePath
+            try existing.saveConfig(config)
+            context.console.document(["command": .string("init"), "root": .string(dir), "remote": .string(config.remote), "user": .string(config.user)])
+            context.console.info("set the remote of the workspace in \(dir) to \(config.remote)")
+            context.console.hint("run 'recsync pull' to fetch the store's records")
+            return ExitCodes.success
+        }
+        let who = try context.user(user)
+        var stored = ""
+        if let remote, let remotePath {
+            _ = try CommandContext.openStore(remotePath, user: who, relativeTo: dir)  // fail before creating anything
+            stored = remote.hasPrefix("file://") ? remote : remotePath
+        }
+        let ws = try Workspace.create(at: dir, config: WorkspaceConfig(user: who, remote: stored))
+        context.console.document(["command": .string("init"), "root": .string(ws.root), "remote": .string(stored), "user": .string(who)])
+        context.console.info("initialized an empty recsync workspace in \(ws.root) for \(who)")
+        context.console.hint(stored.isEmpty ? "set a store with 'recsync init --remote PATH'" : "run 'recsync pull' to fetch the store's records")
+        return ExitCodes.success
+    }
+}

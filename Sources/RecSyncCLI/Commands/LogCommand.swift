@@ -1,0 +1,77 @@
+import ArgumentParser
+import Foundation
+import RecSyncModel
+import RecSyncStore
+
+/// `recsync log [ZONE|RECORD]`: the store's history.
+struct LogCommand: RecSyncSubcommand {
+    static let configuration = CommandConfiguration(
+        commandName: "log",
+        abstract: "Show the store's history: all of it, one zone's, or one record's.",
+        discussion: "A zone is a name (one of your zones) or a zone directory; a record is a record file path or ZONE/NAME. For a record, each commit that changed it is shown with the record's change tag then.")
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: "A zone or record to follow (default: the whole store).", completion: .file())
+    var target: String?
+
+    @Option(name: [.customShort("n"), .long], help: "Show at most this many commits.")
+    var limit = 20
+
+    func validate() throws {
+        if limit < 1 { throw ValidationError("-n must be at least 1") }
+    }
+
+    func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
+        let ws = try context.workspace()
+        let store = try context.store(for: ws)
+        var entries: [(commit: StoreCommit, tag: String?)] = []
+        var record: RecordID?
+        if let target, !RecordReference.namesZone(target, in: ws, from: context.directory) {
+            record = try RecordReference.record(target, in: ws, from: context.directory)
+        }
+        if let id = record {
+            let history = try await store.recordHistory(id)
+            // The commits where the record's tag differs from the one before (first parents).
+            var changed: [(String, String?)] = []
+            for (i, h) in history.enumerated() {
+                let before = i + 1 < history.count ? history[i + 1].tag : nil
+                if h.tag != before { changed.append((h.commit, h.tag)) }
+                if changed.count == limit { break }
+            }
+            let commits = try await store.log(limit: history.count)
+            let byID = Dictionary(commits.map { ($0.commit, $0) }, uniquingKeysWith: { a, _ in a })
+            entries = changed.compactMap { c, tag in byID[c].map { ($0, tag) } }
+        } else {
+            let zone = try target.map { t throws(RecSyncError) in try RecordReference.zone(t, in: ws, from: context.directory) }
+            entries = try await store.log(limit: limit, zone: zone).map { ($0, nil) }
+        }
+        let console = context.console
+        if console.json {
+            console.document(["commits": .array(entries.map { e in
+                var o: [String: JSONValue] = [
+                    "commit": .string(e.commit.commit), "author": .string(e.commit.authorName),
+                    "email": .string(e.commit.authorEmail), "time": .int(e.commit.time),
+                    "message": .string(e.commit.message),
+                ]
+                if record != nil { o["changeTag"] = e.tag.map(JSONValue.string) ?? .null }
+                return .object(o)
+            })])
+            return ExitCodes.success
+        }
+        for e in entries {
+            let date = Timestamps.iso8601(e.commit.time * 1000)
+            let subject = e.commit.message.split(separator: "\n").first.map(String.init) ?? ""
+            var line = console.paint(String(e.commit.commit.prefix(12)), .yellow) + " \(date) \(e.commit.authorName)  \(subject)"
+            if record != nil {
+                line += e.tag.map { "  [tag \($0.prefix(12))]" } ?? "  [deleted]"
+            }
+            console.out(line)
+            if console.verbose {
+                for body in e.commit.message.split(separator: "\n").dropFirst() { console.out("    " + body) }
+            }
+        }
+        if entries.isEmpty { console.info("no history") }
+        return ExitCodes.success
+    }
+}

@@ -1,0 +1,59 @@
+import ArgumentParser
+import RecSyncEngine
+import RecSyncModel
+
+/// `recsync status`: local changes, new zones, conflicts and problems.
+struct StatusCommand: RecSyncSubcommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show local changes since the last sync, new zones, conflicts and problems.",
+        discussion: """
+            One line per item: A new record, M modified, D deleted, Z new zone (created on push), \
+            C conflict pending, ! a file that cannot be pushed (with the problem).
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
+        let engine = try context.engine()
+        let ws = engine.workspace
+        let report = try await engine.status()
+        let console = context.console
+        if console.json {
+            console.document([
+                "changes": .array(report.changes.map { c in
+                    var o = SyncOutput.recordObject(c.recordID, workspace: ws)
+                    o["kind"] = .string(c.kind.rawValue)
+                    o["path"] = .string(c.path)
+                    return .object(o)
+                }),
+                "newZones": .array(report.newZones.map { .object(["zone": .string($0.zoneName), "owner": .string($0.ownerName), "path": .string(ws.relative(ws.zoneDirectory($0)))]) }),
+                "conflicts": .array(report.conflicts.map { .object(SyncOutput.recordObject($0, workspace: ws)) }),
+                "problems": .array(report.problems.map(JSONValue.string)),
+                "clean": .bool(report.isClean),
+            ])
+            return ExitCodes.success
+        }
+        for zone in report.newZones { console.out(console.paint("Z", .green) + " " + ws.relative(ws.zoneDirectory(zone)) + "/") }
+        for change in report.changes {
+            let letter = switch change.kind {
+            case .new: console.paint("A", .green)
+            case .modified: console.paint("M", .yellow)
+            case .deleted: console.paint("D", .red)
+            }
+            console.out("\(letter) \(change.path)")
+        }
+        for id in report.conflicts { console.out(console.paint("C", .red) + " " + ws.relative(ws.recordPath(id))) }
+        for problem in report.problems { console.out(console.paint("!", .red) + " " + problem) }
+        if report.isClean {
+            console.info("nothing to push; the workspace matches what was last synced")
+        } else if !report.conflicts.isEmpty {
+            console.hint("settle conflicts with 'recsync resolve --ours|--theirs|--merge [RECORD...]' ('recsync diff' shows both sides)")
+        } else if !report.problems.isEmpty {
+            console.hint("fix the files marked '!' before pushing")
+        } else {
+            console.hint("'recsync diff' shows the field changes; 'recsync push' sends them")
+        }
+        return ExitCodes.success
+    }
+}

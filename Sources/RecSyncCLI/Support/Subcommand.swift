@@ -1,0 +1,25 @@
+import ArgumentParser
+import RecSyncModel
+
+/// A `recsync` subcommand: parses its arguments, hands off to the library, prints.
+///
+/// `run` maps every error to `recsync: <message>` on stderr and to its exit status
+/// (`ExitCodes`); a command returns the status of an outcome that is not an error (conflicts).
+protocol RecSyncSubcommand: AsyncParsableCommand {
+    var global: GlobalOptions { get }
+    func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32
+}
+
+extension RecSyncSubcommand {
+    mutating func run() async throws {
+        let status: Int32
+        do {
+            let context = try CommandContext(global)
+            status = try await execute(context)
+        } catch {
+            Console(global).error(error.message)
+            status = ExitCodes.code(for: error)
+        }
+        if status != ExitCodes.success { throw ExitCode(status) }
+    }
+}

@@ -1,0 +1,150 @@
+import RecSyncEngine
+import RecSyncModel
+import RecSyncStore
+import RecSyncWorkspace
+
+/// Prints what a pull or push did, as text or JSON, and decides the exit status.
+struct SyncOutput {
+    let console: Console
+    let workspace: Workspace
+
+    // MARK: Events
+
+    /// The progress callback: one stderr line per event, when stderr is a terminal.
+    var events: @Sendable (SyncEvent) -> Void {
+        let console = console, ws = workspace
+        guard console.showsProgress else { return { _ in } }
+        return { event in console.progress(Self.describe(event, workspace: ws)) }
+    }
+
+    static func describe(_ event: SyncEvent, workspace ws: Workspace) -> String {
+        switch event {
+        case .zoneChanged(let z): return "fetching \(ws.relative(ws.zoneDirectory(z)))/"
+        case .zoneRemoved(let z, let reason, let saved):
+            return "removed \(ws.relative(ws.zoneDirectory(z)))/ (zone \(reason.rawValue))" + (saved.map { "; unpushed edits saved in \($0)" } ?? "")
+        case .zoneCreated(let z): return "created zone \(z.zoneName)"
+        case .recordsWritten(let z, let n): return "\(ws.relative(ws.zoneDirectory(z)))/: \(plural(n, "record")) written"
+        case .recordsDeleted(let z, let n): return "\(ws.relative(ws.zoneDirectory(z)))/: \(plural(n, "record")) deleted"
+        case .conflict(let id): return "conflict: \(ws.relative(ws.recordPath(id)))"
+        case .tokenExpired(let what): return "the \(what) token expired; fetching again in full"
+        case .warning(let w): return "warning: \(w)"
+        }
+    }
+
+    // MARK: Pull
+
+    /// Prints a pull report; returns the exit status (conflicts pending → 2).
+    func pull(_ report: PullReport, command: String = "pull") throws(RecSyncError) -> Int32 {
+        let pending = try workspace.allConflicts().map(\.recordID).sorted()
+        for w in report.warnings { console.warning(w) }
+        if console.json {
+            console.document([
+                "command": .string(command),
+                "zonesChanged": .array(report.zonesChanged.map(zoneJSON)),
+                "zonesRemoved": .array(report.zonesRemoved.map { d in
+                    var o = zoneObject(d.zoneID)
+                    o["reason"] = .string(d.reason.rawValue)
+                    return .object(o)
+                }),
+                "recordsWritten": .int(Int64(report.recordsWritten)),
+                "recordsDeleted": .int(Int64(report.recordsDeleted)),
+                "conflicts": .array(report.conflicts.map(recordJSON)),
+                "conflictsPending": .array(pending.map(recordJSON)),
+                "lostAndFound": .array(report.lostAndFound.map(JSONValue.string)),
+                "expiredTokens": .array(report.expiredTokens.map(JSONValue.string)),
+                "warnings": .array(report.warnings.map(JSONValue.string)),
+            ])
+            return pending.isEmpty ? ExitCodes.success : ExitCodes.conflictsPending
+        }
+        let nothing = report.zonesChanged.isEmpty && report.zonesRemoved.isEmpty && report.conflicts.isEmpty
+        if nothing {
+            console.info("already up to date")
+        } else {
+            var summary = "pulled \(plural(report.zonesChanged.count, "zone")): \(report.recordsWritten) records written, \(report.recordsDeleted) deleted"
+            if !report.zonesRemoved.isEmpty { summary += "; \(plural(report.zonesRemoved.count, "zone")) removed" }
+            if !report.conflicts.isEmpty {
+                summary += "; \(plural(report.conflicts.count, "conflict")): " + report.conflicts.map { workspace.relative(workspace.recordPath($0)) }.joined(separator: ", ")
+            }
+            console.info(summary)
+        }
+        for d in report.zonesRemoved {
+            console.info("removed \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (zone \(d.reason.rawValue) on the store)")
+        }
+        for path in report.lostAndFound {
+            console.out("unpushed edits of a removed zone were saved in \(path)/")
+        }
+        for what in report.expiredTokens {
+            console.info("the \(what) token had expired (the store's history was rewritten); fetched again in full")
+        }
+        if !report.lostAndFound.isEmpty {
+            console.hint("look through lost+found and copy back what you still need (into a zone that exists)")
+        }
+        printPending(pending)
+        return pending.isEmpty ? ExitCodes.success : ExitCodes.conflictsPending
+    }
+
+    // MARK: Push
+
+    /// Prints a push report; returns the exit status (conflicts → 2, records refused → 1).
+    func push(_ report: PushReport) throws(RecSyncError) -> Int32 {
+        let pending = try workspace.allConflicts().map(\.recordID).sorted()
+        // Records held back for a pending conflict are in notSent too: conflicts decide first.
+        let status = !pending.isEmpty ? ExitCodes.conflictsPending : report.notSent.isEmpty ? ExitCodes.success : ExitCodes.error
+        if console.json {
+            var doc: [String: JSONValue] = [
+                "command": .string("push"),
+                "zonesCreated": .array(report.zonesCreated.map(zoneJSON)),
+                "saved": .array(report.saved.map(recordJSON)),
+                "deleted": .array(report.deleted.map(recordJSON)),
+                "conflicts": .array(report.conflicts.map(recordJSON)),
+                "conflictsPending": .array(pending.map(recordJSON)),
+                "notSent": .array(report.notSent.map(JSONValue.string)),
+            ]
+            doc["commit"] = report.commit.map(JSONValue.string) ?? .null
+            console.document(doc)
+            return status
+        }
+        if report.saved.isEmpty && report.deleted.isEmpty && report.zonesCreated.isEmpty && report.conflicts.isEmpty && report.notSent.isEmpty {
+            console.info("nothing to push")
+        } else {
+            var parts: [String] = []
+            if !report.zonesCreated.isEmpty { parts.append("created " + plural(report.zonesCreated.count, "zone") + " (" + report.zonesCreated.map(\.zoneName).joined(separator: ", ") + ")") }
+            parts.append("\(plural(report.saved.count, "record")) saved, \(report.deleted.count) deleted")
+            if !report.conflicts.isEmpty { parts.append(plural(report.conflicts.count, "conflict")) }
+            console.info("pushed: " + parts.joined(separator: "; "))
+        }
+        for id in report.saved { console.detail("  saved \(workspace.relative(workspace.recordPath(id)))") }
+        for id in report.deleted { console.detail("  deleted \(workspace.relative(workspace.recordPath(id)))") }
+        if let commit = report.commit { console.detail("store commit \(commit)") }
+        for id in report.conflicts {
+            console.out("conflict: \(workspace.relative(workspace.recordPath(id))) changed on the store since you last pulled it")
+        }
+        for line in report.notSent { console.out("not sent: \(line)") }
+        printPending(pending)
+        return status
+    }
+
+    func printPending(_ pending: [RecordID]) {
+        guard !pending.isEmpty else { return }
+        console.out("\(plural(pending.count, "conflict")) pending:")
+        for id in pending { console.out("  " + console.paint("C", .red) + " " + workspace.relative(workspace.recordPath(id))) }
+        console.hint("see both sides with 'recsync diff', settle with 'recsync resolve --ours|--theirs|--merge [RECORD...]', then 'recsync push'")
+    }
+
+    // MARK: JSON pieces
+
+    func zoneObject(_ z: ZoneID) -> [String: JSONValue] {
+        ["zone": .string(z.zoneName), "owner": .string(z.ownerName), "path": .string(workspace.relative(workspace.zoneDirectory(z)))]
+    }
+
+    func zoneJSON(_ z: ZoneID) -> JSONValue { .object(zoneObject(z)) }
+
+    func recordJSON(_ id: RecordID) -> JSONValue { .object(Self.recordObject(id, workspace: workspace)) }
+
+    static func recordObject(_ id: RecordID, workspace ws: Workspace) -> [String: JSONValue] {
+        ["recordName": .string(id.recordName), "zone": .string(id.zoneID.zoneName), "owner": .string(id.zoneID.ownerName), "path": .string(ws.relative(ws.recordPath(id)))]
+    }
+}
+
+/// "1 record", "3 records".
+func plural(_ n: Int, _ word: String) -> String { n == 1 ? "1 \(word)" : "\(n) \(word)s" }
