@@ -22,7 +22,7 @@ let package = Package(
         .target(name: "RecSyncModel"),
         .target(name: "RecSyncStore", dependencies: ["RecSyncModel", "RecSyncGit"]),
         .target(name: "CRecSyncSys"),
-        .target(name: "RecSyncWorkspace", dependencies: ["RecSyncModel", "CRecSyncSys"]),
+        .target(name: "RecSyncWorkspace", dependencies: ["RecSyncModel", "RecSyncGit", "CRecSyncSys"]),
         .target(name: "RecSyncEngine", dependencies: ["RecSyncModel", "RecSyncStore", "RecSyncWorkspace"]),
         .target(
             name: "RecSyncCLI",

@@ -29,6 +29,9 @@ extension SyncEngine {
             problems += scan.problems
             scans.append(scan)
             if FileManager.default.fileExists(atPath: ws.reuploadMarker(zone)) { reupload.insert(zone) }
+            if let shared = storeZoneByID[zone], shared.permission(for: ws.user) == .readOnly, !scan.changes.isEmpty {
+                problems.append("\(ws.relative(ws.zoneDirectory(zone))): zone '\(zone)' is shared with \(ws.user) read-only; undo these changes or ask \(zone.ownerName) for write access")
+            }
             if storeZoneByID[zone] == nil {
                 if zone.ownerName == ws.user {
                     if !ws.zonesWithTokens().contains(zone) || reupload.contains(zone) { zonesToCreate.append(zone) }

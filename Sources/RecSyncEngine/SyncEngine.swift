@@ -89,3 +89,18 @@ extension Workspace {
         batch.remove(sidecarPath(id))
     }
 }
+
+extension SyncEngine {
+    /// Commits a snapshot of the workspace into its git repository, with a message that
+    /// summarises the pull; nil when nothing changed.
+    public func commitSnapshot(after report: PullReport) throws(RecSyncError) -> String? {
+        var summary = "recsync pull: \(report.recordsWritten) written, \(report.recordsDeleted) deleted"
+        if !report.zonesChanged.isEmpty { summary += " in \(report.zonesChanged.count) zone\(report.zonesChanged.count == 1 ? "" : "s")" }
+        var body: [String] = []
+        if !report.zonesChanged.isEmpty { body.append("zones changed: " + report.zonesChanged.map(\.description).joined(separator: ", ")) }
+        for removal in report.zonesRemoved { body.append("zone \(removal.zoneID) removed (\(removal.reason.rawValue))") }
+        if !report.conflicts.isEmpty { body.append("conflicts: " + report.conflicts.map(\.description).joined(separator: ", ")) }
+        let message = summary + "\n" + (body.isEmpty ? "" : "\n" + body.joined(separator: "\n") + "\n")
+        return try workspace.commitSnapshot(message: message, time: StoreActor.systemClock())
+    }
+}

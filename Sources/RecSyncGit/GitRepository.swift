@@ -99,6 +99,11 @@ public final class GitRepository {
         self.path = path
     }
 
+    /// Takes ownership of an open `git_repository`.
+    convenience init(adopting pointer: OpaquePointer, path: String) {
+        self.init(pointer: pointer, path: path)
+    }
+
     deinit {
         git_repository_free(pointer)
         if let privateConfig { try? FileManager.default.removeItem(atPath: privateConfig) }

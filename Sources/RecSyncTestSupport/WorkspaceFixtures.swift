@@ -19,7 +19,7 @@ public enum TreeSnapshot {
 
     /// Record files and sidecars only (what two converged workspaces must agree on).
     public static func records(_ root: String) -> [String: [UInt8]] {
-        files(root) { $0.hasPrefix(".recsync") }
+        files(root) { $0.hasPrefix(".recsync") || $0.hasPrefix(".git") }
     }
 }
 

@@ -157,3 +157,42 @@ final class Counter: Sendable {
 import Synchronization
 
 func names(_ records: [Record]) -> [String] { records.map(\.recordID.recordName).sorted() }
+
+/// Zones other users share with the workspace's user.
+@Suite struct SharedZoneTests {
+    @Test func sharedZonesArriveAndReadOnlyPushesAreRefusedBeforeSending() async throws {
+        let f = EngineFixture()
+        let alice = try f.store("alice")
+        let notes = zone("notes", owner: "alice")
+        try await alice.createZones([notes])
+        try await alice.save([Build.record("r", in: notes, ["v": .int64(1)])])
+        try await alice.zoneOp(.save(RecordZone(zoneID: notes, participants: [ShareParticipant(userRecordName: "bob", permission: .readOnly)])))
+
+        let bob = try f.device("bob", user: "bob")
+        _ = try await bob.pull()
+        let path = "\(bob.workspace.root)/shared/alice/notes/r.json"
+        #expect(readFile(path) != nil)
+        try writeFile(path, #"{"v": 2}"#)
+        let before = f.storage.history()
+        let error = await pushError(bob)
+        guard case .invalidFiles(let problems)? = error else {
+            Issue.record("expected a refusal, got \(String(describing: error))")
+            return
+        }
+        #expect(problems.first?.contains("read-only") == true)
+        #expect(f.storage.history() == before)
+
+        // With write access the same edit goes through.
+        try await alice.zoneOp(.save(RecordZone(zoneID: notes, participants: [ShareParticipant(userRecordName: "bob", permission: .readWrite)])))
+        let pushed = try await bob.push()
+        #expect(pushed.saved.count == 1)
+
+        // Unshared: the directory goes on bob's next pull; unpushed edits are kept aside.
+        try writeFile(path, #"{"v": 3}"#)
+        try await alice.zoneOp(.save(RecordZone(zoneID: notes)))
+        let pulled = try await bob.pull()
+        #expect(pulled.zonesRemoved.map(\.zoneID) == [notes])
+        #expect(readFile(path) == nil)
+        #expect(pulled.lostAndFound.count == 1)
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import RecSyncEngine
+import RecSyncModel
+import RecSyncStore
+import RecSyncTestSupport
+import RecSyncWorkspace
+import Testing
+
+/// `recsync pull` killed with SIGKILL at several points: the next pull always completes, and
+/// the workspace then equals a fresh clone (records, sidecars and tokens).
+@Suite struct KillTests {
+    static var binary: String {
+        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("recsync").path
+    }
+
+    /// What must be equal after a completed pull: records, sidecars, tokens.
+    static func state(_ root: String) -> [String: [UInt8]] {
+        TreeSnapshot.files(root) { rel in
+            rel.hasPrefix(".recsync/") && !rel.hasPrefix(".recsync/tokens/")
+        }
+    }
+
+    static func run(_ arguments: [String]) throws -> Process {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: binary)
+        p.arguments = arguments
+        p.environment = ["PATH": "/usr/bin:/bin", "NO_COLOR": "1", "RECSYNC_USER": "alice", "HOME": FileManager.default.temporaryDirectory.path]
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        return p
+    }
+
+    @Test func killedPullsResumeToTheSameState() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.binary), "the recsync executable is built with the tests")
+        let dir = TempDirectory(#function)
+        let storePath = dir.file("store.git")
+        let actor = try StoreActor(userRecordName: "alice")
+        try GitStore.create(at: storePath, actor: actor)
+        let store = try GitStore(path: storePath, actor: actor)
+        let zones = [Build.zone("alpha"), Build.zone("beta"), Build.zone("gamma")]
+        try await store.createZones(zones)
+        try await store.save((0..<3000).map { RecordGenerator.realisticRecord(index: $0, zoneID: zones[$0 % 3]) })
+
+        // The reference: one uninterrupted pull by the same binary.
+        let reference = dir.file("reference")
+        _ = try Workspace.create(at: reference, config: WorkspaceConfig(user: "alice", remote: storePath))
+        let start = Date()
+        let full = try Self.run(["-C", reference, "pull"])
+        full.waitUntilExit()
+        let duration = Date().timeIntervalSince(start)
+        #expect(full.terminationStatus == 0)
+        let expected = Self.state(reference)
+        #expect(expected.keys.filter { $0.hasSuffix(".json") && !$0.contains(".system") && !$0.hasPrefix(".recsync") }.count == 3000)
+
+        var killedMidway = 0
+        for fraction in [0.1, 0.3, 0.5, 0.7, 0.9] {
+            let ws = dir.file("ws-\(fraction)")
+            _ = try Workspace.create(at: ws, config: WorkspaceConfig(user: "alice", remote: storePath))
+            // Kill it once, and then once more during the pull that resumes.
+            for attempt in 0..<2 {
+                let p = try Self.run(["-C", ws, "pull"])
+                try await Task.sleep(nanoseconds: UInt64(duration * fraction * (attempt == 0 ? 1 : 0.5) * 1e9))
+                if p.isRunning { killedMidway += 1 }
+                kill(p.processIdentifier, SIGKILL)
+                p.waitUntilExit()
+            }
+            let resume = try Self.run(["-C", ws, "pull"])
+            resume.waitUntilExit()
+            #expect(resume.terminationStatus == 0, "the pull after a kill completes (fraction \(fraction))")
+            let state = Self.state(ws)
+            #expect(state.keys.sorted() == expected.keys.sorted(), "same files after kills at \(fraction)")
+            let differing = state.keys.filter { state[$0] != expected[$0] }.sorted()
+            #expect(differing.isEmpty, "files differ after kills at \(fraction): \(differing.prefix(5))")
+            #expect(!FileManager.default.fileExists(atPath: "\(ws)/.recsync/conflicts"), "no conflicts invented")
+        }
+        #expect(killedMidway >= 3, "most kills must land while the pull runs (pull took \(duration) s)")
+    }
+}

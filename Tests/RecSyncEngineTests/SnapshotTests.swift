@@ -1,0 +1,49 @@
+import Foundation
+import RecSyncEngine
+import RecSyncModel
+import RecSyncStore
+import RecSyncTestSupport
+import RecSyncWorkspace
+import Testing
+
+/// A workspace kept in git: one snapshot commit per pull, and old snapshots pull forward.
+@Suite struct SnapshotTests {
+    @Test func pullsBecomeCommitsAndAnOldSnapshotPullsForward() async throws {
+        let f = EngineFixture()
+        let alice = try f.store("alice")
+        try await alice.createZones([zone("notes")])
+        var saved = try await alice.save((0..<5).map { Build.record("r\($0)", in: zone("notes"), ["v": .int64(Int64($0))]) })
+        let laptop = try f.device("laptop")
+
+        let first = try await laptop.pull()
+        let c1 = try #require(try laptop.commitSnapshot(after: first))
+        #expect(try laptop.commitSnapshot(after: PullReport()) == nil, "nothing changed: no commit")
+
+        saved[0].fields["v"] = .int64(100)
+        _ = try await alice.save([saved[0]])
+        _ = try await alice.delete([saved[1]])
+        let second = try await laptop.pull()
+        let c2 = try #require(try laptop.commitSnapshot(after: second))
+        #expect(c1 != c2)
+
+        let root = laptop.workspace.root
+        let log = try GitCLI.run(["log", "--format=%s"], in: root).split(separator: "\n").map(String.init)
+        #expect(log == ["recsync pull: 1 written, 1 deleted in 1 zone", "recsync pull: 5 written, 0 deleted in 1 zone"])
+        let files = try GitCLI.run(["ls-files"], in: root)
+        #expect(files.contains("private/notes/r0.json") && files.contains("private/notes/.system/r0.json"))
+        #expect(files.contains(".recsync/tokens/private.token") && files.contains(".recsync/config"))
+        #expect(!files.contains(".recsync/index") && !files.contains(".recsync/lock"), "machine-specific state stays out")
+
+        // Check out the first snapshot (as a person would with git) and pull again.
+        try GitCLI.run(["checkout", "-q", c1], in: root)
+        #expect(try laptop.fields("notes", "r1") != nil && laptop.fields("notes", "r0") == ["v": .int64(0)])
+        let forward = try await laptop.pull()
+        #expect(forward.conflicts.isEmpty)
+        #expect(try laptop.fields("notes", "r0") == ["v": .int64(100)])
+        #expect(try laptop.fields("notes", "r1") == nil)
+        #expect(try await laptop.status().isClean)
+        let reference = try f.device("reference")
+        _ = try await reference.pull()
+        #expect(try converged(laptop, reference))
+    }
+}
