@@ -85,6 +85,12 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidFiles([String])
     /// Reading or writing a local file failed.
     case fileSystem(path: String, message: String)
+    /// The remote could not be reached at all (CloudKit 3); the message names the remote and the cause.
+    case networkUnavailable(String)
+    /// The connection to the remote failed part-way (CloudKit 4); nothing was half-applied.
+    case networkFailure(String)
+    /// The remote refused the credentials, or none could be found (CloudKit 9).
+    case notAuthenticated(String)
 
     public var code: CloudKitErrorCode {
         switch self {
@@ -102,6 +108,9 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .storeBusy: .zoneBusy
         case .internalError: .internalError
         case .notAWorkspace, .workspaceLocked, .invalidFiles, .fileSystem: .invalidArguments
+        case .networkUnavailable: .networkUnavailable
+        case .networkFailure: .networkFailure
+        case .notAuthenticated: .notAuthenticated
         }
     }
 
@@ -140,6 +149,8 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
             return "nothing was sent; fix these files first:\n" + problems.map { "  " + $0 }.joined(separator: "\n")
         case .fileSystem(let path, let message):
             return "\(path): \(message)"
+        case .networkUnavailable(let m), .networkFailure(let m), .notAuthenticated(let m):
+            return m
         }
     }
 
