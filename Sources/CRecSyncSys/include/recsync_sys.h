@@ -7,3 +7,13 @@
 int recsync_syncfs(int fd);
 
 #endif
+
+#ifndef RECSYNC_SYS_INOTIFY_H
+#define RECSYNC_SYS_INOTIFY_H
+/* inotify(7): a non-blocking, close-on-exec instance; -1 with errno where unsupported. */
+int recsync_inotify_init(void);
+/* Watches a directory for entries created, moved in, written or deleted; returns the watch descriptor. */
+int recsync_inotify_watch_directory(int fd, const char *path);
+/* Waits up to timeout_ms for events, then drains them; returns 1 if any arrived, 0 on timeout, -1 on error. */
+int recsync_inotify_wait(int fd, int timeout_ms);
+#endif

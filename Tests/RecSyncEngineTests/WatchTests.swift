@@ -1,0 +1,107 @@
+import Foundation
+import RecSyncEngine
+import RecSyncModel
+import RecSyncStore
+import RecSyncTestSupport
+import RecSyncWorkspace
+import Synchronization
+import Testing
+
+/// Subscriptions and the watch loop on a local git store with inotify.
+@Suite struct WatchTests {
+    final class Collected: Sendable {
+        let items = Mutex<[WatchNotification]>([])
+        let errors = Mutex<[String]>([])
+        let stop = Atomic<Bool>(false)
+    }
+
+    @Test func aBurstOfChangesGivesOneNotificationPerMatchingSubscription() async throws {
+        let fixture = try StoreFixture(.git)
+        let alice = try fixture.store(as: "alice")
+        let notes = Build.zone("notes"), other = Build.zone("other")
+        try await alice.createZones([notes, other])
+        let subscriptions = [
+            Subscription(id: "db", kind: .database(.private)),
+            Subscription(id: "notes", kind: .zone(notes)),
+            Subscription(id: "other", kind: .zone(other)),
+            Subscription(id: "urgent", kind: .query(scope: .private, recordType: "Task", field: "urgent", equals: "true")),
+            Subscription(id: "shared", kind: .database(.shared)),
+        ]
+        let watcher = ChangeWatcher(store: try fixture.store(as: "alice"), subscriptions: subscriptions)
+        let signal = try LocalStoreSignal(storePath: fixture.path)
+        var loop = WatchLoop { timeout in signal.wait(timeout: timeout) }
+        loop.settle = 0.3
+        let got = Collected()
+        let task = Task {
+            await loop.run(watcher: watcher, shouldStop: { got.stop.load(ordering: .relaxed) },
+                           onError: { e, _ in got.errors.withLock { $0.append(e.message) } }) { n in
+                got.items.withLock { $0 += n }
+            }
+        }
+        try await Task.sleep(nanoseconds: 500_000_000)  // the baseline is taken
+        let started = Date()
+        // A burst: three commits in quick succession.
+        try await alice.save([Build.record("a", in: notes)])
+        try await alice.save([Build.record("b", in: notes, type: "Task", ["urgent": .boolean(true)])])
+        try await alice.save([Build.record("c", in: notes)])
+        var seen: [WatchNotification] = []
+        while Date().timeIntervalSince(started) < 10 {
+            seen = got.items.withLock { $0 }
+            if seen.count >= 3 { break }
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
+        try await Task.sleep(nanoseconds: 800_000_000)  // anything extra would arrive now
+        seen = got.items.withLock { $0 }
+        got.stop.store(true, ordering: .relaxed)
+        await task.value
+        #expect(Date().timeIntervalSince(started) < 10)
+        #expect(seen.map(\.subscriptionID).sorted() == ["db", "notes", "urgent"], "\(seen)")
+        #expect(seen.first { $0.subscriptionID == "notes" }?.zone == "alice/notes")
+        #expect(got.errors.withLock { $0 }.isEmpty)
+    }
+
+    @Test func watchSurvivesAStoreThatIsBrieflyGone() async throws {
+        let fixture = try StoreFixture(.git)
+        let alice = try fixture.store(as: "alice")
+        let notes = Build.zone("notes")
+        try await alice.createZones([notes])
+        let watcher = ChangeWatcher(store: try fixture.store(as: "alice"), subscriptions: [Subscription(id: "db", kind: .database(.private))])
+        // Poll the ref's stat: the directory itself disappears in this test.
+        let ref = "\(fixture.path)/refs/heads/main"
+        let last = Mutex<Int64?>(nil)
+        var loop = WatchLoop { timeout in
+            let until = Date().addingTimeInterval(timeout)
+            repeat {
+                let now = FileIO.stamp(ref)?.mtimeNanos
+                let changed = last.withLock { old in defer { old = now }; return old != nil && old != now }
+                if changed { return true }
+                try? await Task.sleep(nanoseconds: 50_000_000)
+            } while Date() < until
+            return false
+        }
+        loop.settle = 0.1
+        loop.period = 0.5
+        loop.maxBackoff = 0.5
+        let got = Collected()
+        let task = Task {
+            await loop.run(watcher: watcher, shouldStop: { got.stop.load(ordering: .relaxed) },
+                           onError: { e, _ in got.errors.withLock { $0.append(e.message) } }) { n in
+                got.items.withLock { $0 += n }
+            }
+        }
+        try await Task.sleep(nanoseconds: 400_000_000)
+        let moved = fixture.directory.file("moved.git")
+        try FileManager.default.moveItem(atPath: fixture.path, toPath: moved)
+        try await Task.sleep(nanoseconds: 1_500_000_000)
+        try FileManager.default.moveItem(atPath: moved, toPath: fixture.path)
+        try await alice.save([Build.record("after", in: notes)])
+        let started = Date()
+        while got.items.withLock({ $0.isEmpty }), Date().timeIntervalSince(started) < 10 {
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
+        got.stop.store(true, ordering: .relaxed)
+        await task.value
+        #expect(!got.errors.withLock { $0 }.isEmpty, "the outage was reported")
+        #expect(got.items.withLock { $0 }.map(\.subscriptionID) == ["db"], "and the change after it was seen")
+    }
+}
