@@ -1,9 +1,11 @@
 # recsync — the two commands for a fresh machine, plus the measurements.
-#   make demo   builds and runs the walkthrough on a temporary local store
+#   make demo   builds recsync and runs the command-line walkthrough (scripts/demo.sh) in a temp dir
 #   make test   runs every test
+#   make generated        regenerates man/recsync.1 and completions/ from the command definitions
+#   make check-generated  fails when the committed man page or completions are stale
 SWIFT ?= swift
 
-.PHONY: deps demo test bench build
+.PHONY: deps demo test bench build generated check-generated
 
 # libgit2 (and pkg-config, which SwiftPM uses to find it) from Debian's apt when missing.
 deps:
@@ -17,7 +19,13 @@ build: deps
 	$(SWIFT) build
 
 demo: deps
-	$(SWIFT) run recsync-demo
+	SWIFT=$(SWIFT) bash scripts/demo.sh
+
+generated: deps
+	SWIFT=$(SWIFT) bash scripts/generated.sh
+
+check-generated: deps
+	SWIFT=$(SWIFT) bash scripts/generated.sh --check
 
 test: deps
 	$(SWIFT) build --build-tests

@@ -24,5 +24,8 @@ public struct RecSyncCommand: AsyncParsableCommand {
             GetCommand.self, PutCommand.self, RmCommand.self, ChangesCommand.self,
         ])
 
+    /// Accepted before the subcommand too (`recsync -C DIR status`); subcommands read them.
+    @OptionGroup public var global: GlobalOptions
+
     public init() {}
 }

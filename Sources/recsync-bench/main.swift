@@ -30,6 +30,29 @@ func peakRSSMiB() -> Double {
 func median(_ xs: [Double]) -> Double { xs.sorted()[xs.count / 2] }
 func ms(_ s: Double) -> String { String(format: "%.1f ms", s * 1000) }
 
+// `--make-store PATH`: only write a store of N realistic records for Benchmarks/run.sh.
+if let i = CommandLine.arguments.firstIndex(of: "--make-store"), i + 1 < CommandLine.arguments.count {
+    let path = CommandLine.arguments[i + 1]
+    let n = argument("--records", 10_000)
+    let user = ProcessInfo.processInfo.environment["RECSYNC_USER"] ?? "bench"
+    let actor = try StoreActor(userRecordName: user)
+    try GitStore.create(at: path, actor: actor)
+    let store = try GitStore(path: path, actor: actor)
+    let zones = try (0..<argument("--zones", 10)).map { try ZoneID(zoneName: "zone\($0)", ownerName: user) }
+    _ = try await store.modifyRecordZones(zones.map { .save(RecordZone(zoneID: $0, defaultRecordType: "Item")) })
+    // In slices, so that memory stays bounded at a million records.
+    var start = 0
+    while start < n {
+        let end = min(n, start + 100_000)
+        let records = (start..<end).map { RecordGenerator.realisticRecord(index: $0, zoneID: zones[$0 % zones.count]) }
+        let result = try await store.modifyRecords(saving: records, deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
+        for r in result.saveResults { _ = try r.result.get() }
+        start = end
+    }
+    print("made \(path): \(n) records in \(zones.count) zones")
+    exit(0)
+}
+
 let n = argument("--records", 100_000)
 let k = argument("--changes", 100)
 let zoneCount = argument("--zones", 10)

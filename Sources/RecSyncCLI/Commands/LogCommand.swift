@@ -60,7 +60,7 @@ struct LogCommand: RecSyncSubcommand {
             return ExitCodes.success
         }
         for e in entries {
-            let date = Timestamps.iso8601(e.commit.time * 1000)
+            let date = Timestamps.iso8601(e.commit.time * 1000).replacingOccurrences(of: ".000Z", with: "Z")
             let subject = e.commit.message.split(separator: "\n").first.map(String.init) ?? ""
             var line = console.paint(String(e.commit.commit.prefix(12)), .yellow) + " \(date) \(e.commit.authorName)  \(subject)"
             if record != nil {

@@ -28,6 +28,7 @@ struct ResolveCommand: RecSyncSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "resolve",
         abstract: "Settle conflicts: keep ours, take theirs, or merge field by field.",
+        usage: "recsync resolve [<options>] (--ours | --theirs | --merge) [<records> ...]",
         discussion: "Without RECORD, every pending conflict is settled. Resolved records are ready to push. Exit status 2 while conflicts remain.")
 
     @OptionGroup var global: GlobalOptions

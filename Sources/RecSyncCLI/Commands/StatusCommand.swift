@@ -35,7 +35,8 @@ struct StatusCommand: RecSyncSubcommand {
             return ExitCodes.success
         }
         for zone in report.newZones { console.out(console.paint("Z", .green) + " " + ws.relative(ws.zoneDirectory(zone)) + "/") }
-        for change in report.changes {
+        // A record in conflict is shown once, as a conflict.
+        for change in report.changes where !report.conflicts.contains(change.recordID) {
             let letter = switch change.kind {
             case .new: console.paint("A", .green)
             case .modified: console.paint("M", .yellow)

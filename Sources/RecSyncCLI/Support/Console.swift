@@ -40,6 +40,12 @@ public struct Console: Sendable {
         Self.write(line + "\n", to: FileHandle.standardOutput)
     }
 
+    /// Bytes of the command's result, as they are (text mode only).
+    public func out(bytes: [UInt8]) {
+        guard !json else { return }
+        FileHandle.standardOutput.write(Data(bytes))
+    }
+
     /// A line of information a script does not need (silent with --quiet or --json).
     public func info(_ line: String) {
         guard !quiet else { return }

@@ -27,8 +27,8 @@ public enum ExitCodes {
         EXIT STATUS
           0   success
           1   error (the message says what to do next)
-          2   conflicts pending: a push, pull or resolve left conflicts; see 'recsync status', then 'recsync resolve'
-          3   not a workspace: run 'recsync init' or 'recsync clone', or pass -C DIR
+          2   conflicts pending after a push, pull or resolve ('recsync resolve')
+          3   not a workspace ('recsync init', 'recsync clone', or -C DIR)
           4   authentication failure
           5   network unavailable
           64  usage: bad arguments or options

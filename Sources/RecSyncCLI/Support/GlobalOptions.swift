@@ -8,7 +8,7 @@ public struct GlobalOptions: ParsableArguments, Sendable {
     @Flag(name: .shortAndLong, help: "Print only errors (and what --json asks for).")
     public var quiet = false
 
-    @Flag(name: .shortAndLong, help: "Print more detail: each record saved or written, warnings in full.")
+    @Flag(name: .shortAndLong, help: "Print more detail (records saved, store commits, commit messages).")
     public var verbose = false
 
     @Flag(help: "Print one JSON document on stdout (always with \"version\": 1) instead of text.")

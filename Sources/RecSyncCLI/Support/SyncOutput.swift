@@ -57,15 +57,20 @@ struct SyncOutput {
             return pending.isEmpty ? ExitCodes.success : ExitCodes.conflictsPending
         }
         let nothing = report.zonesChanged.isEmpty && report.zonesRemoved.isEmpty && report.conflicts.isEmpty
-        if nothing {
+        if command == "clone" {
+            console.info("cloned \(plural(report.zonesChanged.count, "zone")), \(plural(report.recordsWritten, "record"))")
+        } else if nothing {
             console.info("already up to date")
         } else {
-            var summary = "pulled \(plural(report.zonesChanged.count, "zone")): \(report.recordsWritten) records written, \(report.recordsDeleted) deleted"
-            if !report.zonesRemoved.isEmpty { summary += "; \(plural(report.zonesRemoved.count, "zone")) removed" }
-            if !report.conflicts.isEmpty {
-                summary += "; \(plural(report.conflicts.count, "conflict")): " + report.conflicts.map { workspace.relative(workspace.recordPath($0)) }.joined(separator: ", ")
+            var parts: [String] = []
+            if !report.zonesChanged.isEmpty {
+                parts.append("pulled \(plural(report.zonesChanged.count, "zone")): \(plural(report.recordsWritten, "record")) written, \(report.recordsDeleted) deleted")
             }
-            console.info(summary)
+            if !report.zonesRemoved.isEmpty { parts.append("\(plural(report.zonesRemoved.count, "zone")) removed") }
+            if !report.conflicts.isEmpty {
+                parts.append("\(plural(report.conflicts.count, "conflict")): " + report.conflicts.map { workspace.relative(workspace.recordPath($0)) }.joined(separator: ", "))
+            }
+            console.info(parts.joined(separator: "; "))
         }
         for d in report.zonesRemoved {
             console.info("removed \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (zone \(d.reason.rawValue) on the store)")

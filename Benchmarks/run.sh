@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# recsync against git on the same data: clone, incremental pull, push, status, peak memory.
+#
+# usage: Benchmarks/run.sh [--records "10000 100000"] [--runs 5] [--million] [--smoke]
+#   --records  the store sizes N to measure (default: 10000 100000)
+#   --million  also N = 1,000,000
+#   --smoke    N = 1000, 2 runs: keeps the script from rotting (CI runs this)
+# Prints one table: operation, N, recsync median (min-max), git median (min-max), ratio, peak RSS.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+sizes="10000 100000"
+runs=5
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --records) sizes="$2"; shift 2 ;;
+    --runs) runs="$2"; shift 2 ;;
+    --million) sizes="$sizes 1000000"; shift ;;
+    --smoke) sizes="1000"; runs=2; shift ;;
+    *) echo "usage: $0 [--records \"N ...\"] [--runs R] [--million] [--smoke]" >&2; exit 64 ;;
+  esac
+done
+
+command -v git >/dev/null || { echo "bench: git is needed" >&2; exit 1; }
+[ -x /usr/bin/time ] || { echo "bench: /usr/bin/time is needed (apt-get install time)" >&2; exit 1; }
+
+swift build -c release --product recsync >&2
+swift build -c release --product recsync-bench >&2
+bin="$(swift build -c release --show-bin-path)"
+recsync="$bin/recsync"
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/recsync-bench.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+export RECSYNC_USER=bench NO_COLOR=1
+export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.invalid GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.invalid
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+
+now() { date +%s%N; }
+# time_cmd VAR RSSVAR cmd...: seconds into VAR, peak RSS (KiB) into RSSVAR
+time_cmd() {
+  local __t=$1 __r=$2; shift 2
+  local t0 t1
+  t0=$(now)
+  /usr/bin/time -f %M -o "$work/rss" "$@" >/dev/null 2>"$work/err" || { echo "bench: failed: $*" >&2; cat "$work/err" >&2; exit 1; }
+  t1=$(now)
+  printf -v "$__t" '%s' "$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.4f", (b-a)/1e9}')"
+  printf -v "$__r" '%s' "$(tail -n 1 "$work/rss")"
+}
+stats() { # "v1 v2 ..." -> "median min max"
+  printf '%s\n' $1 | sort -g | awk '{a[NR]=$1} END{m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.4f %.4f %.4f", m, a[1], a[NR]}'
+}
+fmt() { awk -v s="$1" 'BEGIN{ if (s>=1) printf "%.2f s", s; else printf "%.1f ms", s*1000 }'; }
+
+# edit_records DIR COUNT SALT: change COUNT record files (recsync workspace or git checkout) in place
+edit_records() {
+  local dir=$1 count=$2 salt=$3
+  find "$dir" -path '*/.system' -prune -o -path '*/.git' -prune -o -path '*/.recsync' -prune -o -type f -name '*' -print \
+    | grep -v '/zone.json$' | grep -v 'recsync.json$' | sort | head -n "$count" \
+    | while read -r f; do
+        if grep -q '"type"' "$f"; then   # a store blob in a git checkout
+          sed -i "0,/\"value\": \"/s//\"value\": \"$salt /" "$f"
+        else                              # a workspace record file
+          sed -i "0,/\": \"/s//\": \"$salt /" "$f"
+        fi
+      done
+}
+
+rows=()
+row() { rows+=("$(printf '%-34s %9s  %-26s %-26s %7s  %8s' "$@")"); }
+
+for n in $sizes; do
+  echo "== N = $n: making the store" >&2
+  d="$work/$n"; mkdir -p "$d"
+  "$bin/recsync-bench" --make-store "$d/store.git" --records "$n" --zones 10 >&2
+  cp -r "$d/store.git" "$d/git-store.git"     # git gets its own copy of the same objects
+
+  declare -a rc gc rss
+  # 1. clone
+  rc=(); gc=(); maxrss=0
+  for i in $(seq "$runs"); do
+    rm -rf "$d/rc" "$d/gc"
+    time_cmd t r "$recsync" clone "$d/store.git" "$d/rc"; rc+=("$t"); [ "$r" -gt "$maxrss" ] && maxrss=$r
+    time_cmd t r git clone -q "$d/git-store.git" "$d/gc"; gc+=("$t")
+  done
+  read -r rm rmin rmax <<<"$(stats "${rc[*]}")"; read -r gm gmin gmax <<<"$(stats "${gc[*]}")"
+  row "clone" "$n" "$(fmt "$rm") ($(fmt "$rmin")-$(fmt "$rmax"))" "$(fmt "$gm") ($(fmt "$gmin")-$(fmt "$gmax"))" "$(awk -v a="$rm" -v b="$gm" 'BEGIN{printf "%.2f", a/b}')" "$((maxrss/1024)) MB"
+
+  # second workspace / checkout that produces the changes
+  "$recsync" clone "$d/store.git" "$d/rc2" >/dev/null 2>&1
+  git clone -q "$d/git-store.git" "$d/gc2"
+
+  # 2. incremental pull of 100 changes
+  rc=(); gc=(); maxrss=0
+  for i in $(seq "$runs"); do
+    edit_records "$d/rc2/private" 100 "p$i"; "$recsync" -C "$d/rc2" push >/dev/null 2>&1
+    edit_records "$d/gc2/zones" 100 "p$i"; (cd "$d/gc2" && git add -A && git commit -q -m "p$i" && git push -q)
+    time_cmd t r "$recsync" -C "$d/rc" pull; rc+=("$t"); [ "$r" -gt "$maxrss" ] && maxrss=$r
+    time_cmd t r git -C "$d/gc" pull -q; gc+=("$t")
+  done
+  read -r rm rmin rmax <<<"$(stats "${rc[*]}")"; read -r gm gmin gmax <<<"$(stats "${gc[*]}")"
+  row "pull, 100 changed records" "$n" "$(fmt "$rm") ($(fmt "$rmin")-$(fmt "$rmax"))" "$(fmt "$gm") ($(fmt "$gmin")-$(fmt "$gmax"))" "$(awk -v a="$rm" -v b="$gm" 'BEGIN{printf "%.2f", a/b}')" "$((maxrss/1024)) MB"
+
+  # 3. push of 1,000 edits
+  rc=(); gc=(); maxrss=0
+  for i in $(seq "$runs"); do
+    edit_records "$d/rc/private" 1000 "e$i"
+    time_cmd t r "$recsync" -C "$d/rc" push; rc+=("$t"); [ "$r" -gt "$maxrss" ] && maxrss=$r
+    edit_records "$d/gc/zones" 1000 "e$i"
+    time_cmd t r sh -c "cd '$d/gc' && git add -A && git commit -q -m e$i && git push -q"; gc+=("$t")
+  done
+  read -r rm rmin rmax <<<"$(stats "${rc[*]}")"; read -r gm gmin gmax <<<"$(stats "${gc[*]}")"
+  row "push, 1000 edited records" "$n" "$(fmt "$rm") ($(fmt "$rmin")-$(fmt "$rmax"))" "$(fmt "$gm") ($(fmt "$gmin")-$(fmt "$gmax"))" "$(awk -v a="$rm" -v b="$gm" 'BEGIN{printf "%.2f", a/b}')" "$((maxrss/1024)) MB"
+
+  # 4. status with nothing changed
+  rc=(); gc=(); maxrss=0
+  "$recsync" -C "$d/rc" status >/dev/null 2>&1 || true
+  for i in $(seq "$runs"); do
+    time_cmd t r "$recsync" -C "$d/rc" status; rc+=("$t"); [ "$r" -gt "$maxrss" ] && maxrss=$r
+    time_cmd t r git -C "$d/gc" status --porcelain; gc+=("$t")
+  done
+  read -r rm rmin rmax <<<"$(stats "${rc[*]}")"; read -r gm gmin gmax <<<"$(stats "${gc[*]}")"
+  row "status, nothing changed" "$n" "$(fmt "$rm") ($(fmt "$rmin")-$(fmt "$rmax"))" "$(fmt "$gm") ($(fmt "$gmin")-$(fmt "$gmax"))" "$(awk -v a="$rm" -v b="$gm" 'BEGIN{printf "%.2f", a/b}')" "$((maxrss/1024)) MB"
+
+  # 5. push of one record
+  rc=(); gc=(); maxrss=0
+  for i in $(seq "$runs"); do
+    edit_records "$d/rc/private" 1 "o$i"
+    time_cmd t r "$recsync" -C "$d/rc" push; rc+=("$t"); [ "$r" -gt "$maxrss" ] && maxrss=$r
+    edit_records "$d/gc/zones" 1 "o$i"
+    time_cmd t r sh -c "cd '$d/gc' && git add -A && git commit -q -m o$i && git push -q"; gc+=("$t")
+  done
+  read -r rm rmin rmax <<<"$(stats "${rc[*]}")"; read -r gm gmin gmax <<<"$(stats "${gc[*]}")"
+  row "push, one record" "$n" "$(fmt "$rm") ($(fmt "$rmin")-$(fmt "$rmax"))" "$(fmt "$gm") ($(fmt "$gmin")-$(fmt "$gmax"))" "$(awk -v a="$rm" -v b="$gm" 'BEGIN{printf "%.2f", a/b}')" "$((maxrss/1024)) MB"
+  rm -rf "$d"
+done
+
+printf '%-34s %9s  %-26s %-26s %7s  %8s\n' "operation" "N" "recsync median (min-max)" "git median (min-max)" "ratio" "peak RSS"
+printf '%s\n' "${rows[@]}"
+echo "runs per figure: $runs; peak RSS is the recsync process's maximum over the runs"

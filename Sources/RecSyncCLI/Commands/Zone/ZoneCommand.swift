@@ -1,0 +1,9 @@
+import ArgumentParser
+
+/// `recsync zone`: zone operations on the store.
+struct ZoneCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "zone",
+        abstract: "Create, delete, purge and list your zones on the store.",
+        subcommands: [ZoneCreateCommand.self, ZoneDeleteCommand.self, ZonePurgeCommand.self, ZoneListCommand.self])
+}

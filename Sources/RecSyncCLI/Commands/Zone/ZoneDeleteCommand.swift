@@ -1,0 +1,21 @@
+import ArgumentParser
+import RecSyncModel
+import RecSyncStore
+
+/// `recsync zone delete NAME`: deletes a zone and its records, then pulls.
+struct ZoneDeleteCommand: RecSyncSubcommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete",
+        abstract: "Delete one of your zones and its records from the store (then pull).",
+        discussion: "Other workspaces remove the zone's directory on their next pull, saving unpushed edits under .recsync/lost+found/. The zone may be created again.")
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: "The zone: its name or its directory.", completion: .directory)
+    var name: String
+
+    func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
+        let zone = try RecordReference.zone(name, in: context.workspace(), from: context.directory)
+        return try await ZoneChange.apply(.delete(zone), verb: "delete", context: context)
+    }
+}

@@ -1,0 +1,35 @@
+import ArgumentParser
+import RecSyncModel
+import RecSyncStore
+
+/// `recsync zone list`: the zones on the store visible to you.
+struct ZoneListCommand: RecSyncSubcommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List the zones on the store: yours (private) and those shared with you.")
+
+    @OptionGroup var global: GlobalOptions
+
+    func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
+        let ws = try context.workspace()
+        let store = try context.store(for: ws)
+        var rows: [(scope: DatabaseScope, zone: RecordZone)] = []
+        for scope in [DatabaseScope.private, .shared] {
+            rows += try await store.fetchAllRecordZones(scope: scope).sorted { $0.zoneID < $1.zoneID }.map { (scope, $0) }
+        }
+        let console = context.console
+        console.document(["zones": .array(rows.map { row in
+            .object([
+                "scope": .string(row.scope.rawValue), "zone": .string(row.zone.zoneID.zoneName),
+                "owner": .string(row.zone.zoneID.ownerName), "path": .string(ws.relative(ws.zoneDirectory(row.zone.zoneID))),
+                "defaultRecordType": row.zone.defaultRecordType.map(JSONValue.string) ?? .null,
+            ])
+        })])
+        for row in rows {
+            let name = row.scope == .private ? row.zone.zoneID.zoneName : "\(row.zone.zoneID.ownerName)/\(row.zone.zoneID.zoneName)"
+            console.out("\(row.scope.rawValue)\t\(name)" + (row.zone.defaultRecordType.map { "\t(default type \($0))" } ?? ""))
+        }
+        if rows.isEmpty { console.info("no zones yet; create one with 'recsync zone create NAME'") }
+        return ExitCodes.success
+    }
+}

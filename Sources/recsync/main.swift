@@ -1,3 +1,0 @@
-import RecSyncCLI
-
-await RecSyncCommand.main()

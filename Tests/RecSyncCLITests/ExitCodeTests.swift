@@ -1,0 +1,47 @@
+import Foundation
+import RecSyncTestSupport
+import Testing
+
+/// Exit statuses and error messages, as scripts see them.
+@Suite struct ExitCodeTests {
+    @Test func errorsMapToDocumentedStatuses() throws {
+        let f = try CLIFixture().withStore()
+        let outside = try f.run(["status"], expect: 3)
+        #expect(outside.stderr.hasPrefix("recsync: '"), "\(outside)")
+        #expect(outside.stderr.contains("is not inside a recsync workspace"))
+        #expect(try f.run(["status", "--no-such-option"], expect: 64).stderr.contains("Unknown option"))
+        #expect(try f.run(["resolve"], expect: 64).stderr.contains("Missing one of"))
+        let network = try f.run(["clone", "ssh://example.invalid/store.git"], expect: 1)
+        #expect(network.stderr.contains("network remotes are not supported yet"), "\(network)")
+        try f.run(["clone", "git@example.invalid:store.git"], expect: 1)
+        #expect(try f.run(["clone", "missing.git"], expect: 1).stderr.contains("no store at"))
+        #expect(!FileManager.default.fileExists(atPath: f.ws("missing")))
+
+        // -C before or after the subcommand; the workspace's user is the one given at clone.
+        try f.run(["clone", "store.git", "ws", "--user", "carol"])
+        let status = try f.json(["-C", "ws", "status"], in: nil)
+        #expect(status["clean"] as? Bool == true)
+        try f.run(["status", "-C", f.ws("ws")])
+        try f.put("notes/r1", #"{"a": 1}"#, in: "ws", type: "Note")
+        let changes = try f.json(["status"], in: "ws")["changes"] as? [[String: Any]]
+        #expect(changes?.first?["owner"] as? String == "carol")
+        #expect(try f.run(["init"], in: "ws", expect: 1).stderr.contains("already a recsync workspace"))
+        #expect(try f.run(["get", "nothing-here"], in: "ws", expect: 1).stderr.contains("does not name a record"))
+    }
+
+    /// A workspace made with `init` and no remote gets one later, then pulls.
+    @Test func initThenSetRemote() throws {
+        let f = try CLIFixture().withStore()
+        try FileManager.default.createDirectory(atPath: f.ws("plain"), withIntermediateDirectories: true)
+        try f.run(["init"], in: "plain")
+        #expect(try f.run(["pull"], in: "plain", expect: 1).stderr.contains("no remote"))
+        try f.run(["init", "--remote", "../store.git"], in: "plain")
+        try f.run(["pull"], in: "plain")
+        #expect(try f.json(["status"], in: "plain")["clean"] as? Bool == true)
+        // A file:// URL names the same store; clone picks the directory name from it.
+        let clone = try f.json(["clone", "file://" + f.storePath], in: nil)
+        #expect(clone["command"] as? String == "clone")
+        #expect(readFile(f.ws("store") + "/.recsync/config")?.contains("\"file:") == true)
+        try f.run(["pull"], in: "store")
+    }
+}

@@ -1,0 +1,284 @@
+function __recsync_should_offer_completions_for_flags_or_options -a expected_commands
+    set -l non_repeating_flags_or_options $argv[2..]
+    set -l non_repeating_flags_or_options_absent 0
+    set -l positional_index 0
+    set -l commands
+    __recsync_parse_tokens
+    test "$commands" = "$expected_commands"; and return $non_repeating_flags_or_options_absent
+end
+
+function __recsync_should_offer_completions_for_positional -a expected_commands positional_index_comparison expected_positional_index
+    set -l non_repeating_flags_or_options
+    set -l non_repeating_flags_or_options_absent 0
+    set -l positional_index 0
+    set -l commands
+    __recsync_parse_tokens
+    test "$commands" = "$expected_commands" -a \( "$positional_index" "$positional_index_comparison" "$expected_positional_index" \)
+end
+
+function __recsync_parse_tokens -S
+    set -l unparsed_tokens (__recsync_tokens -pc)
+    switch $unparsed_tokens[1]
+    case 'recsync'
+        __recsync_parse_subcommand 0 'C=' 'q/quiet' 'v/verbose' 'json' 'version' 'h/help'
+        switch $unparsed_tokens[1]
+        case 'store'
+            __recsync_parse_subcommand 0 'version' 'h/help'
+            switch $unparsed_tokens[1]
+            case 'init'
+                __recsync_parse_subcommand 1 'C=' 'q/quiet' 'v/verbose' 'json' 'user=' 'version' 'h/help'
+            end
+        case 'init'
+            __recsync_parse_subcommand 0 'C=' 'q/quiet' 'v/verbose' 'json' 'remote=' 'user=' 'version' 'h/help'
+        case 'clone'
+            __recsync_parse_subcommand 2 'C=' 'q/quiet' 'v/verbose' 'json' 'user=' 'version' 'h/help'
+        case 'pull'
+            __recsync_parse_subcommand 0 'C=' 'q/quiet' 'v/verbose' 'json' 'version' 'h/help'
+        case 'push'
+            __recsync_parse_subcommand 0 'C=' 'q/quiet' 'v/verbose' 'json' 'force' 'version' 'h/help'
+        case 'status'
+            __recsync_parse_subcommand 0 'C=' 'q/quiet' 'v/verbose' 'json' 'version' 'h/help'
+        case 'diff'
+            __recsync_parse_subcommand 1 'C=' 'q/quiet' 'v/verbose' 'json' 'version' 'h/help'
+        case 'resolve'
+            __recsync_parse_subcommand -r 1 'C=' 'q/quiet' 'v/verbose' 'json' 'ours' 'theirs' 'merge' 'version' 'h/help'
+        case 'log'
+            __recsync_parse_subcommand 1 'C=' 'q/quiet' 'v/verbose' 'json' 'n/limit=' 'version' 'h/help'
+        case 'zone'
+            __recsync_parse_subcommand 0 'version' 'h/help'
+            switch $unparsed_tokens[1]
+            case 'create'
+                __recsync_parse_subcommand 1 'C=' 'q/quiet' 'v/verbose' 'json' 'default-type=' 'version' 'h/help'
+            case 'delete'
+                __recsync_parse_subcommand 1 'C=' 'q/quiet' 'v/verbose' 'json' 'version' 'h/help'
+            case 'purge'
+                __recsync_parse_subcommand 1 'C=' 'q/quiet' 'v/verbose' 'json' 'version' 'h/help'
+            case 'list'
+                __recsync_parse_subcommand 0 'C=' 'q/quiet' 'v/verbose' 'json' 'version' 'h/help'
+            end
+        case 'get'
+            __recsync_parse_subcommand 1 'C=' 'q/quiet' 'v/verbose' 'json' 'remote' 'version' 'h/help'
+        case 'put'
+            __recsync_parse_subcommand 1 'C=' 'q/quiet' 'v/verbose' 'json' 'type=' 'file=' 'version' 'h/help'
+        case 'rm'
+            __recsync_parse_subcommand 1 'C=' 'q/quiet' 'v/verbose' 'json' 'version' 'h/help'
+        case 'changes'
+            __recsync_parse_subcommand 0 'C=' 'q/quiet' 'v/verbose' 'json' 'store=' 'user=' 'scope=' 'zone=' 'since=' 'limit=' 'version' 'h/help'
+        case 'help'
+            __recsync_parse_subcommand -r 1 'version'
+        end
+    end
+end
+
+function __recsync_tokens
+    if test (string split -m 1 -f 1 -- . "$FISH_VERSION") -gt 3
+        commandline --tokens-raw $argv
+    else
+        commandline -o $argv
+    end
+end
+
+function __recsync_parse_subcommand -S -a positional_count
+    argparse -s r -- $argv
+    set -l option_specs $argv[2..]
+    set -l is_repeating_positional $_flag_r
+    set -el _flag_r
+    set -a commands $unparsed_tokens[1]
+    set positional_index 0
+    while true
+        set -e unparsed_tokens[1]
+        argparse -sn "$commands" $option_specs -- $unparsed_tokens 2> /dev/null
+        set unparsed_tokens $argv
+        set positional_index (math $positional_index + 1)
+        for non_repeating_flag_or_option in $non_repeating_flags_or_options
+            if set -ql "_flag_$(string replace -a - _ -- $non_repeating_flag_or_option)"
+                set non_repeating_flags_or_options_absent 1
+                break
+            end
+        end
+        test (count $unparsed_tokens) -eq 0 -o \( -z "$is_repeating_positional" -a "$positional_index" -gt "$positional_count" \) && break
+    end
+end
+
+function __recsync_complete_directories
+    set -l token (commandline -t)
+    string match -- '*/' $token
+    set -l subdirs $token*/
+    printf %s\n $subdirs
+end
+
+function __recsync_custom_completion
+    set -x SAP_SHELL fish
+    set -x SAP_SHELL_VERSION $FISH_VERSION
+    set -l tokens (__recsync_tokens -p)
+    if test -z "$(__recsync_tokens -t)"
+        set -l index (count (__recsync_tokens -pc))
+        set tokens $tokens[..$index] \'\' $tokens[(math $index + 1)..]
+    end
+    command $tokens[1] $argv $tokens
+end
+
+complete -c 'recsync' -f
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync" C' -s 'C' -d 'Run as if recsync was started in <dir>.' -rfa '(__recsync_complete_directories)'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync" q quiet' -l 'quiet' -s 'q' -d 'Print only errors (and what --json asks for).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync" v verbose' -l 'verbose' -s 'v' -d 'Print more detail (records saved, store commits, commit messages).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync" json' -l 'json' -d 'Print one JSON document on stdout (always with "version": 1) instead of text.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync" version' -l 'version' -d 'Show the version.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync" -eq 1' -fa 'store' -d 'Create and inspect stores.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync" -eq 1' -fa 'init' -d 'Make the current directory a workspace.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync" -eq 1' -fa 'clone' -d 'Make a new workspace of a store and pull everything.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync" -eq 1' -fa 'pull' -d 'Fetch the store\'s changes into the workspace.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync" -eq 1' -fa 'push' -d 'Send new, modified and deleted records (and new zones) to the store.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync" -eq 1' -fa 'status' -d 'Show local changes since the last sync, new zones, conflicts and problems.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync" -eq 1' -fa 'diff' -d 'Show field-level changes of records against their synced versions.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync" -eq 1' -fa 'resolve' -d 'Settle conflicts: keep ours, take theirs, or merge field by field.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync" -eq 1' -fa 'log' -d 'Show the store\'s history: all of it, one zone\'s, or one record\'s.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync" -eq 1' -fa 'zone' -d 'Create, delete, purge and list your zones on the store.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync" -eq 1' -fa 'get' -d 'Print a record\'s fields (canonical plain JSON) from the workspace, or with --remote from the store.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync" -eq 1' -fa 'put' -d 'Write a record\'s fields (a JSON object, from stdin or --file) into the workspace.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync" -eq 1' -fa 'rm' -d 'Delete a record\'s file; \'recsync push\' then deletes it from the store.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync" -eq 1' -fa 'changes' -d 'Print a store\'s change feed from a token, as JSON lines.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync" -eq 1' -fa 'help' -d 'Show subcommand help information.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync store" version' -l 'version' -d 'Show the version.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync store" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync store" -eq 1' -fa 'init' -d 'Create an empty store (a bare git repository) at PATH.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync store init" C' -s 'C' -d 'Run as if recsync was started in <dir>.' -rfa '(__recsync_complete_directories)'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync store init" q quiet' -l 'quiet' -s 'q' -d 'Print only errors (and what --json asks for).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync store init" v verbose' -l 'verbose' -s 'v' -d 'Print more detail (records saved, store commits, commit messages).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync store init" json' -l 'json' -d 'Print one JSON document on stdout (always with "version": 1) instead of text.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync store init" -eq 1' -fa '(__recsync_complete_directories)'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync store init" user' -l 'user' -d 'Who creates it (default: $RECSYNC_USER, else your login name).' -rfka ''
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync store init" version' -l 'version' -d 'Show the version.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync store init" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync init" C' -s 'C' -d 'Run as if recsync was started in <dir>.' -rfa '(__recsync_complete_directories)'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync init" q quiet' -l 'quiet' -s 'q' -d 'Print only errors (and what --json asks for).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync init" v verbose' -l 'verbose' -s 'v' -d 'Print more detail (records saved, store commits, commit messages).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync init" json' -l 'json' -d 'Print one JSON document on stdout (always with "version": 1) instead of text.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync init" remote' -l 'remote' -d 'The store to sync with: a path or file:// URL.' -rfa '(__recsync_complete_directories)'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync init" user' -l 'user' -d 'Who you are on the store (default: $RECSYNC_USER, else your login name).' -rfka ''
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync init" version' -l 'version' -d 'Show the version.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync init" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync clone" C' -s 'C' -d 'Run as if recsync was started in <dir>.' -rfa '(__recsync_complete_directories)'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync clone" q quiet' -l 'quiet' -s 'q' -d 'Print only errors (and what --json asks for).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync clone" v verbose' -l 'verbose' -s 'v' -d 'Print more detail (records saved, store commits, commit messages).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync clone" json' -l 'json' -d 'Print one JSON document on stdout (always with "version": 1) instead of text.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync clone" -eq 1' -fa '(__recsync_complete_directories)'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync clone" -eq 2' -fa '(__recsync_complete_directories)'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync clone" user' -l 'user' -d 'Who you are on the store (default: $RECSYNC_USER, else your login name).' -rfka ''
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync clone" version' -l 'version' -d 'Show the version.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync clone" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync pull" C' -s 'C' -d 'Run as if recsync was started in <dir>.' -rfa '(__recsync_complete_directories)'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync pull" q quiet' -l 'quiet' -s 'q' -d 'Print only errors (and what --json asks for).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync pull" v verbose' -l 'verbose' -s 'v' -d 'Print more detail (records saved, store commits, commit messages).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync pull" json' -l 'json' -d 'Print one JSON document on stdout (always with "version": 1) instead of text.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync pull" version' -l 'version' -d 'Show the version.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync pull" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync push" C' -s 'C' -d 'Run as if recsync was started in <dir>.' -rfa '(__recsync_complete_directories)'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync push" q quiet' -l 'quiet' -s 'q' -d 'Print only errors (and what --json asks for).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync push" v verbose' -l 'verbose' -s 'v' -d 'Print more detail (records saved, store commits, commit messages).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync push" json' -l 'json' -d 'Print one JSON document on stdout (always with "version": 1) instead of text.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync push" force' -l 'force' -d 'Overwrite the store\'s versions instead of reporting conflicts.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync push" version' -l 'version' -d 'Show the version.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync push" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync status" C' -s 'C' -d 'Run as if recsync was started in <dir>.' -rfa '(__recsync_complete_directories)'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync status" q quiet' -l 'quiet' -s 'q' -d 'Print only errors (and what --json asks for).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync status" v verbose' -l 'verbose' -s 'v' -d 'Print more detail (records saved, store commits, commit messages).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync status" json' -l 'json' -d 'Print one JSON document on stdout (always with "version": 1) instead of text.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync status" version' -l 'version' -d 'Show the version.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync status" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync diff" C' -s 'C' -d 'Run as if recsync was started in <dir>.' -rfa '(__recsync_complete_directories)'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync diff" q quiet' -l 'quiet' -s 'q' -d 'Print only errors (and what --json asks for).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync diff" v verbose' -l 'verbose' -s 'v' -d 'Print more detail (records saved, store commits, commit messages).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync diff" json' -l 'json' -d 'Print one JSON document on stdout (always with "version": 1) instead of text.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync diff" -eq 1' -fa '(for p in (string match -e -- \'*/\' (commandline -t);or printf \n)*.\'json\';printf %s\n $p;end;__fish_complete_directories (commandline -t) \'\')'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync diff" version' -l 'version' -d 'Show the version.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync diff" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync resolve" C' -s 'C' -d 'Run as if recsync was started in <dir>.' -rfa '(__recsync_complete_directories)'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync resolve" q quiet' -l 'quiet' -s 'q' -d 'Print only errors (and what --json asks for).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync resolve" v verbose' -l 'verbose' -s 'v' -d 'Print more detail (records saved, store commits, commit messages).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync resolve" json' -l 'json' -d 'Print one JSON document on stdout (always with "version": 1) instead of text.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync resolve" ours' -l 'ours' -d 'Keep the record file as it is; the next push overwrites the store\'s version.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync resolve" theirs' -l 'theirs' -d 'Take the store\'s version (or its deletion).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync resolve" merge' -l 'merge' -d 'Field by field: keep each side\'s change where only one side changed a field (fails when both changed the same field).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync resolve" -ge 1' -fa '(for p in (string match -e -- \'*/\' (commandline -t);or printf \n)*.\'json\';printf %s\n $p;end;__fish_complete_directories (commandline -t) \'\')'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync resolve" version' -l 'version' -d 'Show the version.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync resolve" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync log" C' -s 'C' -d 'Run as if recsync was started in <dir>.' -rfa '(__recsync_complete_directories)'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync log" q quiet' -l 'quiet' -s 'q' -d 'Print only errors (and what --json asks for).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync log" v verbose' -l 'verbose' -s 'v' -d 'Print more detail (records saved, store commits, commit messages).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync log" json' -l 'json' -d 'Print one JSON document on stdout (always with "version": 1) instead of text.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync log" -eq 1' -F
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync log" limit n' -s 'n' -l 'limit' -d 'Show at most this many commits.' -rfka ''
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync log" version' -l 'version' -d 'Show the version.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync log" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync zone" version' -l 'version' -d 'Show the version.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync zone" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync zone" -eq 1' -fa 'create' -d 'Create one of your zones on the store (then pull, so its directory appears).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync zone" -eq 1' -fa 'delete' -d 'Delete one of your zones and its records from the store (then pull).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync zone" -eq 1' -fa 'purge' -d 'Purge one of your zones: delete it so that no workspace uploads it again (then pull).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync zone" -eq 1' -fa 'list' -d 'List the zones on the store: yours (private) and those shared with you.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync zone create" C' -s 'C' -d 'Run as if recsync was started in <dir>.' -rfa '(__recsync_complete_directories)'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync zone create" q quiet' -l 'quiet' -s 'q' -d 'Print only errors (and what --json asks for).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync zone create" v verbose' -l 'verbose' -s 'v' -d 'Print more detail (records saved, store commits, commit messages).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync zone create" json' -l 'json' -d 'Print one JSON document on stdout (always with "version": 1) instead of text.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync zone create" default-type' -l 'default-type' -d 'The type of new records that do not name one (see \'recsync put --type\').' -rfka ''
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync zone create" version' -l 'version' -d 'Show the version.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync zone create" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync zone delete" C' -s 'C' -d 'Run as if recsync was started in <dir>.' -rfa '(__recsync_complete_directories)'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync zone delete" q quiet' -l 'quiet' -s 'q' -d 'Print only errors (and what --json asks for).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync zone delete" v verbose' -l 'verbose' -s 'v' -d 'Print more detail (records saved, store commits, commit messages).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync zone delete" json' -l 'json' -d 'Print one JSON document on stdout (always with "version": 1) instead of text.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync zone delete" -eq 1' -fa '(__recsync_complete_directories)'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync zone delete" version' -l 'version' -d 'Show the version.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync zone delete" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync zone purge" C' -s 'C' -d 'Run as if recsync was started in <dir>.' -rfa '(__recsync_complete_directories)'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync zone purge" q quiet' -l 'quiet' -s 'q' -d 'Print only errors (and what --json asks for).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync zone purge" v verbose' -l 'verbose' -s 'v' -d 'Print more detail (records saved, store commits, commit messages).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync zone purge" json' -l 'json' -d 'Print one JSON document on stdout (always with "version": 1) instead of text.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync zone purge" -eq 1' -fa '(__recsync_complete_directories)'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync zone purge" version' -l 'version' -d 'Show the version.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync zone purge" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync zone list" C' -s 'C' -d 'Run as if recsync was started in <dir>.' -rfa '(__recsync_complete_directories)'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync zone list" q quiet' -l 'quiet' -s 'q' -d 'Print only errors (and what --json asks for).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync zone list" v verbose' -l 'verbose' -s 'v' -d 'Print more detail (records saved, store commits, commit messages).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync zone list" json' -l 'json' -d 'Print one JSON document on stdout (always with "version": 1) instead of text.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync zone list" version' -l 'version' -d 'Show the version.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync zone list" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync get" C' -s 'C' -d 'Run as if recsync was started in <dir>.' -rfa '(__recsync_complete_directories)'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync get" q quiet' -l 'quiet' -s 'q' -d 'Print only errors (and what --json asks for).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync get" v verbose' -l 'verbose' -s 'v' -d 'Print more detail (records saved, store commits, commit messages).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync get" json' -l 'json' -d 'Print one JSON document on stdout (always with "version": 1) instead of text.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync get" -eq 1' -fa '(for p in (string match -e -- \'*/\' (commandline -t);or printf \n)*.\'json\';printf %s\n $p;end;__fish_complete_directories (commandline -t) \'\')'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync get" remote' -l 'remote' -d 'Fetch the store\'s current version instead of reading the workspace.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync get" version' -l 'version' -d 'Show the version.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync get" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync put" C' -s 'C' -d 'Run as if recsync was started in <dir>.' -rfa '(__recsync_complete_directories)'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync put" q quiet' -l 'quiet' -s 'q' -d 'Print only errors (and what --json asks for).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync put" v verbose' -l 'verbose' -s 'v' -d 'Print more detail (records saved, store commits, commit messages).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync put" json' -l 'json' -d 'Print one JSON document on stdout (always with "version": 1) instead of text.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync put" -eq 1' -fa '(for p in (string match -e -- \'*/\' (commandline -t);or printf \n)*.\'json\';printf %s\n $p;end;__fish_complete_directories (commandline -t) \'\')'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync put" type' -l 'type' -d 'The record type of a new record.' -rfka ''
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync put" file' -l 'file' -d 'Read the fields from this file instead of stdin (\'-\' is stdin).' -rfa '(for p in (string match -e -- \'*/\' (commandline -t);or printf \n)*.\'json\';printf %s\n $p;end;__fish_complete_directories (commandline -t) \'\')'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync put" version' -l 'version' -d 'Show the version.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync put" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync rm" C' -s 'C' -d 'Run as if recsync was started in <dir>.' -rfa '(__recsync_complete_directories)'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync rm" q quiet' -l 'quiet' -s 'q' -d 'Print only errors (and what --json asks for).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync rm" v verbose' -l 'verbose' -s 'v' -d 'Print more detail (records saved, store commits, commit messages).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync rm" json' -l 'json' -d 'Print one JSON document on stdout (always with "version": 1) instead of text.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync rm" -eq 1' -fa '(for p in (string match -e -- \'*/\' (commandline -t);or printf \n)*.\'json\';printf %s\n $p;end;__fish_complete_directories (commandline -t) \'\')'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync rm" version' -l 'version' -d 'Show the version.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync rm" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync changes" C' -s 'C' -d 'Run as if recsync was started in <dir>.' -rfa '(__recsync_complete_directories)'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync changes" q quiet' -l 'quiet' -s 'q' -d 'Print only errors (and what --json asks for).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync changes" v verbose' -l 'verbose' -s 'v' -d 'Print more detail (records saved, store commits, commit messages).'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync changes" json' -l 'json' -d 'Print one JSON document on stdout (always with "version": 1) instead of text.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync changes" store' -l 'store' -d 'The store: a path or file:// URL.' -rfa '(__recsync_complete_directories)'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync changes" user' -l 'user' -d 'Who asks (default: $RECSYNC_USER, else your login name).' -rfka ''
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync changes" scope' -l 'scope' -d 'The database: private (your zones) or shared (zones shared with you).' -rfka 'private shared'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync changes" zone' -l 'zone' -d 'A zone\'s record feed instead of the database feed (OWNER/ZONE for a shared zone).' -rfka ''
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync changes" since' -l 'since' -d 'The token from an earlier run (default: from the beginning).' -rfka ''
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync changes" limit' -l 'limit' -d 'At most this many items, in one page.' -rfka ''
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync changes" version' -l 'version' -d 'Show the version.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync changes" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync help" version' -l 'version' -d 'Show the version.'
