@@ -13,6 +13,7 @@ extension SyncEngine {
     public func pull(events: @Sendable (SyncEvent) -> Void = { _ in }) async throws(RecSyncError) -> PullReport {
         let lock = try workspace.lock(purpose: "pull")
         defer { withExtendedLifetime(lock) {} }
+        workspace.removeStaleTemporaryFiles()
         let ws = try checkStore()
         var report = PullReport()
         for scope in [DatabaseScope.private, .shared] {
@@ -52,6 +53,13 @@ extension SyncEngine {
         }
         for deletion in deleted {
             try await removeZone(deletion, workspace: ws, report: &report, events: events)
+        }
+        // Zones this workspace pushed to since its last pull can look unchanged at the database
+        // level too (a record created here and deleted elsewhere): look at them anyway.
+        let gone = Set(deleted.map(\.zoneID))
+        for zone in ws.zonesWithTokens() where ws.scope(of: zone) == scope && !gone.contains(zone)
+            && FileManager.default.fileExists(atPath: ws.pushedPath(zone)) && !changed.contains(zone) {
+            changed.append(zone)
         }
         var seen = Set<ZoneID>()
         for zone in changed where seen.insert(zone).inserted {
@@ -136,6 +144,7 @@ extension SyncEngine {
             try ws.saveToken(token, at: tokenPath)
             if !page.moreComing { break }
         }
+        try await checkPushedRecords(zone, workspace: ws, index: &index, report: &report, events: events)
         if let seen = try refetch.finishing() {
             // A full fetch lists every record: synced records it did not list are gone.
             var applier = PageApplier(engine: self, workspace: ws, zone: zone)
@@ -174,6 +183,30 @@ struct RefetchLog {
     }
 
     func end() throws(RecSyncError) {
+        try FileIO.remove(path)
+    }
+}
+
+extension SyncEngine {
+    /// Looks up the records this workspace saved since its zone token, which the zone feed
+    /// cannot report if someone deleted them meanwhile (created after the token and gone at
+    /// the head: in neither end of the diff). What is gone is deleted here; what changed is applied.
+    func checkPushedRecords(_ zone: ZoneID, workspace ws: Workspace, index: inout ZoneIndex, report: inout PullReport, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) {
+        let path = ws.pushedPath(zone)
+        guard let bytes = try FileIO.read(path) else { return }
+        let names = Set(bytes.split(separator: 10).map { String(decoding: $0, as: UTF8.self) })
+        let ids = names.sorted().compactMap { try? RecordID(recordName: $0, zoneID: zone) }
+        var applier = PageApplier(engine: self, workspace: ws, zone: zone)
+        for result in try await store.fetchRecords(ids, desiredKeys: nil) {
+            switch result.result {
+            case .success(let record): try await applier.incoming(record, index: &index)
+            case .failure(.unknownItem): try await applier.incomingDeletion(result.recordID, index: &index)
+            case .failure: break
+            }
+        }
+        try applier.finish(index: &index)
+        try index.save()
+        applier.report(into: &report, events: events)
         try FileIO.remove(path)
     }
 }

@@ -13,6 +13,7 @@ extension SyncEngine {
     public func push(force: Bool = false, events: @Sendable (SyncEvent) -> Void = { _ in }) async throws(RecSyncError) -> PushReport {
         let lock = try workspace.lock(purpose: "push")
         defer { withExtendedLifetime(lock) {} }
+        workspace.removeStaleTemporaryFiles()
         let ws = try checkStore()
         var report = PushReport()
 
@@ -133,6 +134,13 @@ extension SyncEngine {
         }
         // Records the store deleted along with a deleteSelf target (result.cascadedDeletions)
         // are removed here by the next pull, the usual way (and kept if edited meanwhile).
+        // Remember what was saved, for the next pull to check (see `checkPushedRecords`).
+        var savedByZone: [ZoneID: [String]] = [:]
+        for id in report.saved { savedByZone[id.zoneID, default: []].append(id.recordName) }
+        for (zone, names) in savedByZone {
+            let existing = try FileIO.read(ws.pushedPath(zone)) ?? []
+            batch.write(ws.pushedPath(zone), existing + names.flatMap { Array($0.utf8) + [10] })
+        }
         try batch.commit()
         for (zone, file, id, tag, fields, stamp) in indexed {
             indexes[zone]?.record(file: file, recordName: id.recordName, tag: tag, fields: fields, workspace: ws, zone: zone)

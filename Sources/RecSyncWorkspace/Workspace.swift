@@ -93,7 +93,7 @@ public final class Workspace: Sendable {
     /// Writes a new config (the object keeps the one it was opened with).
     public func saveConfig(_ config: WorkspaceConfig) throws(RecSyncError) {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let data = (try? encoder.encode(config)) ?? Data()
         try FileIO.writeAtomically("\(stateDir)/config", Array(data) + [10])
     }
@@ -169,6 +169,9 @@ public final class Workspace: Sendable {
     public func scopeTokenPath(_ scope: DatabaseScope) -> String { "\(stateDir)/tokens/\(scope.rawValue).token" }
     public func zoneTokenPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).token" }
     public func refetchPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).refetch" }
+    /// Names this workspace saved to a zone since its zone token: the next pull checks them,
+    /// since a record created here and deleted elsewhere in between is in neither end of the diff.
+    public func pushedPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).pushed" }
     public func indexPath(_ zone: ZoneID) -> String { "\(stateDir)/index/\(zoneStateKey(zone)).json" }
     public func reuploadMarker(_ zone: ZoneID) -> String { "\(stateDir)/reupload/\(zoneStateKey(zone))" }
     public func conflictDirectory(_ zone: ZoneID) -> String { "\(stateDir)/conflicts/\(zoneStateKey(zone))" }
@@ -204,6 +207,28 @@ public final class Workspace: Sendable {
             }
         }
         return zones.sorted()
+    }
+
+    // MARK: Crash leftovers
+
+    /// Removes the temp files a killed sync left beside their targets (`.<name>.tmp-<pid>`).
+    /// Call it holding the lock: then no other sync is writing any.
+    public func removeStaleTemporaryFiles() {
+        var dirs = [stateDir]
+        for zone in localZones().zones {
+            dirs.append(zoneDirectory(zone))
+            dirs.append("\(zoneDirectory(zone))/.system")
+        }
+        while let dir = dirs.popLast() {
+            for name in FileIO.list(dir) {
+                let path = "\(dir)/\(name)"
+                if name.hasPrefix("."), name.contains(".tmp-") {
+                    unlink(path)
+                } else if dir.hasPrefix(stateDir), FileIO.isDirectory(path), !FileIO.isSymlink(path) {
+                    dirs.append(path)
+                }
+            }
+        }
     }
 
     // MARK: Lock

@@ -52,11 +52,9 @@ import Testing
         try f.run(["push"], in: "phone")
         try f.run(["pull"], in: "laptop")
         // The zone feed from the laptop's token (taken before r1 existed) nets r1's creation
-        // and deletion to nothing, so the laptop keeps a record the store no longer has.
+        // and deletion to nothing; the pull checks what the laptop pushed since, and drops r1.
         let kept = try f.fields("laptop", "private/notes/r1.json")
-        withKnownIssue("engine/store: a create+delete netted out of the zone feed never reaches the creator (cli-needs.txt)") {
-            #expect(kept == nil)
-        }
+        #expect(kept == nil)
     }
 
     /// True conflicts exit 2 and are settled with --ours, --theirs and --merge.

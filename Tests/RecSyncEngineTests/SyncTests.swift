@@ -134,3 +134,29 @@ import Testing
         #expect(try stored[1].result.get().recordType == "Task")
     }
 }
+
+/// Changes that net out of the zone feed.
+@Suite struct NettedChangesTests {
+    @Test func aRecordPushedHereAndDeletedElsewhereIsDeletedHere() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        let phone = try f.device("phone")
+        try laptop.write("notes", "seed", #"{"v": 0}"#)
+        _ = try await laptop.push()
+        _ = try await laptop.pull()              // the laptop's tokens predate r1
+        try laptop.write("notes", "r0", #"{"v": 0}"#)
+        try laptop.write("notes", "r1", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        try FileManager.default.removeItem(atPath: phone.path("notes", "r1"))
+        _ = try await phone.push()
+        // Deleting r0 too leaves the zone exactly as the laptop's tokens saw it: not even the
+        // database changes report it.
+        try FileManager.default.removeItem(atPath: phone.path("notes", "r0"))
+        _ = try await phone.push()
+        let pulled = try await laptop.pull()
+        #expect(pulled.recordsDeleted == 2)
+        #expect(try laptop.fields("notes", "r1") == nil && laptop.fields("notes", "r0") == nil)
+        #expect(try converged(laptop, phone))
+    }
+}
