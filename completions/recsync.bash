@@ -181,13 +181,13 @@ _recsync() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    store|init|clone|pull|push|status|diff|resolve|log|zone|get|put|rm|changes|help)
+    store|init|clone|pull|push|status|diff|resolve|log|zone|get|put|rm|changes|share|unshare|subscribe|subscriptions|unsubscribe|watch|help)
         # Offer subcommand argument completions
         "_recsync_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'store init clone pull push status diff resolve log zone get put rm changes help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'store init clone pull push status diff resolve log zone get put rm changes share unshare subscribe subscriptions unsubscribe watch help' -- "${cur}"))
         ;;
     esac
 }
@@ -244,7 +244,7 @@ _recsync_store_init() {
 
 _recsync_init() {
     repeating_flags=()
-    non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
+    non_repeating_flags=(--quiet -q --verbose -v --json --commit-snapshots --version -h --help)
     repeating_options=()
     non_repeating_options=(-C --remote --user)
     __recsync_offer_flags_options 0
@@ -298,7 +298,7 @@ _recsync_clone() {
 
 _recsync_pull() {
     repeating_flags=()
-    non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
+    non_repeating_flags=(--quiet -q --verbose -v --json --commit --no-commit --version -h --help)
     repeating_options=()
     non_repeating_options=(-C)
     __recsync_offer_flags_options 0
@@ -635,6 +635,132 @@ _recsync_changes() {
         return
         ;;
     '--limit')
+        return
+        ;;
+    esac
+}
+
+_recsync_share() {
+    repeating_flags=()
+    non_repeating_flags=(--quiet -q --verbose -v --json --read-only --version -h --help)
+    repeating_options=()
+    non_repeating_options=(-C --with)
+    __recsync_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '-C')
+        __recsync_add_completions -d
+        return
+        ;;
+    '--with')
+        return
+        ;;
+    esac
+}
+
+_recsync_unshare() {
+    repeating_flags=()
+    non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(-C --with)
+    __recsync_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '-C')
+        __recsync_add_completions -d
+        return
+        ;;
+    '--with')
+        return
+        ;;
+    esac
+}
+
+_recsync_subscribe() {
+    repeating_flags=()
+    non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(-C --database --zone --query --field --equals --id)
+    __recsync_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '-C')
+        __recsync_add_completions -d
+        return
+        ;;
+    '--database')
+        return
+        ;;
+    '--zone')
+        return
+        ;;
+    '--query')
+        return
+        ;;
+    '--field')
+        return
+        ;;
+    '--equals')
+        return
+        ;;
+    '--id')
+        return
+        ;;
+    esac
+}
+
+_recsync_subscriptions() {
+    repeating_flags=()
+    non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(-C)
+    __recsync_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '-C')
+        __recsync_add_completions -d
+        return
+        ;;
+    esac
+}
+
+_recsync_unsubscribe() {
+    repeating_flags=()
+    non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(-C)
+    __recsync_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '-C')
+        __recsync_add_completions -d
+        return
+        ;;
+    esac
+}
+
+_recsync_watch() {
+    repeating_flags=()
+    non_repeating_flags=(--quiet -q --verbose -v --json --pull --version -h --help)
+    repeating_options=()
+    non_repeating_options=(-C --exec --settle)
+    __recsync_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '-C')
+        __recsync_add_completions -d
+        return
+        ;;
+    '--exec')
+        return
+        ;;
+    '--settle')
         return
         ;;
     esac

@@ -22,6 +22,8 @@ public struct RecSyncCommand: AsyncParsableCommand {
             PullCommand.self, PushCommand.self, StatusCommand.self, DiffCommand.self,
             ResolveCommand.self, LogCommand.self, ZoneCommand.self,
             GetCommand.self, PutCommand.self, RmCommand.self, ChangesCommand.self,
+            ShareCommand.self, UnshareCommand.self,
+            SubscribeCommand.self, SubscriptionsCommand.self, UnsubscribeCommand.self, WatchCommand.self,
         ])
 
     /// Accepted before the subcommand too (`recsync -C DIR status`); subcommands read them.

@@ -17,9 +17,20 @@ struct InitCommand: RecSyncSubcommand {
     @Option(help: "Who you are on the store (default: $RECSYNC_USER, else your login name).")
     var user: String?
 
+    @Flag(help: "Make every pull commit a snapshot into the workspace's git repository (also for an existing workspace).")
+    var commitSnapshots = false
+
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let dir = context.directory
         let remotePath = try remote.map { r throws(RecSyncError) in try Remote.storePath(r, relativeTo: dir) }
+        if let existing = try? Workspace.find(from: dir), existing.root == dir, commitSnapshots, remote == nil {
+            var config = existing.config
+            config.commitSnapshots = true
+            try existing.saveConfig(config)
+            context.console.document(["command": .string("init"), "root": .string(dir), "commitSnapshots": .bool(true)])
+            context.console.info("every pull in \(dir) now commits a snapshot to its git repository")
+            return ExitCodes.success
+        }
         if let existing = try? Workspace.find(from: dir) {
             // Setting the remote of a workspace made without one.
             guard existing.root == dir, existing.config.remote.isEmpty, let remote, let remotePath else {
@@ -42,7 +53,9 @@ struct InitCommand: RecSyncSubcommand {
             _ = try CommandContext.openStore(remotePath, user: who, relativeTo: dir)  // fail before creating anything
             stored = remote.hasPrefix("file://") ? remote : remotePath
         }
-        let ws = try Workspace.create(at: dir, config: WorkspaceConfig(user: who, remote: stored))
+        var config = WorkspaceConfig(user: who, remote: stored)
+        if commitSnapshots { config.commitSnapshots = true }
+        let ws = try Workspace.create(at: dir, config: config)
         context.console.document(["command": .string("init"), "root": .string(ws.root), "remote": .string(stored), "user": .string(who)])
         context.console.info("initialized an empty recsync workspace in \(ws.root) for \(who)")
         context.console.hint(stored.isEmpty ? "set a store with 'recsync init --remote PATH'" : "run 'recsync pull' to fetch the store's records")

@@ -10,9 +10,18 @@ struct PullCommand: RecSyncSubcommand {
 
     @OptionGroup var global: GlobalOptions
 
+    @Flag(inversion: .prefixedNo, help: "Commit a snapshot of the workspace (records, sidecars, tokens) into its git repository afterwards (default: the workspace's setting, see 'recsync init --commit-snapshots').")
+    var commit: Bool?
+
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let engine = try context.engine()
         let output = SyncOutput(console: context.console, workspace: engine.workspace)
-        return try output.pull(try await engine.pull(events: output.events))
+        let report = try await engine.pull(events: output.events)
+        if commit ?? engine.workspace.config.commitSnapshots ?? false {
+            if let snapshot = try engine.commitSnapshot(after: report) {
+                context.console.info("committed snapshot \(snapshot.prefix(12)) to the workspace's git repository")
+            }
+        }
+        return try output.pull(report)
     }
 }

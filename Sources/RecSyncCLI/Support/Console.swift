@@ -52,6 +52,12 @@ public struct Console: Sendable {
         out(line)
     }
 
+    /// A line of information on stderr, for commands whose stdout is a feed (silent with --quiet).
+    public func note(_ line: String) {
+        guard !quiet else { return }
+        Self.write(line + "\n", to: FileHandle.standardError)
+    }
+
     /// A line shown with --verbose only.
     public func detail(_ line: String) {
         guard verbose else { return }

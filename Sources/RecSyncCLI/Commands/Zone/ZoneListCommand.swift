@@ -23,11 +23,20 @@ struct ZoneListCommand: RecSyncSubcommand {
                 "scope": .string(row.scope.rawValue), "zone": .string(row.zone.zoneID.zoneName),
                 "owner": .string(row.zone.zoneID.ownerName), "path": .string(ws.relative(ws.zoneDirectory(row.zone.zoneID))),
                 "defaultRecordType": row.zone.defaultRecordType.map(JSONValue.string) ?? .null,
+                "permission": .string(row.zone.permission(for: ws.user)?.rawValue ?? "none"),
+                "participants": .array(row.zone.participants.map {
+                    .object(["user": .string($0.userRecordName), "permission": .string($0.permission.rawValue)])
+                }),
             ])
         })])
         for row in rows {
             let name = row.scope == .private ? row.zone.zoneID.zoneName : "\(row.zone.zoneID.ownerName)/\(row.zone.zoneID.zoneName)"
-            console.out("\(row.scope.rawValue)\t\(name)" + (row.zone.defaultRecordType.map { "\t(default type \($0))" } ?? ""))
+            var line = "\(row.scope.rawValue)\t\(name)\towner \(row.zone.zoneID.ownerName)\t\(row.zone.permission(for: ws.user)?.rawValue ?? "none")"
+            if !row.zone.participants.isEmpty {
+                line += "\tshared with " + row.zone.participants.map { "\($0.userRecordName) (\($0.permission.rawValue))" }.joined(separator: ", ")
+            }
+            if let type = row.zone.defaultRecordType { line += "\tdefault type \(type)" }
+            console.out(line)
         }
         if rows.isEmpty { console.info("no zones yet; create one with 'recsync zone create NAME'") }
         return ExitCodes.success
