@@ -55,7 +55,7 @@ fmt() { awk -v s="$1" 'BEGIN{ if (s>=1) printf "%.2f s", s; else printf "%.1f ms
 edit_records() {
   local dir=$1 count=$2 salt=$3
   find "$dir" -path '*/.system' -prune -o -path '*/.git' -prune -o -path '*/.recsync' -prune -o -type f -name '*' -print \
-    | grep -v '/zone.json$' | grep -v 'recsync.json$' | sort | head -n "$count" \
+    | grep -v '/zone.json$' | grep -v 'recsync.json$' | sort | awk -v n="$count" 'NR <= n' \
     | while read -r f; do
         if grep -q '"type"' "$f"; then   # a store blob in a git checkout
           sed -i "0,/\"value\": \"/s//\"value\": \"$salt /" "$f"

@@ -38,6 +38,11 @@ public final class FixedClock: Sendable {
 public enum StoreKind: String, CaseIterable, Sendable, CustomStringConvertible {
     case memory
     case git
+    /// A git store served by `git daemon` on loopback, each handle a device with its own
+    /// mirror. Not in `allCases` (every test would start a server): network tests pick it.
+    case network
+
+    public static var allCases: [StoreKind] { [.memory, .git] }
 
     public var description: String { rawValue }
 }
@@ -48,17 +53,43 @@ public final class StoreFixture: Sendable {
     public let directory: TempDirectory
     public let storage: MemoryStorage
     public let clock = FixedClock()
+    /// The server of a `.network` store.
+    public let daemon: GitDaemon?
+    private let devices = Atomic<Int>(0)
 
-    /// The git store's path (a bare repository) when `kind == .git`.
-    public var path: String { directory.file("store.git") }
+    /// The git store's path (a bare repository) when `kind` is `.git`, or the served
+    /// repository when it is `.network`.
+    public var path: String { kind == .network ? directory.file("served/store.git") : directory.file("store.git") }
 
     public init(_ kind: StoreKind, name: String = #function) throws(RecSyncError) {
         self.kind = kind
         directory = TempDirectory(name)
         storage = MemoryStorage()
-        if kind == .git {
-            try GitStore.create(at: directory.file("store.git"), actor: StoreActor(userRecordName: "admin", clock: clock.read))
+        let path = kind == .network ? directory.file("served/store.git") : directory.file("store.git")
+        if kind != .memory {
+            try GitStore.create(at: path, actor: StoreActor(userRecordName: "admin", clock: clock.read))
         }
+        if kind == .network {
+            do { daemon = try GitDaemon(basePath: directory.file("served")) } catch {
+                throw .networkUnavailable("cannot start git daemon for the test: \(error)")
+            }
+        } else {
+            daemon = nil
+        }
+    }
+
+    /// Network settings that use nothing of the user running the tests (no keys, no agent,
+    /// no credential helpers).
+    public var isolatedNetworkOptions: NetworkOptions {
+        NetworkOptions(sshDirectory: directory.file("no-ssh-keys"), knownHostsFiles: [directory.file("no-known-hosts")])
+    }
+
+    /// A new device on a `.network` store: its own mirror, acting as `user`.
+    public func device(as user: String, options: NetworkOptions? = nil) throws(RecSyncError) -> GitStore {
+        guard let daemon else { throw .invalidArguments("device(as:) needs a .network fixture") }
+        let n = devices.add(1, ordering: .relaxed).newValue
+        let actor = try StoreActor(userRecordName: user, clock: clock.read)
+        return try GitStore.open(remote: daemon.url("store.git"), mirror: directory.file("device-\(n)/mirror"), actor: actor, options: options ?? isolatedNetworkOptions)
     }
 
     /// A handle acting as `user`.
@@ -67,6 +98,7 @@ public final class StoreFixture: Sendable {
         switch kind {
         case .memory: return MemoryStore(storage: storage, actor: actor)
         case .git: return try GitStore(path: path, actor: actor)
+        case .network: return try device(as: user)
         }
     }
 
@@ -76,7 +108,7 @@ public final class StoreFixture: Sendable {
         switch kind {
         case .memory:
             storage.rewriteHistory()
-        case .git:
+        case .git, .network:
             let tree = try GitCLI.run(["rev-parse", "refs/heads/main^{tree}"], in: path).trimmingCharacters(in: .whitespacesAndNewlines)
             let commit = try GitCLI.run(["commit-tree", tree, "-m", "rewritten history"], in: path).trimmingCharacters(in: .whitespacesAndNewlines)
             _ = try GitCLI.run(["update-ref", "refs/heads/main", commit], in: path)

@@ -13,9 +13,12 @@ final class GitBackend: StoreBackend {
 
     let repository: GitRepository
     let manifest: StoreManifest
+    /// Set when `repository` is the mirror of a network store: commits are pushed to it.
+    let remote: RemoteMirror?
 
-    init(repository: GitRepository) throws(RecSyncError) {
+    init(repository: GitRepository, remote: RemoteMirror? = nil) throws(RecSyncError) {
         self.repository = repository
+        self.remote = remote
         let head: GitOID?
         do { head = try repository.referenceTarget(Self.headRef) } catch { throw Self.wrap(error, "reading the store's head") }
         guard let head else {
@@ -248,7 +251,7 @@ final class GitBackend: StoreBackend {
     func commit(parent: String, writes: [StoreWrite], message: String, actor: StoreActor, time: Int64) throws(RecSyncError) -> CommitOutcome {
         let recordCount = writes.reduce(0) { n, w in if case .saveRecord = w { n + 1 } else { n } }
         let parentOID = try oid(parent)
-        return try git("writing a commit") { () throws(GitError) -> CommitOutcome in
+        let (commit, tags) = try git("writing a commit") { () throws(GitError) -> (GitOID, [RecordID: String]) in
             // Large modifications write into memory and land as one pack file.
             let repo = recordCount > Self.bulkThreshold ? try GitRepository.open(at: repository.path, bulkWrites: true) : repository
             var updates: [GitTreeUpdate] = []
@@ -277,10 +280,18 @@ final class GitBackend: StoreBackend {
             let signature = GitSignature(name: actor.displayName, email: actor.email, time: time / 1000)
             let commit = try repo.createCommit(tree: newTree, parents: [parentOID], author: signature, message: message)
             try repo.writePack()
-            guard try repo.updateReference(Self.headRef, to: commit, expected: parentOID, logMessage: "recsync: \(message.prefix(while: { $0 != "\n" }))") else {
-                return .headMoved
-            }
-            return .committed(commit: commit.hex, tags: tags)
+            return (commit, tags)
         }
+        // The head moves by compare-and-swap: a non-force push for a network store, the local
+        // ref otherwise.
+        let landed: Bool
+        if let remote {
+            landed = try remote.publish(commit, parent: parentOID, in: repository)
+        } else {
+            landed = try git("moving the head") { () throws(GitError) in
+                try repository.updateReference(Self.headRef, to: commit, expected: parentOID, logMessage: "recsync: \(message.prefix(while: { $0 != "\n" }))")
+            }
+        }
+        return landed ? .committed(commit: commit.hex, tags: tags) : .headMoved
     }
 }

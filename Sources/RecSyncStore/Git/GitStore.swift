@@ -9,8 +9,13 @@ import RecSyncModel
 public actor GitStore: RemoteStore {
     public nonisolated let userRecordName: String
     public nonisolated let storeID: String
+    /// The store's repository: the store itself, or the mirror of a network store.
     public nonisolated let path: String
     let core: StoreCore<GitBackend>
+
+    /// The network remote this store is a mirror of (redacted: no credentials), nil for a
+    /// local store.
+    public nonisolated let remote: String?
 
     /// Opens an existing store as `actor`.
     public init(path: String, actor: StoreActor) throws(RecSyncError) {
@@ -21,11 +26,69 @@ public actor GitStore: RemoteStore {
         do { repository = try GitRepository.open(at: path) } catch {
             throw .invalidArguments("'\(path)' is not a git repository (\(error.message)); give the path of a recsync store")
         }
-        let backend = try GitBackend(repository: repository)
+        try self.init(backend: GitBackend(repository: repository), actor: actor, path: path)
+    }
+
+    private init(backend: GitBackend, actor: StoreActor, path: String) {
         self.core = StoreCore(backend: backend, actor: actor)
         self.userRecordName = actor.userRecordName
         self.storeID = backend.manifest.storeID
         self.path = path
+        self.remote = backend.remote?.remote.redacted
+    }
+
+    /// Whether `location` names a network remote (`ssh://`, `user@host:path`, `https://`,
+    /// `http://`, `git://`, `file://`) to open with `open(remote:mirror:actor:)`, rather than
+    /// the path of a local store.
+    public static func isNetworkRemote(_ location: String) -> Bool { GitRemoteURL.isRemote(location) }
+
+    /// Opens the store at a network remote, kept as a bare mirror at `mirror` (created if
+    /// missing; the workspace passes `.recsync/mirror`), and fetches it.
+    ///
+    /// Every operation then fetches first (once), and writes push without force: a refused push
+    /// means the store moved, and the write is recomputed against the new head.
+    public static func open(remote: String, mirror: String, actor: StoreActor, options: NetworkOptions = .fromEnvironment()) throws(RecSyncError) -> GitStore {
+        guard let url = GitRemoteURL(remote) else {
+            throw .invalidArguments("'\(remote)' is not a remote address recsync understands; use ssh://[user@]host[:port]/path, user@host:path, https://host/path, git://host/path or file:///path")
+        }
+        let repository: GitRepository
+        do {
+            if FileManager.default.fileExists(atPath: mirror) {
+                repository = try GitRepository.open(at: mirror)
+            } else {
+                repository = try GitRepository.initBare(at: mirror)
+            }
+        } catch {
+            throw .invalidArguments("cannot use '\(mirror)' as the mirror of \(url.redacted) (\(error.message)); remove it and recsync will create it again")
+        }
+        let link = RemoteMirror(remote: url, options: options)
+        try link.fetch(into: repository)
+        let head: GitOID?
+        do { head = try repository.referenceTarget(GitBackend.headRef) } catch { throw GitBackend.wrap(error, "reading the mirror's head") }
+        guard head != nil else {
+            throw .invalidArguments("\(url.redacted) has no \(GitBackend.headRef): it is not a recsync store (or is empty); create one with 'recsync store init PATH' on the server and serve that repository")
+        }
+        return try GitStore(backend: GitBackend(repository: repository, remote: link), actor: actor, path: mirror)
+    }
+
+    /// The store's current head commit, cheaply: for a network store the remote's
+    /// `refs/heads/main` as advertised (`git ls-remote`, no fetch), for `recsync watch` to poll.
+    public func remoteHead() throws(RecSyncError) -> String {
+        if let link = core.backend.remote {
+            guard let head = try link.remoteHead() else {
+                throw .storeCorrupt("\(link.remote.redacted) no longer has \(GitBackend.headRef); restore it from a clone (the mirror in \(path) is one)")
+            }
+            return head.hex
+        }
+        return try core.backend.head()
+    }
+
+    /// Fetches a network store's head into the mirror: once at the start of each operation,
+    /// so every operation reads the store as it is now (later lookups of the head within the
+    /// operation read the mirror; a write that lost a race fetches again before recomputing).
+    private func refresh() throws(RecSyncError) {
+        guard let link = core.backend.remote else { return }
+        try link.fetch(into: core.backend.repository)
     }
 
     /// Creates a new, empty store: a bare repository whose first commit holds `recsync.json`.
@@ -59,36 +122,44 @@ public actor GitStore: RemoteStore {
     }
 
     public func databaseChanges(scope: DatabaseScope, since token: ServerChangeToken?, resultsLimit: Int) throws(RecSyncError) -> DatabaseChanges {
-        try core.databaseChanges(scope: scope, since: token, resultsLimit: resultsLimit)
+        try refresh()
+        return try core.databaseChanges(scope: scope, since: token, resultsLimit: resultsLimit)
     }
 
     public func recordZoneChanges(zone: ZoneID, since token: ServerChangeToken?, resultsLimit: Int, desiredKeys: [String]?) throws(RecSyncError) -> RecordZoneChanges {
-        try core.recordZoneChanges(zone: zone, since: token, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
+        try refresh()
+        return try core.recordZoneChanges(zone: zone, since: token, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
     }
 
     public func modifyRecords(saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool) throws(RecSyncError) -> ModifyRecordsResult {
-        try core.modifyRecords(saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically)
+        try refresh()
+        return try core.modifyRecords(saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically)
     }
 
     public func modifyRecordZones(_ operations: [ZoneOperation]) throws(RecSyncError) -> [ZoneOperationResult] {
-        try core.modifyRecordZones(operations)
+        try refresh()
+        return try core.modifyRecordZones(operations)
     }
 
     public func fetchAllRecordZones(scope: DatabaseScope) throws(RecSyncError) -> [RecordZone] {
-        try core.fetchAllRecordZones(scope: scope)
+        try refresh()
+        return try core.fetchAllRecordZones(scope: scope)
     }
 
     public func fetchRecords(_ ids: [RecordID], desiredKeys: [String]?) throws(RecSyncError) -> [RecordResult] {
-        try core.fetchRecords(ids, desiredKeys: desiredKeys)
+        try refresh()
+        return try core.fetchRecords(ids, desiredKeys: desiredKeys)
     }
 
     public func fetchRecordVersion(_ id: RecordID, changeTag: String) throws(RecSyncError) -> Record? {
-        try core.fetchRecordVersion(id, changeTag: changeTag)
+        try refresh()
+        return try core.fetchRecordVersion(id, changeTag: changeTag)
     }
 
     /// The change tags a record had, newest first, following the first-parent history
     /// (nil entries: the record did not exist at that commit). At most `limit` commits.
     public func recordHistory(_ id: RecordID, limit: Int = 10_000) throws(RecSyncError) -> [(commit: String, tag: String?)] {
+        try refresh()
         let repo = core.backend.repository
         var result: [(commit: String, tag: String?)] = []
         do {
@@ -120,6 +191,7 @@ extension GitStore {
     /// The store's history, newest first, following first parents: its change log. With a
     /// zone, only the commits that changed that zone (its subtree differs from the parent's).
     public func log(limit: Int = 100, zone: ZoneID? = nil) throws(RecSyncError) -> [StoreCommit] {
+        try refresh()
         let repo = core.backend.repository
         var result: [StoreCommit] = []
         do {

@@ -1,0 +1,151 @@
+import Foundation
+
+/// What a set of known_hosts files says about a host key.
+enum KnownHostsVerdict: Equatable {
+    /// A line names this host with exactly this key.
+    case match
+    /// A line names this host with another key of the same type (`file`, 1-based `line`).
+    case mismatch(file: String, line: Int)
+    /// A `@revoked` line names this key.
+    case revoked(file: String, line: Int)
+    /// No line names this host with a key of this type.
+    case unknown
+}
+
+/// OpenSSH known_hosts files, read the way `ssh` reads them (plain and hashed host names,
+/// `[host]:port` for other ports than 22, `*`/`?` patterns, `!` negation, `@revoked`).
+enum KnownHosts {
+    /// The name a host is listed under: `host` on port 22, `[host]:port` otherwise.
+    static func lookupName(host: String, port: Int) -> String {
+        port == 22 ? host : "[\(host)]:\(port)"
+    }
+
+    static func check(files: [String], host: String, port: Int, key: [UInt8]) -> KnownHostsVerdict {
+        let name = lookupName(host: host, port: port)
+        guard let keyType = sshString(key) else { return .unknown }
+        var mismatch: KnownHostsVerdict?
+        for file in files {
+            guard let data = FileManager.default.contents(atPath: file) else { continue }
+            let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            for (index, raw) in lines.enumerated() {
+                var fields = raw.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+                guard let first = fields.first, !first.hasPrefix("#") else { continue }
+                var marker: String?
+                if first.hasPrefix("@") {
+                    marker = first
+                    fields.removeFirst()
+                }
+                guard fields.count >= 3, hostsMatch(fields[0], name),
+                      let listed = Data(base64Encoded: fields[2]).map(Array.init) else { continue }
+                switch marker {
+                case "@revoked":
+                    if listed == key { return .revoked(file: file, line: index + 1) }
+                case nil:
+                    if listed == key { return .match }
+                    if fields[1] == keyType, mismatch == nil { mismatch = .mismatch(file: file, line: index + 1) }
+                default:
+                    continue  // @cert-authority: host certificates are not used here
+                }
+            }
+        }
+        return mismatch ?? .unknown
+    }
+
+    /// The first length-prefixed string of an ssh wire-format key: its type name.
+    static func sshString(_ blob: [UInt8]) -> String? {
+        guard blob.count >= 4 else { return nil }
+        let length = Int(blob[0]) << 24 | Int(blob[1]) << 16 | Int(blob[2]) << 8 | Int(blob[3])
+        guard length > 0, 4 + length <= blob.count else { return nil }
+        return String(decoding: blob[4..<(4 + length)], as: UTF8.self)
+    }
+
+    /// Whether a host field (comma-separated patterns, or one hashed name) names `name`.
+    static func hostsMatch(_ field: String, _ name: String) -> Bool {
+        if field.hasPrefix("|1|") {
+            let parts = field.split(separator: "|", omittingEmptySubsequences: true)
+            guard parts.count == 3, let salt = Data(base64Encoded: String(parts[1])), let hash = Data(base64Encoded: String(parts[2])) else { return false }
+            return SHA1.hmac(key: Array(salt), message: Array(name.utf8)) == Array(hash)
+        }
+        var matched = false
+        for pattern in field.split(separator: ",") {
+            if pattern.hasPrefix("!") {
+                if glob(Array(pattern.dropFirst().utf8), Array(name.utf8)) { return false }
+            } else if glob(Array(pattern.utf8), Array(name.utf8)) {
+                matched = true
+            }
+        }
+        return matched
+    }
+
+    /// `*` and `?` wildcards, case-insensitively (host names are).
+    static func glob(_ pattern: [UInt8], _ text: [UInt8]) -> Bool {
+        func lower(_ c: UInt8) -> UInt8 { c >= 65 && c <= 90 ? c + 32 : c }
+        var p = 0, t = 0
+        var star = -1, mark = 0
+        while t < text.count {
+            if p < pattern.count && (pattern[p] == UInt8(ascii: "?") || lower(pattern[p]) == lower(text[t])) {
+                p += 1
+                t += 1
+            } else if p < pattern.count && pattern[p] == UInt8(ascii: "*") {
+                star = p
+                mark = t
+                p += 1
+            } else if star >= 0 {
+                p = star + 1
+                mark += 1
+                t = mark
+            } else {
+                return false
+            }
+        }
+        while p < pattern.count && pattern[p] == UInt8(ascii: "*") { p += 1 }
+        return p == pattern.count
+    }
+}
+
+/// SHA-1 and HMAC-SHA-1, only for matching hashed known_hosts names (OpenSSH's format).
+enum SHA1 {
+    static func hash(_ message: [UInt8]) -> [UInt8] {
+        var h: [UInt32] = [0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0]
+        var data = message
+        let bitLength = UInt64(message.count) * 8
+        data.append(0x80)
+        while data.count % 64 != 56 { data.append(0) }
+        for shift in stride(from: 56, through: 0, by: -8) { data.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+        var w = [UInt32](repeating: 0, count: 80)
+        for chunk in stride(from: 0, to: data.count, by: 64) {
+            for i in 0..<16 {
+                let b = chunk + i * 4
+                w[i] = UInt32(data[b]) << 24 | UInt32(data[b + 1]) << 16 | UInt32(data[b + 2]) << 8 | UInt32(data[b + 3])
+            }
+            for i in 16..<80 { w[i] = rotl(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1) }
+            var (a, b, c, d, e) = (h[0], h[1], h[2], h[3], h[4])
+            for i in 0..<80 {
+                let (f, k): (UInt32, UInt32)
+                switch i {
+                case 0..<20: (f, k) = ((b & c) | (~b & d), 0x5A82_7999)
+                case 20..<40: (f, k) = (b ^ c ^ d, 0x6ED9_EBA1)
+                case 40..<60: (f, k) = ((b & c) | (b & d) | (c & d), 0x8F1B_BCDC)
+                default: (f, k) = (b ^ c ^ d, 0xCA62_C1D6)
+                }
+                let temp = rotl(a, 5) &+ f &+ e &+ k &+ w[i]
+                (e, d, c, b, a) = (d, c, rotl(b, 30), a, temp)
+            }
+            h[0] = h[0] &+ a
+            h[1] = h[1] &+ b
+            h[2] = h[2] &+ c
+            h[3] = h[3] &+ d
+            h[4] = h[4] &+ e
+        }
+        return h.flatMap { v in [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: v >> UInt32($0)) } }
+    }
+
+    static func hmac(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        var block = key.count > 64 ? hash(key) : key
+        block += [UInt8](repeating: 0, count: 64 - block.count)
+        let inner = hash(block.map { $0 ^ 0x36 } + message)
+        return hash(block.map { $0 ^ 0x5C } + inner)
+    }
+
+    private static func rotl(_ x: UInt32, _ n: UInt32) -> UInt32 { x << n | x >> (32 - n) }
+}

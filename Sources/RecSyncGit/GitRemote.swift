@@ -1,0 +1,400 @@
+import CLibGit2
+import Foundation
+
+/// Why a network operation failed, with a message for the user that never holds a secret.
+public struct GitNetworkError: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Kind: Sendable, Hashable {
+        /// No connection could be made (name lookup, refused, no route, repository not served).
+        case unreachable
+        /// Connected, then the transfer failed part-way.
+        case interrupted
+        /// Credentials were missing or refused.
+        case authentication
+        /// The server's host key or certificate is not trusted.
+        case untrustedHost
+    }
+
+    public let kind: Kind
+    public let message: String
+
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// How the remote answered a non-force push.
+public enum GitPushResult: Sendable, Hashable {
+    case accepted
+    /// The remote did not move the reference (it moved meanwhile, or a hook or permission
+    /// refused); the reason as the remote or libgit2 gave it.
+    case rejected(String)
+}
+
+extension GitRepository {
+    /// Fetches `refspecs` (e.g. `+refs/heads/main:refs/heads/main`) from a remote into this
+    /// repository, without tags, FETCH_HEAD or pruning.
+    public func fetch(_ refspecs: [String], from remote: GitRemoteURL, options: GitNetworkOptions) throws(GitNetworkError) {
+        try withSIGPIPEBlocked { () throws(GitNetworkError) in
+            let session = try RemoteSession(repository: self, remote: remote, options: options, direction: GIT_DIRECTION_FETCH, doing: "fetching")
+            var fetchOptions = git_fetch_options()
+            git_fetch_options_init(&fetchOptions, UInt32(GIT_FETCH_OPTIONS_VERSION))
+            fetchOptions.callbacks = session.callbacks()
+            fetchOptions.proxy_opts.type = GIT_PROXY_AUTO
+            fetchOptions.prune = GIT_FETCH_NO_PRUNE
+            fetchOptions.update_fetchhead = 0
+            fetchOptions.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE
+            let result = withStringArray(refspecs) { array in
+                git_remote_fetch(session.pointer, array, &fetchOptions, "recsync: fetch")
+            }
+            if result < 0 { throw session.failure(result, doing: "fetching", connected: true) }
+            session.succeeded()
+        }
+    }
+
+    /// Pushes `commit` to `remoteRef` without force. A refusal is reported whichever way libgit2
+    /// delivers it: `GIT_ENONFASTFORWARD` before anything is sent (the remote's head is not an
+    /// ancestor of `commit`), or a status in the `push_update_reference` callback (the remote
+    /// moved after advertising its refs, or a hook refused).
+    public func push(_ commit: GitOID, to remoteRef: String, at remote: GitRemoteURL, options: GitNetworkOptions) throws(GitNetworkError) -> GitPushResult {
+        // libgit2 1.5 pushes only from a reference, not from an OID: name the commit for the
+        // duration of the push.
+        let source = "refs/recsync/push-\(UUID().uuidString.lowercased())"
+        var target = commit.raw
+        var reference: OpaquePointer?
+        let created = git_reference_create(&reference, pointer, source, &target, 1, "recsync: push")
+        guard created >= 0 else {
+            let error = GitError.last("git_reference_create", created)
+            throw GitNetworkError(.interrupted, "cannot prepare the push to \(remote.redacted): \(error.message); check that \(path) is writable")
+        }
+        defer {
+            git_reference_delete(reference)
+            git_reference_free(reference)
+        }
+        return try withSIGPIPEBlocked { () throws(GitNetworkError) -> GitPushResult in
+            let session = try RemoteSession(repository: self, remote: remote, options: options, direction: GIT_DIRECTION_PUSH, doing: "pushing")
+            var pushOptions = git_push_options()
+            git_push_options_init(&pushOptions, UInt32(GIT_PUSH_OPTIONS_VERSION))
+            pushOptions.callbacks = session.callbacks()
+            pushOptions.proxy_opts.type = GIT_PROXY_AUTO
+            let result = withStringArray(["\(source):\(remoteRef)"]) { array in
+                git_remote_push(session.pointer, array, &pushOptions)
+            }
+            if result == GIT_ENONFASTFORWARD.rawValue {
+                return .rejected(session.lastMessage())
+            }
+            if result < 0 { throw session.failure(result, doing: "pushing", connected: true) }
+            if let status = session.state.refusals[remoteRef] { return .rejected(session.scrub(status)) }
+            session.succeeded()
+            return .accepted
+        }
+    }
+
+    /// The object a reference names on a remote, nil if the remote has no such reference:
+    /// `git ls-remote`, a connection and the ref advertisement, no object transfer.
+    public static func remoteReference(_ name: String, at remote: GitRemoteURL, options: GitNetworkOptions) throws(GitNetworkError) -> GitOID? {
+        _ = LibGit2.ready
+        return try withSIGPIPEBlocked { () throws(GitNetworkError) -> GitOID? in
+            let session = try RemoteSession(repository: nil, remote: remote, options: options, direction: GIT_DIRECTION_FETCH, doing: "listing references")
+            var heads: UnsafeMutablePointer<UnsafePointer<git_remote_head>?>?
+            var count = 0
+            let result = git_remote_ls(&heads, &count, session.pointer)
+            if result < 0 { throw session.failure(result, doing: "listing references", connected: true) }
+            var found: GitOID?
+            for i in 0..<count {
+                guard let head = heads?[i] else { continue }
+                if String(cString: head.pointee.name) == name { found = GitOID(raw: head.pointee.oid) }
+            }
+            session.succeeded()
+            return found
+        }
+    }
+}
+
+/// Runs `body` with SIGPIPE blocked on this thread (see the shim).
+private func withSIGPIPEBlocked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+    var guardState = recsync_sigpipe_guard()
+    recsync_sigpipe_block(&guardState)
+    defer { recsync_sigpipe_restore(&guardState) }
+    return try body()
+}
+
+/// Calls `body` with a `git_strarray` of `strings`.
+private func withStringArray<T>(_ strings: [String], _ body: (UnsafePointer<git_strarray>) -> T) -> T {
+    var copies = strings.map { strdup($0) }
+    defer { copies.forEach { free($0) } }
+    return copies.withUnsafeMutableBufferPointer { buffer in
+        var array = git_strarray(strings: buffer.baseAddress, count: buffer.count)
+        return body(&array)
+    }
+}
+
+/// One connected libgit2 remote (anonymous, or detached without a repository) and the state
+/// its callbacks share.
+private final class RemoteSession {
+    let pointer: OpaquePointer
+    let state: RemoteCallbackState
+
+    /// Creates the remote and connects; any failure here means the remote was not reached (or
+    /// not trusted, or did not accept our credentials).
+    init(repository: GitRepository?, remote: GitRemoteURL, options: GitNetworkOptions, direction: git_direction, doing: String) throws(GitNetworkError) {
+        _ = LibGit2.ready
+        var out: OpaquePointer?
+        let result: Int32
+        if let repository {
+            result = git_remote_create_anonymous(&out, repository.pointer, remote.url)
+        } else {
+            result = git_remote_create_detached(&out, remote.url)
+        }
+        guard result >= 0, let out else {
+            let error = GitError.last("git_remote_create", result)
+            throw GitNetworkError(.unreachable, "cannot use \(remote.redacted) as a remote: \(RemoteCallbackState.scrub(error.message, remote: remote, options: options)); check the URL")
+        }
+        pointer = out
+        state = RemoteCallbackState(remote: remote, options: options)
+        var callbacks = callbacks()
+        var proxy = git_proxy_options()
+        git_proxy_options_init(&proxy, UInt32(GIT_PROXY_OPTIONS_VERSION))
+        proxy.type = GIT_PROXY_AUTO
+        let connected = git_remote_connect(pointer, direction, &callbacks, &proxy, nil)
+        if connected < 0 { throw failure(connected, doing: doing, connected: false) }
+    }
+
+    deinit {
+        git_remote_disconnect(pointer)
+        git_remote_free(pointer)
+    }
+
+    /// Callbacks whose payload is `state`; valid while this session lives.
+    func callbacks() -> git_remote_callbacks {
+        var callbacks = git_remote_callbacks()
+        git_remote_init_callbacks(&callbacks, UInt32(GIT_REMOTE_CALLBACKS_VERSION))
+        callbacks.credentials = credentialsCallback
+        callbacks.certificate_check = certificateCallback
+        callbacks.push_update_reference = pushUpdateReferenceCallback
+        callbacks.payload = Unmanaged.passUnretained(state).toOpaque()
+        return callbacks
+    }
+
+    /// libgit2's last message on this thread, without secrets.
+    func lastMessage() -> String {
+        var message = "unknown error"
+        if let error = git_error_last(), let text = error.pointee.message { message = String(cString: text) }
+        return scrub(message)
+    }
+
+    func scrub(_ text: String) -> String { RemoteCallbackState.scrub(text, remote: state.remote, options: state.options, extra: state.helperCredential?.password.value) }
+
+    /// The error for a failed call; read right after it (libgit2's error is thread-local).
+    func failure(_ result: Int32, doing: String, connected: Bool) -> GitNetworkError {
+        let cause = lastMessage()
+        state.rejectHelperCredential()
+        let remote = state.remote.redacted
+        if let problem = state.hostProblem { return GitNetworkError(.untrustedHost, problem) }
+        if result == GIT_ECERTIFICATE.rawValue {
+            return GitNetworkError(.untrustedHost, "cannot verify the identity of \(remote): \(cause); check the URL, and trust the server's key or certificate only if you know it is genuine")
+        }
+        if let problem = state.authProblem { return GitNetworkError(.authentication, problem) }
+        if result == GIT_EAUTH.rawValue { return GitNetworkError(.authentication, state.refusedMessage(cause: cause)) }
+        if !connected {
+            return GitNetworkError(.unreachable, "cannot reach \(remote): \(cause); check the URL and that the server is running")
+        }
+        return GitNetworkError(.interrupted, "the connection to \(remote) failed while \(doing): \(cause); nothing was half-applied (the remote moves its ref atomically), try again")
+    }
+
+    /// The operation worked: a credential from a helper is approved so the helper keeps it.
+    func succeeded() { state.approveHelperCredential() }
+}
+
+/// What the C callbacks of one remote operation share (through the payload pointer).
+private final class RemoteCallbackState {
+    enum SSHSource {
+        case agent
+        case key(privateKey: String, publicKey: String?)
+    }
+
+    let remote: GitRemoteURL
+    let options: GitNetworkOptions
+    private var calls = 0
+    private var sshSources: [SSHSource]?
+    private var sshTried: [String] = []
+    private var httpAttempts = 0
+    private(set) var helperCredential: GitCredentialHelper.Credential?
+    private var helperDone = false
+    /// Set when the credentials callback gave up, with the message for the user.
+    private(set) var authProblem: String?
+    /// Set when the host key or certificate check refused, with the message for the user.
+    var hostProblem: String?
+    /// Per remote reference, the status the remote gave when it refused to update it.
+    var refusals: [String: String] = [:]
+
+    init(remote: GitRemoteURL, options: GitNetworkOptions) {
+        self.remote = remote
+        self.options = options
+    }
+
+    static func scrub(_ text: String, remote: GitRemoteURL, options: GitNetworkOptions, extra: String? = nil) -> String {
+        var result = text
+        let secrets = remote.secrets + [options.token?.value, extra].compactMap { $0 }
+        for secret in secrets where secret.count >= 3 { result = result.replacingOccurrences(of: secret, with: "***") }
+        return result
+    }
+
+    // MARK: Credentials
+
+    func credential(_ out: UnsafeMutablePointer<UnsafeMutablePointer<git_credential>?>, urlUser: String?, allowed: UInt32) -> Int32 {
+        calls += 1
+        // A bounded number of offers per operation: a refused credential is never retried.
+        guard calls <= 8 else { return giveUp(refusedMessage(cause: nil)) }
+        if allowed & GIT_CREDENTIAL_SSH_KEY.rawValue != 0 {
+            return sshKey(out, user: urlUser ?? options.sshUser)
+        }
+        if allowed & GIT_CREDENTIAL_USERNAME.rawValue != 0 {
+            return git_credential_username_new(out, urlUser ?? options.sshUser)
+        }
+        if allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT.rawValue != 0 {
+            return userPassword(out, urlUser: urlUser)
+        }
+        return giveUp("\(remote.redacted) asks for a kind of credential recsync cannot offer (libgit2 types \(allowed)); use an ssh key or an https token")
+    }
+
+    private func sshKey(_ out: UnsafeMutablePointer<UnsafeMutablePointer<git_credential>?>, user: String) -> Int32 {
+        if sshSources == nil {
+            var sources: [SSHSource] = options.useSSHAgent ? [.agent] : []
+            for name in ["id_ed25519", "id_ecdsa", "id_rsa"] {
+                let key = "\(options.sshDirectory)/\(name)"
+                guard FileManager.default.fileExists(atPath: key) else { continue }
+                let pub = FileManager.default.fileExists(atPath: key + ".pub") ? key + ".pub" : nil
+                sources.append(.key(privateKey: key, publicKey: pub))
+            }
+            sshSources = sources
+        }
+        guard let source = sshSources?.first else {
+            if sshTried.isEmpty {
+                return giveUp("no ssh key to offer \(remote.redacted): no ssh-agent is running and none of id_ed25519, id_ecdsa, id_rsa is in \(options.sshDirectory); create one with 'ssh-keygen -t ed25519' and add the .pub file to the server's authorized keys")
+            }
+            return giveUp(refusedMessage(cause: nil))
+        }
+        sshSources?.removeFirst()
+        switch source {
+        case .agent:
+            sshTried.append("ssh-agent")
+            return git_credential_ssh_key_from_agent(out, user)
+        case .key(let privateKey, let publicKey):
+            sshTried.append(privateKey)
+            return git_credential_ssh_key_new(out, user, publicKey, privateKey, nil)
+        }
+    }
+
+    private func userPassword(_ out: UnsafeMutablePointer<UnsafeMutablePointer<git_credential>?>, urlUser: String?) -> Int32 {
+        httpAttempts += 1
+        guard httpAttempts == 1 else { return giveUp(refusedMessage(cause: nil)) }
+        if let token = options.token {
+            return git_credential_userpass_plaintext_new(out, urlUser ?? options.tokenUsername, token.value)
+        }
+        if options.useCredentialHelper, let credential = GitCredentialHelper(options: options).fill(remote) {
+            helperCredential = credential
+            return git_credential_userpass_plaintext_new(out, credential.username, credential.password.value)
+        }
+        return giveUp("\(remote.redacted) needs credentials and recsync found none; set RECSYNC_TOKEN (and RECSYNC_USERNAME if the server wants a user name), or store them with a git credential helper (git config --global credential.helper store), then try again")
+    }
+
+    private func giveUp(_ message: String) -> Int32 {
+        authProblem = authProblem ?? message
+        rejectHelperCredential()
+        return GIT_EAUTH.rawValue
+    }
+
+    /// The message for credentials the remote refused.
+    func refusedMessage(cause: String?) -> String {
+        let remote = remote.redacted
+        let detail = cause.map { " (\($0))" } ?? ""
+        if !sshTried.isEmpty {
+            return "\(remote) refused the ssh keys recsync offered (\(sshTried.joined(separator: ", ")))\(detail); add your public key to the server's authorized keys, or load the right key into ssh-agent"
+        }
+        if options.token != nil, self.remote.transport == .http || self.remote.transport == .https {
+            return "\(remote) refused the token in RECSYNC_TOKEN\(detail); check the token, its expiry and its permissions (and RECSYNC_USERNAME if the server wants a particular user name)"
+        }
+        if let helperCredential {
+            return "\(remote) refused the credentials git's credential helper gave for user '\(helperCredential.username)'\(detail); they were rejected so the helper forgets them: try again to enter new ones"
+        }
+        return "\(remote) refused the credentials\(detail); check your access to it"
+    }
+
+    func approveHelperCredential() {
+        guard let helperCredential, !helperDone else { return }
+        helperDone = true
+        GitCredentialHelper(options: options).approve(helperCredential)
+    }
+
+    func rejectHelperCredential() {
+        guard let helperCredential, !helperDone else { return }
+        helperDone = true
+        GitCredentialHelper(options: options).reject(helperCredential)
+    }
+
+    // MARK: Host keys and certificates
+
+    func checkCertificate(_ cert: UnsafeMutablePointer<git_cert>, valid: Bool, host: String) -> Int32 {
+        guard cert.pointee.cert_type == GIT_CERT_HOSTKEY_LIBSSH2 else {
+            if !valid {
+                hostProblem = "the TLS certificate of \(remote.redacted) is not trusted (expired, self-signed, or for another name); if the server uses a private CA, add it to the system's CA certificates (update-ca-certificates) and try again"
+            }
+            return GIT_PASSTHROUGH.rawValue
+        }
+        let hostkey = UnsafeMutableRawPointer(cert).assumingMemoryBound(to: git_cert_hostkey.self).pointee
+        let port = remote.effectivePort ?? 22
+        let name = KnownHosts.lookupName(host: host, port: port)
+        let files = options.knownHostsFiles.joined(separator: ", ")
+        let keyscan = "ssh-keyscan\(port == 22 ? "" : " -p \(port)") \(host) >> \(options.knownHostsFiles.first ?? "~/.ssh/known_hosts")"
+        var fingerprint = ""
+        if hostkey.type.rawValue & GIT_CERT_SSH_SHA256.rawValue != 0 {
+            let digest = withUnsafeBytes(of: hostkey.hash_sha256) { Data($0) }
+            fingerprint = " (SHA256:\(digest.base64EncodedString().replacingOccurrences(of: "=", with: "")))"
+        }
+        guard hostkey.type.rawValue & GIT_CERT_SSH_RAW.rawValue != 0, let raw = hostkey.hostkey, hostkey.hostkey_len > 0 else {
+            if valid { return 0 }
+            hostProblem = "the ssh host key of \(name)\(fingerprint) is not known; if you trust this server, add its key with '\(keyscan)' and try again"
+            return GIT_ECERTIFICATE.rawValue
+        }
+        let key = Array(UnsafeRawBufferPointer(start: raw, count: hostkey.hostkey_len))
+        switch KnownHosts.check(files: options.knownHostsFiles, host: host, port: port, key: key) {
+        case .match:
+            return 0
+        case .mismatch(let file, let line):
+            hostProblem = "the ssh host key of \(name)\(fingerprint) does not match the one in \(file) line \(line): the server was re-keyed, or someone is intercepting the connection. Only if you know the key changed, remove the old one (ssh-keygen -R '\(name)' -f \(file)) and add the new one ('\(keyscan)')"
+            return GIT_ECERTIFICATE.rawValue
+        case .revoked(let file, let line):
+            hostProblem = "the ssh host key of \(name)\(fingerprint) is revoked in \(file) line \(line); ask the server's administrator for its current key"
+            return GIT_ECERTIFICATE.rawValue
+        case .unknown:
+            // libgit2 found it in ~/.ssh/known_hosts itself.
+            if valid { return 0 }
+            hostProblem = "the ssh host key of \(name)\(fingerprint) is not known (looked in \(files)); if you trust this server, add its key with '\(keyscan)' and try again"
+            return GIT_ECERTIFICATE.rawValue
+        }
+    }
+}
+
+private func state(_ payload: UnsafeMutableRawPointer?) -> RemoteCallbackState? {
+    payload.map { Unmanaged<RemoteCallbackState>.fromOpaque($0).takeUnretainedValue() }
+}
+
+private let credentialsCallback: git_credential_acquire_cb = { out, _, usernameFromURL, allowed, payload in
+    guard let out, let state = state(payload) else { return GIT_EAUTH.rawValue }
+    return state.credential(out, urlUser: usernameFromURL.map { String(cString: $0) }, allowed: allowed)
+}
+
+private let certificateCallback: git_transport_certificate_check_cb = { cert, valid, host, payload in
+    guard let cert, let state = state(payload) else { return GIT_ECERTIFICATE.rawValue }
+    return state.checkCertificate(cert, valid: valid != 0, host: host.map { String(cString: $0) } ?? "")
+}
+
+private let pushUpdateReferenceCallback: git_push_update_reference_cb = { refname, status, payload in
+    if let refname, let status, let state = state(payload) {
+        state.refusals[String(cString: refname)] = String(cString: status)
+    }
+    return 0
+}

@@ -1,0 +1,88 @@
+import RecSyncGit
+import RecSyncModel
+
+/// Where network operations find credentials and trusted ssh host keys (see `GitNetworkOptions`).
+public typealias NetworkOptions = GitNetworkOptions
+
+/// The network side of a `GitBackend` whose repository is a bare mirror of a remote store
+/// (DESIGN §8): the mirror's `refs/heads/main` is the remote's head as last fetched, and it
+/// moves only by a fetch or after the remote accepted a push.
+final class RemoteMirror {
+    static let fetchRefspec = "+\(GitBackend.headRef):\(GitBackend.headRef)"
+    /// Refused pushes in a row after which the store had not moved: a hook or a permission,
+    /// not a race, so retrying cannot help.
+    static let maxRefusalsWithoutMovement = 3
+
+    let remote: GitRemoteURL
+    let options: GitNetworkOptions
+    private var refusalsWithoutMovement = 0
+
+    init(remote: GitRemoteURL, options: GitNetworkOptions) {
+        self.remote = remote
+        self.options = options
+    }
+
+    /// Brings the mirror's `refs/heads/main` up to the remote's (following rewritten history).
+    func fetch(into repository: GitRepository) throws(RecSyncError) {
+        do {
+            try repository.fetch([Self.fetchRefspec], from: remote, options: options)
+        } catch {
+            throw Self.map(error)
+        }
+    }
+
+    /// The remote's head without fetching (`ls-remote`).
+    func remoteHead() throws(RecSyncError) -> GitOID? {
+        do {
+            return try GitRepository.remoteReference(GitBackend.headRef, at: remote, options: options)
+        } catch {
+            throw Self.map(error)
+        }
+    }
+
+    /// Publishes a commit built on `parent` in the mirror: a non-force push, then, once the
+    /// remote accepted it, the mirror's ref. False when the remote refused because the store
+    /// moved: the mirror has fetched the new head, and the caller recomputes against it.
+    func publish(_ commit: GitOID, parent: GitOID, in repository: GitRepository) throws(RecSyncError) -> Bool {
+        let result: GitPushResult
+        do {
+            result = try repository.push(commit, to: GitBackend.headRef, at: remote, options: options)
+        } catch {
+            throw Self.map(error)
+        }
+        switch result {
+        case .accepted:
+            refusalsWithoutMovement = 0
+            // The remote now holds `commit`. If the mirror's ref moved meanwhile (another
+            // process sharing this mirror fetched), it already follows the remote: leave it.
+            do {
+                _ = try repository.updateReference(GitBackend.headRef, to: commit, expected: parent, logMessage: "recsync: pushed")
+            } catch {
+                throw GitBackend.wrap(error, "recording the pushed head in the mirror")
+            }
+            return true
+        case .rejected(let reason):
+            try fetch(into: repository)
+            let head: GitOID?
+            do { head = try repository.referenceTarget(GitBackend.headRef) } catch { throw GitBackend.wrap(error, "reading the mirror's head") }
+            if head == parent {
+                refusalsWithoutMovement += 1
+                if refusalsWithoutMovement >= Self.maxRefusalsWithoutMovement {
+                    refusalsWithoutMovement = 0
+                    throw .permissionFailure("\(remote.redacted) refused the push (\(reason)) although nobody else had written; check that you may push to it (server-side hooks, branch protection, permissions)")
+                }
+            } else {
+                refusalsWithoutMovement = 0
+            }
+            return false
+        }
+    }
+
+    static func map(_ error: GitNetworkError) -> RecSyncError {
+        switch error.kind {
+        case .unreachable: .networkUnavailable(error.message)
+        case .interrupted: .networkFailure(error.message)
+        case .authentication, .untrustedHost: .notAuthenticated(error.message)
+        }
+    }
+}
