@@ -112,14 +112,25 @@ public final class GitDaemon: Sendable {
     /// The git:// address of a repository under the base path.
     public func url(_ repository: String) -> String { "git://127.0.0.1:\(port)/\(repository)" }
 
-    /// (Re)starts the daemon on the same port.
+    /// (Re)starts the daemon on the same port (retrying while the old one lets go of it).
     public func start() throws {
-        let server = try ServerProcess("/usr/bin/git", [
-            "daemon", "--reuseaddr", "--base-path=\(basePath)", "--export-all", "--enable=receive-pack",
-            "--listen=127.0.0.1", "--port=\(port)", basePath,
-        ], log: log, environment: GitCLI.hermeticEnvironment)
-        process.withLock { $0 = server }
-        try Loopback.waitUntilListening(port, what: "git daemon", log: log)
+        var attempt = 0
+        while true {
+            let server = try ServerProcess("/usr/bin/git", [
+                "daemon", "--reuseaddr", "--base-path=\(basePath)", "--export-all", "--enable=receive-pack",
+                "--listen=127.0.0.1", "--port=\(port)", basePath,
+            ], log: log, environment: GitCLI.hermeticEnvironment)
+            process.withLock { $0 = server }
+            do {
+                try Loopback.waitUntilListening(port, seconds: 4, what: "git daemon", log: log)
+                return
+            } catch {
+                attempt += 1
+                server.kill()
+                if attempt >= 5 { throw error }
+                usleep(500_000)
+            }
+        }
     }
 
     /// Kills the daemon and everything it forked (connections in flight die mid-transfer).

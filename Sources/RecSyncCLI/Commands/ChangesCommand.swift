@@ -24,7 +24,7 @@ struct ChangesCommand: RecSyncSubcommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Option(help: "The store: a path or file:// URL.", completion: .directory)
+    @Option(help: "The store: a path, a file:// URL, or a network URL.", completion: .directory)
     var store: String
 
     @Option(help: "Who asks (default: $RECSYNC_USER, else your login name).")

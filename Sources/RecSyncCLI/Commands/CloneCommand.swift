@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import RecSyncEngine
 import RecSyncModel
+import RecSyncStore
 import RecSyncWorkspace
 
 /// `recsync clone URL [DIR]`: a new workspace of a store, pulled.
@@ -12,7 +13,7 @@ struct CloneCommand: RecSyncSubcommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: "The store: a path or file:// URL.", completion: .directory)
+    @Argument(help: "The store: a path, a file:// URL, or a network URL (ssh://, user@host:path, https://, git://).", completion: .directory)
     var url: String
 
     @Argument(help: "The new workspace's directory (default: the store's name without .git).", completion: .directory)
@@ -23,8 +24,10 @@ struct CloneCommand: RecSyncSubcommand {
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let who = try context.user(user)
-        let storePath = try Remote.storePath(url, relativeTo: context.directory)
-        let store = try CommandContext.openStore(storePath, user: who, relativeTo: context.directory)
+        let remote = try Remote.normalized(url, relativeTo: context.directory)
+        let network = Remote.isNetwork(remote)
+        // A local store is opened before anything is created; a network one needs the mirror.
+        let localStore = network ? nil : try CommandContext.openStore(remote, user: who, relativeTo: context.directory)
         let name = dir ?? Remote.defaultDirectoryName(url)
         guard !name.isEmpty, name != "/" else { throw .invalidArguments("cannot tell a directory name from '\(url)'; give DIR") }
         let target = Paths.absolute(name, relativeTo: context.directory)
@@ -32,10 +35,12 @@ struct CloneCommand: RecSyncSubcommand {
         if existed && !FileIO.list(target).isEmpty {
             throw .invalidArguments("'\(target)' already exists and is not empty; choose another DIR")
         }
-        do {
-            let ws = try Workspace.create(at: target, config: WorkspaceConfig(user: who, remote: url.hasPrefix("file://") ? url : storePath))
+        do throws(RecSyncError) {
+            let ws = try Workspace.create(at: target, config: WorkspaceConfig(user: who, remote: remote))
+            let store: GitStore
+            if let localStore { store = localStore } else { store = try context.store(for: ws) }
             let output = SyncOutput(console: context.console, workspace: ws)
-            context.console.info("cloning \(storePath) into \(ws.root) as \(who)")
+            context.console.info("cloning \(store.remote ?? remote) into \(ws.root) as \(who)")
             let report = try await SyncEngine(workspace: ws, store: store).pull(events: output.events)
             return try output.pull(report, command: "clone")
         } catch {

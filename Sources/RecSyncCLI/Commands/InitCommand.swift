@@ -11,7 +11,7 @@ struct InitCommand: RecSyncSubcommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Option(help: "The store to sync with: a path or file:// URL.", completion: .directory)
+    @Option(help: "The store to sync with: a path, a file:// URL, or a network URL.", completion: .directory)
     var remote: String?
 
     @Option(help: "Who you are on the store (default: $RECSYNC_USER, else your login name).")
@@ -22,7 +22,7 @@ struct InitCommand: RecSyncSubcommand {
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let dir = context.directory
-        let remotePath = try remote.map { r throws(RecSyncError) in try Remote.storePath(r, relativeTo: dir) }
+        let remotePath = try remote.map { r throws(RecSyncError) in try Remote.normalized(r, relativeTo: dir) }
         if let existing = try? Workspace.find(from: dir), existing.root == dir, commitSnapshots, remote == nil {
             var config = existing.config
             config.commitSnapshots = true
@@ -33,14 +33,14 @@ struct InitCommand: RecSyncSubcommand {
         }
         if let existing = try? Workspace.find(from: dir) {
             // Setting the remote of a workspace made without one.
-            guard existing.root == dir, existing.config.remote.isEmpty, let remote, let remotePath else {
+            guard existing.root == dir, existing.config.remote.isEmpty, remote != nil, let remotePath else {
                 throw .invalidArguments(existing.root == dir
                     ? "'\(dir)' is already a recsync workspace"
                     : "'\(dir)' is inside the workspace at '\(existing.root)'; workspaces do not nest")
             }
-            _ = try CommandContext.openStore(remotePath, user: existing.user, relativeTo: dir)
+            _ = try CommandContext.openStore(remotePath, user: existing.user, relativeTo: dir, mirror: "\(existing.stateDir)/mirror")
             var config = existing.config
-            config.remote = remote.hasPrefix("file://") ? remote : remotePath
+            config.remote = remotePath
             try existing.saveConfig(config)
             context.console.document(["command": .string("init"), "root": .string(dir), "remote": .string(config.remote), "user": .string(config.user)])
             context.console.info("set the remote of the workspace in \(dir) to \(config.remote)")
@@ -49,9 +49,11 @@ struct InitCommand: RecSyncSubcommand {
         }
         let who = try context.user(user)
         var stored = ""
-        if let remote, let remotePath {
-            _ = try CommandContext.openStore(remotePath, user: who, relativeTo: dir)  // fail before creating anything
-            stored = remote.hasPrefix("file://") ? remote : remotePath
+        if let remotePath {
+            if !Remote.isNetwork(remotePath) {
+                _ = try CommandContext.openStore(remotePath, user: who, relativeTo: dir)  // fail before creating anything
+            }
+            stored = remotePath
         }
         var config = WorkspaceConfig(user: who, remote: stored)
         if commitSnapshots { config.commitSnapshots = true }

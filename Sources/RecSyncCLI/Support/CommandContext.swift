@@ -36,12 +36,13 @@ public struct CommandContext: Sendable {
         try Workspace.find(from: directory)
     }
 
-    /// The workspace's store, opened as the workspace's user.
+    /// The workspace's store, opened as the workspace's user (a network remote through the
+    /// workspace's mirror in `.recsync/mirror`).
     public func store(for workspace: Workspace) throws(RecSyncError) -> GitStore {
         guard !workspace.config.remote.isEmpty else {
             throw .invalidArguments("this workspace has no remote; set one with 'recsync init --remote URL'")
         }
-        return try Self.openStore(workspace.config.remote, user: workspace.user, relativeTo: workspace.root)
+        return try Self.openStore(workspace.config.remote, user: workspace.user, relativeTo: workspace.root, mirror: "\(workspace.stateDir)/mirror")
     }
 
     /// A sync engine for the workspace that contains the directory.
@@ -50,10 +51,15 @@ public struct CommandContext: Sendable {
         return SyncEngine(workspace: ws, store: try store(for: ws))
     }
 
-    /// Opens the store at a remote (a path or `file://` URL) as `user`.
-    public static func openStore(_ remote: String, user: String, relativeTo base: String) throws(RecSyncError) -> GitStore {
-        let path = try Remote.storePath(remote, relativeTo: base)
-        return try GitStore(path: path, actor: StoreActor(userRecordName: user))
+    /// Opens the store at a remote as `user`: a path or `file://` URL directly, a network URL
+    /// through a bare mirror at `mirror` (a temporary one when nil).
+    public static func openStore(_ remote: String, user: String, relativeTo base: String, mirror: String? = nil) throws(RecSyncError) -> GitStore {
+        let actor = try StoreActor(userRecordName: user)
+        if Remote.isNetwork(remote) {
+            let mirrorPath = mirror ?? FileManager.default.temporaryDirectory.appendingPathComponent("recsync-mirror-\(UUID().uuidString.prefix(8))").path
+            return try GitStore.open(remote: remote, mirror: mirrorPath, actor: actor)
+        }
+        return try GitStore(path: try Remote.storePath(remote, relativeTo: base), actor: actor)
     }
 
     /// The user for a new workspace or a store command: the option, else `RECSYNC_USER`, else
@@ -73,7 +79,8 @@ public struct CommandContext: Sendable {
     }
 }
 
-/// Remote locations: a local path to a store, or `file://PATH`. Network URLs come later.
+/// Remote locations: a local path to a store, `file://PATH`, or a network URL (ssh://,
+/// user@host:path, https://, http://, git://) reached through a mirror.
 public enum Remote {
     /// The file-system path of the store a remote names.
     public static func storePath(_ remote: String, relativeTo base: String) throws(RecSyncError) -> String {
@@ -86,9 +93,19 @@ public enum Remote {
             return path
         }
         if isNetwork(remote) {
-            throw .invalidArguments("'\(remote)': network remotes are not supported yet; give the path of a store on this machine (or a shared disk)")
+            throw .invalidArguments("'\(remote)' is a network remote; this needs a store on this machine (or a shared disk)")
         }
         return Paths.absolute(remote, relativeTo: base)
+    }
+
+    /// The form of a remote kept in a workspace's config: a network or file:// URL as given,
+    /// a path made absolute.
+    public static func normalized(_ remote: String, relativeTo base: String) throws(RecSyncError) -> String {
+        if isNetwork(remote) || remote.hasPrefix("file://") {
+            if remote.hasPrefix("file://") { _ = try storePath(remote, relativeTo: base) }
+            return remote
+        }
+        return try storePath(remote, relativeTo: base)
     }
 
     /// Whether a remote names a network location (`scheme://` other than file, or scp-like `host:path`).

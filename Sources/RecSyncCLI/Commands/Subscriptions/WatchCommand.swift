@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import RecSyncEngine
 import RecSyncModel
+import RecSyncStore
 import RecSyncWorkspace
 import Synchronization
 
@@ -30,33 +31,40 @@ struct WatchCommand: RecSyncSubcommand {
     @Option(help: "Milliseconds a burst must be quiet before it is reported.") var settle: Int = 200
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
-        let engine = try context.engine()
-        let subscriptions = try engine.workspace.subscriptions()
+        let ws = try context.workspace()
+        let store = try context.store(for: ws)
+        let engine = SyncEngine(workspace: ws, store: store)
+        let subscriptions = try ws.subscriptions()
         guard !subscriptions.isEmpty || pull else {
             throw .invalidArguments("nothing to watch for: add a subscription with 'recsync subscribe', or pass --pull")
         }
         // --pull with no subscription watches everything the user can see.
         let watched = subscriptions.isEmpty ? [Subscription(id: "all-private", kind: .database(.private)), Subscription(id: "all-shared", kind: .database(.shared))] : subscriptions
-        let storePath = try Remote.storePath(engine.workspace.config.remote, relativeTo: engine.workspace.root)
-        let signal = try LocalStoreSignal(storePath: storePath)
         let stop = StopFlag()
         stop.install()
-        var loop = WatchLoop { timeout in
-            // Wait in short slices, so a stop request is noticed promptly.
-            let deadline = Date().addingTimeInterval(timeout)
-            while !stop.requested {
-                let slice = min(0.25, max(0, deadline.timeIntervalSinceNow))
-                let changed = await withCheckedContinuation { continuation in
-                    DispatchQueue.global().async { continuation.resume(returning: signal.wait(timeout: slice)) }
+        let wait: @Sendable (Double) async -> Bool
+        if Remote.isNetwork(ws.config.remote) {
+            wait = Self.pollRemote(store, stop: stop)
+        } else {
+            let signal = try LocalStoreSignal(storePath: try Remote.storePath(ws.config.remote, relativeTo: ws.root))
+            wait = { timeout in
+                // Wait in short slices, so a stop request is noticed promptly.
+                let deadline = Date().addingTimeInterval(timeout)
+                while !stop.requested {
+                    let slice = min(0.25, max(0, deadline.timeIntervalSinceNow))
+                    let changed = await withCheckedContinuation { continuation in
+                        DispatchQueue.global().async { continuation.resume(returning: signal.wait(timeout: slice)) }
+                    }
+                    if changed { return true }
+                    if Date() >= deadline { return false }
                 }
-                if changed { return true }
-                if Date() >= deadline { return false }
+                return false
             }
-            return false
         }
+        var loop = WatchLoop(waitForChange: wait)
         loop.settle = Double(settle) / 1000
         let console = context.console
-        console.note("watching \(engine.workspace.config.remote) for \(watched.map(\.id).joined(separator: ", ")); stop with Ctrl-C")
+        console.note("watching \(store.remote ?? ws.config.remote) for \(watched.map(\.id).joined(separator: ", ")); stop with Ctrl-C")
         let exec = self.exec
         let pull = self.pull
         await loop.run(
@@ -108,6 +116,35 @@ struct WatchCommand: RecSyncSubcommand {
             if process.terminationStatus != 0 { console.warning("--exec exited with status \(process.terminationStatus) for \(n.subscriptionID)") }
         } catch {
             console.warning("cannot run --exec: \(error)")
+        }
+    }
+}
+
+extension WatchCommand {
+    /// Waits for a network store's branch to move by polling it (ls-remote), less often the
+    /// longer nothing happens (1 s up to 10 s). A failed poll counts as "look now", so the
+    /// check reports the outage and the loop backs off.
+    static func pollRemote(_ store: GitStore, stop: StopFlag) -> @Sendable (Double) async -> Bool {
+        let state = Mutex<(head: String?, interval: Double)>((nil, 1))
+        return { timeout in
+            let deadline = Date().addingTimeInterval(timeout)
+            while !stop.requested {
+                let head: String
+                do { head = try await store.remoteHead() } catch { return true }
+                let moved = state.withLock { s -> Bool in
+                    defer { s.head = head }
+                    if s.head != nil && s.head != head { s.interval = 1; return true }
+                    s.interval = min(10, s.interval * 1.5)
+                    return false
+                }
+                if moved { return true }
+                let pause = min(state.withLock { $0.interval }, deadline.timeIntervalSinceNow)
+                if pause <= 0 { return false }
+                let until = Date().addingTimeInterval(pause)
+                while Date() < until, !stop.requested { try? await Task.sleep(nanoseconds: 100_000_000) }
+                if Date() >= deadline { return false }
+            }
+            return false
         }
     }
 }
