@@ -1,6 +1,8 @@
+import Foundation
 import ArgumentParser
 import RecSyncModel
 import RecSyncStore
+import RecSyncWorkspace
 
 /// `recsync changes`: the store's raw change feed as JSON lines; no workspace needed.
 struct ChangesCommand: RecSyncSubcommand {
@@ -48,7 +50,10 @@ struct ChangesCommand: RecSyncSubcommand {
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let who = try context.user(user)
-        let store = try CommandContext.openStore(self.store, user: who, relativeTo: context.directory)
+        // A network store is read through a throwaway mirror.
+        let mirror = FileManager.default.temporaryDirectory.appendingPathComponent("recsync-changes-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileIO.remove(mirror) }
+        let store = try CommandContext.openStore(self.store, user: who, relativeTo: context.directory, mirror: mirror)
         let console = context.console
         var token = since.map(ServerChangeToken.init(rawValue:))
         if let zone {
