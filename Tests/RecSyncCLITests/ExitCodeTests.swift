@@ -11,9 +11,13 @@ import Testing
         #expect(outside.stderr.contains("is not inside a recsync workspace"))
         #expect(try f.run(["status", "--no-such-option"], expect: 64).stderr.contains("Unknown option"))
         #expect(try f.run(["resolve"], expect: 64).stderr.contains("Missing one of"))
-        let network = try f.run(["clone", "ssh://example.invalid/store.git"], expect: 1)
-        #expect(network.stderr.contains("network remotes are not supported yet"), "\(network)")
-        try f.run(["clone", "git@example.invalid:store.git"], expect: 1)
+        // A network remote nobody answers at: exit 5, the remote named, nothing left behind.
+        let closed = Loopback.freePort()
+        let network = try f.run(["clone", "git://127.0.0.1:\(closed)/store.git", "unreachable"], expect: 5)
+        #expect(network.stderr.contains("cannot reach git://127.0.0.1:\(closed)/store.git"), "\(network)")
+        #expect(!FileManager.default.fileExists(atPath: f.ws("unreachable")))
+        let secret = try f.run(["clone", "ssh://user:secret@127.0.0.1:\(closed)/store.git", "unreachable"], expect: 5)
+        #expect(!secret.stderr.contains("secret") && !secret.stdout.contains("secret"), "credentials never appear in output")
         #expect(try f.run(["clone", "missing.git"], expect: 1).stderr.contains("no store at"))
         #expect(!FileManager.default.fileExists(atPath: f.ws("missing")))
 

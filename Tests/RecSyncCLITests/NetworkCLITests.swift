@@ -67,8 +67,9 @@ import Testing
         try await Task.sleep(nanoseconds: 1_500_000_000)
 
         // The server is down for a while, then back; a change after that is still reported.
+        // Down for longer than the slowest poll (5 s), so watch must notice.
         daemon.stop()
-        try await Task.sleep(nanoseconds: 3_000_000_000)
+        try await Task.sleep(nanoseconds: 6_500_000_000)
         try daemon.start()
         try f.put("notes/a", #"{"v": 1}"#, in: "laptop")
         try f.run(["push"], in: "laptop")

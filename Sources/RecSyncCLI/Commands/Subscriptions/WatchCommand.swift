@@ -122,7 +122,7 @@ struct WatchCommand: RecSyncSubcommand {
 
 extension WatchCommand {
     /// Waits for a network store's branch to move by polling it (ls-remote), less often the
-    /// longer nothing happens (1 s up to 10 s). A failed poll counts as "look now", so the
+    /// longer nothing happens (1 s up to 5 s). A failed poll counts as "look now", so the
     /// check reports the outage and the loop backs off.
     static func pollRemote(_ store: GitStore, stop: StopFlag) -> @Sendable (Double) async -> Bool {
         let state = Mutex<(head: String?, interval: Double)>((nil, 1))
@@ -134,7 +134,7 @@ extension WatchCommand {
                 let moved = state.withLock { s -> Bool in
                     defer { s.head = head }
                     if s.head != nil && s.head != head { s.interval = 1; return true }
-                    s.interval = min(10, s.interval * 1.5)
+                    s.interval = min(5, s.interval * 1.5)
                     return false
                 }
                 if moved { return true }
