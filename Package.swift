@@ -35,8 +35,7 @@ let package = Package(
         .target(name: "RecSyncTestSupport", dependencies: ["RecSyncModel", "RecSyncStore"]),
         // A small writer process used by the multi-process concurrency tests.
         .executableTarget(name: "recsync-store-writer", dependencies: ["RecSyncStore", "RecSyncModel", "RecSyncTestSupport"]),
-        // `make demo`: the store-level walkthrough; `make bench`: store-level measurements.
-        .executableTarget(name: "recsync-demo", dependencies: ["RecSyncStore", "RecSyncModel"]),
+        // `make bench` and Benchmarks/run.sh: store-level measurements and test stores.
         .executableTarget(name: "recsync-bench", dependencies: ["RecSyncStore", "RecSyncModel", "RecSyncEngine", "RecSyncWorkspace", "RecSyncTestSupport"]),
         .testTarget(name: "RecSyncModelTests", dependencies: ["RecSyncModel", "RecSyncTestSupport"]),
         .testTarget(name: "RecSyncGitTests", dependencies: ["RecSyncGit", "RecSyncTestSupport"]),
