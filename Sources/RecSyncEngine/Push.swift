@@ -147,7 +147,7 @@ extension SyncEngine {
             // The file's stat as it was read: an edit made during the push stays an edit.
             indexes[zone]?.entries[file]?.file = stamp
         }
-        for index in indexes.values { try index.save() }
+        for var index in indexes.values { try index.save() }
         if report.notSent.isEmpty && report.conflicts.isEmpty { try finishReupload(reupload, workspace: ws) }
         return report
     }

@@ -59,7 +59,7 @@ public struct SyncEngine: Sendable {
         let onStore = Set(try await store.fetchAllRecordZones(scope: .private).map(\.zoneID))
         for zone in zones {
             if !onStore.contains(zone) && zone.ownerName == workspace.user { report.newZones.append(zone) }
-            let scan = try await workspace.scan(zone: zone, base: baseLookup)
+            var scan = try await workspace.scan(zone: zone, base: baseLookup)
             report.problems += scan.problems
             for r in scan.changes {
                 let kind: LocalChange.Kind = switch r.state {

@@ -18,23 +18,69 @@ public struct IndexEntry: Sendable, Hashable, Codable {
 /// reading files that have not changed since they were synced.
 ///
 /// It is a cache: a missing or stale entry only costs a read (and, at worst, a lookup of the
-/// base version in the store); it never decides that an edit is not an edit.
+/// base version in the store); it never decides that an edit is not an edit. Kept as one line
+/// per record (tab-separated, names escaped), read and written without a JSON decoder: at
+/// 100k records it is read by every status and pull.
 public struct ZoneIndex: Sendable {
-    public var entries: [String: IndexEntry]
+    public var entries: [String: IndexEntry] {
+        didSet { dirty = true }
+    }
     let path: String
+    /// Whether `entries` changed since it was loaded or saved.
+    public private(set) var dirty = false
+
+    static let header = Array("recsync-index 1\n".utf8)
 
     public static func load(_ workspace: Workspace, zone: ZoneID) -> ZoneIndex {
         let path = workspace.indexPath(zone)
         var entries: [String: IndexEntry] = [:]
-        if let bytes = try? FileIO.read(path), let decoded = try? JSONDecoder().decode([String: IndexEntry].self, from: Data(bytes)) {
-            entries = decoded
+        if let bytes = try? FileIO.read(path), bytes.starts(with: header) {
+            entries = decode(bytes[header.count...])
         }
-        return ZoneIndex(entries: entries, path: path)
+        var index = ZoneIndex(entries: entries, path: path)
+        index.dirty = false
+        return index
     }
 
-    public func save() throws(RecSyncError) {
-        let data = (try? JSONEncoder().encode(entries)) ?? Data("{}".utf8)
-        try FileIO.writeAtomically(path, Array(data))
+    /// Writes the index if it changed.
+    public mutating func save() throws(RecSyncError) {
+        guard dirty else { return }
+        var out = Self.header
+        out.reserveCapacity(entries.count * 160)
+        for (file, e) in entries {
+            out += Array(file.utf8); out.append(9)
+            out += Array(NameEscaping.escape(e.name).utf8); out.append(9)
+            out += Array(e.tag.utf8); out.append(9)
+            out += Array(e.hash.utf8); out.append(9)
+            Self.put(e.file, into: &out); out.append(9)
+            Self.put(e.side, into: &out); out.append(10)
+        }
+        try FileIO.writeAtomically(path, out)
+        dirty = false
+    }
+
+    static func put(_ stamp: FileStamp?, into out: inout [UInt8]) {
+        guard let stamp else { out.append(45); return }
+        out += Array("\(stamp.size) \(stamp.mtimeNanos) \(stamp.inode)".utf8)
+    }
+
+    static func decode(_ bytes: ArraySlice<UInt8>) -> [String: IndexEntry] {
+        var entries: [String: IndexEntry] = [:]
+        for line in bytes.split(separator: 10) {
+            let parts = line.split(separator: 9, omittingEmptySubsequences: false)
+            guard parts.count == 6, let name = NameEscaping.unescape(String(decoding: parts[1], as: UTF8.self)) else { continue }
+            let file = String(decoding: parts[0], as: UTF8.self)
+            entries[file] = IndexEntry(
+                name: name, tag: String(decoding: parts[2], as: UTF8.self), hash: String(decoding: parts[3], as: UTF8.self),
+                file: stamp(parts[4]), side: stamp(parts[5]))
+        }
+        return entries
+    }
+
+    static func stamp(_ field: ArraySlice<UInt8>) -> FileStamp? {
+        let numbers = field.split(separator: 32).compactMap { Int64(String(decoding: $0, as: UTF8.self)) }
+        guard numbers.count == 3 else { return nil }
+        return FileStamp(size: numbers[0], mtimeNanos: numbers[1], inode: UInt64(bitPattern: numbers[2]))
     }
 
     public static func remove(_ workspace: Workspace, zone: ZoneID) throws(RecSyncError) {

@@ -160,3 +160,27 @@ import Testing
         #expect(try converged(laptop, phone))
     }
 }
+
+/// The stat index: a cache that status reads but does not rewrite when nothing changed.
+@Suite struct IndexTests {
+    @Test func aCleanStatusLeavesTheIndexAlone() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        for n in 0..<20 { try laptop.write("notes", "r\(n)", #"{"v": \#(n)}"#) }
+        _ = try await laptop.push()
+        _ = try await laptop.pull()
+        #expect(try await laptop.status().isClean)
+        let index = laptop.workspace.indexPath(zone("notes"))
+        let before = try #require(FileIO.stamp(index))
+        #expect(try await laptop.status().isClean)
+        #expect(FileIO.stamp(index) == before, "nothing changed, nothing written")
+        // An edit, then undoing it (same bytes, new mtime): read once, then trusted again.
+        try laptop.write("notes", "r3", #"{"v": 99}"#)
+        #expect(try await laptop.status().changes.count == 1)
+        try laptop.write("notes", "r3", #"{"v": 3}"#)
+        #expect(try await laptop.status().isClean)
+        let after = try #require(FileIO.stamp(index))
+        #expect(try await laptop.status().isClean)
+        #expect(FileIO.stamp(index) == after)
+    }
+}
