@@ -77,11 +77,13 @@ for n in $sizes; do
   declare -a rc gc rss
   # 1. clone
   rc=(); gc=(); maxrss=0
+  # Each run clones into a new directory: deleting tens of thousands of files just before
+  # creating as many makes ext4 search past recently freed inodes and slows whoever goes next.
   for i in $(seq "$runs"); do
-    rm -rf "$d/rc" "$d/gc"
-    time_cmd t r "$recsync" clone "$d/store.git" "$d/rc"; rc+=("$t"); [ "$r" -gt "$maxrss" ] && maxrss=$r
-    time_cmd t r git clone -q "$d/git-store.git" "$d/gc"; gc+=("$t")
+    time_cmd t r "$recsync" clone "$d/store.git" "$d/rc$i"; rc+=("$t"); [ "$r" -gt "$maxrss" ] && maxrss=$r
+    time_cmd t r git clone -q "$d/git-store.git" "$d/gc$i"; gc+=("$t")
   done
+  mv "$d/rc1" "$d/rc"; mv "$d/gc1" "$d/gc"
   read -r rm rmin rmax <<<"$(stats "${rc[*]}")"; read -r gm gmin gmax <<<"$(stats "${gc[*]}")"
   row "clone" "$n" "$(fmt "$rm") ($(fmt "$rmin")-$(fmt "$rmax"))" "$(fmt "$gm") ($(fmt "$gmin")-$(fmt "$gmax"))" "$(awk -v a="$rm" -v b="$gm" 'BEGIN{printf "%.2f", a/b}')" "$((maxrss/1024)) MB"
 
@@ -132,6 +134,7 @@ for n in $sizes; do
   read -r rm rmin rmax <<<"$(stats "${rc[*]}")"; read -r gm gmin gmax <<<"$(stats "${gc[*]}")"
   row "push, one record" "$n" "$(fmt "$rm") ($(fmt "$rmin")-$(fmt "$rmax"))" "$(fmt "$gm") ($(fmt "$gmin")-$(fmt "$gmax"))" "$(awk -v a="$rm" -v b="$gm" 'BEGIN{printf "%.2f", a/b}')" "$((maxrss/1024)) MB"
   rm -rf "$d"
+  sync; sleep 30   # let ext4 forget the freed inodes before the next size (see clone above)
 done
 
 printf '%-34s %9s  %-26s %-26s %7s  %8s\n' "operation" "N" "recsync median (min-max)" "git median (min-max)" "ratio" "peak RSS"

@@ -111,7 +111,9 @@ extension SyncEngine {
         while true {
             let page: RecordZoneChanges
             do {
-                page = try await store.recordZoneChanges(zone: zone, since: token, resultsLimit: pageSize, desiredKeys: nil)
+                // A full fetch takes larger pages: fewer syncs, the same durability per page.
+                let limit = FileManager.default.fileExists(atPath: refetch.path) ? max(pageSize, fullFetchPageSize) : pageSize
+                page = try await store.recordZoneChanges(zone: zone, since: token, resultsLimit: limit, desiredKeys: nil)
             } catch .changeTokenExpired {
                 report.expiredTokens.append("zone \(zone)")
                 events(.tokenExpired("zone \(zone)"))

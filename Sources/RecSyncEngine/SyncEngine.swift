@@ -19,6 +19,8 @@ public struct SyncEngine: Sendable {
     public let store: any RemoteStore
     /// Records per page when pulling.
     public var pageSize = 400
+    /// Records per page when fetching a zone in full (a clone, or after a token expired).
+    public var fullFetchPageSize = 2000
     /// Called at each checkpoint; throwing there aborts the sync as a crash would.
     public var checkpoint: (@Sendable (Checkpoint) throws(RecSyncError) -> Void)?
 

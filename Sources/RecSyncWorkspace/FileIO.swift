@@ -15,6 +15,19 @@ public struct FileStamp: Sendable, Hashable, Codable {
     public var inode: UInt64
 }
 
+/// A path's kind and stamp, from one `lstat`.
+public struct FileInfo: Sendable {
+    public var stamp: FileStamp
+    public var isDirectory: Bool
+    public var isSymlink: Bool
+
+    init(_ st: stat) {
+        stamp = FileStamp(size: Int64(st.st_size), mtimeNanos: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec), inode: UInt64(st.st_ino))
+        isDirectory = (st.st_mode & S_IFMT) == S_IFDIR
+        isSymlink = (st.st_mode & S_IFMT) == S_IFLNK
+    }
+}
+
 /// Durable file operations: every write goes temp file → fsync → rename → fsync directory.
 public enum FileIO {
     static func error(_ path: String, _ what: String) -> RecSyncError {
@@ -46,9 +59,26 @@ public enum FileIO {
 
     /// The stamp of a file, or nil if it does not exist.
     public static func stamp(_ path: String) -> FileStamp? {
+        info(path)?.stamp
+    }
+
+    /// What `lstat` says about a path, or nil if there is nothing there.
+    public static func info(_ path: String) -> FileInfo? {
         var st = stat()
         guard lstat(path, &st) == 0 else { return nil }
-        return FileStamp(size: Int64(st.st_size), mtimeNanos: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec), inode: UInt64(st.st_ino))
+        return FileInfo(st)
+    }
+
+    /// What `fstatat` says about an entry of an open directory (no path walk), or nil.
+    public static func info(in directory: Int32, _ name: String) -> FileInfo? {
+        var st = stat()
+        guard fstatat(directory, name, &st, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+        return FileInfo(st)
+    }
+
+    /// Opens a directory for `info(in:_:)`; -1 if it cannot be opened.
+    public static func openDirectory(_ path: String) -> Int32 {
+        open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     }
 
     public static func isDirectory(_ path: String) -> Bool {
@@ -136,50 +166,73 @@ public struct WriteBatch {
     public mutating func remove(_ path: String) { removals.append(path) }
 
     public mutating func commit() throws(RecSyncError) {
-        var dirs = Set<String>()
-        var temps: [(temp: String, path: String)] = []
-        defer { for t in temps { unlink(t.temp) } }
+        // Every directory is opened once; files are created and renamed relative to it, so
+        // the kernel does not walk the whole path for each of thousands of files.
+        var dirFDs: [String: Int32] = [:]
+        defer { for fd in dirFDs.values { close(fd) } }
+        func directory(_ dir: String) throws(RecSyncError) -> Int32 {
+            if let fd = dirFDs[dir] { return fd }
+            try FileIO.makeDirectories(dir)
+            let fd = FileIO.openDirectory(dir)
+            if fd < 0 { throw FileIO.error(dir, "cannot open directory") }
+            dirFDs[dir] = fd
+            return fd
+        }
+        var temps: [(dir: Int32, temp: String, name: String, path: String)] = []
+        defer { for t in temps { unlinkat(t.dir, t.temp, 0) } }
+        let suffix = ".tmp-\(getpid())"
         for (path, bytes) in writes {
-            let dir = (path as NSString).deletingLastPathComponent
-            if !dirs.contains(dir) {
-                try FileIO.makeDirectories(dir)
-                dirs.insert(dir)
-            }
-            let temp = "\(dir)/.\((path as NSString).lastPathComponent).tmp-\(getpid())"
-            let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            if fd < 0 { throw FileIO.error(temp, "cannot create") }
+            let (dir, name) = Self.split(path)
+            let dirFD = try directory(dir)
+            let temp = "." + name + suffix
+            let fd = openat(dirFD, temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            if fd < 0 { throw FileIO.error("\(dir)/\(temp)", "cannot create") }
             var done = 0
             while done < bytes.count {
                 let n = bytes.withUnsafeBytes { buf in Glibc.write(fd, buf.baseAddress! + done, buf.count - done) }
                 if n < 0 {
                     if errno == EINTR { continue }
                     close(fd)
-                    throw FileIO.error(temp, "cannot write")
+                    throw FileIO.error("\(dir)/\(temp)", "cannot write")
                 }
                 done += n
             }
             // One file: fsync it. Many: one syncfs below flushes them all at once.
             if writes.count == 1 && fsync(fd) != 0 {
                 close(fd)
-                throw FileIO.error(temp, "cannot sync")
+                throw FileIO.error("\(dir)/\(temp)", "cannot sync")
             }
             close(fd)
-            temps.append((temp, path))
+            temps.append((dirFD, temp, name, path))
         }
-        if temps.count > 1, let dir = dirs.first {
-            try Self.syncFileSystem(containing: dir, fallback: temps.map(\.temp))
+        if temps.count > 1, let dir = dirFDs.keys.first {
+            try Self.syncFileSystem(containing: dir, fallback: temps.map { "\(Self.split($0.path).dir)/\($0.temp)" })
         }
         for t in temps {
-            if rename(t.temp, t.path) != 0 { throw FileIO.error(t.path, "cannot rename into place") }
+            if renameat(t.dir, t.temp, t.dir, t.name) != 0 { throw FileIO.error(t.path, "cannot rename into place") }
         }
         temps.removeAll()
+        var touched = Set(dirFDs.keys)
         for path in removals {
             if unlink(path) != 0 && errno != ENOENT { throw FileIO.error(path, "cannot remove") }
-            dirs.insert((path as NSString).deletingLastPathComponent)
+            touched.insert(Self.split(path).dir)
         }
-        for dir in dirs where FileIO.isDirectory(dir) { try FileIO.syncDirectory(dir) }
+        for dir in touched {
+            if let fd = dirFDs[dir] {
+                if fsync(fd) != 0 && errno != EINVAL { throw FileIO.error(dir, "cannot sync directory") }
+            } else if FileIO.isDirectory(dir) {
+                try FileIO.syncDirectory(dir)
+            }
+        }
         writes.removeAll()
         removals.removeAll()
+    }
+
+    /// A path's directory and last component (plain string work, no Foundation path rules).
+    static func split(_ path: String) -> (dir: String, name: String) {
+        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
+        let dir = path[..<slash]
+        return (dir.isEmpty ? "/" : String(dir), String(path[path.index(after: slash)...]))
     }
 
     /// Makes every written temp file durable: `syncfs` on the file system that holds them

@@ -1,6 +1,10 @@
 import Foundation
 import RecSyncModel
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One record file of a zone as it is on disk, compared with what was last synced.
 public struct LocalRecord: Sendable {
     public enum State: Sendable, Equatable {
@@ -66,8 +70,11 @@ extension Workspace {
         var records: [LocalRecord] = []
         let files = Set(FileIO.list(dir).filter { !$0.hasPrefix(".") })
         let sidecars = Set(FileIO.list("\(dir)/.system").filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") })
+        // Stat relative to open directories: no path walk per file.
+        let handles = DirectoryHandles(zone: FileIO.openDirectory(dir), system: FileIO.openDirectory("\(dir)/.system"))
+        defer { handles.close() }
         for file in files.union(sidecars).sorted() {
-            switch try await inspect(zone: zone, file: file, index: &index, base: base) {
+            switch try await inspect(zone: zone, file: file, index: &index, base: base, handles: handles) {
             case .record(let r): records.append(r)
             case .problem(let p): problems.append(p)
             case .nothing: break
@@ -84,22 +91,36 @@ extension Workspace {
         case nothing
     }
 
+    /// Open directories of a zone, for stat calls without a path walk.
+    public struct DirectoryHandles: Sendable {
+        let zone: Int32
+        let system: Int32
+
+        func close() {
+            if zone >= 0 { _ = Glibc.close(zone) }
+            if system >= 0 { _ = Glibc.close(system) }
+        }
+    }
+
     /// Inspects one record file (and its sidecar) of a zone; see `scan`.
-    public func inspect(zone: ZoneID, file: String, index: inout ZoneIndex, base: BaseLookup) async throws(RecSyncError) -> Inspection {
+    public func inspect(zone: ZoneID, file: String, index: inout ZoneIndex, base: BaseLookup, handles: DirectoryHandles? = nil) async throws(RecSyncError) -> Inspection {
         let dir = zoneDirectory(zone)
         let path = "\(dir)/\(file)"
         let sidePath = "\(dir)/.system/\(file)"
-        let rel = relative(path)
-        let fileExists = FileIO.stamp(path) != nil
-        if fileExists {
+        let fileInfo = handles.map { $0.zone >= 0 ? FileIO.info(in: $0.zone, file) : nil } ?? FileIO.info(path)
+        let sideInfo = handles.map { $0.system >= 0 ? FileIO.info(in: $0.system, file) : nil } ?? FileIO.info(sidePath)
+        if fileInfo == nil && sideInfo == nil { return .nothing }
+        let fileExists = fileInfo != nil
+        if let fileInfo {
+            let rel = relative(path)
             guard file.hasSuffix(".json") else { return .problem("\(rel): not a record file (record files end in .json)") }
-            if FileIO.isDirectory(path) || FileIO.isSymlink(path) {
+            if fileInfo.isDirectory || fileInfo.isSymlink {
                 return .problem("\(rel): is a directory or a symbolic link, not a record file")
             }
         }
-        let fileStamp = fileExists ? FileIO.stamp(path) : nil
-        let sideStamp = FileIO.stamp(sidePath)
-        if fileStamp == nil && sideStamp == nil { return .nothing }
+        let fileStamp = fileInfo?.stamp
+        let sideStamp = sideInfo?.stamp
+        let rel = relative(path)
         let entry = index.entries[file]
 
         // Fast path: both files exactly as recsync left them.

@@ -112,6 +112,7 @@ import Testing
 
         var phone = try f.device("phone")
         phone.pageSize = 4
+        phone.fullFetchPageSize = 4
         let calls = Counter()
         phone.checkpoint = { (checkpoint: SyncEngine.Checkpoint) throws(RecSyncError) in
             let n = calls.next()
