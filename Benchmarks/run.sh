@@ -88,14 +88,14 @@ for n in $sizes; do
   row "clone" "$n" "$(fmt "$rm") ($(fmt "$rmin")-$(fmt "$rmax"))" "$(fmt "$gm") ($(fmt "$gmin")-$(fmt "$gmax"))" "$(awk -v a="$rm" -v b="$gm" 'BEGIN{printf "%.2f", a/b}')" "$((maxrss/1024)) MB"
 
   # second workspace / checkout that produces the changes
-  "$recsync" clone "$d/store.git" "$d/rc2" >/dev/null 2>&1
-  git clone -q "$d/git-store.git" "$d/gc2"
+  "$recsync" clone "$d/store.git" "$d/rcb" >/dev/null 2>&1
+  git clone -q "$d/git-store.git" "$d/gcb"
 
   # 2. incremental pull of 100 changes
   rc=(); gc=(); maxrss=0
   for i in $(seq "$runs"); do
-    edit_records "$d/rc2/private" 100 "p$i"; "$recsync" -C "$d/rc2" push >/dev/null 2>&1
-    edit_records "$d/gc2/zones" 100 "p$i"; (cd "$d/gc2" && git add -A && git commit -q -m "p$i" && git push -q)
+    edit_records "$d/rcb/private" 100 "p$i"; "$recsync" -C "$d/rcb" push >/dev/null 2>&1
+    edit_records "$d/gcb/zones" 100 "p$i"; (cd "$d/gcb" && git add -A && git commit -q -m "p$i" && git push -q)
     time_cmd t r "$recsync" -C "$d/rc" pull; rc+=("$t"); [ "$r" -gt "$maxrss" ] && maxrss=$r
     time_cmd t r git -C "$d/gc" pull -q; gc+=("$t")
   done
@@ -134,7 +134,8 @@ for n in $sizes; do
   read -r rm rmin rmax <<<"$(stats "${rc[*]}")"; read -r gm gmin gmax <<<"$(stats "${gc[*]}")"
   row "push, one record" "$n" "$(fmt "$rm") ($(fmt "$rmin")-$(fmt "$rmax"))" "$(fmt "$gm") ($(fmt "$gmin")-$(fmt "$gmax"))" "$(awk -v a="$rm" -v b="$gm" 'BEGIN{printf "%.2f", a/b}')" "$((maxrss/1024)) MB"
   rm -rf "$d"
-  sync; sleep 30   # let ext4 forget the freed inodes before the next size (see clone above)
+  # Before the next size, let ext4 forget the freed inodes (see clone above).
+  if [ "$n" != "${sizes##* }" ]; then sync; sleep 30; fi
 done
 
 printf '%-34s %9s  %-26s %-26s %7s  %8s\n' "operation" "N" "recsync median (min-max)" "git median (min-max)" "ratio" "peak RSS"
