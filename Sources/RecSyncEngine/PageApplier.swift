@@ -9,8 +9,9 @@ struct PageApplier {
     let workspace: Workspace
     let zone: ZoneID
     var batch = WriteBatch()
-    /// Index entries to record after the batch is durable: file → (record, fields).
-    var indexUpdates: [String: (name: String, tag: String, fields: [String: FieldValue])] = [:]
+    /// Index entries to record after the batch is durable: file → (record, fields, and the
+    /// record file's stamp when the batch does not write that file).
+    var indexUpdates: [String: (name: String, tag: String, fields: [String: FieldValue], fileStamp: FileStamp?)] = [:]
     var indexRemovals: Set<String> = []
     var written = 0
     var deleted = 0
@@ -58,7 +59,8 @@ struct PageApplier {
             if let fields = local.fields, fields == record.fields {
                 // Both sides hold the same values: adopt the store's version, nothing to merge.
                 batch.write(workspace.sidecarPath(id), WorkspaceEncoding.encodeSystemFields(record.systemFields))
-                indexUpdates[file] = (id.recordName, record.changeTag ?? "", record.fields)
+                // The record file is not rewritten: the index keeps its stamp as inspected.
+                indexUpdates[file] = (id.recordName, record.changeTag ?? "", record.fields, local.fileStamp)
                 return
             }
             if local.knownTag == record.changeTag { return }  // the store has not moved; our edit stands
@@ -93,7 +95,7 @@ struct PageApplier {
 
     mutating func write(_ record: Record, file: String) {
         workspace.stage(record, in: &batch)
-        indexUpdates[file] = (record.recordID.recordName, record.changeTag ?? "", record.fields)
+        indexUpdates[file] = (record.recordID.recordName, record.changeTag ?? "", record.fields, nil)
         indexRemovals.remove(file)
         written += 1
     }
@@ -109,8 +111,11 @@ struct PageApplier {
     mutating func finish(index: inout ZoneIndex) throws(RecSyncError) {
         try batch.commit()
         for file in indexRemovals { index.entries[file] = nil }
+        let dir = workspace.zoneDirectory(zone)
         for (file, u) in indexUpdates {
-            index.record(file: file, recordName: u.name, tag: u.tag, fields: u.fields, workspace: workspace, zone: zone)
+            let fileStamp = batch.writtenStamps["\(dir)/\(file)"] ?? u.fileStamp
+            let sideStamp = batch.writtenStamps["\(dir)/.system/\(file)"]
+            index.record(file: file, recordName: u.name, tag: u.tag, fields: u.fields, fileStamp: fileStamp, sideStamp: sideStamp)
         }
         indexUpdates.removeAll()
         indexRemovals.removeAll()

@@ -81,8 +81,7 @@ extension SyncEngine {
         } else if FileIO.isDirectory(dir) {
             // The store no longer has the zone: compare with the index only (no base lookups).
             let scan = try await ws.scan(zone: zone) { _, _ throws(RecSyncError) in nil }
-            let unpushed = scan.records.filter { $0.state == .new || $0.state == .modified }.map(\.fileName)
-            let saved = try ws.saveToLostAndFound(zone: zone, files: unpushed, stamp: Self.stamp())
+            let saved = try ws.setAsideUnpushedWork(of: zone, scan: scan, stamp: Self.stamp())
             if let saved { report.lostAndFound.append(ws.relative(saved)) }
             try FileIO.remove(dir)
             try FileIO.syncDirectory((dir as NSString).deletingLastPathComponent)
@@ -91,6 +90,7 @@ extension SyncEngine {
         try FileIO.remove(ws.conflictDirectory(zone))
         try ZoneIndex.remove(ws, zone: zone)
         try FileIO.remove(ws.refetchPath(zone))
+        try FileIO.remove(ws.pushedPath(zone))
         try ws.saveToken(nil, at: ws.zoneTokenPath(zone))
         report.zonesRemoved.append(deletion)
     }
@@ -148,11 +148,21 @@ extension SyncEngine {
         }
         try await checkPushedRecords(zone, workspace: ws, index: &index, report: &report, events: events)
         if let seen = try refetch.finishing() {
-            // A full fetch lists every record: synced records it did not list are gone.
+            // A full fetch lists every record: synced records it did not list are gone — unless
+            // they arrived since the fetch's target (pushed from here meanwhile), so ask the
+            // store about each before deleting it. A zone waiting to be uploaded again after
+            // an encrypted-data reset keeps everything.
             var applier = PageApplier(engine: self, workspace: ws, zone: zone)
-            let scan = try await ws.scan(zone: zone, base: baseLookup)
-            for r in scan.records where r.knownTag != nil && !seen.contains(r.recordID.recordName) {
-                try await applier.incomingDeletion(r.recordID, index: &index)
+            if !FileManager.default.fileExists(atPath: ws.reuploadMarker(zone)) {
+                let scan = try await ws.scan(zone: zone, base: baseLookup)
+                let candidates = scan.records.filter { $0.knownTag != nil && !seen.contains($0.recordID.recordName) }.map(\.recordID)
+                for result in try await store.fetchRecords(candidates, desiredKeys: nil) {
+                    switch result.result {
+                    case .failure(.unknownItem): try await applier.incomingDeletion(result.recordID, index: &index)
+                    case .success(let record): try await applier.incoming(record, index: &index)
+                    case .failure: break
+                    }
+                }
             }
             try applier.finish(index: &index)
             try index.save()

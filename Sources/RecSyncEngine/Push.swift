@@ -67,6 +67,8 @@ extension SyncEngine {
                 var fields = r.fields
                 if fields == nil, let bytes = try FileIO.read(ws.recordPath(r.recordID)) {
                     fields = try? WorkspaceEncoding.decodeFields(bytes)
+                    // Keep them with the record: a conflict needs the client copy.
+                    byID[r.recordID]?.record.fields = fields
                 }
                 let type = r.system?.recordType ?? defaultType ?? "Record"
                 do {
@@ -143,9 +145,10 @@ extension SyncEngine {
         }
         try batch.commit()
         for (zone, file, id, tag, fields, stamp) in indexed {
-            indexes[zone]?.record(file: file, recordName: id.recordName, tag: tag, fields: fields, workspace: ws, zone: zone)
-            // The file's stat as it was read: an edit made during the push stays an edit.
-            indexes[zone]?.entries[file]?.file = stamp
+            // The record file's stat as it was read (an edit made during the push stays an
+            // edit); the sidecar's as written.
+            indexes[zone]?.record(file: file, recordName: id.recordName, tag: tag, fields: fields,
+                                  fileStamp: stamp, sideStamp: batch.writtenStamps[ws.sidecarPath(id)])
         }
         for var index in indexes.values { try index.save() }
         if report.notSent.isEmpty && report.conflicts.isEmpty { try finishReupload(reupload, workspace: ws) }

@@ -47,7 +47,17 @@ extension SyncEngine {
                     batch.remove(ws.recordPath(id))
                 }
             case .merge:
-                switch Self.merge(client: conflict.client, server: conflict.server, ancestor: conflict.ancestor) {
+                // Ours is what is on disk now: the user may have edited it since the conflict arose.
+                var client = conflict.client
+                if let bytes = try FileIO.read(ws.recordPath(id)) {
+                    do { client = try WorkspaceEncoding.decodeFields(bytes) } catch {
+                        outcomes.append(ResolveOutcome(recordID: id, failure: "\(ws.relative(ws.recordPath(id))): \(error.message); fix the file first"))
+                        continue
+                    }
+                } else {
+                    client = nil
+                }
+                switch Self.merge(client: client, server: conflict.server, ancestor: conflict.ancestor) {
                 case .success(let merged):
                     batch.write(ws.recordPath(id), WorkspaceEncoding.encodeFields(merged))
                 case .failure(let why):
@@ -64,7 +74,8 @@ extension SyncEngine {
             try batch.commit()
             var index = ZoneIndex.load(ws, zone: id.zoneID)
             if strategy == .theirs, let system = conflict.serverSystem, let server = conflict.server {
-                index.record(file: conflict.fileName, recordName: id.recordName, tag: system.changeTag ?? "", fields: server, workspace: ws, zone: id.zoneID)
+                index.record(file: conflict.fileName, recordName: id.recordName, tag: system.changeTag ?? "", fields: server,
+                             fileStamp: batch.writtenStamps[ws.recordPath(id)], sideStamp: batch.writtenStamps[ws.sidecarPath(id)])
             } else {
                 index.entries[conflict.fileName] = nil
             }
@@ -81,15 +92,20 @@ extension SyncEngine {
         guard let client, let server else {
             return .failure(MergeFailure(message: "one side deleted the record; choose --ours or --theirs"))
         }
-        let base = ancestor ?? [:]
         var merged: [String: FieldValue] = [:]
         var clashes: [String] = []
-        for key in Set(client.keys).union(server.keys).union(base.keys).sorted() {
-            let c = client[key], s = server[key], a = base[key]
-            if c == s { merged[key] = c }
-            else if c == a { merged[key] = s }
-            else if s == a { merged[key] = c }
-            else { clashes.append(key) }
+        for key in Set(client.keys).union(server.keys).union((ancestor ?? [:]).keys).sorted() {
+            let c = client[key], s = server[key]
+            if c == s {
+                merged[key] = c
+            } else if let ancestor {
+                let a = ancestor[key]
+                if c == a { merged[key] = s } else if s == a { merged[key] = c } else { clashes.append(key) }
+            } else {
+                // No common version known: a key on one side only may be an addition there or
+                // a deletion on the other side; only a person can tell.
+                clashes.append(key)
+            }
         }
         if !clashes.isEmpty {
             return .failure(MergeFailure(message: "both sides changed \(clashes.map { "'\($0)'" }.joined(separator: ", ")) differently; edit the file and use --ours, or use --theirs"))

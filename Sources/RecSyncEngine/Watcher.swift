@@ -60,11 +60,15 @@ public actor ChangeWatcher {
 
     /// Notifications for everything that changed since the last call (or `start`).
     public func check() async throws(RecSyncError) -> [WatchNotification] {
+        // New tokens are kept aside and adopted only when the whole check succeeded, so a
+        // failure half-way (the network) does not skip changes on the retry.
+        var newDatabaseTokens = databaseTokens
+        var newZoneTokens = zoneTokens
         var changedByScope: [DatabaseScope: Set<ZoneID>] = [:]
         for scope in scopes {
             let (changed, deleted, token) = try await databaseChanges(scope, since: databaseTokens[scope])
             changedByScope[scope] = Set(changed).union(deleted)
-            databaseTokens[scope] = token
+            newDatabaseTokens[scope] = token
         }
         // Query subscriptions look at the records of the changed zones.
         var changedRecords: [DatabaseScope: [Record]] = [:]
@@ -72,13 +76,15 @@ public actor ChangeWatcher {
             for zone in (changedByScope[scope] ?? []).sorted() {
                 do {
                     let (records, token) = try await zoneChanges(zone, since: zoneTokens[zone])
-                    zoneTokens[zone] = token
+                    newZoneTokens[zone] = token
                     changedRecords[scope, default: []] += records
                 } catch .zoneNotFound, .userDeletedZone {
-                    zoneTokens[zone] = nil
+                    newZoneTokens[zone] = nil
                 }
             }
         }
+        databaseTokens = newDatabaseTokens
+        zoneTokens = newZoneTokens
         var notifications: [WatchNotification] = []
         for s in subscriptions {
             switch s.kind {

@@ -103,18 +103,28 @@ extension Workspace {
         return result
     }
 
-    /// Moves a zone's unpushed local work to `.recsync/lost+found/<stamp>-<zone>/` and returns
-    /// where it went (nil when there was nothing to save).
-    public func saveToLostAndFound(zone: ZoneID, files: [String], stamp: String) throws(RecSyncError) -> String? {
-        guard !files.isEmpty else { return nil }
-        let target = "\(stateDir)/lost+found/\(stamp)-\(NameEscaping.escape(zone.ownerName))-\(NameEscaping.escape(zone.zoneName))"
+    /// Moves everything of a zone that is not simply the synced version (unpushed new and
+    /// edited records with their sidecars, files that are not records, unreadable files,
+    /// pending conflicts) to `.recsync/lost+found/<stamp>-<owner>-<zone>/`, leaving only synced
+    /// records behind. Returns where it went, nil when there was nothing to keep.
+    public func setAsideUnpushedWork(of zone: ZoneID, scan: ZoneScan, stamp: String) throws(RecSyncError) -> String? {
         let dir = zoneDirectory(zone)
-        for file in files {
-            let source = "\(dir)/\(file)"
-            if FileManager.default.fileExists(atPath: source) {
-                try FileIO.move(source, to: "\(target)/\(file)")
-            }
+        let unpushed = scan.records.contains { $0.state == .new || $0.state == .modified }
+        let others = FileIO.list(dir).contains { $0.hasPrefix(".") && $0 != ".system" && !$0.contains(".tmp-") }
+        let conflictDir = conflictDirectory(zone)
+        let conflicts = !FileIO.list(conflictDir).isEmpty
+        guard unpushed || others || conflicts || !scan.problems.isEmpty else { return nil }
+        let target = "\(stateDir)/lost+found/\(stamp)-\(NameEscaping.escape(zone.ownerName))-\(NameEscaping.escape(zone.zoneName))"
+        try FileIO.move(dir, to: target)
+        // What the store had anyway need not be kept.
+        var batch = WriteBatch()
+        for r in scan.records where r.state == .clean || r.state == .deleted {
+            if r.state == .clean { batch.remove("\(target)/\(r.fileName)") }
+            batch.remove("\(target)/.system/\(r.fileName)")
         }
+        try batch.commit()
+        if conflicts { try FileIO.move(conflictDir, to: "\(target)/.conflicts") }
+        try FileIO.makeDirectories(dir)  // the caller removes it, as for a zone with nothing to keep
         return target
     }
 }

@@ -165,7 +165,13 @@ public struct WriteBatch {
     public mutating func write(_ path: String, _ bytes: [UInt8]) { writes.append((path, bytes)) }
     public mutating func remove(_ path: String) { removals.append(path) }
 
+    /// The stamps of the files the last `commit` wrote, taken from the written file itself
+    /// (a rename keeps inode, size and mtime): what the index must record, since the path may
+    /// already hold someone else's newer write by the time it could be stat'ed.
+    public private(set) var writtenStamps: [String: FileStamp] = [:]
+
     public mutating func commit() throws(RecSyncError) {
+        writtenStamps.removeAll()
         // Every directory is opened once; files are created and renamed relative to it, so
         // the kernel does not walk the whole path for each of thousands of files.
         var dirFDs: [String: Int32] = [:]
@@ -180,11 +186,14 @@ public struct WriteBatch {
         }
         var temps: [(dir: Int32, temp: String, name: String, path: String)] = []
         defer { for t in temps { unlinkat(t.dir, t.temp, 0) } }
-        let suffix = ".tmp-\(getpid())"
+        // Short temp names: a record's file name may already be near the 255-byte limit.
+        let prefix = ".tmp-\(getpid())-"
+        var counter = 0
         for (path, bytes) in writes {
             let (dir, name) = Self.split(path)
             let dirFD = try directory(dir)
-            let temp = "." + name + suffix
+            counter += 1
+            let temp = prefix + String(counter)
             let fd = openat(dirFD, temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             if fd < 0 { throw FileIO.error("\(dir)/\(temp)", "cannot create") }
             var done = 0
@@ -202,6 +211,8 @@ public struct WriteBatch {
                 close(fd)
                 throw FileIO.error("\(dir)/\(temp)", "cannot sync")
             }
+            var st = stat()
+            if fstat(fd, &st) == 0 { writtenStamps[path] = FileInfo(st).stamp }
             close(fd)
             temps.append((dirFD, temp, name, path))
         }

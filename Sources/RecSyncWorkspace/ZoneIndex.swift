@@ -87,12 +87,9 @@ public struct ZoneIndex: Sendable {
         try FileIO.remove(workspace.indexPath(zone))
     }
 
-    /// Records the state of a record right after recsync wrote or verified it.
-    public mutating func record(file: String, recordName: String, tag: String, fields: [String: FieldValue], workspace: Workspace, zone: ZoneID) {
-        let dir = workspace.zoneDirectory(zone)
-        entries[file] = IndexEntry(
-            name: recordName, tag: tag, hash: Self.hash(fields),
-            file: FileIO.stamp("\(dir)/\(file)"), side: FileIO.stamp("\(dir)/.system/\(file)"))
+    /// Records an entry with the stamps given (from the files as written or as inspected).
+    public mutating func record(file: String, recordName: String, tag: String, fields: [String: FieldValue], fileStamp: FileStamp?, sideStamp: FileStamp?) {
+        entries[file] = IndexEntry(name: recordName, tag: tag, hash: Self.hash(fields), file: fileStamp, side: sideStamp)
     }
 
     public static func hash(_ fields: [String: FieldValue]) -> String {

@@ -121,3 +121,48 @@ import Testing
         #expect(try await phone.status().isClean)
     }
 }
+
+/// Review findings around resolve and long names.
+@Suite struct ResolveDetailTests {
+    @Test func mergeUsesTheFileAsItIsNow() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        let phone = try f.device("phone")
+        try laptop.write("notes", "r", #"{"title": "t", "body": "b"}"#)
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        try laptop.write("notes", "r", #"{"title": "laptop", "body": "b"}"#)
+        _ = try await laptop.push()
+        try phone.write("notes", "r", #"{"title": "t", "body": "phone"}"#)
+        _ = try await phone.pull()
+        // The user keeps working on the file after the conflict was reported.
+        try phone.write("notes", "r", #"{"title": "t", "body": "phone", "tags": ["later"]}"#)
+        #expect(try phone.resolve(strategy: .merge).map(\.failure) == [nil])
+        #expect(try phone.fields("notes", "r") == ["title": .string("laptop"), "body": .string("phone"), "tags": .list([.string("later")])])
+    }
+
+    @Test func withoutACommonVersionDifferingKeysAreNotGuessed() {
+        let merged = SyncEngine.merge(client: ["a": .int64(1), "b": .int64(2)], server: ["a": .int64(1)], ancestor: nil)
+        guard case .failure(let why) = merged else {
+            Issue.record("a key on one side only must not be silently kept or dropped without an ancestor")
+            return
+        }
+        #expect(why.message.contains("'b'"))
+        let same = SyncEngine.merge(client: ["a": .int64(1)], server: ["a": .int64(1)], ancestor: nil)
+        #expect((try? same.get()) == ["a": .int64(1)])
+    }
+
+    @Test func recordNamesNearTheFileNameLimitSync() async throws {
+        let f = EngineFixture()
+        let alice = try f.store("alice")
+        try await alice.createZones([zone("notes")])
+        let long = String(repeating: "n", count: 245)  // file name: 250 bytes, the longest kept unhashed
+        try await alice.save([Build.record(long, in: zone("notes"), ["v": .int64(1)])])
+        let laptop = try f.device("laptop")
+        let pulled = try await laptop.pull()
+        #expect(pulled.recordsWritten == 1)
+        #expect(try laptop.fields("notes", long) == ["v": .int64(1)])
+        try laptop.write("notes", long, #"{"v": 2}"#)
+        #expect(try await laptop.push().saved.count == 1)
+    }
+}

@@ -20,6 +20,8 @@ import Testing
         _ = try await phone.pull()
         try phone.write("notes", "a", #"{"v": "unpushed edit"}"#)
         try phone.write("notes", "fresh", #"{"v": "new, unpushed"}"#)
+        try writeFile("\(phone.workspace.root)/private/notes/README.txt", "not a record, but mine")
+        try writeFile("\(phone.workspace.root)/private/notes/half.json", "{ broken")
 
         let alice = try f.store("alice")
         try await alice.zoneOp(reason == .purged ? .purge(zone("notes")) : .delete(zone("notes")))
@@ -29,7 +31,8 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: "\(phone.workspace.root)/private/notes"))
         #expect(pulled.lostAndFound.count == 1)
         let saved = "\(phone.workspace.root)/\(pulled.lostAndFound[0])"
-        #expect(FileIO.list(saved).sorted() == ["a.json", "fresh.json"], "only work that was not pushed is saved")
+        #expect(FileIO.list(saved).filter { !$0.hasPrefix(".") } == ["README.txt", "a.json", "fresh.json", "half.json"], "everything that was not simply the synced version is kept")
+        #expect(FileIO.list("\(saved)/.system") == ["a.json"], "with the sidecars of kept records")
         #expect(readFile("\(saved)/a.json")?.contains("unpushed edit") == true)
         #expect(try phone.fields("keep", "k") == ["v": .int64(1)], "other zones are untouched")
         // Nothing comes back on the next push: the zone stays gone.
