@@ -13,6 +13,10 @@ struct PageApplier {
     /// record file's stamp when the batch does not write that file).
     var indexUpdates: [String: (name: String, tag: String, fields: [String: FieldValue], fileStamp: FileStamp?)] = [:]
     var indexRemovals: Set<String> = []
+    /// What each guarded write or removal would have applied, for a conflict if the file
+    /// changed under it: file → (record ID, the incoming version or nil for a deletion, the
+    /// change tag the local copy was synced at).
+    var guarded: [String: (id: RecordID, server: Record?, knownTag: String?)] = [:]
     var written = 0
     var deleted = 0
     var conflicts: [RecordID] = []
@@ -48,13 +52,13 @@ struct PageApplier {
                 try workspace.saveConflict(conflict)
                 return
             }
-            write(record, file: file)
+            write(record, file: file, expect: .absent, knownTag: nil)
             return
         }
         switch local.state {
         case .clean:
             if local.knownTag == record.changeTag { return }  // our own change coming back
-            write(record, file: file)
+            write(record, file: file, expect: local.fileStamp.map { .unchanged($0) } ?? .absent, knownTag: local.knownTag)
         case .new, .modified:
             if let fields = local.fields, fields == record.fields {
                 // Both sides hold the same values: adopt the store's version, nothing to merge.
@@ -83,7 +87,8 @@ struct PageApplier {
         guard let local = try await local(id, index: &index) else { return }
         switch local.state {
         case .clean, .deleted:
-            workspace.unstage(id, in: &batch)
+            workspace.unstage(id, in: &batch, expect: local.fileStamp.map { .unchanged($0) } ?? .absent)
+            guarded[file] = (id, nil, local.knownTag)
             indexRemovals.insert(file)
             deleted += 1
         case .modified:
@@ -93,8 +98,9 @@ struct PageApplier {
         }
     }
 
-    mutating func write(_ record: Record, file: String) {
-        workspace.stage(record, in: &batch)
+    mutating func write(_ record: Record, file: String, expect: WriteBatch.Expectation, knownTag: String?) {
+        workspace.stage(record, in: &batch, expect: expect)
+        guarded[file] = (record.recordID, record, knownTag)
         indexUpdates[file] = (record.recordID.recordName, record.changeTag ?? "", record.fields, nil)
         indexRemovals.remove(file)
         written += 1
@@ -107,9 +113,20 @@ struct PageApplier {
         conflicts.append(id)
     }
 
-    /// Makes the page durable, then records the index entries for what was written.
-    mutating func finish(index: inout ZoneIndex) throws(RecSyncError) {
+    /// Makes the page durable, then records the index entries for what was written. A file
+    /// the user changed while the page was being applied was left alone: it becomes a conflict.
+    mutating func finish(index: inout ZoneIndex) async throws(RecSyncError) {
         try batch.commit()
+        for file in batch.skipped {
+            guard let g = guarded[file] else { continue }
+            indexUpdates[file] = nil
+            indexRemovals.remove(file)
+            if g.server == nil { deleted -= 1 } else { written -= 1 }
+            var client: [String: FieldValue]?
+            if let bytes = try FileIO.read(workspace.recordPath(g.id)) { client = try? WorkspaceEncoding.decodeFields(bytes) }
+            try await conflict(g.id, file: file, client: client, server: g.server, ancestorTag: g.knownTag)
+        }
+        guarded.removeAll()
         for file in indexRemovals { index.entries[file] = nil }
         let dir = workspace.zoneDirectory(zone)
         for (file, u) in indexUpdates {

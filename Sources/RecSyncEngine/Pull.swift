@@ -137,7 +137,8 @@ extension SyncEngine {
             for deletion in page.deletions {
                 try await applier.incomingDeletion(deletion.recordID, index: &index)
             }
-            try applier.finish(index: &index)
+            try checkpoint?(.beforeBatchWrite(zone))
+            try await applier.finish(index: &index)
             try refetch.add(page.modifications.map(\.recordID.recordName))
             try index.save()
             applier.report(into: &report, events: events)
@@ -164,7 +165,7 @@ extension SyncEngine {
                     }
                 }
             }
-            try applier.finish(index: &index)
+            try await applier.finish(index: &index)
             try index.save()
             applier.report(into: &report, events: events)
             try refetch.end()
@@ -216,7 +217,7 @@ extension SyncEngine {
             case .failure: break
             }
         }
-        try applier.finish(index: &index)
+        try await applier.finish(index: &index)
         try index.save()
         applier.report(into: &report, events: events)
         try FileIO.remove(path)

@@ -9,6 +9,8 @@ import RecSyncWorkspace
 public struct SyncEngine: Sendable {
     /// Points where a test may make a sync fail, to check that the next sync recovers.
     public enum Checkpoint: Sendable, Hashable {
+        /// A page is decided and about to be written (a user may be editing files right now).
+        case beforeBatchWrite(ZoneID)
         /// A batch of records is on disk; its zone token is not saved yet.
         case afterBatchBeforeZoneToken(ZoneID)
         /// Every zone of a scope is done; the scope token is not saved yet.
@@ -79,16 +81,19 @@ public struct SyncEngine: Sendable {
 }
 
 extension Workspace {
-    /// Writes a record's file and sidecar into a batch.
-    func stage(_ record: Record, in batch: inout WriteBatch) {
-        batch.write(recordPath(record.recordID), WorkspaceEncoding.encodeFields(record.fields))
-        batch.write(sidecarPath(record.recordID), WorkspaceEncoding.encodeSystemFields(record.systemFields))
+    /// Writes a record's file and then its sidecar into a batch; the file only if it still is
+    /// what `expect` says (the sidecar follows the file, or is skipped with it).
+    func stage(_ record: Record, in batch: inout WriteBatch, expect: WriteBatch.Expectation?) {
+        let group = Self.fileName(for: record.recordID.recordName)
+        batch.write(recordPath(record.recordID), WorkspaceEncoding.encodeFields(record.fields), expect: expect, group: group)
+        batch.write(sidecarPath(record.recordID), WorkspaceEncoding.encodeSystemFields(record.systemFields), late: true, group: group)
     }
 
-    /// Removes a record's file and sidecar in a batch.
-    func unstage(_ id: RecordID, in batch: inout WriteBatch) {
-        batch.remove(recordPath(id))
-        batch.remove(sidecarPath(id))
+    /// Removes a record's file (only if it still is what `expect` says) and its sidecar.
+    func unstage(_ id: RecordID, in batch: inout WriteBatch, expect: WriteBatch.Expectation?) {
+        let group = Self.fileName(for: id.recordName)
+        batch.remove(recordPath(id), expect: expect, group: group)
+        batch.remove(sidecarPath(id), group: group)
     }
 }
 

@@ -155,23 +155,50 @@ public enum FileIO {
 /// directory touched once. After `commit` returns,
 /// all of it survives a crash; before, a crash leaves each target either old or new.
 public struct WriteBatch {
-    private var writes: [(path: String, bytes: [UInt8])] = []
-    private var removals: [String] = []
+    /// What a write or removal expects to find at its path, checked just before it happens:
+    /// a user editing a file while a sync runs must not lose the edit.
+    public enum Expectation: Sendable, Hashable {
+        case absent
+        case unchanged(FileStamp)
+    }
+
+    struct Write {
+        var path: String
+        var bytes: [UInt8]
+        var late: Bool
+        var expect: Expectation?
+        var group: String?
+    }
+
+    private var writes: [Write] = []
+    private var removals: [(path: String, expect: Expectation?, group: String?)] = []
 
     public init() {}
 
     public var isEmpty: Bool { writes.isEmpty && removals.isEmpty }
 
-    public mutating func write(_ path: String, _ bytes: [UInt8]) { writes.append((path, bytes)) }
-    public mutating func remove(_ path: String) { removals.append(path) }
+    /// Writes a file. `late` writes are renamed into place only after every other write of the
+    /// batch is durable in its directory (a sidecar never lands before its record file).
+    /// With `expect`, the write is skipped when the path no longer holds what was expected;
+    /// then every later operation of the same `group` is skipped too.
+    public mutating func write(_ path: String, _ bytes: [UInt8], late: Bool = false, expect: Expectation? = nil, group: String? = nil) {
+        writes.append(Write(path: path, bytes: bytes, late: late, expect: expect, group: group))
+    }
+
+    public mutating func remove(_ path: String, expect: Expectation? = nil, group: String? = nil) {
+        removals.append((path, expect, group))
+    }
 
     /// The stamps of the files the last `commit` wrote, taken from the written file itself
     /// (a rename keeps inode, size and mtime): what the index must record, since the path may
     /// already hold someone else's newer write by the time it could be stat'ed.
     public private(set) var writtenStamps: [String: FileStamp] = [:]
+    /// The groups (or paths) the last `commit` skipped because a file changed under it.
+    public private(set) var skipped: Set<String> = []
 
     public mutating func commit() throws(RecSyncError) {
         writtenStamps.removeAll()
+        skipped.removeAll()
         // Every directory is opened once; files are created and renamed relative to it, so
         // the kernel does not walk the whole path for each of thousands of files.
         var dirFDs: [String: Int32] = [:]
@@ -184,21 +211,21 @@ public struct WriteBatch {
             dirFDs[dir] = fd
             return fd
         }
-        var temps: [(dir: Int32, temp: String, name: String, path: String)] = []
+        var temps: [(dir: Int32, dirPath: String, temp: String, name: String, write: Write)] = []
         defer { for t in temps { unlinkat(t.dir, t.temp, 0) } }
         // Short temp names: a record's file name may already be near the 255-byte limit.
         let prefix = ".tmp-\(getpid())-"
         var counter = 0
-        for (path, bytes) in writes {
-            let (dir, name) = Self.split(path)
+        for w in writes {
+            let (dir, name) = Self.split(w.path)
             let dirFD = try directory(dir)
             counter += 1
             let temp = prefix + String(counter)
             let fd = openat(dirFD, temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             if fd < 0 { throw FileIO.error("\(dir)/\(temp)", "cannot create") }
             var done = 0
-            while done < bytes.count {
-                let n = bytes.withUnsafeBytes { buf in Glibc.write(fd, buf.baseAddress! + done, buf.count - done) }
+            while done < w.bytes.count {
+                let n = w.bytes.withUnsafeBytes { buf in Glibc.write(fd, buf.baseAddress! + done, buf.count - done) }
                 if n < 0 {
                     if errno == EINTR { continue }
                     close(fd)
@@ -212,23 +239,54 @@ public struct WriteBatch {
                 throw FileIO.error("\(dir)/\(temp)", "cannot sync")
             }
             var st = stat()
-            if fstat(fd, &st) == 0 { writtenStamps[path] = FileInfo(st).stamp }
+            if fstat(fd, &st) == 0 { writtenStamps[w.path] = FileInfo(st).stamp }
             close(fd)
-            temps.append((dirFD, temp, name, path))
+            temps.append((dirFD, dir, temp, name, w))
         }
         if temps.count > 1, let dir = dirFDs.keys.first {
-            try Self.syncFileSystem(containing: dir, fallback: temps.map { "\(Self.split($0.path).dir)/\($0.temp)" })
+            try Self.syncFileSystem(containing: dir, fallback: temps.map { "\($0.dirPath)/\($0.temp)" })
         }
-        for t in temps {
-            if renameat(t.dir, t.temp, t.dir, t.name) != 0 { throw FileIO.error(t.path, "cannot rename into place") }
+        func holds(_ dirFD: Int32, _ name: String, _ expect: Expectation?) -> Bool {
+            guard let expect else { return true }
+            let now = FileIO.info(in: dirFD, name)
+            switch expect {
+            case .absent: return now == nil
+            case .unchanged(let stamp): return now?.stamp == stamp
+            }
         }
-        temps.removeAll()
-        var touched = Set(dirFDs.keys)
-        for path in removals {
-            if unlink(path) != 0 && errno != ENOENT { throw FileIO.error(path, "cannot remove") }
-            touched.insert(Self.split(path).dir)
+        var removalDirs = Set<String>()
+        for late in [false, true] {
+            var phaseDirs = Set<String>()
+            for t in temps where t.write.late == late {
+                let key = t.write.group ?? t.write.path
+                if skipped.contains(key) || !holds(t.dir, t.name, t.write.expect) {
+                    skipped.insert(key)
+                    writtenStamps[t.write.path] = nil
+                    continue  // the deferred cleanup removes the temp file
+                }
+                if renameat(t.dir, t.temp, t.dir, t.name) != 0 { throw FileIO.error(t.write.path, "cannot rename into place") }
+                phaseDirs.insert(t.dirPath)
+            }
+            // Make this phase's renames durable before the next phase's.
+            for dir in phaseDirs {
+                if let fd = dirFDs[dir], fsync(fd) != 0 && errno != EINVAL { throw FileIO.error(dir, "cannot sync directory") }
+            }
         }
-        for dir in touched {
+        temps.removeAll { !skipped.contains($0.write.group ?? $0.write.path) }
+        for r in removals {
+            let key = r.group ?? r.path
+            let (dir, name) = Self.split(r.path)
+            if skipped.contains(key) { continue }
+            if let expect = r.expect {
+                let fd = FileIO.openDirectory(dir)
+                let ok = fd < 0 ? true : holds(fd, name, expect)
+                if fd >= 0 { close(fd) }
+                if !ok { skipped.insert(key); continue }
+            }
+            if unlink(r.path) != 0 && errno != ENOENT { throw FileIO.error(r.path, "cannot remove") }
+            removalDirs.insert(dir)
+        }
+        for dir in removalDirs {
             if let fd = dirFDs[dir] {
                 if fsync(fd) != 0 && errno != EINVAL { throw FileIO.error(dir, "cannot sync directory") }
             } else if FileIO.isDirectory(dir) {

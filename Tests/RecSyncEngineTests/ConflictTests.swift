@@ -166,3 +166,39 @@ import Testing
         #expect(try await laptop.push().saved.count == 1)
     }
 }
+
+/// A user editing files while a pull applies a page.
+@Suite struct EditDuringPullTests {
+    @Test func anEditMadeWhileAPageIsAppliedBecomesAConflict() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        var phone = try f.device("phone")
+        try laptop.write("notes", "r", #"{"v": 1}"#)
+        try laptop.write("notes", "gone", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        try laptop.write("notes", "r", #"{"v": 2}"#)
+        try FileManager.default.removeItem(atPath: laptop.path("notes", "gone"))
+        _ = try await laptop.push()
+
+        let path = phone.path("notes", "r")
+        let gonePath = phone.path("notes", "gone")
+        phone.checkpoint = { (point: SyncEngine.Checkpoint) throws(RecSyncError) in
+            if case .beforeBatchWrite = point {
+                // The page was decided with both files clean; the user saves them now.
+                try? #"{"v": "typed meanwhile"}"#.write(toFile: path, atomically: true, encoding: .utf8)
+                try? #"{"v": "kept"}"#.write(toFile: gonePath, atomically: true, encoding: .utf8)
+            }
+        }
+        let pulled = try await phone.pull()
+        #expect(Set(pulled.conflicts.map(\.recordName)) == ["r", "gone"])
+        #expect(try phone.fields("notes", "r") == ["v": .string("typed meanwhile")], "the edit was not overwritten")
+        #expect(try phone.fields("notes", "gone") == ["v": .string("kept")], "nor deleted")
+        phone.checkpoint = nil
+        let conflicts = try phone.workspace.allConflicts().sorted { $0.recordID < $1.recordID }
+        #expect(conflicts.map(\.server) == [nil, ["v": .int64(2)]])
+        _ = try phone.resolve(strategy: .theirs)
+        #expect(try phone.fields("notes", "r") == ["v": .int64(2)])
+        #expect(try converged(laptop, phone))
+    }
+}

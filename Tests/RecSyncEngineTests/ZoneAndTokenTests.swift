@@ -118,9 +118,8 @@ import Testing
         phone.fullFetchPageSize = 4
         let calls = Counter()
         phone.checkpoint = { (checkpoint: SyncEngine.Checkpoint) throws(RecSyncError) in
-            let n = calls.next()
             switch checkpoint {
-            case .afterBatchBeforeZoneToken where point == "afterBatch" && n == 3:
+            case .afterBatchBeforeZoneToken where point == "afterBatch" && calls.next() == 3:
                 throw .internalError("simulated crash after a batch, before its token")
             case .beforeScopeToken(.private) where point == "beforeScopeToken":
                 throw .internalError("simulated crash before the scope token")
