@@ -20,17 +20,29 @@ struct PageApplier {
     var written = 0
     var deleted = 0
     var conflicts: [RecordID] = []
+    /// The zone's pending conflicts, read once per page.
+    var pending: [RecordID: Conflict]?
+    let handles: Workspace.DirectoryHandles
 
     init(engine: SyncEngine, workspace: Workspace, zone: ZoneID) {
         self.engine = engine
         self.workspace = workspace
         self.zone = zone
+        handles = Workspace.DirectoryHandles(zoneDirectory: workspace.zoneDirectory(zone))
+    }
+
+    /// The pending conflict of a record, if any.
+    mutating func pendingConflict(_ id: RecordID) throws(RecSyncError) -> Conflict? {
+        if pending == nil {
+            pending = Dictionary(try workspace.conflicts(in: zone).map { ($0.recordID, $0) }, uniquingKeysWith: { a, _ in a })
+        }
+        return pending?[id]
     }
 
     /// The local state of a record, or nil when there is none.
     mutating func local(_ id: RecordID, index: inout ZoneIndex) async throws(RecSyncError) -> LocalRecord? {
         let file = Workspace.fileName(for: id.recordName)
-        switch try await workspace.inspect(zone: zone, file: file, index: &index, base: engine.baseLookup) {
+        switch try await workspace.inspect(zone: zone, file: file, index: &index, base: engine.baseLookup, handles: handles) {
         case .record(let r): return r
         case .nothing: return nil
         case .problem:
@@ -43,13 +55,14 @@ struct PageApplier {
     mutating func incoming(_ record: Record, index: inout ZoneIndex) async throws(RecSyncError) {
         let id = record.recordID
         let file = Workspace.fileName(for: id.recordName)
-        let existing = try workspace.conflicts(in: zone).first { $0.recordID == id }
+        let existing = try pendingConflict(id)
         guard let local = try await local(id, index: &index), existing == nil else {
             if var conflict = existing {
                 // Still in conflict: keep the newest server copy for `resolve`.
                 conflict.server = record.fields
                 conflict.serverSystem = record.systemFields
                 try workspace.saveConflict(conflict)
+                pending?[id] = conflict
                 return
             }
             write(record, file: file, expect: .absent, knownTag: nil)
@@ -78,10 +91,11 @@ struct PageApplier {
     /// An incoming deletion.
     mutating func incomingDeletion(_ id: RecordID, index: inout ZoneIndex) async throws(RecSyncError) {
         let file = Workspace.fileName(for: id.recordName)
-        if var existing = try workspace.conflicts(in: zone).first(where: { $0.recordID == id }) {
+        if var existing = try pendingConflict(id) {
             existing.server = nil
             existing.serverSystem = nil
             try workspace.saveConflict(existing)
+            pending?[id] = existing
             return
         }
         guard let local = try await local(id, index: &index) else { return }
@@ -109,7 +123,9 @@ struct PageApplier {
     mutating func conflict(_ id: RecordID, file: String, client: [String: FieldValue]?, server: Record?, ancestorTag: String?) async throws(RecSyncError) {
         var ancestor: [String: FieldValue]?
         if let ancestorTag { ancestor = try await engine.store.fetchRecordVersion(id, changeTag: ancestorTag)?.fields }
-        try workspace.saveConflict(Conflict(recordID: id, fileName: file, client: client, server: server?.fields, serverSystem: server?.systemFields, ancestor: ancestor))
+        let conflict = Conflict(recordID: id, fileName: file, client: client, server: server?.fields, serverSystem: server?.systemFields, ancestor: ancestor)
+        try workspace.saveConflict(conflict)
+        pending?[id] = conflict
         conflicts.append(id)
     }
 

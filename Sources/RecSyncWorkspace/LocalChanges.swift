@@ -71,8 +71,7 @@ extension Workspace {
         let files = Set(FileIO.list(dir).filter { !$0.hasPrefix(".") })
         let sidecars = Set(FileIO.list("\(dir)/.system").filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") })
         // Stat relative to open directories: no path walk per file.
-        let handles = DirectoryHandles(zone: FileIO.openDirectory(dir), system: FileIO.openDirectory("\(dir)/.system"))
-        defer { handles.close() }
+        let handles = DirectoryHandles(zoneDirectory: dir)
         for file in files.union(sidecars).sorted() {
             switch try await inspect(zone: zone, file: file, index: &index, base: base, handles: handles) {
             case .record(let r): records.append(r)
@@ -91,12 +90,17 @@ extension Workspace {
         case nothing
     }
 
-    /// Open directories of a zone, for stat calls without a path walk.
-    public struct DirectoryHandles: Sendable {
+    /// Open directories of a zone, for stat calls without a path walk; closed when released.
+    public final class DirectoryHandles: Sendable {
         let zone: Int32
         let system: Int32
 
-        func close() {
+        public init(zoneDirectory dir: String) {
+            zone = FileIO.openDirectory(dir)
+            system = FileIO.openDirectory("\(dir)/.system")
+        }
+
+        deinit {
             if zone >= 0 { _ = Glibc.close(zone) }
             if system >= 0 { _ = Glibc.close(system) }
         }
