@@ -25,8 +25,7 @@ extension SyncEngine {
         var scans: [ZoneScan] = []
         var zonesToCreate: [ZoneID] = []
         var reupload = Set<ZoneID>()
-        for zone in zones {
-            let scan = try await ws.scan(zone: zone, base: baseLookup)
+        for (zone, scan) in zip(zones, try await scanZones(zones, workspace: ws)) {
             problems += scan.problems
             scans.append(scan)
             if FileManager.default.fileExists(atPath: ws.reuploadMarker(zone)) { reupload.insert(zone) }

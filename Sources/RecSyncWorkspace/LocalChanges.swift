@@ -109,11 +109,18 @@ extension Workspace {
     /// Inspects one record file (and its sidecar) of a zone; see `scan`.
     public func inspect(zone: ZoneID, file: String, index: inout ZoneIndex, base: BaseLookup, handles: DirectoryHandles? = nil) async throws(RecSyncError) -> Inspection {
         let dir = zoneDirectory(zone)
+        let fileInfo = handles.map { $0.zone >= 0 ? FileIO.info(in: $0.zone, file) : nil } ?? FileIO.info("\(dir)/\(file)")
+        let sideInfo = handles.map { $0.system >= 0 ? FileIO.info(in: $0.system, file) : nil } ?? FileIO.info("\(dir)/.system/\(file)")
+        if fileInfo == nil && sideInfo == nil { return .nothing }
+        let entry = index.entries[file]
+        // Fast path: both files exactly as recsync left them (no path strings, no reads).
+        if let entry, let fileInfo, let sideInfo, !fileInfo.isDirectory, !fileInfo.isSymlink,
+           entry.file == fileInfo.stamp, entry.side == sideInfo.stamp, file.hasSuffix(".json"),
+           let id = try? RecordID(recordName: entry.name, zoneID: zone) {
+            return .record(LocalRecord(recordID: id, fileName: file, state: .clean, system: nil, fields: nil, fileStamp: fileInfo.stamp, knownTag: entry.tag))
+        }
         let path = "\(dir)/\(file)"
         let sidePath = "\(dir)/.system/\(file)"
-        let fileInfo = handles.map { $0.zone >= 0 ? FileIO.info(in: $0.zone, file) : nil } ?? FileIO.info(path)
-        let sideInfo = handles.map { $0.system >= 0 ? FileIO.info(in: $0.system, file) : nil } ?? FileIO.info(sidePath)
-        if fileInfo == nil && sideInfo == nil { return .nothing }
         let fileExists = fileInfo != nil
         if let fileInfo {
             let rel = relative(path)
@@ -125,13 +132,6 @@ extension Workspace {
         let fileStamp = fileInfo?.stamp
         let sideStamp = sideInfo?.stamp
         let rel = relative(path)
-        let entry = index.entries[file]
-
-        // Fast path: both files exactly as recsync left them.
-        if let entry, fileStamp != nil, sideStamp != nil, entry.file == fileStamp, entry.side == sideStamp,
-           let id = try? RecordID(recordName: entry.name, zoneID: zone) {
-            return .record(LocalRecord(recordID: id, fileName: file, state: .clean, system: nil, fields: nil, fileStamp: fileStamp, knownTag: entry.tag))
-        }
 
         var system: SystemFields?
         if sideStamp != nil, let bytes = try FileIO.read(sidePath) {

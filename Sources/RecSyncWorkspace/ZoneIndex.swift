@@ -66,21 +66,42 @@ public struct ZoneIndex: Sendable {
 
     static func decode(_ bytes: ArraySlice<UInt8>) -> [String: IndexEntry] {
         var entries: [String: IndexEntry] = [:]
-        for line in bytes.split(separator: 10) {
-            let parts = line.split(separator: 9, omittingEmptySubsequences: false)
-            guard parts.count == 6, let name = NameEscaping.unescape(String(decoding: parts[1], as: UTF8.self)) else { continue }
-            let file = String(decoding: parts[0], as: UTF8.self)
-            entries[file] = IndexEntry(
-                name: name, tag: String(decoding: parts[2], as: UTF8.self), hash: String(decoding: parts[3], as: UTF8.self),
-                file: stamp(parts[4]), side: stamp(parts[5]))
+        entries.reserveCapacity(bytes.count / 150)
+        bytes.withUnsafeBufferPointer { buf in
+            var i = 0
+            let n = buf.count
+            // One pass: six tab-separated fields per line, no intermediate arrays.
+            while i < n {
+                var fields: [(Int, Int)] = []
+                fields.reserveCapacity(6)
+                var start = i
+                while i < n && buf[i] != 10 {
+                    if buf[i] == 9 { fields.append((start, i)); start = i + 1 }
+                    i += 1
+                }
+                fields.append((start, i))
+                i += 1
+                guard fields.count == 6 else { continue }
+                func text(_ f: (Int, Int)) -> String { String(decoding: UnsafeBufferPointer(rebasing: buf[f.0..<f.1]), as: UTF8.self) }
+                func stamp(_ f: (Int, Int)) -> FileStamp? {
+                    var numbers: [Int64] = [0, 0, 0]
+                    var k = 0
+                    var seen = false
+                    for j in f.0..<f.1 {
+                        let c = buf[j]
+                        if c == 32 { if !seen { return nil }; k += 1; seen = false; if k > 2 { return nil }; continue }
+                        guard c >= 48 && c <= 57 else { return nil }
+                        numbers[k] = numbers[k] &* 10 &+ Int64(c - 48)
+                        seen = true
+                    }
+                    guard k == 2 && seen else { return nil }
+                    return FileStamp(size: numbers[0], mtimeNanos: numbers[1], inode: UInt64(bitPattern: numbers[2]))
+                }
+                guard let name = NameEscaping.unescape(text(fields[1])) else { continue }
+                entries[text(fields[0])] = IndexEntry(name: name, tag: text(fields[2]), hash: text(fields[3]), file: stamp(fields[4]), side: stamp(fields[5]))
+            }
         }
         return entries
-    }
-
-    static func stamp(_ field: ArraySlice<UInt8>) -> FileStamp? {
-        let numbers = field.split(separator: 32).compactMap { Int64(String(decoding: $0, as: UTF8.self)) }
-        guard numbers.count == 3 else { return nil }
-        return FileStamp(size: numbers[0], mtimeNanos: numbers[1], inode: UInt64(bitPattern: numbers[2]))
     }
 
     public static func remove(_ workspace: Workspace, zone: ZoneID) throws(RecSyncError) {
