@@ -8,7 +8,7 @@ struct PageApplier {
     let engine: SyncEngine
     let workspace: Workspace
     let zone: ZoneID
-    var batch = WriteBatch()
+    var batch: WriteBatch
     /// Index entries to record after the batch is durable: file → (record, fields, and the
     /// record file's stamp when the batch does not write that file).
     var indexUpdates: [String: (name: String, tag: String, fields: [String: FieldValue], fileStamp: FileStamp?)] = [:]
@@ -28,6 +28,7 @@ struct PageApplier {
         self.engine = engine
         self.workspace = workspace
         self.zone = zone
+        batch = workspace.recordBatch()
         handles = Workspace.DirectoryHandles(zoneDirectory: workspace.zoneDirectory(zone))
     }
 

@@ -101,7 +101,7 @@ extension SyncEngine {
         report.commit = result.commit
 
         // 3. Record what the store now holds: sidecars, index, conflicts.
-        var batch = WriteBatch()
+        var batch = ws.recordBatch()
         var indexes: [ZoneID: ZoneIndex] = Dictionary(uniqueKeysWithValues: scans.map { ($0.zone, $0.index) })
         var indexed: [(ZoneID, String, RecordID, String, [String: FieldValue], FileStamp?)] = []
         for item in result.saveResults {

@@ -36,7 +36,7 @@ extension SyncEngine {
         }
         for conflict in conflicts {
             let id = conflict.recordID
-            var batch = WriteBatch()
+            var batch = ws.recordBatch()
             switch strategy {
             case .ours:
                 break  // what is on disk stays, including edits made after the conflict arose

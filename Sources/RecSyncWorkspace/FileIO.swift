@@ -172,8 +172,13 @@ public struct WriteBatch {
 
     private var writes: [Write] = []
     private var removals: [(path: String, expect: Expectation?, group: String?)] = []
+    /// A file that lists the directories this batch creates temp files in while it runs, so
+    /// that a sync killed half-way can find its leftovers without listing every directory.
+    let registry: String?
 
-    public init() {}
+    public init(registry: String? = nil) {
+        self.registry = registry
+    }
 
     public var isEmpty: Bool { writes.isEmpty && removals.isEmpty }
 
@@ -213,6 +218,12 @@ public struct WriteBatch {
         }
         var temps: [(dir: Int32, dirPath: String, temp: String, name: String, write: Write)] = []
         defer { for t in temps { unlinkat(t.dir, t.temp, 0) } }
+        if let registry, !writes.isEmpty {
+            // Not synced by itself: the batch's syncfs makes it durable with the temp files.
+            let dirs = Set(writes.map { Self.split($0.path).dir }).sorted().joined(separator: "\n") + "\n"
+            _ = FileManager.default.createFile(atPath: registry, contents: Data(dirs.utf8))
+        }
+        defer { if let registry { unlink(registry) } }
         // Short temp names: a record's file name may already be near the 255-byte limit.
         let prefix = ".tmp-\(getpid())-"
         var counter = 0

@@ -211,20 +211,27 @@ public final class Workspace: Sendable {
 
     // MARK: Crash leftovers
 
-    /// Removes the temp files a killed sync left beside their targets (`.<name>.tmp-<pid>`).
-    /// Call it holding the lock: then no other sync is writing any.
+    /// Where a running write batch lists the directories it has temp files in.
+    public var tempRegistry: String { "\(stateDir)/writing" }
+
+    /// A write batch for record files and sidecars (see `removeStaleTemporaryFiles`).
+    public func recordBatch() -> WriteBatch { WriteBatch(registry: tempRegistry) }
+
+    /// Removes the temp files a killed sync left beside their targets (`.tmp-<pid>-<n>`): in the
+    /// directories the interrupted batch listed, and in the sync state. Call it holding the
+    /// lock: then no other sync is writing any. Cost follows the leftovers, not the workspace.
     public func removeStaleTemporaryFiles() {
         var dirs = [stateDir]
-        for zone in localZones().zones {
-            dirs.append(zoneDirectory(zone))
-            dirs.append("\(zoneDirectory(zone))/.system")
+        if let listed = try? FileIO.read(tempRegistry) {
+            dirs += listed.split(separator: 10).map { String(decoding: $0, as: UTF8.self) }.filter { $0.hasPrefix(root + "/") }
+            unlink(tempRegistry)
         }
         while let dir = dirs.popLast() {
             for name in FileIO.list(dir) {
                 let path = "\(dir)/\(name)"
-                if name.hasPrefix("."), name.contains(".tmp-") {
+                if name.hasPrefix("."), name.contains(".tmp-") || name.hasPrefix(".tmp-") {
                     unlink(path)
-                } else if dir.hasPrefix(stateDir), FileIO.isDirectory(path), !FileIO.isSymlink(path) {
+                } else if dir.hasPrefix(stateDir), !["mirror", "lost+found"].contains(name), FileIO.isDirectory(path), !FileIO.isSymlink(path) {
                     dirs.append(path)
                 }
             }

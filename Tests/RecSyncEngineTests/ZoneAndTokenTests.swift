@@ -199,3 +199,24 @@ func names(_ records: [Record]) -> [String] { records.map(\.recordID.recordName)
         #expect(pulled.lostAndFound.count == 1)
     }
 }
+
+/// What a killed sync leaves behind is cleaned up by the next one.
+@Suite struct LeftoverTests {
+    @Test func tempFilesOfAKilledBatchAreRemoved() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        try laptop.write("notes", "r", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        let dir = "\(laptop.workspace.root)/private/notes"
+        // As a batch killed half-way leaves them: temp files, and the list of their directories.
+        try writeFile("\(dir)/.tmp-99999-1", "partial")
+        try writeFile("\(dir)/.system/.tmp-99999-2", "partial")
+        try writeFile(laptop.workspace.tempRegistry, "\(dir)\n\(dir)/.system\n")
+        try writeFile("\(laptop.workspace.stateDir)/tokens/.tmp-99999-3", "partial")
+        _ = try await laptop.pull()
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/.tmp-99999-1"))
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/.system/.tmp-99999-2"))
+        #expect(!FileManager.default.fileExists(atPath: "\(laptop.workspace.stateDir)/tokens/.tmp-99999-3"))
+        #expect(!FileManager.default.fileExists(atPath: laptop.workspace.tempRegistry))
+    }
+}
