@@ -68,13 +68,33 @@ edit_records() {
 rows=()
 row() { rows+=("$(printf '%-34s %9s  %-26s %-26s %7s  %8s' "$@")"); }
 
+# report LABEL N: one table row from the timings in rc/gc and the peak RSS in maxrss
+report() {
+  read -r rm rmin rmax <<<"$(stats "${rc[*]}")"; read -r gm gmin gmax <<<"$(stats "${gc[*]}")"
+  row "$1" "$2" "$(fmt "$rm") ($(fmt "$rmin")-$(fmt "$rmax"))" "$(fmt "$gm") ($(fmt "$gmin")-$(fmt "$gmax"))" \
+    "$(awk -v a="$rm" -v b="$gm" 'BEGIN{printf "%.2f", a/b}')" "$((maxrss/1024)) MB"
+}
+
+# measure LABEL N PREPARE_RECSYNC RECSYNC_COMMAND PREPARE_GIT GIT_COMMAND: $runs timed runs of
+# each command (as shell words, evaluated with $i set), each after its untimed preparation
+measure() {
+  local label=$1 n=$2 prep_r=$3 cmd_r=$4 prep_g=$5 cmd_g=$6
+  rc=(); gc=(); maxrss=0
+  for i in $(seq "$runs"); do
+    eval "$prep_r"
+    eval "time_cmd t r $cmd_r"; rc+=("$t"); [ "$r" -gt "$maxrss" ] && maxrss=$r
+    eval "$prep_g"
+    eval "time_cmd t r $cmd_g"; gc+=("$t")
+  done
+  report "$label" "$n"
+}
+
 for n in $sizes; do
   echo "== N = $n: making the store" >&2
   d="$work/$n"; mkdir -p "$d"
   "$bin/recsync-bench" --make-store "$d/store.git" --records "$n" --zones 10 >&2
   cp -r "$d/store.git" "$d/git-store.git"     # git gets its own copy of the same objects
 
-  declare -a rc gc rss
   # 1. clone
   rc=(); gc=(); maxrss=0
   # Each run clones into a new directory: deleting tens of thousands of files just before
@@ -84,55 +104,32 @@ for n in $sizes; do
     time_cmd t r git clone -q "$d/git-store.git" "$d/gc$i"; gc+=("$t")
   done
   mv "$d/rc1" "$d/rc"; mv "$d/gc1" "$d/gc"
-  read -r rm rmin rmax <<<"$(stats "${rc[*]}")"; read -r gm gmin gmax <<<"$(stats "${gc[*]}")"
-  row "clone" "$n" "$(fmt "$rm") ($(fmt "$rmin")-$(fmt "$rmax"))" "$(fmt "$gm") ($(fmt "$gmin")-$(fmt "$gmax"))" "$(awk -v a="$rm" -v b="$gm" 'BEGIN{printf "%.2f", a/b}')" "$((maxrss/1024)) MB"
+  report "clone" "$n"
 
   # second workspace / checkout that produces the changes
   "$recsync" clone "$d/store.git" "$d/rcb" >/dev/null 2>&1
   git clone -q "$d/git-store.git" "$d/gcb"
 
-  # 2. incremental pull of 100 changes
-  rc=(); gc=(); maxrss=0
-  for i in $(seq "$runs"); do
-    edit_records "$d/rcb/private" 100 "p$i"; "$recsync" -C "$d/rcb" push >/dev/null 2>&1
-    edit_records "$d/gcb/zones" 100 "p$i"; (cd "$d/gcb" && git add -A && git commit -q -m "p$i" && git push -q)
-    time_cmd t r "$recsync" -C "$d/rc" pull; rc+=("$t"); [ "$r" -gt "$maxrss" ] && maxrss=$r
-    time_cmd t r git -C "$d/gc" pull -q; gc+=("$t")
-  done
-  read -r rm rmin rmax <<<"$(stats "${rc[*]}")"; read -r gm gmin gmax <<<"$(stats "${gc[*]}")"
-  row "pull, 100 changed records" "$n" "$(fmt "$rm") ($(fmt "$rmin")-$(fmt "$rmax"))" "$(fmt "$gm") ($(fmt "$gmin")-$(fmt "$gmax"))" "$(awk -v a="$rm" -v b="$gm" 'BEGIN{printf "%.2f", a/b}')" "$((maxrss/1024)) MB"
+  # 2. incremental pull of 100 changes (the other clones push them first, untimed)
+  measure "pull, 100 changed records" "$n" \
+    'edit_records "$d/rcb/private" 100 "p$i"; "$recsync" -C "$d/rcb" push >/dev/null 2>&1' \
+    '"$recsync" -C "$d/rc" pull' \
+    'edit_records "$d/gcb/zones" 100 "p$i"; (cd "$d/gcb" && git add -A && git commit -q -m "p$i" && git push -q)' \
+    'git -C "$d/gc" pull -q'
 
   # 3. push of 1,000 edits
-  rc=(); gc=(); maxrss=0
-  for i in $(seq "$runs"); do
-    edit_records "$d/rc/private" 1000 "e$i"
-    time_cmd t r "$recsync" -C "$d/rc" push; rc+=("$t"); [ "$r" -gt "$maxrss" ] && maxrss=$r
-    edit_records "$d/gc/zones" 1000 "e$i"
-    time_cmd t r sh -c "cd '$d/gc' && git add -A && git commit -q -m e$i && git push -q"; gc+=("$t")
-  done
-  read -r rm rmin rmax <<<"$(stats "${rc[*]}")"; read -r gm gmin gmax <<<"$(stats "${gc[*]}")"
-  row "push, 1000 edited records" "$n" "$(fmt "$rm") ($(fmt "$rmin")-$(fmt "$rmax"))" "$(fmt "$gm") ($(fmt "$gmin")-$(fmt "$gmax"))" "$(awk -v a="$rm" -v b="$gm" 'BEGIN{printf "%.2f", a/b}')" "$((maxrss/1024)) MB"
+  measure "push, 1000 edited records" "$n" \
+    'edit_records "$d/rc/private" 1000 "e$i"' '"$recsync" -C "$d/rc" push' \
+    'edit_records "$d/gc/zones" 1000 "e$i"' 'sh -c "cd $d/gc && git add -A && git commit -q -m e$i && git push -q"'
 
-  # 4. status with nothing changed
-  rc=(); gc=(); maxrss=0
+  # 4. status with nothing changed (one untimed status first, as a user's index is warm)
   "$recsync" -C "$d/rc" status >/dev/null 2>&1 || true
-  for i in $(seq "$runs"); do
-    time_cmd t r "$recsync" -C "$d/rc" status; rc+=("$t"); [ "$r" -gt "$maxrss" ] && maxrss=$r
-    time_cmd t r git -C "$d/gc" status --porcelain; gc+=("$t")
-  done
-  read -r rm rmin rmax <<<"$(stats "${rc[*]}")"; read -r gm gmin gmax <<<"$(stats "${gc[*]}")"
-  row "status, nothing changed" "$n" "$(fmt "$rm") ($(fmt "$rmin")-$(fmt "$rmax"))" "$(fmt "$gm") ($(fmt "$gmin")-$(fmt "$gmax"))" "$(awk -v a="$rm" -v b="$gm" 'BEGIN{printf "%.2f", a/b}')" "$((maxrss/1024)) MB"
+  measure "status, nothing changed" "$n" ':' '"$recsync" -C "$d/rc" status' ':' 'git -C "$d/gc" status --porcelain'
 
   # 5. push of one record
-  rc=(); gc=(); maxrss=0
-  for i in $(seq "$runs"); do
-    edit_records "$d/rc/private" 1 "o$i"
-    time_cmd t r "$recsync" -C "$d/rc" push; rc+=("$t"); [ "$r" -gt "$maxrss" ] && maxrss=$r
-    edit_records "$d/gc/zones" 1 "o$i"
-    time_cmd t r sh -c "cd '$d/gc' && git add -A && git commit -q -m o$i && git push -q"; gc+=("$t")
-  done
-  read -r rm rmin rmax <<<"$(stats "${rc[*]}")"; read -r gm gmin gmax <<<"$(stats "${gc[*]}")"
-  row "push, one record" "$n" "$(fmt "$rm") ($(fmt "$rmin")-$(fmt "$rmax"))" "$(fmt "$gm") ($(fmt "$gmin")-$(fmt "$gmax"))" "$(awk -v a="$rm" -v b="$gm" 'BEGIN{printf "%.2f", a/b}')" "$((maxrss/1024)) MB"
+  measure "push, one record" "$n" \
+    'edit_records "$d/rc/private" 1 "o$i"' '"$recsync" -C "$d/rc" push' \
+    'edit_records "$d/gc/zones" 1 "o$i"' 'sh -c "cd $d/gc && git add -A && git commit -q -m o$i && git push -q"'
   rm -rf "$d"
   # Before the next size, let ext4 forget the freed inodes (see clone above).
   if [ "$n" != "${sizes##* }" ]; then sync; sleep 30; fi
