@@ -11,7 +11,7 @@ struct PageApplier {
     var batch: WriteBatch
     /// Index entries to record after the batch is durable: file → (record, fields, and the
     /// record file's stamp when the batch does not write that file).
-    var indexUpdates: [String: (name: String, tag: String, fields: [String: FieldValue], fileStamp: FileStamp?)] = [:]
+    var indexUpdates: [String: (name: String, tag: String, hash: String, fileStamp: FileStamp?)] = [:]
     var indexRemovals: Set<String> = []
     /// What each guarded write or removal would have applied, for a conflict if the file
     /// changed under it: file → (record ID, the incoming version or nil for a deletion, the
@@ -78,7 +78,7 @@ struct PageApplier {
                 // Both sides hold the same values: adopt the store's version, nothing to merge.
                 batch.write(workspace.sidecarPath(id), WorkspaceEncoding.encodeSystemFields(record.systemFields))
                 // The record file is not rewritten: the index keeps its stamp as inspected.
-                indexUpdates[file] = (id.recordName, record.changeTag ?? "", record.fields, local.fileStamp)
+                indexUpdates[file] = (id.recordName, record.changeTag ?? "", ZoneIndex.hash(record.fields), local.fileStamp)
                 return
             }
             if local.knownTag == record.changeTag { return }  // the store has not moved; our edit stands
@@ -114,9 +114,9 @@ struct PageApplier {
     }
 
     mutating func write(_ record: Record, file: String, expect: WriteBatch.Expectation, knownTag: String?) {
-        workspace.stage(record, in: &batch, expect: expect)
+        let hash = workspace.stage(record, in: &batch, expect: expect)
         guarded[file] = (record.recordID, record, knownTag)
-        indexUpdates[file] = (record.recordID.recordName, record.changeTag ?? "", record.fields, nil)
+        indexUpdates[file] = (record.recordID.recordName, record.changeTag ?? "", hash, nil)
         indexRemovals.remove(file)
         written += 1
     }
@@ -149,7 +149,7 @@ struct PageApplier {
         for (file, u) in indexUpdates {
             let fileStamp = batch.writtenStamps["\(dir)/\(file)"] ?? u.fileStamp
             let sideStamp = batch.writtenStamps["\(dir)/.system/\(file)"]
-            index.record(file: file, recordName: u.name, tag: u.tag, fields: u.fields, fileStamp: fileStamp, sideStamp: sideStamp)
+            index.record(file: file, recordName: u.name, tag: u.tag, hash: u.hash, fileStamp: fileStamp, sideStamp: sideStamp)
         }
         indexUpdates.removeAll()
         indexRemovals.removeAll()

@@ -146,7 +146,7 @@ extension SyncEngine {
         for (zone, file, id, tag, fields, stamp) in indexed {
             // The record file's stat as it was read (an edit made during the push stays an
             // edit); the sidecar's as written.
-            indexes[zone]?.record(file: file, recordName: id.recordName, tag: tag, fields: fields,
+            indexes[zone]?.record(file: file, recordName: id.recordName, tag: tag, hash: ZoneIndex.hash(fields),
                                   fileStamp: stamp, sideStamp: batch.writtenStamps[ws.sidecarPath(id)])
         }
         for var index in indexes.values { try index.save() }

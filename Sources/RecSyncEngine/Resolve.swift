@@ -74,7 +74,7 @@ extension SyncEngine {
             try batch.commit()
             var index = ZoneIndex.load(ws, zone: id.zoneID)
             if strategy == .theirs, let system = conflict.serverSystem, let server = conflict.server {
-                index.record(file: conflict.fileName, recordName: id.recordName, tag: system.changeTag ?? "", fields: server,
+                index.record(file: conflict.fileName, recordName: id.recordName, tag: system.changeTag ?? "", hash: ZoneIndex.hash(server),
                              fileStamp: batch.writtenStamps[ws.recordPath(id)], sideStamp: batch.writtenStamps[ws.sidecarPath(id)])
             } else {
                 index.entries[conflict.fileName] = nil

@@ -97,10 +97,13 @@ public struct SyncEngine: Sendable {
 extension Workspace {
     /// Writes a record's file and then its sidecar into a batch; the file only if it still is
     /// what `expect` says (the sidecar follows the file, or is skipped with it).
-    func stage(_ record: Record, in batch: inout WriteBatch, expect: WriteBatch.Expectation?) {
+    /// Returns the index hash of what it writes (the canonical bytes are made once).
+    func stage(_ record: Record, in batch: inout WriteBatch, expect: WriteBatch.Expectation?) -> String {
         let group = Self.fileName(for: record.recordID.recordName)
-        batch.write(recordPath(record.recordID), WorkspaceEncoding.encodeFields(record.fields), expect: expect, group: group)
+        let bytes = WorkspaceEncoding.encodeFields(record.fields)
+        batch.write(recordPath(record.recordID), bytes, expect: expect, group: group)
         batch.write(sidecarPath(record.recordID), WorkspaceEncoding.encodeSystemFields(record.systemFields), late: true, group: group)
+        return ContentHash.of(bytes)
     }
 
     /// Removes a record's file (only if it still is what `expect` says) and its sidecar.

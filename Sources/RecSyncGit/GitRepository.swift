@@ -341,11 +341,6 @@ public final class GitRepository {
         return GitTreeEntry(name: name, oid: oid, kind: kind)
     }
 
-    /// The OID of the empty tree (written if missing).
-    public func emptyTree() throws(GitError) -> GitOID {
-        try updateTree(base: nil, updates: [])
-    }
-
     /// Applies updates to a tree (nil = empty tree) and returns the new tree's OID.
     ///
     /// Intermediate trees are created and removed as needed; one call handles many updates.

@@ -216,14 +216,17 @@ public struct WriteBatch {
             dirFDs[dir] = fd
             return fd
         }
-        var temps: [(dir: Int32, dirPath: String, temp: String, name: String, write: Write)] = []
-        defer { for t in temps { unlinkat(t.dir, t.temp, 0) } }
+        var registered: String?
         if let registry, !writes.isEmpty {
             // Not synced by itself: the batch's syncfs makes it durable with the temp files.
             let dirs = Set(writes.map { Self.split($0.path).dir }).sorted().joined(separator: "\n") + "\n"
             _ = FileManager.default.createFile(atPath: registry, contents: Data(dirs.utf8))
+            registered = registry
         }
-        defer { if let registry { unlink(registry) } }
+        // Defers run last-first: this batch's leftover temp files go before its registry entry.
+        defer { if let registered { unlink(registered) } }
+        var temps: [(dir: Int32, dirPath: String, temp: String, name: String, write: Write)] = []
+        defer { for t in temps { unlinkat(t.dir, t.temp, 0) } }
         // Short temp names: a record's file name may already be near the 255-byte limit.
         let prefix = ".tmp-\(getpid())-"
         var counter = 0

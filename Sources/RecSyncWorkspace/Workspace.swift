@@ -223,7 +223,13 @@ public final class Workspace: Sendable {
     public func removeStaleTemporaryFiles() {
         var dirs = [stateDir]
         if let listed = try? FileIO.read(tempRegistry) {
+            // A batch was interrupted: look where it said, and in every zone directory too,
+            // since the list is only as durable as the batch that wrote it.
             dirs += listed.split(separator: 10).map { String(decoding: $0, as: UTF8.self) }.filter { $0.hasPrefix(root + "/") }
+            for zone in localZones().zones {
+                dirs.append(zoneDirectory(zone))
+                dirs.append("\(zoneDirectory(zone))/.system")
+            }
             unlink(tempRegistry)
         }
         while let dir = dirs.popLast() {

@@ -109,8 +109,9 @@ public struct ZoneIndex: Sendable {
     }
 
     /// Records an entry with the stamps given (from the files as written or as inspected).
-    public mutating func record(file: String, recordName: String, tag: String, fields: [String: FieldValue], fileStamp: FileStamp?, sideStamp: FileStamp?) {
-        entries[file] = IndexEntry(name: recordName, tag: tag, hash: Self.hash(fields), file: fileStamp, side: sideStamp)
+    /// `hash` is `ZoneIndex.hash` of the fields, or `ContentHash.of` their canonical bytes.
+    public mutating func record(file: String, recordName: String, tag: String, hash: String, fileStamp: FileStamp?, sideStamp: FileStamp?) {
+        entries[file] = IndexEntry(name: recordName, tag: tag, hash: hash, file: fileStamp, side: sideStamp)
     }
 
     public static func hash(_ fields: [String: FieldValue]) -> String {

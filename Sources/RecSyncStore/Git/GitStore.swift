@@ -159,21 +159,29 @@ public actor GitStore: RemoteStore {
     /// The change tags a record had, newest first, following the first-parent history
     /// (nil entries: the record did not exist at that commit). At most `limit` commits.
     public func recordHistory(_ id: RecordID, limit: Int = 10_000) throws(RecSyncError) -> [(commit: String, tag: String?)] {
-        try refresh()
         let repo = core.backend.repository
         var result: [(commit: String, tag: String?)] = []
+        try walkHistory { (oid, commit) throws(GitError) -> Bool in
+            let entry = try repo.entry(atPath: StoreLayout.recordPath(id), inTree: commit.tree)
+            result.append((oid.hex, entry?.oid.hex))
+            return result.count < limit
+        }
+        return result
+    }
+
+    /// Visits the first-parent history from the head, newest first, while `visit` returns true.
+    func walkHistory(_ visit: (GitOID, GitCommit) throws(GitError) -> Bool) throws(RecSyncError) {
+        let repo = core.backend.repository
         do {
             var next = try repo.referenceTarget(GitBackend.headRef)
-            while let c = next, result.count < limit {
+            while let c = next {
                 let commit = try repo.commit(c)
-                let entry = try repo.entry(atPath: StoreLayout.recordPath(id), inTree: commit.tree)
-                result.append((c.hex, entry?.oid.hex))
+                guard try visit(c, commit) else { return }
                 next = commit.parents.first
             }
         } catch {
             throw GitBackend.wrap(error, "reading history")
         }
-        return result
     }
 }
 
@@ -191,24 +199,18 @@ extension GitStore {
     /// The store's history, newest first, following first parents: its change log. With a
     /// zone, only the commits that changed that zone (its subtree differs from the parent's).
     public func log(limit: Int = 100, zone: ZoneID? = nil) throws(RecSyncError) -> [StoreCommit] {
-        try refresh()
         let repo = core.backend.repository
         var result: [StoreCommit] = []
-        do {
-            var next = try repo.referenceTarget(GitBackend.headRef)
-            while let c = next, result.count < limit {
-                let commit = try repo.commit(c)
-                next = commit.parents.first
-                if let zone {
-                    let path = StoreLayout.zoneDir(zone)
-                    let mine = try repo.entry(atPath: path, inTree: commit.tree)?.oid
-                    let parents = try next.map { p throws(GitError) in try repo.entry(atPath: path, inTree: repo.commit(p).tree)?.oid } ?? nil
-                    if mine == parents { continue }
-                }
-                result.append(StoreCommit(commit: c.hex, authorName: commit.authorName, authorEmail: commit.authorEmail, time: commit.time, message: commit.message))
+        try walkHistory { (oid, commit) throws(GitError) -> Bool in
+            if let zone {
+                // Only commits whose zone subtree differs from their parent's.
+                let path = StoreLayout.zoneDir(zone)
+                let mine = try repo.entry(atPath: path, inTree: commit.tree)?.oid
+                let parents = try commit.parents.first.map { p throws(GitError) in try repo.entry(atPath: path, inTree: repo.commit(p).tree)?.oid } ?? nil
+                if mine == parents { return true }
             }
-        } catch {
-            throw GitBackend.wrap(error, "reading history")
+            result.append(StoreCommit(commit: oid.hex, authorName: commit.authorName, authorEmail: commit.authorEmail, time: commit.time, message: commit.message))
+            return result.count < limit
         }
         return result
     }

@@ -76,7 +76,6 @@ public final class MemoryStorage: Sendable {
         }
     }
 
-    static func contentHash(_ bytes: [UInt8]) -> String { ContentHash.of(bytes) }
 }
 
 /// `StoreBackend` over `MemoryStorage`.
@@ -165,7 +164,7 @@ final class MemoryBackend: StoreBackend {
             for write in writes {
                 switch write {
                 case .saveRecord(let id, let bytes):
-                    let tag = MemoryStorage.contentHash(bytes)
+                    let tag = ContentHash.of(bytes)
                     s.blobs[tag] = bytes
                     tags[id] = tag
                     snap.zones[id.zoneID]?.records[id.recordName] = tag
