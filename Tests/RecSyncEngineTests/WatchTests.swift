@@ -93,7 +93,11 @@ import Testing
         try await Task.sleep(nanoseconds: 400_000_000)
         let moved = fixture.directory.file("moved.git")
         try FileManager.default.moveItem(atPath: fixture.path, toPath: moved)
-        try await Task.sleep(nanoseconds: 1_500_000_000)
+        // Gone until the watcher has noticed (bounded, generously for busy machines).
+        let away = Date()
+        while got.errors.withLock({ $0.isEmpty }), Date().timeIntervalSince(away) < 30 {
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
         try FileManager.default.moveItem(atPath: moved, toPath: fixture.path)
         try await alice.save([Build.record("after", in: notes)])
         let started = Date()
