@@ -144,7 +144,7 @@ struct PageApplier {
             try await conflict(g.id, file: file, client: client, server: g.server, ancestorTag: g.knownTag)
         }
         guarded.removeAll()
-        for file in indexRemovals { index.entries[file] = nil }
+        for file in indexRemovals { index[file] = nil }
         let dir = workspace.zoneDirectory(zone)
         for (file, u) in indexUpdates {
             let fileStamp = batch.writtenStamps["\(dir)/\(file)"] ?? u.fileStamp

@@ -13,9 +13,10 @@ extension SyncEngine {
     public func pull(events: @Sendable (SyncEvent) -> Void = { _ in }) async throws(RecSyncError) -> PullReport {
         let lock = try workspace.lock(purpose: "pull")
         defer { withExtendedLifetime(lock) {} }
-        workspace.removeStaleTemporaryFiles()
+        let keptAside = workspace.removeStaleTemporaryFiles()
         let ws = try checkStore()
         var report = PullReport()
+        report.lostAndFound += keptAside.map(ws.relative)
         for scope in [DatabaseScope.private, .shared] {
             try await pullScope(scope, workspace: ws, report: &report, events: events)
         }

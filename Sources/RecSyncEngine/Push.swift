@@ -13,9 +13,10 @@ extension SyncEngine {
     public func push(force: Bool = false, events: @Sendable (SyncEvent) -> Void = { _ in }) async throws(RecSyncError) -> PushReport {
         let lock = try workspace.lock(purpose: "push")
         defer { withExtendedLifetime(lock) {} }
-        workspace.removeStaleTemporaryFiles()
+        let keptAside = workspace.removeStaleTemporaryFiles()
         let ws = try checkStore()
         var report = PushReport()
+        report.notSent += keptAside.map { "\(ws.relative($0)): a file an interrupted pull was writing held something else; kept there, not pushed" }
 
         // 1. Read and check everything; nothing leaves the machine unless all of it is valid.
         let (zones, dirProblems) = ws.localZones()
@@ -125,7 +126,7 @@ extension SyncEngine {
             switch item.result {
             case .success, .failure(.unknownItem):
                 batch.remove(ws.sidecarPath(item.recordID))
-                indexes[item.recordID.zoneID]?.entries[local.fileName] = nil
+                indexes[item.recordID.zoneID]?[local.fileName] = nil
                 report.deleted.append(item.recordID)
             case .failure(.serverRecordChanged(let c)):
                 try await saveConflict(local, server: c.server, workspace: ws, report: &report, events: events)

@@ -77,7 +77,7 @@ extension SyncEngine {
                 index.record(file: conflict.fileName, recordName: id.recordName, tag: system.changeTag ?? "", hash: ZoneIndex.hash(server),
                              fileStamp: batch.writtenStamps[ws.recordPath(id)], sideStamp: batch.writtenStamps[ws.sidecarPath(id)])
             } else {
-                index.entries[conflict.fileName] = nil
+                index[conflict.fileName] = nil
             }
             try index.save()
             try ws.removeConflict(id.zoneID, fileName: conflict.fileName)

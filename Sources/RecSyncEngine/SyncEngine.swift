@@ -58,8 +58,14 @@ public struct SyncEngine: Sendable {
     /// Local changes since the last sync, new zones, and pending conflicts.
     public func status() async throws(RecSyncError) -> StatusReport {
         var report = StatusReport()
+        // A pull killed half-way leaves files it was creating: clear them up first (when no
+        // sync is running), or they would read as new records.
+        if FileIO.info(workspace.tempRegistry) != nil, let lock = try? workspace.lock(purpose: "status") {
+            let keptAside = withExtendedLifetime(lock) { workspace.removeStaleTemporaryFiles() }
+            report.problems += keptAside.map { "\(workspace.relative($0)): a file an interrupted pull was writing held something else; kept there" }
+        }
         let (zones, problems) = workspace.localZones()
-        report.problems = problems
+        report.problems += problems
         let onStore = Set(try await store.fetchAllRecordZones(scope: .private).map(\.zoneID))
         let scans = try await scanZones(zones, workspace: workspace)
         for (zone, var scan) in zip(zones, scans) {

@@ -13,6 +13,12 @@ public struct FileStamp: Sendable, Hashable, Codable {
     public var size: Int64
     public var mtimeNanos: Int64
     public var inode: UInt64
+
+    public init(size: Int64, mtimeNanos: Int64, inode: UInt64) {
+        self.size = size
+        self.mtimeNanos = mtimeNanos
+        self.inode = inode
+    }
 }
 
 /// A path's kind and stamp, from one `lstat`.
@@ -216,49 +222,102 @@ public struct WriteBatch {
             dirFDs[dir] = fd
             return fd
         }
+        // A file that must not exist yet (`.absent`) is created in place with O_EXCL, which is
+        // its check, instead of as a temp file renamed over its target: half the directory
+        // operations, for what a clone and most pulls write. So that a killed batch can take
+        // such files back, the registry names each with the hash of its content, and is durable
+        // before the first is created. A late write of the same group (a sidecar) follows in place.
+        let createsInPlace = registry != nil && writes.count > 1
+        var inPlace = [Bool](repeating: false, count: writes.count)
+        if createsInPlace {
+            var groups = Set<String>(), notInPlace = Set<String>()
+            for (i, w) in writes.enumerated() where !w.late {
+                let key = w.group ?? w.path
+                if w.expect == .absent { inPlace[i] = true; groups.insert(key) } else { notInPlace.insert(key) }
+            }
+            for (i, w) in writes.enumerated() where w.late && w.expect == nil {
+                if let g = w.group, groups.contains(g), !notInPlace.contains(g) { inPlace[i] = true }
+            }
+        }
+        let anyInPlace = inPlace.contains(true)
         var registered: String?
         if let registry, !writes.isEmpty {
-            // Not synced by itself: the batch's syncfs makes it durable with the temp files.
-            let dirs = Set(writes.map { Self.split($0.path).dir }).sorted().joined(separator: "\n") + "\n"
-            _ = FileManager.default.createFile(atPath: registry, contents: Data(dirs.utf8))
+            var list = Set(writes.map { Self.split($0.path).dir }).sorted().joined(separator: "\n") + "\n"
+            for (i, w) in writes.enumerated() where inPlace[i] {
+                list += "\(w.late ? "s" : "c")\t\(ContentHash.of(w.bytes))\t\(w.path)\n"
+            }
+            if anyInPlace {
+                try FileIO.writeAtomically(registry, Array(list.utf8))
+            } else {
+                // Not synced by itself: the batch's syncfs makes it durable with the temp files.
+                _ = FileManager.default.createFile(atPath: registry, contents: Data(list.utf8))
+            }
             registered = registry
         }
-        // Defers run last-first: this batch's leftover temp files go before its registry entry.
-        defer { if let registered { unlink(registered) } }
+        var created: [(dir: Int32, name: String)] = []
+        var succeeded = false
+        // Defers run last-first: this batch's leftover files go before its registry entry.
+        defer {
+            if let registered {
+                unlink(registered)
+                // Once in-place files may be indexed, a registry coming back after a crash would
+                // take them away again: its removal is durable first.
+                if anyInPlace && succeeded { try? FileIO.syncDirectory(Self.split(registered).dir) }
+            }
+        }
+        defer { if !succeeded { for c in created { unlinkat(c.dir, c.name, 0) } } }
         var temps: [(dir: Int32, dirPath: String, temp: String, name: String, write: Write)] = []
         defer { for t in temps { unlinkat(t.dir, t.temp, 0) } }
         // Short temp names: a record's file name may already be near the 255-byte limit.
         let prefix = ".tmp-\(getpid())-"
         var counter = 0
-        for w in writes {
+        // Writes before late writes: a late write in place needs its group's file created first.
+        let order = writes.indices.filter { !writes[$0].late } + writes.indices.filter { writes[$0].late }
+        for i in order {
+            let w = writes[i]
+            let key = w.group ?? w.path
+            if w.late && skipped.contains(key) { continue }
             let (dir, name) = Self.split(w.path)
             let dirFD = try directory(dir)
-            counter += 1
-            let temp = prefix + String(counter)
-            let fd = openat(dirFD, temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            if fd < 0 { throw FileIO.error("\(dir)/\(temp)", "cannot create") }
+            var fd: Int32 = -1
+            var target = name
+            if inPlace[i] {
+                fd = openat(dirFD, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+                if fd < 0 && errno == EEXIST && w.expect == .absent {
+                    skipped.insert(key)  // someone made the file meanwhile: it is theirs
+                    continue
+                }
+                if fd < 0 && errno != EEXIST { throw FileIO.error(w.path, "cannot create") }
+                if fd >= 0 { created.append((dirFD, name)) }
+            }
+            if fd < 0 {
+                counter += 1
+                target = prefix + String(counter)
+                fd = openat(dirFD, target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+                if fd < 0 { throw FileIO.error("\(dir)/\(target)", "cannot create") }
+                temps.append((dirFD, dir, target, name, w))
+            }
             var done = 0
             while done < w.bytes.count {
                 let n = w.bytes.withUnsafeBytes { buf in Glibc.write(fd, buf.baseAddress! + done, buf.count - done) }
                 if n < 0 {
                     if errno == EINTR { continue }
                     close(fd)
-                    throw FileIO.error("\(dir)/\(temp)", "cannot write")
+                    throw FileIO.error("\(dir)/\(target)", "cannot write")
                 }
                 done += n
             }
             // One file: fsync it. Many: one syncfs below flushes them all at once.
             if writes.count == 1 && fsync(fd) != 0 {
                 close(fd)
-                throw FileIO.error("\(dir)/\(temp)", "cannot sync")
+                throw FileIO.error("\(dir)/\(target)", "cannot sync")
             }
             var st = stat()
             if fstat(fd, &st) == 0 { writtenStamps[w.path] = FileInfo(st).stamp }
             close(fd)
-            temps.append((dirFD, dir, temp, name, w))
         }
-        if temps.count > 1, let dir = dirFDs.keys.first {
-            try Self.syncFileSystem(containing: dir, fallback: temps.map { "\($0.dirPath)/\($0.temp)" })
+        if temps.count + created.count > 1, let dir = dirFDs.keys.first {
+            try Self.syncFileSystem(containing: dir, fallback: temps.map { "\($0.dirPath)/\($0.temp)" } + writes.indices.filter { inPlace[$0] }.map { writes[$0].path })
         }
         func holds(_ dirFD: Int32, _ name: String, _ expect: Expectation?) -> Bool {
             guard let expect else { return true }
@@ -307,6 +366,7 @@ public struct WriteBatch {
                 try FileIO.syncDirectory(dir)
             }
         }
+        succeeded = true
         writes.removeAll()
         removals.removeAll()
     }

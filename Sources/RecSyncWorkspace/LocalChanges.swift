@@ -66,6 +66,7 @@ extension Workspace {
     public func scan(zone: ZoneID, base: BaseLookup) async throws(RecSyncError) -> ZoneScan {
         let dir = zoneDirectory(zone)
         var index = ZoneIndex.load(self, zone: zone)
+        index.loadAll()  // every file is looked up
         var problems: [String] = []
         var records: [LocalRecord] = []
         let files = Set(FileIO.list(dir).filter { !$0.hasPrefix(".") })
@@ -112,7 +113,7 @@ extension Workspace {
         let fileInfo = handles.map { $0.zone >= 0 ? FileIO.info(in: $0.zone, file) : nil } ?? FileIO.info("\(dir)/\(file)")
         let sideInfo = handles.map { $0.system >= 0 ? FileIO.info(in: $0.system, file) : nil } ?? FileIO.info("\(dir)/.system/\(file)")
         if fileInfo == nil && sideInfo == nil { return .nothing }
-        let entry = index.entries[file]
+        let entry = index[file]
         // Fast path: both files exactly as recsync left them (no path strings, no reads).
         if let entry, let fileInfo, let sideInfo, !fileInfo.isDirectory, !fileInfo.isSymlink,
            entry.file == fileInfo.stamp, entry.side == sideInfo.stamp, file.hasSuffix(".json"),
@@ -171,7 +172,7 @@ extension Workspace {
             }
             let clean = baseHash == hash
             if clean {
-                index.entries[file] = IndexEntry(name: recordName, tag: t, hash: hash, file: fileStamp, side: sideStamp)
+                index[file] = IndexEntry(name: recordName, tag: t, hash: hash, file: fileStamp, side: sideStamp)
             }
             return .record(LocalRecord(recordID: id, fileName: file, state: clean ? .clean : .modified, system: system, fields: f, fileStamp: fileStamp, knownTag: t))
         }

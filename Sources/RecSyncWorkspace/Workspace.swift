@@ -218,14 +218,25 @@ public final class Workspace: Sendable {
     public func recordBatch() -> WriteBatch { WriteBatch(registry: tempRegistry) }
 
     /// Removes the temp files a killed sync left beside their targets (`.tmp-<pid>-<n>`): in the
-    /// directories the interrupted batch listed, and in the sync state. Call it holding the
-    /// lock: then no other sync is writing any. Cost follows the leftovers, not the workspace.
-    public func removeStaleTemporaryFiles() {
+    /// directories the interrupted batch listed, and in the sync state; and takes back the files
+    /// it created in place (see `WriteBatch.commit`). Call it holding the lock: then no other
+    /// sync is writing any. Cost follows the leftovers, not the workspace.
+    /// Returns the files it had to keep aside in lost+found (ones that are not what was written).
+    @discardableResult
+    public func removeStaleTemporaryFiles() -> [String] {
         var dirs = [stateDir]
+        var keptAside: [String] = []
         if let listed = try? FileIO.read(tempRegistry) {
             // A batch was interrupted: look where it said, and in every zone directory too,
-            // since the list is only as durable as the batch that wrote it.
-            dirs += listed.split(separator: 10).map { String(decoding: $0, as: UTF8.self) }.filter { $0.hasPrefix(root + "/") }
+            // since the list of directories is only as durable as the batch that wrote it.
+            for line in listed.split(separator: 10).map({ String(decoding: $0, as: UTF8.self) }) {
+                let parts = line.split(separator: "\t", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+                if parts.count == 3, parts[0] == "c" || parts[0] == "s", parts[2].hasPrefix(root + "/") {
+                    if let kept = takeBack(parts[2], hash: parts[1], machineOwned: parts[0] == "s") { keptAside.append(kept) }
+                } else if line.hasPrefix(root + "/") {
+                    dirs.append(line)
+                }
+            }
             for zone in localZones().zones {
                 dirs.append(zoneDirectory(zone))
                 dirs.append("\(zoneDirectory(zone))/.system")
@@ -241,6 +252,34 @@ public final class Workspace: Sendable {
                     dirs.append(path)
                 }
             }
+        }
+        return keptAside
+    }
+
+    /// Undoes one in-place creation of an interrupted batch. A file holding exactly what the
+    /// batch meant to write (or nothing: it was cut off) goes: the store still has it and the
+    /// next pull writes it again. A sidecar that does not parse was cut off; one that does was
+    /// there before (the batch fell back to a rename). A record file holding anything else may be someone's edit
+    /// made since, so it is moved to lost+found; returns where it went.
+    func takeBack(_ path: String, hash: String, machineOwned: Bool) -> String? {
+        guard let info = FileIO.info(path), !info.isDirectory, !info.isSymlink else { return nil }
+        let bytes = (try? FileIO.read(path)) ?? nil
+        if info.stamp.size == 0 || bytes.map({ ContentHash.of($0) == hash }) == true {
+            unlink(path)
+            return nil
+        }
+        if machineOwned {
+            // A sidecar that was there before (a type note) stays; one cut off half-way goes.
+            if bytes.map({ (try? WorkspaceEncoding.decodeSystemFields($0)) == nil }) ?? true { unlink(path) }
+            return nil
+        }
+        let relative = String(path.dropFirst(root.count + 1))
+        let target = "\(stateDir)/lost+found/interrupted-\(getpid())/\(relative)"
+        do {
+            try FileIO.move(path, to: target)
+            return target
+        } catch {
+            return nil  // left where it is: it then reads as a local change, which loses nothing
         }
     }
 

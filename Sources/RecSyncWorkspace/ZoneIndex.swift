@@ -1,6 +1,10 @@
 import Foundation
 import RecSyncModel
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// What the workspace knew about one record file after it last synced it.
 public struct IndexEntry: Sendable, Hashable, Codable {
     /// The record name (file names may be hashed).
@@ -12,51 +16,196 @@ public struct IndexEntry: Sendable, Hashable, Codable {
     /// The record file and sidecar as `stat` saw them then.
     public var file: FileStamp?
     public var side: FileStamp?
+
+    public init(name: String, tag: String, hash: String, file: FileStamp?, side: FileStamp?) {
+        self.name = name
+        self.tag = tag
+        self.hash = hash
+        self.file = file
+        self.side = side
+    }
 }
 
 /// The stat index of one zone (machine-specific, not part of a snapshot): lets a scan skip
 /// reading files that have not changed since they were synced.
 ///
 /// It is a cache: a missing or stale entry only costs a read (and, at worst, a lookup of the
-/// base version in the store); it never decides that an edit is not an edit. Kept as one line
-/// per record (tab-separated, names escaped), read and written without a JSON decoder: at
-/// 100k records it is read by every status and pull.
+/// base version in the store); it never decides that an edit is not an edit.
+///
+/// On disk it is a base file sorted by file name plus a journal of later changes, both one
+/// line per file (tab-separated, names escaped) read without a JSON decoder. A pull looks up
+/// only the files it touches (binary search in the mapped base) and appends what changed to
+/// the journal, so its cost follows the changes, not the zone; a scan reads everything. The
+/// journal is folded into a new base once it is a sizeable fraction of it.
 public struct ZoneIndex: Sendable {
-    public var entries: [String: IndexEntry] {
-        didSet { dirty = true }
-    }
     let path: String
-    /// Whether `entries` changed since it was loaded or saved.
-    public private(set) var dirty = false
+    var journalPath: String { path + ".log" }
+    private var base: SortedLines
+    /// The whole base decoded, once a scan asked for it (`loadAll`).
+    private var decoded: [String: IndexEntry]?
+    /// The journal's latest word per file (nil: removed), and how many lines it has.
+    private var journal: [String: IndexEntry?]
+    private var journalLines: Int
+    /// Changes since load or save.
+    private var changes: [String: IndexEntry?] = [:]
+    /// Whether the base must be rewritten (an older format was read).
+    private var rewrite = false
 
-    static let header = Array("recsync-index 1\n".utf8)
+    /// Whether anything changed since it was loaded or saved.
+    public var dirty: Bool { !changes.isEmpty || rewrite }
+
+    static let header = "recsync-index 2 "
+    static let headerV1 = Array("recsync-index 1\n".utf8)
 
     public static func load(_ workspace: Workspace, zone: ZoneID) -> ZoneIndex {
-        let path = workspace.indexPath(zone)
-        var entries: [String: IndexEntry] = [:]
-        if let bytes = try? FileIO.read(path), bytes.starts(with: header) {
-            entries = decode(bytes[header.count...])
+        load(path: workspace.indexPath(zone))
+    }
+
+    static func load(path: String) -> ZoneIndex {
+        var journal: [String: IndexEntry?] = [:]
+        var lines = 0
+        if let bytes = try? FileIO.read(path + ".log") {
+            bytes.withUnsafeBufferPointer { buf in
+                lines = decode(buf, complete: true) { file, entry in journal[file] = entry }
+            }
         }
-        var index = ZoneIndex(entries: entries, path: path)
-        index.dirty = false
+        let base = SortedLines(path: path, header: header)
+        var rewrite = false
+        var decoded: [String: IndexEntry]?
+        if base == nil, let bytes = try? FileIO.read(path), bytes.starts(with: headerV1) {
+            // Version 1: one unsorted file. Read it all; the next save writes version 2.
+            var entries: [String: IndexEntry] = [:]
+            bytes.withUnsafeBufferPointer { buf in
+                _ = decode(UnsafeBufferPointer(rebasing: buf[headerV1.count...]), complete: false) { file, entry in entries[file] = entry }
+            }
+            decoded = entries
+            rewrite = true
+        }
+        var index = ZoneIndex(path: path, base: base ?? .empty, decoded: decoded, journal: journal, journalLines: lines)
+        index.rewrite = rewrite
         return index
     }
 
-    /// Writes the index if it changed.
+    private init(path: String, base: SortedLines, decoded: [String: IndexEntry]?, journal: [String: IndexEntry?], journalLines: Int) {
+        self.path = path
+        self.base = base
+        self.decoded = decoded
+        self.journal = journal
+        self.journalLines = journalLines
+    }
+
+    /// Decodes the whole base: for a scan, which looks up every file of the zone.
+    public mutating func loadAll() {
+        guard decoded == nil else { return }
+        var entries: [String: IndexEntry] = [:]
+        entries.reserveCapacity(base.count)
+        base.withBody { buf in
+            _ = Self.decode(buf, complete: false) { file, entry in entries[file] = entry }
+        }
+        decoded = entries
+    }
+
+    /// The entry of a record file, if the index has one.
+    public subscript(file: String) -> IndexEntry? {
+        get {
+            if let change = changes[file] { return change }
+            if let logged = journal[file] { return logged }
+            if let decoded { return decoded[file] }
+            return base.find(file).flatMap { line in Self.parse(line)?.entry }
+        }
+        set { changes[file] = .some(newValue) }
+    }
+
+    /// Records an entry with the stamps given (from the files as written or as inspected).
+    /// `hash` is `ZoneIndex.hash` of the fields, or `ContentHash.of` their canonical bytes.
+    public mutating func record(file: String, recordName: String, tag: String, hash: String, fileStamp: FileStamp?, sideStamp: FileStamp?) {
+        self[file] = IndexEntry(name: recordName, tag: tag, hash: hash, file: fileStamp, side: sideStamp)
+    }
+
+    /// Writes what changed: appended to the journal, or folded into a new base when the
+    /// journal would grow past an eighth of the base (and a few thousand lines).
     public mutating func save() throws(RecSyncError) {
         guard dirty else { return }
-        var out = Self.header
-        out.reserveCapacity(entries.count * 160)
-        for (file, e) in entries {
-            out += Array(file.utf8); out.append(9)
-            out += Array(NameEscaping.escape(e.name).utf8); out.append(9)
-            out += Array(e.tag.utf8); out.append(9)
-            out += Array(e.hash.utf8); out.append(9)
-            Self.put(e.file, into: &out); out.append(9)
-            Self.put(e.side, into: &out); out.append(10)
+        try FileIO.makeDirectories((path as NSString).deletingLastPathComponent)
+        let pending = journalLines + changes.count
+        if rewrite || pending > max(4096, base.count / 8) {
+            try compact()
+        } else {
+            var out: [UInt8] = []
+            out.reserveCapacity(changes.count * 160)
+            for (file, entry) in changes { Self.put(file, entry, into: &out) }
+            try Self.append(out, to: journalPath)
+            for (file, entry) in changes { journal[file] = entry }
+            journalLines += changes.count
         }
+        changes.removeAll()
+    }
+
+    /// Writes base, journal and changes as one sorted base, then drops the journal.
+    private mutating func compact() throws(RecSyncError) {
+        loadAll()
+        var entries = decoded ?? [:]
+        for (file, entry) in journal { entries[file] = entry }
+        for (file, entry) in changes { entries[file] = entry }
+        let sorted = entries.map { (key: Array($0.key.utf8), file: $0.key, entry: $0.value) }
+            .sorted { $0.key.lexicographicallyPrecedes($1.key) }
+        var out = Array("\(Self.header)\(sorted.count)\n".utf8)
+        out.reserveCapacity(sorted.count * 160 + out.count)
+        for e in sorted { Self.put(e.file, e.entry, into: &out) }
         try FileIO.writeAtomically(path, out)
-        dirty = false
+        unlink(journalPath)
+        base = SortedLines(path: path, header: Self.header) ?? .empty
+        decoded = entries
+        journal.removeAll()
+        journalLines = 0
+        rewrite = false
+    }
+
+    /// Appends to the journal and makes it durable. A line a crash cut short is ended first,
+    /// so it cannot run into the next one (the decoder drops it).
+    static func append(_ bytes: [UInt8], to path: String) throws(RecSyncError) {
+        let fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        if fd < 0 { throw FileIO.error(path, "cannot open") }
+        defer { close(fd) }
+        var out = bytes
+        var st = stat()
+        if fstat(fd, &st) == 0, st.st_size > 0 {
+            var last: UInt8 = 0
+            if pread(fd, &last, 1, st.st_size - 1) == 1, last != 10 { out.insert(10, at: 0) }
+        }
+        var done = 0
+        while done < out.count {
+            let n = out.withUnsafeBytes { buf in write(fd, buf.baseAddress! + done, buf.count - done) }
+            if n < 0 { if errno == EINTR { continue }; throw FileIO.error(path, "cannot write") }
+            done += n
+        }
+        if fdatasync(fd) != 0 { throw FileIO.error(path, "cannot sync") }
+    }
+
+    public static func remove(_ workspace: Workspace, zone: ZoneID) throws(RecSyncError) {
+        let path = workspace.indexPath(zone)
+        try FileIO.remove(path + ".log")
+        try FileIO.remove(path)
+    }
+
+    public static func hash(_ fields: [String: FieldValue]) -> String {
+        ContentHash.of(WorkspaceEncoding.encodeFields(fields))
+    }
+
+    // MARK: Lines
+
+    /// `file \t name \t tag \t hash \t file-stamp \t side-stamp \n`; a removal (journal only)
+    /// is the file name alone.
+    static func put(_ file: String, _ entry: IndexEntry?, into out: inout [UInt8]) {
+        out += Array(file.utf8)
+        if let e = entry {
+            out.append(9); out += Array(NameEscaping.escape(e.name).utf8)
+            out.append(9); out += Array(e.tag.utf8)
+            out.append(9); out += Array(e.hash.utf8)
+            out.append(9); put(e.file, into: &out)
+            out.append(9); put(e.side, into: &out)
+        }
+        out.append(10)
     }
 
     static func put(_ stamp: FileStamp?, into out: inout [UInt8]) {
@@ -64,57 +213,149 @@ public struct ZoneIndex: Sendable {
         out += Array("\(stamp.size) \(stamp.mtimeNanos) \(stamp.inode)".utf8)
     }
 
-    static func decode(_ bytes: ArraySlice<UInt8>) -> [String: IndexEntry] {
-        var entries: [String: IndexEntry] = [:]
-        entries.reserveCapacity(bytes.count / 150)
-        bytes.withUnsafeBufferPointer { buf in
-            var i = 0
-            let n = buf.count
-            // One pass: six tab-separated fields per line, no intermediate arrays.
-            while i < n {
-                var fields: [(Int, Int)] = []
-                fields.reserveCapacity(6)
-                var start = i
-                while i < n && buf[i] != 10 {
-                    if buf[i] == 9 { fields.append((start, i)); start = i + 1 }
-                    i += 1
-                }
-                fields.append((start, i))
-                i += 1
-                guard fields.count == 6 else { continue }
-                func text(_ f: (Int, Int)) -> String { String(decoding: UnsafeBufferPointer(rebasing: buf[f.0..<f.1]), as: UTF8.self) }
-                func stamp(_ f: (Int, Int)) -> FileStamp? {
-                    var numbers: [Int64] = [0, 0, 0]
-                    var k = 0
-                    var seen = false
-                    for j in f.0..<f.1 {
-                        let c = buf[j]
-                        if c == 32 { if !seen { return nil }; k += 1; seen = false; if k > 2 { return nil }; continue }
-                        guard c >= 48 && c <= 57 else { return nil }
-                        numbers[k] = numbers[k] &* 10 &+ Int64(c - 48)
-                        seen = true
-                    }
-                    guard k == 2 && seen else { return nil }
-                    return FileStamp(size: numbers[0], mtimeNanos: numbers[1], inode: UInt64(bitPattern: numbers[2]))
-                }
-                guard let name = NameEscaping.unescape(text(fields[1])) else { continue }
-                entries[text(fields[0])] = IndexEntry(name: name, tag: text(fields[2]), hash: text(fields[3]), file: stamp(fields[4]), side: stamp(fields[5]))
+    /// Decodes lines, calling `each` with (file, entry or nil for a removal). With `complete`,
+    /// a last line without its newline (cut short by a crash) is dropped. Returns the lines.
+    static func decode(_ buf: UnsafeBufferPointer<UInt8>, complete: Bool, _ each: (String, IndexEntry?) -> Void) -> Int {
+        var i = 0
+        var count = 0
+        let n = buf.count
+        while i < n {
+            var end = i
+            while end < n && buf[end] != 10 { end += 1 }
+            if end == n && complete { break }
+            if let (file, entry) = parse(UnsafeBufferPointer(rebasing: buf[i..<end])) {
+                each(file, entry)
+                count += 1
             }
+            i = end + 1
         }
-        return entries
+        return count
     }
 
-    public static func remove(_ workspace: Workspace, zone: ZoneID) throws(RecSyncError) {
-        try FileIO.remove(workspace.indexPath(zone))
+    /// One line (without its newline): nil when it is damaged.
+    static func parse(_ line: UnsafeBufferPointer<UInt8>) -> (file: String, entry: IndexEntry?)? {
+        var fields: [(Int, Int)] = []
+        fields.reserveCapacity(6)
+        var start = 0
+        for j in 0..<line.count where line[j] == 9 {
+            fields.append((start, j))
+            start = j + 1
+        }
+        fields.append((start, line.count))
+        func text(_ f: (Int, Int)) -> String { String(decoding: UnsafeBufferPointer(rebasing: line[f.0..<f.1]), as: UTF8.self) }
+        if fields.count == 1 {
+            return line.isEmpty ? nil : (text(fields[0]), nil)
+        }
+        guard fields.count == 6, let name = NameEscaping.unescape(text(fields[1])) else { return nil }
+        func stamp(_ f: (Int, Int)) -> FileStamp? {
+            var numbers: (Int64, Int64, Int64) = (0, 0, 0)
+            var k = 0
+            var seen = false
+            for j in f.0..<f.1 {
+                let c = line[j]
+                if c == 32 { if !seen { return nil }; k += 1; seen = false; if k > 2 { return nil }; continue }
+                guard c >= 48 && c <= 57 else { return nil }
+                let d = Int64(c - 48)
+                switch k {
+                case 0: numbers.0 = numbers.0 &* 10 &+ d
+                case 1: numbers.1 = numbers.1 &* 10 &+ d
+                default: numbers.2 = numbers.2 &* 10 &+ d
+                }
+                seen = true
+            }
+            guard k == 2 && seen else { return nil }
+            return FileStamp(size: numbers.0, mtimeNanos: numbers.1, inode: UInt64(bitPattern: numbers.2))
+        }
+        return (text(fields[0]), IndexEntry(name: name, tag: text(fields[2]), hash: text(fields[3]), file: stamp(fields[4]), side: stamp(fields[5])))
+    }
+}
+
+/// A read-only mapping of a file of lines sorted by their first tab-separated field (as
+/// bytes), after a header line `<header><count>`: lines are found by binary search without
+/// reading the rest. Unmapped when the last copy goes.
+final class SortedLines: @unchecked Sendable {
+    // Immutable after init: the mapping is only read.
+    private let start: UnsafeRawPointer?
+    private let length: Int
+    private let bodyOffset: Int
+    let count: Int
+
+    static let empty = SortedLines()
+
+    private init() {
+        start = nil
+        length = 0
+        bodyOffset = 0
+        count = 0
     }
 
-    /// Records an entry with the stamps given (from the files as written or as inspected).
-    /// `hash` is `ZoneIndex.hash` of the fields, or `ContentHash.of` their canonical bytes.
-    public mutating func record(file: String, recordName: String, tag: String, hash: String, fileStamp: FileStamp?, sideStamp: FileStamp?) {
-        entries[file] = IndexEntry(name: recordName, tag: tag, hash: hash, file: fileStamp, side: sideStamp)
+    /// Maps the file; nil when it is missing or does not start with the header.
+    init?(path: String, header: String) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 { return nil }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_size > 0 else { return nil }
+        let size = Int(st.st_size)
+        guard let map = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), map != MAP_FAILED else { return nil }
+        let bytes = UnsafeBufferPointer(start: map.assumingMemoryBound(to: UInt8.self), count: size)
+        let headerBytes = Array(header.utf8)
+        var ok = bytes.starts(with: headerBytes)
+        var k = headerBytes.count
+        var number = 0
+        while ok && k < size && bytes[k] != 10 {
+            let c = bytes[k]
+            if c < 48 || c > 57 { ok = false; break }
+            number = number &* 10 &+ Int(c - 48)
+            k += 1
+        }
+        guard ok, k < size else {
+            munmap(map, size)
+            return nil
+        }
+        start = UnsafeRawPointer(map)
+        length = size
+        bodyOffset = k + 1
+        count = number
     }
 
-    public static func hash(_ fields: [String: FieldValue]) -> String {
-        ContentHash.of(WorkspaceEncoding.encodeFields(fields))
+    deinit {
+        if let start { munmap(UnsafeMutableRawPointer(mutating: start), length) }
+    }
+
+    func withBody<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        guard let start else { return body(UnsafeBufferPointer(start: nil, count: 0)) }
+        let all = UnsafeBufferPointer(start: start.assumingMemoryBound(to: UInt8.self), count: length)
+        return body(UnsafeBufferPointer(rebasing: all[bodyOffset...]))
+    }
+
+    /// The line (without its newline) whose first field is `key`, if there is one.
+    func find(_ key: String) -> UnsafeBufferPointer<UInt8>? {
+        let target = Array(key.utf8)
+        return withBody { buf -> UnsafeBufferPointer<UInt8>? in
+            var lo = 0
+            var hi = buf.count
+            while lo < hi {
+                var s = (lo + hi) / 2
+                while s > lo && buf[s - 1] != 10 { s -= 1 }
+                var e = s
+                while e < buf.count && buf[e] != 10 { e += 1 }
+                var k = s
+                while k < e && buf[k] != 9 { k += 1 }
+                // Compare the line's key buf[s..<k] with the target, byte by byte.
+                var order = 0
+                var a = s, b = 0
+                while order == 0 {
+                    if a == k && b == target.count { break }
+                    if a == k { order = -1; break }
+                    if b == target.count { order = 1; break }
+                    if buf[a] != target[b] { order = buf[a] < target[b] ? -1 : 1; break }
+                    a += 1; b += 1
+                }
+                if order == 0 { return UnsafeBufferPointer(rebasing: buf[s..<e]) }
+                if order < 0 { lo = e + 1 } else { hi = s }
+            }
+            return nil
+        }
     }
 }
