@@ -28,7 +28,7 @@ struct PageApplier {
         self.engine = engine
         self.workspace = workspace
         self.zone = zone
-        batch = workspace.recordBatch()
+        batch = workspace.recordBatch(zone: zone)
         handles = Workspace.DirectoryHandles(zoneDirectory: workspace.zoneDirectory(zone))
     }
 

@@ -10,7 +10,7 @@ extension SyncEngine {
     /// then each changed zone, page by page — records on disk before the zone token, every
     /// zone before the scope token. Killed anywhere, the next pull redoes at most one page.
     /// Local edits are never overwritten: an incoming change to an edited record is a conflict.
-    public func pull(events: @Sendable (SyncEvent) -> Void = { _ in }) async throws(RecSyncError) -> PullReport {
+    public func pull(events: @escaping @Sendable (SyncEvent) -> Void = { _ in }) async throws(RecSyncError) -> PullReport {
         let lock = try workspace.lock(purpose: "pull")
         defer { withExtendedLifetime(lock) {} }
         let keptAside = workspace.removeStaleTemporaryFiles()
@@ -23,7 +23,7 @@ extension SyncEngine {
         return report
     }
 
-    func pullScope(_ scope: DatabaseScope, workspace ws: Workspace, report: inout PullReport, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) {
+    func pullScope(_ scope: DatabaseScope, workspace ws: Workspace, report: inout PullReport, events: @escaping @Sendable (SyncEvent) -> Void) async throws(RecSyncError) {
         let tokenPath = ws.scopeTokenPath(scope)
         var token = try ws.loadToken(tokenPath)
         var full = token == nil
@@ -63,11 +63,8 @@ extension SyncEngine {
             changed.append(zone)
         }
         var seen = Set<ZoneID>()
-        for zone in changed where seen.insert(zone).inserted {
-            events(.zoneChanged(zone))
-            report.zonesChanged.append(zone)
-            try await pullZone(zone, workspace: ws, report: &report, events: events)
-        }
+        let zones = changed.filter { seen.insert($0).inserted }
+        try await pullZones(zones, workspace: ws, report: &report, events: events)
         try checkpoint?(.beforeScopeToken(scope))
         try ws.saveToken(token, at: tokenPath)
     }
@@ -101,13 +98,53 @@ extension SyncEngine {
         return Timestamps.iso8601(ms).replacingOccurrences(of: ":", with: "-")
     }
 
+    /// Pulls zones side by side (one per core, at most `zoneWorkers`): zones share nothing on
+    /// disk, so one zone's file writes overlap another's fetching and decoding. Each zone is
+    /// all-or-nothing per page as before; on a failure no further zone is started, the ones
+    /// under way finish, and the first error is thrown.
+    func pullZones(_ zones: [ZoneID], workspace ws: Workspace, report: inout PullReport, events: @escaping @Sendable (SyncEvent) -> Void) async throws(RecSyncError) {
+        let queue = ZoneQueue(zones)
+        let workers = min(zoneWorkers, zones.count)
+        let tasks = (0..<workers).map { _ in
+            Task { () async -> [(ZoneID, Result<PullReport, RecSyncError>)] in
+                var done: [(ZoneID, Result<PullReport, RecSyncError>)] = []
+                while let zone = await queue.next() {
+                    events(.zoneChanged(zone))
+                    var zoneReport = PullReport()
+                    do throws(RecSyncError) {
+                        try await pullZone(zone, workspace: ws, report: &zoneReport, events: events)
+                        done.append((zone, .success(zoneReport)))
+                    } catch {
+                        await queue.stop()
+                        done.append((zone, .failure(error)))
+                    }
+                }
+                return done
+            }
+        }
+        var results: [ZoneID: Result<PullReport, RecSyncError>] = [:]
+        for task in tasks {
+            for (zone, result) in await task.value { results[zone] = result }
+        }
+        var failure: RecSyncError?
+        for zone in zones {
+            guard let result = results[zone] else { continue }
+            report.zonesChanged.append(zone)
+            switch result {
+            case .success(let r): report.merge(r)
+            case .failure(let error): failure = failure ?? error
+            }
+        }
+        if let failure { throw failure }
+    }
+
     /// Fetches a zone's record changes page by page and applies each page durably.
     func pullZone(_ zone: ZoneID, workspace ws: Workspace, report: inout PullReport, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) {
         try FileIO.makeDirectories(ws.zoneDirectory(zone))
         let tokenPath = ws.zoneTokenPath(zone)
         var token = try ws.loadToken(tokenPath)
         let refetch = RefetchLog(path: ws.refetchPath(zone))
-        if token == nil { try refetch.start() }
+        if token == nil { try refetch.start(fresh: ws.holdsNoSyncedRecord(zone)) }
         var index = ZoneIndex.load(ws, zone: zone)
         while true {
             let page: RecordZoneChanges
@@ -120,7 +157,7 @@ extension SyncEngine {
                 events(.tokenExpired("zone \(zone)"))
                 token = nil
                 try ws.saveToken(nil, at: tokenPath)
-                try refetch.start()
+                try refetch.start(fresh: ws.holdsNoSyncedRecord(zone))
                 continue
             } catch .zoneNotFound, .userDeletedZone {
                 // Gone since the database changes were read; the next pull removes it.
@@ -149,13 +186,14 @@ extension SyncEngine {
             if !page.moreComing { break }
         }
         try await checkPushedRecords(zone, workspace: ws, index: &index, report: &report, events: events)
-        if let seen = try refetch.finishing() {
+        let (seen, fullFetch) = try refetch.finishing()
+        if fullFetch {
             // A full fetch lists every record: synced records it did not list are gone — unless
             // they arrived since the fetch's target (pushed from here meanwhile), so ask the
             // store about each before deleting it. A zone waiting to be uploaded again after
             // an encrypted-data reset keeps everything.
             var applier = PageApplier(engine: self, workspace: ws, zone: zone)
-            if !FileManager.default.fileExists(atPath: ws.reuploadMarker(zone)) {
+            if let seen, !FileManager.default.fileExists(atPath: ws.reuploadMarker(zone)) {
                 let scan = try await ws.scan(zone: zone, base: baseLookup)
                 let candidates = scan.records.filter { $0.knownTag != nil && !seen.contains($0.recordID.recordName) }.map(\.recordID)
                 for result in try await store.fetchRecords(candidates, desiredKeys: nil) {
@@ -176,24 +214,29 @@ extension SyncEngine {
 
 /// The names a full fetch of a zone has delivered so far, kept on disk so that a full fetch
 /// that was killed still knows, when it completes, which local records the store lacks.
+/// Appended to page by page (a line a crash cut short only names a record to look up again).
 struct RefetchLog {
     let path: String
+    static let fresh = "#fresh"
 
-    func start() throws(RecSyncError) {
-        try FileIO.writeAtomically(path, [])
+    /// Starts a full fetch. `fresh`: the zone holds no synced record, so once the fetch is
+    /// done there is nothing it could have missed (as for a clone).
+    func start(fresh: Bool) throws(RecSyncError) {
+        try FileIO.writeAtomically(path, fresh ? Array("\(Self.fresh)\n".utf8) : [])
     }
 
     func add(_ names: [String]) throws(RecSyncError) {
         guard FileManager.default.fileExists(atPath: path), !names.isEmpty else { return }
-        var existing = try FileIO.read(path) ?? []
-        for n in names { existing += Array(n.utf8) + [10] }
-        try FileIO.writeAtomically(path, existing)
+        var out: [UInt8] = []
+        for n in names { out += Array(n.utf8) + [10] }
+        try FileIO.appendDurably(path, out)
     }
 
-    /// The names delivered, if a full fetch is under way.
-    func finishing() throws(RecSyncError) -> Set<String>? {
-        guard let bytes = try FileIO.read(path) else { return nil }
-        return Set(bytes.split(separator: 10).map { String(decoding: $0, as: UTF8.self) })
+    /// The names delivered, if a full fetch is under way; nil names for a fresh zone.
+    func finishing() throws(RecSyncError) -> (names: Set<String>?, done: Bool) {
+        guard let bytes = try FileIO.read(path) else { return (nil, false) }
+        if bytes.starts(with: Array("\(Self.fresh)\n".utf8)) { return (nil, true) }
+        return (Set(bytes.split(separator: 10).map { String(decoding: $0, as: UTF8.self) }), true)
     }
 
     func end() throws(RecSyncError) {
@@ -223,4 +266,12 @@ extension SyncEngine {
         applier.report(into: &report, events: events)
         try FileIO.remove(path)
     }
+}
+
+/// Hands out zones to the workers of `pullZones`.
+actor ZoneQueue {
+    private var zones: [ZoneID]
+    init(_ zones: [ZoneID]) { self.zones = zones.reversed() }
+    func next() -> ZoneID? { zones.popLast() }
+    func stop() { zones.removeAll() }
 }

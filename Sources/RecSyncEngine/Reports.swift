@@ -29,6 +29,18 @@ public struct PullReport: Sendable, Hashable {
     public var warnings: [String] = []
 
     public init() {}
+
+    /// Adds what the pull of one zone did.
+    mutating func merge(_ other: PullReport) {
+        zonesChanged += other.zonesChanged
+        zonesRemoved += other.zonesRemoved
+        recordsWritten += other.recordsWritten
+        recordsDeleted += other.recordsDeleted
+        conflicts += other.conflicts
+        lostAndFound += other.lostAndFound
+        expiredTokens += other.expiredTokens
+        warnings += other.warnings
+    }
 }
 
 /// What `push` did.

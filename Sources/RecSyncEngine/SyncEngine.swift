@@ -23,6 +23,8 @@ public struct SyncEngine: Sendable {
     public var pageSize = 400
     /// Records per page when fetching a zone in full (a clone, or after a token expired).
     public var fullFetchPageSize = 2000
+    /// Zones pulled side by side.
+    public var zoneWorkers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 4))
     /// Called at each checkpoint; throwing there aborts the sync as a crash would.
     public var checkpoint: (@Sendable (Checkpoint) throws(RecSyncError) -> Void)?
 
@@ -60,7 +62,7 @@ public struct SyncEngine: Sendable {
         var report = StatusReport()
         // A pull killed half-way leaves files it was creating: clear them up first (when no
         // sync is running), or they would read as new records.
-        if FileIO.info(workspace.tempRegistry) != nil, let lock = try? workspace.lock(purpose: "status") {
+        if !workspace.leftoverRegistries.isEmpty, let lock = try? workspace.lock(purpose: "status") {
             let keptAside = withExtendedLifetime(lock) { workspace.removeStaleTemporaryFiles() }
             report.problems += keptAside.map { "\(workspace.relative($0)): a file an interrupted pull was writing held something else; kept there" }
         }

@@ -1,6 +1,7 @@
 import CRecSyncSys
 import Foundation
 import RecSyncModel
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -134,6 +135,27 @@ public enum FileIO {
         try batch.commit()
     }
 
+    /// Appends lines to a file and makes them durable. A line a crash cut short is ended
+    /// first, so it cannot run into the next one (readers drop a line they cannot parse).
+    public static func appendDurably(_ path: String, _ bytes: [UInt8]) throws(RecSyncError) {
+        let fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        if fd < 0 { throw error(path, "cannot open") }
+        defer { close(fd) }
+        var out = bytes
+        var st = stat()
+        if fstat(fd, &st) == 0, st.st_size > 0 {
+            var last: UInt8 = 0
+            if pread(fd, &last, 1, st.st_size - 1) == 1, last != 10 { out.insert(10, at: 0) }
+        }
+        var done = 0
+        while done < out.count {
+            let n = out.withUnsafeBytes { buf in write(fd, buf.baseAddress! + done, buf.count - done) }
+            if n < 0 { if errno == EINTR { continue }; throw error(path, "cannot write") }
+            done += n
+        }
+        if fdatasync(fd) != 0 { throw error(path, "cannot sync") }
+    }
+
     /// Removes a file or a whole directory tree; fine if it is not there.
     public static func remove(_ path: String) throws(RecSyncError) {
         do {
@@ -153,6 +175,9 @@ public enum FileIO {
         try syncDirectory((to as NSString).deletingLastPathComponent)
     }
 }
+
+/// Numbers the temp files of this process.
+private let tempCounter = Atomic<Int>(0)
 
 /// A set of file writes and removals made durable together.
 ///
@@ -269,8 +294,8 @@ public struct WriteBatch {
         var temps: [(dir: Int32, dirPath: String, temp: String, name: String, write: Write)] = []
         defer { for t in temps { unlinkat(t.dir, t.temp, 0) } }
         // Short temp names: a record's file name may already be near the 255-byte limit.
+        // Numbered process-wide: batches of different zones run at once and share directories.
         let prefix = ".tmp-\(getpid())-"
-        var counter = 0
         // Writes before late writes: a late write in place needs its group's file created first.
         let order = writes.indices.filter { !writes[$0].late } + writes.indices.filter { writes[$0].late }
         for i in order {
@@ -291,8 +316,7 @@ public struct WriteBatch {
                 if fd >= 0 { created.append((dirFD, name)) }
             }
             if fd < 0 {
-                counter += 1
-                target = prefix + String(counter)
+                target = prefix + String(tempCounter.add(1, ordering: .relaxed).newValue)
                 fd = openat(dirFD, target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
                 if fd < 0 { throw FileIO.error("\(dir)/\(target)", "cannot create") }
                 temps.append((dirFD, dir, target, name, w))

@@ -209,13 +209,38 @@ public final class Workspace: Sendable {
         return zones.sorted()
     }
 
+    /// Whether a zone has no sidecar at all, so no record in it was ever synced (a zone
+    /// being cloned). Reads one directory entry, not the whole directory.
+    public func holdsNoSyncedRecord(_ zone: ZoneID) -> Bool {
+        guard let dir = opendir("\(zoneDirectory(zone))/.system") else { return true }
+        defer { closedir(dir) }
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) { ptr in
+                ptr.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if !name.hasPrefix(".") { return false }
+        }
+        return true
+    }
+
     // MARK: Crash leftovers
 
-    /// Where a running write batch lists the directories it has temp files in.
+    /// Where a running write batch lists the directories it has temp files in and the files
+    /// it creates in place.
     public var tempRegistry: String { "\(stateDir)/writing" }
 
+    /// The registry of a zone's batches: zones are pulled side by side, each batch lists its own.
+    public func tempRegistry(_ zone: ZoneID) -> String {
+        "\(tempRegistry)-\(ContentHash.of(Array(zoneStateKey(zone).utf8)).prefix(16))"
+    }
+
     /// A write batch for record files and sidecars (see `removeStaleTemporaryFiles`).
-    public func recordBatch() -> WriteBatch { WriteBatch(registry: tempRegistry) }
+    public func recordBatch(zone: ZoneID? = nil) -> WriteBatch { WriteBatch(registry: zone.map(tempRegistry) ?? tempRegistry) }
+
+    /// The registries an interrupted sync left.
+    public var leftoverRegistries: [String] {
+        FileIO.list(stateDir).filter { $0 == "writing" || $0.hasPrefix("writing-") }.map { "\(stateDir)/\($0)" }
+    }
 
     /// Removes the temp files a killed sync left beside their targets (`.tmp-<pid>-<n>`): in the
     /// directories the interrupted batch listed, and in the sync state; and takes back the files
@@ -226,7 +251,9 @@ public final class Workspace: Sendable {
     public func removeStaleTemporaryFiles() -> [String] {
         var dirs = [stateDir]
         var keptAside: [String] = []
-        if let listed = try? FileIO.read(tempRegistry) {
+        let registries = leftoverRegistries
+        for registry in registries {
+            guard let listed = try? FileIO.read(registry) else { continue }
             // A batch was interrupted: look where it said, and in every zone directory too,
             // since the list of directories is only as durable as the batch that wrote it.
             for line in listed.split(separator: 10).map({ String(decoding: $0, as: UTF8.self) }) {
@@ -237,11 +264,13 @@ public final class Workspace: Sendable {
                     dirs.append(line)
                 }
             }
+        }
+        if !registries.isEmpty {
             for zone in localZones().zones {
                 dirs.append(zoneDirectory(zone))
                 dirs.append("\(zoneDirectory(zone))/.system")
             }
-            unlink(tempRegistry)
+            for registry in registries { unlink(registry) }
         }
         while let dir = dirs.popLast() {
             for name in FileIO.list(dir) {

@@ -134,7 +134,7 @@ public struct ZoneIndex: Sendable {
             var out: [UInt8] = []
             out.reserveCapacity(changes.count * 160)
             for (file, entry) in changes { Self.put(file, entry, into: &out) }
-            try Self.append(out, to: journalPath)
+            try FileIO.appendDurably(journalPath, out)
             for (file, entry) in changes { journal[file] = entry }
             journalLines += changes.count
         }
@@ -159,27 +159,6 @@ public struct ZoneIndex: Sendable {
         journal.removeAll()
         journalLines = 0
         rewrite = false
-    }
-
-    /// Appends to the journal and makes it durable. A line a crash cut short is ended first,
-    /// so it cannot run into the next one (the decoder drops it).
-    static func append(_ bytes: [UInt8], to path: String) throws(RecSyncError) {
-        let fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-        if fd < 0 { throw FileIO.error(path, "cannot open") }
-        defer { close(fd) }
-        var out = bytes
-        var st = stat()
-        if fstat(fd, &st) == 0, st.st_size > 0 {
-            var last: UInt8 = 0
-            if pread(fd, &last, 1, st.st_size - 1) == 1, last != 10 { out.insert(10, at: 0) }
-        }
-        var done = 0
-        while done < out.count {
-            let n = out.withUnsafeBytes { buf in write(fd, buf.baseAddress! + done, buf.count - done) }
-            if n < 0 { if errno == EINTR { continue }; throw FileIO.error(path, "cannot write") }
-            done += n
-        }
-        if fdatasync(fd) != 0 { throw FileIO.error(path, "cannot sync") }
     }
 
     public static func remove(_ workspace: Workspace, zone: ZoneID) throws(RecSyncError) {
