@@ -23,11 +23,16 @@ struct PageApplier {
     /// The zone's pending conflicts, read once per page.
     var pending: [RecordID: Conflict]?
     let handles: Workspace.DirectoryHandles
+    /// The zone's files when a full fetch began: a record named in neither list, and not in
+    /// the index, has nothing local to inspect (a clone then makes no `stat` call per record;
+    /// a file made since is still caught, by the O_EXCL create).
+    let listing: ZoneListing?
 
-    init(engine: SyncEngine, workspace: Workspace, zone: ZoneID) {
+    init(engine: SyncEngine, workspace: Workspace, zone: ZoneID, listing: ZoneListing? = nil) {
         self.engine = engine
         self.workspace = workspace
         self.zone = zone
+        self.listing = listing
         batch = workspace.recordBatch(zone: zone)
         handles = Workspace.DirectoryHandles(zoneDirectory: workspace.zoneDirectory(zone))
     }
@@ -43,6 +48,7 @@ struct PageApplier {
     /// The local state of a record, or nil when there is none.
     mutating func local(_ id: RecordID, index: inout ZoneIndex) async throws(RecSyncError) -> LocalRecord? {
         let file = Workspace.fileName(for: id.recordName)
+        if let listing, !listing.files.contains(file), !listing.sidecars.contains(file), index[file] == nil { return nil }
         switch try await workspace.inspect(zone: zone, file: file, index: &index, base: engine.baseLookup, handles: handles) {
         case .record(let r): return r
         case .nothing: return nil
@@ -162,5 +168,17 @@ struct PageApplier {
         if written > 0 { events(.recordsWritten(zone, count: written)) }
         if deleted > 0 { events(.recordsDeleted(zone, count: deleted)) }
         for c in conflicts { events(.conflict(c)) }
+    }
+}
+
+/// The names in a zone directory and its `.system`, listed once.
+final class ZoneListing: Sendable {
+    let files: Set<String>
+    let sidecars: Set<String>
+
+    init(_ workspace: Workspace, zone: ZoneID) {
+        let dir = workspace.zoneDirectory(zone)
+        files = Set(FileIO.list(dir))
+        sidecars = Set(FileIO.list("\(dir)/.system"))
     }
 }

@@ -146,6 +146,7 @@ extension SyncEngine {
         let refetch = RefetchLog(path: ws.refetchPath(zone))
         if token == nil { try refetch.start(fresh: ws.holdsNoSyncedRecord(zone)) }
         var index = ZoneIndex.load(ws, zone: zone)
+        var listing = token == nil ? ZoneListing(ws, zone: zone) : nil
         while true {
             let page: RecordZoneChanges
             do {
@@ -158,6 +159,7 @@ extension SyncEngine {
                 token = nil
                 try ws.saveToken(nil, at: tokenPath)
                 try refetch.start(fresh: ws.holdsNoSyncedRecord(zone))
+                listing = ZoneListing(ws, zone: zone)
                 continue
             } catch .zoneNotFound, .userDeletedZone {
                 // Gone since the database changes were read; the next pull removes it.
@@ -165,7 +167,7 @@ extension SyncEngine {
                 return
             }
             report.warnings += page.warnings.map(\.description)
-            var applier = PageApplier(engine: self, workspace: ws, zone: zone)
+            var applier = PageApplier(engine: self, workspace: ws, zone: zone, listing: listing)
             for item in page.modifications {
                 switch item.result {
                 case .success(let record): try await applier.incoming(record, index: &index)

@@ -33,6 +33,13 @@ public struct FileInfo: Sendable {
         isDirectory = (st.st_mode & S_IFMT) == S_IFDIR
         isSymlink = (st.st_mode & S_IFMT) == S_IFLNK
     }
+
+    /// A plain file as an index entry recorded it.
+    init(stamp: FileStamp) {
+        self.stamp = stamp
+        isDirectory = false
+        isSymlink = false
+    }
 }
 
 /// Durable file operations: every write goes temp file → fsync → rename → fsync directory.

@@ -74,7 +74,7 @@ extension Workspace {
         // Stat relative to open directories: no path walk per file.
         let handles = DirectoryHandles(zoneDirectory: dir)
         for file in files.union(sidecars).sorted() {
-            switch try await inspect(zone: zone, file: file, index: &index, base: base, handles: handles) {
+            switch try await inspect(zone: zone, file: file, index: &index, base: base, handles: handles, sidecarListed: sidecars.contains(file)) {
             case .record(let r): records.append(r)
             case .problem(let p): problems.append(p)
             case .nothing: break
@@ -108,12 +108,21 @@ extension Workspace {
     }
 
     /// Inspects one record file (and its sidecar) of a zone; see `scan`.
-    public func inspect(zone: ZoneID, file: String, index: inout ZoneIndex, base: BaseLookup, handles: DirectoryHandles? = nil) async throws(RecSyncError) -> Inspection {
+    ///
+    /// `sidecarListed` (from a scan, which lists `.system`) says whether the sidecar exists;
+    /// a listed sidecar of an indexed record is then taken as indexed without a `stat`: the
+    /// sidecar is recsync's own file, and a scan at 100k records is mostly `stat` calls.
+    public func inspect(zone: ZoneID, file: String, index: inout ZoneIndex, base: BaseLookup, handles: DirectoryHandles? = nil, sidecarListed: Bool? = nil) async throws(RecSyncError) -> Inspection {
         let dir = zoneDirectory(zone)
-        let fileInfo = handles.map { $0.zone >= 0 ? FileIO.info(in: $0.zone, file) : nil } ?? FileIO.info("\(dir)/\(file)")
-        let sideInfo = handles.map { $0.system >= 0 ? FileIO.info(in: $0.system, file) : nil } ?? FileIO.info("\(dir)/.system/\(file)")
-        if fileInfo == nil && sideInfo == nil { return .nothing }
         let entry = index[file]
+        let fileInfo = handles.map { $0.zone >= 0 ? FileIO.info(in: $0.zone, file) : nil } ?? FileIO.info("\(dir)/\(file)")
+        let sideInfo: FileInfo?
+        switch sidecarListed {
+        case false?: sideInfo = nil
+        case true? where entry?.side != nil: sideInfo = FileInfo(stamp: entry!.side!)
+        default: sideInfo = handles.map { $0.system >= 0 ? FileIO.info(in: $0.system, file) : nil } ?? FileIO.info("\(dir)/.system/\(file)")
+        }
+        if fileInfo == nil && sideInfo == nil { return .nothing }
         // Fast path: both files exactly as recsync left them (no path strings, no reads).
         if let entry, let fileInfo, let sideInfo, !fileInfo.isDirectory, !fileInfo.isSymlink,
            entry.file == fileInfo.stamp, entry.side == sideInfo.stamp, file.hasSuffix(".json"),

@@ -102,14 +102,17 @@ public struct ZoneIndex: Sendable {
         base.withBody { buf in
             _ = Self.decode(buf, complete: false) { file, entry in entries[file] = entry }
         }
+        // The journal's word is folded in: one dictionary to look in per file.
+        for (file, entry) in journal { entries[file] = entry }
+        journal.removeAll()
         decoded = entries
     }
 
     /// The entry of a record file, if the index has one.
     public subscript(file: String) -> IndexEntry? {
         get {
-            if let change = changes[file] { return change }
-            if let logged = journal[file] { return logged }
+            if !changes.isEmpty, let change = changes[file] { return change }
+            if !journal.isEmpty, let logged = journal[file] { return logged }
             if let decoded { return decoded[file] }
             return base.find(file).flatMap { line in Self.parse(line)?.entry }
         }
@@ -135,7 +138,9 @@ public struct ZoneIndex: Sendable {
             out.reserveCapacity(changes.count * 160)
             for (file, entry) in changes { Self.put(file, entry, into: &out) }
             try FileIO.appendDurably(journalPath, out)
-            for (file, entry) in changes { journal[file] = entry }
+            for (file, entry) in changes {
+                if decoded != nil { decoded?[file] = entry } else { journal[file] = entry }
+            }
             journalLines += changes.count
         }
         changes.removeAll()
