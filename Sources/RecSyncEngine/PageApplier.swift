@@ -178,7 +178,7 @@ final class ZoneListing: Sendable {
 
     init(_ workspace: Workspace, zone: ZoneID) {
         let dir = workspace.zoneDirectory(zone)
-        files = Set(FileIO.list(dir))
-        sidecars = Set(FileIO.list("\(dir)/.system"))
+        files = Set(FileIO.listUnsorted(dir))
+        sidecars = Set(FileIO.listUnsorted("\(dir)/.system"))
     }
 }

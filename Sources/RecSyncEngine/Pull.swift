@@ -207,7 +207,7 @@ extension SyncEngine {
                 }
             }
             try await applier.finish(index: &index)
-            try index.save()
+            try index.compactJournal()
             applier.report(into: &report, events: events)
             try refetch.end()
         }

@@ -107,6 +107,11 @@ public enum FileIO {
 
     /// Entries of a directory (not `.`/`..`), sorted; empty if it does not exist.
     public static func list(_ path: String) -> [String] {
+        listUnsorted(path).sorted()
+    }
+
+    /// Entries of a directory (not `.`/`..`) in the order the file system gives them.
+    public static func listUnsorted(_ path: String) -> [String] {
         guard let dir = opendir(path) else { return [] }
         defer { closedir(dir) }
         var names: [String] = []
@@ -116,7 +121,7 @@ public enum FileIO {
             }
             if name != "." && name != ".." { names.append(name) }
         }
-        return names.sorted()
+        return names
     }
 
     /// Creates a directory and its parents, syncing each new directory's parent.

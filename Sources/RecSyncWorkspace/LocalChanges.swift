@@ -69,8 +69,8 @@ extension Workspace {
         index.loadAll()  // every file is looked up
         var problems: [String] = []
         var records: [LocalRecord] = []
-        let files = Set(FileIO.list(dir).filter { !$0.hasPrefix(".") })
-        let sidecars = Set(FileIO.list("\(dir)/.system").filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") })
+        let files = Set(FileIO.listUnsorted(dir).filter { !$0.hasPrefix(".") })
+        let sidecars = Set(FileIO.listUnsorted("\(dir)/.system").filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") })
         // Stat relative to open directories: no path walk per file.
         let handles = DirectoryHandles(zoneDirectory: dir)
         for file in files.union(sidecars).sorted() {

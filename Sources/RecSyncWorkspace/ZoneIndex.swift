@@ -146,6 +146,11 @@ public struct ZoneIndex: Sendable {
         changes.removeAll()
     }
 
+    /// Folds a journal into the base (after a full fetch, so that later loads read one file).
+    public mutating func compactJournal() throws(RecSyncError) {
+        if journalLines > 0 || dirty { try compact() }
+    }
+
     /// Writes base, journal and changes as one sorted base, then drops the journal.
     private mutating func compact() throws(RecSyncError) {
         loadAll()
