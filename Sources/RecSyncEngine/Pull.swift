@@ -103,7 +103,7 @@ extension SyncEngine {
     /// all-or-nothing per page as before; on a failure no further zone is started, the ones
     /// under way finish, and the first error is thrown.
     func pullZones(_ zones: [ZoneID], workspace ws: Workspace, report: inout PullReport, events: @escaping @Sendable (SyncEvent) -> Void) async throws(RecSyncError) {
-        let queue = ZoneQueue(zones)
+        let queue = WorkQueue(zones)
         let workers = min(zoneWorkers, zones.count)
         let tasks = (0..<workers).map { _ in
             Task { () async -> [(ZoneID, Result<PullReport, RecSyncError>)] in
@@ -270,10 +270,10 @@ extension SyncEngine {
     }
 }
 
-/// Hands out zones to the workers of `pullZones`.
-actor ZoneQueue {
-    private var zones: [ZoneID]
-    init(_ zones: [ZoneID]) { self.zones = zones.reversed() }
-    func next() -> ZoneID? { zones.popLast() }
-    func stop() { zones.removeAll() }
+/// Hands out work (zones) to the workers of `pullZones` and `scanZones`.
+actor WorkQueue<Item: Sendable> {
+    private var items: [Item]
+    init(_ items: [Item]) { self.items = items.reversed() }
+    func next() -> Item? { items.popLast() }
+    func stop() { items.removeAll() }
 }

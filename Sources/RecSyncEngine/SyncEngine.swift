@@ -69,8 +69,8 @@ public struct SyncEngine: Sendable {
         let (zones, problems) = workspace.localZones()
         report.problems += problems
         let onStore = Set(try await store.fetchAllRecordZones(scope: .private).map(\.zoneID))
-        let scans = try await scanZones(zones, workspace: workspace)
-        for (zone, var scan) in zip(zones, scans) {
+        let scans = try await scanZones(zones, workspace: workspace, changesOnly: true)
+        for (zone, scan) in zip(zones, scans) {
             if !onStore.contains(zone) && zone.ownerName == workspace.user { report.newZones.append(zone) }
             report.problems += scan.problems
             for r in scan.changes {
@@ -81,23 +81,49 @@ public struct SyncEngine: Sendable {
                 }
                 report.changes.append(LocalChange(kind: kind, recordID: r.recordID, path: workspace.relative(workspace.recordPath(r.recordID))))
             }
-            try? scan.index.save()
         }
         report.conflicts = try workspace.allConflicts().map(\.recordID).sorted()
         return report
     }
 
-    /// Scans zones concurrently (the work is mostly `stat` calls: two cores halve it), in order.
-    func scanZones(_ zones: [ZoneID], workspace ws: Workspace) async throws(RecSyncError) -> [ZoneScan] {
+    /// Scans zones side by side (the work is mostly `stat` calls: two cores halve it), at
+    /// most `zoneWorkers` at once, and returns them in order. With `changesOnly` (status), each
+    /// zone's index is saved and let go as soon as it is scanned, and only changed records are
+    /// kept: at a million records, holding every zone's index and records at once would not fit.
+    func scanZones(_ zones: [ZoneID], workspace ws: Workspace, changesOnly: Bool = false) async throws(RecSyncError) -> [ZoneScan] {
         let base = baseLookup
-        let tasks = zones.map { zone in
-            Task { () async -> Result<ZoneScan, RecSyncError> in
-                do throws(RecSyncError) { return .success(try await ws.scan(zone: zone, base: base)) } catch { return .failure(error) }
+        let queue = WorkQueue(Array(zones.indices))
+        let tasks = (0..<min(zoneWorkers, zones.count)).map { _ in
+            Task { () async -> [(Int, Result<ZoneScan, RecSyncError>)] in
+                var done: [(Int, Result<ZoneScan, RecSyncError>)] = []
+                while let i = await queue.next() {
+                    do throws(RecSyncError) {
+                        var scan = try await ws.scan(zone: zones[i], base: base)
+                        if changesOnly {
+                            try? scan.index.save()
+                            scan.index.unload()
+                            scan.records = scan.changes
+                        }
+                        done.append((i, .success(scan)))
+                    } catch {
+                        await queue.stop()
+                        done.append((i, .failure(error)))
+                    }
+                }
+                return done
             }
+        }
+        var results: [Int: Result<ZoneScan, RecSyncError>] = [:]
+        for task in tasks {
+            for (i, result) in await task.value { results[i] = result }
         }
         var scans: [ZoneScan] = []
         scans.reserveCapacity(zones.count)
-        for task in tasks { scans.append(try await task.value.get()) }
+        for i in zones.indices {
+            guard let result = results[i] else { continue }
+            scans.append(try result.get())
+        }
+        guard scans.count == zones.count else { throw .fileSystem(path: ws.root, message: "a zone scan did not finish; run the command again") }
         return scans
     }
 }

@@ -146,6 +146,14 @@ public struct ZoneIndex: Sendable {
         changes.removeAll()
     }
 
+    /// Lets go of what was read (after `save`): the index then looks empty.
+    public mutating func unload() {
+        base = .empty
+        decoded = nil
+        journal.removeAll()
+        changes.removeAll()
+    }
+
     /// Folds a journal into the base (after a full fetch, so that later loads read one file).
     public mutating func compactJournal() throws(RecSyncError) {
         if journalLines > 0 || dirty { try compact() }
