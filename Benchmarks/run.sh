@@ -37,9 +37,13 @@ export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
 
 now() { date +%s%N; }
 # time_cmd VAR RSSVAR cmd...: seconds into VAR, peak RSS (KiB) into RSSVAR
+# Each timed command starts with nothing dirty in the page cache (an untimed `sync`): recsync
+# makes its writes durable with syncfs, which would otherwise also flush what the command
+# before it left unwritten (git does not sync; a git clone leaves ~100k files for the kernel).
 time_cmd() {
   local __t=$1 __r=$2; shift 2
   local t0 t1
+  sync
   t0=$(now)
   /usr/bin/time -f %M -o "$work/rss" "$@" >/dev/null 2>"$work/err" || { echo "bench: failed: $*" >&2; cat "$work/err" >&2; exit 1; }
   t1=$(now)

@@ -116,12 +116,17 @@ public enum FileIO {
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) { ptr in
-                ptr.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
+            let name = entryName(entry)
             if name != "." && name != ".." { names.append(name) }
         }
         return names
+    }
+
+    /// The name of a `readdir` entry, read in place: an entry is only as long as its name, so
+    /// copying the whole `d_name` array could read past the end of the kernel's buffer.
+    public static func entryName(_ entry: UnsafeMutablePointer<dirent>) -> String {
+        let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name) ?? 19
+        return String(cString: (UnsafeRawPointer(entry) + offset).assumingMemoryBound(to: CChar.self))
     }
 
     /// Creates a directory and its parents, syncing each new directory's parent.

@@ -215,9 +215,7 @@ public final class Workspace: Sendable {
         guard let dir = opendir("\(zoneDirectory(zone))/.system") else { return true }
         defer { closedir(dir) }
         while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) { ptr in
-                ptr.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
+            let name = FileIO.entryName(entry)
             if !name.hasPrefix(".") { return false }
         }
         return true
