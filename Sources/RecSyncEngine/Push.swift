@@ -26,7 +26,10 @@ extension SyncEngine {
         var scans: [ZoneScan] = []
         var zonesToCreate: [ZoneID] = []
         var reupload = Set<ZoneID>()
-        for (zone, scan) in zip(zones, try await scanZones(zones, workspace: ws)) {
+        // Unchanged records matter only in zones the store lacks or that are to be uploaded
+        // again; elsewhere only changes are kept (at a million records, not every zone fits).
+        let keepAll = Set(zones.filter { storeZoneByID[$0] == nil || FileManager.default.fileExists(atPath: ws.reuploadMarker($0)) })
+        for (zone, scan) in zip(zones, try await scanZones(zones, workspace: ws, changesOnly: true, keepingAllRecordsOf: keepAll)) {
             problems += scan.problems
             scans.append(scan)
             if FileManager.default.fileExists(atPath: ws.reuploadMarker(zone)) { reupload.insert(zone) }
@@ -103,7 +106,8 @@ extension SyncEngine {
 
         // 3. Record what the store now holds: sidecars, index, conflicts.
         var batch = ws.recordBatch()
-        var indexes: [ZoneID: ZoneIndex] = Dictionary(uniqueKeysWithValues: scans.map { ($0.zone, $0.index) })
+        // The scans saved and let go of their indexes; these reads are lazy (see `ZoneIndex`).
+        var indexes: [ZoneID: ZoneIndex] = Dictionary(uniqueKeysWithValues: scans.map { ($0.zone, ZoneIndex.load(ws, zone: $0.zone)) })
         var indexed: [(ZoneID, String, RecordID, String, [String: FieldValue], FileStamp?)] = []
         for item in result.saveResults {
             guard let local = byID[item.recordID]?.record else { continue }

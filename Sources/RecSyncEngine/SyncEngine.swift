@@ -90,7 +90,7 @@ public struct SyncEngine: Sendable {
     /// most `zoneWorkers` at once, and returns them in order. With `changesOnly` (status), each
     /// zone's index is saved and let go as soon as it is scanned, and only changed records are
     /// kept: at a million records, holding every zone's index and records at once would not fit.
-    func scanZones(_ zones: [ZoneID], workspace ws: Workspace, changesOnly: Bool = false) async throws(RecSyncError) -> [ZoneScan] {
+    func scanZones(_ zones: [ZoneID], workspace ws: Workspace, changesOnly: Bool = false, keepingAllRecordsOf keepAll: Set<ZoneID> = []) async throws(RecSyncError) -> [ZoneScan] {
         let base = baseLookup
         let queue = WorkQueue(Array(zones.indices))
         let tasks = (0..<min(zoneWorkers, zones.count)).map { _ in
@@ -102,7 +102,7 @@ public struct SyncEngine: Sendable {
                         if changesOnly {
                             try? scan.index.save()
                             scan.index.unload()
-                            scan.records = scan.changes
+                            if !keepAll.contains(zones[i]) { scan.records = scan.changes }
                         }
                         done.append((i, .success(scan)))
                     } catch {
