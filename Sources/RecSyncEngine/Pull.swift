@@ -180,7 +180,8 @@ extension SyncEngine {
             try checkpoint?(.beforeBatchWrite(zone))
             try await applier.finish(index: &index)
             try refetch.add(page.modifications.map(\.recordID.recordName))
-            try index.save()
+            // During a full fetch the journal only grows; the base is written once at the end.
+            try index.save(compacting: !FileManager.default.fileExists(atPath: refetch.path))
             applier.report(into: &report, events: events)
             try checkpoint?(.afterBatchBeforeZoneToken(zone))
             token = page.changeToken

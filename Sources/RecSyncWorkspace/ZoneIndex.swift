@@ -126,12 +126,13 @@ public struct ZoneIndex: Sendable {
     }
 
     /// Writes what changed: appended to the journal, or folded into a new base when the
-    /// journal would grow past an eighth of the base (and a few thousand lines).
-    public mutating func save() throws(RecSyncError) {
+    /// journal would grow past an eighth of the base (and a few thousand lines). `compacting:
+    /// false` only appends (a full fetch, which ends with `compactJournal`).
+    public mutating func save(compacting: Bool = true) throws(RecSyncError) {
         guard dirty else { return }
         try FileIO.makeDirectories((path as NSString).deletingLastPathComponent)
         let pending = journalLines + changes.count
-        if rewrite || pending > max(4096, base.count / 8) {
+        if rewrite || (compacting && pending > max(4096, base.count / 8)) {
             try compact()
         } else {
             var out: [UInt8] = []
