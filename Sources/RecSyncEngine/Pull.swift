@@ -198,7 +198,7 @@ extension SyncEngine {
             var applier = PageApplier(engine: self, workspace: ws, zone: zone)
             if let seen, !FileManager.default.fileExists(atPath: ws.reuploadMarker(zone)) {
                 let scan = try await ws.scan(zone: zone, base: baseLookup)
-                let candidates = scan.records.filter { $0.knownTag != nil && !seen.contains($0.recordID.recordName) }.map(\.recordID)
+                let candidates = scan.records.filter { $0.knownTag != nil && !seen.contains($0.recordID.recordName) }.map(\.recordID).sorted()
                 for result in try await store.fetchRecords(candidates, desiredKeys: nil) {
                     switch result.result {
                     case .failure(.unknownItem): try await applier.incomingDeletion(result.recordID, index: &index)

@@ -104,6 +104,8 @@ public struct SyncEngine: Sendable {
                             scan.index.unload()
                             if !keepAll.contains(zones[i]) { scan.records = scan.changes }
                         }
+                        scan.records.sort { $0.fileName < $1.fileName }
+                        scan.problems.sort()
                         done.append((i, .success(scan)))
                     } catch {
                         await queue.stop()

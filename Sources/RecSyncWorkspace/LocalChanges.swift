@@ -58,7 +58,7 @@ extension Workspace {
     /// Looks up the fields of a synced version in the store, for files the index cannot vouch for.
     public typealias BaseLookup = @Sendable (RecordID, String) async throws(RecSyncError) -> [String: FieldValue]?
 
-    /// Compares every record file of a zone with its synced version.
+    /// Compares every record file of a zone with its synced version (records in no set order).
     ///
     /// Files whose stat matches the index are not read. A file whose index entry is missing or
     /// names another change tag is compared with the base version from `base`; if even that is
@@ -73,7 +73,9 @@ extension Workspace {
         let sidecars = Set(FileIO.listUnsorted("\(dir)/.system").filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") })
         // Stat relative to open directories: no path walk per file.
         let handles = DirectoryHandles(zoneDirectory: dir)
-        for file in files.union(sidecars).sorted() {
+        // In directory order (sorting 100k names costs more than the stat calls they need);
+        // callers sort what they keep. A sidecar without its file is looked at too.
+        for file in files.concatenated(sidecars.lazy.filter { !files.contains($0) }) {
             switch try await inspect(zone: zone, file: file, index: &index, base: base, handles: handles, sidecarListed: sidecars.contains(file)) {
             case .record(let r): records.append(r)
             case .problem(let p): problems.append(p)
@@ -185,5 +187,14 @@ extension Workspace {
             }
             return .record(LocalRecord(recordID: id, fileName: file, state: clean ? .clean : .modified, system: system, fields: f, fileStamp: fileStamp, knownTag: t))
         }
+    }
+}
+
+extension Set {
+    /// This set's members, then those of `more` (a sequence, not a new set).
+    func concatenated<S: Sequence>(_ more: S) -> [Element] where S.Element == Element {
+        var all = Array(self)
+        all.append(contentsOf: more)
+        return all
     }
 }
