@@ -98,7 +98,7 @@ public struct SyncEngine: Sendable {
                 var done: [(Int, Result<ZoneScan, RecSyncError>)] = []
                 while let i = await queue.next() {
                     do throws(RecSyncError) {
-                        var scan = try await ws.scan(zone: zones[i], base: base)
+                        var scan = try await ws.scan(zone: zones[i], base: base, changesOnly: changesOnly && !keepAll.contains(zones[i]))
                         if changesOnly {
                             try? scan.index.save()
                             scan.index.unload()

@@ -63,7 +63,10 @@ extension Workspace {
     /// Files whose stat matches the index are not read. A file whose index entry is missing or
     /// names another change tag is compared with the base version from `base`; if even that is
     /// gone, the file counts as modified (a push then decides by change tag).
-    public func scan(zone: ZoneID, base: BaseLookup) async throws(RecSyncError) -> ZoneScan {
+    ///
+    /// With `changesOnly`, unchanged records are left out of the result (status, push): the
+    /// common case is then one `stat` and one index lookup per file, nothing built.
+    public func scan(zone: ZoneID, base: BaseLookup, changesOnly: Bool = false) async throws(RecSyncError) -> ZoneScan {
         let dir = zoneDirectory(zone)
         var index = ZoneIndex.load(self, zone: zone)
         index.loadAll()  // every file is looked up
@@ -73,13 +76,31 @@ extension Workspace {
         let sidecars = Set(FileIO.listUnsorted("\(dir)/.system").filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") })
         // Stat relative to open directories: no path walk per file.
         let handles = DirectoryHandles(zoneDirectory: dir)
-        // In directory order (sorting 100k names costs more than the stat calls they need);
-        // callers sort what they keep. A sidecar without its file is looked at too.
-        for file in files.concatenated(sidecars.lazy.filter { !files.contains($0) }) {
-            switch try await inspect(zone: zone, file: file, index: &index, base: base, handles: handles, sidecarListed: sidecars.contains(file)) {
-            case .record(let r): records.append(r)
+        func keep(_ inspection: Inspection) {
+            switch inspection {
+            case .record(let r): if !changesOnly || r.state != .clean { records.append(r) }
             case .problem(let p): problems.append(p)
             case .nothing: break
+            }
+        }
+        // In directory order (sorting 100k names costs more than the stat calls they need);
+        // callers sort what they keep.
+        var sidecarsSeen = 0
+        for file in files {
+            let listed = sidecars.contains(file)
+            if listed { sidecarsSeen += 1 }
+            // The fast path of `inspect`, without building a record nobody keeps.
+            if changesOnly, listed, handles.zone >= 0, let entry = index[file], entry.side != nil, let stamp = entry.file,
+               let info = FileIO.info(in: handles.zone, file), !info.isDirectory, !info.isSymlink,
+               info.stamp == stamp, file.hasSuffix(".json") {
+                continue
+            }
+            keep(try await inspect(zone: zone, file: file, index: &index, base: base, handles: handles, sidecarListed: listed))
+        }
+        // A sidecar without its file (a deleted record), when there is any.
+        if sidecarsSeen < sidecars.count {
+            for file in sidecars where !files.contains(file) {
+                keep(try await inspect(zone: zone, file: file, index: &index, base: base, handles: handles, sidecarListed: true))
             }
         }
         return ZoneScan(zone: zone, records: records, problems: problems, index: index)
@@ -187,14 +208,5 @@ extension Workspace {
             }
             return .record(LocalRecord(recordID: id, fileName: file, state: clean ? .clean : .modified, system: system, fields: f, fileStamp: fileStamp, knownTag: t))
         }
-    }
-}
-
-extension Set {
-    /// This set's members, then those of `more` (a sequence, not a new set).
-    func concatenated<S: Sequence>(_ more: S) -> [Element] where S.Element == Element {
-        var all = Array(self)
-        all.append(contentsOf: more)
-        return all
     }
 }
