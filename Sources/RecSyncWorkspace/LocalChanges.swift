@@ -90,7 +90,7 @@ extension Workspace {
             let listed = sidecars.contains(file)
             if listed { sidecarsSeen += 1 }
             // The fast path of `inspect`, without building a record nobody keeps.
-            if changesOnly, listed, handles.zone >= 0, let entry = index[file], entry.side != nil, let stamp = entry.file,
+            if changesOnly, listed, handles.zone >= 0, let stamps = index.stamps(file), stamps.side != nil, let stamp = stamps.file,
                let info = FileIO.info(in: handles.zone, file), !info.isDirectory, !info.isSymlink,
                info.stamp == stamp, file.hasSuffix(".json") {
                 continue

@@ -41,8 +41,14 @@ public struct ZoneIndex: Sendable {
     let path: String
     var journalPath: String { path + ".log" }
     private var base: SortedLines
-    /// The whole base decoded, once a scan asked for it (`loadAll`).
-    private var decoded: [String: IndexEntry]?
+    /// The whole base decoded, once a scan asked for it (`loadAll`): lean, a base line's
+    /// stamps and where it is (its strings are read only for the files that need them).
+    private var decoded: [String: Slot]?
+
+    enum Slot: Sendable {
+        case line(offset: Int, length: Int, file: FileStamp?, side: FileStamp?)
+        case entry(IndexEntry)
+    }
     /// The journal's latest word per file (nil: removed), and how many lines it has.
     private var journal: [String: IndexEntry?]
     private var journalLines: Int
@@ -71,14 +77,14 @@ public struct ZoneIndex: Sendable {
         }
         let base = SortedLines(path: path, header: header)
         var rewrite = false
-        var decoded: [String: IndexEntry]?
+        var decoded: [String: Slot]?
         if base == nil, let bytes = try? FileIO.read(path), bytes.starts(with: headerV1) {
             // Version 1: one unsorted file. Read it all; the next save writes version 2.
             var entries: [String: IndexEntry] = [:]
             bytes.withUnsafeBufferPointer { buf in
                 _ = decode(UnsafeBufferPointer(rebasing: buf[headerV1.count...]), complete: false) { file, entry in entries[file] = entry }
             }
-            decoded = entries
+            decoded = entries.mapValues { .entry($0) }
             rewrite = true
         }
         var index = ZoneIndex(path: path, base: base ?? .empty, decoded: decoded, journal: journal, journalLines: lines)
@@ -86,7 +92,7 @@ public struct ZoneIndex: Sendable {
         return index
     }
 
-    private init(path: String, base: SortedLines, decoded: [String: IndexEntry]?, journal: [String: IndexEntry?], journalLines: Int) {
+    private init(path: String, base: SortedLines, decoded: [String: Slot]?, journal: [String: IndexEntry?], journalLines: Int) {
         self.path = path
         self.base = base
         self.decoded = decoded
@@ -97,13 +103,21 @@ public struct ZoneIndex: Sendable {
     /// Decodes the whole base: for a scan, which looks up every file of the zone.
     public mutating func loadAll() {
         guard decoded == nil else { return }
-        var entries: [String: IndexEntry] = [:]
+        var entries: [String: Slot] = [:]
         entries.reserveCapacity(base.count)
         base.withBody { buf in
-            _ = Self.decode(buf, complete: false) { file, entry in entries[file] = entry }
+            var i = 0
+            while i < buf.count {
+                var end = i
+                while end < buf.count && buf[end] != 10 { end += 1 }
+                if let (file, stamps) = Self.parseStamps(UnsafeBufferPointer(rebasing: buf[i..<end])) {
+                    entries[file] = .line(offset: i, length: end - i, file: stamps.file, side: stamps.side)
+                }
+                i = end + 1
+            }
         }
         // The journal's word is folded in: one dictionary to look in per file.
-        for (file, entry) in journal { entries[file] = entry }
+        for (file, entry) in journal { entries[file] = entry.map { .entry($0) } }
         journal.removeAll()
         decoded = entries
     }
@@ -113,10 +127,29 @@ public struct ZoneIndex: Sendable {
         get {
             if !changes.isEmpty, let change = changes[file] { return change }
             if !journal.isEmpty, let logged = journal[file] { return logged }
-            if let decoded { return decoded[file] }
+            if let decoded { return decoded[file].flatMap(entry) }
             return base.find(file).flatMap { line in Self.parse(line)?.entry }
         }
         set { changes[file] = .some(newValue) }
+    }
+
+    /// The stamps of a record file and its sidecar as indexed, if the index has the file:
+    /// what a scan compares with `stat`, without reading the rest of the entry.
+    public func stamps(_ file: String) -> (file: FileStamp?, side: FileStamp?)? {
+        if !changes.isEmpty || !journal.isEmpty || decoded == nil { return self[file].map { ($0.file, $0.side) } }
+        switch decoded?[file] {
+        case .line(_, _, let f, let s)?: return (f, s)
+        case .entry(let e)?: return (e.file, e.side)
+        case nil: return nil
+        }
+    }
+
+    private func entry(_ slot: Slot) -> IndexEntry? {
+        switch slot {
+        case .entry(let e): return e
+        case .line(let offset, let length, _, _):
+            return base.withBody { buf in Self.parse(UnsafeBufferPointer(rebasing: buf[offset..<offset + length]))?.entry }
+        }
     }
 
     /// Records an entry with the stamps given (from the files as written or as inspected).
@@ -140,7 +173,7 @@ public struct ZoneIndex: Sendable {
             for (file, entry) in changes { Self.put(file, entry, into: &out) }
             try FileIO.appendDurably(journalPath, out)
             for (file, entry) in changes {
-                if decoded != nil { decoded?[file] = entry } else { journal[file] = entry }
+                if decoded != nil { decoded?[file] = entry.map { .entry($0) } } else { journal[file] = entry }
             }
             journalLines += changes.count
         }
@@ -163,7 +196,9 @@ public struct ZoneIndex: Sendable {
     /// Writes base, journal and changes as one sorted base, then drops the journal.
     private mutating func compact() throws(RecSyncError) {
         loadAll()
-        var entries = decoded ?? [:]
+        var entries: [String: IndexEntry] = [:]
+        entries.reserveCapacity(decoded?.count ?? 0)
+        for (file, slot) in decoded ?? [:] { entries[file] = entry(slot) }
         for (file, entry) in journal { entries[file] = entry }
         for (file, entry) in changes { entries[file] = entry }
         let sorted = entries.map { (key: Array($0.key.utf8), file: $0.key, entry: $0.value) }
@@ -174,7 +209,7 @@ public struct ZoneIndex: Sendable {
         try FileIO.writeAtomically(path, out)
         unlink(journalPath)
         base = SortedLines(path: path, header: Self.header) ?? .empty
-        decoded = entries
+        decoded = nil  // found in the new base when asked
         journal.removeAll()
         journalLines = 0
         rewrite = false
@@ -230,6 +265,47 @@ public struct ZoneIndex: Sendable {
         return count
     }
 
+    /// A line's file name and stamps only: nil when it is damaged.
+    static func parseStamps(_ line: UnsafeBufferPointer<UInt8>) -> (String, (file: FileStamp?, side: FileStamp?))? {
+        var tabs = (0, 0, 0, 0, 0)
+        var k = 0
+        for j in 0..<line.count where line[j] == 9 {
+            switch k {
+            case 0: tabs.0 = j
+            case 1: tabs.1 = j
+            case 2: tabs.2 = j
+            case 3: tabs.3 = j
+            case 4: tabs.4 = j
+            default: return nil
+            }
+            k += 1
+        }
+        guard k == 5 else { return nil }
+        let file = String(decoding: UnsafeBufferPointer(rebasing: line[0..<tabs.0]), as: UTF8.self)
+        return (file, (stamp(line, tabs.3 + 1, tabs.4), stamp(line, tabs.4 + 1, line.count)))
+    }
+
+    /// `size mtime inode` in line[from..<to], or nil ("-", or damaged).
+    static func stamp(_ line: UnsafeBufferPointer<UInt8>, _ from: Int, _ to: Int) -> FileStamp? {
+        var numbers: (Int64, Int64, Int64) = (0, 0, 0)
+        var k = 0
+        var seen = false
+        for j in from..<to {
+            let c = line[j]
+            if c == 32 { if !seen { return nil }; k += 1; seen = false; if k > 2 { return nil }; continue }
+            guard c >= 48 && c <= 57 else { return nil }
+            let d = Int64(c - 48)
+            switch k {
+            case 0: numbers.0 = numbers.0 &* 10 &+ d
+            case 1: numbers.1 = numbers.1 &* 10 &+ d
+            default: numbers.2 = numbers.2 &* 10 &+ d
+            }
+            seen = true
+        }
+        guard k == 2 && seen else { return nil }
+        return FileStamp(size: numbers.0, mtimeNanos: numbers.1, inode: UInt64(bitPattern: numbers.2))
+    }
+
     /// One line (without its newline): nil when it is damaged.
     static func parse(_ line: UnsafeBufferPointer<UInt8>) -> (file: String, entry: IndexEntry?)? {
         var fields: [(Int, Int)] = []
@@ -245,25 +321,7 @@ public struct ZoneIndex: Sendable {
             return line.isEmpty ? nil : (text(fields[0]), nil)
         }
         guard fields.count == 6, let name = NameEscaping.unescape(text(fields[1])) else { return nil }
-        func stamp(_ f: (Int, Int)) -> FileStamp? {
-            var numbers: (Int64, Int64, Int64) = (0, 0, 0)
-            var k = 0
-            var seen = false
-            for j in f.0..<f.1 {
-                let c = line[j]
-                if c == 32 { if !seen { return nil }; k += 1; seen = false; if k > 2 { return nil }; continue }
-                guard c >= 48 && c <= 57 else { return nil }
-                let d = Int64(c - 48)
-                switch k {
-                case 0: numbers.0 = numbers.0 &* 10 &+ d
-                case 1: numbers.1 = numbers.1 &* 10 &+ d
-                default: numbers.2 = numbers.2 &* 10 &+ d
-                }
-                seen = true
-            }
-            guard k == 2 && seen else { return nil }
-            return FileStamp(size: numbers.0, mtimeNanos: numbers.1, inode: UInt64(bitPattern: numbers.2))
-        }
+        func stamp(_ f: (Int, Int)) -> FileStamp? { Self.stamp(line, f.0, f.1) }
         return (text(fields[0]), IndexEntry(name: name, tag: text(fields[2]), hash: text(fields[3]), file: stamp(fields[4]), side: stamp(fields[5])))
     }
 }

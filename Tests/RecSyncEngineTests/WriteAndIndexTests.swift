@@ -134,6 +134,15 @@ import Testing
         index.loadAll()
         #expect(index["r00100.json"] == entry(7))
         #expect(index["r00101.json"] == entry(101))
+        #expect(index.stamps("r00101.json")?.file == entry(101).file)
+        #expect(index.stamps("r00102.json")?.side == nil)  // 102 is a multiple of 3: no sidecar stamp
+        #expect(index.stamps("r00100.json")?.file == entry(7).file)
+        #expect(index.stamps("r00004.json") == nil)
+        // A change saved after a full read is found at once, and after loading again.
+        index["r00101.json"] = entry(5)
+        try index.save()
+        #expect(index["r00101.json"] == entry(5))
+        #expect(ZoneIndex.load(ws, zone: notes)["r00101.json"] == entry(5))
     }
 
     @Test func aJournalLineCutShortIsDroppedAndTheNextAppendStartsAfreshLine() throws {
