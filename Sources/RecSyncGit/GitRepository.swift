@@ -1,16 +1,18 @@
 import CLibGit2
 import Foundation
 
-/// Process-wide libgit2 set-up: initialise once, fsync the git dir, strict object creation,
-/// and pack windows of 32 MiB with at most 128 MiB mapped at once (libgit2's defaults, 1 GiB
-/// and 8 GiB, let a clone of a million records hold the whole 550 MB pack resident).
+/// Process-wide libgit2 set-up: initialise once, fsync the git dir, strict object creation.
+///
+/// Pack windows keep libgit2's defaults (1 GiB windows, 8 GiB mapped), so reading a whole
+/// store maps its pack (a clone of a million records peaks at ~750 MB RSS, ~540 MB of it the
+/// mapped pack). Bounding them (32 MiB / 128 MiB) halves that, but libgit2 1.5's indexer then
+/// fails on packs larger than the limit ("unexpected data at the end of the pack"), which
+/// would break bulk writes and fetches of large stores.
 enum LibGit2 {
     static let ready: Bool = {
         git_libgit2_init()
         _ = recsync_git_enable_fsync_gitdir(1)
         _ = recsync_git_enable_strict_object_creation(1)
-        _ = recsync_git_set_mwindow_size(32 << 20)
-        _ = recsync_git_set_mwindow_mapped_limit(128 << 20)
         return true
     }()
 }

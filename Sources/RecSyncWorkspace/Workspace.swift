@@ -85,7 +85,7 @@ public final class Workspace: Sendable {
         }
         let ws = Workspace(root: absolute, config: config)
         try FileIO.makeDirectories(ws.stateDir)
-        try FileIO.writeAtomically("\(ws.stateDir)/.gitignore", Array("# machine-specific state: not part of a snapshot\nindex/\nlock\nmirror/\n".utf8))
+        try FileIO.writeAtomically("\(ws.stateDir)/.gitignore", Array("# machine-specific state: not part of a snapshot\nindex/\nlock\nmirror/\nwriting*\n".utf8))
         try ws.saveConfig(config)
         return ws
     }
