@@ -23,6 +23,15 @@ static inline int recsync_git_set_cache_max_size(long long bytes) {
     return git_libgit2_opts(GIT_OPT_SET_CACHE_MAX_SIZE, (ssize_t)bytes);
 }
 
+/* Pack windows (see GitPackWindows in RecSyncGit). */
+static inline int recsync_git_set_mwindow_size(size_t bytes) {
+    return git_libgit2_opts(GIT_OPT_SET_MWINDOW_SIZE, bytes);
+}
+
+static inline int recsync_git_set_mwindow_mapped_limit(size_t bytes) {
+    return git_libgit2_opts(GIT_OPT_SET_MWINDOW_MAPPED_LIMIT, bytes);
+}
+
 /* The write-pack handle's methods are function pointers; call them through helpers. */
 static inline int recsync_odb_writepack_append(git_odb_writepack *wp, const void *data, size_t size, git_indexer_progress *stats) {
     return wp->append(wp, data, size, stats);

@@ -2,12 +2,7 @@ import CLibGit2
 import Foundation
 
 /// Process-wide libgit2 set-up: initialise once, fsync the git dir, strict object creation.
-///
-/// Pack windows keep libgit2's defaults (1 GiB windows, 8 GiB mapped), so reading a whole
-/// store maps its pack (a clone of a million records peaks at ~750 MB RSS, ~540 MB of it the
-/// mapped pack). Bounding them (32 MiB / 128 MiB) halves that, but libgit2 1.5's indexer then
-/// fails on packs larger than the limit ("unexpected data at the end of the pack"), which
-/// would break bulk writes and fetches of large stores.
+/// Pack windows keep libgit2's defaults here (see `GitPackWindows`).
 enum LibGit2 {
     static let ready: Bool = {
         git_libgit2_init()
@@ -15,6 +10,23 @@ enum LibGit2 {
         _ = recsync_git_enable_strict_object_creation(1)
         return true
     }()
+}
+
+/// How much of a store's packs libgit2 keeps mapped.
+///
+/// By default (1 GiB windows, 8 GiB mapped) reading a whole store maps its whole pack, which
+/// counts as resident: a clone of a million records peaked at 755 MB, ~540 MB of it the
+/// pack. Bounded windows (32 MiB, at most 128 MiB mapped) keep that down, but libgit2 1.5's
+/// indexer fails ("unexpected data at the end of the pack") when windows of the pack it is
+/// writing get closed to stay under the limit — measured: 1 MiB windows with a 4 MiB limit
+/// fail on a 9 MB pack; either limit alone does not. So only a process that writes no pack
+/// from then on (a clone or pull, after any fetch) bounds them.
+public enum GitPackWindows {
+    public static func boundForReading() {
+        _ = LibGit2.ready
+        _ = recsync_git_set_mwindow_size(32 << 20)
+        _ = recsync_git_set_mwindow_mapped_limit(128 << 20)
+    }
 }
 
 /// One entry of a git tree.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import RecSyncModel
+import RecSyncStore
 
 /// `recsync pull`: brings the store's changes into the workspace.
 struct PullCommand: RecSyncSubcommand {
@@ -15,6 +16,8 @@ struct PullCommand: RecSyncSubcommand {
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let engine = try context.engine()
+        // The store is open (and fetched): from here this process only reads packs.
+        GitStore.boundPackWindowsForReading()
         let output = SyncOutput(console: context.console, workspace: engine.workspace)
         let report = try await engine.pull(events: output.events)
         if commit ?? engine.workspace.config.commitSnapshots ?? false {

@@ -7,6 +7,13 @@ import RecSyncModel
 /// Each handle owns one repository handle; several handles (in one process or many) may
 /// write the same store at once: the head moves only by compare-and-swap.
 public actor GitStore: RemoteStore {
+    /// Bounds how much of the store's pack stays mapped (memory of a clone or pull of a
+    /// large store). Call it only once this process will write no pack any more: after the
+    /// open (and its fetch), before reading. See `GitPackWindows`.
+    public static func boundPackWindowsForReading() {
+        GitPackWindows.boundForReading()
+    }
+
     public nonisolated let userRecordName: String
     public nonisolated let storeID: String
     /// The store's repository: the store itself, or the mirror of a network store.
