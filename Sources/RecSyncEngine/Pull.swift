@@ -103,32 +103,15 @@ extension SyncEngine {
     /// all-or-nothing per page as before; on a failure no further zone is started, the ones
     /// under way finish, and the first error is thrown.
     func pullZones(_ zones: [ZoneID], workspace ws: Workspace, report: inout PullReport, events: @escaping @Sendable (SyncEvent) -> Void) async throws(RecSyncError) {
-        let queue = WorkQueue(zones)
-        let workers = min(zoneWorkers, zones.count)
-        let tasks = (0..<workers).map { _ in
-            Task { () async -> [(ZoneID, Result<PullReport, RecSyncError>)] in
-                var done: [(ZoneID, Result<PullReport, RecSyncError>)] = []
-                while let zone = await queue.next() {
-                    events(.zoneChanged(zone))
-                    var zoneReport = PullReport()
-                    do throws(RecSyncError) {
-                        try await pullZone(zone, workspace: ws, report: &zoneReport, events: events)
-                        done.append((zone, .success(zoneReport)))
-                    } catch {
-                        await queue.stop()
-                        done.append((zone, .failure(error)))
-                    }
-                }
-                return done
-            }
-        }
-        var results: [ZoneID: Result<PullReport, RecSyncError>] = [:]
-        for task in tasks {
-            for (zone, result) in await task.value { results[zone] = result }
+        let results = await Self.sideBySide(zones, workers: zoneWorkers) { (zone: ZoneID) async throws(RecSyncError) -> PullReport in
+            events(.zoneChanged(zone))
+            var zoneReport = PullReport()
+            try await self.pullZone(zone, workspace: ws, report: &zoneReport, events: events)
+            return zoneReport
         }
         var failure: RecSyncError?
-        for zone in zones {
-            guard let result = results[zone] else { continue }
+        for (zone, result) in zip(zones, results) {
+            guard let result else { continue }  // not started: an earlier zone failed
             report.zonesChanged.append(zone)
             switch result {
             case .success(let r): report.merge(r)
@@ -271,10 +254,38 @@ extension SyncEngine {
     }
 }
 
-/// Hands out work (zones) to the workers of `pullZones` and `scanZones`.
+/// Hands out work to the workers of `SyncEngine.sideBySide`.
 actor WorkQueue<Item: Sendable> {
     private var items: [Item]
     init(_ items: [Item]) { self.items = items.reversed() }
     func next() -> Item? { items.popLast() }
     func stop() { items.removeAll() }
+}
+
+extension SyncEngine {
+    /// Runs `work` on each item, at most `workers` at once (plain tasks: a task group crashed
+    /// in release builds here). Once one fails no further item is started; those under way
+    /// finish. Returns each item's result in order, nil for an item never started.
+    static func sideBySide<Item: Sendable, Output: Sendable>(_ items: [Item], workers: Int, _ work: @escaping @Sendable (Item) async throws(RecSyncError) -> Output) async -> [Result<Output, RecSyncError>?] {
+        let queue = WorkQueue(Array(items.indices))
+        let tasks = (0..<min(workers, items.count)).map { _ in
+            Task { () async -> [(Int, Result<Output, RecSyncError>)] in
+                var done: [(Int, Result<Output, RecSyncError>)] = []
+                while let i = await queue.next() {
+                    do throws(RecSyncError) {
+                        done.append((i, .success(try await work(items[i]))))
+                    } catch {
+                        await queue.stop()
+                        done.append((i, .failure(error)))
+                    }
+                }
+                return done
+            }
+        }
+        var results = [Result<Output, RecSyncError>?](repeating: nil, count: items.count)
+        for task in tasks {
+            for (i, result) in await task.value { results[i] = result }
+        }
+        return results
+    }
 }

@@ -92,39 +92,23 @@ public struct SyncEngine: Sendable {
     /// kept: at a million records, holding every zone's index and records at once would not fit.
     func scanZones(_ zones: [ZoneID], workspace ws: Workspace, changesOnly: Bool = false, keepingAllRecordsOf keepAll: Set<ZoneID> = []) async throws(RecSyncError) -> [ZoneScan] {
         let base = baseLookup
-        let queue = WorkQueue(Array(zones.indices))
-        let tasks = (0..<min(zoneWorkers, zones.count)).map { _ in
-            Task { () async -> [(Int, Result<ZoneScan, RecSyncError>)] in
-                var done: [(Int, Result<ZoneScan, RecSyncError>)] = []
-                while let i = await queue.next() {
-                    do throws(RecSyncError) {
-                        var scan = try await ws.scan(zone: zones[i], base: base, changesOnly: changesOnly && !keepAll.contains(zones[i]))
-                        if changesOnly {
-                            try? scan.index.save()
-                            scan.index.unload()
-                            if !keepAll.contains(zones[i]) { scan.records = scan.changes }
-                        }
-                        scan.records.sort { $0.fileName < $1.fileName }
-                        scan.problems.sort()
-                        done.append((i, .success(scan)))
-                    } catch {
-                        await queue.stop()
-                        done.append((i, .failure(error)))
-                    }
-                }
-                return done
+        let results = await Self.sideBySide(zones, workers: zoneWorkers) { (zone: ZoneID) async throws(RecSyncError) -> ZoneScan in
+            let onlyChanges = changesOnly && !keepAll.contains(zone)
+            var scan = try await ws.scan(zone: zone, base: base, changesOnly: onlyChanges)
+            if changesOnly {
+                try? scan.index.save()
+                scan.index.unload()
             }
-        }
-        var results: [Int: Result<ZoneScan, RecSyncError>] = [:]
-        for task in tasks {
-            for (i, result) in await task.value { results[i] = result }
+            scan.records.sort { $0.fileName < $1.fileName }
+            scan.problems.sort()
+            return scan
         }
         var scans: [ZoneScan] = []
         scans.reserveCapacity(zones.count)
-        for i in zones.indices {
-            guard let result = results[i] else { continue }
-            scans.append(try result.get())
+        for result in results {
+            if case .failure(let error)? = result { throw error }
         }
+        for case .success(let scan)? in results { scans.append(scan) }
         guard scans.count == zones.count else { throw .fileSystem(path: ws.root, message: "a zone scan did not finish; run the command again") }
         return scans
     }

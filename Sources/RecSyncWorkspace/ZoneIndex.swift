@@ -106,14 +106,10 @@ public struct ZoneIndex: Sendable {
         var entries: [String: Slot] = [:]
         entries.reserveCapacity(base.count)
         base.withBody { buf in
-            var i = 0
-            while i < buf.count {
-                var end = i
-                while end < buf.count && buf[end] != 10 { end += 1 }
-                if let (file, stamps) = Self.parseStamps(UnsafeBufferPointer(rebasing: buf[i..<end])) {
-                    entries[file] = .line(offset: i, length: end - i, file: stamps.file, side: stamps.side)
+            Self.forEachLine(buf, complete: false) { start, end in
+                if let (file, stamps) = Self.parseStamps(UnsafeBufferPointer(rebasing: buf[start..<end])) {
+                    entries[file] = .line(offset: start, length: end - start, file: stamps.file, side: stamps.side)
                 }
-                i = end + 1
             }
         }
         // The journal's word is folded in: one dictionary to look in per file.
@@ -249,20 +245,28 @@ public struct ZoneIndex: Sendable {
     /// Decodes lines, calling `each` with (file, entry or nil for a removal). With `complete`,
     /// a last line without its newline (cut short by a crash) is dropped. Returns the lines.
     static func decode(_ buf: UnsafeBufferPointer<UInt8>, complete: Bool, _ each: (String, IndexEntry?) -> Void) -> Int {
-        var i = 0
         var count = 0
+        forEachLine(buf, complete: complete) { start, end in
+            if let (file, entry) = parse(UnsafeBufferPointer(rebasing: buf[start..<end])) {
+                each(file, entry)
+                count += 1
+            }
+        }
+        return count
+    }
+
+    /// Calls `each` with the bounds of every line (without its newline). With `complete`, a
+    /// last line without its newline (cut short by a crash) is left out.
+    static func forEachLine(_ buf: UnsafeBufferPointer<UInt8>, complete: Bool, _ each: (Int, Int) -> Void) {
+        var i = 0
         let n = buf.count
         while i < n {
             var end = i
             while end < n && buf[end] != 10 { end += 1 }
-            if end == n && complete { break }
-            if let (file, entry) = parse(UnsafeBufferPointer(rebasing: buf[i..<end])) {
-                each(file, entry)
-                count += 1
-            }
+            if end == n && complete { return }
+            each(i, end)
             i = end + 1
         }
-        return count
     }
 
     /// A line's file name and stamps only: nil when it is damaged.

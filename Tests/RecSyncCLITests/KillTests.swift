@@ -20,6 +20,13 @@ import Testing
         }
     }
 
+    /// How many record files the zone directories hold so far.
+    static func recordFiles(_ root: String, _ zones: [ZoneID]) -> Int {
+        zones.reduce(0) { n, zone in
+            n + ((try? FileManager.default.contentsOfDirectory(atPath: "\(root)/private/\(zone.zoneName)")) ?? []).filter { $0.hasSuffix(".json") }.count
+        }
+    }
+
     static func run(_ arguments: [String]) throws -> Process {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: binary)
@@ -57,10 +64,19 @@ import Testing
         for fraction in [0.1, 0.3, 0.5, 0.7, 0.9] {
             let ws = dir.file("ws-\(fraction)")
             _ = try Workspace.create(at: ws, config: WorkspaceConfig(user: "alice", remote: storePath))
-            // Kill it once, and then once more during the pull that resumes.
+            // Kill it once when about `fraction` of the record files are written (a pull's speed
+            // varies too much with the machine's load for a delay to land reliably), and then
+            // once more, after a delay, during the pull that resumes.
             for attempt in 0..<2 {
                 let p = try Self.run(["-C", ws, "pull"])
-                try await Task.sleep(nanoseconds: UInt64(duration * fraction * (attempt == 0 ? 1 : 0.5) * 1e9))
+                if attempt == 0 {
+                    let deadline = Date().addingTimeInterval(duration * 4 + 5)
+                    while p.isRunning && Date() < deadline && Self.recordFiles(ws, zones) < Int(3000 * fraction) {
+                        try await Task.sleep(nanoseconds: 2_000_000)
+                    }
+                } else {
+                    try await Task.sleep(nanoseconds: UInt64(duration * fraction * 0.5 * 1e9))
+                }
                 if p.isRunning { killedMidway += 1 }
                 kill(p.processIdentifier, SIGKILL)
                 p.waitUntilExit()

@@ -1,5 +1,5 @@
 import Foundation
-import RecSyncEngine
+@testable import RecSyncEngine
 import RecSyncModel
 import RecSyncTestSupport
 import RecSyncWorkspace
@@ -178,5 +178,30 @@ import Testing
         try index.save()
         #expect(readFile(path)?.hasPrefix("recsync-index 2 2\na.json\t") == true)
         #expect(ZoneIndex.load(ws, zone: notes)["b.json"] == entry(2))
+    }
+}
+
+/// The worker pool that pulls and scans zones side by side.
+@Suite struct SideBySideTests {
+    @Test func aFailureStopsWhatHasNotStartedAndResultsKeepTheirPlaces() async throws {
+        let results = await SyncEngine.sideBySide(Array(0..<10), workers: 2) { (i: Int) async throws(RecSyncError) -> Int in
+            if i == 1 { throw .internalError("item 1 fails") }
+            try? await Task.sleep(nanoseconds: 50_000_000)
+            return i * 10
+        }
+        #expect(results.count == 10)
+        guard case .failure(let error)? = results[1] else {
+            Issue.record("item 1 should have failed, got \(String(describing: results[1]))")
+            return
+        }
+        #expect(error.message.contains("item 1 fails"))
+        // Item 0 was under way and finished; nothing was started after the failure.
+        #expect(try results[0]?.get() == 0)
+        #expect(results[2...].allSatisfy { $0 == nil })
+    }
+
+    @Test func everyItemRunsOnceInItsPlace() async throws {
+        let results = await SyncEngine.sideBySide(Array(0..<25), workers: 3) { (i: Int) async throws(RecSyncError) -> Int in i * i }
+        #expect(try results.map { try $0?.get() } == (0..<25).map { $0 * $0 })
     }
 }
