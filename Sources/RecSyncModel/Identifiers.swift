@@ -1,3 +1,5 @@
+import Foundation
+
 /// The database a request is made against, as seen by the acting user.
 ///
 /// `private` holds the zones the user owns, `shared` the zones of other owners shared with
@@ -16,9 +18,27 @@ public enum DatabaseScope: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// The CloudKit name rules, each as a throwing check that names the rule it enforces.
+///
+/// On top of CloudKit's rules, every name must be one that every workspace can hold: zone
+/// names are in Unicode NFC (so two names are equal exactly when their bytes are, and no two
+/// canonically equivalent names can coexist) and fit a file name once escaped; user names
+/// are safe in a commit signature.
 public enum NameRules {
     public static let maxNameLength = 255
     public static let defaultZoneName = "_defaultZone"
+    /// The most bytes a zone name may take once escaped for disk (`NameEscaping`): a file
+    /// name holds 255 bytes, and `.recsync/` keeps per-zone files named `<escaped>.refetch`.
+    public static let maxEscapedZoneNameLength = 255 - ".refetch".utf8.count
+
+    /// A zone name typed by a person, in the form recsync keeps (Unicode NFC).
+    public static func normalizedZoneName(_ name: String) -> String {
+        isNFC(name) ? name : name.precomposedStringWithCanonicalMapping
+    }
+
+    /// Whether the name's bytes are already its NFC form (ASCII always is).
+    public static func isNFC(_ name: String) -> Bool {
+        name.utf8.allSatisfy { $0 < 0x80 } || Array(name.precomposedStringWithCanonicalMapping.utf8) == Array(name.utf8)
+    }
 
     /// recordName: ASCII, 1–255 characters, not starting with `_`.
     public static func validateRecordName(_ name: String) throws(RecSyncError) {
@@ -34,11 +54,50 @@ public enum NameRules {
         }
     }
 
-    /// Owner (user record) names follow the record-name rules.
+    /// Owner (user record) names: the record-name rules, in a character set that is safe in
+    /// a commit signature and a file name.
+    ///
+    /// Allowed: printable ASCII (space to `~`) except `<` and `>`, no space at either end,
+    /// 1–255 bytes, not starting with `_`, at most 255 bytes once escaped for disk. Git parses
+    /// `name <email>` out of every commit, so a newline or angle bracket in a user name would
+    /// make a commit nobody can read.
     public static func validateOwnerName(_ name: String) throws(RecSyncError) {
-        do { try validateRecordName(name) } catch {
-            throw .invalidArguments("owner name '\(name)': " + error.message)
+        do throws(RecSyncError) {
+            try validateRecordName(name)
+            try validateSignatureText(name, what: "it")
+            guard NameEscaping.escape(name).utf8.count <= maxNameLength else {
+                throw .invalidArguments("it is \(NameEscaping.escape(name).utf8.count) bytes once escaped for disk ('/' and '%' take 3 bytes each); the limit is 255")
+            }
+        } catch {
+            throw .invalidArguments("owner name '\(printable(name))': " + error.message)
         }
+    }
+
+    /// Checks text that goes into a commit signature (a name or an e-mail address): no
+    /// control characters, no `<` or `>`, no space at either end.
+    public static func validateSignatureText(_ text: String, what: String) throws(RecSyncError) {
+        guard !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw .invalidArguments("\(what) contains control characters (such as a newline); use printable characters only")
+        }
+        guard !text.contains("<") && !text.contains(">") else {
+            throw .invalidArguments("\(what) contains '<' or '>', which git reserves for the e-mail address of a commit signature")
+        }
+        guard text.first != " " && text.last != " " else {
+            throw .invalidArguments("\(what) starts or ends with a space, which git would drop from a commit signature")
+        }
+    }
+
+    /// A name as it can be shown in a one-line message: control characters escaped.
+    static func printable(_ name: String) -> String {
+        var out = ""
+        for scalar in name.unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7F {
+                out += "\\u{\(String(scalar.value, radix: 16))}"
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 
     /// zoneName: 1–255 characters, no `/`, not `.` or `..`, `_defaultZone` reserved.
@@ -54,6 +113,13 @@ public enum NameRules {
         }
         guard !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
             throw .invalidArguments("zone name '\(name)' contains control characters")
+        }
+        guard isNFC(name) else {
+            throw .invalidArguments("zone name '\(name)' is not in Unicode NFC (composed form); recsync keeps zone names in NFC, so rename it to '\(name.precomposedStringWithCanonicalMapping)'")
+        }
+        let escaped = NameEscaping.escape(name).utf8.count
+        guard escaped <= maxEscapedZoneNameLength else {
+            throw .invalidArguments("zone name '\(name.prefix(40))…' takes \(escaped) bytes once escaped for disk ('%', '/', control characters and a leading '.' take 3 bytes each); the limit is \(maxEscapedZoneNameLength), so shorten it")
         }
     }
 
@@ -90,6 +156,11 @@ public struct ZoneID: Sendable, Hashable, Codable, Comparable, CustomStringConve
         try NameRules.validateOwnerName(ownerName)
         self.zoneName = zoneName
         self.ownerName = ownerName
+    }
+
+    /// Creates a zone ID from a zone name a person typed: normalised to NFC first.
+    public init(normalizing zoneName: String, ownerName: String) throws(RecSyncError) {
+        try self.init(zoneName: NameRules.normalizedZoneName(zoneName), ownerName: ownerName)
     }
 
     public init(from decoder: any Decoder) throws {

@@ -215,6 +215,9 @@ public struct StoreActor: Sendable {
 
     public init(userRecordName: String, displayName: String? = nil, email: String? = nil, clock: (@Sendable () -> Int64)? = nil) throws(RecSyncError) {
         try NameRules.validateOwnerName(userRecordName)
+        // Both go into every commit's signature: checked before anything is written.
+        if let displayName { try NameRules.validateSignatureText(displayName, what: "the commit author name '\(displayName)'") }
+        if let email { try NameRules.validateSignatureText(email, what: "the commit author e-mail '\(email)'") }
         self.userRecordName = userRecordName
         self.displayName = displayName ?? userRecordName
         self.email = email ?? "\(userRecordName)@recsync.invalid"

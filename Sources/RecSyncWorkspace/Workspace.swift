@@ -73,6 +73,9 @@ public final class Workspace: Sendable {
         guard config.version == WorkspaceConfig.currentVersion else {
             throw .fileSystem(path: path, message: "has version \(config.version); this recsync reads version \(WorkspaceConfig.currentVersion)")
         }
+        do { try NameRules.validateOwnerName(config.user) } catch {
+            throw .fileSystem(path: path, message: "names user '\(config.user)', which recsync cannot write to a store (\(error.message)); set a valid \"user\"")
+        }
         return Workspace(root: root, config: config)
     }
 
@@ -118,27 +121,47 @@ public final class Workspace: Sendable {
     }
 
     /// Every zone directory present in the workspace, and the directories that are not zones.
+    ///
+    /// A directory whose name is not a zone name recsync can keep — not in NFC (a second
+    /// spelling of a name, as `café` typed decomposed), too long once escaped — is a problem,
+    /// never a zone: two spellings of one name would otherwise be two zones that compare equal.
     public func localZones() -> (zones: [ZoneID], problems: [String]) {
         var zones: [ZoneID] = []
         var problems: [String] = []
         for name in FileIO.list("\(root)/private") where FileIO.isDirectory("\(root)/private/\(name)") {
-            if let zoneName = NameEscaping.unescape(name), let id = try? ZoneID(zoneName: zoneName, ownerName: user) {
-                zones.append(id)
-            } else {
-                problems.append("private/\(name): not a valid zone name; rename the directory")
+            switch Self.zone(directory: name, in: "\(root)/private", ownerName: user) {
+            case .success(let id): zones.append(id)
+            case .failure(let why): problems.append("private/\(name): not a valid zone directory (\(why.message)); rename the directory")
             }
         }
         for owner in FileIO.list("\(root)/shared") where FileIO.isDirectory("\(root)/shared/\(owner)") {
             for name in FileIO.list("\(root)/shared/\(owner)") where FileIO.isDirectory("\(root)/shared/\(owner)/\(name)") {
-                if let ownerName = NameEscaping.unescape(owner), let zoneName = NameEscaping.unescape(name),
-                   let id = try? ZoneID(zoneName: zoneName, ownerName: ownerName) {
-                    zones.append(id)
-                } else {
-                    problems.append("shared/\(owner)/\(name): not a valid zone directory")
+                guard let ownerName = NameEscaping.unescape(owner) else {
+                    problems.append("shared/\(owner)/\(name): not a valid zone directory (the owner directory is not an escaped user name)")
+                    continue
+                }
+                switch Self.zone(directory: name, in: "\(root)/shared/\(owner)", ownerName: ownerName) {
+                case .success(let id): zones.append(id)
+                case .failure(let why): problems.append("shared/\(owner)/\(name): not a valid zone directory (\(why.message))")
                 }
             }
         }
         return (zones.sorted(), problems)
+    }
+
+    /// The zone a directory stands for. A name not in NFC is accepted only where the file
+    /// system itself folds it onto the NFC name (the NFC path is the same directory, as on
+    /// macOS), since recsync always addresses the directory by its NFC name.
+    static func zone(directory name: String, in parent: String, ownerName: String) -> Result<ZoneID, RecSyncError> {
+        guard let zoneName = NameEscaping.unescape(name) else {
+            return .failure(.invalidArguments("the name is not an escaped zone name: write '/' as %2F, '%' as %25 and a leading '.' as %2E"))
+        }
+        let nfc = NameRules.normalizedZoneName(zoneName)
+        if Array(nfc.utf8) != Array(zoneName.utf8), let here = FileIO.info("\(parent)/\(name)"),
+           let folded = FileIO.info("\(parent)/\(NameEscaping.escape(nfc))"), here.stamp.inode == folded.stamp.inode {
+            return Result { () throws(RecSyncError) in try ZoneID(zoneName: nfc, ownerName: ownerName) }
+        }
+        return Result { () throws(RecSyncError) in try ZoneID(zoneName: zoneName, ownerName: ownerName) }
     }
 
     // MARK: Record files

@@ -18,7 +18,7 @@ import Testing
     }
 
     @Test func zoneNames() throws {
-        for ok in ["Notes", "é", "..a", ".a", "a b", "_other", String(repeating: "z", count: 255)] {
+        for ok in ["Notes", "é", "..a", ".a", "a b", "_other", String(repeating: "z", count: NameRules.maxEscapedZoneNameLength)] {
             try NameRules.validateZoneName(ok)
             _ = try ZoneID(zoneName: ok, ownerName: "alice")
         }
@@ -31,6 +31,38 @@ import Testing
         expectInvalid("zone name 'a\u{7F}'", "control characters") { try NameRules.validateZoneName("a\u{7F}") }
         expectInvalid("longer than 255 bytes") { try NameRules.validateZoneName(String(repeating: "é", count: 128)) }
         expectInvalid("zone name 'x/y'") { try ZoneID(zoneName: "x/y", ownerName: "alice") }
+    }
+
+    /// issue 9 (3): a zone name must fit a file name once escaped, or no workspace can hold it.
+    @Test func zoneNamesFitAFileNameOnceEscaped() throws {
+        expectInvalid("takes 300 bytes once escaped", "the limit is 247") { try ZoneID(zoneName: String(repeating: "%", count: 100), ownerName: "alice") }
+        expectInvalid("takes 257 bytes once escaped") { try NameRules.validateZoneName("." + String(repeating: "a", count: 254)) }
+        expectInvalid("takes 248 bytes once escaped") { try NameRules.validateZoneName(String(repeating: "z", count: 248)) }
+        try NameRules.validateZoneName(String(repeating: "%", count: 82))
+    }
+
+    /// issue 9 (6): zone names are kept in NFC; a name a person types is normalised, a stored
+    /// one in another form is refused (it would be a second spelling of the same name).
+    @Test func zoneNamesAreNFC() throws {
+        let nfc = "caf\u{E9}", nfd = "cafe\u{301}"
+        #expect(nfc == nfd)  // Swift compares canonically: why two spellings must never coexist
+        #expect(Array(nfc.utf8) != Array(nfd.utf8))
+        try NameRules.validateZoneName(nfc)
+        expectInvalid("not in Unicode NFC", "rename it to 'caf\u{E9}'") { try ZoneID(zoneName: nfd, ownerName: "alice") }
+        let typed = try ZoneID(normalizing: nfd, ownerName: "alice")
+        #expect(Array(typed.zoneName.utf8) == Array(nfc.utf8))
+        #expect(NameRules.isNFC("plain ascii"))
+    }
+
+    /// issue 9 (5): a user name goes into commit signatures; newlines and angle brackets break them.
+    @Test func ownerNamesAreSafeInACommitSignature() throws {
+        try NameRules.validateOwnerName("alice@example.com")
+        try NameRules.validateOwnerName("Alice Smith")
+        expectInvalid("owner name 'a\\u{a}b'", "control characters") { try NameRules.validateOwnerName("a\nb") }
+        expectInvalid("owner name 'eve <e@x>'", "'<' or '>'") { try NameRules.validateOwnerName("eve <e@x>") }
+        expectInvalid("owner name 'a>'", "'<' or '>'") { try ZoneID(zoneName: "z", ownerName: "a>") }
+        expectInvalid("starts or ends with a space") { try NameRules.validateOwnerName(" alice") }
+        expectInvalid("once escaped for disk") { try NameRules.validateOwnerName(String(repeating: "%", count: 90)) }
     }
 
     @Test func ownerNames() throws {

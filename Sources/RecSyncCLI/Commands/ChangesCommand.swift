@@ -102,12 +102,12 @@ struct ChangesCommand: RecSyncSubcommand {
 
     func zoneID(_ text: String, user: String) throws(RecSyncError) -> ZoneID {
         if let slash = text.firstIndex(of: "/") {
-            return try ZoneID(zoneName: String(text[text.index(after: slash)...]), ownerName: String(text[..<slash]))
+            return try ZoneID(normalizing: String(text[text.index(after: slash)...]), ownerName: String(text[..<slash]))
         }
         guard scope == .private else {
             throw .invalidArguments("--scope shared needs --zone OWNER/ZONE")
         }
-        return try ZoneID(zoneName: text, ownerName: user)
+        return try ZoneID(normalizing: text, ownerName: user)
     }
 
     func warnings(_ list: [StoreWarning], _ console: Console) {

@@ -50,7 +50,7 @@ struct UnshareCommand: RecSyncSubcommand {
 func changeParticipants(_ context: CommandContext, zoneName: String, _ change: (inout [ShareParticipant]) throws(RecSyncError) -> String) async throws(RecSyncError) -> Int32 {
     let ws = try context.workspace()
     let store = try context.store(for: ws)
-    let zoneID = try ZoneID(zoneName: zoneName, ownerName: ws.user)
+    let zoneID = try ZoneID(normalizing: zoneName, ownerName: ws.user)
     guard var zone = try await store.fetchAllRecordZones(scope: .private).first(where: { $0.zoneID == zoneID }) else {
         throw .zoneNotFound(zoneID)
     }

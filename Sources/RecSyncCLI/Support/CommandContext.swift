@@ -65,11 +65,16 @@ public struct CommandContext: Sendable {
     /// The user for a new workspace or a store command: the option, else `RECSYNC_USER`, else
     /// the login name.
     public func user(_ option: String?) throws(RecSyncError) -> String {
-        let candidates = [option, environment["RECSYNC_USER"], environment["USER"], environment["LOGNAME"], Self.passwdName()]
-        guard let user = candidates.compactMap({ $0 }).first(where: { !$0.isEmpty }) else {
+        let candidates: [(source: String, name: String?)] = [
+            ("--user", option), ("RECSYNC_USER", environment["RECSYNC_USER"]), ("USER", environment["USER"]),
+            ("LOGNAME", environment["LOGNAME"]), ("your login name", Self.passwdName()),
+        ]
+        guard let (source, user) = candidates.compactMap({ c in c.name.map { (c.source, $0) } }).first(where: { !$0.1.isEmpty }) else {
             throw .invalidArguments("cannot tell who you are; pass --user NAME or set RECSYNC_USER")
         }
-        try NameRules.validateOwnerName(user)
+        do { try NameRules.validateOwnerName(user) } catch {
+            throw .invalidArguments("\(source): \(error.message); pass --user NAME or set RECSYNC_USER to a valid user name")
+        }
         return user
     }
 

@@ -19,7 +19,7 @@ enum RecordReference {
         guard let slash = text.firstIndex(of: "/"), !text.hasSuffix(".json") else {
             throw .invalidArguments("'\(text)' does not name a record; give a record file path (private/ZONE/NAME.json) or ZONE/NAME")
         }
-        let zone = try ZoneID(zoneName: String(text[..<slash]), ownerName: ws.user)
+        let zone = try ZoneID(normalizing: String(text[..<slash]), ownerName: ws.user)
         return try RecordID(recordName: String(text[text.index(after: slash)...]), zoneID: zone)
     }
 
@@ -29,15 +29,15 @@ enum RecordReference {
             let path = Paths.absolute(text, relativeTo: directory)
             if let c = components(of: path, in: ws) {
                 if c.count == 2, c[0] == "private", let z = NameEscaping.unescape(c[1]) {
-                    return try ZoneID(zoneName: z, ownerName: ws.user)
+                    return try ZoneID(normalizing: z, ownerName: ws.user)
                 }
                 if c.count == 3, c[0] == "shared", let o = NameEscaping.unescape(c[1]), let z = NameEscaping.unescape(c[2]) {
-                    return try ZoneID(zoneName: z, ownerName: o)
+                    return try ZoneID(normalizing: z, ownerName: o)
                 }
             }
             throw .invalidArguments("'\(text)' does not name a zone; give a zone name or a zone directory (private/ZONE, shared/OWNER/ZONE)")
         }
-        return try ZoneID(zoneName: text, ownerName: ws.user)
+        return try ZoneID(normalizing: text, ownerName: ws.user)
     }
 
     /// Whether an argument names a zone rather than a record (for `log`).
@@ -58,9 +58,9 @@ enum RecordReference {
         if c.count >= 2, c[c.count - 2] == ".system" { c.remove(at: c.count - 2) }
         let zone: ZoneID
         if c.count == 3, c[0] == "private", let z = NameEscaping.unescape(c[1]) {
-            zone = try ZoneID(zoneName: z, ownerName: ws.user)
+            zone = try ZoneID(normalizing: z, ownerName: ws.user)
         } else if c.count == 4, c[0] == "shared", let o = NameEscaping.unescape(c[1]), let z = NameEscaping.unescape(c[2]) {
-            zone = try ZoneID(zoneName: z, ownerName: o)
+            zone = try ZoneID(normalizing: z, ownerName: o)
         } else {
             throw .invalidArguments("'\(text)' is not a record file of this workspace; record files are private/ZONE/NAME.json or shared/OWNER/ZONE/NAME.json")
         }

@@ -68,6 +68,14 @@ extension StoreCore {
         guard record.recordID == id else {
             throw .storeCorrupt("\(path): the record inside is named '\(record.recordID.recordName)', not '\(id.recordName)'; move or fix it in the store")
         }
+        // The limit a save enforces holds for reading too, whoever wrote the blob. The
+        // compact field data is never larger than the (pretty) blob, so most records need no count.
+        if bytes.count > Record.maxFieldDataBytes {
+            let size = StoreEncoding.fieldDataSize(of: record)
+            if size > Record.maxFieldDataBytes {
+                throw .storeCorrupt("\(path): record '\(id.recordName)' holds \(size) bytes of field data, over the 1 MB limit every save keeps to; skipped. Shrink or remove it in the store")
+            }
+        }
         return record
     }
 

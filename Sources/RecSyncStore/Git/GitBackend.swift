@@ -105,9 +105,15 @@ final class GitBackend: StoreBackend {
             let zoneEntries = try git("listing zones") { () throws(GitError) in try repository.treeEntries(ownerEntry.oid) }
             for z in zoneEntries {
                 let path = "\(ownerPath)/\(z.name)"
-                guard z.kind == .tree, let zoneName = StoreLayout.unescape(z.name),
-                      let zoneID = try? ZoneID(zoneName: zoneName, ownerName: ownerName) else {
+                guard z.kind == .tree, let zoneName = StoreLayout.unescape(z.name) else {
                     warnings.append(StoreWarning(path: path, message: "not a zone directory recsync can use (bad name or not a directory); ignored"))
+                    continue
+                }
+                // A name no workspace can hold (too long once escaped, not NFC — a second
+                // spelling of a zone name, …) is reported and skipped: it must not stop the rest.
+                let zoneID: ZoneID
+                do { zoneID = try ZoneID(zoneName: zoneName, ownerName: ownerName) } catch {
+                    warnings.append(StoreWarning(path: path, message: "zone skipped: \(error.message)"))
                     continue
                 }
                 result.append(ZoneEntry(zoneID: zoneID, contentID: z.oid.hex, zone: readZone(zoneID, tree: z.oid)))

@@ -37,7 +37,7 @@ struct SubscribeCommand: RecSyncSubcommand {
             name = "database-\(scope.rawValue)"
         } else if let zone {
             let parts = zone.split(separator: "/", maxSplits: 1).map(String.init)
-            let zoneID = parts.count == 2 ? try ZoneID(zoneName: parts[1], ownerName: parts[0]) : try ZoneID(zoneName: zone, ownerName: ws.user)
+            let zoneID = parts.count == 2 ? try ZoneID(normalizing: parts[1], ownerName: parts[0]) : try ZoneID(normalizing: zone, ownerName: ws.user)
             kind = .zone(zoneID)
             name = "zone-\(zoneID.ownerName)-\(zoneID.zoneName)"
         } else {

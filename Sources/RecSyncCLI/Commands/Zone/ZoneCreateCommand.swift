@@ -19,7 +19,7 @@ struct ZoneCreateCommand: RecSyncSubcommand {
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let ws = try context.workspace()
-        let zone = try ZoneID(zoneName: name, ownerName: ws.user)
+        let zone = try ZoneID(normalizing: name, ownerName: ws.user)
         if let defaultType { try NameRules.validateRecordType(defaultType) }
         let existing = try await context.store(for: ws).fetchAllRecordZones(scope: .private)
         if existing.contains(where: { $0.zoneID == zone }) {
