@@ -123,10 +123,12 @@ extension SyncEngine {
 
     /// Fetches a zone's record changes page by page and applies each page durably.
     func pullZone(_ zone: ZoneID, workspace ws: Workspace, report: inout PullReport, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) {
+        let madeDirectory = !FileIO.isDirectory(ws.zoneDirectory(zone))
         try FileIO.makeDirectories(ws.zoneDirectory(zone))
         let tokenPath = ws.zoneTokenPath(zone)
         var token = try ws.loadToken(tokenPath)
         let refetch = RefetchLog(path: ws.refetchPath(zone))
+        let startedRefetch = token == nil && !FileManager.default.fileExists(atPath: refetch.path)
         if token == nil { try refetch.start(fresh: ws.holdsNoSyncedRecord(zone)) }
         var index = ZoneIndex.load(ws, zone: zone)
         var listing = token == nil ? ZoneListing(ws, zone: zone) : nil
@@ -147,6 +149,14 @@ extension SyncEngine {
             } catch .zoneNotFound, .userDeletedZone {
                 // Gone since the database changes were read; the next pull removes it.
                 report.warnings.append("zone \(zone) went away during the pull; pull again")
+                return
+            } catch .storeCorrupt(let why) {
+                // The zone's own entry in the store is unreadable (its zone.json): that zone is
+                // skipped and reported, the rest of the pull (or clone) goes on. What this pull
+                // made for it goes again, so the empty directory does not read as a new zone.
+                report.warnings.append("zone \(zone) skipped: \(why)")
+                if madeDirectory && FileIO.list(ws.zoneDirectory(zone)).isEmpty { try FileIO.remove(ws.zoneDirectory(zone)) }
+                if startedRefetch { try refetch.end() }
                 return
             }
             report.warnings += page.warnings.map(\.description)

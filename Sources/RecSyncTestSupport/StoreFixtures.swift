@@ -130,6 +130,33 @@ public enum GitCLI {
         try Subprocess.run("/usr/bin/git", arguments, in: directory, environment: hermeticEnvironment, input: input, stdinFile: stdinFile)
     }
 
+    /// Commits files into a (bare) store's `main` with git's plumbing, never touching a file
+    /// system: so a test can write entries no checkout could hold (a 257-byte name) or that a
+    /// file system would fold together (NFC and NFD spellings of one name).
+    @discardableResult
+    public static func commitFiles(_ files: [(path: String, bytes: [UInt8])], toStore store: String, message: String = "written with plain git") throws -> String {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("plumbing-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        var env = hermeticEnvironment
+        env["GIT_INDEX_FILE"] = "\(scratch)/index"
+        @discardableResult func git(_ arguments: [String], stdinFile: String? = nil) throws -> String {
+            try Subprocess.run("/usr/bin/git", arguments, in: store, environment: env, stdinFile: stdinFile)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        try git(["read-tree", "refs/heads/main"])
+        for (i, file) in files.enumerated() {
+            let blobFile = "\(scratch)/blob\(i)"
+            try Data(file.bytes).write(to: URL(fileURLWithPath: blobFile))
+            let oid = try git(["hash-object", "-w", "--stdin"], stdinFile: blobFile)
+            try git(["update-index", "--add", "--cacheinfo", "100644,\(oid),\(file.path)"])
+        }
+        let tree = try git(["write-tree"])
+        let commit = try git(["commit-tree", tree, "-p", "refs/heads/main", "-m", message])
+        try git(["update-ref", "refs/heads/main", commit])
+        return commit
+    }
+
     /// A fixed identity and clock, no user or system config.
     public static var hermeticEnvironment: [String: String] {
         var env = ProcessInfo.processInfo.environment.filter { $0.key == "PATH" || $0.key == "HOME" || $0.key == "TMPDIR" }

@@ -1,0 +1,117 @@
+import Foundation
+import RecSyncModel
+import RecSyncStore
+import RecSyncTestSupport
+import Testing
+
+/// issue 9, "one user breaking everyone": names and entries some user (or plain git) put in
+/// the shared store are checked before anything is written, and an entry a workspace cannot
+/// hold is reported and skipped, never fatal for the rest of a pull or a clone.
+@Suite struct HostileNameTests {
+    /// A store with zone `notes` holding record `kept`, pushed from workspace `alice`.
+    func storeWithNotes() throws -> CLIFixture {
+        let f = try CLIFixture().withStore()
+        try f.clone("alice")
+        try f.run(["zone", "create", "notes"], in: "alice")
+        try f.put("notes/kept", #"{"n": 1}"#, in: "alice")
+        try f.run(["push"], in: "alice")
+        return f
+    }
+
+    /// A `zone.json` for a zone of alice's, as plain git would commit it.
+    func zoneFile(_ escapedName: String, _ text: String = #"{"capabilities": ["atomic", "fetchChanges"]}"#) -> (path: String, bytes: [UInt8]) {
+        ("zones/alice/\(escapedName)/zone.json", Array(text.utf8))
+    }
+
+    @Test func zoneCreateRefusesANameNoWorkspaceCanHoldBeforeWriting() throws {
+        let f = try CLIFixture().withStore()
+        try f.clone("alice")
+        let head = try f.storeHead()
+        let refused = try f.run(["zone", "create", String(repeating: "%", count: 100)], in: "alice", expect: 1)
+        #expect(refused.stderr.contains("takes 300 bytes once escaped"), "\(refused)")
+        #expect(try f.storeHead() == head, "nothing reached the store")
+        try f.run(["pull"], in: "alice")
+    }
+
+    @Test func storeZonesNoWorkspaceCanHoldAreReportedAndSkipped() throws {
+        let f = try storeWithNotes()
+        // 255 bytes starting with '.': 257 bytes once escaped; and two spellings of "café".
+        let long = "%2E" + String(repeating: "a", count: 254)
+        let nfc = "caf\u{E9}", nfd = "cafe\u{301}"
+        try GitCLI.commitFiles([zoneFile(long), zoneFile(nfc), zoneFile(nfd)], toStore: f.storePath)
+        try f.run(["put", "notes/second"], in: "alice", input: #"{"n": 2}"#)
+        try f.run(["push"], in: "alice")
+
+        for pulled in [try f.run(["pull"], in: "alice"), try f.run(["clone", "store.git", "fresh"])] {
+            #expect(pulled.stderr.contains("\(long): zone skipped"), "\(pulled)")
+            #expect(pulled.stderr.contains("not in Unicode NFC"), "\(pulled)")
+        }
+        for ws in ["alice", "fresh"] {
+            #expect(try f.fields(ws, "private/notes/second.json")?["n"] as? Int == 2)
+            // The NFC spelling is the one kept: it is the only one recsync itself writes.
+            let zones = try FileManager.default.contentsOfDirectory(atPath: "\(f.ws(ws))/private")
+            #expect(zones.map { Array($0.utf8) }.sorted { $0.lexicographicallyPrecedes($1) } == [Array(nfc.utf8), Array("notes".utf8)])
+        }
+    }
+
+    @Test func cloneSkipsAZoneWithMalformedMetadataLikePull() throws {
+        let f = try storeWithNotes()
+        try GitCLI.commitFiles([zoneFile("broken", "{ not json")], toStore: f.storePath)
+        let cloned = try f.run(["clone", "store.git", "fresh"])
+        #expect(cloned.stderr.contains("zone alice/broken skipped: zones/alice/broken/zone.json is not valid JSON"), "\(cloned)")
+        #expect(!FileManager.default.fileExists(atPath: "\(f.ws("fresh"))/private/broken"), "no empty directory that a push would take for a new zone")
+        try f.run(["push"], in: "fresh")
+        #expect(try f.fields("fresh", "private/notes/kept.json")?["n"] as? Int == 1)
+        let pulled = try f.run(["pull"], in: "alice")
+        #expect(pulled.stderr.contains("broken/zone.json is not valid JSON"), "\(pulled)")
+    }
+
+    @Test func userNamesThatWouldBreakACommitAreRefusedBeforeWriting() throws {
+        let f = try storeWithNotes()
+        let head = try f.storeHead()
+        let byOption = try f.run(["clone", "store.git", "eve", "--user", "eve <e@x>"], expect: 1)
+        #expect(byOption.stderr.contains("--user: owner name 'eve <e@x>'"), "\(byOption)")
+        #expect(!FileManager.default.fileExists(atPath: f.ws("eve")))
+        let byEnvironment = try f.recsync.run(["clone", "store.git", "mallory"], in: f.directory.path, environment: ["RECSYNC_USER": "eve\nmallory"])
+        #expect(byEnvironment.status == 1)
+        #expect(byEnvironment.stderr.contains("RECSYNC_USER: owner name 'eve\\u{a}mallory'"), "\(byEnvironment)")
+        #expect(!FileManager.default.fileExists(atPath: f.ws("mallory")))
+        let config = "\(f.ws("alice"))/.recsync/config"
+        let text = try String(contentsOfFile: config, encoding: .utf8)
+        try text.replacingOccurrences(of: #""user" : "alice""#, with: #""user" : "alice\nx""#).write(toFile: config, atomically: true, encoding: .utf8)
+        let byConfig = try f.run(["zone", "create", "third"], in: "alice", expect: 1)
+        #expect(byConfig.stderr.contains("control characters"), "\(byConfig)")
+        #expect(try f.storeHead() == head)
+        try GitCLI.run(["fsck", "--strict", "--no-dangling"], in: f.storePath)
+    }
+
+    @Test func twoSpellingsOfAZoneOnDiskAreAProblemNotACrash() throws {
+        let f = try CLIFixture().withStore()
+        try f.clone("alice")
+        for spelling in ["caf\u{E9}", "cafe\u{301}"] {
+            try FileManager.default.createDirectory(atPath: "\(f.ws("alice"))/private/\(spelling)", withIntermediateDirectories: true)
+            try #"{"n": 1}"#.write(toFile: "\(f.ws("alice"))/private/\(spelling)/r.json", atomically: true, encoding: .utf8)
+        }
+        let head = try f.storeHead()
+        let pushed = try f.run(["push"], in: "alice", expect: 1)
+        #expect(pushed.stderr.contains("not in Unicode NFC"), "\(pushed)")
+        #expect(try f.storeHead() == head)
+        let status = try f.run(["status"], in: "alice")
+        #expect(status.stdout.contains("private/cafe\u{301}: not a valid zone directory (zone name 'cafe\u{301}' is not in Unicode NFC"), "\(status)")
+    }
+
+    @Test func aStoreRecordOverTheSizeLimitIsReportedAndSkipped() throws {
+        let f = try storeWithNotes()
+        let zone = try ZoneID(zoneName: "notes", ownerName: "alice")
+        let huge = Build.record("huge", in: zone, ["s": .string(String(repeating: "x", count: 1_100_000))])
+        let small = Build.record("small", in: zone, ["n": .int64(3)])
+        try GitCLI.commitFiles([huge, small].map { (StoreLayout.recordPath($0.recordID), StoreEncoding.encode($0)) }, toStore: f.storePath)
+        for pulled in [try f.run(["pull"], in: "alice"), try f.run(["clone", "store.git", "fresh"])] {
+            #expect(pulled.stderr.contains("over the 1 MB limit"), "\(pulled)")
+        }
+        for ws in ["alice", "fresh"] {
+            #expect(try f.fields(ws, "private/notes/small.json")?["n"] as? Int == 3)
+            #expect(try f.fields(ws, "private/notes/huge.json") == nil)
+        }
+    }
+}
