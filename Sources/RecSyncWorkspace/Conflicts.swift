@@ -105,7 +105,7 @@ extension Workspace {
 
     /// Moves everything of a zone that is not simply the synced version (unpushed new and
     /// edited records with their sidecars, files that are not records, unreadable files,
-    /// pending conflicts) to `.recsync/lost+found/<stamp>-<owner>-<zone>/`, leaving only synced
+    /// pending conflicts) to `.recsync/lost+found/<stamp>/<scope>/<owner>/<zone>/`, leaving only synced
     /// records behind. Returns where it went, nil when there was nothing to keep.
     public func setAsideUnpushedWork(of zone: ZoneID, scan: ZoneScan, stamp: String) throws(RecSyncError) -> String? {
         let dir = zoneDirectory(zone)
@@ -114,7 +114,8 @@ extension Workspace {
         let conflictDir = conflictDirectory(zone)
         let conflicts = !FileIO.list(conflictDir).isEmpty
         guard unpushed || others || conflicts || !scan.problems.isEmpty else { return nil }
-        let target = "\(stateDir)/lost+found/\(stamp)-\(NameEscaping.escape(zone.ownerName))-\(NameEscaping.escape(zone.zoneName))"
+        // One path component per name: owner and zone joined in one could pass 255 bytes.
+        let target = "\(stateDir)/lost+found/\(stamp)/\(zoneStateKey(zone))"
         try FileIO.move(dir, to: target)
         // What the store had anyway need not be kept.
         var batch = WriteBatch()

@@ -8,6 +8,24 @@ import Testing
 
 /// Zones going away, tokens expiring, and syncs that stop half-way.
 @Suite struct ZoneAndTokenTests {
+    /// issue 9 (3): a zone whose name is as long as a workspace can hold still has its unpushed
+    /// work set aside when it goes away (owner and zone were once joined in one file name).
+    @Test func removedZoneWithTheLongestNameKeepsUnpushedEdits() async throws {
+        let f = EngineFixture("removed-long")
+        let long = "." + String(repeating: "z", count: NameRules.maxEscapedZoneNameLength - 3)
+        let laptop = try f.device("laptop")
+        let phone = try f.device("phone")
+        try laptop.write(NameEscaping.escape(long), "a", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        try phone.write(NameEscaping.escape(long), "a", #"{"v": "unpushed edit"}"#)
+        try await f.store("alice").zoneOp(.delete(zone(long)))
+        let pulled = try await phone.pull()
+        #expect(pulled.zonesRemoved.map(\.zoneID) == [zone(long)])
+        #expect(pulled.lostAndFound.count == 1)
+        #expect(readFile("\(phone.workspace.root)/\(pulled.lostAndFound.first ?? "-")/a.json")?.contains("unpushed edit") == true)
+    }
+
     @Test(arguments: [ZoneDeletionReason.deleted, .purged])
     func removedZoneGoesAwayButUnpushedEditsAreKept(reason: ZoneDeletionReason) async throws {
         let f = EngineFixture("removed-\(reason)")
