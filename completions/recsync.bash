@@ -204,13 +204,13 @@ _recsync_store() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    init)
+    init|doctor)
         # Offer subcommand argument completions
         "_recsync_store_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'init' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'init doctor' -- "${cur}"))
         ;;
     esac
 }
@@ -229,6 +229,30 @@ _recsync_store_init() {
         return
         ;;
     '--user')
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    1)
+        __recsync_add_completions -d
+        return
+        ;;
+    esac
+}
+
+_recsync_store_doctor() {
+    repeating_flags=()
+    non_repeating_flags=(--quiet -q --verbose -v --json --check --version -h --help)
+    repeating_options=()
+    non_repeating_options=(-C)
+    __recsync_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '-C')
+        __recsync_add_completions -d
         return
         ;;
     esac

@@ -115,6 +115,11 @@ extension SyncEngine {
             switch item.result {
             case .success(let stored):
                 batch.write(ws.sidecarPath(stored.recordID), WorkspaceEncoding.encodeSystemFields(stored.systemFields))
+                if !local.deletedFields.isEmpty, let stamp = local.fileStamp {
+                    // The file's nulls are deletions the store has made: it now says so without
+                    // them (unless edited meanwhile, which stays an edit).
+                    batch.write(ws.recordPath(stored.recordID), WorkspaceEncoding.encodeFields(stored.fields), expect: .unchanged(stamp), group: ws.recordPath(stored.recordID))
+                }
                 indexed.append((stored.recordID.zoneID, local.fileName, stored.recordID, stored.changeTag ?? "", stored.fields, local.fileStamp))
                 report.saved.append(stored.recordID)
             case .failure(.serverRecordChanged(let c)):
@@ -152,7 +157,7 @@ extension SyncEngine {
             // The record file's stat as it was read (an edit made during the push stays an
             // edit); the sidecar's as written.
             indexes[zone]?.record(file: file, recordName: id.recordName, tag: tag, hash: ZoneIndex.hash(fields),
-                                  fileStamp: stamp, sideStamp: batch.writtenStamps[ws.sidecarPath(id)])
+                                  fileStamp: batch.writtenStamps[ws.recordPath(id)] ?? stamp, sideStamp: batch.writtenStamps[ws.sidecarPath(id)])
         }
         for var index in indexes.values { try index.save() }
         if report.notSent.isEmpty && report.conflicts.isEmpty { try finishReupload(reupload, workspace: ws) }

@@ -45,7 +45,7 @@ public struct SyncEngine: Sendable {
     func checkStore() throws(RecSyncError) -> Workspace {
         if let known = workspace.config.storeID {
             guard known == store.storeID else {
-                throw .invalidArguments("the store at '\(workspace.config.remote)' is not the one this workspace was cloned from (store \(store.storeID), expected \(known)); clone it into a new directory")
+                throw .invalidArguments("the store at '\(GitStore.withoutPassword(workspace.config.remote))' is not the one this workspace was cloned from (store \(store.storeID), expected \(known)); clone it into a new directory")
             }
             return workspace
         }
@@ -137,7 +137,9 @@ extension Workspace {
 extension SyncEngine {
     /// Commits a snapshot of the workspace into its git repository, with a message that
     /// summarises the pull; nil when nothing changed.
-    public func commitSnapshot(after report: PullReport) throws(RecSyncError) -> String? {
+    /// The author is git's usual identity, read from `environment` (see
+    /// `Workspace.commitSnapshot`).
+    public func commitSnapshot(after report: PullReport, environment: [String: String] = ProcessInfo.processInfo.environment) throws(RecSyncError) -> String? {
         var summary = "recsync pull: \(report.recordsWritten) written, \(report.recordsDeleted) deleted"
         if !report.zonesChanged.isEmpty { summary += " in \(report.zonesChanged.count) zone\(report.zonesChanged.count == 1 ? "" : "s")" }
         var body: [String] = []
@@ -145,6 +147,6 @@ extension SyncEngine {
         for removal in report.zonesRemoved { body.append("zone \(removal.zoneID) removed (\(removal.reason.rawValue))") }
         if !report.conflicts.isEmpty { body.append("conflicts: " + report.conflicts.map(\.description).joined(separator: ", ")) }
         let message = summary + "\n" + (body.isEmpty ? "" : "\n" + body.joined(separator: "\n") + "\n")
-        return try workspace.commitSnapshot(message: message, time: StoreActor.systemClock())
+        return try workspace.commitSnapshot(message: message, time: StoreActor.systemClock(), environment: environment)
     }
 }

@@ -14,9 +14,7 @@ struct GitCredentialHelper {
 
     /// Asks the helpers (or, on a terminal, the user) for a credential; nil if there is none.
     func fill(_ remote: GitRemoteURL) -> Credential? {
-        var request = [("protocol", remote.transport.rawValue), ("host", hostField(remote))]
-        let path = remote.path.hasPrefix("/") ? String(remote.path.dropFirst()) : remote.path
-        if !path.isEmpty { request.append(("path", path)) }
+        var request = location(remote)
         if let user = remote.user, remote.password == nil { request.append(("username", user)) }
         guard let output = run("fill", request) else { return nil }
         var attributes: [(String, String)] = []
@@ -34,6 +32,20 @@ struct GitCredentialHelper {
 
     /// Tells the helpers the credential was refused (they forget it).
     func reject(_ credential: Credential) { _ = run("reject", credential.attributes) }
+
+    /// Tells the helpers that `username` and `password` are the credential for `remote` (a
+    /// password given in an address, which recsync does not keep); false if git could not run.
+    func approve(for remote: GitRemoteURL, username: String, password: GitSecret) -> Bool {
+        run("approve", location(remote) + [("username", username), ("password", password.value)]) != nil
+    }
+
+    /// The attributes naming where a credential is for: protocol, host and path.
+    private func location(_ remote: GitRemoteURL) -> [(String, String)] {
+        var attributes = [("protocol", remote.transport.rawValue), ("host", hostField(remote))]
+        let path = remote.path.hasPrefix("/") ? String(remote.path.dropFirst()) : remote.path
+        if !path.isEmpty { attributes.append(("path", path)) }
+        return attributes
+    }
 
     private func hostField(_ remote: GitRemoteURL) -> String {
         let host = remote.host.contains(":") ? "[\(remote.host)]" : remote.host

@@ -324,6 +324,13 @@ private final class RemoteCallbackState {
     }
 
     func approveHelperCredential() {
+        // A password given in the address worked: the helpers keep it, since the workspace
+        // keeps the address without it (git does the same for a URL's credentials).
+        if remote.hasPassword && options.useCredentialHelper && !helperDone {
+            helperDone = true
+            remote.approveCredentials(options: options)
+            return
+        }
         guard let helperCredential, !helperDone else { return }
         helperDone = true
         GitCredentialHelper(options: options).approve(helperCredential)

@@ -122,6 +122,30 @@ public struct GitRemoteURL: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { redacted }
 
+    /// `string` without the password of a `scheme://user:password@host/…` address (the user
+    /// name stays): the form a workspace may keep on disk or print. Anything else, even an
+    /// address recsync cannot parse, comes back unchanged apart from that password.
+    public static func withoutPassword(_ string: String) -> String {
+        guard let schemeEnd = string.range(of: "://") else { return string }
+        let rest = string[schemeEnd.upperBound...]
+        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
+        let authority = rest[..<authorityEnd]
+        guard let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") else { return string }
+        return String(string[..<colon]) + String(string[at...])
+    }
+
+    /// Whether the address carries a password (`scheme://user:password@host/…`).
+    public var hasPassword: Bool { password != nil }
+
+    /// The user name and password the address carries, handed to git's credential helpers
+    /// (`git credential approve`) so that a workspace keeping only `withoutPassword` still
+    /// authenticates; false when the address has no password or no helper could be run.
+    @discardableResult
+    public func approveCredentials(options: GitNetworkOptions) -> Bool {
+        guard let user, let password, !user.isEmpty else { return false }
+        return GitCredentialHelper(options: options).approve(for: self, username: user, password: GitSecret(password))
+    }
+
     /// The secrets in the address, to scrub from any message that might echo them.
     var secrets: [String] {
         var result: [String] = []

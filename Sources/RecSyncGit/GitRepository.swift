@@ -430,10 +430,15 @@ public final class GitRepository {
     }
 
     /// Writes a commit object without moving any reference.
-    public func createCommit(tree: GitOID, parents: [GitOID], author: GitSignature, message: String) throws(GitError) -> GitOID {
+    public func createCommit(tree: GitOID, parents: [GitOID], author: GitSignature, committer: GitSignature? = nil, message: String) throws(GitError) -> GitOID {
         var signature: UnsafeMutablePointer<git_signature>?
         try check("git_signature_new", git_signature_new(&signature, author.name, author.email, git_time_t(author.time), 0))
         defer { git_signature_free(signature) }
+        var committerSignature = signature
+        if let committer {
+            try check("git_signature_new", git_signature_new(&committerSignature, committer.name, committer.email, git_time_t(committer.time), 0))
+        }
+        defer { if committer != nil { git_signature_free(committerSignature) } }
         var treeRaw = tree.raw
         var treeObject: OpaquePointer?
         try check("git_tree_lookup", git_tree_lookup(&treeObject, pointer, &treeRaw))
@@ -448,7 +453,7 @@ public final class GitRepository {
         }
         var out = git_oid()
         let result = parentObjects.withUnsafeMutableBufferPointer { buf in
-            git_commit_create(&out, pointer, nil, signature, signature, "UTF-8", message, treeObject, buf.count, buf.baseAddress)
+            git_commit_create(&out, pointer, nil, signature, committerSignature, "UTF-8", message, treeObject, buf.count, buf.baseAddress)
         }
         try check("git_commit_create", result)
         let commit = GitOID(raw: out)

@@ -14,7 +14,8 @@
 /// ```
 ///
 /// An object none of whose keys starts with `$` is a JSON field as it stands; so is an array
-/// that is not a list. `null` means the field is absent.
+/// that is not a list. `null` deletes the field (CloudKit: setting a field to nil removes it):
+/// a pending change until pushed, after which the file is rewritten without it.
 public enum WorkspaceEncoding {
     /// The canonical pretty object of a record's fields, ending with a newline.
     public static func encodeFields(_ fields: [String: FieldValue]) -> [UInt8] {
@@ -28,21 +29,31 @@ public enum WorkspaceEncoding {
         return w.finish()
     }
 
-    /// Reads a fields object; every key and value is checked.
+    /// Reads a fields object; every key and value is checked. Fields set to `null` are left
+    /// out (see `decodeFieldsAndDeletions` to learn which).
     public static func decodeFields(_ bytes: [UInt8]) throws(RecSyncError) -> [String: FieldValue] {
+        try decodeFieldsAndDeletions(bytes).fields
+    }
+
+    /// Reads a fields object, and the keys set to `null`: field deletions, which a file
+    /// without those keys would not spell (sorted).
+    public static func decodeFieldsAndDeletions(_ bytes: [UInt8]) throws(RecSyncError) -> (fields: [String: FieldValue], deleted: [String]) {
         let json = try JSON.parse(bytes)
         guard case .object(let members) = json else {
             throw .invalidArguments("the fields file must hold a JSON object of fields, found \(StoreEncoding.kindName(json))")
         }
         var fields: [String: FieldValue] = [:]
+        var deleted: [String] = []
         fields.reserveCapacity(members.count)
         for (key, value) in members {
             try NameRules.validateFieldKey(key)
             if let v = try fieldValue(from: value, key: key) {
                 fields[key] = v
+            } else {
+                deleted.append(key)
             }
         }
-        return fields
+        return (fields, deleted.sorted())
     }
 
     /// The plain JSON of one field value.

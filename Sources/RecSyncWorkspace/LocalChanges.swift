@@ -30,6 +30,9 @@ public struct LocalRecord: Sendable {
     public var fileStamp: FileStamp?
     /// The change tag of the synced version, when there is one.
     public var knownTag: String?
+    /// Fields the file sets to `null`: deletions to push, after which the file is rewritten
+    /// without them.
+    public var deletedFields: [String] = []
 
     public init(recordID: RecordID, fileName: String, state: State, system: SystemFields?, fields: [String: FieldValue]?, fileStamp: FileStamp?, knownTag: String?) {
         self.recordID = recordID
@@ -183,8 +186,9 @@ extension Workspace {
             return .problem("\(rel): holds record '\(recordName)', whose file name is '\(Self.fileName(for: recordName))'; rename it")
         }
         var fields: [String: FieldValue]?
+        var deleted: [String] = []
         if fileExists, let bytes = try FileIO.read(path) {
-            do { fields = try WorkspaceEncoding.decodeFields(bytes) } catch {
+            do { (fields, deleted) = try WorkspaceEncoding.decodeFieldsAndDeletions(bytes) } catch {
                 return .problem("\(rel): \(error.message)")
             }
         }
@@ -195,9 +199,11 @@ extension Workspace {
         case (nil, .some):
             return .record(LocalRecord(recordID: id, fileName: file, state: .deleted, system: system, fields: nil, fileStamp: nil, knownTag: tag))
         case (.some(let f), nil):
-            return .record(LocalRecord(recordID: id, fileName: file, state: .new, system: system, fields: f, fileStamp: fileStamp, knownTag: nil))
+            var record = LocalRecord(recordID: id, fileName: file, state: .new, system: system, fields: f, fileStamp: fileStamp, knownTag: nil)
+            record.deletedFields = deleted
+            return .record(record)
         case (.some(let f), .some(let t)):
-            let hash = ZoneIndex.hash(f)
+            let hash = ZoneIndex.hash(f, deleting: deleted)
             var baseHash = entry?.tag == t ? entry?.hash : nil
             if baseHash == nil, let baseFields = try await base(id, t) {
                 baseHash = ZoneIndex.hash(baseFields)
@@ -206,7 +212,9 @@ extension Workspace {
             if clean {
                 index[file] = IndexEntry(name: recordName, tag: t, hash: hash, file: fileStamp, side: sideStamp)
             }
-            return .record(LocalRecord(recordID: id, fileName: file, state: clean ? .clean : .modified, system: system, fields: f, fileStamp: fileStamp, knownTag: t))
+            var record = LocalRecord(recordID: id, fileName: file, state: clean ? .clean : .modified, system: system, fields: f, fileStamp: fileStamp, knownTag: t)
+            record.deletedFields = deleted
+            return .record(record)
         }
     }
 }

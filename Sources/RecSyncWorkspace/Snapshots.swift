@@ -4,21 +4,22 @@ import RecSyncModel
 
 extension Workspace {
     /// Commits the workspace's records, sidecars and sync state (tokens, conflicts; not the
-    /// machine-specific index or lock) into the git repository that holds the workspace,
-    /// creating one at the workspace root if there is none. Returns the new commit, or nil
-    /// when nothing changed since the last snapshot.
+    /// machine-specific index or lock) into the workspace's own git repository (`<root>/.git`),
+    /// creating one if there is none, even inside another repository. Returns the new commit,
+    /// or nil when nothing changed since the last snapshot.
     ///
-    /// A snapshot checked out later pulls forward correctly: its tokens match its records.
-    public func commitSnapshot(message: String, time: Int64) throws(RecSyncError) -> String? {
+    /// Only the workspace's paths go into the commit: whatever else the user staged stays
+    /// staged. The author and committer are git's usual identity (`GIT_AUTHOR_NAME`,
+    /// `GIT_AUTHOR_EMAIL`, `GIT_COMMITTER_NAME`, `GIT_COMMITTER_EMAIL`, else the repository's
+    /// `user.name` / `user.email`), else the workspace's user. A snapshot checked out later
+    /// pulls forward correctly: its tokens match its records.
+    public func commitSnapshot(message: String, time: Int64, environment: [String: String] = ProcessInfo.processInfo.environment) throws(RecSyncError) -> String? {
         do {
             let repo = try GitRepository.openOrInitWorkTree(at: root)
-            guard let top = repo.workTreeRoot else {
-                throw RecSyncError.invalidArguments("the git repository at '\(root)' has no work tree; snapshots need an ordinary repository")
-            }
-            let prefix = root == top ? "" : String(root.dropFirst(top.count + 1)) + "/"
-            let tree = try repo.stageAll(["private", "shared", Self.stateDirName].map { prefix + $0 })
-            let author = GitSignature(name: user, email: "\(user)@recsync.invalid", time: time / 1000)
-            return try repo.commitOnHead(tree: tree, author: author, message: message)?.hex
+            let author = try snapshotIdentity("AUTHOR", repo: repo, environment: environment, time: time)
+            let committer = try snapshotIdentity("COMMITTER", repo: repo, environment: environment, time: time)
+            let tree = try repo.stageOnly(["private", "shared", Self.stateDirName])
+            return try repo.commitOnHead(tree: tree, author: author, committer: committer, message: message)?.hex
         } catch let error as RecSyncError {
             throw error
         } catch let error as GitError {
@@ -26,5 +27,22 @@ extension Workspace {
         } catch {
             throw .internalError("\(error)")
         }
+    }
+
+    /// The signature of a snapshot's author or committer (`role`), as git would pick it.
+    private func snapshotIdentity(_ role: String, repo: GitRepository, environment: [String: String], time: Int64) throws(RecSyncError) -> GitSignature {
+        func given(_ variable: String, config: String) throws(RecSyncError) -> String? {
+            if let value = environment[variable], !value.isEmpty {
+                guard !value.contains(where: { "<>\n\r\0".contains($0) }) else {
+                    throw .invalidArguments("\(variable) holds '<', '>' or a line break, which a commit signature cannot; fix it")
+                }
+                return value
+            }
+            guard let value = repo.configString(config), !value.isEmpty, !value.contains(where: { "<>\n\r\0".contains($0) }) else { return nil }
+            return value
+        }
+        let name = try given("GIT_\(role)_NAME", config: "user.name") ?? user
+        let email = try given("GIT_\(role)_EMAIL", config: "user.email") ?? "\(user)@recsync.invalid"
+        return GitSignature(name: name, email: email, time: time / 1000)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RecSyncGit
 import RecSyncModel
 
 #if canImport(Glibc)
@@ -94,10 +95,20 @@ public final class Workspace: Sendable {
     }
 
     /// Writes a new config (the object keeps the one it was opened with).
+    ///
+    /// A password in the remote's address is never written (DESIGN §11): the file keeps the
+    /// address without it, and the password lives in git's credential helpers or the
+    /// environment (`RECSYNC_TOKEN`). The object's own config may still hold it, for the
+    /// command that was given it.
     public func saveConfig(_ config: WorkspaceConfig) throws(RecSyncError) {
+        var stored = config
+        stored.remote = GitRemoteURL.withoutPassword(config.remote)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let data = (try? encoder.encode(config)) ?? Data()
+        let data: Data
+        do { data = try encoder.encode(stored) } catch {
+            throw .internalError("cannot encode the workspace config: \(error)")
+        }
         try FileIO.writeAtomically("\(stateDir)/config", Array(data) + [10])
     }
 

@@ -217,8 +217,14 @@ public struct ZoneIndex: Sendable {
         try FileIO.remove(path)
     }
 
-    public static func hash(_ fields: [String: FieldValue]) -> String {
-        ContentHash.of(WorkspaceEncoding.encodeFields(fields))
+    /// The hash of what a record file means: its fields, and the fields it sets to `null`
+    /// (deletions still to push), so that a file holding `"b": null` never hashes like the
+    /// synced version it differs from.
+    public static func hash(_ fields: [String: FieldValue], deleting deleted: [String] = []) -> String {
+        var bytes = WorkspaceEncoding.encodeFields(fields)
+        // No encoding of fields alone ends with a NUL: the two can never collide.
+        for key in deleted { bytes += [0] + Array(key.utf8) }
+        return ContentHash.of(bytes)
     }
 
     // MARK: Lines

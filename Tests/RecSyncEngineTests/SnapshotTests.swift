@@ -46,4 +46,44 @@ import Testing
         _ = try await reference.pull()
         #expect(try converged(laptop, reference))
     }
+
+    @Test func aSnapshotCommitsOnlyTheWorkspaceInItsOwnRepository() async throws {
+        let f = EngineFixture()
+        let alice = try f.store("alice")
+        try await alice.createZones([zone("notes")])
+        var saved = try await alice.save([Build.record("r0", in: zone("notes"), ["v": .int64(0)])])
+
+        // A project in git with a file staged, and the workspace in a subdirectory of it.
+        let project = f.directory.file("project")
+        try FileManager.default.createDirectory(atPath: project, withIntermediateDirectories: true)
+        try GitCLI.run(["init", "-q"], in: project)
+        try writeFile(project + "/unrelated.txt", "not a record\n")
+        try GitCLI.run(["add", "unrelated.txt"], in: project)
+        let laptop = try f.device("project/ws")
+        let root = laptop.workspace.root
+        let identity = ["GIT_AUTHOR_NAME": "Ada Lovelace", "GIT_AUTHOR_EMAIL": "ada@example.org",
+                        "GIT_COMMITTER_NAME": "Snapshot Bot", "GIT_COMMITTER_EMAIL": "bot@example.org"]
+
+        let first = try await laptop.pull()
+        _ = try #require(try laptop.commitSnapshot(after: first, environment: identity))
+        #expect(FileManager.default.fileExists(atPath: root + "/.git"), "the workspace got a repository of its own")
+        #expect((try? GitCLI.run(["rev-parse", "--verify", "-q", "HEAD"], in: project)) == nil, "nothing committed in the enclosing repository")
+        #expect(try GitCLI.run(["diff", "--cached", "--name-only"], in: project) == "unrelated.txt\n", "its staged file is still staged")
+        let files = try GitCLI.run(["ls-tree", "-r", "--name-only", "HEAD"], in: root)
+        #expect(files.contains("private/notes/r0.json") && !files.contains("unrelated.txt"), "\(files)")
+        #expect(try GitCLI.run(["log", "-1", "--format=%an <%ae> / %cn <%ce>"], in: root) == "Ada Lovelace <ada@example.org> / Snapshot Bot <bot@example.org>\n")
+
+        // Something staged in the workspace's own repository stays staged and out of the snapshot.
+        try writeFile(root + "/notes.txt", "mine\n")
+        try GitCLI.run(["add", "notes.txt"], in: root)
+        saved[0].fields["v"] = .int64(1)
+        _ = try await alice.save([saved[0]])
+        let second = try await laptop.pull()
+        _ = try #require(try laptop.commitSnapshot(after: second, environment: identity))
+        let after = try GitCLI.run(["ls-tree", "-r", "--name-only", "HEAD"], in: root)
+        #expect(!after.contains("notes.txt"), "\(after)")
+        #expect(try GitCLI.run(["diff", "--cached", "--name-only"], in: root) == "notes.txt\n")
+        #expect(try GitCLI.run(["status", "--porcelain", "--", "private", "shared"], in: root) == "", "the snapshot's paths are clean")
+        #expect(try GitCLI.run(["show", "HEAD:private/notes/r0.json"], in: root).contains("1"))
+    }
 }

@@ -49,6 +49,32 @@ import Testing
         #expect(try await f.reopen(laptop).status().isClean)
     }
 
+    @Test func aNullFieldIsADeletionUntilPushedThenLeavesTheFile() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        let phone = try f.device("phone")
+        try laptop.write("notes", "r", #"{"a": 1, "b": 2}"#)
+        _ = try await laptop.push()
+
+        // "b": null is CloudKit's nil: a deletion status shows until it is pushed.
+        try laptop.write("notes", "r", #"{"a": 1, "b": null}"#)
+        let status = try await laptop.status()
+        #expect(status.changes.map(\.kind) == [.modified], "\(status)")
+        try FileIO.remove("\(laptop.workspace.stateDir)/index")
+        #expect(try await f.reopen(laptop).status().changes.map(\.kind) == [.modified], "without the index too")
+
+        let pushed = try await laptop.push()
+        #expect(pushed.saved.count == 1)
+        _ = try await phone.pull()
+        #expect(try phone.fields("notes", "r") == ["a": .int64(1)], "the store no longer has b")
+        // The file now says what the store holds, canonically, and is clean.
+        let bytes = try #require(FileManager.default.contents(atPath: laptop.path("notes", "r")))
+        #expect(Array(bytes) == WorkspaceEncoding.encodeFields(["a": .int64(1)]), "\(String(decoding: bytes, as: UTF8.self))")
+        #expect(try await laptop.status().isClean)
+        #expect(try await f.reopen(laptop).status().isClean)
+        #expect(try converged(laptop, phone))
+    }
+
     @Test func editsAndDeletionsTravel() async throws {
         let f = EngineFixture()
         let laptop = try f.device("laptop")

@@ -35,6 +35,30 @@ import Testing
         #expect(scp.redacted == "git@example.com:team/store.git")
     }
 
+    @Test func aPasswordInAnAddressIsStrippedAndNeverWrittenIntoTheMirror() async throws {
+        #expect(GitStore.withoutPassword("https://me:s3cr3t@host:8443/team/store.git") == "https://me@host:8443/team/store.git")
+        #expect(GitStore.withoutPassword("http://me:p%40ss:w@host/x?y=@z") == "http://me@host/x?y=@z")
+        for unchanged in ["https://me@host/x.git", "https://host/x.git", "git@host:x.git", "/srv/a:b@c", "ssh://me@host:22/x"] {
+            #expect(GitStore.withoutPassword(unchanged) == unchanged)
+        }
+        // Unparseable (a bad port) loses its password all the same, in the error message too.
+        let fixture = try StoreFixture(.memory)
+        let actor = try StoreActor(userRecordName: "alice", clock: fixture.clock.read)
+        let bad = await caught { try GitStore.open(remote: "https://me:s3cr3t-Pw@host:notaport/x", mirror: fixture.directory.file("m0"), actor: actor) }
+        #expect(bad?.message.contains("s3cr3t-Pw") == false && bad?.message.contains("https://me@host:notaport/x") == true, "\(String(describing: bad))")
+
+        // The password in the address is what libgit2 offers; nothing of it reaches the mirror.
+        let server = try HTTPAuthRefuser()
+        let url = "http://alice:s3cr3t-Pw@127.0.0.1:\(server.port)/store.git"
+        let mirror = fixture.directory.file("m1")
+        let refused = await caught { try GitStore.open(remote: url, mirror: mirror, actor: actor, options: fixture.isolatedNetworkOptions) }
+        #expect(refused?.code == .notAuthenticated && refused?.message.contains("s3cr3t-Pw") == false, "\(String(describing: refused))")
+        #expect(server.authorizations.contains("Authorization: Basic \(Data("alice:s3cr3t-Pw".utf8).base64EncodedString())"), "\(server.authorizations)")
+        for file in TreeSnapshot.files(mirror) {
+            #expect(!String(decoding: file.value, as: UTF8.self).contains("s3cr3t-Pw"), "\(file.key)")
+        }
+    }
+
     // MARK: git:// (git daemon)
 
     @Test func twoDevicesSyncThroughGitDaemon() async throws {

@@ -44,7 +44,9 @@ struct CloneCommand: RecSyncSubcommand {
             // The store is open (and fetched): from here this process only reads packs.
             GitStore.boundPackWindowsForReading()
             let report = try await SyncEngine(workspace: ws, store: store).pull(events: output.events)
-            return try output.pull(report, command: "clone")
+            let status = try output.pull(report, command: "clone")
+            if GitStore.withoutPassword(remote) != remote { InitCommand.passwordHint(context) }
+            return status
         } catch {
             // Leave nothing half-made behind.
             if existed {

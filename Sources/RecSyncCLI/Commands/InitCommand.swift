@@ -1,5 +1,6 @@
 import ArgumentParser
 import RecSyncModel
+import RecSyncStore
 import RecSyncWorkspace
 
 /// `recsync init`: makes the current directory (or -C DIR) a workspace.
@@ -42,8 +43,10 @@ struct InitCommand: RecSyncSubcommand {
             var config = existing.config
             config.remote = remotePath
             try existing.saveConfig(config)
-            context.console.document(["command": .string("init"), "root": .string(dir), "remote": .string(config.remote), "user": .string(config.user)])
-            context.console.info("set the remote of the workspace in \(dir) to \(config.remote)")
+            let shown = GitStore.withoutPassword(config.remote)
+            context.console.document(["command": .string("init"), "root": .string(dir), "remote": .string(shown), "user": .string(config.user)])
+            context.console.info("set the remote of the workspace in \(dir) to \(shown)")
+            if shown != config.remote { Self.passwordHint(context) }
             context.console.hint("run 'recsync pull' to fetch the store's records")
             return ExitCodes.success
         }
@@ -58,9 +61,18 @@ struct InitCommand: RecSyncSubcommand {
         var config = WorkspaceConfig(user: who, remote: stored)
         if commitSnapshots { config.commitSnapshots = true }
         let ws = try Workspace.create(at: dir, config: config)
+        // The store was not opened, so no successful fetch handed the password over: do it now.
+        GitStore.rememberCredentials(of: stored)
+        stored = GitStore.withoutPassword(stored)
         context.console.document(["command": .string("init"), "root": .string(ws.root), "remote": .string(stored), "user": .string(who)])
         context.console.info("initialized an empty recsync workspace in \(ws.root) for \(who)")
         context.console.hint(stored.isEmpty ? "set a store with 'recsync init --remote PATH'" : "run 'recsync pull' to fetch the store's records")
+        if stored != config.remote { Self.passwordHint(context) }
         return ExitCodes.success
+    }
+
+    /// Says where the password of the address went (it is not in `.recsync/config`).
+    static func passwordHint(_ context: CommandContext) {
+        context.console.hint("the password in the address is not kept in .recsync/config; it was handed to git's credential helpers (if none is configured, set RECSYNC_TOKEN for later syncs)")
     }
 }

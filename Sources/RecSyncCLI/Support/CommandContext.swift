@@ -98,7 +98,7 @@ public enum Remote {
             return path
         }
         if isNetwork(remote) {
-            throw .invalidArguments("'\(remote)' is a network remote; this needs a store on this machine (or a shared disk)")
+            throw .invalidArguments("'\(GitStore.withoutPassword(remote))' is a network remote; this needs a store on this machine (or a shared disk)")
         }
         return Paths.absolute(remote, relativeTo: base)
     }

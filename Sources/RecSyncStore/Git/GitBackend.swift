@@ -297,6 +297,10 @@ final class GitBackend: StoreBackend {
             landed = try git("moving the head") { () throws(GitError) in
                 try repository.updateReference(Self.headRef, to: commit, expected: parentOID, logMessage: "recsync: \(message.prefix(while: { $0 != "\n" }))")
             }
+            // A lock a killed writer left would make every retry fail the same way: say so.
+            if !landed, let lock = repository.referenceLock(Self.headRef), lock.isStale() {
+                throw GitStore.staleLockError(lock, store: repository.path)
+            }
         }
         return landed ? .committed(commit: commit.hex, tags: tags) : .headMoved
     }

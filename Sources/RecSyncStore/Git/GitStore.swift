@@ -56,7 +56,7 @@ public actor GitStore: RemoteStore {
     /// means the store moved, and the write is recomputed against the new head.
     public static func open(remote: String, mirror: String, actor: StoreActor, options: NetworkOptions = .fromEnvironment()) throws(RecSyncError) -> GitStore {
         guard let url = GitRemoteURL(remote) else {
-            throw .invalidArguments("'\(remote)' is not a remote address recsync understands; use ssh://[user@]host[:port]/path, user@host:path, https://host/path, git://host/path or file:///path")
+            throw .invalidArguments("'\(GitRemoteURL.withoutPassword(remote))' is not a remote address recsync understands; use ssh://[user@]host[:port]/path, user@host:path, https://host/path, git://host/path or file:///path")
         }
         let repository: GitRepository
         do {
@@ -76,6 +76,19 @@ public actor GitStore: RemoteStore {
             throw .invalidArguments("\(url.redacted) has no \(GitBackend.headRef): it is not a recsync store (or is empty); create one with 'recsync store init PATH' on the server and serve that repository")
         }
         return try GitStore(backend: GitBackend(repository: repository, remote: link), actor: actor, path: mirror)
+    }
+
+    /// `remote` without the password a network address may carry (the user name stays): the
+    /// form to keep on disk or show (DESIGN §11: credentials never on disk in the workspace).
+    public static func withoutPassword(_ remote: String) -> String { GitRemoteURL.withoutPassword(remote) }
+
+    /// Hands the user name and password in a network address to git's credential helpers, so
+    /// that the address kept without the password still authenticates; false when `remote`
+    /// carries no password or no helper could take it (then `RECSYNC_TOKEN` must supply it).
+    @discardableResult
+    public static func rememberCredentials(of remote: String, options: NetworkOptions = .fromEnvironment()) -> Bool {
+        guard options.useCredentialHelper, let url = GitRemoteURL(remote) else { return false }
+        return url.approveCredentials(options: options)
     }
 
     /// The store's current head commit, cheaply: for a network store the remote's

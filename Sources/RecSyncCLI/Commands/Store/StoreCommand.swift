@@ -5,5 +5,5 @@ struct StoreCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "store",
         abstract: "Create and inspect stores.",
-        subcommands: [StoreInitCommand.self])
+        subcommands: [StoreInitCommand.self, StoreDoctorCommand.self])
 }

@@ -1,0 +1,40 @@
+import ArgumentParser
+import RecSyncModel
+import RecSyncStore
+
+/// `recsync store doctor [PATH]`: finds lock files crashed writers left, removes stale ones.
+struct StoreDoctorCommand: RecSyncSubcommand {
+    static let configuration = CommandConfiguration(
+        commandName: "doctor",
+        abstract: "Find and remove lock files that killed writers left in a store.",
+        discussion: "A lock is removed only when it is older than any write takes and no process has it open. Without PATH, the current workspace's store (for a network store, its mirror in .recsync/mirror).")
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: "The store's path (default: the current workspace's store).", completion: .directory)
+    var path: String?
+
+    @Flag(help: "Only report; remove nothing.")
+    var check = false
+
+    func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
+        let target: String
+        if let path {
+            target = try Remote.storePath(path, relativeTo: context.directory)
+        } else {
+            let ws = try context.workspace()
+            guard !ws.config.remote.isEmpty else {
+                throw .invalidArguments("this workspace has no remote; give the store's PATH")
+            }
+            target = Remote.isNetwork(ws.config.remote) ? "\(ws.stateDir)/mirror" : try Remote.storePath(ws.config.remote, relativeTo: ws.root)
+        }
+        let findings = try GitStore.doctor(at: target, removeStale: !check)
+        context.console.document([
+            "command": .string("store doctor"), "path": .string(target),
+            "locks": .array(findings.map { .object(["path": .string($0.path), "verdict": .string($0.verdict.rawValue), "ageSeconds": .int(Int64($0.age))]) }),
+        ])
+        for finding in findings { context.console.info(finding.message) }
+        if findings.isEmpty { context.console.info("no lock files in \(target): nothing blocks writes") }
+        return findings.contains { $0.verdict == .stale } ? ExitCodes.error : ExitCodes.success
+    }
+}
