@@ -46,10 +46,14 @@ extension SyncEngine {
             if !page.moreComing { break }
         }
         if full {
-            // A full listing names every zone there is: zones we hold that it lacks are gone.
+            // A full listing names every live zone: zones we hold that it lacks are gone, for
+            // the reason their tombstones give (an encrypted-data reset keeps the local data
+            // for uploading again); a zone no longer shared, or with no tombstone, is deleted.
             let listed = Set(changed).union(deleted.map(\.zoneID))
-            for zone in ws.zonesWithTokens() where ws.scope(of: zone) == scope && !listed.contains(zone) {
-                deleted.append(ZoneDeletion(zoneID: zone, reason: .deleted))
+            let unlisted = ws.zonesWithTokens().filter { ws.scope(of: $0) == scope && !listed.contains($0) }
+            let reasons = Dictionary(try await (unlisted.isEmpty ? [] : store.fetchZoneDeletions(unlisted)).map { ($0.zoneID, $0.reason) }, uniquingKeysWith: { a, _ in a })
+            for zone in unlisted {
+                deleted.append(ZoneDeletion(zoneID: zone, reason: reasons[zone] ?? .deleted))
             }
         }
         for deletion in deleted {

@@ -19,10 +19,12 @@ extension SyncEngine {
         report.notSent += keptAside.map { "\(ws.relative($0)): a file an interrupted pull was writing held something else; kept there, not pushed" }
 
         // 1. Read and check everything; nothing leaves the machine unless all of it is valid.
-        let (zones, dirProblems) = ws.localZones()
+        let (localZones, dirProblems) = ws.localZones()
         var problems = dirProblems
         let storeZones = try await store.fetchAllRecordZones(scope: .private) + store.fetchAllRecordZones(scope: .shared)
         let storeZoneByID = Dictionary(storeZones.map { ($0.zoneID, $0) }, uniquingKeysWith: { a, _ in a })
+        let gone = try await applyZoneDeletions(localZones.filter { storeZoneByID[$0] == nil }, workspace: ws, report: &report, events: events)
+        let zones = localZones.filter { !gone.contains($0) }
         var scans: [ZoneScan] = []
         var zonesToCreate: [ZoneID] = []
         var reupload = Set<ZoneID>()
@@ -67,21 +69,21 @@ extension SyncEngine {
                     }
                     continue
                 }
-                var fields = r.fields
-                if fields == nil, let bytes = try FileIO.read(ws.recordPath(r.recordID)) {
-                    fields = try? WorkspaceEncoding.decodeFields(bytes)
-                    // Keep them with the record: a conflict needs the client copy.
-                    byID[r.recordID]?.record.fields = fields
-                }
                 let type = r.system?.recordType ?? defaultType ?? "Record"
-                do {
+                do throws(RecSyncError) {
+                    // A clean record sent again was not read by the scan: read it now, and
+                    // keep its fields with the record (a conflict needs the client copy).
+                    let fields: [String: FieldValue]
+                    if let read = r.fields { fields = read } else { fields = try Self.readFields(of: r.recordID, workspace: ws) }
+                    byID[r.recordID]?.record.fields = fields
                     let record = try Record(
-                        recordID: r.recordID, recordType: type, fields: fields ?? [:],
+                        recordID: r.recordID, recordType: type, fields: fields,
                         changeTag: resend ? nil : r.knownTag, created: r.system?.created, modified: r.system?.modified)
                     try record.validate()
                     saves.append(record)
                 } catch {
                     problems.append("\(ws.relative(ws.recordPath(r.recordID))): \(error.message)")
+                    byID[r.recordID] = nil
                 }
             }
         }
@@ -103,6 +105,7 @@ extension SyncEngine {
         }
         let result = try await store.modifyRecords(saving: saves, deleting: deletions, savePolicy: force ? .allKeys : .ifServerRecordUnchanged, atomically: true)
         report.commit = result.commit
+        try checkpoint?(.afterPushCommitBeforeSidecars)
 
         // 3. Record what the store now holds: sidecars, index, conflicts.
         var batch = ws.recordBatch()
@@ -157,6 +160,41 @@ extension SyncEngine {
         for var index in indexes.values { try index.save() }
         if report.notSent.isEmpty && report.conflicts.isEmpty { try finishReupload(reupload, workspace: ws) }
         return report
+    }
+
+    /// The fields of a record file, read for sending; a file that is gone or does not decode
+    /// is an error naming it (nothing may be sent in its place).
+    static func readFields(of id: RecordID, workspace ws: Workspace) throws(RecSyncError) -> [String: FieldValue] {
+        let path = ws.recordPath(id)
+        guard let bytes = try FileIO.read(path) else {
+            throw .fileSystem(path: ws.relative(path), message: "the file went away while the push read it; run the push again")
+        }
+        return try WorkspaceEncoding.decodeFields(bytes)
+    }
+
+    /// Learns why zones of this workspace's user that the store lacks went away, before
+    /// anything is created (only an explicit `zone create` brings a deleted zone back):
+    /// deleted → removed here as a pull does (unpushed work to lost+found); purged → removed
+    /// likewise and refused (userDeletedZone: never uploaded again); encryptedDataReset →
+    /// kept and marked for uploading again. A zone with no tombstone is new. Returns the
+    /// zones removed.
+    func applyZoneDeletions(_ missing: [ZoneID], workspace ws: Workspace, report: inout PushReport, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) -> Set<ZoneID> {
+        let mine = missing.filter { $0.ownerName == ws.user }
+        guard !mine.isEmpty else { return [] }
+        var removed = Set<ZoneID>()
+        for deletion in try await store.fetchZoneDeletions(mine) {
+            // An upload already under way again after a reset: nothing more to learn.
+            if deletion.reason == .encryptedDataReset, FileManager.default.fileExists(atPath: ws.reuploadMarker(deletion.zoneID)) { continue }
+            var pulled = PullReport()
+            try await removeZone(deletion, workspace: ws, report: &pulled, events: events)
+            report.zonesRemoved += pulled.zonesRemoved
+            report.lostAndFound += pulled.lostAndFound
+            if deletion.reason == .purged {
+                report.notSent.append("\(ws.relative(ws.zoneDirectory(deletion.zoneID))): \(RecSyncError.userDeletedZone(deletion.zoneID).message); its files were moved to lost+found. To upload them anyway, run 'recsync zone create \(deletion.zoneID.zoneName)' and copy them back")
+            }
+            if deletion.reason != .encryptedDataReset { removed.insert(deletion.zoneID) }
+        }
+        return removed
     }
 
     func saveConflict(_ local: LocalRecord, server: Record?, workspace ws: Workspace, report: inout PushReport, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) {

@@ -15,6 +15,8 @@ public struct SyncEngine: Sendable {
         case afterBatchBeforeZoneToken(ZoneID)
         /// Every zone of a scope is done; the scope token is not saved yet.
         case beforeScopeToken(DatabaseScope)
+        /// A push's records are committed to the store; no sidecar records that yet.
+        case afterPushCommitBeforeSidecars
     }
 
     public let workspace: Workspace
