@@ -62,8 +62,9 @@ extension SyncEngine {
         // Zones this workspace pushed to since its last pull can look unchanged at the database
         // level too (a record created here and deleted elsewhere): look at them anyway.
         let gone = Set(deleted.map(\.zoneID))
-        for zone in ws.zonesWithTokens() where ws.scope(of: zone) == scope && !gone.contains(zone)
-            && FileManager.default.fileExists(atPath: ws.pushedPath(zone)) && !changed.contains(zone) {
+        // So are zones with records the store could not deliver before (see `RetryList`).
+        for zone in ws.zonesWithTokens() where ws.scope(of: zone) == scope && !gone.contains(zone) && !changed.contains(zone)
+            && (FileManager.default.fileExists(atPath: ws.pushedPath(zone)) || FileManager.default.fileExists(atPath: ws.retryPath(zone))) {
             changed.append(zone)
         }
         var seen = Set<ZoneID>()
@@ -93,6 +94,7 @@ extension SyncEngine {
         try ZoneIndex.remove(ws, zone: zone)
         try FileIO.remove(ws.refetchPath(zone))
         try FileIO.remove(ws.pushedPath(zone))
+        try FileIO.remove(ws.retryPath(zone))
         try ws.saveToken(nil, at: ws.zoneTokenPath(zone))
         report.zonesRemoved.append(deletion)
     }
@@ -134,6 +136,10 @@ extension SyncEngine {
         if token == nil { try refetch.start(fresh: ws.holdsNoSyncedRecord(zone)) }
         var index = ZoneIndex.load(ws, zone: zone)
         var listing = token == nil ? ZoneListing(ws, zone: zone) : nil
+        var retry = try RetryList.load(ws, zone: zone)
+        if !retry.entries.isEmpty {
+            try await retryRecords(zone, list: &retry, workspace: ws, index: &index, report: &report, events: events)
+        }
         while true {
             let page: RecordZoneChanges
             do {
@@ -155,14 +161,21 @@ extension SyncEngine {
             }
             report.warnings += page.warnings.map(\.description)
             var applier = PageApplier(engine: self, workspace: ws, zone: zone, listing: listing)
+            let retrySaved = retry
             for item in page.modifications {
                 switch item.result {
-                case .success(let record): try await applier.incoming(record, index: &index)
-                case .failure(let error): report.warnings.append("\(item.recordID): \(error.message)")
+                case .success(let record):
+                    try await applier.incoming(record, index: &index)
+                    retry.entries[item.recordID.recordName] = nil
+                case .failure(let error):
+                    // The token moves past it: keep it for the next pull to fetch by ID.
+                    report.warnings.append("\(item.recordID): \(error.message); the next pull fetches it again")
+                    retry.entries[item.recordID.recordName] = error.message
                 }
             }
             for deletion in page.deletions {
                 try await applier.incomingDeletion(deletion.recordID, index: &index)
+                retry.entries[deletion.recordID.recordName] = nil
             }
             try checkpoint?(.beforeBatchWrite(zone))
             try await applier.finish(index: &index)
@@ -170,6 +183,7 @@ extension SyncEngine {
             // During a full fetch the journal only grows; the base is written once at the end.
             try index.save(compacting: !FileManager.default.fileExists(atPath: refetch.path))
             applier.report(into: &report, events: events)
+            if retry != retrySaved { try retry.save() }
             try checkpoint?(.afterBatchBeforeZoneToken(zone))
             token = page.changeToken
             try ws.saveToken(token, at: tokenPath)

@@ -75,6 +75,7 @@ public struct SyncEngine: Sendable {
         for (zone, scan) in zip(zones, scans) {
             if !onStore.contains(zone) && zone.ownerName == workspace.user { report.newZones.append(zone) }
             report.problems += scan.problems
+            report.problems += try RetryList.load(workspace, zone: zone).problems(workspace, zone: zone)
             for r in scan.changes {
                 let kind: LocalChange.Kind = switch r.state {
                 case .new: .new

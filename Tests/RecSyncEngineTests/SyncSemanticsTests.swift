@@ -140,6 +140,40 @@ import Glibc
         #expect(try await laptop.status().changes.map(\.recordID.recordName) == ["a"])
     }
 
+    /// A record the store cannot decode does not vanish behind the zone token: it is kept on
+    /// a retry list, fetched by ID on each pull, shown by status, and dropped once it decodes.
+    @Test func aRecordTheStoreCannotDecodeIsRetriedUntilItDecodes() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        try laptop.write("notes", "a", #"{"v": 1}"#)
+        try laptop.write("notes", "b", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        _ = try await laptop.pull()
+        let alice = try f.store("alice")
+        let b = try RecordID(recordName: "b", zoneID: zone("notes"))
+        f.storage.commitRawRecord(b, bytes: Array("not a record".utf8))
+        let a = try await alice.fetchRecords([try RecordID(recordName: "a", zoneID: zone("notes"))])[0].result.get()
+        try await alice.save([{ var x = a; x.fields["v"] = .int64(2); return x }()])
+
+        let first = try await laptop.pull()
+        #expect(try laptop.fields("notes", "a") == ["v": .int64(2)], "the rest of the page is applied")
+        #expect(first.warnings.contains { $0.contains("alice/notes/b") })
+        #expect(try laptop.fields("notes", "b") == ["v": .int64(1)], "the local copy is left as it was")
+        let status = try await laptop.status()
+        #expect(status.problems.count == 1 && status.problems.first?.hasPrefix("private/notes/b.json") == true, "status shows it")
+        // Nothing changed on the store: the next pull still asks for it, by ID.
+        let second = try await laptop.pull()
+        #expect(second.warnings.contains { $0.contains("alice/notes/b") && $0.contains("still cannot be fetched") })
+
+        // Fixed on the store: it arrives and leaves the list.
+        try await alice.save([Build.record("b", in: zone("notes"), ["v": .int64(3)])], policy: .allKeys)
+        let third = try await laptop.pull()
+        #expect(third.warnings.isEmpty)
+        #expect(try laptop.fields("notes", "b") == ["v": .int64(3)])
+        #expect(try await laptop.status().isClean)
+        #expect(!FileManager.default.fileExists(atPath: laptop.workspace.retryPath(zone("notes"))))
+    }
+
     /// A record file that cannot be decoded on the re-upload path (clean by its stat: only
     /// the re-upload reads it) is a listed problem, and nothing is sent.
     @Test func anUnreadableFileOnTheReuploadPathIsAProblemNotAnEmptyRecord() async throws {
