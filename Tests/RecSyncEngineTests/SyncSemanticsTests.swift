@@ -30,6 +30,13 @@ import Glibc
         }
         try laptop.write("notes", "b", #"{"v": "unpushed"}"#)
         try laptop.write("keep", "k2", #"{"v": 2}"#)
+        let status = try await laptop.status()
+        if reason == .encryptedDataReset {
+            #expect(status.newZones == [zone("notes")], "a push creates it again")
+        } else {
+            #expect(status.newZones.isEmpty)
+            #expect(status.problems.contains { $0.hasPrefix("private/notes/") && $0.contains(reason.rawValue) }, "status says why it is gone")
+        }
 
         let pushed = try await laptop.push()
         let onStore = try await alice.fetchAllRecordZones(scope: .private).map(\.zoneID)
