@@ -272,40 +272,6 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
-    func aSaveEqualToTheStoresCopyIsTheSameSaveNotAConflict(kind: StoreKind) async throws {
-        let fixture = try StoreFixture(kind)
-        let alice = try fixture.store(as: "alice")
-        try await alice.createZones([notes])
-        let original = try await alice.save([Build.record("r", in: notes, ["v": .int64(1)])])[0]
-        var edited = original
-        edited.fields["v"] = .int64(2)
-        let landed = try await alice.save([edited])[0]
-
-        // The same content sent again with the old tag (a client that lost its record of the
-        // save), or as a new record: the store's copy is adopted, nothing is written.
-        for tag in [original.changeTag, nil] {
-            let again = Build.record("r", in: notes, ["v": .int64(2)], tag: tag)
-            let alone = try await alice.modifyRecords(saving: [again], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
-            let adopted = try alone.saveResults[0].result.get()
-            #expect(adopted.changeTag == landed.changeTag && adopted.modified == landed.modified)
-            #expect(alone.commit == nil, "nothing to write")
-            let other = Build.record("other-\(tag == nil)", in: notes)
-            let together = try await alice.modifyRecords(saving: [again, other], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
-            #expect(try together.saveResults[0].result.get().changeTag == landed.changeTag)
-            #expect((try? together.saveResults[1].result.get()) != nil, "the rest of an atomic zone lands")
-        }
-        #expect(try await alice.fetchRecords([original.recordID])[0].result.get().changeTag == landed.changeTag)
-        // Other content, or another type, is still a conflict.
-        for other in [Build.record("r", in: notes, ["v": .int64(3)], tag: original.changeTag), Build.record("r", in: notes, type: "Task", ["v": .int64(2)], tag: original.changeTag)] {
-            let result = try await alice.modifyRecords(saving: [other], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
-            guard case .failure(.serverRecordChanged) = result.saveResults[0].result else {
-                Issue.record("expected a conflict, got \(result.saveResults[0].result)")
-                return
-            }
-        }
-    }
-
-    @Test(arguments: StoreKind.allCases)
     func zoneDeletionsGiveTheReasonOfEachZoneGone(kind: StoreKind) async throws {
         let fixture = try StoreFixture(kind)
         let alice = try fixture.store(as: "alice")
@@ -369,7 +335,7 @@ import Testing
         try await alice.createZones([notes, todo])
         try await alice.save([Build.record("taken", in: notes)])
         let batch = [
-            Build.record("taken", in: notes, ["v": .int64(2)]),  // conflict: exists already, other content
+            Build.record("taken", in: notes),  // conflict: exists already
             Build.record("fine", in: notes),
             Build.record("other", in: todo),
         ]
@@ -384,7 +350,7 @@ import Testing
         #expect(fetched[0].result == .failure(.unknownItem(batch[1].recordID)))
         #expect((try? fetched[1].result.get()) != nil)
 
-        let nonAtomic = try await alice.modifyRecords(saving: [Build.record("taken", in: notes, ["v": .int64(2)]), Build.record("fine", in: notes)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
+        let nonAtomic = try await alice.modifyRecords(saving: [Build.record("taken", in: notes), Build.record("fine", in: notes)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
         guard case .failure(.serverRecordChanged) = nonAtomic.saveResults[0].result else {
             Issue.record("expected conflict")
             return

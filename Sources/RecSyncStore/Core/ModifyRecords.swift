@@ -50,8 +50,7 @@ extension StoreCore {
                     plan.saveResults[i] = .failure(e)
                 case .success(let stored):
                     plan.saveResults[i] = .success(stored)
-                    // A record that keeps its change tag is the store's own copy: nothing to write.
-                    if stored.changeTag == nil { plan.saved[id] = stored }
+                    plan.saved[id] = stored
                 }
             }
             for (i, deletion) in deleting.enumerated() {
@@ -84,20 +83,14 @@ extension StoreCore {
             result.commit = commit
             for i in result.saveResults.indices {
                 if case .success(var record) = result.saveResults[i].result {
-                    record.changeTag = tags[record.recordID] ?? record.changeTag
+                    record.changeTag = tags[record.recordID]
                     result.saveResults[i].result = .success(record)
                 }
             }
         })
     }
 
-    /// Decides one save against the store's current version; the record to store on success
-    /// (without a change tag), or the store's own copy (with its tag) when that already holds
-    /// what the client saves.
-    ///
-    /// A save whose type and fields equal the store's is the same save, not a conflict (DESIGN
-    /// §11): a client whose earlier save landed but whose record of it was lost (a push killed
-    /// after the store's commit) sends it again with its old change tag, and adopts the store's.
+    /// Decides one save against the store's current version; the record to store on success.
     func decideSave(_ client: Record, currentTag: String?, policy: SavePolicy, time: Int64) throws(RecSyncError) -> Result<Record, RecSyncError> {
         let id = client.recordID
         let path = StoreLayout.recordPath(id)
@@ -105,10 +98,6 @@ extension StoreCore {
         if let currentTag {
             // An unreadable server copy can still be overwritten by a client that saw its tag.
             server = try? readRecord(id, tag: currentTag, path: path)
-        }
-        if policy == .ifServerRecordUnchanged, client.changeTag != currentTag, let server,
-           server.recordType == client.recordType, server.fields == client.fields {
-            return .success(server)
         }
         if policy == .ifServerRecordUnchanged {
             switch (client.changeTag, currentTag) {
