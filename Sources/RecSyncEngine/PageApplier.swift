@@ -53,8 +53,24 @@ struct PageApplier {
         case .record(let r): return r
         case .nothing: return nil
         case .problem:
-            // An unreadable local file is local work: treat it as an edit, never overwrite it.
-            return LocalRecord(recordID: id, fileName: file, state: .modified, system: nil, fields: nil, fileStamp: nil, knownTag: nil)
+            // An unreadable local file is local work (perhaps being written right now): treat
+            // it as an edit, never overwrite it. It still was synced at a known version: if the
+            // store has not moved from it, there is nothing to decide (no false conflict).
+            return LocalRecord(recordID: id, fileName: file, state: .modified, system: nil, fields: nil, fileStamp: nil, knownTag: knownTag(id, file: file, index: index))
+        }
+    }
+
+    /// The change tag a record was last synced at, from the index or else its sidecar; nil
+    /// when neither says (the record then counts as never synced, and any incoming version
+    /// is a conflict: the safe side).
+    func knownTag(_ id: RecordID, file: String, index: ZoneIndex) -> String? {
+        if let tag = index[file]?.tag, index[file]?.name == id.recordName { return tag }
+        do throws(RecSyncError) {
+            guard let bytes = try FileIO.read(workspace.sidecarPath(id)) else { return nil }
+            let system = try WorkspaceEncoding.decodeSystemFields(bytes)
+            return system.recordID == id ? system.changeTag : nil
+        } catch {
+            return nil
         }
     }
 

@@ -46,10 +46,14 @@ extension SyncEngine {
             if !page.moreComing { break }
         }
         if full {
-            // A full listing names every zone there is: zones we hold that it lacks are gone.
+            // A full listing names every live zone: zones we hold that it lacks are gone, for
+            // the reason their tombstones give (an encrypted-data reset keeps the local data
+            // for uploading again); a zone no longer shared, or with no tombstone, is deleted.
             let listed = Set(changed).union(deleted.map(\.zoneID))
-            for zone in ws.zonesWithTokens() where ws.scope(of: zone) == scope && !listed.contains(zone) {
-                deleted.append(ZoneDeletion(zoneID: zone, reason: .deleted))
+            let unlisted = ws.zonesWithTokens().filter { ws.scope(of: $0) == scope && !listed.contains($0) }
+            let reasons = Dictionary(try await (unlisted.isEmpty ? [] : store.fetchZoneDeletions(unlisted)).map { ($0.zoneID, $0.reason) }, uniquingKeysWith: { a, _ in a })
+            for zone in unlisted {
+                deleted.append(ZoneDeletion(zoneID: zone, reason: reasons[zone] ?? .deleted))
             }
         }
         for deletion in deleted {
@@ -58,8 +62,9 @@ extension SyncEngine {
         // Zones this workspace pushed to since its last pull can look unchanged at the database
         // level too (a record created here and deleted elsewhere): look at them anyway.
         let gone = Set(deleted.map(\.zoneID))
-        for zone in ws.zonesWithTokens() where ws.scope(of: zone) == scope && !gone.contains(zone)
-            && FileManager.default.fileExists(atPath: ws.pushedPath(zone)) && !changed.contains(zone) {
+        // So are zones with records the store could not deliver before (see `RetryList`).
+        for zone in ws.zonesWithTokens() where ws.scope(of: zone) == scope && !gone.contains(zone) && !changed.contains(zone)
+            && (FileManager.default.fileExists(atPath: ws.pushedPath(zone)) || FileManager.default.fileExists(atPath: ws.retryPath(zone))) {
             changed.append(zone)
         }
         var seen = Set<ZoneID>()
@@ -89,6 +94,7 @@ extension SyncEngine {
         try ZoneIndex.remove(ws, zone: zone)
         try FileIO.remove(ws.refetchPath(zone))
         try FileIO.remove(ws.pushedPath(zone))
+        try FileIO.remove(ws.retryPath(zone))
         try ws.saveToken(nil, at: ws.zoneTokenPath(zone))
         report.zonesRemoved.append(deletion)
     }
@@ -132,6 +138,10 @@ extension SyncEngine {
         if token == nil { try refetch.start(fresh: ws.holdsNoSyncedRecord(zone)) }
         var index = ZoneIndex.load(ws, zone: zone)
         var listing = token == nil ? ZoneListing(ws, zone: zone) : nil
+        var retry = try RetryList.load(ws, zone: zone)
+        if !retry.entries.isEmpty {
+            try await retryRecords(zone, list: &retry, workspace: ws, index: &index, report: &report, events: events)
+        }
         while true {
             let page: RecordZoneChanges
             do {
@@ -161,14 +171,21 @@ extension SyncEngine {
             }
             report.warnings += page.warnings.map(\.description)
             var applier = PageApplier(engine: self, workspace: ws, zone: zone, listing: listing)
+            let retrySaved = retry
             for item in page.modifications {
                 switch item.result {
-                case .success(let record): try await applier.incoming(record, index: &index)
-                case .failure(let error): report.warnings.append("\(item.recordID): \(error.message)")
+                case .success(let record):
+                    try await applier.incoming(record, index: &index)
+                    retry.entries[item.recordID.recordName] = nil
+                case .failure(let error):
+                    // The token moves past it: keep it for the next pull to fetch by ID.
+                    report.warnings.append("\(item.recordID): \(error.message); the next pull fetches it again")
+                    retry.entries[item.recordID.recordName] = error.message
                 }
             }
             for deletion in page.deletions {
                 try await applier.incomingDeletion(deletion.recordID, index: &index)
+                retry.entries[deletion.recordID.recordName] = nil
             }
             try checkpoint?(.beforeBatchWrite(zone))
             try await applier.finish(index: &index)
@@ -176,6 +193,7 @@ extension SyncEngine {
             // During a full fetch the journal only grows; the base is written once at the end.
             try index.save(compacting: !FileManager.default.fileExists(atPath: refetch.path))
             applier.report(into: &report, events: events)
+            if retry != retrySaved { try retry.save() }
             try checkpoint?(.afterBatchBeforeZoneToken(zone))
             token = page.changeToken
             try ws.saveToken(token, at: tokenPath)

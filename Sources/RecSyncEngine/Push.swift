@@ -19,10 +19,12 @@ extension SyncEngine {
         report.notSent += keptAside.map { "\(ws.relative($0)): a file an interrupted pull was writing held something else; kept there, not pushed" }
 
         // 1. Read and check everything; nothing leaves the machine unless all of it is valid.
-        let (zones, dirProblems) = ws.localZones()
+        let (localZones, dirProblems) = ws.localZones()
         var problems = dirProblems
         let storeZones = try await store.fetchAllRecordZones(scope: .private) + store.fetchAllRecordZones(scope: .shared)
         let storeZoneByID = Dictionary(storeZones.map { ($0.zoneID, $0) }, uniquingKeysWith: { a, _ in a })
+        let gone = try await applyZoneDeletions(localZones.filter { storeZoneByID[$0] == nil }, workspace: ws, report: &report, events: events)
+        let zones = localZones.filter { !gone.contains($0) }
         var scans: [ZoneScan] = []
         var zonesToCreate: [ZoneID] = []
         var reupload = Set<ZoneID>()
@@ -67,21 +69,21 @@ extension SyncEngine {
                     }
                     continue
                 }
-                var fields = r.fields
-                if fields == nil, let bytes = try FileIO.read(ws.recordPath(r.recordID)) {
-                    fields = try? WorkspaceEncoding.decodeFields(bytes)
-                    // Keep them with the record: a conflict needs the client copy.
-                    byID[r.recordID]?.record.fields = fields
-                }
                 let type = r.system?.recordType ?? defaultType ?? "Record"
-                do {
+                do throws(RecSyncError) {
+                    // A clean record sent again was not read by the scan: read it now, and
+                    // keep its fields with the record (a conflict needs the client copy).
+                    let fields: [String: FieldValue]
+                    if let read = r.fields { fields = read } else { fields = try Self.readFields(of: r.recordID, workspace: ws) }
+                    byID[r.recordID]?.record.fields = fields
                     let record = try Record(
-                        recordID: r.recordID, recordType: type, fields: fields ?? [:],
+                        recordID: r.recordID, recordType: type, fields: fields,
                         changeTag: resend ? nil : r.knownTag, created: r.system?.created, modified: r.system?.modified)
                     try record.validate()
                     saves.append(record)
                 } catch {
                     problems.append("\(ws.relative(ws.recordPath(r.recordID))): \(error.message)")
+                    byID[r.recordID] = nil
                 }
             }
         }
@@ -101,8 +103,9 @@ extension SyncEngine {
             try finishReupload(reupload, workspace: ws)
             return report
         }
-        let result = try await store.modifyRecords(saving: saves, deleting: deletions, savePolicy: force ? .allKeys : .ifServerRecordUnchanged, atomically: true)
+        let result = try await modifyRecognisingOwnSaves(saving: saves, deleting: deletions, savePolicy: force ? .allKeys : .ifServerRecordUnchanged)
         report.commit = result.commit
+        try checkpoint?(.afterPushCommitBeforeSidecars)
 
         // 3. Record what the store now holds: sidecars, index, conflicts.
         var batch = ws.recordBatch()
@@ -162,6 +165,82 @@ extension SyncEngine {
         for var index in indexes.values { try index.save() }
         if report.notSent.isEmpty && report.conflicts.isEmpty { try finishReupload(reupload, workspace: ws) }
         return report
+    }
+
+    /// Saves and deletes atomically per zone, recognising this workspace's own earlier saves.
+    ///
+    /// A save refused only because the store already holds the same type and fields is the
+    /// same save (DESIGN §11): an earlier push landed it and was killed before its sidecars
+    /// recorded that. It counts as saved with the store's copy (its change tag adopted), and
+    /// what the atomic zone refused along with it (`batchRequestFailed`) is sent once more.
+    /// Decided here, not in the store: for other clients of the store, two writers making the
+    /// same change from the same base is still a conflict (a counter incremented twice).
+    func modifyRecognisingOwnSaves(saving saves: [Record], deleting deletions: [RecordDeletion], savePolicy: SavePolicy) async throws(RecSyncError) -> ModifyRecordsResult {
+        var result = try await store.modifyRecords(saving: saves, deleting: deletions, savePolicy: savePolicy, atomically: true)
+        var adopted = 0
+        for (i, item) in result.saveResults.enumerated() {
+            guard case .failure(.serverRecordChanged(let c)) = item.result, let server = c.server,
+                  server.recordType == saves[i].recordType, server.fields == saves[i].fields else { continue }
+            result.saveResults[i].result = .success(server)
+            adopted += 1
+        }
+        guard adopted > 0 else { return result }
+        // Zones with a failure of their own keep it; the others' collateral refusals go again.
+        func failedOnItsOwn(_ r: Result<some Any, RecSyncError>) -> Bool {
+            if case .failure(let e) = r, e.code != .batchRequestFailed { return true }
+            return false
+        }
+        let failedZones = Set(result.saveResults.filter { failedOnItsOwn($0.result) }.map(\.recordID.zoneID)
+            + result.deleteResults.filter { failedOnItsOwn($0.result) }.map(\.recordID.zoneID))
+        func again(_ r: Result<some Any, RecSyncError>, _ id: RecordID) -> Bool {
+            if case .failure(.batchRequestFailed) = r { return !failedZones.contains(id.zoneID) }
+            return false
+        }
+        let saveIndexes = result.saveResults.indices.filter { again(result.saveResults[$0].result, saves[$0].recordID) }
+        let deleteIndexes = result.deleteResults.indices.filter { again(result.deleteResults[$0].result, deletions[$0].recordID) }
+        guard !saveIndexes.isEmpty || !deleteIndexes.isEmpty else { return result }
+        let second = try await store.modifyRecords(
+            saving: saveIndexes.map { saves[$0] }, deleting: deleteIndexes.map { deletions[$0] }, savePolicy: savePolicy, atomically: true)
+        for (n, i) in saveIndexes.enumerated() { result.saveResults[i] = second.saveResults[n] }
+        for (n, i) in deleteIndexes.enumerated() { result.deleteResults[i] = second.deleteResults[n] }
+        result.cascadedDeletions += second.cascadedDeletions
+        result.commit = second.commit ?? result.commit
+        return result
+    }
+
+    /// The fields of a record file, read for sending; a file that is gone or does not decode
+    /// is an error naming it (nothing may be sent in its place).
+    static func readFields(of id: RecordID, workspace ws: Workspace) throws(RecSyncError) -> [String: FieldValue] {
+        let path = ws.recordPath(id)
+        guard let bytes = try FileIO.read(path) else {
+            throw .fileSystem(path: ws.relative(path), message: "the file went away while the push read it; run the push again")
+        }
+        return try WorkspaceEncoding.decodeFields(bytes)
+    }
+
+    /// Learns why zones of this workspace's user that the store lacks went away, before
+    /// anything is created (only an explicit `zone create` brings a deleted zone back):
+    /// deleted → removed here as a pull does (unpushed work to lost+found); purged → removed
+    /// likewise and refused (userDeletedZone: never uploaded again); encryptedDataReset →
+    /// kept and marked for uploading again. A zone with no tombstone is new. Returns the
+    /// zones removed.
+    func applyZoneDeletions(_ missing: [ZoneID], workspace ws: Workspace, report: inout PushReport, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) -> Set<ZoneID> {
+        let mine = missing.filter { $0.ownerName == ws.user }
+        guard !mine.isEmpty else { return [] }
+        var removed = Set<ZoneID>()
+        for deletion in try await store.fetchZoneDeletions(mine) {
+            // An upload already under way again after a reset: nothing more to learn.
+            if deletion.reason == .encryptedDataReset, FileManager.default.fileExists(atPath: ws.reuploadMarker(deletion.zoneID)) { continue }
+            var pulled = PullReport()
+            try await removeZone(deletion, workspace: ws, report: &pulled, events: events)
+            report.zonesRemoved += pulled.zonesRemoved
+            report.lostAndFound += pulled.lostAndFound
+            if deletion.reason == .purged {
+                report.notSent.append("\(ws.relative(ws.zoneDirectory(deletion.zoneID))): \(RecSyncError.userDeletedZone(deletion.zoneID).message); its files were moved to lost+found. To upload them anyway, run 'recsync zone create \(deletion.zoneID.zoneName)' and copy them back")
+            }
+            if deletion.reason != .encryptedDataReset { removed.insert(deletion.zoneID) }
+        }
+        return removed
     }
 
     func saveConflict(_ local: LocalRecord, server: Record?, workspace ws: Workspace, report: inout PushReport, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) {

@@ -54,6 +54,11 @@ public struct PushReport: Sendable, Hashable {
     public var notSent: [String] = []
     /// The store commit the push landed in.
     public var commit: String?
+    /// Zones the store had deleted, purged or reset, found before anything was sent: removed
+    /// here as a pull removes them (a reset zone is kept and uploaded again).
+    public var zonesRemoved: [ZoneDeletion] = []
+    /// Where unpushed work of removed zones was saved.
+    public var lostAndFound: [String] = []
 
     public init() {}
 }

@@ -15,6 +15,8 @@ public struct SyncEngine: Sendable {
         case afterBatchBeforeZoneToken(ZoneID)
         /// Every zone of a scope is done; the scope token is not saved yet.
         case beforeScopeToken(DatabaseScope)
+        /// A push's records are committed to the store; no sidecar records that yet.
+        case afterPushCommitBeforeSidecars
     }
 
     public let workspace: Workspace
@@ -69,10 +71,18 @@ public struct SyncEngine: Sendable {
         let (zones, problems) = workspace.localZones()
         report.problems += problems
         let onStore = Set(try await store.fetchAllRecordZones(scope: .private).map(\.zoneID))
+        let missing = zones.filter { !onStore.contains($0) && $0.ownerName == workspace.user }
+        // A zone the store deleted or purged is not new: the next pull or push removes it.
+        var removed = Set<ZoneID>()
+        for deletion in try await missing.isEmpty ? [] : store.fetchZoneDeletions(missing) where deletion.reason != .encryptedDataReset {
+            removed.insert(deletion.zoneID)
+            report.problems.append("\(workspace.relative(workspace.zoneDirectory(deletion.zoneID)))/: zone \(deletion.reason.rawValue) on the store; the next pull or push removes it here (unpushed edits go to lost+found). Only 'recsync zone create \(deletion.zoneID.zoneName)' brings it back")
+        }
         let scans = try await scanZones(zones, workspace: workspace, changesOnly: true)
         for (zone, scan) in zip(zones, scans) {
-            if !onStore.contains(zone) && zone.ownerName == workspace.user { report.newZones.append(zone) }
+            if missing.contains(zone) && !removed.contains(zone) { report.newZones.append(zone) }
             report.problems += scan.problems
+            report.problems += try RetryList.load(workspace, zone: zone).problems(workspace, zone: zone)
             for r in scan.changes {
                 let kind: LocalChange.Kind = switch r.state {
                 case .new: .new

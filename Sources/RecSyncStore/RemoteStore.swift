@@ -35,6 +35,14 @@ public protocol RemoteStore: Actor {
     /// Every zone in a scope.
     func fetchAllRecordZones(scope: DatabaseScope) async throws(RecSyncError) -> [RecordZone]
 
+    /// Why each of these zones of the user's own went away: one deletion per zone the store
+    /// holds a tombstone of and not the zone itself. Zones of other owners are left out.
+    ///
+    /// What a client asks before it creates a zone it holds and the store lacks (only an
+    /// explicit create brings a deleted zone back), and after a full database listing, which
+    /// names live zones only.
+    func fetchZoneDeletions(_ zoneIDs: [ZoneID]) async throws(RecSyncError) -> [ZoneDeletion]
+
     /// The current version of each record, one result per ID, in input order.
     func fetchRecords(_ ids: [RecordID], desiredKeys: [String]?) async throws(RecSyncError) -> [RecordResult]
 

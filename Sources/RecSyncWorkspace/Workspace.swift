@@ -203,6 +203,8 @@ public final class Workspace: Sendable {
     public func scopeTokenPath(_ scope: DatabaseScope) -> String { "\(stateDir)/tokens/\(scope.rawValue).token" }
     public func zoneTokenPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).token" }
     public func refetchPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).refetch" }
+    /// Records of the zone the store could not deliver, to fetch again on every pull.
+    public func retryPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).retry" }
     /// Names this workspace saved to a zone since its zone token: the next pull checks them,
     /// since a record created here and deleted elsewhere in between is in neither end of the diff.
     public func pushedPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).pushed" }

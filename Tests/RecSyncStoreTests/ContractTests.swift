@@ -272,6 +272,31 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
+    func zoneDeletionsGiveTheReasonOfEachZoneGone(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let alice = try fixture.store(as: "alice")
+        let bob = try fixture.store(as: "bob")
+        let (deleted, purged, reset, live, never) = (Build.zone("d"), Build.zone("p"), Build.zone("r"), Build.zone("l"), Build.zone("n"))
+        let bobs = Build.zone("d", owner: "bob")
+        try await alice.createZones([deleted, purged, reset, live])
+        try await bob.createZones([bobs])
+        try await alice.zoneOp(.delete(deleted))
+        try await alice.zoneOp(.purge(purged))
+        try await alice.zoneOp(.markEncryptedDataReset(reset))
+        try await bob.zoneOp(.purge(bobs))
+
+        let found = try await alice.fetchZoneDeletions([live, never, reset, purged, deleted, bobs])
+        #expect(found == [
+            ZoneDeletion(zoneID: deleted, reason: .deleted),
+            ZoneDeletion(zoneID: purged, reason: .purged),
+            ZoneDeletion(zoneID: reset, reason: .encryptedDataReset),
+        ], "one per tombstone of the user's own zones, in zone order; another owner's is not told")
+        // An explicit create brings a zone back, and its tombstone goes.
+        try await alice.createZones([purged])
+        #expect(try await alice.fetchZoneDeletions([purged]).isEmpty)
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func savingOverADeletedRecordIsUnknownItem(kind: StoreKind) async throws {
         let fixture = try StoreFixture(kind)
         let alice = try fixture.store(as: "alice")

@@ -41,11 +41,7 @@ struct SyncOutput {
             console.document([
                 "command": .string(command),
                 "zonesChanged": .array(report.zonesChanged.map(zoneJSON)),
-                "zonesRemoved": .array(report.zonesRemoved.map { d in
-                    var o = zoneObject(d.zoneID)
-                    o["reason"] = .string(d.reason.rawValue)
-                    return .object(o)
-                }),
+                "zonesRemoved": .array(report.zonesRemoved.map(zoneRemovalJSON)),
                 "recordsWritten": .int(Int64(report.recordsWritten)),
                 "recordsDeleted": .int(Int64(report.recordsDeleted)),
                 "conflicts": .array(report.conflicts.map(recordJSON)),
@@ -104,12 +100,14 @@ struct SyncOutput {
                 "conflicts": .array(report.conflicts.map(recordJSON)),
                 "conflictsPending": .array(pending.map(recordJSON)),
                 "notSent": .array(report.notSent.map(JSONValue.string)),
+                "zonesRemoved": .array(report.zonesRemoved.map(zoneRemovalJSON)),
+                "lostAndFound": .array(report.lostAndFound.map(JSONValue.string)),
             ]
             doc["commit"] = report.commit.map(JSONValue.string) ?? .null
             console.document(doc)
             return status
         }
-        if report.saved.isEmpty && report.deleted.isEmpty && report.zonesCreated.isEmpty && report.conflicts.isEmpty && report.notSent.isEmpty {
+        if report.saved.isEmpty && report.deleted.isEmpty && report.zonesCreated.isEmpty && report.conflicts.isEmpty && report.notSent.isEmpty && report.zonesRemoved.isEmpty {
             console.info("nothing to push")
         } else {
             var parts: [String] = []
@@ -123,6 +121,12 @@ struct SyncOutput {
         if let commit = report.commit { console.detail("store commit \(commit)") }
         for id in report.conflicts {
             console.out("conflict: \(workspace.relative(workspace.recordPath(id))) changed on the store since you last pulled it")
+        }
+        for d in report.zonesRemoved where d.reason != .encryptedDataReset {
+            console.info("removed \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (zone \(d.reason.rawValue) on the store)")
+        }
+        for path in report.lostAndFound {
+            console.out("unpushed edits of a removed zone were saved in \(path)/")
         }
         for line in report.notSent { console.out("not sent: \(line)") }
         printPending(pending)
@@ -143,6 +147,12 @@ struct SyncOutput {
     }
 
     func zoneJSON(_ z: ZoneID) -> JSONValue { .object(zoneObject(z)) }
+
+    func zoneRemovalJSON(_ d: ZoneDeletion) -> JSONValue {
+        var o = zoneObject(d.zoneID)
+        o["reason"] = .string(d.reason.rawValue)
+        return .object(o)
+    }
 
     func recordJSON(_ id: RecordID) -> JSONValue { .object(Self.recordObject(id, workspace: workspace)) }
 

@@ -89,6 +89,17 @@ extension StoreCore {
         return result
     }
 
+    /// The tombstones of the user's own zones among `ids` that are gone at the head.
+    func fetchZoneDeletions(_ ids: [ZoneID]) throws(RecSyncError) -> [ZoneDeletion] {
+        let head = try backend.head()
+        var deletions: [ZoneDeletion] = []
+        for id in Set(ids).sorted() where id.ownerName == user {
+            guard try backend.zone(id, at: head) == nil, let reason = try backend.tombstone(id, at: head) else { continue }
+            deletions.append(ZoneDeletion(zoneID: id, reason: reason))
+        }
+        return deletions
+    }
+
     /// Every zone of a scope as the user sees it.
     func fetchAllRecordZones(scope: DatabaseScope) throws(RecSyncError) -> [RecordZone] {
         try scope.requireSupported(for: "fetching zones")

@@ -166,6 +166,11 @@ public actor GitStore: RemoteStore {
         return try core.fetchAllRecordZones(scope: scope)
     }
 
+    public func fetchZoneDeletions(_ zoneIDs: [ZoneID]) throws(RecSyncError) -> [ZoneDeletion] {
+        try refresh()
+        return try core.fetchZoneDeletions(zoneIDs)
+    }
+
     public func fetchRecords(_ ids: [RecordID], desiredKeys: [String]?) throws(RecSyncError) -> [RecordResult] {
         try refresh()
         return try core.fetchRecords(ids, desiredKeys: desiredKeys)

@@ -63,6 +63,22 @@ public final class MemoryStorage: Sendable {
         state.withLock { $0.simulatedLostRaces = count }
     }
 
+    /// Commits `bytes` as a record's stored form, unchecked, as someone writing the store with
+    /// plain git could (test hook: a record the store cannot decode). The zone must exist.
+    public func commitRawRecord(_ id: RecordID, bytes: [UInt8]) {
+        state.withLock { s in
+            guard var snap = s.commits[s.head]?.snapshot, snap.zones[id.zoneID] != nil else { return }
+            s.sequence += 1
+            let tag = ContentHash.of(bytes)
+            s.blobs[tag] = bytes
+            snap.zones[id.zoneID]?.records[id.recordName] = tag
+            snap.zones[id.zoneID]?.contentID = "v\(s.sequence):\(id.zoneID)"
+            let commit = "m\(s.sequence)"
+            s.commits[commit] = Commit(parent: s.head, snapshot: snap, message: "raw write of \(id)", author: "")
+            s.head = commit
+        }
+    }
+
     /// The commit messages from the head back to the root.
     public func history() -> [String] {
         state.withLock { s in

@@ -36,6 +36,10 @@ public actor MemoryStore: RemoteStore {
         try core.fetchAllRecordZones(scope: scope)
     }
 
+    public func fetchZoneDeletions(_ zoneIDs: [ZoneID]) throws(RecSyncError) -> [ZoneDeletion] {
+        try core.fetchZoneDeletions(zoneIDs)
+    }
+
     public func fetchRecords(_ ids: [RecordID], desiredKeys: [String]?) throws(RecSyncError) -> [RecordResult] {
         try core.fetchRecords(ids, desiredKeys: desiredKeys)
     }

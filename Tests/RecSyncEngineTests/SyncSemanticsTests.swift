@@ -1,0 +1,224 @@
+import Foundation
+import RecSyncEngine
+import RecSyncModel
+import RecSyncStore
+import RecSyncTestSupport
+import RecSyncWorkspace
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// CloudKit's rules where a sync meets an odd moment: zones gone while a workspace was away,
+/// full listings, its own writes coming back, files half-written during a sync (issue 9).
+@Suite struct SyncSemanticsTests {
+    /// A workspace that made zone `notes` by pushing a new directory (so it holds no zone
+    /// token), then another device deleted, purged or reset it: the push learns why first.
+    @Test(arguments: [ZoneDeletionReason.deleted, .purged, .encryptedDataReset])
+    func pushLearnsWhyAZoneWentAwayBeforeCreatingIt(reason: ZoneDeletionReason) async throws {
+        let f = EngineFixture("push-tombstone-\(reason)")
+        let laptop = try f.device("laptop")
+        try laptop.write("notes", "a", #"{"v": 1}"#)
+        try laptop.write("keep", "k", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        let alice = try f.store("alice")
+        switch reason {
+        case .deleted: try await alice.zoneOp(.delete(zone("notes")))
+        case .purged: try await alice.zoneOp(.purge(zone("notes")))
+        case .encryptedDataReset: try await alice.zoneOp(.markEncryptedDataReset(zone("notes")))
+        }
+        try laptop.write("notes", "b", #"{"v": "unpushed"}"#)
+        try laptop.write("keep", "k2", #"{"v": 2}"#)
+        let status = try await laptop.status()
+        if reason == .encryptedDataReset {
+            #expect(status.newZones == [zone("notes")], "a push creates it again")
+        } else {
+            #expect(status.newZones.isEmpty)
+            #expect(status.problems.contains { $0.hasPrefix("private/notes/") && $0.contains(reason.rawValue) }, "status says why it is gone")
+        }
+
+        let pushed = try await laptop.push()
+        let onStore = try await alice.fetchAllRecordZones(scope: .private).map(\.zoneID)
+        #expect(pushed.saved.map(\.recordName).contains("k2"), "other zones are pushed as usual")
+        if reason == .encryptedDataReset {
+            // The only case where uploading again is right.
+            #expect(pushed.zonesCreated == [zone("notes")])
+            #expect(onStore.contains(zone("notes")))
+            #expect(names(try await alice.allZoneChanges(zone("notes"), since: nil).records) == ["a", "b"])
+            return
+        }
+        #expect(pushed.zonesCreated.isEmpty)
+        #expect(!onStore.contains(zone("notes")), "the zone stays gone")
+        #expect(try await alice.fetchZoneDeletions([zone("notes")]) == [ZoneDeletion(zoneID: zone("notes"), reason: reason)], "its tombstone stays")
+        #expect(pushed.zonesRemoved == [ZoneDeletion(zoneID: zone("notes"), reason: reason)])
+        #expect(!FileManager.default.fileExists(atPath: "\(laptop.workspace.root)/private/notes"), "handled as pull does")
+        #expect(pushed.lostAndFound.count == 1)
+        if let saved = pushed.lostAndFound.first {
+            #expect(readFile("\(laptop.workspace.root)/\(saved)/b.json")?.contains("unpushed") == true, "unpushed work is kept")
+        }
+        if reason == .purged {
+            #expect(pushed.notSent.contains { $0.contains("purged") }, "refused with the userDeletedZone message")
+        } else {
+            #expect(pushed.notSent.isEmpty)
+        }
+        // Only an explicit create brings it back.
+        try await alice.createZones([zone("notes")])
+        #expect(try await alice.fetchZoneDeletions([zone("notes")]).isEmpty)
+    }
+
+    /// With a nil or expired database token the feed lists live zones only: held zones it
+    /// lacks are gone for the reason their tombstones give, not all "deleted".
+    @Test(arguments: [ZoneDeletionReason.encryptedDataReset, .purged])
+    func aFullListingReportsTheRealReasonAZoneWentAway(reason: ZoneDeletionReason) async throws {
+        let f = EngineFixture("full-listing-\(reason)")
+        let laptop = try f.device("laptop")
+        try laptop.write("notes", "a", #"{"v": 1}"#)
+        try laptop.write("keep", "k", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        _ = try await laptop.pull()
+        let alice = try f.store("alice")
+        try await alice.zoneOp(reason == .purged ? .purge(zone("notes")) : .markEncryptedDataReset(zone("notes")))
+        f.storage.rewriteHistory()  // every token expires: the next listing starts from nil
+
+        let pulled = try await laptop.pull()
+        #expect(pulled.expiredTokens.contains("private database"))
+        #expect(pulled.zonesRemoved == [ZoneDeletion(zoneID: zone("notes"), reason: reason)])
+        if reason == .encryptedDataReset {
+            #expect(try laptop.fields("notes", "a") == ["v": .int64(1)], "the only copy left is kept")
+            #expect(pulled.lostAndFound.isEmpty)
+            let pushed = try await laptop.push()
+            #expect(pushed.zonesCreated == [zone("notes")] && pushed.saved.count == 1)
+        } else {
+            #expect(try laptop.fields("notes", "a") == nil)
+        }
+    }
+
+    /// A push killed after the store's commit and before its sidecars: the next push finds
+    /// its own saves on the store and adopts them, with no conflict (and what the atomic zone
+    /// refused along with them is sent again).
+    @Test func aPushKilledAfterTheStoreCommitIsNotAConflictNextTime() async throws {
+        let f = EngineFixture()
+        var laptop = try f.device("laptop")
+        try laptop.write("notes", "a", #"{"v": 1}"#)
+        try laptop.write("notes", "b", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        _ = try await laptop.pull()
+        try laptop.write("notes", "a", #"{"v": 2}"#)
+        try laptop.write("notes", "c", #"{"v": "new"}"#)
+        laptop.checkpoint = { (point: SyncEngine.Checkpoint) throws(RecSyncError) in
+            if point == .afterPushCommitBeforeSidecars { throw .internalError("simulated crash after the store commit") }
+        }
+        #expect(await pushError(laptop) != nil)
+        laptop.checkpoint = nil
+        // An edit made since goes in the same atomic zone as the saves that already landed.
+        try laptop.write("notes", "b", #"{"v": 2}"#)
+
+        let again = try await laptop.push()
+        #expect(again.conflicts.isEmpty && again.notSent.isEmpty)
+        #expect(Set(again.saved.map(\.recordName)) == ["a", "b", "c"])
+        #expect(try await f.store("alice").fetchRecords([try RecordID(recordName: "b", zoneID: zone("notes"))])[0].result.get().fields == ["v": .int64(2)])
+        #expect(try laptop.workspace.allConflicts().isEmpty)
+        let stored = try await f.store("alice").fetchRecords([RecordID(recordName: "a", zoneID: zone("notes"))])[0].result.get()
+        let sidecar = try WorkspaceEncoding.decodeSystemFields(Array(try #require(FileManager.default.contents(atPath: "\(laptop.workspace.root)/private/notes/.system/a.json"))))
+        #expect(sidecar.changeTag == stored.changeTag, "the store's change tag is adopted")
+        let pulled = try await laptop.pull()
+        #expect(pulled.conflicts.isEmpty)
+        #expect(try await laptop.status().isClean)
+    }
+
+    /// A record the store did not change in a pull is never a conflict, even while another
+    /// program is writing its file (a half-written file is unreadable for a moment).
+    @Test func aFileBeingWrittenDuringAPullIsNoConflictWhenTheStoreDidNotChangeIt() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        try laptop.write("notes", "a", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        // First pull: a full fetch of the zone delivers `a` again, unchanged.
+        try laptop.write("notes", "a", #"{"v": "half-writ"#)
+        let first = try await laptop.pull()
+        #expect(first.conflicts.isEmpty)
+        #expect(try laptop.workspace.allConflicts().isEmpty)
+        // After a push, the pull looks the pushed records up again: the same.
+        try laptop.write("notes", "a", #"{"v": 2}"#)
+        _ = try await laptop.push()
+        try laptop.write("notes", "a", #"{"v": "half-writ"#)
+        let second = try await laptop.pull()
+        #expect(second.conflicts.isEmpty)
+        #expect(readFile(laptop.path("notes", "a")) == #"{"v": "half-writ"#, "the file being written is left alone")
+        // The writer finishes: an ordinary edit.
+        try laptop.write("notes", "a", #"{"v": 3}"#)
+        #expect(try await laptop.status().changes.map(\.recordID.recordName) == ["a"])
+    }
+
+    /// A record the store cannot decode does not vanish behind the zone token: it is kept on
+    /// a retry list, fetched by ID on each pull, shown by status, and dropped once it decodes.
+    @Test func aRecordTheStoreCannotDecodeIsRetriedUntilItDecodes() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        try laptop.write("notes", "a", #"{"v": 1}"#)
+        try laptop.write("notes", "b", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        _ = try await laptop.pull()
+        let alice = try f.store("alice")
+        let b = try RecordID(recordName: "b", zoneID: zone("notes"))
+        f.storage.commitRawRecord(b, bytes: Array("not a record".utf8))
+        let a = try await alice.fetchRecords([try RecordID(recordName: "a", zoneID: zone("notes"))])[0].result.get()
+        try await alice.save([{ var x = a; x.fields["v"] = .int64(2); return x }()])
+
+        let first = try await laptop.pull()
+        #expect(try laptop.fields("notes", "a") == ["v": .int64(2)], "the rest of the page is applied")
+        #expect(first.warnings.contains { $0.contains("alice/notes/b") })
+        #expect(try laptop.fields("notes", "b") == ["v": .int64(1)], "the local copy is left as it was")
+        let status = try await laptop.status()
+        #expect(status.problems.count == 1 && status.problems.first?.hasPrefix("private/notes/b.json") == true, "status shows it")
+        // Nothing changed on the store: the next pull still asks for it, by ID.
+        let second = try await laptop.pull()
+        #expect(second.warnings.contains { $0.contains("alice/notes/b") && $0.contains("still cannot be fetched") })
+
+        // Fixed on the store: it arrives and leaves the list.
+        try await alice.save([Build.record("b", in: zone("notes"), ["v": .int64(3)])], policy: .allKeys)
+        let third = try await laptop.pull()
+        #expect(third.warnings.isEmpty)
+        #expect(try laptop.fields("notes", "b") == ["v": .int64(3)])
+        #expect(try await laptop.status().isClean)
+        #expect(!FileManager.default.fileExists(atPath: laptop.workspace.retryPath(zone("notes"))))
+    }
+
+    /// A record file that cannot be decoded on the re-upload path (clean by its stat: only
+    /// the re-upload reads it) is a listed problem, and nothing is sent.
+    @Test func anUnreadableFileOnTheReuploadPathIsAProblemNotAnEmptyRecord() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        try laptop.write("notes", "a", #"{"v": 1}"#)
+        try laptop.write("notes", "b", #"{"v": 2}"#)
+        _ = try await laptop.push()
+        let alice = try f.store("alice")
+        try await alice.zoneOp(.markEncryptedDataReset(zone("notes")))
+        // Damage `a` in place, keeping its size, inode and modification time.
+        try overwriteKeepingStamp(laptop.path("notes", "a"), with: #"{"v": ?}"#)
+
+        let before = f.storage.history()
+        let error = await pushError(laptop)
+        guard case .invalidFiles(let problems)? = error else {
+            Issue.record("expected the push to list a problem, got \(String(describing: error))")
+            return
+        }
+        #expect(problems.count == 1 && problems[0].hasPrefix("private/notes/a.json"))
+        #expect(f.storage.history() == before, "nothing was sent")
+    }
+}
+
+/// Overwrites a file's bytes in place (same length) and sets its modification time back.
+func overwriteKeepingStamp(_ path: String, with text: String) throws {
+    var st = stat()
+    #expect(stat(path, &st) == 0)
+    let bytes = Array(text.utf8)
+    #expect(Int(st.st_size) == bytes.count, "the replacement must keep the size")
+    let fd = open(path, O_WRONLY)
+    #expect(fd >= 0)
+    _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    var times = [st.st_atim, st.st_mtim]
+    #expect(futimens(fd, &times) == 0)
+    close(fd)
+}
