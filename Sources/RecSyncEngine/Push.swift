@@ -91,13 +91,20 @@ extension SyncEngine {
 
         // 2. Zones first, then records.
         if !zonesToCreate.isEmpty {
-            let results = try await store.modifyRecordZones(zonesToCreate.map { .save(RecordZone(zoneID: $0)) })
+            // Only the upload after an encrypted-data reset may bring a zone back; a zone new
+            // here is refused if it was deleted or purged since its tombstone was looked up.
+            let results = try await store.modifyRecordZones(zonesToCreate.map { reupload.contains($0) ? .recreate(RecordZone(zoneID: $0)) : .save(RecordZone(zoneID: $0)) })
+            var refused = Set<ZoneID>()
             for r in results {
                 switch r.result {
                 case .success: report.zonesCreated.append(r.operation.zoneID); events(.zoneCreated(r.operation.zoneID))
-                case .failure(let e): report.notSent.append("zone \(r.operation.zoneID): \(e.message)")
+                case .failure(let e):
+                    refused.insert(r.operation.zoneID)
+                    report.notSent.append("\(ws.relative(ws.zoneDirectory(r.operation.zoneID)))/: \(e.message); nothing of it was sent. Pull to learn what happened to it")
                 }
             }
+            saves.removeAll { refused.contains($0.recordID.zoneID) }
+            deletions.removeAll { refused.contains($0.recordID.zoneID) }
         }
         guard !saves.isEmpty || !deletions.isEmpty else {
             try finishReupload(reupload, workspace: ws)

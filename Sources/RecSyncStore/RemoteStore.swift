@@ -25,8 +25,11 @@ public protocol RemoteStore: Actor {
     ///
     /// With `atomically`, a zone in which any item fails lands nothing (the others get
     /// `batchRequestFailed`); zones are independent of each other either way.
+    /// `clientChangeTokenData` (CloudKit's): an opaque token of the client's choosing, kept
+    /// for every zone the request writes to and handed back by `recordZoneChanges` to this
+    /// client (`StoreActor.deviceID`), so that it can tell whether an upload landed.
     func modifyRecords(
-        saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool
+        saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool, clientChangeTokenData: String?
     ) async throws(RecSyncError) -> ModifyRecordsResult
 
     /// Creates, updates, deletes and purges zones; one result per operation, in input order.
@@ -58,6 +61,10 @@ extension RemoteStore {
 
     public func recordZoneChanges(zone: ZoneID, since token: ServerChangeToken?) async throws(RecSyncError) -> RecordZoneChanges {
         try await recordZoneChanges(zone: zone, since: token, resultsLimit: 0, desiredKeys: nil)
+    }
+
+    public func modifyRecords(saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool) async throws(RecSyncError) -> ModifyRecordsResult {
+        try await modifyRecords(saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically, clientChangeTokenData: nil)
     }
 
     public func modifyRecords(saving: [Record], deleting: [RecordDeletion] = []) async throws(RecSyncError) -> ModifyRecordsResult {

@@ -6,6 +6,7 @@ import RecSyncModel
 /// recsync.json
 /// zones/<owner>/<zone>/zone.json
 /// zones/<owner>/<zone>/records/<fanout>/<record>
+/// zones/<owner>/<zone>/client-tokens/<user>/<device>
 /// tombstones/<owner>/<zone>.json
 /// ```
 /// Names are escaped into tree entry names by `escape`; the fan-out directory is two hex
@@ -18,6 +19,7 @@ public enum StoreLayout {
     public static let tombstonesDir = "tombstones"
     public static let zoneFile = "zone.json"
     public static let recordsDir = "records"
+    public static let clientTokensDir = "client-tokens"
 
     /// A name as a tree entry (see `NameEscaping`).
     public static func escape(_ name: String) -> String { NameEscaping.escape(name) }
@@ -44,6 +46,12 @@ public enum StoreLayout {
     /// The key of a record inside its zone's records directory: `<fanout>/<escaped name>`.
     public static func recordKey(_ recordName: String) -> String { "\(fanout(recordName))/\(escape(recordName))" }
     public static func recordPath(_ id: RecordID) -> String { "\(recordsPath(id.zoneID))/\(recordKey(id.recordName))" }
+    /// Where a client's change token for a zone lives (`client` is `<user>/<device>`): one
+    /// small blob per client in the zone's tree, so reading it costs one lookup, not a walk
+    /// through history, and it goes away with the zone.
+    public static func clientTokenPath(_ zone: ZoneID, client: String) -> String {
+        "\(zoneDir(zone))/\(clientTokensDir)/" + client.split(separator: "/", omittingEmptySubsequences: false).map { escape(String($0)) }.joined(separator: "/")
+    }
     public static func tombstonePath(_ zone: ZoneID) -> String {
         "\(tombstonesDir)/\(escape(zone.ownerName))/\(escape(zone.zoneName)).json"
     }

@@ -55,7 +55,12 @@ public struct RecordZone: Sendable, Hashable {
 /// A zone-level change: the argument of `modifyRecordZones`.
 public enum ZoneOperation: Sendable, Hashable {
     /// Creates the zone, or updates its metadata (default type, participants) if it exists.
+    /// Refused where the zone was deleted, purged or reset (its tombstone is there): only an
+    /// explicit create brings a zone back, so a client that merely holds a copy cannot.
     case save(RecordZone)
+    /// As `save`, and brings back a zone that was deleted, purged or reset: an explicit
+    /// create (`recsync zone create`, the upload after an encrypted-data reset).
+    case recreate(RecordZone)
     /// Deletes the zone and its records (reason `deleted`).
     case delete(ZoneID)
     /// Deletes the zone and its records; clients must not upload it again (reason `purged`).
@@ -65,7 +70,7 @@ public enum ZoneOperation: Sendable, Hashable {
 
     public var zoneID: ZoneID {
         switch self {
-        case .save(let z): z.zoneID
+        case .save(let z), .recreate(let z): z.zoneID
         case .delete(let z), .purge(let z), .markEncryptedDataReset(let z): z
         }
     }
@@ -202,6 +207,10 @@ public struct RecordZoneChanges: Sendable, Hashable {
     public var changeToken: ServerChangeToken
     public var moreComing: Bool
     public var warnings: [StoreWarning]
+    /// The client change token the most recent `modifyRecords` of this client (`StoreActor.deviceID`)
+    /// on this zone supplied, as of this page's end; nil if none (CloudKit's `clientChangeTokenData`).
+    /// Tells a client whether its last upload landed.
+    public var clientChangeTokenData: String? = nil
 }
 
 /// Who acts on the store, and the clock used to stamp changes.
@@ -210,11 +219,16 @@ public struct StoreActor: Sendable {
     /// Used for commit authorship; defaults to the user record name.
     public var displayName: String
     public var email: String
+    /// Which of the user's clients (a workspace) acts: the store keeps each client's change
+    /// token apart, as CloudKit keeps one per device. nil: one shared slot for the user.
+    public var deviceID: String?
     /// Milliseconds since the epoch.
     public var clock: @Sendable () -> Int64
 
-    public init(userRecordName: String, displayName: String? = nil, email: String? = nil, clock: (@Sendable () -> Int64)? = nil) throws(RecSyncError) {
+    public init(userRecordName: String, displayName: String? = nil, email: String? = nil, deviceID: String? = nil, clock: (@Sendable () -> Int64)? = nil) throws(RecSyncError) {
         try NameRules.validateOwnerName(userRecordName)
+        if let deviceID { try Self.validateToken(deviceID, what: "the device ID") }
+        self.deviceID = deviceID
         // Both go into every commit's signature: checked before anything is written.
         if let displayName { try NameRules.validateSignatureText(displayName, what: "the commit author name '\(displayName)'") }
         if let email { try NameRules.validateSignatureText(email, what: "the commit author e-mail '\(email)'") }
@@ -223,6 +237,20 @@ public struct StoreActor: Sendable {
         self.email = email ?? "\(userRecordName)@recsync.invalid"
         self.clock = clock ?? StoreActor.systemClock
     }
+
+    /// Device IDs and client change tokens: 1–128 characters of letters, digits, `-`, `_`,
+    /// `.`, `:` (they go into tree entry names and commit message trailers).
+    public static func validateToken(_ text: String, what: String) throws(RecSyncError) {
+        let ok = !text.isEmpty && text.utf8.count <= 128 && !text.hasPrefix(".") && text.utf8.allSatisfy { b in
+            (b >= 48 && b <= 57) || (b >= 65 && b <= 90) || (b >= 97 && b <= 122) || b == 45 || b == 95 || b == 46 || b == 58
+        }
+        guard ok else {
+            throw .invalidArguments("\(what) '\(text.prefix(140))' is not 1–128 characters of letters, digits, '-', '_', '.', ':' (not starting with '.'); pass one of those")
+        }
+    }
+
+    /// The store's slot for this client's change tokens: `<user>/<device>`.
+    var clientSlot: String { "\(userRecordName)/\(deviceID ?? "_")" }
 
     public static let systemClock: @Sendable () -> Int64 = {
         var ts = timespec()

@@ -3,8 +3,9 @@ import RecSyncStore
 
 /// Small steps that contract tests repeat, each failing the test with the store's message.
 extension RemoteStore {
+    /// Creates zones explicitly (as `recsync zone create` does: a deleted zone comes back).
     public func createZones(_ zones: [ZoneID], defaultRecordType: String? = nil) async throws {
-        let results = try await modifyRecordZones(zones.map { .save(RecordZone(zoneID: $0, defaultRecordType: defaultRecordType)) })
+        let results = try await modifyRecordZones(zones.map { .recreate(RecordZone(zoneID: $0, defaultRecordType: defaultRecordType)) })
         for r in results { _ = try r.result.get() }
     }
 

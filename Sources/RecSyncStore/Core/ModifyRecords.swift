@@ -6,7 +6,12 @@ extension StoreCore {
     /// Each attempt reads the head, decides every item against it, and commits on top of it by
     /// compare-and-swap; when another writer moved the head first, everything is decided again
     /// against the new head. Nothing is ever decided by "last writer wins".
-    func modifyRecords(saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool) throws(RecSyncError) -> ModifyRecordsResult {
+    ///
+    /// `clientChangeTokenData` (CloudKit's) is recorded, in the same commit, for every zone the
+    /// request writes to, in this client's slot (`StoreActor.deviceID`), and named in the
+    /// commit message (a `Recsync-Client-Token:` trailer per zone); `recordZoneChanges` hands it back.
+    func modifyRecords(saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool, clientChangeTokenData: String? = nil) throws(RecSyncError) -> ModifyRecordsResult {
+        if let clientChangeTokenData { try StoreActor.validateToken(clientChangeTokenData, what: "the client change token") }
         // Checks that do not depend on the store.
         var inputErrors: [Int: RecSyncError] = [:]
         var seen = Set<RecordID>()
@@ -74,11 +79,22 @@ extension StoreCore {
                 writes.append(.saveRecord(id, StoreEncoding.encode(record)))
             }
             for id in plan.deleted.sorted() { writes.append(.deleteRecord(id)) }
+            var message = commitMessage(saved: Array(plan.saved.keys), deleted: Array(plan.deleted))
+            if let clientChangeTokenData {
+                let zones = Set(plan.saved.keys.map(\.zoneID)).union(plan.deleted.map(\.zoneID)).sorted()
+                for zone in zones {
+                    writes.append(.saveClientToken(zone, client: actor.clientSlot, Array(clientChangeTokenData.utf8)))
+                }
+                if !zones.isEmpty {
+                    // A trailer paragraph: `git log` shows it, `git interpret-trailers` parses it.
+                    message += (message.hasSuffix("\n\n") ? "" : "\n") + zones.map { "Recsync-Client-Token: \(clientChangeTokenData) \(actor.clientSlot) \($0)\n" }.joined()
+                }
+            }
             let result = ModifyRecordsResult(
                 saveResults: zip(saving, plan.saveResults).map { RecordResult(recordID: $0.recordID, result: $1) },
                 deleteResults: zip(deleting, plan.deleteResults).map { DeletionResult(recordID: $0.recordID, result: $1) },
                 cascadedDeletions: cascaded.sorted(), commit: nil)
-            return (result, writes, commitMessage(saved: Array(plan.saved.keys), deleted: Array(plan.deleted)))
+            return (result, writes, message)
         }, finish: { result, commit, tags in
             result.commit = commit
             for i in result.saveResults.indices {

@@ -5,7 +5,9 @@ extension StoreCore {
     /// Creates, updates, deletes and purges zones in one commit.
     ///
     /// Only a zone's owner may change it. Deleting leaves a tombstone with the reason, which
-    /// database changes report; creating a zone again removes the tombstone and starts a new
+    /// database changes report; only `recreate` creates such a zone again (a `save` is refused
+    /// there, decided against the same head the commit lands on, so a delete racing a client's
+    /// create cannot be undone by it). Creating again removes the tombstone and starts a new
     /// incarnation, so zone tokens of the old one expire.
     func modifyRecordZones(_ operations: [ZoneOperation]) throws(RecSyncError) -> [ZoneOperationResult] {
         // One incarnation per created zone, kept across retries so a retry does not mint another.
@@ -26,7 +28,7 @@ extension StoreCore {
                     }
                     let existing = try backend.zone(zoneID, at: head).map { entry throws(RecSyncError) in try entry.zone.get() }
                     switch operation {
-                    case .save(var zone):
+                    case .save(var zone), .recreate(var zone):
                         if let t = zone.defaultRecordType { try NameRules.validateRecordType(t) }
                         for p in zone.participants {
                             try NameRules.validateOwnerName(p.userRecordName)
@@ -37,6 +39,9 @@ extension StoreCore {
                             zone.incarnation = existing.incarnation
                             summary.append("updated \(zoneID)")
                         } else {
+                            if case .save = operation, let reason = try backend.tombstone(zoneID, at: head) {
+                                throw Self.zoneGoneError(zoneID, reason: reason)
+                            }
                             zone.created = stamp(time)
                             let incarnation = incarnations[zoneID] ?? UUID().uuidString.lowercased()
                             incarnations[zoneID] = incarnation
@@ -64,5 +69,13 @@ extension StoreCore {
             let message = "\(user): \(summary.joined(separator: ", "))\n"
             return (results, writes, message)
         }, finish: { _, _, _ in })
+    }
+
+    /// Why a plain save may not bring back a zone with a tombstone.
+    static func zoneGoneError(_ zoneID: ZoneID, reason: ZoneDeletionReason) -> RecSyncError {
+        switch reason {
+        case .purged: .userDeletedZone(zoneID)
+        case .deleted, .encryptedDataReset: .zoneNotFound(zoneID)
+        }
     }
 }

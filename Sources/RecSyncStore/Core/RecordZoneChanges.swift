@@ -53,7 +53,9 @@ extension StoreCore {
         } else {
             newToken = ChangeTokenContent(storeID: storeID, kind: kind, commit: target)
         }
-        return RecordZoneChanges(modifications: modifications, deletions: deletions, changeToken: newToken.token, moreComing: batch.more, warnings: warnings)
+        // As of the range's target: one lookup in the zone's tree, whatever the history's length.
+        let clientToken = try backend.clientToken(zoneID, client: actor.clientSlot, at: target).map { String(decoding: $0, as: UTF8.self) }
+        return RecordZoneChanges(modifications: modifications, deletions: deletions, changeToken: newToken.token, moreComing: batch.more, warnings: warnings, clientChangeTokenData: clientToken)
     }
 
     /// Decodes one stored record version, checking that it is the record its path says.

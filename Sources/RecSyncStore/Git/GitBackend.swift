@@ -145,6 +145,11 @@ final class GitBackend: StoreBackend {
         return ZoneDocuments.decodeTombstone(bytes)
     }
 
+    func clientToken(_ zone: ZoneID, client: String, at commit: String) throws(RecSyncError) -> [UInt8]? {
+        guard let e = try entry(StoreLayout.clientTokenPath(zone, client: client), at: commit), e.kind == .blob else { return nil }
+        return try git("reading a client change token") { () throws(GitError) in try repository.blob(e.oid) }
+    }
+
     func recordTag(_ id: RecordID, at commit: String) throws(RecSyncError) -> String? {
         guard let e = try entry(StoreLayout.recordPath(id), at: commit), e.kind == .blob || e.kind == .executable else { return nil }
         return e.oid.hex
@@ -279,6 +284,8 @@ final class GitBackend: StoreBackend {
                     updates.append(.upsertBlob(path: StoreLayout.tombstonePath(id), oid: try repo.createBlob(bytes)))
                 case .removeTombstone(let id):
                     updates.append(.remove(path: StoreLayout.tombstonePath(id)))
+                case .saveClientToken(let id, let client, let bytes):
+                    updates.append(.upsertBlob(path: StoreLayout.clientTokenPath(id, client: client), oid: try repo.createBlob(bytes)))
                 }
             }
             let baseTree = try repo.commit(parentOID).tree

@@ -151,9 +151,9 @@ public actor GitStore: RemoteStore {
         return try core.recordZoneChanges(zone: zone, since: token, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
     }
 
-    public func modifyRecords(saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool) throws(RecSyncError) -> ModifyRecordsResult {
+    public func modifyRecords(saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool, clientChangeTokenData: String?) throws(RecSyncError) -> ModifyRecordsResult {
         try refresh()
-        return try core.modifyRecords(saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically)
+        return try core.modifyRecords(saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically, clientChangeTokenData: clientChangeTokenData)
     }
 
     public func modifyRecordZones(_ operations: [ZoneOperation]) throws(RecSyncError) -> [ZoneOperationResult] {

@@ -11,6 +11,7 @@ public final class MemoryStorage: Sendable {
         var document: [UInt8]
         var records: [String: String]
         var contentID: String
+        var clientTokens: [String: [UInt8]] = [:]
     }
 
     struct Snapshot: Sendable {
@@ -142,6 +143,10 @@ final class MemoryBackend: StoreBackend {
         try snapshot(commit).tombstones[id].map(ZoneDocuments.decodeTombstone)
     }
 
+    func clientToken(_ zone: ZoneID, client: String, at commit: String) throws(RecSyncError) -> [UInt8]? {
+        try snapshot(commit).zones[zone]?.clientTokens[client]
+    }
+
     func recordTag(_ id: RecordID, at commit: String) throws(RecSyncError) -> String? {
         try snapshot(commit).zones[id.zoneID]?.records[id.recordName]
     }
@@ -201,6 +206,9 @@ final class MemoryBackend: StoreBackend {
                     snap.tombstones[id] = bytes
                 case .removeTombstone(let id):
                     snap.tombstones[id] = nil
+                case .saveClientToken(let id, let client, let bytes):
+                    snap.zones[id]?.clientTokens[client] = bytes
+                    touched.insert(id)
                 }
             }
             for id in touched { snap.zones[id]?.contentID = "\(version):\(id)" }

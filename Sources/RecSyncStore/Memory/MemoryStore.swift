@@ -24,8 +24,8 @@ public actor MemoryStore: RemoteStore {
         try core.recordZoneChanges(zone: zone, since: token, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
     }
 
-    public func modifyRecords(saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool) throws(RecSyncError) -> ModifyRecordsResult {
-        try core.modifyRecords(saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically)
+    public func modifyRecords(saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool, clientChangeTokenData: String?) throws(RecSyncError) -> ModifyRecordsResult {
+        try core.modifyRecords(saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically, clientChangeTokenData: clientChangeTokenData)
     }
 
     public func modifyRecordZones(_ operations: [ZoneOperation]) throws(RecSyncError) -> [ZoneOperationResult] {

@@ -25,6 +25,6 @@ struct ZoneCreateCommand: RecSyncSubcommand {
         if existing.contains(where: { $0.zoneID == zone }) {
             throw .invalidArguments("zone '\(name)' already exists on the store")
         }
-        return try await ZoneChange.apply(.save(RecordZone(zoneID: zone, defaultRecordType: defaultType)), verb: "create", context: context)
+        return try await ZoneChange.apply(.recreate(RecordZone(zoneID: zone, defaultRecordType: defaultType)), verb: "create", context: context)
     }
 }
