@@ -85,20 +85,20 @@ public final class StoreFixture: Sendable {
     }
 
     /// A new device on a `.network` store: its own mirror, acting as `user`.
-    public func device(as user: String, options: NetworkOptions? = nil) throws(RecSyncError) -> GitStore {
+    public func device(as user: String, deviceID: String? = nil, options: NetworkOptions? = nil) throws(RecSyncError) -> GitStore {
         guard let daemon else { throw .invalidArguments("device(as:) needs a .network fixture") }
         let n = devices.add(1, ordering: .relaxed).newValue
-        let actor = try StoreActor(userRecordName: user, clock: clock.read)
+        let actor = try StoreActor(userRecordName: user, deviceID: deviceID, clock: clock.read)
         return try GitStore.open(remote: daemon.url("store.git"), mirror: directory.file("device-\(n)/mirror"), actor: actor, options: options ?? isolatedNetworkOptions)
     }
 
-    /// A handle acting as `user`.
-    public func store(as user: String) throws(RecSyncError) -> any RemoteStore {
-        let actor = try StoreActor(userRecordName: user, clock: clock.read)
+    /// A handle acting as `user`, from the client `deviceID` (nil: the user's shared slot).
+    public func store(as user: String, deviceID: String? = nil) throws(RecSyncError) -> any RemoteStore {
+        let actor = try StoreActor(userRecordName: user, deviceID: deviceID, clock: clock.read)
         switch kind {
         case .memory: return MemoryStore(storage: storage, actor: actor)
         case .git: return try GitStore(path: path, actor: actor)
-        case .network: return try device(as: user)
+        case .network: return try device(as: user, deviceID: deviceID)
         }
     }
 

@@ -454,6 +454,72 @@ import Testing
         #expect(results[2].result == .failure(.zoneNotFound(todo)))
     }
 
+    @Test(arguments: StoreKind.allCases)
+    func clientChangeTokenComesBackToItsClientPerZone(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let laptop = try fixture.store(as: "alice", deviceID: "laptop")
+        let desktop = try fixture.store(as: "alice", deviceID: "desktop")
+        try await laptop.createZones([notes, todo])
+        #expect(try await laptop.recordZoneChanges(zone: notes, since: nil).clientChangeTokenData == nil, "no modify supplied one yet")
+
+        let r = Build.record("r", in: notes)
+        let first = try await laptop.modifyRecords(saving: [r, Build.record("t", in: todo)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true, clientChangeTokenData: "laptop-1")
+        #expect(first.errors.isEmpty)
+        #expect(try await laptop.recordZoneChanges(zone: notes, since: nil).clientChangeTokenData == "laptop-1")
+        #expect(try await laptop.recordZoneChanges(zone: todo, since: nil).clientChangeTokenData == "laptop-1")
+        #expect(try await desktop.recordZoneChanges(zone: notes, since: nil).clientChangeTokenData == nil, "each client has its own")
+
+        // Another client's modify leaves this client's token as it was.
+        _ = try await desktop.modifyRecords(saving: [Build.record("d", in: notes)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true, clientChangeTokenData: "desktop-1")
+        #expect(try await laptop.recordZoneChanges(zone: notes, since: nil).clientChangeTokenData == "laptop-1")
+        #expect(try await desktop.recordZoneChanges(zone: notes, since: nil).clientChangeTokenData == "desktop-1")
+
+        // A zone where nothing lands (a conflict in an atomic zone) does not take the token.
+        let stale = Build.record("r", in: notes, ["x": .int64(1)])
+        let refused = try await laptop.modifyRecords(saving: [stale, Build.record("t2", in: todo)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true, clientChangeTokenData: "laptop-2")
+        #expect(refused.saveResults[0].result.failureCode == .serverRecordChanged)
+        #expect(try await laptop.recordZoneChanges(zone: notes, since: nil).clientChangeTokenData == "laptop-1")
+        #expect(try await laptop.recordZoneChanges(zone: todo, since: nil).clientChangeTokenData == "laptop-2")
+
+        // A paged fetch reports the token as of its target, not the moving head.
+        try await laptop.save((0..<5).map { Build.record("p\($0)", in: todo) })
+        let page1 = try await laptop.recordZoneChanges(zone: todo, since: nil, resultsLimit: 2, desiredKeys: nil)
+        _ = try await laptop.modifyRecords(saving: [Build.record("late", in: todo)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true, clientChangeTokenData: "laptop-3")
+        let page2 = try await laptop.recordZoneChanges(zone: todo, since: page1.changeToken, resultsLimit: 100, desiredKeys: nil)
+        #expect(page1.clientChangeTokenData == "laptop-2" && page2.clientChangeTokenData == "laptop-2")
+        let next = try await laptop.recordZoneChanges(zone: todo, since: page2.changeToken)
+        #expect(next.clientChangeTokenData == "laptop-3")
+
+        // Plain git log names it, in a trailer.
+        if let git = laptop as? GitStore {
+            let message = try await git.log(limit: 1)[0].message
+            #expect(message.contains("\n\nRecsync-Client-Token: laptop-3 alice/laptop \(todo)\n"), "\(message)")
+        }
+        let bad = await caught { try await laptop.modifyRecords(saving: [Build.record("z", in: notes)], deleting: [], savePolicy: .allKeys, atomically: true, clientChangeTokenData: "has space\n") }
+        #expect(bad?.code == .invalidArguments)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aPlainSaveDoesNotBringBackADeletedOrPurgedZone(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes, todo])
+        try await alice.zoneOp(.delete(notes))
+        try await alice.zoneOp(.purge(todo))
+
+        let results = try await alice.modifyRecordZones([.save(RecordZone(zoneID: notes)), .save(RecordZone(zoneID: todo))])
+        #expect(results[0].result.failureCode == .zoneNotFound)
+        #expect(results[1].result.failureCode == .userDeletedZone)
+        #expect(try await alice.fetchZoneDeletions([notes, todo]).map(\.reason) == [.deleted, .purged], "the tombstones stay")
+
+        // An explicit re-create brings them back; then a save updates as before.
+        let again = try await alice.modifyRecordZones([.recreate(RecordZone(zoneID: notes)), .recreate(RecordZone(zoneID: todo))])
+        #expect(again.allSatisfy { (try? $0.result.get()) != nil })
+        #expect(try await alice.fetchZoneDeletions([notes, todo]).isEmpty)
+        try await alice.zoneOp(.save(RecordZone(zoneID: notes, defaultRecordType: "Note")))
+        #expect(try await alice.fetchAllRecordZones(scope: .private).first { $0.zoneID == notes }?.defaultRecordType == "Note")
+    }
+
     @Test func lostRacesAreRetriedThenReportedAsBusy() async throws {
         let fixture = try StoreFixture(.memory)
         let alice = try fixture.store(as: "alice")

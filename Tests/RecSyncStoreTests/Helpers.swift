@@ -17,3 +17,11 @@ func caught<T>(_ body: () async throws -> T) async -> RecSyncError? {
 }
 
 func names(_ records: [Record]) -> [String] { records.map(\.recordID.recordName).sorted() }
+
+extension Result where Failure == RecSyncError {
+    /// The error's code, nil on success.
+    var failureCode: CloudKitErrorCode? {
+        if case .failure(let e) = self { return e.code }
+        return nil
+    }
+}
