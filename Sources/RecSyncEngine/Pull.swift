@@ -15,6 +15,9 @@ extension SyncEngine {
         defer { withExtendedLifetime(lock) {} }
         let keptAside = workspace.removeStaleTemporaryFiles()
         let ws = try checkStore()
+        // Sidecars of a push that landed but was killed before it wrote them: adopted first,
+        // or this pull would take that push's own records for conflicts.
+        try await settlePendingPush(workspace: ws)
         var report = PullReport()
         report.lostAndFound += keptAside.map(ws.relative)
         for scope in [DatabaseScope.private, .shared] {

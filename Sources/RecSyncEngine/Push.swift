@@ -15,6 +15,7 @@ extension SyncEngine {
         defer { withExtendedLifetime(lock) {} }
         let keptAside = workspace.removeStaleTemporaryFiles()
         let ws = try checkStore()
+        try await settlePendingPush(workspace: ws)
         var report = PushReport()
         report.notSent += keptAside.map { "\(ws.relative($0)): a file an interrupted pull was writing held something else; kept there, not pushed" }
 
@@ -110,7 +111,9 @@ extension SyncEngine {
             try finishReupload(reupload, workspace: ws)
             return report
         }
-        let result = try await modifyRecognisingOwnSaves(saving: saves, deleting: deletions, savePolicy: force ? .allKeys : .ifServerRecordUnchanged)
+        let note = PendingPush(saves: saves)
+        try notePendingPush(note, workspace: ws)
+        let result = try await modifyRecognisingOwnSaves(saving: saves, deleting: deletions, savePolicy: force ? .allKeys : .ifServerRecordUnchanged, clientChangeTokenData: note.token)
         report.commit = result.commit
         try checkpoint?(.afterPushCommitBeforeSidecars)
 
@@ -170,20 +173,24 @@ extension SyncEngine {
                                   fileStamp: batch.writtenStamps[ws.recordPath(id)] ?? stamp, sideStamp: batch.writtenStamps[ws.sidecarPath(id)])
         }
         for var index in indexes.values { try index.save() }
+        // The sidecars say what landed: the note is no longer needed.
+        try FileIO.remove(ws.pendingPushPath)
         if report.notSent.isEmpty && report.conflicts.isEmpty { try finishReupload(reupload, workspace: ws) }
         return report
     }
 
     /// Saves and deletes atomically per zone, recognising this workspace's own earlier saves.
     ///
-    /// A save refused only because the store already holds the same type and fields is the
+    /// The client change token (see `PendingPush`) tells the next sync which zones' saves
+    /// landed. As a fallback (a note lost, another workspace's token in a shared slot):
+    /// a save refused only because the store already holds the same type and fields is the
     /// same save (DESIGN §11): an earlier push landed it and was killed before its sidecars
     /// recorded that. It counts as saved with the store's copy (its change tag adopted), and
     /// what the atomic zone refused along with it (`batchRequestFailed`) is sent once more.
     /// Decided here, not in the store: for other clients of the store, two writers making the
     /// same change from the same base is still a conflict (a counter incremented twice).
-    func modifyRecognisingOwnSaves(saving saves: [Record], deleting deletions: [RecordDeletion], savePolicy: SavePolicy) async throws(RecSyncError) -> ModifyRecordsResult {
-        var result = try await store.modifyRecords(saving: saves, deleting: deletions, savePolicy: savePolicy, atomically: true)
+    func modifyRecognisingOwnSaves(saving saves: [Record], deleting deletions: [RecordDeletion], savePolicy: SavePolicy, clientChangeTokenData: String? = nil) async throws(RecSyncError) -> ModifyRecordsResult {
+        var result = try await store.modifyRecords(saving: saves, deleting: deletions, savePolicy: savePolicy, atomically: true, clientChangeTokenData: clientChangeTokenData)
         var adopted = 0
         for (i, item) in result.saveResults.enumerated() {
             guard case .failure(.serverRecordChanged(let c)) = item.result, let server = c.server,
@@ -207,7 +214,7 @@ extension SyncEngine {
         let deleteIndexes = result.deleteResults.indices.filter { again(result.deleteResults[$0].result, deletions[$0].recordID) }
         guard !saveIndexes.isEmpty || !deleteIndexes.isEmpty else { return result }
         let second = try await store.modifyRecords(
-            saving: saveIndexes.map { saves[$0] }, deleting: deleteIndexes.map { deletions[$0] }, savePolicy: savePolicy, atomically: true)
+            saving: saveIndexes.map { saves[$0] }, deleting: deleteIndexes.map { deletions[$0] }, savePolicy: savePolicy, atomically: true, clientChangeTokenData: clientChangeTokenData)
         for (n, i) in saveIndexes.enumerated() { result.saveResults[i] = second.saveResults[n] }
         for (n, i) in deleteIndexes.enumerated() { result.deleteResults[i] = second.deleteResults[n] }
         result.cascadedDeletions += second.cascadedDeletions

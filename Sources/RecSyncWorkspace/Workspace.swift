@@ -89,7 +89,7 @@ public final class Workspace: Sendable {
         }
         let ws = Workspace(root: absolute, config: config)
         try FileIO.makeDirectories(ws.stateDir)
-        try FileIO.writeAtomically("\(ws.stateDir)/.gitignore", Array("# machine-specific state: not part of a snapshot\nindex/\nlock\nmirror/\nwriting*\n".utf8))
+        try FileIO.writeAtomically("\(ws.stateDir)/.gitignore", Array("# machine-specific state: not part of a snapshot\nindex/\nlock\nmirror/\nwriting*\ndevice\npending-push\n".utf8))
         try ws.saveConfig(config)
         return ws
     }
@@ -209,8 +209,24 @@ public final class Workspace: Sendable {
     /// since a record created here and deleted elsewhere in between is in neither end of the diff.
     public func pushedPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).pushed" }
     public func indexPath(_ zone: ZoneID) -> String { "\(stateDir)/index/\(zoneStateKey(zone)).idx" }
+    /// What a push sent and the client change token it sent with, until its sidecars are written.
+    public var pendingPushPath: String { "\(stateDir)/pending-push" }
     public func reuploadMarker(_ zone: ZoneID) -> String { "\(stateDir)/reupload/\(zoneStateKey(zone))" }
     public func conflictDirectory(_ zone: ZoneID) -> String { "\(stateDir)/conflicts/\(zoneStateKey(zone))" }
+
+    /// This workspace's device ID for the store (`StoreActor.deviceID`), made on first use:
+    /// the store keeps this workspace's client change tokens apart from other workspaces'.
+    /// Machine-specific (ignored by a snapshot), so a copied workspace gets its own.
+    public func deviceID() throws(RecSyncError) -> String {
+        let path = "\(stateDir)/device"
+        if let bytes = try FileIO.read(path) {
+            let id = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            if !id.isEmpty, id.utf8.count <= 64, id.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) || $0 == 45 }) { return id }
+        }
+        let id = UUID().uuidString.lowercased()
+        try FileIO.writeAtomically(path, Array((id + "\n").utf8))
+        return id
+    }
 
     public func loadToken(_ path: String) throws(RecSyncError) -> ServerChangeToken? {
         guard let bytes = try FileIO.read(path) else { return nil }

@@ -16,14 +16,14 @@ final class EngineFixture: Sendable {
         directory = TempDirectory(name)
     }
 
-    func store(_ user: String) throws -> MemoryStore {
-        MemoryStore(storage: storage, actor: try StoreActor(userRecordName: user, clock: clock.read))
+    func store(_ user: String, deviceID: String? = nil) throws -> MemoryStore {
+        MemoryStore(storage: storage, actor: try StoreActor(userRecordName: user, deviceID: deviceID, clock: clock.read))
     }
 
     /// A new workspace for `user` named `device`.
     func device(_ device: String, user: String = "alice") throws -> SyncEngine {
         let ws = try Workspace.create(at: directory.file(device), config: WorkspaceConfig(user: user, remote: "memory"))
-        return SyncEngine(workspace: ws, store: try store(user))
+        return SyncEngine(workspace: ws, store: try store(user, deviceID: try ws.deviceID()))
     }
 
     /// The same workspace opened again (as a new process would).

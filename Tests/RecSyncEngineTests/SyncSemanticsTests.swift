@@ -113,6 +113,8 @@ import Glibc
         laptop.checkpoint = nil
         // An edit made since goes in the same atomic zone as the saves that already landed.
         try laptop.write("notes", "b", #"{"v": 2}"#)
+        // Without the push's note (lost), the same-content rule alone recognises its saves.
+        try FileManager.default.removeItem(atPath: laptop.workspace.pendingPushPath)
 
         let again = try await laptop.push()
         #expect(again.conflicts.isEmpty && again.notSent.isEmpty)
@@ -124,6 +126,47 @@ import Glibc
         #expect(sidecar.changeTag == stored.changeTag, "the store's change tag is adopted")
         let pulled = try await laptop.pull()
         #expect(pulled.conflicts.isEmpty)
+        #expect(try await laptop.status().isClean)
+    }
+
+    /// A push killed after the store commit whose records are then edited again: the
+    /// same-content rule cannot see its own save in them; the client change token can.
+    @Test(arguments: [false, true])
+    func aKilledPushsRecordsEditedAgainPushCleanlyByItsClientToken(pullFirst: Bool) async throws {
+        let f = EngineFixture("killed-push-token-\(pullFirst)")
+        var laptop = try f.device("laptop")
+        let desktop = try f.device("desktop")
+        try laptop.write("notes", "a", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        try laptop.write("notes", "a", #"{"v": 2}"#)
+        try laptop.write("notes", "n", #"{"v": "new"}"#)
+        laptop.checkpoint = { (point: SyncEngine.Checkpoint) throws(RecSyncError) in
+            if point == .afterPushCommitBeforeSidecars { throw .internalError("simulated crash after the store commit") }
+        }
+        #expect(await pushError(laptop) != nil)
+        laptop.checkpoint = nil
+        #expect(FileManager.default.fileExists(atPath: laptop.workspace.pendingPushPath))
+        // Another workspace of the same user writes the zone meanwhile: its token is its own.
+        try desktop.write("notes", "d", #"{"v": 1}"#)
+        _ = try await desktop.push()
+        // Both saved records are edited again before the next sync.
+        try laptop.write("notes", "a", #"{"v": 3}"#)
+        try laptop.write("notes", "n", #"{"v": "newer"}"#)
+
+        if pullFirst {
+            let pulled = try await laptop.pull()
+            #expect(pulled.conflicts.isEmpty)
+        }
+        let again = try await laptop.push()
+        #expect(again.conflicts.isEmpty && again.notSent.isEmpty)
+        #expect(Set(again.saved.map(\.recordName)) == ["a", "n"])
+        #expect(try laptop.workspace.allConflicts().isEmpty)
+        let alice = try f.store("alice")
+        let stored = try await alice.fetchRecords([Build.id("a", in: zone("notes")), Build.id("n", in: zone("notes"))])
+        #expect(try stored[0].result.get().fields == ["v": .int64(3)])
+        #expect(try stored[1].result.get().fields == ["v": .string("newer")])
+        #expect(!FileManager.default.fileExists(atPath: laptop.workspace.pendingPushPath), "the note is settled")
+        #expect(try await laptop.pull().conflicts.isEmpty)
         #expect(try await laptop.status().isClean)
     }
 

@@ -42,7 +42,7 @@ public struct CommandContext: Sendable {
         guard !workspace.config.remote.isEmpty else {
             throw .invalidArguments("this workspace has no remote; set one with 'recsync init --remote URL'")
         }
-        return try Self.openStore(workspace.config.remote, user: workspace.user, relativeTo: workspace.root, mirror: "\(workspace.stateDir)/mirror")
+        return try Self.openStore(workspace.config.remote, user: workspace.user, relativeTo: workspace.root, mirror: "\(workspace.stateDir)/mirror", deviceID: workspace.deviceID())
     }
 
     /// A sync engine for the workspace that contains the directory.
@@ -53,8 +53,8 @@ public struct CommandContext: Sendable {
 
     /// Opens the store at a remote as `user`: a path or `file://` URL directly, a network URL
     /// through a bare mirror at `mirror` (a temporary one when nil).
-    public static func openStore(_ remote: String, user: String, relativeTo base: String, mirror: String? = nil) throws(RecSyncError) -> GitStore {
-        let actor = try StoreActor(userRecordName: user)
+    public static func openStore(_ remote: String, user: String, relativeTo base: String, mirror: String? = nil, deviceID: String? = nil) throws(RecSyncError) -> GitStore {
+        let actor = try StoreActor(userRecordName: user, deviceID: deviceID)
         if Remote.isNetwork(remote) {
             let mirrorPath = mirror ?? FileManager.default.temporaryDirectory.appendingPathComponent("recsync-mirror-\(UUID().uuidString.prefix(8))").path
             return try GitStore.open(remote: remote, mirror: mirrorPath, actor: actor)
