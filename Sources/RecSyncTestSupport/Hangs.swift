@@ -10,8 +10,10 @@ import Glibc
 /// Returns the result and whether it had to: a test expects `hung == false`, so a hang on a
 /// FIFO fails the test instead of blocking the suite for ever.
 public func runUnblockingFIFOs<T: Sendable>(_ fifos: [String], after seconds: Double = 10, _ work: @escaping @Sendable () async -> T) async -> (value: T, hung: Bool) {
-    let done = Flag(), hung = Flag()
-    let watchdog = Task.detached {
+    let done = Flag(), hung = Flag(), stopped = Flag()
+    // A thread of its own: work stuck in `open` holds a thread of the shared pool, and tests
+    // running side by side can hold all of them.
+    Thread.detachNewThread {
         let start = ContinuousClock.now
         while !done.isSet {
             if ContinuousClock.now - start > .seconds(seconds) {
@@ -21,12 +23,13 @@ public func runUnblockingFIFOs<T: Sendable>(_ fifos: [String], after seconds: Do
                     if fd >= 0 { close(fd) }
                 }
             }
-            try? await Task.sleep(for: .milliseconds(50))
+            usleep(50_000)
         }
+        stopped.set()
     }
     let value = await Task.detached { await work() }.value
     done.set()
-    await watchdog.value
+    while !stopped.isSet { try? await Task.sleep(for: .milliseconds(10)) }
     return (value, hung.isSet)
 }
 
