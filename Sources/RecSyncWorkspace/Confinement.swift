@@ -70,6 +70,12 @@ enum Confinement {
 }
 
 extension FileIO {
+    /// Refuses a path that is a link: for a directory another library writes into by path
+    /// (libgit2's mirror under `.recsync/`), where `FileIO` cannot open each file itself.
+    public static func refuseLink(_ path: String) throws(RecSyncError) {
+        if info(path)?.isSymlink == true { throw Confinement.linkRefused(path) }
+    }
+
     /// A directory opened for `*at` calls, and whether paths below it are confined (opened
     /// without following links).
     struct OpenDirectory {
