@@ -7,7 +7,7 @@ import Glibc
 
 /// Runs `work` on its own; if it has not finished after `seconds`, unblocks it by opening each
 /// FIFO for writing (a reader stuck opening one then sees end of file) until it finishes.
-/// Returns the result and whether it had to: a test expects `hung == false`, so a hang on a
+/// Returns the result and whether it had to (a reader held a FIFO open after `seconds`): a test expects `hung == false`, so a hang on a
 /// FIFO fails the test instead of blocking the suite for ever.
 public func runUnblockingFIFOs<T: Sendable>(_ fifos: [String], after seconds: Double = 10, _ work: @escaping @Sendable () async -> T) async -> (value: T, hung: Bool) {
     let done = Flag(), hung = Flag(), stopped = Flag()
@@ -17,10 +17,14 @@ public func runUnblockingFIFOs<T: Sendable>(_ fifos: [String], after seconds: Do
         let start = ContinuousClock.now
         while !done.isSet {
             if ContinuousClock.now - start > .seconds(seconds) {
-                hung.set()
+                // Opening for writing without blocking succeeds only while a reader has the
+                // FIFO open: then the work was stuck on it, not merely slow.
                 for fifo in fifos {
                     let fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
-                    if fd >= 0 { close(fd) }
+                    if fd >= 0 {
+                        hung.set()
+                        close(fd)
+                    }
                 }
             }
             usleep(50_000)

@@ -12,12 +12,12 @@ import Testing
         let fifo = "\(ws)/private/notes/x.json"
         try makeFIFO(fifo)
         let runner = f.recsync
-        let (outputs, hung) = await runUnblockingFIFOs([fifo]) { () async -> [Result<ProcessOutput, Error>] in
-            [["status"], ["diff", "private/notes/x.json"], ["push"], ["pull"]].map { args in
-                Result { try runner.run(args, in: ws) }
-            }
+        var outputs: [Result<ProcessOutput, Error>] = []
+        for args in [["status"], ["diff", "private/notes/x.json"], ["push"], ["pull"]] {
+            let (output, hung) = await runUnblockingFIFOs([fifo]) { Result { try runner.run(args, in: ws) } }
+            #expect(!hung, "recsync \(args.joined(separator: " ")) waited on the FIFO")
+            outputs.append(output)
         }
-        #expect(!hung, "a command waited on the FIFO")
         let (status, diff, push, pull) = (try outputs[0].get(), try outputs[1].get(), try outputs[2].get(), try outputs[3].get())
         #expect((status.stdout + status.stderr).contains("private/notes/x.json: is a directory, symbolic link, FIFO or device"), "\(status)")
         #expect(diff.status != 0 && diff.stderr.contains("FIFO"), "\(diff)")
