@@ -92,6 +92,10 @@ extension SyncEngine {
             try FileIO.remove(dir)
             try FileIO.syncDirectory((dir as NSString).deletingLastPathComponent)
             events(.zoneRemoved(zone, reason: deletion.reason, lostAndFound: saved.map(ws.relative)))
+        } else if FileIO.isSymlink(dir) {
+            // Only the link goes: what it points to is outside the workspace and not recsync's.
+            try FileIO.remove(dir)
+            events(.zoneRemoved(zone, reason: deletion.reason, lostAndFound: nil))
         }
         try FileIO.remove(ws.conflictDirectory(zone))
         try ZoneIndex.remove(ws, zone: zone)

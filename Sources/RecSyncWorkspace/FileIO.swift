@@ -27,11 +27,14 @@ public struct FileInfo: Sendable {
     public var stamp: FileStamp
     public var isDirectory: Bool
     public var isSymlink: Bool
+    /// A plain file: the only kind recsync reads as a record or sidecar.
+    public var isRegular: Bool
 
     init(_ st: stat) {
         stamp = FileStamp(size: Int64(st.st_size), mtimeNanos: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec), inode: UInt64(st.st_ino))
         isDirectory = (st.st_mode & S_IFMT) == S_IFDIR
         isSymlink = (st.st_mode & S_IFMT) == S_IFLNK
+        isRegular = (st.st_mode & S_IFMT) == S_IFREG
     }
 
     /// A plain file as an index entry recorded it.
@@ -39,6 +42,7 @@ public struct FileInfo: Sendable {
         self.stamp = stamp
         isDirectory = false
         isSymlink = false
+        isRegular = true
     }
 }
 
@@ -48,17 +52,26 @@ public enum FileIO {
         .fileSystem(path: path, message: "\(what): \(String(cString: strerror(errno)))")
     }
 
-    /// The bytes of a file, or nil if it does not exist.
+    /// The bytes of a file, or nil if it does not exist. Only a regular file is read: under
+    /// a workspace root no link is followed (see `Confinement`), and a FIFO or device is an
+    /// error, not a hang.
     public static func read(_ path: String) throws(RecSyncError) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            if errno == ENOENT || errno == ENOTDIR { return nil }
-            throw error(path, "cannot open")
-        }
+        guard let fd = try openRegularFile(path, flags: O_RDONLY) else { return nil }
         defer { close(fd) }
+        return try readAll(fd, path: path)
+    }
+
+    /// The bytes of a file in an open directory (no path walk), or nil if it does not exist.
+    public static func read(in directory: Int32, _ name: String, path: String) throws(RecSyncError) -> [UInt8]? {
+        let confined = Confinement.locate(path) != nil
+        guard let fd = try openRegularFile(in: OpenDirectory(fd: directory, confined: confined), name, path: path, flags: O_RDONLY) else { return nil }
+        defer { close(fd) }
+        return try readAll(fd, path: path)
+    }
+
+    private static func readAll(_ fd: Int32, path: String) throws(RecSyncError) -> [UInt8] {
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw error(path, "cannot stat") }
-        if (st.st_mode & S_IFMT) == S_IFDIR { throw .fileSystem(path: path, message: "is a directory, not a file") }
         var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
         var done = 0
         while done < bytes.count {
@@ -76,11 +89,17 @@ public enum FileIO {
         info(path)?.stamp
     }
 
-    /// What `lstat` says about a path, or nil if there is nothing there.
+    /// What `lstat` says about a path, or nil if there is nothing there (or, under a
+    /// workspace root, it lies behind a link).
     public static func info(_ path: String) -> FileInfo? {
-        var st = stat()
-        guard lstat(path, &st) == 0 else { return nil }
-        return FileInfo(st)
+        guard Confinement.locate(path) != nil else {
+            var st = stat()
+            guard lstat(path, &st) == 0 else { return nil }
+            return FileInfo(st)
+        }
+        guard let parent = try? openParent(path, create: false) else { return nil }
+        defer { close(parent.directory.fd) }
+        return info(in: parent.directory.fd, parent.name)
     }
 
     /// What `fstatat` says about an entry of an open directory (no path walk), or nil.
@@ -90,19 +109,25 @@ public enum FileIO {
         return FileInfo(st)
     }
 
-    /// Opens a directory for `info(in:_:)`; -1 if it cannot be opened.
+    /// Opens a directory for `info(in:_:)` (under a workspace root, never through a link);
+    /// -1 if it cannot be opened.
     public static func openDirectory(_ path: String) -> Int32 {
-        open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        ((try? openDirectory(path, create: false)) ?? nil)?.fd ?? -1
     }
 
+    /// Whether a path is a directory (under a workspace root: reached and itself no link).
     public static func isDirectory(_ path: String) -> Bool {
-        var st = stat()
-        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
+        guard Confinement.locate(path) != nil else {
+            var st = stat()
+            return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
+        }
+        let fd = openDirectory(path)
+        if fd >= 0 { close(fd) }
+        return fd >= 0
     }
 
     public static func isSymlink(_ path: String) -> Bool {
-        var st = stat()
-        return lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFLNK
+        info(path)?.isSymlink == true
     }
 
     /// Entries of a directory (not `.`/`..`), sorted; empty if it does not exist.
@@ -112,14 +137,10 @@ public enum FileIO {
 
     /// Entries of a directory (not `.`/`..`) in the order the file system gives them.
     public static func listUnsorted(_ path: String) -> [String] {
-        guard let dir = opendir(path) else { return [] }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = entryName(entry)
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
+        let fd = openDirectory(path)
+        guard fd >= 0 else { return [] }
+        defer { close(fd) }
+        return list(fd: fd)
     }
 
     /// The name of a `readdir` entry, read in place: an entry is only as long as its name, so
@@ -129,20 +150,28 @@ public enum FileIO {
         return String(cString: (UnsafeRawPointer(entry) + offset).assumingMemoryBound(to: CChar.self))
     }
 
-    /// Creates a directory and its parents, syncing each new directory's parent.
+    /// Creates a directory and its parents, syncing each new directory's parent. Under a
+    /// workspace root, a link on the way is refused rather than followed.
     public static func makeDirectories(_ path: String) throws(RecSyncError) {
-        if isDirectory(path) { return }
+        if let directory = try openDirectory(path, create: true) { close(directory.fd) }
+    }
+
+    /// `makeDirectories` for a path under no workspace root (or for the root itself).
+    static func makeDirectoriesFollowingLinks(_ path: String) throws(RecSyncError) {
+        var st = stat()
+        if stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR { return }
         let parent = (path as NSString).deletingLastPathComponent
-        if !parent.isEmpty && parent != path { try makeDirectories(parent) }
+        if !parent.isEmpty && parent != path { try makeDirectoriesFollowingLinks(parent) }
         if mkdir(path, 0o755) != 0 && errno != EEXIST { throw error(path, "cannot create directory") }
         try syncDirectory(parent.isEmpty ? "." : parent)
     }
 
     public static func syncDirectory(_ path: String) throws(RecSyncError) {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if fd < 0 { throw error(path, "cannot open directory") }
-        defer { close(fd) }
-        if fsync(fd) != 0 && errno != EINVAL { throw error(path, "cannot sync directory") }
+        guard let directory = try openDirectory(path, create: false) else {
+            throw .fileSystem(path: path, message: "cannot open directory: no such directory")
+        }
+        defer { close(directory.fd) }
+        if fsync(directory.fd) != 0 && errno != EINVAL { throw error(path, "cannot sync directory") }
     }
 
     /// Writes a file durably in one step (for single state files such as tokens).
@@ -155,8 +184,9 @@ public enum FileIO {
     /// Appends lines to a file and makes them durable. A line a crash cut short is ended
     /// first, so it cannot run into the next one (readers drop a line they cannot parse).
     public static func appendDurably(_ path: String, _ bytes: [UInt8]) throws(RecSyncError) {
-        let fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-        if fd < 0 { throw error(path, "cannot open") }
+        guard let fd = try openRegularFile(path, flags: O_RDWR | O_CREAT | O_APPEND) else {
+            throw .fileSystem(path: path, message: "cannot open: no such directory")
+        }
         defer { close(fd) }
         var out = bytes
         var st = stat()
@@ -164,32 +194,58 @@ public enum FileIO {
             var last: UInt8 = 0
             if pread(fd, &last, 1, st.st_size - 1) == 1, last != 10 { out.insert(10, at: 0) }
         }
-        var done = 0
-        while done < out.count {
-            let n = out.withUnsafeBytes { buf in write(fd, buf.baseAddress! + done, buf.count - done) }
-            if n < 0 { if errno == EINTR { continue }; throw error(path, "cannot write") }
-            done += n
-        }
+        try writeAll(fd, out, path: path)
         if fdatasync(fd) != 0 { throw error(path, "cannot sync") }
     }
 
-    /// Removes a file or a whole directory tree; fine if it is not there.
-    public static func remove(_ path: String) throws(RecSyncError) {
-        do {
-            if FileManager.default.fileExists(atPath: path) || isSymlink(path) {
-                try FileManager.default.removeItem(atPath: path)
-            }
-        } catch {
-            throw .fileSystem(path: path, message: "cannot remove: \(error.localizedDescription)")
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(RecSyncError) {
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { buf in write(fd, buf.baseAddress! + done, buf.count - done) }
+            if n < 0 { if errno == EINTR { continue }; throw error(path, "cannot write") }
+            done += n
         }
+    }
+
+    /// Writes a file in place without syncing it (a batch's registry, made durable with the
+    /// batch); never through a link under a workspace root.
+    static func writeUnsynced(_ path: String, _ bytes: [UInt8]) throws(RecSyncError) {
+        guard let fd = try openRegularFile(path, flags: O_WRONLY | O_CREAT | O_TRUNC) else {
+            throw .fileSystem(path: path, message: "cannot create: no such directory")
+        }
+        defer { close(fd) }
+        try writeAll(fd, bytes, path: path)
+    }
+
+    /// Removes a file or a whole directory tree; fine if it is not there. No link is
+    /// followed: a link is removed, never what it points to.
+    public static func remove(_ path: String) throws(RecSyncError) {
+        guard let (directory, name) = try openParent(path, create: false) else { return }
+        defer { close(directory.fd) }
+        try removeEntry(in: directory.fd, name, path: path)
+    }
+
+    /// Removes one file (or link) if it is there, reporting nothing: for leftovers whose
+    /// removal is best effort (temp files, a batch's registry).
+    public static func unlinkIfPresent(_ path: String) {
+        guard let (directory, name) = (try? openParent(path, create: false)) ?? nil else { return }
+        defer { close(directory.fd) }
+        unlinkat(directory.fd, name, 0)
     }
 
     /// Moves a file or directory, creating the destination's parent.
     public static func move(_ from: String, to: String) throws(RecSyncError) {
-        try makeDirectories((to as NSString).deletingLastPathComponent)
-        if rename(from, to) != 0 { throw error(from, "cannot move to \(to)") }
-        try syncDirectory((from as NSString).deletingLastPathComponent)
-        try syncDirectory((to as NSString).deletingLastPathComponent)
+        guard let (source, fromName) = try openParent(from, create: false) else {
+            throw .fileSystem(path: from, message: "cannot move to \(to): no such file or directory")
+        }
+        defer { close(source.fd) }
+        guard let (target, toName) = try openParent(to, create: true) else {
+            throw .fileSystem(path: to, message: "cannot create its directory")
+        }
+        defer { close(target.fd) }
+        if renameat(source.fd, fromName, target.fd, toName) != 0 { throw error(from, "cannot move to \(to)") }
+        if fsync(source.fd) != 0 && errno != EINVAL { throw error(from, "cannot sync directory") }
+        if fsync(target.fd) != 0 && errno != EINVAL { throw error(to, "cannot sync directory") }
     }
 }
 
@@ -254,15 +310,25 @@ public struct WriteBatch {
         skipped.removeAll()
         // Every directory is opened once; files are created and renamed relative to it, so
         // the kernel does not walk the whole path for each of thousands of files.
+        // Under a workspace root each is opened without following links (`Confinement`), so
+        // nothing lands outside the workspace; files are then created with O_EXCL or renamed
+        // over their target, neither of which follows a link either.
         var dirFDs: [String: Int32] = [:]
         defer { for fd in dirFDs.values { close(fd) } }
         func directory(_ dir: String) throws(RecSyncError) -> Int32 {
             if let fd = dirFDs[dir] { return fd }
-            try FileIO.makeDirectories(dir)
-            let fd = FileIO.openDirectory(dir)
-            if fd < 0 { throw FileIO.error(dir, "cannot open directory") }
-            dirFDs[dir] = fd
-            return fd
+            guard let opened = try FileIO.openDirectory(dir, create: true) else {
+                throw .fileSystem(path: dir, message: "cannot create directory")
+            }
+            dirFDs[dir] = opened.fd
+            return opened.fd
+        }
+        /// An existing directory, for removals; nil when it is not there.
+        func existingDirectory(_ dir: String) throws(RecSyncError) -> Int32? {
+            if let fd = dirFDs[dir] { return fd }
+            guard let opened = try FileIO.openDirectory(dir, create: false) else { return nil }
+            dirFDs[dir] = opened.fd
+            return opened.fd
         }
         // A file that must not exist yet (`.absent`) is created in place with O_EXCL, which is
         // its check, instead of as a temp file renamed over its target: half the directory
@@ -292,16 +358,16 @@ public struct WriteBatch {
                 try FileIO.writeAtomically(registry, Array(list.utf8))
             } else {
                 // Not synced by itself: the batch's syncfs makes it durable with the temp files.
-                _ = FileManager.default.createFile(atPath: registry, contents: Data(list.utf8))
+                try FileIO.writeUnsynced(registry, Array(list.utf8))
             }
             registered = registry
         }
-        var created: [(dir: Int32, name: String)] = []
+        var created: [(dir: Int32, name: String, path: String)] = []
         var succeeded = false
         // Defers run last-first: this batch's leftover files go before its registry entry.
         defer {
             if let registered {
-                unlink(registered)
+                FileIO.unlinkIfPresent(registered)
                 // Once in-place files may be indexed, a registry coming back after a crash would
                 // take them away again: its removal is durable first.
                 if anyInPlace && succeeded { try? FileIO.syncDirectory(Self.split(registered).dir) }
@@ -330,11 +396,11 @@ public struct WriteBatch {
                     continue
                 }
                 if fd < 0 && errno != EEXIST { throw FileIO.error(w.path, "cannot create") }
-                if fd >= 0 { created.append((dirFD, name)) }
+                if fd >= 0 { created.append((dirFD, name, w.path)) }
             }
             if fd < 0 {
                 target = prefix + String(tempCounter.add(1, ordering: .relaxed).newValue)
-                fd = openat(dirFD, target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+                fd = openat(dirFD, target, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
                 if fd < 0 { throw FileIO.error("\(dir)/\(target)", "cannot create") }
                 temps.append((dirFD, dir, target, name, w))
             }
@@ -357,8 +423,8 @@ public struct WriteBatch {
             if fstat(fd, &st) == 0 { writtenStamps[w.path] = FileInfo(st).stamp }
             close(fd)
         }
-        if temps.count + created.count > 1, let dir = dirFDs.keys.first {
-            try Self.syncFileSystem(containing: dir, fallback: temps.map { "\($0.dirPath)/\($0.temp)" } + writes.indices.filter { inPlace[$0] }.map { writes[$0].path })
+        if temps.count + created.count > 1, let dir = dirFDs.values.first {
+            try Self.syncFileSystem(containing: dir, fallback: temps.map { ($0.dir, $0.temp, "\($0.dirPath)/\($0.temp)") } + created.map { ($0.dir, $0.name, $0.path) })
         }
         func holds(_ dirFD: Int32, _ name: String, _ expect: Expectation?) -> Bool {
             guard let expect else { return true }
@@ -391,21 +457,13 @@ public struct WriteBatch {
             let key = r.group ?? r.path
             let (dir, name) = Self.split(r.path)
             if skipped.contains(key) { continue }
-            if let expect = r.expect {
-                let fd = FileIO.openDirectory(dir)
-                let ok = fd < 0 ? true : holds(fd, name, expect)
-                if fd >= 0 { close(fd) }
-                if !ok { skipped.insert(key); continue }
-            }
-            if unlink(r.path) != 0 && errno != ENOENT { throw FileIO.error(r.path, "cannot remove") }
+            guard let fd = try existingDirectory(dir) else { continue }  // nothing there to remove
+            if let expect = r.expect, !holds(fd, name, expect) { skipped.insert(key); continue }
+            if unlinkat(fd, name, 0) != 0 && errno != ENOENT { throw FileIO.error(r.path, "cannot remove") }
             removalDirs.insert(dir)
         }
         for dir in removalDirs {
-            if let fd = dirFDs[dir] {
-                if fsync(fd) != 0 && errno != EINVAL { throw FileIO.error(dir, "cannot sync directory") }
-            } else if FileIO.isDirectory(dir) {
-                try FileIO.syncDirectory(dir)
-            }
+            if let fd = dirFDs[dir], fsync(fd) != 0 && errno != EINVAL { throw FileIO.error(dir, "cannot sync directory") }
         }
         succeeded = true
         writes.removeAll()
@@ -421,14 +479,10 @@ public struct WriteBatch {
 
     /// Makes every written temp file durable: `syncfs` on the file system that holds them
     /// (one call instead of an fsync per file), or an fsync per file where that fails.
-    static func syncFileSystem(containing dir: String, fallback files: [String]) throws(RecSyncError) {
-        let fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if fd >= 0 {
-            defer { close(fd) }
-            if recsync_syncfs(fd) == 0 { return }
-        }
-        for file in files {
-            let f = open(file, O_RDONLY | O_CLOEXEC)
+    static func syncFileSystem(containing dir: Int32, fallback files: [(dir: Int32, name: String, path: String)]) throws(RecSyncError) {
+        if recsync_syncfs(dir) == 0 { return }
+        for (dirFD, name, file) in files {
+            let f = openat(dirFD, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
             if f < 0 { throw FileIO.error(file, "cannot open to sync") }
             defer { close(f) }
             if fsync(f) != 0 { throw FileIO.error(file, "cannot sync") }

@@ -94,7 +94,7 @@ extension Workspace {
             if listed { sidecarsSeen += 1 }
             // The fast path of `inspect`, without building a record nobody keeps.
             if changesOnly, listed, handles.zone >= 0, let stamps = index.stamps(file), stamps.side != nil, let stamp = stamps.file,
-               let info = FileIO.info(in: handles.zone, file), !info.isDirectory, !info.isSymlink,
+               let info = FileIO.info(in: handles.zone, file), info.isRegular,
                info.stamp == stamp, file.hasSuffix(".json") {
                 continue
             }
@@ -150,7 +150,7 @@ extension Workspace {
         }
         if fileInfo == nil && sideInfo == nil { return .nothing }
         // Fast path: both files exactly as recsync left them (no path strings, no reads).
-        if let entry, let fileInfo, let sideInfo, !fileInfo.isDirectory, !fileInfo.isSymlink,
+        if let entry, let fileInfo, let sideInfo, fileInfo.isRegular,
            entry.file == fileInfo.stamp, entry.side == sideInfo.stamp, file.hasSuffix(".json"),
            let id = try? RecordID(recordName: entry.name, zoneID: zone) {
             return .record(LocalRecord(recordID: id, fileName: file, state: .clean, system: nil, fields: nil, fileStamp: fileInfo.stamp, knownTag: entry.tag))
@@ -161,16 +161,39 @@ extension Workspace {
         if let fileInfo {
             let rel = relative(path)
             guard file.hasSuffix(".json") else { return .problem("\(rel): not a record file (record files end in .json)") }
-            if fileInfo.isDirectory || fileInfo.isSymlink {
-                return .problem("\(rel): is a directory or a symbolic link, not a record file")
+            if !fileInfo.isRegular {
+                return .problem("\(rel): is a directory, symbolic link, FIFO or device, not a record file; recsync reads only plain files: remove it")
             }
+        }
+        if let sideInfo, !sideInfo.isRegular {
+            return .problem("\(relative(sidePath)): the sidecar is a directory, symbolic link, FIFO or device, not a plain file; remove it")
         }
         let fileStamp = fileInfo?.stamp
         let sideStamp = sideInfo?.stamp
         let rel = relative(path)
 
         var system: SystemFields?
-        if sideStamp != nil, let bytes = try FileIO.read(sidePath) {
+        // A file replaced since it was stat'ed (by a FIFO, say) is a problem, not a failed scan.
+        func read(_ path: String, in directory: Int32?, _ name: String) -> Result<[UInt8]?, RecSyncError> {
+            do throws(RecSyncError) {
+                if let directory, directory >= 0 { return .success(try FileIO.read(in: directory, name, path: path)) }
+                return .success(try FileIO.read(path))
+            } catch {
+                return .failure(error)
+            }
+        }
+        func problem(_ rel: String, _ error: RecSyncError) -> Inspection {
+            if case .fileSystem(_, let message) = error { return .problem("\(rel): \(message)") }
+            return .problem("\(rel): \(error.message)")
+        }
+        var sideBytes: [UInt8]?
+        if sideStamp != nil {
+            switch read(sidePath, in: handles?.system, file) {
+            case .success(let bytes): sideBytes = bytes
+            case .failure(let error): return problem(relative(sidePath), error)
+            }
+        }
+        if let bytes = sideBytes {
             do { system = try WorkspaceEncoding.decodeSystemFields(bytes) } catch {
                 return .problem("\(relative(sidePath)): the sidecar is damaged (\(error.message)); restore it from a snapshot, or delete it to push the file as a new record")
             }
@@ -187,7 +210,14 @@ extension Workspace {
         }
         var fields: [String: FieldValue]?
         var deleted: [String] = []
-        if fileExists, let bytes = try FileIO.read(path) {
+        var fileBytes: [UInt8]?
+        if fileExists {
+            switch read(path, in: handles?.zone, file) {
+            case .success(let bytes): fileBytes = bytes
+            case .failure(let error): return problem(rel, error)
+            }
+        }
+        if let bytes = fileBytes {
             do { (fields, deleted) = try WorkspaceEncoding.decodeFieldsAndDeletions(bytes) } catch {
                 return .problem("\(rel): \(error.message)")
             }

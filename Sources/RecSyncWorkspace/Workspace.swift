@@ -45,10 +45,14 @@ public final class Workspace: Sendable {
     public var stateDir: String { "\(root)/\(Self.stateDirName)" }
     public var user: String { config.user }
 
+    /// Registers the root with `Confinement`: from now on no path under it is opened through a link.
     init(root: String, config: WorkspaceConfig) {
         self.root = root
         self.config = config
+        Confinement.register(root)
     }
+
+    deinit { Confinement.unregister(root) }
 
     /// The workspace that contains `directory` (it or a parent holds `.recsync/config`).
     public static func find(from directory: String) throws(RecSyncError) -> Workspace {
@@ -136,17 +140,25 @@ public final class Workspace: Sendable {
     /// A directory whose name is not a zone name recsync can keep — not in NFC (a second
     /// spelling of a name, as `café` typed decomposed), too long once escaped — is a problem,
     /// never a zone: two spellings of one name would otherwise be two zones that compare equal.
+    /// A link in place of a zone directory (or of `private`, `shared` or an owner's directory)
+    /// is a problem too: recsync neither reads nor writes through it.
     public func localZones() -> (zones: [ZoneID], problems: [String]) {
         var zones: [ZoneID] = []
         var problems: [String] = []
-        for name in FileIO.list("\(root)/private") where FileIO.isDirectory("\(root)/private/\(name)") {
+        func isLink(_ relative: String) -> Bool {
+            guard FileIO.isSymlink("\(root)/\(relative)") else { return false }
+            problems.append("\(relative): is a symbolic link; recsync does not read or write through links inside a workspace: replace it with a real directory")
+            return true
+        }
+        for base in ["private", "shared"] { _ = isLink(base) }
+        for name in FileIO.list("\(root)/private") where !isLink("private/\(name)") && FileIO.isDirectory("\(root)/private/\(name)") {
             switch Self.zone(directory: name, in: "\(root)/private", ownerName: user) {
             case .success(let id): zones.append(id)
             case .failure(let why): problems.append("private/\(name): not a valid zone directory (\(why.message)); rename the directory")
             }
         }
-        for owner in FileIO.list("\(root)/shared") where FileIO.isDirectory("\(root)/shared/\(owner)") {
-            for name in FileIO.list("\(root)/shared/\(owner)") where FileIO.isDirectory("\(root)/shared/\(owner)/\(name)") {
+        for owner in FileIO.list("\(root)/shared") where !isLink("shared/\(owner)") && FileIO.isDirectory("\(root)/shared/\(owner)") {
+            for name in FileIO.list("\(root)/shared/\(owner)") where !isLink("shared/\(owner)/\(name)") && FileIO.isDirectory("\(root)/shared/\(owner)/\(name)") {
                 guard let ownerName = NameEscaping.unescape(owner) else {
                     problems.append("shared/\(owner)/\(name): not a valid zone directory (the owner directory is not an escaped user name)")
                     continue
@@ -264,7 +276,12 @@ public final class Workspace: Sendable {
     /// Whether a zone has no sidecar at all, so no record in it was ever synced (a zone
     /// being cloned). Reads one directory entry, not the whole directory.
     public func holdsNoSyncedRecord(_ zone: ZoneID) -> Bool {
-        guard let dir = opendir("\(zoneDirectory(zone))/.system") else { return true }
+        let fd = FileIO.openDirectory("\(zoneDirectory(zone))/.system")
+        guard fd >= 0 else { return true }
+        guard let dir = fdopendir(fd) else {
+            close(fd)
+            return true
+        }
         defer { closedir(dir) }
         while let entry = readdir(dir) {
             let name = FileIO.entryName(entry)
@@ -320,13 +337,13 @@ public final class Workspace: Sendable {
                 dirs.append(zoneDirectory(zone))
                 dirs.append("\(zoneDirectory(zone))/.system")
             }
-            for registry in registries { unlink(registry) }
+            for registry in registries { FileIO.unlinkIfPresent(registry) }
         }
         while let dir = dirs.popLast() {
             for name in FileIO.list(dir) {
                 let path = "\(dir)/\(name)"
                 if name.hasPrefix("."), name.contains(".tmp-") || name.hasPrefix(".tmp-") {
-                    unlink(path)
+                    FileIO.unlinkIfPresent(path)
                 } else if dir.hasPrefix(stateDir), !["mirror", "lost+found"].contains(name), FileIO.isDirectory(path), !FileIO.isSymlink(path) {
                     dirs.append(path)
                 }
@@ -344,12 +361,12 @@ public final class Workspace: Sendable {
         guard let info = FileIO.info(path), !info.isDirectory, !info.isSymlink else { return nil }
         let bytes = (try? FileIO.read(path)) ?? nil
         if info.stamp.size == 0 || bytes.map({ ContentHash.of($0) == hash }) == true {
-            unlink(path)
+            FileIO.unlinkIfPresent(path)
             return nil
         }
         if machineOwned {
             // A sidecar that was there before (a type note) stays; one cut off half-way goes.
-            if bytes.map({ (try? WorkspaceEncoding.decodeSystemFields($0)) == nil }) ?? true { unlink(path) }
+            if bytes.map({ (try? WorkspaceEncoding.decodeSystemFields($0)) == nil }) ?? true { FileIO.unlinkIfPresent(path) }
             return nil
         }
         let relative = String(path.dropFirst(root.count + 1))
@@ -367,10 +384,10 @@ public final class Workspace: Sendable {
     /// Takes the workspace lock for one sync. It is released when the returned object goes
     /// away or the process dies (an advisory `flock`, so a crashed process leaves no stale lock).
     public func lock(purpose: String) throws(RecSyncError) -> WorkspaceLock {
-        try FileIO.makeDirectories(stateDir)
         let path = "\(stateDir)/lock"
-        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        if fd < 0 { throw FileIO.error(path, "cannot open the lock file") }
+        guard let fd = try FileIO.openRegularFile(path, flags: O_RDWR | O_CREAT) else {
+            throw .fileSystem(path: path, message: "cannot open the lock file")
+        }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let holder = (try? FileIO.read(path)).flatMap { $0.map { String(decoding: $0, as: UTF8.self) } } ?? "unknown"
             Glibc.close(fd)

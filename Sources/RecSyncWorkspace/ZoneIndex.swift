@@ -203,7 +203,7 @@ public struct ZoneIndex: Sendable {
         out.reserveCapacity(sorted.count * 160 + out.count)
         for e in sorted { Self.put(e.file, e.entry, into: &out) }
         try FileIO.writeAtomically(path, out)
-        unlink(journalPath)
+        FileIO.unlinkIfPresent(journalPath)
         base = SortedLines(path: path, header: Self.header) ?? .empty
         decoded = nil  // found in the new base when asked
         journal.removeAll()
@@ -355,10 +355,10 @@ final class SortedLines: @unchecked Sendable {
         count = 0
     }
 
-    /// Maps the file; nil when it is missing or does not start with the header.
+    /// Maps the file; nil when it is missing, not a regular file (a link inside the
+    /// workspace is not followed), or does not start with the header: the index is rebuilt.
     init?(path: String, header: String) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 { return nil }
+        guard let fd = try? FileIO.openRegularFile(path, flags: O_RDONLY) else { return nil }
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0, st.st_size > 0 else { return nil }

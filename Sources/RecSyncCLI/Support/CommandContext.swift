@@ -42,7 +42,9 @@ public struct CommandContext: Sendable {
         guard !workspace.config.remote.isEmpty else {
             throw .invalidArguments("this workspace has no remote; set one with 'recsync init --remote URL'")
         }
-        return try Self.openStore(workspace.config.remote, user: workspace.user, relativeTo: workspace.root, mirror: "\(workspace.stateDir)/mirror", deviceID: workspace.deviceID())
+        let mirror = "\(workspace.stateDir)/mirror"
+        try FileIO.refuseLink(mirror)  // libgit2 writes into it by path
+        return try Self.openStore(workspace.config.remote, user: workspace.user, relativeTo: workspace.root, mirror: mirror, deviceID: workspace.deviceID())
     }
 
     /// A sync engine for the workspace that contains the directory.

@@ -1,0 +1,226 @@
+import Foundation
+import RecSyncModel
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The workspace roots of this process: every `FileIO` path under one is opened from the root
+/// down, one component at a time, without following symbolic links (DESIGN §11).
+///
+/// Why `Workspace` registers its root instead of `FileIO` taking a root parameter: every path
+/// a workspace reads or writes is built from its `root` (zone directories, sidecars, tokens,
+/// the index, the lock, conflicts) and reaches `FileIO` as a string from three modules. A
+/// parameter would have to be threaded through every one of those calls, and one forgotten
+/// call would follow links again without anyone noticing. Registered roots confine every path
+/// under them, including those of code written later; a path under no workspace (a `--file`
+/// argument, a temp directory) is opened as before. The root itself may be a link: where a
+/// workspace lives is the user's choice; what lies inside it is recsync's.
+enum Confinement {
+    /// Registered roots, counted: several `Workspace` values share a root (`withConfig`).
+    private static let roots = Mutex<[String: Int]>([:])
+
+    static func register(_ root: String) {
+        let key = normalized(root)
+        guard !key.isEmpty else { return }
+        roots.withLock { $0[key, default: 0] += 1 }
+    }
+
+    static func unregister(_ root: String) {
+        let key = normalized(root)
+        roots.withLock { roots in
+            guard let n = roots[key] else { return }
+            roots[key] = n > 1 ? n - 1 : nil
+        }
+    }
+
+    /// A root without its trailing slashes ("/" itself confines nothing).
+    private static func normalized(_ root: String) -> String {
+        var r = Substring(root)
+        while r.hasSuffix("/") { r = r.dropLast() }
+        return String(r)
+    }
+
+    /// The registered root a path lies under (the nearest, when workspaces nest) and the
+    /// components below it; nil for a path under no workspace.
+    static func locate(_ path: String) -> (root: String, below: [Substring])? {
+        roots.withLock { roots -> (String, [Substring])? in
+            guard !roots.isEmpty else { return nil }
+            if roots[path] != nil { return (path, []) }
+            var end = path.endIndex
+            while let slash = path[..<end].lastIndex(of: "/") {
+                let candidate = String(path[..<slash])
+                if roots[candidate] != nil {
+                    let rest = path[path.index(after: slash)...]
+                    return (candidate, rest.split(separator: "/").filter { $0 != "." })
+                }
+                end = slash
+            }
+            return nil
+        }
+    }
+
+    /// The error for a path component that is a link.
+    static func linkRefused(_ path: String) -> RecSyncError {
+        .fileSystem(path: path, message: "is a symbolic link; recsync refuses to read or write through links inside a workspace: remove it, or replace it with a real directory or file")
+    }
+}
+
+extension FileIO {
+    /// Refuses a path that is a link: for a directory another library writes into by path
+    /// (libgit2's mirror under `.recsync/`), where `FileIO` cannot open each file itself.
+    public static func refuseLink(_ path: String) throws(RecSyncError) {
+        if info(path)?.isSymlink == true { throw Confinement.linkRefused(path) }
+    }
+
+    /// A directory opened for `*at` calls, and whether paths below it are confined (opened
+    /// without following links).
+    struct OpenDirectory {
+        let fd: Int32
+        let confined: Bool
+    }
+
+    /// Opens a directory. Under a workspace root it is opened from the root component by
+    /// component with `O_NOFOLLOW`, making missing ones with `create`; a component that is a
+    /// link is refused with an error naming it. Nil when it does not exist (and `create` is
+    /// false) or a component is not a directory.
+    static func openDirectory(_ path: String, create: Bool) throws(RecSyncError) -> OpenDirectory? {
+        guard let (root, below) = Confinement.locate(path) else {
+            if create { try makeDirectoriesFollowingLinks(path) }
+            let fd = open(path.isEmpty ? "." : path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if fd >= 0 { return OpenDirectory(fd: fd, confined: false) }
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw error(path, "cannot open directory")
+        }
+        if create { try makeDirectoriesFollowingLinks(root) }
+        var fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw error(root, "cannot open directory")
+        }
+        var walked = root
+        for component in below {
+            let name = String(component)
+            walked += "/" + name
+            if name == ".." {
+                close(fd)
+                throw .fileSystem(path: path, message: "leaves the workspace through '..'; recsync opens only paths inside it")
+            }
+            var next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            if next < 0 && errno == ENOENT && create {
+                if mkdirat(fd, name, 0o755) != 0 && errno != EEXIST {
+                    let e = error(walked, "cannot create directory")
+                    close(fd)
+                    throw e
+                }
+                if fsync(fd) != 0 && errno != EINVAL {
+                    let e = error((walked as NSString).deletingLastPathComponent, "cannot sync directory")
+                    close(fd)
+                    throw e
+                }
+                next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            }
+            if next < 0 {
+                let code = errno
+                defer { close(fd) }
+                if code == ELOOP || code == ENOTDIR {
+                    if info(in: fd, name)?.isSymlink == true { throw Confinement.linkRefused(walked) }
+                    if create { throw .fileSystem(path: walked, message: "is not a directory; move it away so recsync can create the directory") }
+                    return nil
+                }
+                if code == ENOENT { return nil }
+                errno = code
+                throw error(walked, "cannot open directory")
+            }
+            close(fd)
+            fd = next
+        }
+        return OpenDirectory(fd: fd, confined: true)
+    }
+
+    /// Opens the directory holding a path; nil when it does not exist (and `create` is false).
+    /// The caller closes `directory.fd`.
+    static func openParent(_ path: String, create: Bool) throws(RecSyncError) -> (directory: OpenDirectory, name: String)? {
+        let (dir, name) = WriteBatch.split(path)
+        if name.isEmpty || name == "." || name == ".." {
+            throw .fileSystem(path: path, message: "does not name a file")
+        }
+        guard let directory = try openDirectory(dir, create: create) else { return nil }
+        return (directory, name)
+    }
+
+    /// Opens a regular file in an open directory: never through a link when `confined`, and
+    /// non-blocking, so a FIFO or device in place of a file is an error instead of a hang.
+    /// Nil when there is no such file (and `O_CREAT` is not given).
+    static func openRegularFile(in directory: OpenDirectory, _ name: String, path: String, flags: Int32, mode: mode_t = 0o644) throws(RecSyncError) -> Int32? {
+        let fd = openat(directory.fd, name, flags | O_CLOEXEC | O_NONBLOCK | (directory.confined ? O_NOFOLLOW : 0), mode)
+        if fd < 0 {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            if errno == ELOOP && directory.confined { throw Confinement.linkRefused(path) }
+            throw error(path, "cannot open")
+        }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else {
+            let e = error(path, "cannot stat")
+            close(fd)
+            throw e
+        }
+        let kind = st.st_mode & S_IFMT
+        if kind != S_IFREG {
+            close(fd)
+            if kind == S_IFDIR { throw .fileSystem(path: path, message: "is a directory, not a file") }
+            throw .fileSystem(path: path, message: "is not a regular file (a FIFO, socket or device); recsync reads only plain files: remove it")
+        }
+        // Reads and writes of a regular file block as usual; only the open had to not wait.
+        let flagsNow = fcntl(fd, F_GETFL)
+        if flagsNow >= 0 { _ = fcntl(fd, F_SETFL, flagsNow & ~O_NONBLOCK) }
+        return fd
+    }
+
+    /// Opens a regular file by path (see `openRegularFile(in:_:path:flags:mode:)`); with
+    /// `O_CREAT`, missing directories are made.
+    public static func openRegularFile(_ path: String, flags: Int32, mode: mode_t = 0o644) throws(RecSyncError) -> Int32? {
+        guard let (directory, name) = try openParent(path, create: flags & O_CREAT != 0) else { return nil }
+        defer { close(directory.fd) }
+        return try openRegularFile(in: directory, name, path: path, flags: flags, mode: mode)
+    }
+
+    /// Removes a directory entry and, for a directory, everything in it, without following
+    /// any link: a link is removed, never what it points to.
+    static func removeEntry(in parent: Int32, _ name: String, path: String) throws(RecSyncError) {
+        var st = stat()
+        if fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) != 0 {
+            if errno == ENOENT { return }
+            throw error(path, "cannot remove")
+        }
+        if (st.st_mode & S_IFMT) == S_IFDIR {
+            let fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            if fd < 0 { throw error(path, "cannot open directory to remove it") }
+            defer { close(fd) }
+            for entry in list(fd: fd) { try removeEntry(in: fd, entry, path: "\(path)/\(entry)") }
+            if unlinkat(parent, name, AT_REMOVEDIR) != 0 && errno != ENOENT { throw error(path, "cannot remove") }
+        } else if unlinkat(parent, name, 0) != 0 && errno != ENOENT {
+            throw error(path, "cannot remove")
+        }
+    }
+
+    /// The entries of an open directory (not `.`/`..`); the descriptor stays open.
+    static func list(fd: Int32) -> [String] {
+        let copy = dup(fd)
+        guard copy >= 0, let dir = fdopendir(copy) else {
+            if copy >= 0 { close(copy) }
+            return []
+        }
+        defer { closedir(dir) }
+        rewinddir(dir)  // the copy shares the original's position
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = entryName(entry)
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import RecSyncTestSupport
+import Testing
+
+/// Links and FIFOs in a workspace, through the built binary (DESIGN §11).
+@Suite struct ConfinementCLITests {
+    @Test func aFIFORecordFileIsReportedByStatusAndDiffWithoutHanging() async throws {
+        let f = try CLIFixture().withStore()
+        let ws = try f.clone("ws")
+        try f.put("notes/a", #"{"v": 1}"#, in: "ws")
+        try f.run(["push"], in: "ws")
+        let fifo = "\(ws)/private/notes/x.json"
+        try makeFIFO(fifo)
+        let runner = f.recsync
+        var outputs: [Result<ProcessOutput, Error>] = []
+        for args in [["status"], ["diff", "private/notes/x.json"], ["push"], ["pull"]] {
+            let (output, hung) = await runUnblockingFIFOs([fifo]) { Result { try runner.run(args, in: ws) } }
+            #expect(!hung, "recsync \(args.joined(separator: " ")) waited on the FIFO")
+            outputs.append(output)
+        }
+        let (status, diff, push, pull) = (try outputs[0].get(), try outputs[1].get(), try outputs[2].get(), try outputs[3].get())
+        #expect((status.stdout + status.stderr).contains("private/notes/x.json: is a directory, symbolic link, FIFO or device"), "\(status)")
+        #expect(diff.status != 0 && diff.stderr.contains("FIFO"), "\(diff)")
+        #expect(push.status != 0 && push.stderr.contains("private/notes/x.json"), "\(push)")
+        #expect(pull.status == 0, "\(pull)")
+    }
+
+    @Test func pullIntoALinkedZoneDirectoryWritesNothingOutside() throws {
+        let f = try CLIFixture().withStore()
+        _ = try f.clone("laptop")
+        try f.put("notes/a", #"{"v": 1}"#, in: "laptop")
+        try f.run(["push"], in: "laptop")
+        let phone = try f.clone("phone")
+        let outside = f.ws("outside")
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        try FileManager.default.removeItem(atPath: "\(phone)/private/notes")
+        try FileManager.default.createSymbolicLink(atPath: "\(phone)/private/notes", withDestinationPath: outside)
+        try f.put("notes/b", #"{"v": 2}"#, in: "laptop")
+        try f.run(["push"], in: "laptop")
+
+        let pull = try f.run(["pull"], in: "phone", expect: 1)
+        #expect(pull.stderr.contains("private/notes: is a symbolic link"), "\(pull)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside).isEmpty)
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+import RecSyncEngine
+import RecSyncModel
+import RecSyncStore
+import RecSyncTestSupport
+import RecSyncWorkspace
+import Testing
+
+/// Nothing recsync writes lands outside the workspace, and only plain files are read as
+/// records (DESIGN §11): links inside a workspace are refused, FIFOs are reported, never waited on.
+@Suite struct ConfinementTests {
+    /// The error of an operation, or nil when it succeeded.
+    static func failure(_ work: () async throws(RecSyncError) -> Void) async -> RecSyncError? {
+        do throws(RecSyncError) {
+            try await work()
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// A directory outside every workspace, holding one file whose content must not change.
+    static func outside(_ f: EngineFixture, _ name: String) throws -> String {
+        let dir = f.directory.file(name)
+        try writeFile("\(dir)/precious.txt", "keep me")
+        return dir
+    }
+
+    static func untouched(_ dir: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(FileIO.list(dir) == ["precious.txt"], "nothing written outside the workspace: \(FileIO.list(dir))", sourceLocation: sourceLocation)
+        #expect(readFile("\(dir)/precious.txt") == "keep me", sourceLocation: sourceLocation)
+    }
+
+    @Test func pullRefusesAZoneDirectoryThatIsALink() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        let phone = try f.device("phone")
+        try laptop.write("notes", "a", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        let outside = try Self.outside(f, "outside")
+        try FileManager.default.createDirectory(atPath: "\(phone.workspace.root)/private", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: "\(phone.workspace.root)/private/notes", withDestinationPath: outside)
+
+        let error = await pullError(phone)
+        #expect(error?.message.contains("private/notes: is a symbolic link") == true, "\(String(describing: error))")
+        Self.untouched(outside)
+        let status = try await phone.status()
+        #expect(status.problems.contains { $0.hasPrefix("private/notes: is a symbolic link") }, "\(status.problems)")
+        #expect(await pushError(phone) != nil, "a push does not read through the link either")
+        Self.untouched(outside)
+    }
+
+    @Test func pullRefusesASidecarDirectoryThatIsALink() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        let phone = try f.device("phone")
+        try laptop.write("notes", "a", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        let outside = try Self.outside(f, "outside")
+        let system = "\(phone.workspace.root)/private/notes/.system"
+        try FileManager.default.removeItem(atPath: system)
+        try FileManager.default.createSymbolicLink(atPath: system, withDestinationPath: outside)
+        try laptop.write("notes", "b", #"{"v": 2}"#)
+        _ = try await laptop.push()
+
+        let error = await pullError(phone)
+        #expect(error?.message.contains("symbolic link") == true, "\(String(describing: error))")
+        Self.untouched(outside)
+        #expect(!FileManager.default.fileExists(atPath: phone.path("notes", "b")), "a refused batch leaves no record file behind")
+    }
+
+    @Test func removingAZoneWhoseDirectoryIsALinkRemovesOnlyTheLink() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        let phone = try f.device("phone")
+        try laptop.write("notes", "a", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        let outside = f.directory.file("moved-notes")
+        let dir = "\(phone.workspace.root)/private/notes"
+        try FileManager.default.moveItem(atPath: dir, toPath: outside)
+        try FileManager.default.createSymbolicLink(atPath: dir, withDestinationPath: outside)
+        try await f.store("alice").zoneOp(.delete(zone("notes")))
+
+        let pulled = try await phone.pull()
+        #expect(pulled.zonesRemoved.map(\.zoneID) == [zone("notes")])
+        #expect(!FileIO.isSymlink(dir) && !FileManager.default.fileExists(atPath: dir), "the link is gone")
+        #expect(readFile("\(outside)/a.json") != nil, "what it pointed to is not recsync's to remove")
+        #expect(FileIO.list("\(outside)/.system") == ["a.json"])
+    }
+
+    /// A state file or directory under `.recsync/` that is a link to somewhere outside.
+    @Test(arguments: ["lock", "index", "index/private/alice/notes.idx.log", "tokens", "tokens/private.token", "tokens/private/alice/notes.token"])
+    func stateFilesThatAreLinksAreNotWrittenThrough(_ state: String) async throws {
+        let f = EngineFixture("state-link-\(state)")
+        let laptop = try f.device("laptop")
+        let phone = try f.device("phone")
+        try laptop.write("notes", "a", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        try laptop.write("notes", "b", #"{"v": 2}"#)
+        _ = try await laptop.push()
+        let outside = try Self.outside(f, "outside")
+        let path = "\(phone.workspace.stateDir)/\(state)"
+        let isDirectory = !state.contains(".") && state != "lock"
+        try? FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: isDirectory ? outside : "\(outside)/precious.txt")
+
+        let error = await pullError(phone)
+        if let error { #expect(error.message.contains("symbolic link"), "\(error)") }
+        try phone.write("notes", "c", #"{"v": 3}"#)
+        if let error = await pushError(phone) { #expect(error.message.contains("symbolic link"), "\(error)") }
+        Self.untouched(outside)
+    }
+
+    @Test func aFIFONamedLikeARecordIsAProblemNotAHang() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        let phone = try f.device("phone")
+        try laptop.write("notes", "a", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        let fifo = "\(phone.workspace.root)/private/notes/x.json"
+        try makeFIFO(fifo)
+
+        let (status, hung) = await runUnblockingFIFOs([fifo]) { () async -> Result<StatusReport, RecSyncError> in
+            do throws(RecSyncError) { return .success(try await phone.status()) } catch { return .failure(error) }
+        }
+        #expect(!hung, "status waited on the FIFO")
+        let problems = try status.get().problems
+        #expect(problems.contains { $0.hasPrefix("private/notes/x.json: ") && $0.contains("FIFO") }, "\(problems)")
+
+        let (pushed, pushHung) = await runUnblockingFIFOs([fifo]) { await pushError(phone) }
+        #expect(!pushHung, "push waited on the FIFO")
+        #expect(pushed?.message.contains("private/notes/x.json") == true, "\(String(describing: pushed))")
+
+        // The store now holds a record 'x' too: pulling it meets the FIFO where its file goes.
+        try laptop.write("notes", "x", #"{"v": 2}"#)
+        _ = try await laptop.push()
+        let (_, pullHung) = await runUnblockingFIFOs([fifo]) { await pullError(phone) }
+        #expect(!pullHung, "pull waited on the FIFO")
+    }
+
+    @Test func aFIFOInPlaceOfASidecarIsAProblemNotAHang() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        let phone = try f.device("phone")
+        try laptop.write("notes", "a", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        let sidecar = "\(phone.workspace.root)/private/notes/.system/a.json"
+        try FileManager.default.removeItem(atPath: sidecar)
+        try makeFIFO(sidecar)
+        try phone.write("notes", "a", #"{"v": "edited"}"#)
+
+        let (status, hung) = await runUnblockingFIFOs([sidecar]) { () async -> Result<StatusReport, RecSyncError> in
+            do throws(RecSyncError) { return .success(try await phone.status()) } catch { return .failure(error) }
+        }
+        #expect(!hung, "status waited on the FIFO")
+        let problems = try status.get().problems
+        #expect(problems.contains { $0.hasPrefix("private/notes/.system/a.json: ") && $0.contains("FIFO") }, "\(problems)")
+
+        let (pushed, pushHung) = await runUnblockingFIFOs([sidecar]) { await pushError(phone) }
+        #expect(!pushHung, "push waited on the FIFO")
+        #expect(pushed?.message.contains("private/notes/.system/a.json") == true, "\(String(describing: pushed))")
+
+        try laptop.write("notes", "a", #"{"v": 2}"#)
+        _ = try await laptop.push()
+        let (_, pullHung) = await runUnblockingFIFOs([sidecar]) { await pullError(phone) }
+        #expect(!pullHung, "pull waited on the FIFO")
+    }
+
+    @Test func readingAFileThroughALinkedDirectoryIsRefused() throws {
+        let f = EngineFixture()
+        let phone = try f.device("phone")
+        let outside = try Self.outside(f, "outside")
+        try FileManager.default.createSymbolicLink(atPath: "\(phone.workspace.root)/linked", withDestinationPath: outside)
+        #expect(throws: RecSyncError.self) { try FileIO.read("\(phone.workspace.root)/linked/precious.txt") }
+        #expect(FileIO.list("\(phone.workspace.root)/linked").isEmpty)
+        #expect(throws: RecSyncError.self) { try FileIO.writeAtomically("\(phone.workspace.root)/linked/new.txt", [1]) }
+        try FileIO.remove("\(phone.workspace.root)/linked")
+        Self.untouched(outside)
+        // Outside any workspace, paths are opened as before.
+        #expect(try FileIO.read("\(outside)/precious.txt") == Array("keep me".utf8))
+    }
+}
