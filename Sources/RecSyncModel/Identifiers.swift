@@ -57,7 +57,8 @@ public enum NameRules {
     /// Owner (user record) names: the record-name rules, in a character set that is safe in
     /// a commit signature and a file name.
     ///
-    /// Allowed: printable ASCII (space to `~`) except `<` and `>`, no space at either end,
+    /// Allowed: printable ASCII (space to `~`) except `<` and `>`, none of
+    /// `` .,:;"'\`` (space included) at either end,
     /// 1–255 bytes, not starting with `_`, at most 255 bytes once escaped for disk. Git parses
     /// `name <email>` out of every commit, so a newline or angle bracket in a user name would
     /// make a commit nobody can read.
@@ -73,8 +74,13 @@ public enum NameRules {
         }
     }
 
+    /// The characters libgit2 trims from both ends of a signature's name and e-mail
+    /// (`extract_trimmed` in its signature.c): a name that starts or ends with one would be
+    /// written as another name (`'alice'` as `alice`), or as nothing at all (`.`).
+    static let signatureTrimmed: Set<Character> = [" ", ".", ",", ":", ";", "\"", "'", "\\"]
+
     /// Checks text that goes into a commit signature (a name or an e-mail address): no
-    /// control characters, no `<` or `>`, no space at either end.
+    /// control characters, no `<` or `>`, and none of the characters git trims at either end.
     public static func validateSignatureText(_ text: String, what: String) throws(RecSyncError) {
         guard !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
             throw .invalidArguments("\(what) contains control characters (such as a newline); use printable characters only")
@@ -82,8 +88,8 @@ public enum NameRules {
         guard !text.contains("<") && !text.contains(">") else {
             throw .invalidArguments("\(what) contains '<' or '>', which git reserves for the e-mail address of a commit signature")
         }
-        guard text.first != " " && text.last != " " else {
-            throw .invalidArguments("\(what) starts or ends with a space, which git would drop from a commit signature")
+        if let end = [text.first, text.last].compactMap({ $0 }).first(where: { signatureTrimmed.contains($0) }) {
+            throw .invalidArguments("\(what) starts or ends with '\(end)', which git drops from a commit signature (so the commit would name someone else); remove it")
         }
     }
 

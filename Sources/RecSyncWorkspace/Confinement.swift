@@ -76,6 +76,23 @@ extension FileIO {
         if info(path)?.isSymlink == true { throw Confinement.linkRefused(path) }
     }
 
+    /// Refuses a directory tree that holds a link anywhere (the tree itself included): for a
+    /// directory that libgit2 writes into by path, such as a network store's mirror, whose
+    /// `objects/` or `refs/` could otherwise point outside the workspace. Visits every entry
+    /// once without following links; a mirror holds a few hundred.
+    public static func refuseLinks(within path: String) throws(RecSyncError) {
+        try refuseLink(path)
+        var directories = [path]
+        while let dir = directories.popLast() {
+            for name in listUnsorted(dir) {
+                let entry = "\(dir)/\(name)"
+                guard let found = info(entry) else { continue }
+                if found.isSymlink { throw Confinement.linkRefused(entry) }
+                if found.isDirectory { directories.append(entry) }
+            }
+        }
+    }
+
     /// A directory opened for `*at` calls, and whether paths below it are confined (opened
     /// without following links).
     struct OpenDirectory {

@@ -14,6 +14,11 @@ extension Workspace {
     /// `user.name` / `user.email`), else the workspace's user. A snapshot checked out later
     /// pulls forward correctly: its tokens match its records.
     public func commitSnapshot(message: String, time: Int64, environment: [String: String] = ProcessInfo.processInfo.environment) throws(RecSyncError) -> String? {
+        // libgit2 opens the repository by path: a `.git` that is a link or a `gitdir:` file
+        // would send the snapshot into a repository outside the workspace.
+        if let git = FileIO.info("\(root)/.git"), git.isSymlink || !git.isDirectory {
+            throw .fileSystem(path: "\(root)/.git", message: "is a link or a file, not the workspace's own repository; snapshots are committed only into a real .git directory at the workspace root: move it away, or commit without --commit")
+        }
         do {
             let repo = try GitRepository.openOrInitWorkTree(at: root)
             let author = try snapshotIdentity("AUTHOR", repo: repo, environment: environment, time: time)

@@ -25,6 +25,26 @@ import Testing
         #expect(pull.status == 0, "\(pull)")
     }
 
+    /// libgit2 writes into a network store's mirror by path: a link anywhere inside it
+    /// (here its `objects/`) is refused before a fetch could write a pack through it.
+    @Test func aLinkInsideTheMirrorIsRefusedBeforeAFetch() throws {
+        let f = try CLIFixture().withStore()
+        let daemon = try GitDaemon(basePath: f.directory.path)
+        let url = daemon.url("store.git")
+        try f.run(["clone", url, "laptop"])
+        try f.run(["clone", url, "phone"])
+        try f.put("notes/a", #"{"v": 1}"#, in: "laptop")
+        try f.run(["push"], in: "laptop")
+        let phone = f.ws("phone")
+        let outside = f.ws("outside-objects")
+        try FileManager.default.moveItem(atPath: "\(phone)/.recsync/mirror/objects", toPath: outside)
+        try FileManager.default.createSymbolicLink(atPath: "\(phone)/.recsync/mirror/objects", withDestinationPath: outside)
+        let before = try FileManager.default.subpathsOfDirectory(atPath: outside).sorted()
+        let pull = try f.run(["pull"], in: "phone", expect: 1)
+        #expect(pull.stderr.contains(".recsync/mirror/objects") && pull.stderr.contains("symbolic link"), "\(pull)")
+        #expect(try FileManager.default.subpathsOfDirectory(atPath: outside).sorted() == before, "nothing written through the link")
+    }
+
     @Test func pullIntoALinkedZoneDirectoryWritesNothingOutside() throws {
         let f = try CLIFixture().withStore()
         _ = try f.clone("laptop")

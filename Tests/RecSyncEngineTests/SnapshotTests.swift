@@ -47,6 +47,31 @@ import Testing
         #expect(try converged(laptop, reference))
     }
 
+    /// A `.git` that is a link (or a `gitdir:` file) to a repository elsewhere is refused:
+    /// the snapshot would land in that repository, outside the workspace.
+    @Test func aSnapshotNeverCommitsThroughALinkedGitDirectory() async throws {
+        let f = EngineFixture()
+        let alice = try f.store("alice")
+        try await alice.createZones([zone("notes")])
+        _ = try await alice.save([Build.record("r0", in: zone("notes"), ["v": .int64(0)])])
+        let other = f.directory.file("other")
+        try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: true)
+        try GitCLI.run(["init", "-q"], in: other)
+        let laptop = try f.device("laptop")
+        let root = laptop.workspace.root
+        let pulled = try await laptop.pull()
+        for gitEntry in ["link", "file"] {
+            try? FileManager.default.removeItem(atPath: root + "/.git")
+            if gitEntry == "link" {
+                try FileManager.default.createSymbolicLink(atPath: root + "/.git", withDestinationPath: other + "/.git")
+            } else {
+                try writeFile(root + "/.git", "gitdir: \(other)/.git\n")
+            }
+            #expect(throws: RecSyncError.self, "a .git \(gitEntry) is refused") { _ = try laptop.commitSnapshot(after: pulled) }
+            #expect((try? GitCLI.run(["rev-parse", "--verify", "-q", "HEAD"], in: other)) == nil, "nothing committed in the other repository")
+        }
+    }
+
     @Test func aSnapshotCommitsOnlyTheWorkspaceInItsOwnRepository() async throws {
         let f = EngineFixture()
         let alice = try f.store("alice")

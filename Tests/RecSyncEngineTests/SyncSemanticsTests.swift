@@ -228,6 +228,31 @@ import Glibc
         #expect(!FileManager.default.fileExists(atPath: laptop.workspace.retryPath(zone("notes"))))
     }
 
+    /// An edit pushed over a store copy that cannot be read is refused as a problem, not
+    /// reported as a conflict with the store's copy "deleted" (settling that with the store's
+    /// side would drop the edit while the store still holds the record); --force replaces it.
+    @Test func anEditOverAnUnreadableStoreCopyIsRefusedNotAConflict() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        try laptop.write("notes", "b", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        _ = try await laptop.pull()
+        let b = try RecordID(recordName: "b", zoneID: zone("notes"))
+        f.storage.commitRawRecord(b, bytes: Array("{broken".utf8))
+        _ = try await laptop.pull()
+        try laptop.write("notes", "b", #"{"v": 99}"#)
+
+        let refused = try await laptop.push()
+        #expect(refused.conflicts.isEmpty, "not a conflict: \(refused.conflicts)")
+        #expect(refused.notSent.contains { $0.contains("cannot be read") && $0.contains("--force") }, "\(refused.notSent)")
+        #expect(try laptop.fields("notes", "b") == ["v": .int64(99)], "the edit stays")
+
+        let forced = try await laptop.push(force: true)
+        #expect(forced.saved == [b])
+        let alice = try f.store("alice")
+        #expect(try await alice.fetchRecords([b])[0].result.get().fields == ["v": .int64(99)])
+    }
+
     /// A record file that cannot be decoded on the re-upload path (clean by its stat: only
     /// the re-upload reads it) is a listed problem, and nothing is sent.
     @Test func anUnreadableFileOnTheReuploadPathIsAProblemNotAnEmptyRecord() async throws {

@@ -61,7 +61,12 @@ import Testing
         expectInvalid("owner name 'a\\u{a}b'", "control characters") { try NameRules.validateOwnerName("a\nb") }
         expectInvalid("owner name 'eve <e@x>'", "'<' or '>'") { try NameRules.validateOwnerName("eve <e@x>") }
         expectInvalid("owner name 'a>'", "'<' or '>'") { try ZoneID(zoneName: "z", ownerName: "a>") }
-        expectInvalid("starts or ends with a space") { try NameRules.validateOwnerName(" alice") }
+        expectInvalid("starts or ends with ' '") { try NameRules.validateOwnerName(" alice") }
+        // libgit2 trims these from a signature's ends: the commit would name 'alice', or no one.
+        for trimmed in ["'alice'", "alice.", "\"alice\"", ";alice;", ".hidden", ".", "..", ",", "a\\"] {
+            expectInvalid("which git drops from a commit signature") { try NameRules.validateOwnerName(trimmed) }
+        }
+        try NameRules.validateOwnerName("a.b")
         expectInvalid("once escaped for disk") { try NameRules.validateOwnerName(String(repeating: "%", count: 90)) }
     }
 

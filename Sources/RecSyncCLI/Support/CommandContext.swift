@@ -43,7 +43,7 @@ public struct CommandContext: Sendable {
             throw .invalidArguments("this workspace has no remote; set one with 'recsync init --remote URL'")
         }
         let mirror = "\(workspace.stateDir)/mirror"
-        try FileIO.refuseLink(mirror)  // libgit2 writes into it by path
+        try FileIO.refuseLinks(within: mirror)  // libgit2 writes into it by path
         return try Self.openStore(workspace.config.remote, user: workspace.user, relativeTo: workspace.root, mirror: mirror, deviceID: workspace.deviceID())
     }
 

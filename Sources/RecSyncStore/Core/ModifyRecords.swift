@@ -111,20 +111,23 @@ extension StoreCore {
         let id = client.recordID
         let path = StoreLayout.recordPath(id)
         var server: Record?
+        var unreadable: RecSyncError?
         if let currentTag {
             // An unreadable server copy can still be overwritten by a client that saw its tag.
-            server = try? readRecord(id, tag: currentTag, path: path)
+            do { server = try readRecord(id, tag: currentTag, path: path) } catch { unreadable = error }
         }
         if policy == .ifServerRecordUnchanged {
             switch (client.changeTag, currentTag) {
             case (nil, nil):
                 break
             case (nil, .some):
+                if let unreadable { return .failure(Self.unreadableServerCopy(id, path: path, unreadable)) }
                 return .failure(.serverRecordChanged(RecordConflict(recordID: id, server: server, client: client, ancestor: nil)))
             case (.some, nil):
                 return .failure(.unknownItem(id))
             case (.some(let mine), .some(let theirs)):
                 if mine != theirs {
+                    if let unreadable { return .failure(Self.unreadableServerCopy(id, path: path, unreadable)) }
                     let ancestor = try? readRecord(id, tag: mine, path: path)
                     return .failure(.serverRecordChanged(RecordConflict(recordID: id, server: server, client: client, ancestor: ancestor)))
                 }
@@ -150,11 +153,21 @@ extension StoreCore {
         guard let currentTag else { return .unknownItem(id) }
         if policy == .ifServerRecordUnchanged, let mine = deletion.changeTag, mine != currentTag {
             let path = StoreLayout.recordPath(id)
+            do { _ = try readRecord(id, tag: currentTag, path: path) } catch {
+                return Self.unreadableServerCopy(id, path: path, error)
+            }
             return .serverRecordChanged(RecordConflict(
                 recordID: id, server: try? readRecord(id, tag: currentTag, path: path),
                 client: nil, ancestor: try? readRecord(id, tag: mine, path: path)))
         }
         return nil
+    }
+
+    /// The refusal of a change whose store copy cannot be read: not a conflict, since a conflict
+    /// with no server copy reads as a deletion on the store, and settling it that way would
+    /// drop the client's edit while the store still holds the record.
+    static func unreadableServerCopy(_ id: RecordID, path: String, _ cause: RecSyncError) -> RecSyncError {
+        .storeCorrupt("\(path): the store's copy of record '\(id.recordName)' cannot be read (\(cause.message)); nothing was saved over it: fix it in the store, or push with --force to replace it")
     }
 
     /// Records that must go because they reference a deleted record with action `deleteSelf`,
