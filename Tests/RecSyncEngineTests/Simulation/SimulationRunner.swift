@@ -162,7 +162,12 @@ final class SimulationRunner {
                         !(p.id == item.recordID && before[p.id]?[p.field] == .string(p.value))
                     }
                 } else {
+                    // Landed, but the push was killed before it heard: the edit is on the store
+                    // (the store's model covers it from here), not lost.
                     explained[item.recordID, default: [nil]].insert(item.fields)
+                    pending[ws, default: []] = pending[ws, default: []].filter { p in
+                        !(p.id == item.recordID && item.fields?[p.field] == .string(p.value))
+                    }
                 }
             }
             return !landed.isEmpty || !(report?.conflicts.isEmpty ?? true) || !created.isEmpty

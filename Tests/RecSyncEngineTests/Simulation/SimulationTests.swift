@@ -14,10 +14,23 @@ enum KnownDefect: String, Hashable, Sendable, CaseIterable {
     /// Left out: deleting or purging a zone that some workspace holds without a token.
     case pushResurrectsZoneItNeverPulled
 
+    /// F2: after an encryptedDataReset, a workspace's re-upload sends every record it holds
+    /// with no change tag, including records it has just pulled from the zone another device
+    /// re-created meanwhile: false conflicts, and (atomically) nothing of the zone lands.
+    /// Left out: zone resets.
+    case reuploadConflictsWithZoneRecreatedElsewhere
+
+    /// F3 (issue 9 #13): a push killed after the store committed it, before the sidecars were
+    /// written: the next push reports a conflict whose two copies are equal.
+    /// Left out: pushes killed after the commit.
+    case falseConflictAfterKilledPush
+
     /// The operation kinds a history leaves out while this defect is open.
     var triggers: Set<SimOperation> {
         switch self {
         case .pushResurrectsZoneItNeverPulled: []
+        case .reuploadConflictsWithZoneRecreatedElsewhere: [.zoneReset]
+        case .falseConflictAfterKilledPush: [.pushKilledAfterCommit]
         }
     }
 }
@@ -25,7 +38,7 @@ enum KnownDefect: String, Hashable, Sendable, CaseIterable {
 /// How many histories to run, on which store, and what to leave out.
 struct SimulationOptions {
     /// Open defects whose triggers histories leave out (see SIM-FINDINGS.md).
-    static let knownDefects: Set<KnownDefect> = [.pushResurrectsZoneItNeverPulled]
+    static let knownDefects: Set<KnownDefect> = [.pushResurrectsZoneItNeverPulled, .reuploadConflictsWithZoneRecreatedElsewhere, .falseConflictAfterKilledPush]
 
     static var excluded: Set<SimOperation> { knownDefects.reduce(into: []) { $0.formUnion($1.triggers) } }
 
