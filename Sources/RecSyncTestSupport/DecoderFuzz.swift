@@ -1,6 +1,7 @@
 import Foundation
 import RecSyncModel
 import RecSyncWorkspace
+import Synchronization
 
 /// Feeds untrusted bytes to every decoder that reads them from a workspace or a store, for
 /// the fuzzers: the libFuzzer target `recsync-fuzz` and the seeded mutation loop in
@@ -139,7 +140,16 @@ public enum DecoderFuzz {
             } catch {
                 workspace = nil
             }
+            // A static is never deinitialised: remove the directory when the process exits.
+            Self.path.withLock { $0 = directory.path }
+            atexit {
+                if let path = IndexScratch.path.withLock({ $0 }), ProcessInfo.processInfo.environment["RECSYNC_KEEP_TEMP"] == nil {
+                    try? FileManager.default.removeItem(atPath: path)
+                }
+            }
         }
+
+        static let path = Mutex<String?>(nil)
 
         /// Index files made by the index itself (a base and a journal).
         func sampleFiles() -> [[UInt8]] {
