@@ -25,12 +25,19 @@ enum KnownDefect: String, Hashable, Sendable, CaseIterable {
     /// Left out: pushes killed after the commit.
     case falseConflictAfterKilledPush
 
+    /// F4: a pull killed before it saved the scope token keeps the zone tokens of zones it
+    /// brought in; if such a zone is then removed from the store, no later pull removes it
+    /// (the database feed since the old scope token shows neither its creation nor its removal).
+    /// Left out: pulls killed at `beforeScopeToken` (killed at the other checkpoints still run).
+    case zoneRemovedAfterPullKilledBeforeScopeTokenStays
+
     /// The operation kinds a history leaves out while this defect is open.
     var triggers: Set<SimOperation> {
         switch self {
         case .pushResurrectsZoneItNeverPulled: []
         case .reuploadConflictsWithZoneRecreatedElsewhere: [.zoneReset]
         case .falseConflictAfterKilledPush: [.pushKilledAfterCommit]
+        case .zoneRemovedAfterPullKilledBeforeScopeTokenStays: []
         }
     }
 }
@@ -38,7 +45,10 @@ enum KnownDefect: String, Hashable, Sendable, CaseIterable {
 /// How many histories to run, on which store, and what to leave out.
 struct SimulationOptions {
     /// Open defects whose triggers histories leave out (see SIM-FINDINGS.md).
-    static let knownDefects: Set<KnownDefect> = [.pushResurrectsZoneItNeverPulled, .reuploadConflictsWithZoneRecreatedElsewhere, .falseConflictAfterKilledPush]
+    static let knownDefects: Set<KnownDefect> = [
+        .pushResurrectsZoneItNeverPulled, .reuploadConflictsWithZoneRecreatedElsewhere, .falseConflictAfterKilledPush,
+        .zoneRemovedAfterPullKilledBeforeScopeTokenStays,
+    ]
 
     static var excluded: Set<SimOperation> { knownDefects.reduce(into: []) { $0.formUnion($1.triggers) } }
 
