@@ -64,7 +64,7 @@ public enum DecoderFuzz {
             stored.modified = stored.created
             seeds.append(WorkspaceEncoding.encodeSystemFields(stored.systemFields))
         }
-        var g = SplitMix64(seed: 7)
+        var g = SeededRandom(seed: 7)
         for _ in 0..<3 {
             let value = RecordGenerator.fieldValue(using: &g)
             seeds.append(WorkspaceEncoding.encodeFields(["v": value, "list": .list([value, value])]))
@@ -86,7 +86,7 @@ public enum DecoderFuzz {
 
     /// One mutation of `input`, libFuzzer-style: flip, insert, delete, duplicate or splice
     /// bytes, or splice in a token that decoders look for.
-    public static func mutate(_ input: [UInt8], corpus: [[UInt8]], using g: inout SplitMix64) -> [UInt8] {
+    public static func mutate(_ input: [UInt8], corpus: [[UInt8]], using g: inout SeededRandom) -> [UInt8] {
         var b = input
         for _ in 0..<(1 + g.below(4)) {
             switch g.below(9) {
@@ -205,7 +205,7 @@ public enum DecoderFuzzLoop {
     public static func run(seconds: Double, seed: UInt64? = nil, log: (String) -> Void = { _ in }) -> Result {
         let seed = seed ?? UInt64(Date().timeIntervalSince1970 * 1000)
         log("decoder fuzzing with seed \(seed) for \(seconds) s (replay: --seed \(seed))")
-        var g = SplitMix64(seed: seed)
+        var g = SeededRandom(seed: seed)
         var corpus = DecoderFuzz.seeds()
         let start = Date()
         var executions = 0

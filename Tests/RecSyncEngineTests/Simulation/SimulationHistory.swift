@@ -1,6 +1,6 @@
 // The randomized sync simulation: what a history is made of, and how one is generated.
 //
-// Generation and shrinking are our own: a seeded SplitMix64 (RecSyncTestSupport) draws a
+// Generation and shrinking are our own: a seeded SplitMix64 (`SeededRandom`) draws a
 // history, and a failing history is shrunk by deleting steps while it still fails (see
 // `SimulationShrinker`). swift-property-based was not used: a history is a plain step list,
 // replayed against real files and a real store, and deleting steps is the shrink that matters.
@@ -90,7 +90,7 @@ struct SimHistory: Sendable, CustomStringConvertible {
 
     /// A random history drawn from `seed`, without the operations in `excluded`.
     static func generate(seed: UInt64, excluded: Set<SimOperation>, length: ClosedRange<Int> = 20...40) -> SimHistory {
-        var rng = SplitMix64(seed: seed)
+        var rng = SeededRandom(seed: seed)
         let workspaces = 3 + rng.below(3)
         let count = length.lowerBound + rng.below(length.count)
         var steps: [SimStep] = []

@@ -42,6 +42,8 @@ final class SimulationRunner {
     /// Store values each record may have; no entry means only "absent".
     var explained: [RecordID: Set<[String: FieldValue]?>] = [:]
     var pending: [Int: Set<Pending>] = [:]
+    /// Workspaces whose last pull was killed (for `KnownDefect.zoneRemovedAfterKilledPullStays`).
+    var interruptedPulls: Set<Int> = []
     /// What happened, step by step (printed with a failure).
     var trace: [String] = []
     var stepsTaken = 0
@@ -176,18 +178,18 @@ final class SimulationRunner {
             var engine = try engine(ws)
             if let crashAt {
                 let calls = Mutex(0)
-                let spareScopeToken = SimulationOptions.knownDefects.contains(.zoneRemovedAfterPullKilledBeforeScopeTokenStays)
                 engine.checkpoint = { (point: SyncEngine.Checkpoint) throws(RecSyncError) in
-                    if spareScopeToken, case .beforeScopeToken = point { return }
                     let n = calls.withLock { $0 += 1; return $0 }
                     if n == crashAt { throw .internalError("simulated crash at \(point)") }
                 }
             }
             do {
                 let r = try await engine.pull()
+                interruptedPulls.remove(ws)
                 trace.append("\(step): written \(r.recordsWritten) deleted \(r.recordsDeleted) conflicts \(r.conflicts.map(\.recordName)) removed \(r.zonesRemoved.map { "\($0.zoneID.zoneName):\($0.reason.rawValue)" }) lost+found \(r.lostAndFound) expired \(r.expiredTokens.count) warnings \(r.warnings)")
                 return r.recordsWritten > 0 || r.recordsDeleted > 0 || !r.conflicts.isEmpty || !r.zonesRemoved.isEmpty
             } catch {
+                interruptedPulls.insert(ws)
                 trace.append("\(step): failed: \(error.message)")
                 return true
             }
@@ -214,6 +216,10 @@ final class SimulationRunner {
                    try FileManager.default.fileExists(atPath: "\(root)/private/z\(z)") && !Workspace.open(at: root).zonesWithTokens().contains(zone)
                }) {
                 trace.append("\(step): skipped (known defect F1: a workspace holds the zone without a token)")
+                return false
+            }
+            if action != .create, SimulationOptions.knownDefects.contains(.zoneRemovedAfterKilledPullStays), !interruptedPulls.isEmpty {
+                trace.append("\(step): skipped (known defect F4: the last pull of ws\(interruptedPulls.sorted()) was killed)")
                 return false
             }
             let op: ZoneOperation = switch action {

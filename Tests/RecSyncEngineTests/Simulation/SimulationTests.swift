@@ -25,11 +25,11 @@ enum KnownDefect: String, Hashable, Sendable, CaseIterable {
     /// Left out: pushes killed after the commit.
     case falseConflictAfterKilledPush
 
-    /// F4: a pull killed before it saved the scope token keeps the zone tokens of zones it
-    /// brought in; if such a zone is then removed from the store, no later pull removes it
-    /// (the database feed since the old scope token shows neither its creation nor its removal).
-    /// Left out: pulls killed at `beforeScopeToken` (killed at the other checkpoints still run).
-    case zoneRemovedAfterPullKilledBeforeScopeTokenStays
+    /// F4: a pull killed after it saved some zone's token but before the scope token; if that
+    /// zone is then removed from the store, no later pull removes it (the database feed since
+    /// the old scope token shows neither its creation nor its removal).
+    /// Left out: deleting, purging or resetting a zone while some workspace's last pull was killed.
+    case zoneRemovedAfterKilledPullStays
 
     /// The operation kinds a history leaves out while this defect is open.
     var triggers: Set<SimOperation> {
@@ -37,7 +37,7 @@ enum KnownDefect: String, Hashable, Sendable, CaseIterable {
         case .pushResurrectsZoneItNeverPulled: []
         case .reuploadConflictsWithZoneRecreatedElsewhere: [.zoneReset]
         case .falseConflictAfterKilledPush: [.pushKilledAfterCommit]
-        case .zoneRemovedAfterPullKilledBeforeScopeTokenStays: []
+        case .zoneRemovedAfterKilledPullStays: []
         }
     }
 }
@@ -47,7 +47,7 @@ struct SimulationOptions {
     /// Open defects whose triggers histories leave out (see SIM-FINDINGS.md).
     static let knownDefects: Set<KnownDefect> = [
         .pushResurrectsZoneItNeverPulled, .reuploadConflictsWithZoneRecreatedElsewhere, .falseConflictAfterKilledPush,
-        .zoneRemovedAfterPullKilledBeforeScopeTokenStays,
+        .zoneRemovedAfterKilledPullStays,
     ]
 
     static var excluded: Set<SimOperation> { knownDefects.reduce(into: []) { $0.formUnion($1.triggers) } }
