@@ -3,9 +3,13 @@
 #   make test   runs every test
 #   make generated        regenerates man/recsync.1 and completions/ from the command definitions
 #   make check-generated  fails when the committed man page or completions are stale
+#   make soak SECONDS=3600   runs the sync simulation (random histories) for that long
+#   make fuzz SECONDS=3600   runs the decoders under libFuzzer (address sanitizer) for that long
+#   make fuzz-loop SECONDS=3600  the same decoders under the seeded mutation loop (no libFuzzer)
 SWIFT ?= swift
+SECONDS ?= 60
 
-.PHONY: deps demo test bench build generated check-generated
+.PHONY: deps demo test bench build generated check-generated soak fuzz fuzz-loop
 
 # libgit2 (and pkg-config, which SwiftPM uses to find it) from Debian's apt when missing.
 deps:
@@ -37,3 +41,24 @@ CHANGES ?= 100
 bench: deps
 	$(SWIFT) build -c release --product recsync-bench
 	/usr/bin/time -f "wall %e s, peak RSS %M KiB" .build/release/recsync-bench --records $(RECORDS) --changes $(CHANGES)
+
+# The sync simulation for SECONDS on each store (memory and git, side by side); prints
+# histories run and steps taken, or the seed and shrunk replay of the first failure.
+soak: deps
+	$(SWIFT) build --build-tests
+	RECSYNC_SOAK_SECONDS=$(SECONDS) $(SWIFT) test --skip-build --filter SimulationTests
+
+# libFuzzer over every decoder of untrusted bytes (Sources/recsync-fuzz), in its own build
+# directory so the sanitizer flags do not touch the normal build. New inputs go to
+# .build/fuzz/corpus, crashes to .build/fuzz/crashes/ (replay: .build/fuzz/debug/recsync-fuzz FILE).
+fuzz: deps
+	$(SWIFT) build -c debug --product recsync-fuzz --scratch-path .build/fuzz \
+		-Xswiftc -sanitize=fuzzer,address -Xswiftc -DRECSYNC_LIBFUZZER -Xswiftc -parse-as-library
+	mkdir -p .build/fuzz/corpus .build/fuzz/crashes
+	.build/fuzz/debug/recsync-fuzz -max_total_time=$(SECONDS) -max_len=4096 -print_final_stats=1 \
+		-artifact_prefix=.build/fuzz/crashes/ .build/fuzz/corpus Fuzz/corpus
+
+# The seeded mutation loop (no sanitizer, no coverage feedback) for SECONDS.
+fuzz-loop: deps
+	$(SWIFT) build --product recsync-fuzz
+	.build/debug/recsync-fuzz --seconds $(SECONDS)

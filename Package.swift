@@ -32,7 +32,10 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "recsync", dependencies: ["RecSyncCLI"]),
-        .target(name: "RecSyncTestSupport", dependencies: ["RecSyncModel", "RecSyncStore"]),
+        .target(name: "RecSyncTestSupport", dependencies: ["RecSyncModel", "RecSyncStore", "RecSyncWorkspace"]),
+        // `make fuzz`: the decoders of untrusted bytes under libFuzzer (built with
+        // -sanitize=fuzzer and -DRECSYNC_LIBFUZZER); a plain build is a seeded mutation loop.
+        .executableTarget(name: "recsync-fuzz", dependencies: ["RecSyncTestSupport"]),
         // A small writer process used by the multi-process concurrency tests.
         .executableTarget(name: "recsync-store-writer", dependencies: ["RecSyncStore", "RecSyncModel", "RecSyncTestSupport"]),
         // `make bench` and Benchmarks/run.sh: store-level measurements and test stores.

@@ -7,9 +7,10 @@ import Synchronization
 public final class TempDirectory: Sendable {
     public let path: String
 
-    public init(_ name: String = "test") {
+    /// `base`: where to make it (default: the system temp dir).
+    public init(_ name: String = "test", in base: String? = nil) {
         let safe = name.map { $0.isLetter || $0.isNumber ? $0 : "-" }
-        let base = FileManager.default.temporaryDirectory.path
+        let base = base ?? FileManager.default.temporaryDirectory.path
         path = "\(base)/recsync-\(String(safe).prefix(60))-\(UUID().uuidString.prefix(8))"
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }
@@ -61,9 +62,10 @@ public final class StoreFixture: Sendable {
     /// repository when it is `.network`.
     public var path: String { kind == .network ? directory.file("served/store.git") : directory.file("store.git") }
 
-    public init(_ kind: StoreKind, name: String = #function) throws(RecSyncError) {
+    /// `base`: where to make its directory (default: the system temp dir).
+    public init(_ kind: StoreKind, name: String = #function, in base: String? = nil) throws(RecSyncError) {
         self.kind = kind
-        directory = TempDirectory(name)
+        directory = TempDirectory(name, in: base)
         storage = MemoryStorage()
         let path = kind == .network ? directory.file("served/store.git") : directory.file("store.git")
         if kind != .memory {

@@ -1,0 +1,89 @@
+import RecSyncModel
+import RecSyncStore
+
+/// A `RemoteStore` that forwards to another and can fail around a write the way a killed
+/// process does: before the write is sent, or after the store committed it but before the
+/// caller heard back. It also logs what every write landed, for tests that model the store.
+public actor FaultInjectingStore: RemoteStore {
+    /// Where the next write fails.
+    public enum Fault: String, Sendable, Hashable, CaseIterable {
+        /// The write is never sent.
+        case beforeWrite
+        /// The store committed the write; the caller is killed before it hears so.
+        case afterWrite
+    }
+
+    /// One record write the store committed: the fields saved, or nil for a deletion.
+    public struct Landed: Sendable, Hashable {
+        public var recordID: RecordID
+        public var fields: [String: FieldValue]?
+    }
+
+    public nonisolated let userRecordName: String
+    public nonisolated let storeID: String
+    public let inner: any RemoteStore
+    /// Fails the next record or zone write this way (then clears itself).
+    public var fault: Fault?
+    /// Record writes that landed, oldest first.
+    public private(set) var landed: [Landed] = []
+    /// Zones created through this handle.
+    public private(set) var zonesCreated: [ZoneID] = []
+
+    public init(_ inner: any RemoteStore, fault: Fault? = nil) {
+        self.inner = inner
+        self.fault = fault
+        userRecordName = inner.userRecordName
+        storeID = inner.storeID
+    }
+
+    public func setFault(_ fault: Fault?) { self.fault = fault }
+
+    private func fail(_ point: Fault) throws(RecSyncError) {
+        guard fault == point else { return }
+        fault = nil
+        throw .internalError("simulated crash \(point == .beforeWrite ? "before a write was sent" : "after the store committed a write")")
+    }
+
+    public func databaseChanges(scope: DatabaseScope, since token: ServerChangeToken?, resultsLimit: Int) async throws(RecSyncError) -> DatabaseChanges {
+        try await inner.databaseChanges(scope: scope, since: token, resultsLimit: resultsLimit)
+    }
+
+    public func recordZoneChanges(zone: ZoneID, since token: ServerChangeToken?, resultsLimit: Int, desiredKeys: [String]?) async throws(RecSyncError) -> RecordZoneChanges {
+        try await inner.recordZoneChanges(zone: zone, since: token, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
+    }
+
+    public func modifyRecords(saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool) async throws(RecSyncError) -> ModifyRecordsResult {
+        try fail(.beforeWrite)
+        let result = try await inner.modifyRecords(saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically)
+        for item in result.saveResults {
+            if case .success(let stored) = item.result { landed.append(Landed(recordID: stored.recordID, fields: stored.fields)) }
+        }
+        for item in result.deleteResults {
+            if case .success = item.result { landed.append(Landed(recordID: item.recordID, fields: nil)) }
+        }
+        try fail(.afterWrite)
+        return result
+    }
+
+    public func modifyRecordZones(_ operations: [ZoneOperation]) async throws(RecSyncError) -> [ZoneOperationResult] {
+        try fail(.beforeWrite)
+        let results = try await inner.modifyRecordZones(operations)
+        for r in results {
+            if case .save(let zone) = r.operation, case .success = r.result { zonesCreated.append(zone.zoneID) }
+        }
+        try fail(.afterWrite)
+        return results
+    }
+
+    public func fetchAllRecordZones(scope: DatabaseScope) async throws(RecSyncError) -> [RecordZone] {
+        try await inner.fetchAllRecordZones(scope: scope)
+    }
+
+    public func fetchRecords(_ ids: [RecordID], desiredKeys: [String]?) async throws(RecSyncError) -> [RecordResult] {
+        try await inner.fetchRecords(ids, desiredKeys: desiredKeys)
+    }
+
+    public func fetchRecordVersion(_ id: RecordID, changeTag: String) async throws(RecSyncError) -> Record? {
+        try await inner.fetchRecordVersion(id, changeTag: changeTag)
+    }
+}

@@ -1,0 +1,364 @@
+import Foundation
+import RecSyncEngine
+import RecSyncModel
+import RecSyncStore
+import RecSyncTestSupport
+import RecSyncWorkspace
+import Synchronization
+
+/// An invariant a history broke, with the step after which it was seen.
+struct SimViolation: Error, CustomStringConvertible {
+    /// Which invariant (a short stable name: shrinking keeps a history failing the same way).
+    var invariant: String
+    var detail: String
+    /// Index of the step after which it was seen; nil in the final phase.
+    var step: Int?
+    var description: String { "[\(invariant)] after \(step.map { "step \($0)" } ?? "the final resolve-and-pull"): \(detail)" }
+}
+
+/// Plays one history against real workspaces and one store, checking the invariants after
+/// every step and at the end.
+///
+/// The model it keeps: for each record, which store values are explained (the last
+/// acknowledged write, writes that landed without an acknowledgement since, and absence after
+/// a zone removal); for each workspace, the edits not yet acknowledged; for each zone, whether
+/// the store deleted or purged it.
+final class SimulationRunner {
+    enum ZoneStatus { case never, live, deleted, purged, reset }
+
+    struct Pending: Hashable {
+        var id: RecordID
+        var field: String
+        var value: String
+    }
+
+    let kind: StoreKind
+    let history: SimHistory
+    let fixture: StoreFixture
+    let admin: any RemoteStore
+    var stores: [any RemoteStore] = []
+    var roots: [String] = []
+    var zoneStatus: [Int: ZoneStatus] = [:]
+    /// Store values each record may have; no entry means only "absent".
+    var explained: [RecordID: Set<[String: FieldValue]?>] = [:]
+    var pending: [Int: Set<Pending>] = [:]
+    /// Workspaces whose last pull was killed (for `KnownDefect.zoneRemovedAfterKilledPullStays`).
+    var interruptedPulls: Set<Int> = []
+    /// What happened, step by step (printed with a failure).
+    var trace: [String] = []
+    var stepsTaken = 0
+
+    init(kind: StoreKind, history: SimHistory) throws {
+        self.kind = kind
+        self.history = history
+        fixture = try StoreFixture(kind, name: "sim-\(kind)-\(history.seed)", in: Self.sandboxBase)
+        admin = try fixture.store(as: "alice")
+        for n in 0..<history.workspaces {
+            let root = fixture.directory.file("ws\(n)")
+            _ = try Workspace.create(at: root, config: WorkspaceConfig(user: "alice", remote: kind == .git ? fixture.path : "memory"))
+            roots.append(root)
+            stores.append(try fixture.store(as: "alice"))
+        }
+    }
+
+    /// Histories write many small files and fsync each: in memory (/dev/shm) where the
+    /// machine has it, they run several times faster than on disk.
+    static let sandboxBase: String? = FileManager.default.isWritableFile(atPath: "/dev/shm") ? "/dev/shm" : nil
+
+    static func zoneID(_ n: Int) -> ZoneID { Build.zone("z\(n)") }
+    static func recordID(_ zone: Int, _ record: Int) -> RecordID { Build.id("r\(record)", in: zoneID(zone)) }
+    static var allRecordIDs: [RecordID] {
+        (0..<SimHistory.zones).flatMap { z in (0..<SimHistory.records).map { recordID(z, $0) } }
+    }
+
+    /// Plays the history, then resolves, pushes and pulls everywhere until nothing changes,
+    /// and checks that every workspace equals the store.
+    func run() async throws(SimViolation) {
+        for (i, step) in history.steps.enumerated() {
+            do { try await perform(step) } catch let v as SimViolation {
+                throw SimViolation(invariant: v.invariant, detail: v.detail, step: i)
+            } catch {
+                throw SimViolation(invariant: "harness", detail: "\(step): \(error)", step: i)
+            }
+            stepsTaken += 1
+            if let problem = await check() { throw SimViolation(invariant: problem.0, detail: problem.1, step: i) }
+        }
+        do { try await settle() } catch let v as SimViolation { throw v } catch {
+            throw SimViolation(invariant: "harness", detail: "final phase: \(error)", step: nil)
+        }
+    }
+
+    // MARK: Steps
+
+    func engine(_ ws: Int, store: (any RemoteStore)? = nil) throws -> SyncEngine {
+        var engine = SyncEngine(workspace: try Workspace.open(at: roots[ws]), store: store ?? stores[ws])
+        engine.pageSize = 2
+        engine.fullFetchPageSize = 3
+        engine.zoneWorkers = 1
+        return engine
+    }
+
+    func fields(at path: String) -> [String: FieldValue]? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        do { return try WorkspaceEncoding.decodeFields(Array(data)) } catch { return nil }
+    }
+
+    func recordPath(_ ws: Int, _ id: RecordID) -> String { "\(roots[ws])/private/\(id.zoneID.zoneName)/\(id.recordName).json" }
+
+    /// Runs one step and updates the model; returns whether it changed anything (for `settle`).
+    @discardableResult
+    func perform(_ step: SimStep) async throws -> Bool {
+        switch step {
+        case .edit(let ws, let z, let r, let field, let value):
+            let id = Self.recordID(z, r)
+            let dir = "\(roots[ws])/private/z\(z)"
+            // Writing into a zone the store removed would be an explicit re-create; only
+            // `recsync zone create` may do that, so a user of the simulation does not.
+            if !FileManager.default.fileExists(atPath: dir), [.deleted, .purged].contains(zoneStatus[z] ?? .never) {
+                trace.append("\(step): skipped (zone removed)")
+                return false
+            }
+            var current = fields(at: recordPath(ws, id)) ?? [:]
+            current[field] = .string(value)
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            try Data(WorkspaceEncoding.encodeFields(current)).write(to: URL(fileURLWithPath: recordPath(ws, id)))
+            pending[ws, default: []] = pending[ws, default: []].filter { !($0.id == id && $0.field == field) }
+            pending[ws, default: []].insert(Pending(id: id, field: field, value: value))
+            trace.append("\(step)")
+            return true
+
+        case .remove(let ws, let z, let r):
+            let id = Self.recordID(z, r)
+            guard FileManager.default.fileExists(atPath: recordPath(ws, id)) else { return false }
+            try FileManager.default.removeItem(atPath: recordPath(ws, id))
+            pending[ws, default: []] = pending[ws, default: []].filter { $0.id != id }
+            trace.append("\(step)")
+            return true
+
+        case .push(let ws, let crash):
+            var before: [RecordID: [String: FieldValue]] = [:]
+            for id in Self.allRecordIDs { before[id] = fields(at: recordPath(ws, id)) }
+            let faulty = FaultInjectingStore(stores[ws], fault: crash)
+            var report: PushReport?
+            var failure: RecSyncError?
+            let pusher = try engine(ws, store: faulty)
+            do { report = try await pusher.push() } catch { failure = error }
+            let landed = await faulty.landed
+            let created = await faulty.zonesCreated
+            trace.append("\(step): \(report.map { "saved \($0.saved.map(\.recordName)) deleted \($0.deleted.map(\.recordName)) conflicts \($0.conflicts.map(\.recordName)) created \($0.zonesCreated.map(\.zoneName)) notSent \($0.notSent)" } ?? "failed: \(failure?.message ?? "")")")
+            for zone in created {
+                guard let z = Int(zone.zoneName.dropFirst()) else { continue }
+                if [.deleted, .purged].contains(zoneStatus[z] ?? .never) {
+                    throw SimViolation(invariant: "zone-resurrected", detail: "push re-created zone \(zone.zoneName), which the store had \(zoneStatus[z] == .purged ? "purged" : "deleted"); only an explicit zone create may", step: nil)
+                }
+                zoneStatus[z] = .live
+            }
+            for item in landed {
+                let acknowledged = report.map { item.fields == nil ? $0.deleted.contains(item.recordID) : $0.saved.contains(item.recordID) } ?? false
+                if acknowledged {
+                    if item.fields != before[item.recordID] {
+                        throw SimViolation(invariant: "push-sent-other-content", detail: "push stored \(String(describing: item.fields)) for \(item.recordID) while its file held \(String(describing: before[item.recordID]))", step: nil)
+                    }
+                    explained[item.recordID] = [item.fields]
+                    pending[ws, default: []] = pending[ws, default: []].filter { p in
+                        !(p.id == item.recordID && before[p.id]?[p.field] == .string(p.value))
+                    }
+                } else {
+                    // Landed, but the push was killed before it heard: the edit is on the store
+                    // (the store's model covers it from here), not lost.
+                    explained[item.recordID, default: [nil]].insert(item.fields)
+                    pending[ws, default: []] = pending[ws, default: []].filter { p in
+                        !(p.id == item.recordID && item.fields?[p.field] == .string(p.value))
+                    }
+                }
+            }
+            return !landed.isEmpty || !(report?.conflicts.isEmpty ?? true) || !created.isEmpty
+
+        case .pull(let ws, let crashAt):
+            var engine = try engine(ws)
+            if let crashAt {
+                let calls = Mutex(0)
+                engine.checkpoint = { (point: SyncEngine.Checkpoint) throws(RecSyncError) in
+                    let n = calls.withLock { $0 += 1; return $0 }
+                    if n == crashAt { throw .internalError("simulated crash at \(point)") }
+                }
+            }
+            do {
+                let r = try await engine.pull()
+                interruptedPulls.remove(ws)
+                trace.append("\(step): written \(r.recordsWritten) deleted \(r.recordsDeleted) conflicts \(r.conflicts.map(\.recordName)) removed \(r.zonesRemoved.map { "\($0.zoneID.zoneName):\($0.reason.rawValue)" }) lost+found \(r.lostAndFound) expired \(r.expiredTokens.count) warnings \(r.warnings)")
+                return r.recordsWritten > 0 || r.recordsDeleted > 0 || !r.conflicts.isEmpty || !r.zonesRemoved.isEmpty
+            } catch {
+                interruptedPulls.insert(ws)
+                trace.append("\(step): failed: \(error.message)")
+                return true
+            }
+
+        case .resolve(let ws, let strategy):
+            let outcomes = try engine(ws).resolve(strategy: strategy)
+            trace.append("\(step): \(outcomes.map { "\($0.recordID.zoneID.zoneName)/\($0.recordID.recordName): \($0.failure ?? "resolved")" })")
+            if strategy == .theirs {
+                // Choosing the store's version discards the local edits of those records.
+                let settled = Set(outcomes.filter { $0.failure == nil }.map(\.recordID))
+                pending[ws, default: []] = pending[ws, default: []].filter { !settled.contains($0.id) }
+            }
+            return outcomes.contains { $0.failure == nil }
+
+        case .zone(let action, let z):
+            let zone = Self.zoneID(z)
+            let live = try await admin.fetchAllRecordZones(scope: .private).contains { $0.zoneID == zone }
+            if live == (action == .create) {
+                trace.append("\(step): skipped (zone \(live ? "exists" : "missing"))")
+                return false
+            }
+            if [.delete, .purge].contains(action), SimulationOptions.knownDefects.contains(.pushResurrectsZoneItNeverPulled),
+               try roots.contains(where: { root in
+                   try FileManager.default.fileExists(atPath: "\(root)/private/z\(z)") && !Workspace.open(at: root).zonesWithTokens().contains(zone)
+               }) {
+                trace.append("\(step): skipped (known defect F1: a workspace holds the zone without a token)")
+                return false
+            }
+            if action != .create, SimulationOptions.knownDefects.contains(.zoneRemovedAfterKilledPullStays), !interruptedPulls.isEmpty {
+                trace.append("\(step): skipped (known defect F4: the last pull of ws\(interruptedPulls.sorted()) was killed)")
+                return false
+            }
+            let op: ZoneOperation = switch action {
+            case .create: .save(RecordZone(zoneID: zone))
+            case .delete: .delete(zone)
+            case .purge: .purge(zone)
+            case .reset: .markEncryptedDataReset(zone)
+            }
+            try await admin.zoneOp(op)
+            trace.append("\(step)")
+            switch action {
+            case .create: zoneStatus[z] = .live
+            case .delete: zoneStatus[z] = .deleted
+            case .purge: zoneStatus[z] = .purged
+            case .reset: zoneStatus[z] = .reset
+            }
+            if action != .create {
+                // The zone's records are gone, and every device is told so by its next pull.
+                for id in Self.allRecordIDs where id.zoneID == zone { explained[id] = [nil] }
+            }
+            return true
+
+        case .rewriteHistory:
+            try fixture.rewriteHistory()
+            trace.append("\(step)")
+            return true
+        }
+    }
+
+    // MARK: Invariants
+
+    /// The first invariant broken now, as (name, detail).
+    func check() async -> (String, String)? {
+        // What the store holds.
+        let storeRecords: [RecordID: Record]
+        let liveZones: Set<ZoneID>
+        do {
+            let zones = try await admin.fetchAllRecordZones(scope: .private).map(\.zoneID)
+            liveZones = Set(zones)
+            var records: [RecordID: Record] = [:]
+            for zone in zones {
+                for r in try await admin.allZoneChanges(zone, since: nil).records { records[r.recordID] = r }
+            }
+            storeRecords = records
+        } catch {
+            return ("store-readable", "the store cannot be read: \(error)")
+        }
+        // 1. Every store value is explained: an acknowledged write, a write that landed
+        //    without an acknowledgement since, or absence after a zone removal. A value that
+        //    is not is an acknowledged write silently lost (or a write nobody made).
+        for id in Set(Self.allRecordIDs).union(storeRecords.keys) {
+            let value = storeRecords[id]?.fields
+            let allowed = explained[id] ?? [nil]
+            if !allowed.contains(value) {
+                return ("acknowledged-write-kept", "\(id.zoneID.zoneName)/\(id.recordName) on the store is \(describe(value)); explained: \(allowed.map(describe).sorted())")
+            }
+        }
+        // 2. No zone the store deleted or purged comes back without an explicit create.
+        for (z, status) in zoneStatus where [.deleted, .purged].contains(status) && liveZones.contains(Self.zoneID(z)) {
+            return ("zone-resurrected", "zone z\(z) was \(status) and is live again without an explicit create")
+        }
+        for ws in 0..<history.workspaces {
+            let root = roots[ws]
+            let conflicts: [Conflict]
+            do { conflicts = try Workspace.open(at: root).allConflicts() } catch {
+                return ("workspace-readable", "ws\(ws): \(error)")
+            }
+            // 3. Every unacknowledged edit is in the workspace, a conflict, or lost+found.
+            let lostAndFound = TreeSnapshot.files("\(root)/.recsync/lost+found").values.map { String(decoding: $0, as: UTF8.self) }
+            for p in pending[ws] ?? [] {
+                if fields(at: recordPath(ws, p.id))?[p.field] == .string(p.value) { continue }
+                if conflicts.contains(where: { $0.recordID == p.id && $0.client?[p.field] == .string(p.value) }) { continue }
+                if lostAndFound.contains(where: { $0.contains("\"\(p.value)\"") }) { continue }
+                return ("unpushed-edit-kept", "ws\(ws): the unpushed edit \(p.id.zoneID.zoneName)/\(p.id.recordName).\(p.field) = \(p.value) is nowhere (file: \(describe(fields(at: recordPath(ws, p.id)))))")
+            }
+            // 4. A conflict is between different versions.
+            for c in conflicts where c.client != nil && c.client == c.server {
+                return ("no-false-conflict", "ws\(ws): conflict on \(c.recordID.zoneID.zoneName)/\(c.recordID.recordName) whose client and server copies are equal (\(describe(c.client)))")
+            }
+            // 5. Nothing but recsync's own entries at a workspace's top level.
+            let top = Set(FileIO.list(root)).subtracting([".recsync", "private", "shared"])
+            if !top.isEmpty { return ("writes-confined", "ws\(ws) holds unexpected entries \(top.sorted())") }
+        }
+        // 6. Nothing written next to the workspaces.
+        let expected = Set((0..<history.workspaces).map { "ws\($0)" } + (kind == .git ? ["store.git"] : []))
+        let found = Set(FileIO.list(fixture.directory.path))
+        if found != expected { return ("writes-confined", "the sandbox holds \(found.sorted()), expected \(expected.sorted())") }
+        return nil
+    }
+
+    func describe(_ fields: [String: FieldValue]?) -> String {
+        guard let fields else { return "absent" }
+        return "{" + fields.keys.sorted().map { "\($0): \(fields[$0].map { v in if case .string(let s) = v { s } else { "\(v)" } } ?? "")" }.joined(separator: ", ") + "}"
+    }
+
+    // MARK: The end
+
+    /// Every workspace resolves (keeping its own edits), pushes and pulls until a whole round
+    /// changes nothing; then each must equal the store record for record, and the store pass
+    /// `git fsck --strict`.
+    func settle() async throws {
+        var quiet = false
+        var rounds = 0
+        while !quiet && rounds < 12 {
+            rounds += 1
+            quiet = true
+            for ws in 0..<history.workspaces {
+                for step: SimStep in [.pull(ws: ws, crashAt: nil), .resolve(ws: ws, strategy: .ours), .push(ws: ws, crash: nil)] {
+                    if try await perform(step) { quiet = false }
+                    stepsTaken += 1
+                    if let problem = await check() { throw SimViolation(invariant: problem.0, detail: problem.1, step: nil) }
+                }
+            }
+        }
+        guard quiet else { throw SimViolation(invariant: "converges", detail: "still changing after \(rounds) rounds of resolve, push and pull", step: nil) }
+        var expected: [String: [String: FieldValue]] = [:]
+        for zone in try await admin.fetchAllRecordZones(scope: .private).map(\.zoneID) {
+            for r in try await admin.allZoneChanges(zone, since: nil).records {
+                expected["private/\(zone.zoneName)/\(r.recordID.recordName).json"] = r.fields
+            }
+        }
+        for ws in 0..<history.workspaces {
+            var held: [String: [String: FieldValue]] = [:]
+            for (path, bytes) in TreeSnapshot.records(roots[ws]) where !path.contains("/.system/") {
+                held[path] = try? WorkspaceEncoding.decodeFields(bytes)
+            }
+            if held != expected {
+                let differing = Set(held.keys).union(expected.keys).filter { held[$0] != expected[$0] }.sorted()
+                throw SimViolation(invariant: "converges", detail: "ws\(ws) differs from the store at \(differing.map { "\($0): \(describe(held[$0])) vs store \(describe(expected[$0]))" })", step: nil)
+            }
+            let status = try await engine(ws).status()
+            if !status.isClean {
+                throw SimViolation(invariant: "converges", detail: "ws\(ws) is not clean after settling: \(status)", step: nil)
+            }
+        }
+        if kind == .git {
+            do { try GitCLI.run(["fsck", "--strict"], in: fixture.path) } catch {
+                throw SimViolation(invariant: "git-fsck", detail: "\(error)", step: nil)
+            }
+        }
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+import RecSyncTestSupport
+import Testing
+
+/// Defects the simulation found that are being fixed elsewhere (SIM-FINDINGS.md), each with the
+/// operation kinds that trigger it. Histories leave those kinds out until the fix is merged:
+/// remove the case from `SimulationOptions.knownDefects` to turn them back on.
+///
+/// Most are left out by operation kind (`triggers`); a few by the state a step meets, in
+/// `SimulationRunner.perform` (narrower, so the rest of that kind still runs).
+enum KnownDefect: String, Hashable, Sendable, CaseIterable {
+    /// F1 (issue 9 #10/#11): a zone deleted or purged on the store while a workspace holds its
+    /// directory without a zone token (never pulled it) is re-created by that workspace's push.
+    /// Left out: deleting or purging a zone that some workspace holds without a token.
+    case pushResurrectsZoneItNeverPulled
+
+    /// F2: after an encryptedDataReset, a workspace's re-upload sends every record it holds
+    /// with no change tag, including records it has just pulled from the zone another device
+    /// re-created meanwhile: false conflicts, and (atomically) nothing of the zone lands.
+    /// Left out: zone resets.
+    case reuploadConflictsWithZoneRecreatedElsewhere
+
+    /// F3 (issue 9 #13): a push killed after the store committed it, before the sidecars were
+    /// written: the next push reports a conflict whose two copies are equal.
+    /// Left out: pushes killed after the commit.
+    case falseConflictAfterKilledPush
+
+    /// F4: a pull killed after it saved some zone's token but before the scope token; if that
+    /// zone is then removed from the store, no later pull removes it (the database feed since
+    /// the old scope token shows neither its creation nor its removal).
+    /// Left out: deleting, purging or resetting a zone while some workspace's last pull was killed.
+    case zoneRemovedAfterKilledPullStays
+
+    /// The operation kinds a history leaves out while this defect is open.
+    var triggers: Set<SimOperation> {
+        switch self {
+        case .pushResurrectsZoneItNeverPulled: []
+        case .reuploadConflictsWithZoneRecreatedElsewhere: [.zoneReset]
+        case .falseConflictAfterKilledPush: [.pushKilledAfterCommit]
+        case .zoneRemovedAfterKilledPullStays: []
+        }
+    }
+}
+
+/// How many histories to run, on which store, and what to leave out.
+struct SimulationOptions {
+    /// Open defects whose triggers histories leave out (see SIM-FINDINGS.md).
+    static let knownDefects: Set<KnownDefect> = [
+        .pushResurrectsZoneItNeverPulled, .reuploadConflictsWithZoneRecreatedElsewhere, .falseConflictAfterKilledPush,
+        .zoneRemovedAfterKilledPullStays,
+    ]
+
+    static var excluded: Set<SimOperation> { knownDefects.reduce(into: []) { $0.formUnion($1.triggers) } }
+
+    /// `RECSYNC_SOAK_SECONDS`: run histories for this long instead of the CI budget.
+    static var soakSeconds: Double? {
+        ProcessInfo.processInfo.environment["RECSYNC_SOAK_SECONDS"].flatMap(Double.init)
+    }
+
+    /// `RECSYNC_SIM_HISTORIES`: how many histories per store instead of the CI count.
+    static var histories: Int? {
+        ProcessInfo.processInfo.environment["RECSYNC_SIM_HISTORIES"].flatMap { Int($0) }
+    }
+
+    /// `RECSYNC_SIM_SEED`: replay one seed (printing its trace) instead of the budget.
+    static var replaySeed: UInt64? {
+        ProcessInfo.processInfo.environment["RECSYNC_SIM_SEED"].flatMap { UInt64($0) }
+    }
+}
+
+/// Deletes steps from a failing history while it still fails the same invariant.
+enum SimulationShrinker {
+    static func shrink(_ history: SimHistory, kind: StoreKind, failing invariant: String, budget: Int = 400) async -> (SimHistory, SimViolation?) {
+        var best = history
+        var bestViolation: SimViolation?
+        var tries = 0
+        var chunk = max(1, best.steps.count / 2)
+        while chunk >= 1 && tries < budget {
+            var i = 0
+            var progressed = false
+            while i < best.steps.count && tries < budget {
+                var candidate = best
+                candidate.steps.removeSubrange(i..<min(best.steps.count, i + chunk))
+                tries += 1
+                if let v = await failure(of: candidate, kind: kind), v.invariant == invariant {
+                    best = candidate
+                    bestViolation = v
+                    progressed = true
+                } else {
+                    i += chunk
+                }
+            }
+            if !progressed { chunk /= 2 }
+        }
+        return (best, bestViolation)
+    }
+
+    static func failure(of history: SimHistory, kind: StoreKind) async -> SimViolation? {
+        let runner: SimulationRunner
+        do { runner = try SimulationRunner(kind: kind, history: history) } catch {
+            return SimViolation(invariant: "harness", detail: "\(error)", step: nil)
+        }
+        do { try await runner.run() } catch { return error }
+        return nil
+    }
+}
+
+/// Random histories of 3–5 devices syncing with one store must keep every invariant
+/// (see `SimulationRunner`). A failure prints the seed, a shrunk replay and its trace.
+@Suite struct SimulationTests {
+    /// Runs histories from `firstSeed` on; stops at `count` histories or `seconds`, whichever first.
+    func runHistories(kind: StoreKind, firstSeed: UInt64, count: Int, seconds: Double?) async throws {
+        let start = Date()
+        var histories = 0
+        var steps = 0
+        var seed = firstSeed
+        while histories < count || seconds != nil {
+            if let seconds, Date().timeIntervalSince(start) >= seconds { break }
+            let history = SimHistory.generate(seed: seed, excluded: SimulationOptions.excluded)
+            let runner = try SimulationRunner(kind: kind, history: history)
+            do {
+                try await runner.run()
+            } catch {
+                let violation = error
+                let (shrunk, shrunkViolation) = await SimulationShrinker.shrink(history, kind: kind, failing: violation.invariant)
+                let replay = try SimulationRunner(kind: kind, history: shrunk)
+                var final: SimViolation?
+                do { try await replay.run() } catch { final = error }
+                Issue.record("""
+                    simulation failed on the \(kind) store, \(violation)
+                    replay it: RECSYNC_SIM_SEED=\(seed) swift test --skip-build --filter SimulationTests
+                    shrunk to \(shrunk.steps.count) of \(history.steps.count) steps, failing \(shrunkViolation ?? final ?? violation):
+                    \(shrunk)
+                    trace of the shrunk history:
+                    \(replay.trace.map { "    " + $0 }.joined(separator: "\n"))
+                    """)
+                return
+            }
+            histories += 1
+            steps += runner.stepsTaken
+            seed &+= 1
+        }
+        let elapsed = Date().timeIntervalSince(start)
+        print("simulation (\(kind) store): \(histories) histories, \(steps) steps in \(Int(elapsed)) s, no invariant broken")
+    }
+
+    @Test func memoryStoreHistories() async throws {
+        if let seed = SimulationOptions.replaySeed {
+            return try await replay(seed: seed, kind: .memory)
+        }
+        if let soak = SimulationOptions.soakSeconds {
+            return try await runHistories(kind: .memory, firstSeed: UInt64(Date().timeIntervalSince1970) << 20, count: 0, seconds: soak)
+        }
+        try await runHistories(kind: .memory, firstSeed: 1, count: SimulationOptions.histories ?? 200, seconds: nil)
+    }
+
+    @Test func gitStoreHistories() async throws {
+        if let seed = SimulationOptions.replaySeed {
+            return try await replay(seed: seed, kind: .git)
+        }
+        if let soak = SimulationOptions.soakSeconds {
+            return try await runHistories(kind: .git, firstSeed: UInt64(Date().timeIntervalSince1970) << 20 | 1 << 19, count: 0, seconds: soak)
+        }
+        try await runHistories(kind: .git, firstSeed: 1_000_001, count: SimulationOptions.histories ?? 24, seconds: nil)
+    }
+
+    /// Plays one seed and prints its trace.
+    func replay(seed: UInt64, kind: StoreKind) async throws {
+        let history = SimHistory.generate(seed: seed, excluded: SimulationOptions.excluded)
+        let runner = try SimulationRunner(kind: kind, history: history)
+        var outcome = "kept every invariant"
+        do { try await runner.run() } catch { outcome = "\(error)" }
+        print("\(history)\ntrace:\n\(runner.trace.map { "    " + $0 }.joined(separator: "\n"))\n\(kind): \(outcome)")
+    }
+}
