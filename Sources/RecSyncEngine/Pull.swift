@@ -59,6 +59,15 @@ extension SyncEngine {
                 deleted.append(ZoneDeletion(zoneID: zone, reason: reasons[zone] ?? .deleted))
             }
         }
+        let interrupted = ws.interruptedPullPath(scope)
+        if !full, FileIO.info(interrupted) != nil {
+            // The last pull was killed after saving zone tokens but before this scope token: a
+            // zone it brought in that went away since is in neither end of the feed (it was
+            // not there at the scope token), so ask for the tombstones of the zones held.
+            let listed = Set(changed).union(deleted.map(\.zoneID))
+            let unlisted = ws.zonesWithTokens().filter { ws.scope(of: $0) == scope && !listed.contains($0) }
+            if !unlisted.isEmpty { deleted += try await store.fetchZoneDeletions(unlisted) }
+        }
         for deletion in deleted {
             try await removeZone(deletion, workspace: ws, report: &report, events: events)
         }
@@ -72,9 +81,13 @@ extension SyncEngine {
         }
         var seen = Set<ZoneID>()
         let zones = changed.filter { seen.insert($0).inserted }
+        // Zone tokens are about to move ahead of the scope token: note it, durably, until the
+        // scope token catches up (read above by the pull after a kill).
+        if !zones.isEmpty { try FileIO.writeAtomically(interrupted, Array("pulling\n".utf8)) }
         try await pullZones(zones, workspace: ws, report: &report, events: events)
         try checkpoint?(.beforeScopeToken(scope))
         try ws.saveToken(token, at: tokenPath)
+        try FileIO.remove(interrupted)
     }
 
     /// Applies a zone deletion: work not yet pushed goes to lost+found, then the directory goes.

@@ -52,9 +52,9 @@ public actor FaultInjectingStore: RemoteStore {
         try await inner.recordZoneChanges(zone: zone, since: token, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
     }
 
-    public func modifyRecords(saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool) async throws(RecSyncError) -> ModifyRecordsResult {
+    public func modifyRecords(saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool, clientChangeTokenData: String?) async throws(RecSyncError) -> ModifyRecordsResult {
         try fail(.beforeWrite)
-        let result = try await inner.modifyRecords(saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically)
+        let result = try await inner.modifyRecords(saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically, clientChangeTokenData: clientChangeTokenData)
         for item in result.saveResults {
             if case .success(let stored) = item.result { landed.append(Landed(recordID: stored.recordID, fields: stored.fields)) }
         }
@@ -69,7 +69,10 @@ public actor FaultInjectingStore: RemoteStore {
         try fail(.beforeWrite)
         let results = try await inner.modifyRecordZones(operations)
         for r in results {
-            if case .save(let zone) = r.operation, case .success = r.result { zonesCreated.append(zone.zoneID) }
+            switch (r.operation, r.result) {
+            case (.save(let zone), .success), (.recreate(let zone), .success): zonesCreated.append(zone.zoneID)
+            default: break
+            }
         }
         try fail(.afterWrite)
         return results
@@ -77,6 +80,10 @@ public actor FaultInjectingStore: RemoteStore {
 
     public func fetchAllRecordZones(scope: DatabaseScope) async throws(RecSyncError) -> [RecordZone] {
         try await inner.fetchAllRecordZones(scope: scope)
+    }
+
+    public func fetchZoneDeletions(_ zoneIDs: [ZoneID]) async throws(RecSyncError) -> [ZoneDeletion] {
+        try await inner.fetchZoneDeletions(zoneIDs)
     }
 
     public func fetchRecords(_ ids: [RecordID], desiredKeys: [String]?) async throws(RecSyncError) -> [RecordResult] {

@@ -213,6 +213,8 @@ public final class Workspace: Sendable {
     }
 
     public func scopeTokenPath(_ scope: DatabaseScope) -> String { "\(stateDir)/tokens/\(scope.rawValue).token" }
+    /// Present while a pull of a scope may have saved zone tokens ahead of its scope token.
+    public func interruptedPullPath(_ scope: DatabaseScope) -> String { "\(stateDir)/tokens/\(scope.rawValue).pulling" }
     public func zoneTokenPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).token" }
     public func refetchPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).refetch" }
     /// Records of the zone the store could not deliver, to fetch again on every pull.

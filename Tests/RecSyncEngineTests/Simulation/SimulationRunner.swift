@@ -57,7 +57,7 @@ final class SimulationRunner {
             let root = fixture.directory.file("ws\(n)")
             _ = try Workspace.create(at: root, config: WorkspaceConfig(user: "alice", remote: kind == .git ? fixture.path : "memory"))
             roots.append(root)
-            stores.append(try fixture.store(as: "alice"))
+            stores.append(try fixture.store(as: "alice", deviceID: "ws\(n)"))  // each workspace its own client-token slot
         }
     }
 
@@ -223,7 +223,7 @@ final class SimulationRunner {
                 return false
             }
             let op: ZoneOperation = switch action {
-            case .create: .save(RecordZone(zoneID: zone))
+            case .create: .recreate(RecordZone(zoneID: zone))  // an explicit create, as `recsync zone create`
             case .delete: .delete(zone)
             case .purge: .purge(zone)
             case .reset: .markEncryptedDataReset(zone)
