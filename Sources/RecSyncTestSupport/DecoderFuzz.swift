@@ -17,6 +17,11 @@ public enum DecoderFuzz {
     public struct Target: Sendable {
         public var name: String
         public var run: @Sendable ([UInt8]) -> Void
+
+        public init(name: String, run: @escaping @Sendable ([UInt8]) -> Void) {
+            self.name = name
+            self.run = run
+        }
     }
 
     static let zone = Build.zone("fuzz")
@@ -202,19 +207,24 @@ public enum DecoderFuzzLoop {
 
     /// Mutates and runs inputs for `seconds`. A crash ends the process (that is the finding);
     /// `log` is told the seed first, so `--seed` replays the run exactly.
-    public static func run(seconds: Double, seed: UInt64? = nil, log: (String) -> Void = { _ in }) -> Result {
+    /// `targets` and `seeds`: other decoders (a test's, reached with `@testable`) and inputs.
+    public static func run(
+        seconds: Double, seed: UInt64? = nil, targets: [DecoderFuzz.Target] = DecoderFuzz.targets,
+        seeds: [[UInt8]] = DecoderFuzz.seeds(), log: (String) -> Void = { _ in }
+    ) -> Result {
         let seed = seed ?? UInt64(Date().timeIntervalSince1970 * 1000)
         log("decoder fuzzing with seed \(seed) for \(seconds) s (replay: --seed \(seed))")
         var g = SeededRandom(seed: seed)
-        var corpus = DecoderFuzz.seeds()
+        var corpus = seeds
         let start = Date()
         var executions = 0
-        for s in corpus { DecoderFuzz.runAll(s); executions += 1 }
+        func runAll(_ bytes: [UInt8]) { for target in targets { target.run(bytes) } }
+        for s in corpus { runAll(s); executions += 1 }
         while Date().timeIntervalSince(start) < seconds {
             for _ in 0..<64 {
                 var input = DecoderFuzz.mutate(g.pick(corpus), corpus: corpus, using: &g)
                 if input.count > 4096 { input.removeSubrange(4096...) }
-                DecoderFuzz.runAll(input)
+                runAll(input)
                 executions += 1
                 // Keep a few mutants to mutate further (no coverage feedback: a random sample).
                 if g.chance(2) {

@@ -31,6 +31,12 @@ enum KnownDefect: String, Hashable, Sendable, CaseIterable {
     /// Left out: deleting, purging or resetting a zone while some workspace's last pull was killed.
     case zoneRemovedAfterKilledPullStays
 
+    /// F5: a record with a pending conflict that the store deletes while the workspace's
+    /// token expires: the full refetch leaves it, `resolve --theirs` writes the conflict's stale
+    /// server copy with a sidecar naming a version the store no longer has, and no later pull
+    /// or push notices. Left out: rewriting history while some workspace has a pending conflict.
+    case refetchLeavesConflictedRecordTheStoreDeleted
+
     /// The operation kinds a history leaves out while this defect is open.
     var triggers: Set<SimOperation> {
         switch self {
@@ -38,6 +44,7 @@ enum KnownDefect: String, Hashable, Sendable, CaseIterable {
         case .reuploadConflictsWithZoneRecreatedElsewhere: [.zoneReset]
         case .falseConflictAfterKilledPush: [.pushKilledAfterCommit]
         case .zoneRemovedAfterKilledPullStays: []
+        case .refetchLeavesConflictedRecordTheStoreDeleted: []
         }
     }
 }
@@ -45,7 +52,9 @@ enum KnownDefect: String, Hashable, Sendable, CaseIterable {
 /// How many histories to run, on which store, and what to leave out.
 struct SimulationOptions {
     /// Open defects whose triggers histories leave out (see SIM-FINDINGS.md).
-    static let knownDefects: Set<KnownDefect> = [.reuploadConflictsWithZoneRecreatedElsewhere]
+    static let knownDefects: Set<KnownDefect> = [
+        .reuploadConflictsWithZoneRecreatedElsewhere, .refetchLeavesConflictedRecordTheStoreDeleted,
+    ]
 
     static var excluded: Set<SimOperation> { knownDefects.reduce(into: []) { $0.formUnion($1.triggers) } }
 
