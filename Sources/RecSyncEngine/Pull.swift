@@ -229,7 +229,11 @@ extension SyncEngine {
             var applier = PageApplier(engine: self, workspace: ws, zone: zone)
             if let seen, !FileManager.default.fileExists(atPath: ws.reuploadMarker(zone)) {
                 let scan = try await ws.scan(zone: zone, base: baseLookup)
-                let candidates = scan.records.filter { $0.knownTag != nil && !seen.contains($0.recordID.recordName) }.map(\.recordID).sorted()
+                // Pending conflicts too, whose record may be new here (no tag): a conflict whose
+                // server copy the store has since deleted must learn it, or settling it with
+                // the store's side would bring the deleted version back.
+                let conflicted = try ws.conflicts(in: zone).filter { $0.server != nil && !seen.contains($0.recordID.recordName) }.map(\.recordID)
+                let candidates = Set(scan.records.filter { $0.knownTag != nil && !seen.contains($0.recordID.recordName) }.map(\.recordID) + conflicted).sorted()
                 for result in try await store.fetchRecords(candidates, desiredKeys: nil) {
                     switch result.result {
                     case .failure(.unknownItem): try await applier.incomingDeletion(result.recordID, index: &index)

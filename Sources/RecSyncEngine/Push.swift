@@ -51,13 +51,27 @@ extension SyncEngine {
             }
         }
         let pendingConflicts = Set(try ws.allConflicts().map(\.recordID))
+        // A zone to upload again that another device has re-created meanwhile: a record the
+        // store holds at the tag this workspace knows was pulled from the new zone, and goes
+        // as an ordinary change; the rest are uploaded as new (one the store holds at another
+        // tag is then a conflict, settled as usual — sending it tag-less for ever would not be).
+        var inSyncWithStore = Set<RecordID>()
+        for scan in scans where reupload.contains(scan.zone) && storeZoneByID[scan.zone] != nil {
+            let known = Dictionary(scan.records.compactMap { r in r.knownTag.map { (r.recordID, $0) } }, uniquingKeysWith: { a, _ in a })
+            for result in try await store.fetchRecords(known.keys.sorted(), desiredKeys: []) {
+                if case .success(let record) = result.result, let tag = record.changeTag, known[result.recordID] == tag {
+                    inSyncWithStore.insert(result.recordID)
+                }
+            }
+        }
         var saves: [Record] = []
         var deletions: [RecordDeletion] = []
         var byID: [RecordID: (scan: Int, record: LocalRecord)] = [:]
         for (i, scan) in scans.enumerated() {
             let defaultType = storeZoneByID[scan.zone]?.defaultRecordType
             for r in scan.records {
-                let resend = reupload.contains(r.recordID.zoneID) && r.state != .deleted
+                let uploadingAgain = reupload.contains(r.recordID.zoneID) && !inSyncWithStore.contains(r.recordID)
+                let resend = uploadingAgain && r.state != .deleted
                 guard r.state != .clean || resend else { continue }
                 if pendingConflicts.contains(r.recordID) {
                     report.notSent.append("\(ws.relative(ws.recordPath(r.recordID))): conflict pending; run 'recsync resolve' first")
@@ -65,7 +79,7 @@ extension SyncEngine {
                 }
                 byID[r.recordID] = (i, r)
                 if r.state == .deleted {
-                    if !reupload.contains(r.recordID.zoneID) {
+                    if !uploadingAgain {
                         deletions.append(RecordDeletion(recordID: r.recordID, changeTag: r.knownTag))
                     }
                     continue
