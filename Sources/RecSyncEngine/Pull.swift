@@ -227,14 +227,17 @@ extension SyncEngine {
             // store about each before deleting it. A zone waiting to be uploaded again after
             // an encrypted-data reset keeps everything.
             var applier = PageApplier(engine: self, workspace: ws, zone: zone)
-            if let seen, !FileManager.default.fileExists(atPath: ws.reuploadMarker(zone)) {
-                let scan = try await ws.scan(zone: zone, base: baseLookup)
-                // Pending conflicts too, whose record may be new here (no tag): a conflict whose
-                // server copy the store has since deleted must learn it, or settling it with
-                // the store's side would bring the deleted version back.
-                let conflicted = try ws.conflicts(in: zone).filter { $0.server != nil && !seen.contains($0.recordID.recordName) }.map(\.recordID)
-                let candidates = Set(scan.records.filter { $0.knownTag != nil && !seen.contains($0.recordID.recordName) }.map(\.recordID) + conflicted).sorted()
-                for result in try await store.fetchRecords(candidates, desiredKeys: nil) {
+            if !FileManager.default.fileExists(atPath: ws.reuploadMarker(zone)) {
+                // Pending conflicts too, whose record may be new here (no tag, so not in the
+                // scan's candidates, and a zone holding only such records fetches as fresh):
+                // a conflict whose server copy the store has since deleted must learn it, or
+                // settling it with the store's side would bring the deleted version back.
+                var candidates = Set(try ws.conflicts(in: zone).filter { $0.server != nil && seen?.contains($0.recordID.recordName) != true }.map(\.recordID))
+                if let seen {
+                    let scan = try await ws.scan(zone: zone, base: baseLookup)
+                    candidates.formUnion(scan.records.filter { $0.knownTag != nil && !seen.contains($0.recordID.recordName) }.map(\.recordID))
+                }
+                for result in try await store.fetchRecords(candidates.sorted(), desiredKeys: nil) {
                     switch result.result {
                     case .failure(.unknownItem): try await applier.incomingDeletion(result.recordID, index: &index)
                     case .success(let record): try await applier.incoming(record, index: &index)

@@ -228,6 +228,82 @@ import Glibc
         #expect(!FileManager.default.fileExists(atPath: laptop.workspace.retryPath(zone("notes"))))
     }
 
+    /// A pull killed after saving a new zone's token but before the scope token, then the
+    /// zone purged: the feed since the old scope token shows neither the zone's creation nor
+    /// its removal, so the next pull must ask for the tombstones of the zones it holds
+    /// (simulation finding F4).
+    @Test func aZoneRemovedAfterAKilledPullIsRemovedByTheNextPull() async throws {
+        let f = EngineFixture()
+        var phone = try f.device("phone")
+        _ = try await phone.pull()  // a scope token from before the zone
+        let alice = try f.store("alice")
+        try await alice.createZones([zone("notes")])
+        _ = try await alice.save([Build.record("r", in: zone("notes"), ["v": .int64(1)])])
+        phone.checkpoint = { (point: SyncEngine.Checkpoint) throws(RecSyncError) in
+            if point == .beforeScopeToken(.private) { throw .internalError("simulated kill before the scope token") }
+        }
+        #expect(await pullError(phone) != nil)
+        phone.checkpoint = nil
+        #expect(try phone.fields("notes", "r") == ["v": .int64(1)], "the zone arrived before the kill")
+        try await alice.zoneOp(.purge(zone("notes")))
+
+        let next = try await phone.pull()
+        #expect(next.zonesRemoved == [ZoneDeletion(zoneID: zone("notes"), reason: .purged)])
+        #expect(!FileManager.default.fileExists(atPath: "\(phone.workspace.root)/private/notes"))
+        #expect(!FileManager.default.fileExists(atPath: phone.workspace.interruptedPullPath(.private)), "the note goes once the scope token is saved")
+        #expect(try await phone.status().isClean)
+    }
+
+    /// After an encrypted-data reset, a workspace whose zone another device re-created first
+    /// settles a differing record once and then pushes it, instead of sending it tag-less
+    /// (as new) on every push for ever (simulation finding F2).
+    @Test func aReuploadIntoAZoneReCreatedElsewhereSettlesOnce() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop"), phone = try f.device("phone")
+        try laptop.write("notes", "r", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        try phone.write("notes", "r", #"{"v": 2}"#)  // not pushed
+        try await f.store("alice").zoneOp(.markEncryptedDataReset(zone("notes")))
+        _ = try await phone.pull()
+        _ = try await laptop.pull()
+        let reuploaded = try await laptop.push()  // the laptop re-creates the zone first
+        #expect(reuploaded.saved.map(\.recordName) == ["r"])
+
+        let pulled = try await phone.pull()
+        #expect(pulled.conflicts.map(\.recordName) == ["r"])
+        _ = try phone.resolve(strategy: .ours)
+        let pushed = try await phone.push()
+        #expect(pushed.conflicts.isEmpty && pushed.notSent.isEmpty, "\(pushed)")
+        #expect(pushed.saved.map(\.recordName) == ["r"])
+        #expect(!FileManager.default.fileExists(atPath: phone.workspace.reuploadMarker(zone("notes"))), "the re-upload is over")
+        #expect(try await f.store("alice").fetchRecords([try RecordID(recordName: "r", zoneID: zone("notes"))])[0].result.get().fields == ["v": .int64(2)])
+    }
+
+    /// A conflict whose server copy the store deletes while this workspace's tokens expire:
+    /// the refetch tells the conflict, so settling it with the store's side removes the
+    /// record rather than bringing the deleted version back (simulation finding F5).
+    @Test func aRefetchTellsAPendingConflictThatTheStoreDeletedItsRecord() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop"), phone = try f.device("phone")
+        _ = try await phone.pull()
+        try laptop.write("notes", "r", #"{"a": 1}"#)
+        _ = try await laptop.push()
+        try phone.write("notes", "r", #"{"b": 2}"#)  // new here, never synced
+        let first = try await phone.pull()
+        #expect(first.conflicts.map(\.recordName) == ["r"])
+        try FileManager.default.removeItem(atPath: laptop.path("notes", "r"))
+        f.storage.rewriteHistory()
+        _ = try await laptop.push()
+
+        let refetched = try await phone.pull()
+        #expect(refetched.expiredTokens.count >= 1)
+        #expect(try phone.workspace.allConflicts().first?.server == nil, "the conflict learnt the deletion")
+        _ = try phone.resolve(strategy: .theirs)
+        #expect(try phone.fields("notes", "r") == nil, "the store's side is: no such record")
+        #expect(try await phone.status().isClean)
+    }
+
     /// An edit pushed over a store copy that cannot be read is refused as a problem, not
     /// reported as a conflict with the store's copy "deleted" (settling that with the store's
     /// side would drop the edit while the store still holds the record); --force replaces it.
