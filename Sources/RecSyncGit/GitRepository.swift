@@ -278,6 +278,18 @@ public final class GitRepository {
         return git_odb_exists(odb, &raw) == 1
     }
 
+    /// The size of an object, read from its header (a packed object is not inflated).
+    public func objectSize(_ oid: GitOID) throws(GitError) -> Int {
+        var odb: OpaquePointer?
+        try check("git_repository_odb", git_repository_odb(&odb, pointer))
+        defer { git_odb_free(odb) }
+        var raw = oid.raw
+        var size = 0
+        var type = GIT_OBJECT_ANY
+        try check("git_odb_read_header", git_odb_read_header(&size, &type, odb, &raw))
+        return size
+    }
+
     /// The bytes of a blob.
     public func blob(_ oid: GitOID) throws(GitError) -> [UInt8] {
         var raw = oid.raw

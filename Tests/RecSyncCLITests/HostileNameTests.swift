@@ -104,14 +104,18 @@ import Testing
         let f = try storeWithNotes()
         let zone = try ZoneID(zoneName: "notes", ownerName: "alice")
         let huge = Build.record("huge", in: zone, ["s": .string(String(repeating: "x", count: 1_100_000))])
+        // Far over: refused from the object's header, never read into memory.
+        let vast = Build.record("vast", in: zone, ["s": .string(String(repeating: "y", count: 17_000_000))])
         let small = Build.record("small", in: zone, ["n": .int64(3)])
-        try GitCLI.commitFiles([huge, small].map { (StoreLayout.recordPath($0.recordID), StoreEncoding.encode($0)) }, toStore: f.storePath)
+        try GitCLI.commitFiles([huge, vast, small].map { (StoreLayout.recordPath($0.recordID), StoreEncoding.encode($0)) }, toStore: f.storePath)
         for pulled in [try f.run(["pull"], in: "alice"), try f.run(["clone", "store.git", "fresh"])] {
             #expect(pulled.stderr.contains("over the 1 MB limit"), "\(pulled)")
+            #expect(pulled.stderr.contains("skipped unread"), "\(pulled)")
         }
         for ws in ["alice", "fresh"] {
             #expect(try f.fields(ws, "private/notes/small.json")?["n"] as? Int == 3)
             #expect(try f.fields(ws, "private/notes/huge.json") == nil)
+            #expect(try f.fields(ws, "private/notes/vast.json") == nil)
         }
     }
 }

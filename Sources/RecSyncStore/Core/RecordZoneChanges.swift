@@ -1,5 +1,8 @@
 import RecSyncModel
 
+/// The largest stored record blob read at all (see `StoreCore.readRecord`).
+let maxRecordBlobBytes = 16 * Record.maxFieldDataBytes
+
 extension StoreCore {
     /// Records changed and deleted in a zone since a zone token, a page at a time.
     ///
@@ -60,6 +63,12 @@ extension StoreCore {
 
     /// Decodes one stored record version, checking that it is the record its path says.
     func readRecord(_ id: RecordID, tag: String, path: String) throws(RecSyncError) -> Record {
+        // A blob far past what any record within the limit encodes to (escaping a string's
+        // control characters takes 6 bytes each) is refused from its header, unread: someone
+        // may have committed 50 MB there with plain git, and every pull would read it.
+        if let size = try backend.blobSize(tag), size > maxRecordBlobBytes {
+            throw .storeCorrupt("\(path): record '\(id.recordName)' is stored as \(size) bytes, far over the 1 MB limit every save keeps to; skipped unread. Shrink or remove it in the store")
+        }
         guard let bytes = try backend.blob(tag) else {
             throw .storeCorrupt("\(path): the store lacks object \(tag); run 'git fsck' on the store")
         }

@@ -72,6 +72,8 @@ protocol StoreBackend: AnyObject {
     func recordTag(_ id: RecordID, at commit: String) throws(RecSyncError) -> String?
     /// The stored bytes of a record version, nil if the store no longer has it.
     func blob(_ tag: String) throws(RecSyncError) -> [UInt8]?
+    /// The size of a stored record version without reading it, nil if the store lacks it.
+    func blobSize(_ tag: String) throws(RecSyncError) -> Int?
     /// Records that differ in a zone between `base` (nil: nothing) and `target`, in a fixed
     /// order, starting after key `after`, at most `limit`.
     func recordChanges(zone: ZoneID, from base: String?, to target: String, after: String?, limit: Int) throws(RecSyncError) -> RawRecordChangeBatch

@@ -155,6 +155,14 @@ final class GitBackend: StoreBackend {
         return e.oid.hex
     }
 
+    func blobSize(_ tag: String) throws(RecSyncError) -> Int? {
+        guard let o = GitOID(hex: tag) else { return nil }
+        return try git("reading the size of object \(tag)") { () throws(GitError) -> Int? in
+            guard try repository.contains(o) else { return nil }
+            return try repository.objectSize(o)
+        }
+    }
+
     func blob(_ tag: String) throws(RecSyncError) -> [UInt8]? {
         guard let o = GitOID(hex: tag) else { return nil }
         return try git("reading object \(tag)") { () throws(GitError) -> [UInt8]? in

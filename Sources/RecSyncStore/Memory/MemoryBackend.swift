@@ -155,6 +155,10 @@ final class MemoryBackend: StoreBackend {
         storage.state.withLock { $0.blobs[tag] }
     }
 
+    func blobSize(_ tag: String) throws(RecSyncError) -> Int? {
+        storage.state.withLock { $0.blobs[tag]?.count }
+    }
+
     func recordChanges(zone: ZoneID, from base: String?, to target: String, after: String?, limit: Int) throws(RecSyncError) -> RawRecordChangeBatch {
         let old = try base.map { c throws(RecSyncError) in try snapshot(c) }?.zones[zone]?.records ?? [:]
         let new = try snapshot(target).zones[zone]?.records ?? [:]
