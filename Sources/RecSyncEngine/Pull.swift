@@ -138,10 +138,13 @@ extension SyncEngine {
         var failure: RecSyncError?
         for (zone, result) in zip(zones, results) {
             guard let result else { continue }  // not started: an earlier zone failed
-            report.zonesChanged.append(zone)
             switch result {
-            case .success(let r): report.merge(r)
-            case .failure(let error): failure = failure ?? error
+            case .success(let r):
+                if !r.zonesSkipped.contains(zone) { report.zonesChanged.append(zone) }
+                report.merge(r)
+            case .failure(let error):
+                report.zonesChanged.append(zone)
+                failure = failure ?? error
             }
         }
         if let failure { throw failure }
@@ -179,12 +182,14 @@ extension SyncEngine {
             } catch .zoneNotFound, .userDeletedZone {
                 // Gone since the database changes were read; the next pull removes it.
                 report.warnings.append("zone \(zone) went away during the pull; pull again")
+                report.zonesSkipped.append(zone)
                 return
             } catch .storeCorrupt(let why) {
                 // The zone's own entry in the store is unreadable (its zone.json): that zone is
                 // skipped and reported, the rest of the pull (or clone) goes on. What this pull
                 // made for it goes again, so the empty directory does not read as a new zone.
                 report.warnings.append("zone \(zone) skipped: \(why)")
+                report.zonesSkipped.append(zone)
                 if madeDirectory && FileIO.list(ws.zoneDirectory(zone)).isEmpty { try FileIO.remove(ws.zoneDirectory(zone)) }
                 if startedRefetch { try refetch.end() }
                 return

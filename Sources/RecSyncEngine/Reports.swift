@@ -17,6 +17,8 @@ public enum SyncEvent: Sendable, Hashable {
 /// What `pull` did.
 public struct PullReport: Sendable, Hashable {
     public var zonesChanged: [ZoneID] = []
+    /// Zones the store listed as changed that this pull could not read (reported in `warnings`).
+    public var zonesSkipped: [ZoneID] = []
     public var zonesRemoved: [ZoneDeletion] = []
     public var recordsWritten = 0
     public var recordsDeleted = 0
@@ -33,6 +35,7 @@ public struct PullReport: Sendable, Hashable {
     /// Adds what the pull of one zone did.
     mutating func merge(_ other: PullReport) {
         zonesChanged += other.zonesChanged
+        zonesSkipped += other.zonesSkipped
         zonesRemoved += other.zonesRemoved
         recordsWritten += other.recordsWritten
         recordsDeleted += other.recordsDeleted
@@ -77,9 +80,11 @@ public struct StatusReport: Sendable, Hashable {
     public var changes: [LocalChange] = []
     /// Zone directories that do not exist on the store yet (a push creates them).
     public var newZones: [ZoneID] = []
+    /// Zones kept after an encrypted-data reset, which the next push creates and uploads again.
+    public var zonesToUploadAgain: [ZoneID] = []
     public var conflicts: [RecordID] = []
     public var problems: [String] = []
 
     public init() {}
-    public var isClean: Bool { changes.isEmpty && newZones.isEmpty && conflicts.isEmpty && problems.isEmpty }
+    public var isClean: Bool { changes.isEmpty && newZones.isEmpty && zonesToUploadAgain.isEmpty && conflicts.isEmpty && problems.isEmpty }
 }

@@ -80,7 +80,11 @@ public struct SyncEngine: Sendable {
         }
         let scans = try await scanZones(zones, workspace: workspace, changesOnly: true)
         for (zone, scan) in zip(zones, scans) {
-            if missing.contains(zone) && !removed.contains(zone) { report.newZones.append(zone) }
+            if FileManager.default.fileExists(atPath: workspace.reuploadMarker(zone)) {
+                report.zonesToUploadAgain.append(zone)
+            } else if missing.contains(zone) && !removed.contains(zone) {
+                report.newZones.append(zone)
+            }
             report.problems += scan.problems
             report.problems += try RetryList.load(workspace, zone: zone).problems(workspace, zone: zone)
             for r in scan.changes {

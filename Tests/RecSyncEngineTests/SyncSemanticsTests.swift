@@ -87,8 +87,11 @@ import Glibc
         if reason == .encryptedDataReset {
             #expect(try laptop.fields("notes", "a") == ["v": .int64(1)], "the only copy left is kept")
             #expect(pulled.lostAndFound.isEmpty)
+            let waiting = try await laptop.status()
+            #expect(waiting.zonesToUploadAgain == [zone("notes")] && waiting.newZones.isEmpty, "status shows the pending upload")
             let pushed = try await laptop.push()
             #expect(pushed.zonesCreated == [zone("notes")] && pushed.saved.count == 1)
+            #expect(try await laptop.status().isClean)
         } else {
             #expect(try laptop.fields("notes", "a") == nil)
         }

@@ -9,6 +9,7 @@ struct StatusCommand: RecSyncSubcommand {
         abstract: "Show local changes since the last sync, new zones, conflicts and problems.",
         discussion: """
             One line per item: A new record, M modified, D deleted, Z new zone (created on push), \
+            U zone to upload again after an encrypted-data reset (on push), \
             C conflict pending, ! a file that cannot be pushed (with the problem).
             """)
 
@@ -28,6 +29,7 @@ struct StatusCommand: RecSyncSubcommand {
                     return .object(o)
                 }),
                 "newZones": .array(report.newZones.map { .object(["zone": .string($0.zoneName), "owner": .string($0.ownerName), "path": .string(ws.relative(ws.zoneDirectory($0)))]) }),
+                "zonesToUploadAgain": .array(report.zonesToUploadAgain.map { .object(["zone": .string($0.zoneName), "owner": .string($0.ownerName), "path": .string(ws.relative(ws.zoneDirectory($0)))]) }),
                 "conflicts": .array(report.conflicts.map { .object(SyncOutput.recordObject($0, workspace: ws)) }),
                 "problems": .array(report.problems.map(JSONValue.string)),
                 "clean": .bool(report.isClean),
@@ -35,6 +37,9 @@ struct StatusCommand: RecSyncSubcommand {
             return ExitCodes.success
         }
         for zone in report.newZones { console.out(console.paint("Z", .green) + " " + ws.relative(ws.zoneDirectory(zone)) + "/") }
+        for zone in report.zonesToUploadAgain {
+            console.out(console.paint("U", .yellow) + " " + ws.relative(ws.zoneDirectory(zone)) + "/ (encrypted data reset on the store: the next push creates it and uploads its records again)")
+        }
         // A record in conflict is shown once, as a conflict.
         for change in report.changes where !report.conflicts.contains(change.recordID) {
             let letter = switch change.kind {

@@ -20,6 +20,8 @@ struct SyncOutput {
     static func describe(_ event: SyncEvent, workspace ws: Workspace) -> String {
         switch event {
         case .zoneChanged(let z): return "fetching \(ws.relative(ws.zoneDirectory(z)))/"
+        case .zoneRemoved(let z, .encryptedDataReset, _):
+            return "kept \(ws.relative(ws.zoneDirectory(z)))/ (zone encryptedDataReset): the next push uploads it again"
         case .zoneRemoved(let z, let reason, let saved):
             return "removed \(ws.relative(ws.zoneDirectory(z)))/ (zone \(reason.rawValue))" + (saved.map { "; unpushed edits saved in \($0)" } ?? "")
         case .zoneCreated(let z): return "created zone \(z.zoneName)"
@@ -41,6 +43,7 @@ struct SyncOutput {
             console.document([
                 "command": .string(command),
                 "zonesChanged": .array(report.zonesChanged.map(zoneJSON)),
+                "zonesSkipped": .array(report.zonesSkipped.map(zoneJSON)),
                 "zonesRemoved": .array(report.zonesRemoved.map(zoneRemovalJSON)),
                 "recordsWritten": .int(Int64(report.recordsWritten)),
                 "recordsDeleted": .int(Int64(report.recordsDeleted)),
@@ -69,7 +72,11 @@ struct SyncOutput {
             console.info(parts.joined(separator: "; "))
         }
         for d in report.zonesRemoved {
-            console.info("removed \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (zone \(d.reason.rawValue) on the store)")
+            if d.reason == .encryptedDataReset {
+                console.info("kept \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (zone encryptedDataReset on the store): the next push creates it and uploads its records again")
+            } else {
+                console.info("removed \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (zone \(d.reason.rawValue) on the store)")
+            }
         }
         for path in report.lostAndFound {
             console.out("unpushed edits of a removed zone were saved in \(path)/")
