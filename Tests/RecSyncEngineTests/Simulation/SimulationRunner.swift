@@ -177,6 +177,11 @@ final class SimulationRunner {
         case .pull(let ws, let crashAt):
             var engine = try engine(ws)
             if let crashAt {
+                if SimulationOptions.knownDefects.contains(.changesLostAfterPullKilledMidBatch) {
+                    // One page per zone: the killed pull leaves no mid-batch token behind.
+                    engine.pageSize = 1000
+                    engine.fullFetchPageSize = 1000
+                }
                 let calls = Mutex(0)
                 engine.checkpoint = { (point: SyncEngine.Checkpoint) throws(RecSyncError) in
                     let n = calls.withLock { $0 += 1; return $0 }
