@@ -1,3 +1,4 @@
+import Synchronization
 import Foundation
 import RecSyncEngine
 import RecSyncModel
@@ -368,4 +369,40 @@ func overwriteKeepingStamp(_ path: String, with text: String) throws {
     var times = [st.st_atim, st.st_mtim]
     #expect(futimens(fd, &times) == 0)
     close(fd)
+}
+
+/// Simulation finding F6, replayed step by step: a pull killed after writing the last page of
+/// a zone but before saving its token resumes from the page before, whose batch is fixed to an
+/// older target. The resumed batch must not end there while the database token moves to the
+/// head, or a change committed in between is never fetched.
+@Suite struct KilledMidBatchTests {
+    @Test func aChangeAfterAPullKilledMidBatchStillArrives() async throws {
+        let f = EngineFixture()
+        var ws2 = try f.device("ws2")
+        let ws1 = try f.device("ws1"), ws0 = try f.device("ws0")
+        ws2.pageSize = 2
+        ws2.fullFetchPageSize = 3
+        ws2.zoneWorkers = 1
+        try ws2.write("z0", "r2", #"{"b": "w2v2"}"#)
+        try ws1.write("z0", "r0", #"{"a": "w1v3"}"#)
+        try ws0.write("z0", "r0", #"{"a": "w0v5"}"#)
+        try ws2.write("z0", "r1", #"{"b": "w2v6"}"#)
+        _ = try await ws2.push()
+        try ws0.write("z0", "r3", #"{"b": "w0v8"}"#)
+        _ = try await ws0.push()
+        let calls = Mutex(0)
+        ws2.checkpoint = { (point: SyncEngine.Checkpoint) throws(RecSyncError) in
+            if calls.withLock({ $0 += 1; return $0 }) == 4 { throw .internalError("killed at \(point)") }
+        }
+        let killed = await pullError(ws2)
+        ws2.checkpoint = nil
+        #expect(killed != nil)
+        _ = try await ws1.pull()
+        _ = try ws1.resolve(strategy: .ours)
+        let pushed = try await ws1.push()
+        #expect(pushed.saved.map(\.recordName) == ["r0"])
+        let p1 = try await ws2.pull()
+        let p2 = try await ws2.pull()
+        #expect(try ws2.fields("z0", "r0") == ["a": .string("w1v3")], "killed: \(String(describing: killed)) then \(p1) then \(p2)")
+    }
 }

@@ -58,7 +58,11 @@ extension StoreCore {
         }
         // As of the range's target: one lookup in the zone's tree, whatever the history's length.
         let clientToken = try backend.clientToken(zoneID, client: actor.clientSlot, at: target).map { String(decoding: $0, as: UTF8.self) }
-        return RecordZoneChanges(modifications: modifications, deletions: deletions, changeToken: newToken.token, moreComing: batch.more, warnings: warnings, clientChangeTokenData: clientToken)
+        // A batch resumed from a saved page token ends at the target it was fixed to; what
+        // was committed since is more to come, or a client whose database token has moved on
+        // to the head would never fetch it (simulation finding F6).
+        let more = batch.more || target != head
+        return RecordZoneChanges(modifications: modifications, deletions: deletions, changeToken: newToken.token, moreComing: more, warnings: warnings, clientChangeTokenData: clientToken)
     }
 
     /// Decodes one stored record version, checking that it is the record its path says.

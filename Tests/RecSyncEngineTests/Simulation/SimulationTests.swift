@@ -58,7 +58,7 @@ enum KnownDefect: String, Hashable, Sendable, CaseIterable {
 /// How many histories to run, on which store, and what to leave out.
 struct SimulationOptions {
     /// Open defects whose triggers histories leave out (see SIM-FINDINGS.md).
-    static let knownDefects: Set<KnownDefect> = [.changesLostAfterPullKilledMidBatch]
+    static let knownDefects: Set<KnownDefect> = []
 
     static var excluded: Set<SimOperation> { knownDefects.reduce(into: []) { $0.formUnion($1.triggers) } }
 
