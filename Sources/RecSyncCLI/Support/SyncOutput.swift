@@ -82,7 +82,7 @@ struct SyncOutput {
             console.out("unpushed edits of a removed zone were saved in \(path)/")
         }
         for what in report.expiredTokens {
-            console.info("the \(what) token had expired (the store's history was rewritten); fetched again in full")
+            console.info("the \(what) token was no longer valid (the store's history was rewritten, or the zone deleted and created again); fetched again in full")
         }
         if !report.lostAndFound.isEmpty {
             console.hint("look through lost+found and copy back what you still need (into a zone that exists)")
