@@ -72,6 +72,10 @@ extension SyncEngine {
                 guard case .success(let stored) = result.result, stored.recordType == sent.type, ZoneIndex.hash(stored.fields) == sent.hash else { continue }
                 batch.write(ws.sidecarPath(stored.recordID), WorkspaceEncoding.encodeSystemFields(stored.systemFields))
             }
+            // As a push that finished would: the next pull looks these up by name, since one
+            // created by this save and deleted elsewhere since is in neither end of its diff.
+            let existing = try FileIO.read(ws.pushedPath(zoneID)) ?? []
+            batch.write(ws.pushedPath(zoneID), existing + pending.records.flatMap { Array($0.name.utf8) + [10] })
         }
         try batch.commit()
         try FileIO.remove(ws.pendingPushPath)

@@ -66,7 +66,16 @@ extension SyncEngine {
             // not there at the scope token), so ask for the tombstones of the zones held.
             let listed = Set(changed).union(deleted.map(\.zoneID))
             let unlisted = ws.zonesWithTokens().filter { ws.scope(of: $0) == scope && !listed.contains($0) }
-            if !unlisted.isEmpty { deleted += try await store.fetchZoneDeletions(unlisted) }
+            if !unlisted.isEmpty {
+                if scope == .private {
+                    deleted += try await store.fetchZoneDeletions(unlisted)
+                } else {
+                    // Another owner's zone no longer shared with this user, or gone: deleted
+                    // for this user's shared database, as a full listing would say.
+                    let visible = Set(try await store.fetchAllRecordZones(scope: .shared).map(\.zoneID))
+                    deleted += unlisted.filter { !visible.contains($0) }.map { ZoneDeletion(zoneID: $0, reason: .deleted) }
+                }
+            }
         }
         for deletion in deleted {
             try await removeZone(deletion, workspace: ws, report: &report, events: events)
@@ -232,7 +241,7 @@ extension SyncEngine {
             // store about each before deleting it. A zone waiting to be uploaded again after
             // an encrypted-data reset keeps everything.
             var applier = PageApplier(engine: self, workspace: ws, zone: zone)
-            if !FileManager.default.fileExists(atPath: ws.reuploadMarker(zone)) {
+            if FileIO.info(ws.reuploadMarker(zone))?.isRegular != true {
                 // Pending conflicts too, whose record may be new here (no tag, so not in the
                 // scan's candidates, and a zone holding only such records fetches as fresh):
                 // a conflict whose server copy the store has since deleted must learn it, or

@@ -61,6 +61,10 @@ public enum ZoneOperation: Sendable, Hashable {
     /// As `save`, and brings back a zone that was deleted, purged or reset: an explicit
     /// create (`recsync zone create`, the upload after an encrypted-data reset).
     case recreate(RecordZone)
+    /// As `save`, and brings back a zone whose tombstone says `encryptedDataReset` (the upload
+    /// after a reset), but not one deleted or purged since: decided in the same commit, so a
+    /// device that purges the zone meanwhile is never overridden by a re-upload.
+    case uploadAfterReset(RecordZone)
     /// Deletes the zone and its records (reason `deleted`).
     case delete(ZoneID)
     /// Deletes the zone and its records; clients must not upload it again (reason `purged`).
@@ -70,7 +74,7 @@ public enum ZoneOperation: Sendable, Hashable {
 
     public var zoneID: ZoneID {
         switch self {
-        case .save(let z), .recreate(let z): z.zoneID
+        case .save(let z), .recreate(let z), .uploadAfterReset(let z): z.zoneID
         case .delete(let z), .purge(let z), .markEncryptedDataReset(let z): z
         }
     }

@@ -70,7 +70,7 @@ public actor FaultInjectingStore: RemoteStore {
         let results = try await inner.modifyRecordZones(operations)
         for r in results {
             switch (r.operation, r.result) {
-            case (.save(let zone), .success), (.recreate(let zone), .success): zonesCreated.append(zone.zoneID)
+            case (.save(let zone), .success), (.recreate(let zone), .success), (.uploadAfterReset(let zone), .success): zonesCreated.append(zone.zoneID)
             default: break
             }
         }

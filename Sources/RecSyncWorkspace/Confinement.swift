@@ -80,15 +80,18 @@ extension FileIO {
     /// directory that libgit2 writes into by path, such as a network store's mirror, whose
     /// `objects/` or `refs/` could otherwise point outside the workspace. Visits every entry
     /// once without following links; a mirror holds a few hundred.
-    public static func refuseLinks(within path: String) throws(RecSyncError) {
+    /// `depth` bounds how deep it looks (1: the entries of `path` itself): a repository's
+    /// `objects/xx/` hold files libgit2 only ever renames into place, which replaces a link.
+    public static func refuseLinks(within path: String, depth: Int = .max) throws(RecSyncError) {
         try refuseLink(path)
-        var directories = [path]
-        while let dir = directories.popLast() {
+        var directories = [(path, 0)]
+        while let (dir, level) = directories.popLast() {
+            guard level < depth else { continue }
             for name in listUnsorted(dir) {
                 let entry = "\(dir)/\(name)"
                 guard let found = info(entry) else { continue }
                 if found.isSymlink { throw Confinement.linkRefused(entry) }
-                if found.isDirectory { directories.append(entry) }
+                if found.isDirectory { directories.append((entry, level + 1)) }
             }
         }
     }

@@ -19,6 +19,9 @@ extension Workspace {
         if let git = FileIO.info("\(root)/.git"), git.isSymlink || !git.isDirectory {
             throw .fileSystem(path: "\(root)/.git", message: "is a link or a file, not the workspace's own repository; snapshots are committed only into a real .git directory at the workspace root: move it away, or commit without --commit")
         }
+        // Nor through a link inside it (`objects/`, `refs/heads/`, `index`), which libgit2
+        // would also follow.
+        if FileIO.info("\(root)/.git") != nil { try FileIO.refuseLinks(within: "\(root)/.git", depth: 2) }
         do {
             let repo = try GitRepository.openOrInitWorkTree(at: root)
             let author = try snapshotIdentity("AUTHOR", repo: repo, environment: environment, time: time)

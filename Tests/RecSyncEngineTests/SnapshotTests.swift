@@ -60,15 +60,22 @@ import Testing
         let laptop = try f.device("laptop")
         let root = laptop.workspace.root
         let pulled = try await laptop.pull()
-        for gitEntry in ["link", "file"] {
+        for gitEntry in ["link", "file", "objects link"] {
             try? FileManager.default.removeItem(atPath: root + "/.git")
-            if gitEntry == "link" {
+            switch gitEntry {
+            case "link":
                 try FileManager.default.createSymbolicLink(atPath: root + "/.git", withDestinationPath: other + "/.git")
-            } else {
+            case "file":
                 try writeFile(root + "/.git", "gitdir: \(other)/.git\n")
+            default:
+                // A real .git whose objects/ is a link: libgit2 would write objects through it.
+                try GitCLI.run(["init", "-q"], in: root)
+                try FileManager.default.removeItem(atPath: root + "/.git/objects")
+                try FileManager.default.createSymbolicLink(atPath: root + "/.git/objects", withDestinationPath: other + "/.git/objects")
             }
             #expect(throws: RecSyncError.self, "a .git \(gitEntry) is refused") { _ = try laptop.commitSnapshot(after: pulled) }
             #expect((try? GitCLI.run(["rev-parse", "--verify", "-q", "HEAD"], in: other)) == nil, "nothing committed in the other repository")
+            #expect(try GitCLI.run(["count-objects"], in: other).hasPrefix("0 objects"), "no object written through the link (\(gitEntry))")
         }
     }
 

@@ -258,6 +258,56 @@ import Glibc
         #expect(try await phone.status().isClean)
     }
 
+    /// A push killed after the store commit, settled by the next push (client token), then
+    /// the record deleted elsewhere: the next pull must still look it up by name, as after a
+    /// push that finished, since it is in neither end of the pull's diff.
+    @Test func aRecordSettledAfterAKilledPushAndDeletedElsewhereGoes() async throws {
+        let f = EngineFixture()
+        var laptop = try f.device("laptop")
+        _ = try await laptop.pull()
+        try await f.store("alice").createZones([zone("notes")])
+        _ = try await laptop.pull()  // a zone token from before the record
+        try laptop.write("notes", "r", #"{"v": 1}"#)
+        laptop.checkpoint = { (point: SyncEngine.Checkpoint) throws(RecSyncError) in
+            if point == .afterPushCommitBeforeSidecars { throw .internalError("simulated crash after the store commit") }
+        }
+        #expect(await pushError(laptop) != nil)
+        laptop.checkpoint = nil
+        let settled = try await laptop.push()
+        #expect(settled.conflicts.isEmpty && settled.saved.isEmpty, "\(settled)")
+        let alice = try f.store("alice")
+        let stored = try await alice.fetchRecords([try RecordID(recordName: "r", zoneID: zone("notes"))])[0].result.get()
+        _ = try await alice.delete([stored])
+
+        _ = try await laptop.pull()
+        #expect(try laptop.fields("notes", "r") == nil, "the deletion reached this workspace")
+        #expect(try await laptop.status().isClean)
+    }
+
+    /// A pull killed before its shared scope token, after bringing in a zone shared with this
+    /// user; the owner then stops sharing it: the next pull removes it here.
+    @Test func aSharedZoneUnsharedAfterAKilledPullIsRemoved() async throws {
+        let f = EngineFixture()
+        let alice = try f.store("alice")
+        let notes = zone("notes", owner: "alice")
+        var bob = try f.device("bob", user: "bob")
+        _ = try await bob.pull()
+        try await alice.createZones([notes])
+        _ = try await alice.save([Build.record("r", in: notes, ["v": .int64(1)])])
+        try await alice.zoneOp(.save(RecordZone(zoneID: notes, participants: [ShareParticipant(userRecordName: "bob", permission: .readOnly)])))
+        bob.checkpoint = { (point: SyncEngine.Checkpoint) throws(RecSyncError) in
+            if point == .beforeScopeToken(.shared) { throw .internalError("simulated kill before the shared scope token") }
+        }
+        #expect(await pullError(bob) != nil)
+        bob.checkpoint = nil
+        let path = "\(bob.workspace.root)/shared/alice/notes/r.json"
+        #expect(FileManager.default.fileExists(atPath: path))
+        try await alice.zoneOp(.delete(notes))
+
+        _ = try await bob.pull()
+        #expect(!FileManager.default.fileExists(atPath: path), "the zone gone for bob is removed")
+    }
+
     /// After an encrypted-data reset, a workspace whose zone another device re-created first
     /// settles a differing record once and then pushes it, instead of sending it tag-less
     /// (as new) on every push for ever (simulation finding F2).

@@ -523,6 +523,25 @@ import Testing
         #expect(try await alice.fetchAllRecordZones(scope: .private).first { $0.zoneID == notes }?.defaultRecordType == "Note")
     }
 
+    /// The upload after an encrypted-data reset brings back a reset zone, but never one that
+    /// was deleted or purged after the reset: decided in the store's own commit.
+    @Test(arguments: StoreKind.allCases)
+    func anUploadAfterAResetDoesNotOverrideALaterPurge(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes, todo])
+        try await alice.zoneOp(.markEncryptedDataReset(notes))
+        try await alice.zoneOp(.markEncryptedDataReset(todo))
+        // Another device re-creates todo after the reset, then purges it.
+        try await alice.zoneOp(.recreate(RecordZone(zoneID: todo)))
+        try await alice.zoneOp(.purge(todo))
+
+        let results = try await alice.modifyRecordZones([.uploadAfterReset(RecordZone(zoneID: notes)), .uploadAfterReset(RecordZone(zoneID: todo))])
+        #expect((try? results[0].result.get()) != nil, "a reset zone comes back for its upload")
+        #expect(results[1].result.failureCode == .userDeletedZone, "a purge since the reset wins")
+        #expect(try await alice.fetchZoneDeletions([notes, todo]).map(\.reason) == [.purged])
+    }
+
     @Test func lostRacesAreRetriedThenReportedAsBusy() async throws {
         let fixture = try StoreFixture(.memory)
         let alice = try fixture.store(as: "alice")

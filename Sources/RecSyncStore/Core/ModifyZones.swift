@@ -28,7 +28,7 @@ extension StoreCore {
                     }
                     let existing = try backend.zone(zoneID, at: head).map { entry throws(RecSyncError) in try entry.zone.get() }
                     switch operation {
-                    case .save(var zone), .recreate(var zone):
+                    case .save(var zone), .recreate(var zone), .uploadAfterReset(var zone):
                         if let t = zone.defaultRecordType { try NameRules.validateRecordType(t) }
                         for p in zone.participants {
                             try NameRules.validateOwnerName(p.userRecordName)
@@ -39,8 +39,12 @@ extension StoreCore {
                             zone.incarnation = existing.incarnation
                             summary.append("updated \(zoneID)")
                         } else {
-                            if case .save = operation, let reason = try backend.tombstone(zoneID, at: head) {
-                                throw Self.zoneGoneError(zoneID, reason: reason)
+                            if let reason = try backend.tombstone(zoneID, at: head) {
+                                switch operation {
+                                case .save: throw Self.zoneGoneError(zoneID, reason: reason)
+                                case .uploadAfterReset where reason != .encryptedDataReset: throw Self.zoneGoneError(zoneID, reason: reason)
+                                default: break
+                                }
                             }
                             zone.created = stamp(time)
                             let incarnation = incarnations[zoneID] ?? UUID().uuidString.lowercased()
