@@ -85,7 +85,7 @@ extension SyncEngine {
         let gone = Set(deleted.map(\.zoneID))
         // So are zones with records the store could not deliver before (see `RetryList`).
         for zone in ws.zonesWithTokens() where ws.scope(of: zone) == scope && !gone.contains(zone) && !changed.contains(zone)
-            && (FileManager.default.fileExists(atPath: ws.pushedPath(zone)) || FileManager.default.fileExists(atPath: ws.retryPath(zone))) {
+            && [ws.pushedPath(zone), ws.retryPath(zone), ws.applyingPath(zone)].contains(where: { FileManager.default.fileExists(atPath: $0) }) {
             changed.append(zone)
         }
         var seen = Set<ZoneID>()
@@ -124,6 +124,7 @@ extension SyncEngine {
         try FileIO.remove(ws.refetchPath(zone))
         try FileIO.remove(ws.pushedPath(zone))
         try FileIO.remove(ws.retryPath(zone))
+        try FileIO.remove(ws.applyingPath(zone))
         try ws.saveToken(nil, at: ws.zoneTokenPath(zone))
         report.zonesRemoved.append(deletion)
     }
@@ -170,6 +171,13 @@ extension SyncEngine {
         if token == nil { try refetch.start(fresh: ws.holdsNoSyncedRecord(zone)) }
         var index = ZoneIndex.load(ws, zone: zone)
         var listing = token == nil ? ZoneListing(ws, zone: zone) : nil
+        // A page a killed pull was applying: its names join the ones looked up by name at the
+        // end (see `checkPushedRecords`).
+        if let names = try FileIO.read(ws.applyingPath(zone)) {
+            let existing = try FileIO.read(ws.pushedPath(zone)) ?? []
+            try FileIO.writeAtomically(ws.pushedPath(zone), existing + names + (names.last == 10 || names.isEmpty ? [] : [10]))
+            try FileIO.remove(ws.applyingPath(zone))
+        }
         var retry = try RetryList.load(ws, zone: zone)
         if !retry.entries.isEmpty {
             try await retryRecords(zone, list: &retry, workspace: ws, index: &index, report: &report, events: events)
@@ -222,6 +230,14 @@ extension SyncEngine {
                 retry.entries[deletion.recordID.recordName] = nil
             }
             try checkpoint?(.beforeBatchWrite(zone))
+            // Outside a full fetch, a page's records land before its token: killed in between,
+            // the next pull fetches from the old token, and a record this page created that is
+            // deleted meanwhile is in neither end of that diff. Note their names until the
+            // token is saved; the next pull then looks them up (simulation finding F7). A full
+            // fetch needs no note: it asks about every record it did not see at its end.
+            let applying = ws.applyingPath(zone)
+            let noted = !FileManager.default.fileExists(atPath: refetch.path) && !page.modifications.isEmpty
+            if noted { try FileIO.writeAtomically(applying, page.modifications.flatMap { Array($0.recordID.recordName.utf8) + [10] }) }
             try await applier.finish(index: &index)
             try refetch.add(page.modifications.map(\.recordID.recordName))
             // During a full fetch the journal only grows; the base is written once at the end.
@@ -231,6 +247,7 @@ extension SyncEngine {
             try checkpoint?(.afterBatchBeforeZoneToken(zone))
             token = page.changeToken
             try ws.saveToken(token, at: tokenPath)
+            if noted { try FileIO.remove(applying) }
             if !page.moreComing { break }
         }
         try await checkPushedRecords(zone, workspace: ws, index: &index, report: &report, events: events)

@@ -222,6 +222,8 @@ public final class Workspace: Sendable {
     /// Names this workspace saved to a zone since its zone token: the next pull checks them,
     /// since a record created here and deleted elsewhere in between is in neither end of the diff.
     public func pushedPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).pushed" }
+    /// Names of the records a pull is writing ahead of the zone token (see `pullZone`).
+    public func applyingPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).apply" }
     public func indexPath(_ zone: ZoneID) -> String { "\(stateDir)/index/\(zoneStateKey(zone)).idx" }
     /// What a push sent and the client change token it sent with, until its sidecars are written.
     public var pendingPushPath: String { "\(stateDir)/pending-push" }

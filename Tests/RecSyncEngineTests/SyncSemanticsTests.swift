@@ -456,3 +456,29 @@ func overwriteKeepingStamp(_ path: String, with text: String) throws {
         #expect(try ws2.fields("z0", "r0") == ["a": .string("w1v3")], "killed: \(String(describing: killed)) then \(p1) then \(p2)")
     }
 }
+
+/// Simulation finding F7: a page written ahead of its zone token, the pull killed before the
+/// token, then a record of that page deleted on the store: the next pull's diff from the old
+/// token shows the record neither created nor deleted, so the pull must look it up by name.
+@Suite struct KilledBeforeZoneTokenTests {
+    @Test func aRecordWrittenByAKilledPageAndDeletedSinceGoes() async throws {
+        let f = EngineFixture()
+        var phone = try f.device("phone")
+        let alice = try f.store("alice")
+        try await alice.createZones([zone("notes")])
+        _ = try await phone.pull()  // a zone token from before the record
+        let saved = try await alice.save([Build.record("r", in: zone("notes"), ["v": .int64(1)])])
+        phone.checkpoint = { (point: SyncEngine.Checkpoint) throws(RecSyncError) in
+            if point == .afterBatchBeforeZoneToken(zone("notes")) { throw .internalError("simulated kill before the zone token") }
+        }
+        #expect(await pullError(phone) != nil)
+        phone.checkpoint = nil
+        #expect(try phone.fields("notes", "r") == ["v": .int64(1)], "the page was written")
+        _ = try await alice.delete(saved)
+
+        _ = try await phone.pull()
+        #expect(try phone.fields("notes", "r") == nil, "the deletion reached this workspace")
+        #expect(try await phone.status().isClean)
+        #expect(!FileManager.default.fileExists(atPath: phone.workspace.applyingPath(zone("notes"))))
+    }
+}
