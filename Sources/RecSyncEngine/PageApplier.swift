@@ -162,7 +162,7 @@ struct PageApplier {
             indexRemovals.remove(file)
             if g.server == nil { deleted -= 1 } else { written -= 1 }
             var client: [String: FieldValue]?
-            if let bytes = try FileIO.read(workspace.recordPath(g.id)) { client = try? WorkspaceEncoding.decodeFields(bytes) }
+            if let bytes = try FileIO.read(workspace.recordPath(g.id), limit: FileIO.recordFileReadLimit) { client = try? WorkspaceEncoding.decodeFields(bytes) }
             try await conflict(g.id, file: file, client: client, server: g.server, ancestorTag: g.knownTag)
         }
         guarded.removeAll()

@@ -240,7 +240,7 @@ extension SyncEngine {
     /// is an error naming it (nothing may be sent in its place).
     static func readFields(of id: RecordID, workspace ws: Workspace) throws(RecSyncError) -> [String: FieldValue] {
         let path = ws.recordPath(id)
-        guard let bytes = try FileIO.read(path) else {
+        guard let bytes = try FileIO.read(path, limit: FileIO.recordFileReadLimit) else {
             throw .fileSystem(path: ws.relative(path), message: "the file went away while the push read it; run the push again")
         }
         return try WorkspaceEncoding.decodeFields(bytes)

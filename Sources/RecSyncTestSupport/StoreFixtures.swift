@@ -136,7 +136,7 @@ public enum GitCLI {
     /// system: so a test can write entries no checkout could hold (a 257-byte name) or that a
     /// file system would fold together (NFC and NFD spellings of one name).
     @discardableResult
-    public static func commitFiles(_ files: [(path: String, bytes: [UInt8])], toStore store: String, message: String = "written with plain git") throws -> String {
+    public static func commitFiles(_ files: [(path: String, bytes: [UInt8])], removing removals: [String] = [], toStore store: String, message: String = "written with plain git") throws -> String {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("plumbing-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
@@ -152,6 +152,12 @@ public enum GitCLI {
             try Data(file.bytes).write(to: URL(fileURLWithPath: blobFile))
             let oid = try git(["hash-object", "-w", "--stdin"], stdinFile: blobFile)
             try git(["update-index", "--add", "--cacheinfo", "100644,\(oid),\(file.path)"])
+        }
+        if !removals.isEmpty {
+            // Mode 0 removes an entry; `--force-remove` would want a work tree.
+            let listFile = "\(scratch)/removals"
+            try Data(removals.map { "0 \(String(repeating: "0", count: 40))\t\($0)\n" }.joined().utf8).write(to: URL(fileURLWithPath: listFile))
+            try git(["update-index", "--index-info"], stdinFile: listFile)
         }
         let tree = try git(["write-tree"])
         let commit = try git(["commit-tree", tree, "-p", "refs/heads/main", "-m", message])

@@ -55,23 +55,35 @@ public enum FileIO {
     /// The bytes of a file, or nil if it does not exist. Only a regular file is read: under
     /// a workspace root no link is followed (see `Confinement`), and a FIFO or device is an
     /// error, not a hang.
-    public static func read(_ path: String) throws(RecSyncError) -> [UInt8]? {
+    /// `limit`: a larger file is refused with an error naming it, unread (a 30 GB file in a
+    /// workspace must be a clear problem, not a failed allocation).
+    public static func read(_ path: String, limit: Int = defaultReadLimit) throws(RecSyncError) -> [UInt8]? {
         guard let fd = try openRegularFile(path, flags: O_RDONLY) else { return nil }
         defer { close(fd) }
-        return try readAll(fd, path: path)
+        return try readAll(fd, path: path, limit: limit)
     }
 
+    /// The most bytes `read` takes from a file unless told otherwise: far above any state file
+    /// recsync writes (the largest, a full fetch's name log at a million records, is ~20 MB).
+    public static let defaultReadLimit = 512 << 20
+    /// The most bytes read from a record file or sidecar: a record holds at most 1 MB of field
+    /// data, which plain JSON never takes more than 16 MB to write (escapes are 6 bytes each).
+    public static let recordFileReadLimit = 16 << 20
+
     /// The bytes of a file in an open directory (no path walk), or nil if it does not exist.
-    public static func read(in directory: Int32, _ name: String, path: String) throws(RecSyncError) -> [UInt8]? {
+    public static func read(in directory: Int32, _ name: String, path: String, limit: Int = defaultReadLimit) throws(RecSyncError) -> [UInt8]? {
         let confined = Confinement.locate(path) != nil
         guard let fd = try openRegularFile(in: OpenDirectory(fd: directory, confined: confined), name, path: path, flags: O_RDONLY) else { return nil }
         defer { close(fd) }
-        return try readAll(fd, path: path)
+        return try readAll(fd, path: path, limit: limit)
     }
 
-    private static func readAll(_ fd: Int32, path: String) throws(RecSyncError) -> [UInt8] {
+    private static func readAll(_ fd: Int32, path: String, limit: Int) throws(RecSyncError) -> [UInt8] {
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw error(path, "cannot stat") }
+        guard st.st_size <= limit else {
+            throw .limitExceeded("\(path): is \(st.st_size) bytes, more than recsync reads from such a file (\(limit >> 20) MB); nothing was read. Shrink or remove it")
+        }
         var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
         var done = 0
         while done < bytes.count {

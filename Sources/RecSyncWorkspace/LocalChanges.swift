@@ -176,8 +176,8 @@ extension Workspace {
         // A file replaced since it was stat'ed (by a FIFO, say) is a problem, not a failed scan.
         func read(_ path: String, in directory: Int32?, _ name: String) -> Result<[UInt8]?, RecSyncError> {
             do throws(RecSyncError) {
-                if let directory, directory >= 0 { return .success(try FileIO.read(in: directory, name, path: path)) }
-                return .success(try FileIO.read(path))
+                if let directory, directory >= 0 { return .success(try FileIO.read(in: directory, name, path: path, limit: FileIO.recordFileReadLimit)) }
+                return .success(try FileIO.read(path, limit: FileIO.recordFileReadLimit))
             } catch {
                 return .failure(error)
             }

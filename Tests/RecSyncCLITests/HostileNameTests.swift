@@ -101,6 +101,26 @@ import Testing
         #expect(status.stdout.contains("private/cafe\u{301}: not a valid zone directory (zone name 'cafe\u{301}' is not in Unicode NFC"), "\(status)")
     }
 
+    /// A record someone committed in the wrong fan-out directory is reported; once moved
+    /// where it belongs (as the warning says), it arrives: the misplaced entry's removal is not
+    /// a deletion of the record.
+    @Test func aMisplacedStoreRecordMovedWhereItBelongsArrives() throws {
+        let f = try storeWithNotes()
+        let zone = try ZoneID(zoneName: "notes", ownerName: "alice")
+        let record = Build.record("ok", in: zone, ["a": .string("hi")])
+        let right = StoreLayout.recordPath(record.recordID)
+        let fanout = StoreLayout.fanout("ok")
+        let wrong = right.replacingOccurrences(of: "/records/\(fanout)/", with: "/records/\(fanout == "00" ? "01" : "00")/")
+        try GitCLI.commitFiles([(wrong, StoreEncoding.encode(record))], toStore: f.storePath)
+        let warned = try f.run(["pull"], in: "alice")
+        #expect(warned.stderr.contains("belongs in fan-out directory"), "\(warned)")
+        try GitCLI.commitFiles([(right, StoreEncoding.encode(record))], removing: [wrong], toStore: f.storePath)
+        try f.run(["pull"], in: "alice")
+        #expect(try f.fields("alice", "private/notes/ok.json")?["a"] as? String == "hi")
+        try f.run(["pull"], in: "alice")
+        #expect(try f.fields("alice", "private/notes/ok.json")?["a"] as? String == "hi", "and it stays")
+    }
+
     @Test func aStoreRecordOverTheSizeLimitIsReportedAndSkipped() throws {
         let f = try storeWithNotes()
         let zone = try ZoneID(zoneName: "notes", ownerName: "alice")

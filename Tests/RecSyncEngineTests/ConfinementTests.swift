@@ -183,3 +183,28 @@ import Testing
         #expect(try FileIO.read("\(outside)/precious.txt") == Array("keep me".utf8))
     }
 }
+
+/// Files too large to be what recsync expects are refused unread, naming them, rather than
+/// allocated whole (a sparse 30 GB file crashed status, push and every command reading state).
+@Suite struct OversizeFileTests {
+    @Test func aHugeRecordFileOrStateFileIsAProblemNotACrash() async throws {
+        let f = EngineFixture()
+        let phone = try f.device("phone")
+        try phone.write("notes", "a", #"{"v": 1}"#)
+        _ = try await phone.push()
+        let big = "\(phone.workspace.root)/private/notes/big.json"
+        #expect(FileManager.default.createFile(atPath: big, contents: nil))
+        #expect(truncate(big, 30 << 30) == 0, "a sparse 30 GB file")
+        let status = try await phone.status()
+        #expect(status.problems.contains { $0.hasPrefix("private/notes/big.json") && $0.contains("more than recsync reads") }, "\(status.problems)")
+        let pushError = await pushError(phone)
+        #expect(pushError?.message.contains("big.json") == true, "\(String(describing: pushError))")
+        try FileManager.default.removeItem(atPath: big)
+
+        let pushed = "\(phone.workspace.root)/.recsync/tokens/private/alice/notes.pushed"
+        #expect(FileManager.default.createFile(atPath: pushed, contents: nil))
+        #expect(truncate(pushed, 30 << 30) == 0)
+        let pullError = await pullError(phone)
+        #expect(pullError?.message.contains("notes.pushed") == true && pullError?.message.contains("more than recsync reads") == true, "\(String(describing: pullError))")
+    }
+}

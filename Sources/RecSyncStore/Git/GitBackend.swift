@@ -226,12 +226,16 @@ final class GitBackend: StoreBackend {
                     if newBlob != nil { batch.warnings.append(StoreWarning(path: path, message: "the file name is not an escaped record name; ignored")) }
                     continue
                 }
+                // A misplaced entry was never the record (reading it only warns): its removal,
+                // as when someone moves it where it belongs, deletes nothing.
+                let misplaced = StoreLayout.fanout(recordName) != name
+                if misplaced && newBlob == nil { continue }
                 if batch.changes.count == limit {
                     batch.more = true
                     return batch
                 }
                 var problem: String?
-                if StoreLayout.fanout(recordName) != name {
+                if misplaced {
                     problem = "record '\(recordName)' belongs in fan-out directory '\(StoreLayout.fanout(recordName))', not '\(name)'; move it there"
                 }
                 batch.changes.append(RawRecordChange(key: "\(name)/\(entryName)", recordName: recordName, old: oldBlob?.oid.hex, new: newBlob?.oid.hex, problem: problem))
