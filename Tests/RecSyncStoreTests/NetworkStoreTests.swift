@@ -94,6 +94,7 @@ import Testing
     enum Contract: String, CaseIterable, CustomStringConvertible {
         case nilTokenFetch, incrementalFetch, pagingAcrossHeadMoves, zoneDeletionReasons, rewrittenHistoryExpiresTokens
         case conflictWithThreeCopies, atomicZones, sharedZones
+        case clientChangeTokens, tombstonesRefuseAPlainSave, uploadAfterReset
         var description: String { rawValue }
     }
 
@@ -109,6 +110,9 @@ import Testing
         case .conflictWithThreeCopies: try await tests.staleChangeTagIsAConflictWithThreeCopies(kind: .network)
         case .atomicZones: try await tests.atomicZonesLandAllOrNothing(kind: .network)
         case .sharedZones: try await tests.sharedZonesFollowParticipants(kind: .network)
+        case .clientChangeTokens: try await tests.clientChangeTokenComesBackToItsClientPerZone(kind: .network)
+        case .tombstonesRefuseAPlainSave: try await tests.aPlainSaveDoesNotBringBackADeletedOrPurgedZone(kind: .network)
+        case .uploadAfterReset: try await tests.anUploadAfterAResetDoesNotOverrideALaterPurge(kind: .network)
         }
     }
 
