@@ -9,6 +9,17 @@ import Testing
 /// Nothing recsync writes lands outside the workspace, and only plain files are read as
 /// records (DESIGN §11): links inside a workspace are refused, FIFOs are reported, never waited on.
 @Suite struct ConfinementTests {
+    /// A fixture with two workspaces of alice's, both holding record `notes/a`.
+    static func laptopAndPhone(_ name: String = #function) async throws -> (EngineFixture, SyncEngine, SyncEngine) {
+        let f = EngineFixture(name)
+        let laptop = try f.device("laptop")
+        let phone = try f.device("phone")
+        try laptop.write("notes", "a", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        return (f, laptop, phone)
+    }
+
     /// The error of an operation, or nil when it succeeded.
     static func failure(_ work: () async throws(RecSyncError) -> Void) async -> RecSyncError? {
         do throws(RecSyncError) {
@@ -51,12 +62,7 @@ import Testing
     }
 
     @Test func pullRefusesASidecarDirectoryThatIsALink() async throws {
-        let f = EngineFixture()
-        let laptop = try f.device("laptop")
-        let phone = try f.device("phone")
-        try laptop.write("notes", "a", #"{"v": 1}"#)
-        _ = try await laptop.push()
-        _ = try await phone.pull()
+        let (f, laptop, phone) = try await Self.laptopAndPhone()
         let outside = try Self.outside(f, "outside")
         let system = "\(phone.workspace.root)/private/notes/.system"
         try FileManager.default.removeItem(atPath: system)
@@ -71,12 +77,7 @@ import Testing
     }
 
     @Test func removingAZoneWhoseDirectoryIsALinkRemovesOnlyTheLink() async throws {
-        let f = EngineFixture()
-        let laptop = try f.device("laptop")
-        let phone = try f.device("phone")
-        try laptop.write("notes", "a", #"{"v": 1}"#)
-        _ = try await laptop.push()
-        _ = try await phone.pull()
+        let (f, _, phone) = try await Self.laptopAndPhone()
         let outside = f.directory.file("moved-notes")
         let dir = "\(phone.workspace.root)/private/notes"
         try FileManager.default.moveItem(atPath: dir, toPath: outside)
@@ -116,12 +117,8 @@ import Testing
     }
 
     @Test func aFIFONamedLikeARecordIsAProblemNotAHang() async throws {
-        let f = EngineFixture()
-        let laptop = try f.device("laptop")
-        let phone = try f.device("phone")
-        try laptop.write("notes", "a", #"{"v": 1}"#)
-        _ = try await laptop.push()
-        _ = try await phone.pull()
+        let (f, laptop, phone) = try await Self.laptopAndPhone()
+        defer { withExtendedLifetime(f) {} }  // the fixture owns the temp directory
         let fifo = "\(phone.workspace.root)/private/notes/x.json"
         try makeFIFO(fifo)
 
@@ -133,12 +130,8 @@ import Testing
     }
 
     @Test func aFIFOInPlaceOfASidecarIsAProblemNotAHang() async throws {
-        let f = EngineFixture()
-        let laptop = try f.device("laptop")
-        let phone = try f.device("phone")
-        try laptop.write("notes", "a", #"{"v": 1}"#)
-        _ = try await laptop.push()
-        _ = try await phone.pull()
+        let (f, laptop, phone) = try await Self.laptopAndPhone()
+        defer { withExtendedLifetime(f) {} }  // the fixture owns the temp directory
         let sidecar = "\(phone.workspace.root)/private/notes/.system/a.json"
         try FileManager.default.removeItem(atPath: sidecar)
         try makeFIFO(sidecar)
