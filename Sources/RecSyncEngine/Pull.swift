@@ -48,34 +48,15 @@ extension SyncEngine {
             token = page.changeToken
             if !page.moreComing { break }
         }
-        if full {
-            // A full listing names every live zone: zones we hold that it lacks are gone, for
-            // the reason their tombstones give (an encrypted-data reset keeps the local data
-            // for uploading again); a zone no longer shared, or with no tombstone, is deleted.
-            let listed = Set(changed).union(deleted.map(\.zoneID))
-            let unlisted = ws.zonesWithTokens().filter { ws.scope(of: $0) == scope && !listed.contains($0) }
-            let reasons = Dictionary(try await (unlisted.isEmpty ? [] : store.fetchZoneDeletions(unlisted)).map { ($0.zoneID, $0.reason) }, uniquingKeysWith: { a, _ in a })
-            for zone in unlisted {
-                deleted.append(ZoneDeletion(zoneID: zone, reason: reasons[zone] ?? .deleted))
-            }
-        }
+        // Zones held here that the feed did not mention may be gone: after a full listing
+        // (it names every live zone), and after a pull killed between saving zone tokens and
+        // this scope token (a zone it brought in that went away since is in neither end of the
+        // feed: it was not there at the scope token).
         let interrupted = ws.interruptedPullPath(scope)
-        if !full, FileIO.info(interrupted) != nil {
-            // The last pull was killed after saving zone tokens but before this scope token: a
-            // zone it brought in that went away since is in neither end of the feed (it was
-            // not there at the scope token), so ask for the tombstones of the zones held.
+        if full || FileIO.info(interrupted) != nil {
             let listed = Set(changed).union(deleted.map(\.zoneID))
             let unlisted = ws.zonesWithTokens().filter { ws.scope(of: $0) == scope && !listed.contains($0) }
-            if !unlisted.isEmpty {
-                if scope == .private {
-                    deleted += try await store.fetchZoneDeletions(unlisted)
-                } else {
-                    // Another owner's zone no longer shared with this user, or gone: deleted
-                    // for this user's shared database, as a full listing would say.
-                    let visible = Set(try await store.fetchAllRecordZones(scope: .shared).map(\.zoneID))
-                    deleted += unlisted.filter { !visible.contains($0) }.map { ZoneDeletion(zoneID: $0, reason: .deleted) }
-                }
-            }
+            if !unlisted.isEmpty { deleted += try await zonesGone(unlisted, scope: scope, listedAll: full) }
         }
         for deletion in deleted {
             try await removeZone(deletion, workspace: ws, report: &report, events: events)
@@ -97,6 +78,21 @@ extension SyncEngine {
         try checkpoint?(.beforeScopeToken(scope))
         try ws.saveToken(token, at: tokenPath)
         try FileIO.remove(interrupted)
+    }
+
+    /// Which of `zones` (held here, not in the feed) are gone, and why. After a full listing
+    /// all are, for the reason their tombstones give (an encrypted-data reset keeps the local
+    /// data for uploading again; no tombstone, or another owner's zone: deleted). Otherwise only
+    /// own zones with a tombstone, and shared zones no longer visible to this user.
+    func zonesGone(_ zones: [ZoneID], scope: DatabaseScope, listedAll: Bool) async throws(RecSyncError) -> [ZoneDeletion] {
+        let tombstones = scope == .private ? try await store.fetchZoneDeletions(zones) : []
+        if listedAll {
+            let reasons = Dictionary(tombstones.map { ($0.zoneID, $0.reason) }, uniquingKeysWith: { a, _ in a })
+            return zones.map { ZoneDeletion(zoneID: $0, reason: reasons[$0] ?? .deleted) }
+        }
+        if scope == .private { return tombstones }
+        let visible = Set(try await store.fetchAllRecordZones(scope: .shared).map(\.zoneID))
+        return zones.filter { !visible.contains($0) }.map { ZoneDeletion(zoneID: $0, reason: .deleted) }
     }
 
     /// Applies a zone deletion: work not yet pushed goes to lost+found, then the directory goes.
