@@ -254,7 +254,7 @@ extension SyncEngine {
             // store about each before deleting it. A zone waiting to be uploaded again after
             // an encrypted-data reset keeps everything.
             var applier = PageApplier(engine: self, workspace: ws, zone: zone)
-            if FileIO.info(ws.reuploadMarker(zone))?.isRegular != true {
+            if !ws.awaitsReupload(zone) {
                 // Pending conflicts too, whose record may be new here (no tag, so not in the
                 // scan's candidates, and a zone holding only such records fetches as fresh):
                 // a conflict whose server copy the store has since deleted must learn it, or

@@ -31,11 +31,11 @@ extension SyncEngine {
         var reupload = Set<ZoneID>()
         // Unchanged records matter only in zones the store lacks or that are to be uploaded
         // again; elsewhere only changes are kept (at a million records, not every zone fits).
-        let keepAll = Set(zones.filter { storeZoneByID[$0] == nil || FileIO.info(ws.reuploadMarker($0))?.isRegular == true })
+        let keepAll = Set(zones.filter { storeZoneByID[$0] == nil || ws.awaitsReupload($0) })
         for (zone, scan) in zip(zones, try await scanZones(zones, workspace: ws, changesOnly: true, keepingAllRecordsOf: keepAll)) {
             problems += scan.problems
             scans.append(scan)
-            if FileIO.info(ws.reuploadMarker(zone))?.isRegular == true { reupload.insert(zone) }
+            if ws.awaitsReupload(zone) { reupload.insert(zone) }
             if let shared = storeZoneByID[zone], shared.permission(for: ws.user) == .readOnly, !scan.changes.isEmpty {
                 problems.append("\(ws.relative(ws.zoneDirectory(zone))): zone '\(zone)' is shared with \(ws.user) read-only; undo these changes or ask \(zone.ownerName) for write access")
             }
@@ -258,7 +258,7 @@ extension SyncEngine {
         var removed = Set<ZoneID>()
         for deletion in try await store.fetchZoneDeletions(mine) {
             // An upload already under way again after a reset: nothing more to learn.
-            if deletion.reason == .encryptedDataReset, FileIO.info(ws.reuploadMarker(deletion.zoneID))?.isRegular == true { continue }
+            if deletion.reason == .encryptedDataReset, ws.awaitsReupload(deletion.zoneID) { continue }
             var pulled = PullReport()
             try await removeZone(deletion, workspace: ws, report: &pulled, events: events)
             report.zonesRemoved += pulled.zonesRemoved

@@ -80,7 +80,7 @@ public struct SyncEngine: Sendable {
         }
         let scans = try await scanZones(zones, workspace: workspace, changesOnly: true)
         for (zone, scan) in zip(zones, scans) {
-            if FileIO.info(workspace.reuploadMarker(zone))?.isRegular == true {
+            if workspace.awaitsReupload(zone) {
                 report.zonesToUploadAgain.append(zone)
             } else if missing.contains(zone) && !removed.contains(zone) {
                 report.newZones.append(zone)

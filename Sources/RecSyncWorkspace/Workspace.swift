@@ -228,6 +228,9 @@ public final class Workspace: Sendable {
     /// What a push sent and the client change token it sent with, until its sidecars are written.
     public var pendingPushPath: String { "\(stateDir)/pending-push" }
     public func reuploadMarker(_ zone: ZoneID) -> String { "\(stateDir)/reupload/\(zoneStateKey(zone))" }
+    /// Whether a zone is marked to be created and uploaded again (after an encrypted-data
+    /// reset): the marker must be a regular file, so a link placed there means nothing.
+    public func awaitsReupload(_ zone: ZoneID) -> Bool { FileIO.info(reuploadMarker(zone))?.isRegular == true }
     public func conflictDirectory(_ zone: ZoneID) -> String { "\(stateDir)/conflicts/\(zoneStateKey(zone))" }
 
     /// This workspace's device ID for the store (`StoreActor.deviceID`), made on first use:
