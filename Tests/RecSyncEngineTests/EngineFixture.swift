@@ -89,3 +89,15 @@ func converged(_ a: SyncEngine, _ b: SyncEngine) throws -> Bool {
     }
     return true
 }
+
+extension SyncEngine {
+    /// Runs `operation` (a push or pull) killed at `point`, as a crash there would end it, and
+    /// returns its error (nil when it never reached the point); the seam is cleared after.
+    mutating func killed(at point: Checkpoint, _ operation: (SyncEngine) async -> RecSyncError?) async -> RecSyncError? {
+        checkpoint = { (reached: Checkpoint) throws(RecSyncError) in
+            if reached == point { throw .internalError("simulated kill at \(reached)") }
+        }
+        defer { checkpoint = nil }
+        return await operation(self)
+    }
+}

@@ -110,11 +110,7 @@ import Glibc
         _ = try await laptop.pull()
         try laptop.write("notes", "a", #"{"v": 2}"#)
         try laptop.write("notes", "c", #"{"v": "new"}"#)
-        laptop.checkpoint = { (point: SyncEngine.Checkpoint) throws(RecSyncError) in
-            if point == .afterPushCommitBeforeSidecars { throw .internalError("simulated crash after the store commit") }
-        }
-        #expect(await pushError(laptop) != nil)
-        laptop.checkpoint = nil
+        #expect(await laptop.killed(at: .afterPushCommitBeforeSidecars, pushError) != nil)
         // An edit made since goes in the same atomic zone as the saves that already landed.
         try laptop.write("notes", "b", #"{"v": 2}"#)
         // Without the push's note (lost), the same-content rule alone recognises its saves.
@@ -144,11 +140,7 @@ import Glibc
         _ = try await laptop.push()
         try laptop.write("notes", "a", #"{"v": 2}"#)
         try laptop.write("notes", "n", #"{"v": "new"}"#)
-        laptop.checkpoint = { (point: SyncEngine.Checkpoint) throws(RecSyncError) in
-            if point == .afterPushCommitBeforeSidecars { throw .internalError("simulated crash after the store commit") }
-        }
-        #expect(await pushError(laptop) != nil)
-        laptop.checkpoint = nil
+        #expect(await laptop.killed(at: .afterPushCommitBeforeSidecars, pushError) != nil)
         #expect(FileManager.default.fileExists(atPath: laptop.workspace.pendingPushPath))
         // Another workspace of the same user writes the zone meanwhile: its token is its own.
         try desktop.write("notes", "d", #"{"v": 1}"#)
@@ -243,11 +235,7 @@ import Glibc
         let alice = try f.store("alice")
         try await alice.createZones([zone("notes")])
         _ = try await alice.save([Build.record("r", in: zone("notes"), ["v": .int64(1)])])
-        phone.checkpoint = { (point: SyncEngine.Checkpoint) throws(RecSyncError) in
-            if point == .beforeScopeToken(.private) { throw .internalError("simulated kill before the scope token") }
-        }
-        #expect(await pullError(phone) != nil)
-        phone.checkpoint = nil
+        #expect(await phone.killed(at: .beforeScopeToken(.private), pullError) != nil)
         #expect(try phone.fields("notes", "r") == ["v": .int64(1)], "the zone arrived before the kill")
         try await alice.zoneOp(.purge(zone("notes")))
 
@@ -268,11 +256,7 @@ import Glibc
         try await f.store("alice").createZones([zone("notes")])
         _ = try await laptop.pull()  // a zone token from before the record
         try laptop.write("notes", "r", #"{"v": 1}"#)
-        laptop.checkpoint = { (point: SyncEngine.Checkpoint) throws(RecSyncError) in
-            if point == .afterPushCommitBeforeSidecars { throw .internalError("simulated crash after the store commit") }
-        }
-        #expect(await pushError(laptop) != nil)
-        laptop.checkpoint = nil
+        #expect(await laptop.killed(at: .afterPushCommitBeforeSidecars, pushError) != nil)
         let settled = try await laptop.push()
         #expect(settled.conflicts.isEmpty && settled.saved.isEmpty, "\(settled)")
         let alice = try f.store("alice")
@@ -295,11 +279,7 @@ import Glibc
         try await alice.createZones([notes])
         _ = try await alice.save([Build.record("r", in: notes, ["v": .int64(1)])])
         try await alice.zoneOp(.save(RecordZone(zoneID: notes, participants: [ShareParticipant(userRecordName: "bob", permission: .readOnly)])))
-        bob.checkpoint = { (point: SyncEngine.Checkpoint) throws(RecSyncError) in
-            if point == .beforeScopeToken(.shared) { throw .internalError("simulated kill before the shared scope token") }
-        }
-        #expect(await pullError(bob) != nil)
-        bob.checkpoint = nil
+        #expect(await bob.killed(at: .beforeScopeToken(.shared), pullError) != nil)
         let path = "\(bob.workspace.root)/shared/alice/notes/r.json"
         #expect(FileManager.default.fileExists(atPath: path))
         try await alice.zoneOp(.delete(notes))
@@ -468,11 +448,7 @@ func overwriteKeepingStamp(_ path: String, with text: String) throws {
         try await alice.createZones([zone("notes")])
         _ = try await phone.pull()  // a zone token from before the record
         let saved = try await alice.save([Build.record("r", in: zone("notes"), ["v": .int64(1)])])
-        phone.checkpoint = { (point: SyncEngine.Checkpoint) throws(RecSyncError) in
-            if point == .afterBatchBeforeZoneToken(zone("notes")) { throw .internalError("simulated kill before the zone token") }
-        }
-        #expect(await pullError(phone) != nil)
-        phone.checkpoint = nil
+        #expect(await phone.killed(at: .afterBatchBeforeZoneToken(zone("notes")), pullError) != nil)
         #expect(try phone.fields("notes", "r") == ["v": .int64(1)], "the page was written")
         _ = try await alice.delete(saved)
 
