@@ -44,22 +44,21 @@ enum Confinement {
         return String(r)
     }
 
-    /// The registered root a path lies under (the nearest, when workspaces nest) and the
-    /// components below it; nil for a path under no workspace.
+    /// The registered root a path lies under and the components below it; nil for a path under
+    /// no workspace. Where workspaces nest, the outermost: a link inside the outer workspace is
+    /// never followed, even where an inner root sits behind it.
     static func locate(_ path: String) -> (root: String, below: [Substring])? {
         roots.withLock { roots -> (String, [Substring])? in
             guard !roots.isEmpty else { return nil }
-            if roots[path] != nil { return (path, []) }
-            var end = path.endIndex
-            while let slash = path[..<end].lastIndex(of: "/") {
-                let candidate = String(path[..<slash])
+            var slash = path.firstIndex(of: "/")
+            while let s = slash {
+                let candidate = String(path[..<s])
                 if roots[candidate] != nil {
-                    let rest = path[path.index(after: slash)...]
-                    return (candidate, rest.split(separator: "/").filter { $0 != "." })
+                    return (candidate, path[path.index(after: s)...].split(separator: "/").filter { $0 != "." })
                 }
-                end = slash
+                slash = path[path.index(after: s)...].firstIndex(of: "/")
             }
-            return nil
+            return roots[path] != nil ? (path, []) : nil
         }
     }
 

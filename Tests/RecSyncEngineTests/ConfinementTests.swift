@@ -42,6 +42,22 @@ import Testing
         #expect(readFile("\(dir)/precious.txt") == "keep me", sourceLocation: sourceLocation)
     }
 
+    /// A workspace whose root is a link inside another workspace, both open in one process:
+    /// the outer workspace's rule wins, so nothing is written through that link.
+    @Test func aNestedWorkspaceBehindALinkIsNoWayOut() throws {
+        let f = EngineFixture()
+        let outer = try f.device("outer")
+        let outside = try Self.outside(f, "outside")
+        let inner = "\(outer.workspace.root)/private/inner"
+        try FileManager.default.createDirectory(atPath: "\(outer.workspace.root)/private", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: inner, withDestinationPath: outside)
+        #expect(throws: RecSyncError.self, "creating it writes through the outer workspace's link") {
+            _ = try Workspace.create(at: inner, config: WorkspaceConfig(user: "alice", remote: "memory"))
+        }
+        withExtendedLifetime(outer) {}
+        Self.untouched(outside)
+    }
+
     @Test func pullRefusesAZoneDirectoryThatIsALink() async throws {
         let f = EngineFixture()
         let laptop = try f.device("laptop")
