@@ -23,7 +23,7 @@ public struct RecSyncCommand: AsyncParsableCommand {
             ResolveCommand.self, LogCommand.self, ZoneCommand.self,
             GetCommand.self, PutCommand.self, RmCommand.self, ChangesCommand.self,
             ShareCommand.self, UnshareCommand.self,
-            SubscribeCommand.self, SubscriptionsCommand.self, UnsubscribeCommand.self, WatchCommand.self,
+            SubscribeCommand.self, SubscriptionsCommand.self, UnsubscribeCommand.self, WatchCommand.self, NotificationsCommand.self,
         ])
 
     /// Accepted before the subcommand too (`recsync -C DIR status`); subcommands read them.

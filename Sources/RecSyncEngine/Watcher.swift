@@ -2,152 +2,261 @@ import Foundation
 import RecSyncModel
 import RecSyncStore
 import RecSyncWorkspace
+import Synchronization
 
-/// A prompt to fetch, emitted by `recsync watch` for a subscription that matches a change.
-/// Like CloudKit's silent push it carries no data: pull to get it.
-public struct WatchNotification: Sendable, Hashable, Codable {
-    public var version = 1
+/// A prompt to fetch, for one subscription, standing for every matching change since its
+/// previous notification (CloudKit coalesces pushes the same way). Like CloudKit's silent
+/// push it carries no record data: pull to get it.
+public struct SubscriptionNotification: Sendable, Hashable {
     public var subscriptionID: String
     /// `database`, `zone` or `query`.
     public var kind: String
-    public var scope: String
-    /// `owner/zone`, for zone and query subscriptions.
-    public var zone: String?
+    public var scope: DatabaseScope
+    /// The zone of a zone subscription (or of a query subscription limited to one zone).
+    public var zone: ZoneID?
+    /// How many changes it stands for (`SubscriptionMatch.count`); 0 when `reset`.
+    public var count: Int
+    /// The zones that changed.
+    public var zones: [ZoneID]
+    /// Query subscriptions: the matching record changes, at most `SubscriptionCheck.recordListLimit`.
+    public var records: [RecordChangeNotice]
+    /// The subscription's cursor could not be used (the store's history was rewritten, or the
+    /// workspace now points at another store): anything may have changed, so pull.
+    public var reset: Bool
+
+    /// The notification as one JSON object (the line `recsync watch` prints; version 1).
+    public var json: JSONValue {
+        var o: [String: JSONValue] = [
+            "version": .int(1), "subscriptionID": .string(subscriptionID), "kind": .string(kind),
+            "scope": .string(scope.rawValue), "count": .int(Int64(count)),
+            "zones": .array(zones.map { .string($0.description) }),
+        ]
+        if let zone { o["zone"] = .string(zone.description) }
+        if kind == "query" {
+            o["records"] = .array(records.map { r in
+                .object(["recordName": .string(r.recordID.recordName), "zoneName": .string(r.recordID.zoneID.zoneName),
+                         "ownerName": .string(r.recordID.zoneID.ownerName), "reason": .string(r.reason.rawValue)])
+            })
+            if count > records.count { o["recordsOmitted"] = .int(Int64(count - records.count)) }
+        }
+        if reset { o["reset"] = .bool(true) }
+        return .object(o)
+    }
 }
 
-/// Tells, after the store moved, which subscriptions match what changed since the last look.
+/// One look at the store for every subscription: the notifications it gives, and the
+/// cursors to save once they are delivered.
+public struct NotificationRound: Sendable {
+    public var notifications: [SubscriptionNotification]
+    /// The new cursor of every subscription looked at, notified or not.
+    public var cursors: [String: SubscriptionCursor]
+    public var warnings: [StoreWarning]
+}
+
+/// Subscriptions with durable cursors: what changed since each subscription's cursor, as
+/// coalesced notifications, and acknowledgement that moves the cursor (`recsync watch`,
+/// `recsync notifications`).
 ///
-/// It keeps its own change tokens, in memory, starting at the store's state when `start()`
-/// ran: a notification covers every change since the previous one, so bursts coalesce into
-/// one notification per subscription.
-public actor ChangeWatcher {
-    let store: any RemoteStore
-    let subscriptions: [Subscription]
-    var databaseTokens: [DatabaseScope: ServerChangeToken] = [:]
-    var zoneTokens: [ZoneID: ServerChangeToken] = [:]
+/// Delivery is at least once: a cursor moves only after its notification was delivered, so a
+/// process killed before that reports the same changes (and any since) on its next look.
+public actor SubscriptionNotifier {
+    enum Source {
+        /// The workspace's subscriptions (re-read on every look) and cursor files.
+        case workspace(Workspace)
+        /// Fixed subscriptions with cursors in memory, starting at the head.
+        case memory([Subscription])
+    }
 
-    public init(store: any RemoteStore, subscriptions: [Subscription]) {
+    public let store: any RemoteStore
+    let source: Source
+    let includeOwn: Bool
+    var memoryCursors: [String: SubscriptionCursor] = [:]
+
+    /// The workspace's subscriptions; with `includeOwn`, each reports this workspace's own
+    /// changes too.
+    public init(workspace: Workspace, store: any RemoteStore, includeOwn: Bool = false) {
         self.store = store
-        self.subscriptions = subscriptions
+        self.source = .workspace(workspace)
+        self.includeOwn = includeOwn
     }
 
-    var scopes: [DatabaseScope] {
-        var result = Set<DatabaseScope>()
-        for s in subscriptions {
-            switch s.kind {
-            case .database(let scope): result.insert(scope)
-            case .zone(let zone): result.insert(zone.ownerName == store.userRecordName ? .private : .shared)
-            case .query(let scope, _, _, _): result.insert(scope)
-            }
-        }
-        return result.sorted { $0.rawValue < $1.rawValue }
+    /// Subscriptions kept only while this notifier lives, starting at the store's head.
+    public init(subscriptions: [Subscription], store: any RemoteStore, includeOwn: Bool = false) {
+        self.store = store
+        self.source = .memory(subscriptions)
+        self.includeOwn = includeOwn
     }
 
-    var queryScopes: Set<DatabaseScope> {
-        Set(subscriptions.compactMap { if case .query(let scope, _, _, _) = $0.kind { scope } else { nil } })
-    }
-
-    /// Takes the store's current state as the baseline (nothing before it is reported).
-    public func start() async throws(RecSyncError) {
-        for scope in scopes {
-            let (changed, _, token) = try await databaseChanges(scope, since: nil)
-            databaseTokens[scope] = token
-            if queryScopes.contains(scope) {
-                for zone in changed { zoneTokens[zone] = try await zoneChanges(zone, since: nil).token }
-            }
+    func subscriptions() throws(RecSyncError) -> [Subscription] {
+        switch source {
+        case .workspace(let ws): try ws.subscriptions()
+        case .memory(let list): list
         }
     }
 
-    /// Notifications for everything that changed since the last call (or `start`).
-    public func check() async throws(RecSyncError) -> [WatchNotification] {
-        // New tokens are kept aside and adopted only when the whole check succeeded, so a
-        // failure half-way (the network) does not skip changes on the retry.
-        var newDatabaseTokens = databaseTokens
-        var newZoneTokens = zoneTokens
-        var changedByScope: [DatabaseScope: Set<ZoneID>] = [:]
-        for scope in scopes {
-            let (changed, deleted, token) = try await databaseChanges(scope, since: databaseTokens[scope])
-            changedByScope[scope] = Set(changed).union(deleted)
-            newDatabaseTokens[scope] = token
+    func cursor(_ id: String) throws(RecSyncError) -> SubscriptionCursor? {
+        switch source {
+        case .workspace(let ws): try ws.subscriptionCursor(id)
+        case .memory: memoryCursors[id]
         }
-        // Query subscriptions look at the records of the changed zones.
-        var changedRecords: [DatabaseScope: [Record]] = [:]
-        for scope in queryScopes {
-            for zone in (changedByScope[scope] ?? []).sorted() {
-                do {
-                    let (records, token) = try await zoneChanges(zone, since: zoneTokens[zone])
-                    newZoneTokens[zone] = token
-                    changedRecords[scope, default: []] += records
-                } catch .zoneNotFound, .userDeletedZone {
-                    newZoneTokens[zone] = nil
-                }
-            }
-        }
-        databaseTokens = newDatabaseTokens
-        zoneTokens = newZoneTokens
-        var notifications: [WatchNotification] = []
-        for s in subscriptions {
-            switch s.kind {
-            case .database(let scope):
-                if !(changedByScope[scope] ?? []).isEmpty {
-                    notifications.append(WatchNotification(subscriptionID: s.id, kind: "database", scope: scope.rawValue))
-                }
-            case .zone(let zone):
-                let scope: DatabaseScope = zone.ownerName == store.userRecordName ? .private : .shared
-                if changedByScope[scope]?.contains(zone) == true {
-                    notifications.append(WatchNotification(subscriptionID: s.id, kind: "zone", scope: scope.rawValue, zone: zone.description))
-                }
-            case .query(let scope, let type, let field, let equals):
-                let wanted: FieldValue? = equals.flatMap { text in
-                    (try? JSON.parse(text)).flatMap { try? WorkspaceEncoding.fieldValue(from: $0, key: field ?? "value") }
-                }
-                if let match = changedRecords[scope]?.first(where: { r in
-                    r.recordType == type && (field == nil || r.fields[field!] == wanted)
-                }) {
-                    notifications.append(WatchNotification(subscriptionID: s.id, kind: "query", scope: scope.rawValue, zone: match.recordID.zoneID.description))
-                }
-            }
-        }
-        return notifications
     }
 
-    func databaseChanges(_ scope: DatabaseScope, since start: ServerChangeToken?) async throws(RecSyncError) -> ([ZoneID], [ZoneID], ServerChangeToken?) {
-        var token = start
-        var changed: [ZoneID] = []
-        var deleted: [ZoneID] = []
-        while true {
-            let page: DatabaseChanges
-            do { page = try await store.databaseChanges(scope: scope, since: token, resultsLimit: 0) } catch .changeTokenExpired {
-                // History was rewritten: everything counts as changed.
-                token = nil
+    func save(_ id: String, _ cursor: SubscriptionCursor) throws(RecSyncError) {
+        switch source {
+        case .workspace(let ws): try ws.saveSubscriptionCursor(id, cursor)
+        case .memory: memoryCursors[id] = cursor
+        }
+    }
+
+    /// What is pending for each subscription since its cursor; moves nothing.
+    ///
+    /// A subscription without a cursor starts at the head (reports nothing this time).
+    public func pending() async throws(RecSyncError) -> NotificationRound {
+        let user = store.userRecordName
+        var round = NotificationRound(notifications: [], cursors: [:], warnings: [])
+        // Subscriptions that share a scope and a cursor are checked together.
+        struct Group: Hashable { var scope: DatabaseScope; var token: ServerChangeToken? }
+        var groups: [Group: [Subscription]] = [:]
+        var order: [Group] = []
+        var heads: [DatabaseScope: ServerChangeToken] = [:]
+        for var s in try subscriptions() {
+            let scope = s.scope(forUser: user)
+            try scope.requireSupported(for: "checking subscription '\(s.id)'")
+            if includeOwn { s.includeOwn = true }
+            guard let cursor = try cursor(s.id), cursor.scope == scope else {
+                if heads[scope] == nil { heads[scope] = try await store.currentDatabaseToken(scope: scope) }
+                round.cursors[s.id] = SubscriptionCursor(scope: scope, token: heads[scope])
                 continue
             }
-            changed += page.modifications
-            deleted += page.deletions.map(\.zoneID)
-            token = page.changeToken
-            if !page.moreComing { return (changed, deleted, token) }
+            let group = Group(scope: scope, token: cursor.token)
+            if groups[group] == nil { order.append(group) }
+            groups[group, default: []].append(s)
+        }
+        for group in order {
+            let members = groups[group] ?? []
+            do {
+                let check = try await store.checkSubscriptions(members, scope: group.scope, since: group.token)
+                round.warnings += check.warnings
+                for s in members { round.cursors[s.id] = SubscriptionCursor(scope: group.scope, token: check.cursor) }
+                for match in check.matches {
+                    guard let s = members.first(where: { $0.id == match.subscriptionID }) else { continue }
+                    round.notifications.append(Self.notification(s, scope: group.scope, count: match.count, zones: match.zones.sorted(), records: match.records))
+                }
+            } catch .changeTokenExpired, .badToken {
+                // History was rewritten, or the cursor is from another store: say so once,
+                // and start again from the head.
+                let head = try await store.currentDatabaseToken(scope: group.scope)
+                for s in members {
+                    round.cursors[s.id] = SubscriptionCursor(scope: group.scope, token: head)
+                    var n = Self.notification(s, scope: group.scope, count: 0, zones: [], records: [])
+                    n.reset = true
+                    round.notifications.append(n)
+                }
+            }
+        }
+        return round
+    }
+
+    static func notification(_ s: Subscription, scope: DatabaseScope, count: Int, zones: [ZoneID], records: [RecordChangeNotice]) -> SubscriptionNotification {
+        var zone: ZoneID?
+        switch s.kind {
+        case .zone(let z): zone = z
+        case .query(let q): zone = q.zone
+        case .database: break
+        }
+        return SubscriptionNotification(subscriptionID: s.id, kind: s.kind.name, scope: scope, zone: zone, count: count, zones: zones, records: records, reset: false)
+    }
+
+    /// Moves the cursors of the given subscriptions (nil: all) to where `round` looked.
+    public func acknowledge(_ round: NotificationRound, only ids: Set<String>? = nil) throws(RecSyncError) {
+        let current = Set(try subscriptions().map(\.id))
+        // A subscription removed meanwhile gets no cursor back.
+        for (id, cursor) in round.cursors.sorted(by: { $0.key < $1.key }) where current.contains(id) && ids?.contains(id) ?? true {
+            try save(id, cursor)
         }
     }
 
-    func zoneChanges(_ zone: ZoneID, since start: ServerChangeToken?) async throws(RecSyncError) -> (records: [Record], token: ServerChangeToken?) {
-        var token = start
-        var records: [Record] = []
-        while true {
-            let page: RecordZoneChanges
-            do { page = try await store.recordZoneChanges(zone: zone, since: token, resultsLimit: 0, desiredKeys: nil) } catch .changeTokenExpired {
-                token = nil
-                continue
+    /// One round: looks, delivers each notification, and acknowledges what was delivered.
+    ///
+    /// `notify` returns true once a notification is delivered (printed and flushed, its
+    /// command run); `afterRound` (a pull) runs once after a round that notified, and after
+    /// the first round whatever it found; when it is given, nothing is acknowledged unless it
+    /// returns true. Subscriptions that matched nothing are acknowledged first.
+    public func deliverRound(
+        first: Bool = false,
+        notify: @Sendable (SubscriptionNotification) async -> Bool,
+        afterRound: (@Sendable ([SubscriptionNotification]) async -> Bool)? = nil
+    ) async throws(RecSyncError) -> NotificationRound {
+        let round = try await pending()
+        let notified = Set(round.notifications.map(\.subscriptionID))
+        try acknowledge(round, only: Set(round.cursors.keys).subtracting(notified))
+        var delivered: Set<String> = []
+        for n in round.notifications where await notify(n) {
+            delivered.insert(n.subscriptionID)
+            if afterRound == nil { try acknowledge(round, only: [n.subscriptionID]) }
+        }
+        if let afterRound, first || !round.notifications.isEmpty {
+            if await afterRound(round.notifications) { try acknowledge(round, only: delivered) }
+        }
+        return round
+    }
+}
+
+extension SyncEngine {
+    /// Where a new subscription's cursor starts.
+    public enum SubscriptionStart: Sendable {
+        /// At the store's head: only changes from now on are reported.
+        case now
+        /// Before the store's first commit: everything in the store is reported once.
+        case beginning
+    }
+
+    /// Adds a subscription to the workspace (CloudKit's `save(subscription)`), with its cursor
+    /// at `start`.
+    @discardableResult
+    public func subscribe(_ subscription: Subscription, from start: SubscriptionStart = .now) async throws(RecSyncError) -> SubscriptionCursor {
+        try Subscription.validateID(subscription.id)
+        let scope = subscription.scope(forUser: store.userRecordName)
+        try scope.requireSupported(for: "subscribing to the \(scope.rawValue) database")
+        if case .query(let q) = subscription.kind {
+            try NameRules.validateRecordType(q.recordType)
+            _ = try q.matcher()
+            guard !q.firesOn.isEmpty else { throw .invalidArguments("a query subscription must fire on at least one of create, update, delete") }
+            if let zone = q.zone, (zone.ownerName == store.userRecordName ? DatabaseScope.private : .shared) != q.scope {
+                throw .invalidArguments("zone '\(zone)' is not in the \(q.scope.rawValue) database")
             }
-            records += page.modifications.compactMap { try? $0.result.get() }
-            token = page.changeToken
-            if !page.moreComing { return (records, token) }
+        }
+        let token: ServerChangeToken? = switch start {
+        case .now: try await store.currentDatabaseToken(scope: scope)
+        case .beginning: nil
+        }
+        let cursor = SubscriptionCursor(scope: scope, token: token)
+        try workspace.addSubscription(subscription, cursor: cursor)
+        return cursor
+    }
+
+    /// Removes a subscription and its cursor.
+    public func unsubscribe(_ id: String) throws(RecSyncError) {
+        try workspace.removeSubscription(id)
+    }
+
+    /// The workspace's subscriptions with their cursors.
+    public func notifier(includeOwn: Bool = false) -> SubscriptionNotifier {
+        SubscriptionNotifier(workspace: workspace, store: store, includeOwn: includeOwn)
+    }
+
+    /// Held while one process delivers the workspace's notifications (`watch`, `watch
+    /// --once`, `notifications --ack`), so two never move the same cursors.
+    public func deliveryLock(purpose: String) throws(RecSyncError) -> WorkspaceLock {
+        do { return try workspace.lock(purpose: purpose, file: "watch.lock") } catch .workspaceLocked(let holder) {
+            throw .invalidArguments("another recsync (\(holder)) is delivering this workspace's notifications; stop it first, or use 'recsync notifications' without --ack to look")
         }
     }
 }
 
-/// The loop behind `recsync watch`: wait for the store to move, let a burst settle, then
-/// report each matching subscription once. A store that cannot be reached is retried with
-/// back-off; `shouldStop` ends the loop between waits.
+/// The loop behind `recsync watch`: report what is pending since each cursor, then wait for
+/// the store to move, let a burst settle, and report again. A store that cannot be reached
+/// is retried with back-off; `shouldStop` ends the loop between waits.
 public struct WatchLoop: Sendable {
     /// Blocks until the store may have moved or the timeout passes; true if it may have.
     public var waitForChange: @Sendable (_ timeout: Double) async -> Bool
@@ -162,21 +271,19 @@ public struct WatchLoop: Sendable {
     }
 
     public func run(
-        watcher: ChangeWatcher,
+        notifier: SubscriptionNotifier,
         shouldStop: @Sendable () -> Bool,
         onError: @Sendable (RecSyncError, _ retryIn: Double) -> Void,
         onRecovered: @Sendable () -> Void = {},
-        notify: @Sendable ([WatchNotification]) async -> Void
+        notify: @Sendable (SubscriptionNotification) async -> Bool,
+        afterRound: (@Sendable ([SubscriptionNotification]) async -> Bool)? = nil
     ) async {
         var backoff = 0.5
-        var started = false
+        var first = true
         var failing = false
         while !shouldStop() {
             do {
-                if !started {
-                    try await watcher.start()
-                    started = true
-                } else {
+                if !first {
                     // After a failure, look again at once; otherwise wait for a change (or
                     // the period, so a missed signal is caught up on).
                     if !failing { _ = await waitForChange(period) }
@@ -184,9 +291,9 @@ public struct WatchLoop: Sendable {
                     // Let the burst settle: keep waiting while changes keep coming (bounded).
                     let settleUntil = Date().addingTimeInterval(max(settle * 10, 2))
                     while Date() < settleUntil, await waitForChange(settle), !shouldStop() {}
-                    let notifications = try await watcher.check()
-                    if !notifications.isEmpty { await notify(notifications) }
                 }
+                _ = try await notifier.deliverRound(first: first, notify: notify, afterRound: afterRound)
+                first = false
                 if failing { onRecovered() }
                 failing = false
                 backoff = 0.5

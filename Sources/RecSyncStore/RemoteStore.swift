@@ -46,6 +46,16 @@ public protocol RemoteStore: Actor {
     /// names live zones only.
     func fetchZoneDeletions(_ zoneIDs: [ZoneID]) async throws(RecSyncError) -> [ZoneDeletion]
 
+    /// A database token at the store's head: where a subscription that starts now begins.
+    func currentDatabaseToken(scope: DatabaseScope) async throws(RecSyncError) -> ServerChangeToken
+
+    /// Evaluates subscriptions of one scope against what changed since a database token
+    /// (nil: since the store began), as CloudKit's server does before it sends a push: one
+    /// coalesced match per subscription, leaving out this client's own commits
+    /// (`StoreActor.deviceID`) unless a subscription includes them. The result's cursor is the
+    /// token to check from next time; `changeTokenExpired` when history was rewritten.
+    func checkSubscriptions(_ subscriptions: [Subscription], scope: DatabaseScope, since token: ServerChangeToken?) async throws(RecSyncError) -> SubscriptionCheck
+
     /// The current version of each record, one result per ID, in input order.
     func fetchRecords(_ ids: [RecordID], desiredKeys: [String]?) async throws(RecSyncError) -> [RecordResult]
 

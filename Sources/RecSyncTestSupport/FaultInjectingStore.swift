@@ -86,6 +86,14 @@ public actor FaultInjectingStore: RemoteStore {
         try await inner.fetchZoneDeletions(zoneIDs)
     }
 
+    public func currentDatabaseToken(scope: DatabaseScope) async throws(RecSyncError) -> ServerChangeToken {
+        try await inner.currentDatabaseToken(scope: scope)
+    }
+
+    public func checkSubscriptions(_ subscriptions: [Subscription], scope: DatabaseScope, since token: ServerChangeToken?) async throws(RecSyncError) -> SubscriptionCheck {
+        try await inner.checkSubscriptions(subscriptions, scope: scope, since: token)
+    }
+
     public func fetchRecords(_ ids: [RecordID], desiredKeys: [String]?) async throws(RecSyncError) -> [RecordResult] {
         try await inner.fetchRecords(ids, desiredKeys: desiredKeys)
     }

@@ -1,43 +1,87 @@
 import Foundation
 import RecSyncModel
 
-/// A standing request to be told when something in the store changes (CloudKit's
-/// database, zone and query subscriptions), kept in `.recsync/subscriptions.json`.
-public struct Subscription: Sendable, Hashable, Codable {
-    public enum Kind: Sendable, Hashable, Codable {
-        /// Any change in any zone of a scope.
-        case database(DatabaseScope)
-        /// Any change in one zone.
-        case zone(ZoneID)
-        /// A record of a type (optionally with a field equal to a value, as plain workspace
-        /// JSON) created or changed in a scope.
-        case query(scope: DatabaseScope, recordType: String, field: String?, equals: String?)
-    }
+/// Where a subscription's notifications have been delivered up to: a database token of its
+/// scope (nil: the store's beginning, so everything ever committed is still to report).
+public struct SubscriptionCursor: Sendable, Hashable, Codable {
+    public var scope: DatabaseScope
+    public var token: ServerChangeToken?
 
-    public var id: String
-    public var kind: Kind
-
-    public init(id: String, kind: Kind) {
-        self.id = id
-        self.kind = kind
+    public init(scope: DatabaseScope, token: ServerChangeToken?) {
+        self.scope = scope
+        self.token = token
     }
 }
 
 extension Workspace {
     var subscriptionsPath: String { "\(stateDir)/subscriptions.json" }
 
+    /// The cursor file of one subscription: one file each, so acknowledging one never
+    /// rewrites another's (a `subscribe` while `watch` runs loses nothing).
+    public func subscriptionCursorPath(_ id: String) -> String { "\(stateDir)/subscriptions/\(NameEscaping.escape(id)).cursor" }
+
     public func subscriptions() throws(RecSyncError) -> [Subscription] {
         guard let bytes = try FileIO.read(subscriptionsPath) else { return [] }
         do { return try JSONDecoder().decode([Subscription].self, from: Data(bytes)) } catch {
-            throw .fileSystem(path: subscriptionsPath, message: "is damaged (\(error)); delete it and subscribe again")
+            throw .fileSystem(path: subscriptionsPath, message: "is damaged (\(error)); fix it, or delete it and subscribe again")
         }
     }
 
     public func saveSubscriptions(_ subscriptions: [Subscription]) throws(RecSyncError) {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let data = (try? encoder.encode(subscriptions)) ?? Data("[]".utf8)
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let data: Data
+        do { data = try encoder.encode(subscriptions) } catch {
+            throw .internalError("cannot encode the subscriptions: \(error)")
+        }
         try FileIO.writeAtomically(subscriptionsPath, Array(data) + [10])
+    }
+
+    /// Adds a subscription that reports changes after `cursor`. The cursor is saved first,
+    /// so a subscription is never without one.
+    public func addSubscription(_ subscription: Subscription, cursor: SubscriptionCursor) throws(RecSyncError) {
+        try Subscription.validateID(subscription.id)
+        var all = try subscriptions()
+        guard !all.contains(where: { $0.id == subscription.id }) else {
+            throw .invalidArguments("a subscription '\(subscription.id)' exists already; pass --id to name this one, or unsubscribe first")
+        }
+        try saveSubscriptionCursor(subscription.id, cursor)
+        all.append(subscription)
+        try saveSubscriptions(all)
+    }
+
+    /// Removes a subscription and its cursor.
+    public func removeSubscription(_ id: String) throws(RecSyncError) {
+        var all = try subscriptions()
+        guard all.contains(where: { $0.id == id }) else {
+            throw .invalidArguments("no subscription '\(id)'; 'recsync subscriptions' lists them")
+        }
+        all.removeAll { $0.id == id }
+        try saveSubscriptions(all)
+        let path = subscriptionCursorPath(id)
+        if FileIO.info(path) != nil { try FileIO.remove(path) }
+    }
+
+    /// A subscription's cursor; nil when it has none (made by the first release, which kept
+    /// none), and then it starts from the store's head.
+    public func subscriptionCursor(_ id: String) throws(RecSyncError) -> SubscriptionCursor? {
+        let path = subscriptionCursorPath(id)
+        guard let bytes = try FileIO.read(path, limit: 64 * 1024) else { return nil }
+        do { return try JSONDecoder().decode(SubscriptionCursor.self, from: Data(bytes)) } catch {
+            throw .fileSystem(path: path, message: "is damaged (\(error)); delete it to start the subscription from now")
+        }
+    }
+
+    public func saveSubscriptionCursor(_ id: String, _ cursor: SubscriptionCursor) throws(RecSyncError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let data: Data
+        do { data = try encoder.encode(cursor) } catch {
+            throw .internalError("cannot encode a subscription cursor: \(error)")
+        }
+        let path = subscriptionCursorPath(id)
+        try FileIO.makeDirectories("\(stateDir)/subscriptions")
+        try FileIO.writeAtomically(path, Array(data) + [10])
     }
 }
 

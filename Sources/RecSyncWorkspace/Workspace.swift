@@ -93,7 +93,7 @@ public final class Workspace: Sendable {
         }
         let ws = Workspace(root: absolute, config: config)
         try FileIO.makeDirectories(ws.stateDir)
-        try FileIO.writeAtomically("\(ws.stateDir)/.gitignore", Array("# machine-specific state: not part of a snapshot\nindex/\nlock\nmirror/\nwriting*\ndevice\npending-push\n".utf8))
+        try FileIO.writeAtomically("\(ws.stateDir)/.gitignore", Array("# machine-specific state: not part of a snapshot\nindex/\nlock\nwatch.lock\nmirror/\nwriting*\ndevice\npending-push\nsubscriptions/\n".utf8))
         try ws.saveConfig(config)
         return ws
     }
@@ -390,8 +390,11 @@ public final class Workspace: Sendable {
 
     /// Takes the workspace lock for one sync. It is released when the returned object goes
     /// away or the process dies (an advisory `flock`, so a crashed process leaves no stale lock).
-    public func lock(purpose: String) throws(RecSyncError) -> WorkspaceLock {
-        let path = "\(stateDir)/lock"
+    ///
+    /// `file` names another lock in `.recsync/` (`watch.lock`: one process delivers a
+    /// workspace's notifications at a time).
+    public func lock(purpose: String, file: String = "lock") throws(RecSyncError) -> WorkspaceLock {
+        let path = "\(stateDir)/\(file)"
         guard let fd = try FileIO.openRegularFile(path, flags: O_RDWR | O_CREAT) else {
             throw .fileSystem(path: path, message: "cannot open the lock file")
         }

@@ -58,6 +58,8 @@ protocol StoreBackend: AnyObject {
 
     /// The current head commit.
     func head() throws(RecSyncError) -> String
+    /// A commit's first parent (nil for the first commit) and message.
+    func commitInfo(_ commit: String) throws(RecSyncError) -> (parent: String?, message: String)
     /// Whether `commit` exists and is the head or one of its ancestors.
     func isInHistory(_ commit: String, head: String) throws(RecSyncError) -> Bool
     /// Zones present at a commit (optionally of one owner), and what was passed over.

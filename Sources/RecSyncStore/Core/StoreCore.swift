@@ -64,6 +64,7 @@ final class StoreCore<Backend: StoreBackend> {
             let head = try backend.head()
             let time = actor.clock()
             var (result, writes, message) = try attempt(head, time)
+            message = signed(message)
             if writes.isEmpty {
                 finish(&result, nil, [:])
                 return result
@@ -77,6 +78,17 @@ final class StoreCore<Backend: StoreBackend> {
             }
         }
         throw .storeBusy("the store kept moving while recsync tried to write (\(maxCommitAttempts) attempts); other writers are busy, try again in a moment. If nothing else writes to the store, a crashed writer may have left a lock file (refs/heads/main.lock in a git store): remove it")
+    }
+
+    /// A commit message with this client's `Recsync-Client: <user>/<device>` trailer, by
+    /// which subscriptions leave out a client's own changes (CloudKit does not notify the
+    /// device a change came from). Clients without a device ID are not told apart.
+    func signed(_ message: String) -> String {
+        guard actor.deviceID != nil else { return message }
+        var text = message.hasSuffix("\n") ? message : message + "\n"
+        let lines = Self.trailerLines(text)
+        if !(text.contains("\n\n") && lines.allSatisfy({ $0.hasPrefix("Recsync-") })) { text += "\n" }
+        return text + "Recsync-Client: \(actor.clientSlot)\n"
     }
 
     private func backoff(attempt: Int) {

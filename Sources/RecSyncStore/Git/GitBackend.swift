@@ -72,6 +72,12 @@ final class GitBackend: StoreBackend {
         return head.hex
     }
 
+    func commitInfo(_ commit: String) throws(RecSyncError) -> (parent: String?, message: String) {
+        let c = try oid(commit)
+        let found = try git("reading commit \(commit)") { () throws(GitError) in try repository.commit(c) }
+        return (found.parents.first?.hex, found.message)
+    }
+
     func isInHistory(_ commit: String, head: String) throws(RecSyncError) -> Bool {
         guard let c = GitOID(hex: commit) else { return false }
         let h = try oid(head)

@@ -171,6 +171,16 @@ public actor GitStore: RemoteStore {
         return try core.fetchZoneDeletions(zoneIDs)
     }
 
+    public func currentDatabaseToken(scope: DatabaseScope) throws(RecSyncError) -> ServerChangeToken {
+        try refresh()
+        return try core.currentDatabaseToken(scope: scope)
+    }
+
+    public func checkSubscriptions(_ subscriptions: [Subscription], scope: DatabaseScope, since token: ServerChangeToken?) throws(RecSyncError) -> SubscriptionCheck {
+        try refresh()
+        return try core.checkSubscriptions(subscriptions, scope: scope, since: token)
+    }
+
     public func fetchRecords(_ ids: [RecordID], desiredKeys: [String]?) throws(RecSyncError) -> [RecordResult] {
         try refresh()
         return try core.fetchRecords(ids, desiredKeys: desiredKeys)

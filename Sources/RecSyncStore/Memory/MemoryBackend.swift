@@ -111,6 +111,13 @@ final class MemoryBackend: StoreBackend {
 
     func head() throws(RecSyncError) -> String { storage.state.withLock { $0.head } }
 
+    func commitInfo(_ commit: String) throws(RecSyncError) -> (parent: String?, message: String) {
+        guard let c = storage.state.withLock({ $0.commits[commit] }) else {
+            throw .internalError("the memory store has no commit \(commit)")
+        }
+        return (c.parent, c.message)
+    }
+
     func isInHistory(_ commit: String, head: String) throws(RecSyncError) -> Bool {
         storage.state.withLock { s in
             var next: String? = head

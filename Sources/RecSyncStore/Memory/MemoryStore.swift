@@ -40,6 +40,14 @@ public actor MemoryStore: RemoteStore {
         try core.fetchZoneDeletions(zoneIDs)
     }
 
+    public func currentDatabaseToken(scope: DatabaseScope) throws(RecSyncError) -> ServerChangeToken {
+        try core.currentDatabaseToken(scope: scope)
+    }
+
+    public func checkSubscriptions(_ subscriptions: [Subscription], scope: DatabaseScope, since token: ServerChangeToken?) throws(RecSyncError) -> SubscriptionCheck {
+        try core.checkSubscriptions(subscriptions, scope: scope, since: token)
+    }
+
     public func fetchRecords(_ ids: [RecordID], desiredKeys: [String]?) throws(RecSyncError) -> [RecordResult] {
         try core.fetchRecords(ids, desiredKeys: desiredKeys)
     }

@@ -8,60 +8,101 @@ struct SubscribeCommand: RecSyncSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "subscribe",
         abstract: "Subscribe to changes in a database, a zone, or records of a type.",
-        discussion: "Subscriptions are kept in .recsync/subscriptions.json; 'recsync watch' reports each change that matches one.")
+        discussion: """
+            Subscriptions are kept in .recsync/subscriptions.json, each with a cursor in \
+            .recsync/subscriptions/: 'recsync watch' and 'recsync notifications' report what \
+            changed since the cursor, even while nothing was running. A new subscription starts \
+            now (--since-beginning: with everything already in the store). Changes this \
+            workspace pushed itself are left out unless --include-own.
+
+            A query subscription (--query TYPE) matches records of TYPE in your own zones, or \
+            in zones shared with you with --database shared, or in one zone with --zone. \
+            Conditions: --field F --equals V (repeatable; the Nth --equals goes with the Nth \
+            --field) and --exists F (repeatable); a record must meet all of them. Created and \
+            updated records are matched as they are afterwards, deleted ones as they were.
+            """)
 
     @OptionGroup var global: GlobalOptions
-    @Option(help: "Every change in a database: private or shared.") var database: String?
-    @Option(help: "Every change in one of your zones (or OWNER/ZONE for a shared one).") var zone: String?
-    @Option(help: "Records of this type created or changed.") var query: String?
-    @Option(help: "With --query: only records whose FIELD equals --equals.") var field: String?
-    @Option(help: "With --field: the value, as plain JSON (\"text\", 42, true).") var equals: String?
+    @Option(help: "Every change in a database: private or shared (with --query: the database to match in).") var database: String?
+    @Option(help: "Every change in one of your zones (or OWNER/ZONE for a shared one); with --query, only that zone.") var zone: String?
+    @Option(help: "Records of this type created, updated or deleted.") var query: String?
+    @Option(help: "With --query: a field that must equal the --equals at the same position (repeatable).") var field: [String] = []
+    @Option(help: "With --field: the value, as plain JSON (\"text\", 42, true).") var equals: [String] = []
+    @Option(help: "With --query: a field that must be present (repeatable).") var exists: [String] = []
+    @Option(name: .customLong("fires-on"), help: "With --query: which changes fire it, from create,update,delete (default: all three).") var firesOn: String?
     @Option(help: "The subscription's ID (default: made from what it watches).") var id: String?
+    @Flag(help: "Report everything already in the store once, instead of starting now.") var sinceBeginning = false
+    @Flag(help: "Report changes this workspace pushed itself too.") var includeOwn = false
 
     func validate() throws {
-        let kinds = [database, zone, query].compactMap { $0 }.count
-        guard kinds == 1 else { throw ValidationError("give exactly one of --database, --zone, --query") }
-        if field != nil, query == nil { throw ValidationError("--field goes with --query") }
-        if (field == nil) != (equals == nil) { throw ValidationError("--field and --equals go together") }
+        if query == nil {
+            guard [database, zone].compactMap({ $0 }).count == 1 else { throw ValidationError("give exactly one of --database, --zone, --query") }
+            if !field.isEmpty || !exists.isEmpty || firesOn != nil { throw ValidationError("--field, --exists and --fires-on go with --query") }
+        } else if database != nil && zone != nil {
+            throw ValidationError("with --query, give --database or --zone, not both")
+        }
+        if field.count != equals.count { throw ValidationError("give one --equals for each --field (use --exists FIELD to ask only for presence)") }
+    }
+
+    static func parseFiresOn(_ text: String) throws(RecSyncError) -> Set<RecordChangeReason> {
+        var result = Set<RecordChangeReason>()
+        for word in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) {
+            switch word {
+            case "create", "created", "creation": result.insert(.created)
+            case "update", "updated": result.insert(.updated)
+            case "delete", "deleted", "deletion": result.insert(.deleted)
+            default: throw .invalidArguments("--fires-on \(text): '\(word)' is not create, update or delete")
+            }
+        }
+        guard !result.isEmpty else { throw .invalidArguments("--fires-on needs one or more of create, update, delete") }
+        return result
     }
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
-        let ws = try context.workspace()
+        let engine = try context.engine()
+        let user = engine.workspace.user
+        func zoneID(_ text: String) throws(RecSyncError) -> ZoneID {
+            let parts = text.split(separator: "/", maxSplits: 1).map(String.init)
+            return parts.count == 2 ? try ZoneID(normalizing: parts[1], ownerName: parts[0]) : try ZoneID(normalizing: text, ownerName: user)
+        }
+        func scope(_ text: String) throws(RecSyncError) -> DatabaseScope {
+            guard let scope = DatabaseScope(rawValue: text), scope != .public else {
+                throw .badDatabase(operation: "subscribing to the '\(text)' database (private or shared)")
+            }
+            return scope
+        }
         let kind: Subscription.Kind
         var name: String
-        if let database {
-            guard let scope = DatabaseScope(rawValue: database), scope != .public else {
-                throw .badDatabase(operation: "subscribing to the '\(database)' database")
+        if let query {
+            var zone: ZoneID?
+            var queryScope = DatabaseScope.private
+            if let text = self.zone {
+                let z = try zoneID(text)
+                zone = z
+                queryScope = z.ownerName == user ? .private : .shared
+            } else if let database {
+                queryScope = try scope(database)
             }
-            kind = .database(scope)
-            name = "database-\(scope.rawValue)"
-        } else if let zone {
-            let parts = zone.split(separator: "/", maxSplits: 1).map(String.init)
-            let zoneID = parts.count == 2 ? try ZoneID(normalizing: parts[1], ownerName: parts[0]) : try ZoneID(normalizing: zone, ownerName: ws.user)
-            kind = .zone(zoneID)
-            name = "zone-\(zoneID.ownerName)-\(zoneID.zoneName)"
+            var conditions: [FieldCondition] = []
+            for (f, v) in zip(field, equals) { conditions.append(try FieldCondition.validated(field: f, test: .equals(v))) }
+            for f in exists { conditions.append(try FieldCondition.validated(field: f, test: .exists)) }
+            let fires = try firesOn.map(Self.parseFiresOn) ?? Set(RecordChangeReason.allCases)
+            kind = .query(QuerySubscription(scope: queryScope, recordType: query, zone: zone, conditions: conditions, firesOn: fires))
+            name = "query-\(query)" + (queryScope == .shared ? "-shared" : "") + (field + exists).map { "-\($0)" }.joined()
+        } else if let database {
+            let s = try scope(database)
+            kind = .database(s)
+            name = "database-\(s.rawValue)"
         } else {
-            let type = query ?? ""
-            try NameRules.validateRecordType(type)
-            if let field { try NameRules.validateFieldKey(field) }
-            if let equals {
-                guard (try? JSON.parse(equals)) != nil else {
-                    throw .invalidArguments("--equals \(equals): not a JSON value; quote text as '\"text\"'")
-                }
-            }
-            kind = .query(scope: .private, recordType: type, field: field, equals: equals)
-            name = "query-\(type)" + (field.map { "-\($0)" } ?? "")
+            let z = try zoneID(zone ?? "")
+            kind = .zone(z)
+            name = "zone-\(z.ownerName)-\(z.zoneName)"
         }
-        var subscriptions = try ws.subscriptions()
-        name = id ?? name
-        guard !subscriptions.contains(where: { $0.id == name }) else {
-            throw .invalidArguments("a subscription '\(name)' exists already; pass --id to name this one, or unsubscribe first")
-        }
-        subscriptions.append(Subscription(id: name, kind: kind))
-        try ws.saveSubscriptions(subscriptions)
-        context.console.document(["command": .string("subscribe"), "id": .string(name)])
-        context.console.info("subscribed: \(name)")
-        context.console.hint("run 'recsync watch' to be told about matching changes")
+        let subscription = Subscription(id: id ?? name, kind: kind, includeOwn: includeOwn)
+        try await engine.subscribe(subscription, from: sinceBeginning ? .beginning : .now)
+        context.console.document(["command": .string("subscribe"), "id": .string(subscription.id), "watches": .string(SubscriptionsCommand.describe(subscription))])
+        context.console.info("subscribed: \(subscription.id) (\(SubscriptionsCommand.describe(subscription)))")
+        context.console.hint(sinceBeginning ? "'recsync notifications' shows what it matches already" : "run 'recsync watch' (or 'recsync watch --once') to be told about matching changes")
         return ExitCodes.success
     }
 }
@@ -74,19 +115,31 @@ struct SubscriptionsCommand: RecSyncSubcommand {
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let subscriptions = try context.workspace().subscriptions()
-        context.console.document(["subscriptions": .array(subscriptions.map { .object(["id": .string($0.id), "watches": .string(Self.describe($0.kind))]) })])
-        for s in subscriptions { context.console.out("\(s.id)\t\(Self.describe(s.kind))") }
+        context.console.document(["subscriptions": .array(subscriptions.map { .object(["id": .string($0.id), "watches": .string(Self.describe($0))]) })])
+        for s in subscriptions { context.console.out("\(s.id)\t\(Self.describe(s))") }
         if subscriptions.isEmpty { context.console.info("no subscriptions; add one with 'recsync subscribe'") }
         return ExitCodes.success
     }
 
-    static func describe(_ kind: Subscription.Kind) -> String {
-        switch kind {
-        case .database(let scope): "database \(scope.rawValue)"
-        case .zone(let zone): "zone \(zone)"
-        case .query(let scope, let type, let field, let equals):
-            "query \(type) in \(scope.rawValue)" + (field.map { " where \($0) = \(equals ?? "")" } ?? "")
+    static func describe(_ s: Subscription) -> String {
+        var text: String
+        switch s.kind {
+        case .database(let scope): text = "database \(scope.rawValue)"
+        case .zone(let zone): text = "zone \(zone)"
+        case .query(let q):
+            text = "query \(q.recordType) in " + (q.zone.map { "zone \($0)" } ?? q.scope.rawValue)
+            let conditions = q.conditions.map { c in
+                switch c.test {
+                case .equals(let v): "\(c.field) = \(v)"
+                case .exists: "\(c.field) exists"
+                }
+            }
+            if !conditions.isEmpty { text += " where " + conditions.joined(separator: " and ") }
+            if q.firesOn.count < RecordChangeReason.allCases.count {
+                text += " on " + q.firesOn.sorted().map { $0 == .created ? "create" : $0 == .updated ? "update" : "delete" }.joined(separator: ",")
+            }
         }
+        return text + (s.includeOwn ? " (including own changes)" : "")
     }
 }
 
@@ -98,13 +151,7 @@ struct UnsubscribeCommand: RecSyncSubcommand {
     @Argument(help: "The subscription's ID (see 'recsync subscriptions').") var id: String
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
-        let ws = try context.workspace()
-        var subscriptions = try ws.subscriptions()
-        guard subscriptions.contains(where: { $0.id == id }) else {
-            throw .invalidArguments("no subscription '\(id)'; 'recsync subscriptions' lists them")
-        }
-        subscriptions.removeAll { $0.id == id }
-        try ws.saveSubscriptions(subscriptions)
+        try context.workspace().removeSubscription(id)
         context.console.document(["command": .string("unsubscribe"), "id": .string(id)])
         context.console.info("unsubscribed: \(id)")
         return ExitCodes.success

@@ -11,23 +11,37 @@ import Synchronization
 import Glibc
 #endif
 
-/// `recsync watch`: waits for the store to move and reports matching subscriptions.
+/// `recsync watch`: reports what changed since each subscription's cursor, then waits for
+/// the store to move and reports again.
 struct WatchCommand: RecSyncSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",
-        abstract: "Wait for changes on the store and report those your subscriptions match.",
+        abstract: "Report changes your subscriptions match: those since you last looked, then new ones as they come.",
         discussion: """
-            For each subscription a change matches, prints one JSON line (subscriptionID, kind, \
-            scope, zone), runs --exec with it in the environment (RECSYNC_SUBSCRIPTION_ID, \
-            RECSYNC_KIND, RECSYNC_SCOPE, RECSYNC_ZONE, RECSYNC_NOTIFICATION), or pulls with \
-            --pull. A burst of changes gives one notification per subscription. A notification \
-            is a prompt to pull, never data. Stops on SIGINT or SIGTERM; a store that cannot be \
-            reached is retried with back-off.
+            First reports what changed since each subscription's cursor, including changes made \
+            while nothing was running, then waits for the store to move. For each subscription \
+            a burst of changes matches, prints one JSON line (subscriptionID, kind, scope, zone, \
+            count, zones; query subscriptions add records: recordName, zoneName, ownerName, \
+            reason) and runs --exec with it in the environment (RECSYNC_SUBSCRIPTION_ID, \
+            RECSYNC_KIND, RECSYNC_SCOPE, RECSYNC_ZONE, RECSYNC_COUNT, RECSYNC_NOTIFICATION). \
+            A notification is a prompt to pull, never data.
+
+            --pull pulls the whole workspace (every zone of both databases, as 'recsync pull' \
+            does) once at start and once after each burst that notified; with no subscription \
+            it watches both databases. A subscription's cursor moves once its notification is \
+            delivered: the line written, --exec returned, and with --pull the pull finished. \
+            Delivery is at least once: a watch killed before that reports the burst again when \
+            it starts. --once reports what is pending and exits (for cron). Changes this \
+            workspace pushed are left out unless the subscription or --include-own says \
+            otherwise. Stops on SIGINT or SIGTERM; a store that cannot be reached is retried \
+            with back-off.
             """)
 
     @OptionGroup var global: GlobalOptions
     @Option(help: "A shell command to run for each notification.") var exec: String?
-    @Flag(help: "Pull after each burst of changes.") var pull = false
+    @Flag(help: "Pull the whole workspace at start and after each burst that notified.") var pull = false
+    @Flag(help: "Report what is pending since each cursor, deliver it, and exit.") var once = false
+    @Flag(help: "Report changes this workspace pushed itself too.") var includeOwn = false
     @Option(help: "Milliseconds a burst must be quiet before it is reported.") var settle: Int = 200
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
@@ -38,8 +52,29 @@ struct WatchCommand: RecSyncSubcommand {
         guard !subscriptions.isEmpty || pull else {
             throw .invalidArguments("nothing to watch for: add a subscription with 'recsync subscribe', or pass --pull")
         }
-        // --pull with no subscription watches everything the user can see.
-        let watched = subscriptions.isEmpty ? [Subscription(id: "all-private", kind: .database(.private)), Subscription(id: "all-shared", kind: .database(.shared))] : subscriptions
+        let lock = try engine.deliveryLock(purpose: once ? "watch --once" : "watch")
+        defer { withExtendedLifetime(lock) {} }
+        // --pull with no subscription watches everything the user can see, from now.
+        let notifier = subscriptions.isEmpty
+            ? SubscriptionNotifier(subscriptions: [Subscription(id: "all-private", kind: .database(.private)), Subscription(id: "all-shared", kind: .database(.shared))], store: engine.store, includeOwn: includeOwn)
+            : engine.notifier(includeOwn: includeOwn)
+        let console = context.console
+        let exec = self.exec
+        let notify: @Sendable (SubscriptionNotification) async -> Bool = { n in
+            guard Self.writeLine(n.json) else { return false }
+            if let exec { Self.run(exec, notification: n, console: console) }
+            return true
+        }
+        var afterRound: (@Sendable ([SubscriptionNotification]) async -> Bool)?
+        if pull {
+            afterRound = { @Sendable (_: [SubscriptionNotification]) async -> Bool in await Self.pull(engine, console: console) }
+        }
+        if once {
+            let round = try await notifier.deliverRound(first: true, notify: notify, afterRound: afterRound)
+            for w in round.warnings { console.warning("\(w)") }
+            if round.notifications.isEmpty { console.note("nothing new for \(subscriptions.map(\.id).joined(separator: ", "))") }
+            return ExitCodes.success
+        }
         let stop = StopFlag()
         stop.install()
         let wait: @Sendable (Double) async -> Bool
@@ -63,52 +98,58 @@ struct WatchCommand: RecSyncSubcommand {
         }
         var loop = WatchLoop(waitForChange: wait)
         loop.settle = Double(settle) / 1000
-        let console = context.console
-        console.note("watching \(store.remote ?? ws.config.remote) for \(watched.map(\.id).joined(separator: ", ")); stop with Ctrl-C")
-        let exec = self.exec
-        let pull = self.pull
+        let names = subscriptions.isEmpty ? "every zone (--pull)" : subscriptions.map(\.id).joined(separator: ", ")
+        console.note("watching \(store.remote ?? ws.config.remote) for \(names); stop with Ctrl-C")
         await loop.run(
-            watcher: ChangeWatcher(store: engine.store, subscriptions: watched),
+            notifier: notifier,
             shouldStop: { stop.requested },
             onError: { error, retry in console.warning("\(error.message); trying again in \(String(format: "%.1f", retry)) s") },
-            onRecovered: { console.note("the store is reachable again") }
-        ) { notifications in
-            for n in notifications {
-                console.jsonLine(Self.members(n))
-                if let exec {
-                    let json = String(decoding: JSON.serialize(.object(Self.members(n).merging(["version": .int(1)]) { a, _ in a }), pretty: false), as: UTF8.self)
-                    Self.run(exec, notification: n, json: json, console: console)
-                }
-            }
-            if pull {
-                do throws(RecSyncError) {
-                    let report = try await engine.pull()
-                    console.note("pulled: \(report.recordsWritten) written, \(report.recordsDeleted) deleted" + (report.conflicts.isEmpty ? "" : ", \(report.conflicts.count) conflicts (run 'recsync status')"))
-                } catch {
-                    console.warning("pull failed: \(error.message)")
-                }
-            }
-        }
+            onRecovered: { console.note("the store is reachable again") },
+            notify: notify,
+            afterRound: afterRound)
         console.note("stopped watching")
         return ExitCodes.success
     }
 
-    static func members(_ n: WatchNotification) -> [String: JSONValue] {
-        var o: [String: JSONValue] = ["subscriptionID": .string(n.subscriptionID), "kind": .string(n.kind), "scope": .string(n.scope)]
-        if let zone = n.zone { o["zone"] = .string(zone) }
-        return o
+    /// The --pull after a round; false (the notifications stay pending) if it failed.
+    static func pull(_ engine: SyncEngine, console: Console) async -> Bool {
+        do {
+            let report = try await engine.pull()
+            console.note("pulled: \(report.recordsWritten) written, \(report.recordsDeleted) deleted" + (report.conflicts.isEmpty ? "" : ", \(report.conflicts.count) conflicts (run 'recsync status')"))
+            return true
+        } catch {
+            console.warning("pull failed: \(error.message); the notifications stay pending")
+            return false
+        }
     }
 
-    static func run(_ command: String, notification n: WatchNotification, json: String, console: Console) {
+    /// Writes one JSON line to stdout with write(2); false if it could not be written whole
+    /// (a closed pipe), so the notification is not acknowledged.
+    static func writeLine(_ json: JSONValue) -> Bool {
+        let bytes = JSON.serialize(json, pretty: false) + [10]
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            offset += n
+        }
+        return true
+    }
+
+    static func run(_ command: String, notification n: SubscriptionNotification, console: Console) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", command]
         var env = ProcessInfo.processInfo.environment
         env["RECSYNC_SUBSCRIPTION_ID"] = n.subscriptionID
         env["RECSYNC_KIND"] = n.kind
-        env["RECSYNC_SCOPE"] = n.scope
-        env["RECSYNC_ZONE"] = n.zone ?? ""
-        env["RECSYNC_NOTIFICATION"] = json
+        env["RECSYNC_SCOPE"] = n.scope.rawValue
+        env["RECSYNC_ZONE"] = n.zone?.description ?? ""
+        env["RECSYNC_COUNT"] = String(n.count)
+        env["RECSYNC_NOTIFICATION"] = String(decoding: JSON.serialize(n.json, pretty: false), as: UTF8.self)
         process.environment = env
         do {
             try process.run()
@@ -117,6 +158,45 @@ struct WatchCommand: RecSyncSubcommand {
         } catch {
             console.warning("cannot run --exec: \(error)")
         }
+    }
+}
+
+/// `recsync notifications`: what is pending for each subscription, without waiting.
+struct NotificationsCommand: RecSyncSubcommand {
+    static let configuration = CommandConfiguration(
+        commandName: "notifications",
+        abstract: "Show what your subscriptions match since their cursors, and exit.",
+        discussion: """
+            One line per subscription with pending changes (with --json, one document). The \
+            cursors stay where they are, so running it again shows the same and more, unless \
+            --ack moves them past what was shown. 'recsync watch --once' delivers the same \
+            notifications as watch does (JSON lines, --exec, --pull) and acknowledges them.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "Move the cursors past what is shown.") var ack = false
+    @Flag(help: "Report changes this workspace pushed itself too.") var includeOwn = false
+
+    func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
+        let engine = try context.engine()
+        let lock = ack ? try engine.deliveryLock(purpose: "notifications --ack") : nil
+        defer { withExtendedLifetime(lock) {} }
+        let notifier = engine.notifier(includeOwn: includeOwn)
+        let round = try await notifier.pending()
+        let console = context.console
+        for w in round.warnings { console.warning("\(w)") }
+        console.document(["notifications": .array(round.notifications.map(\.json)), "acknowledged": .bool(ack)])
+        for n in round.notifications {
+            var line = "\(n.subscriptionID)\t\(n.reset ? "reset: the store's history was rewritten; pull" : "\(n.count) change\(n.count == 1 ? "" : "s")")"
+            if !n.zones.isEmpty { line += "\tin " + n.zones.map(\.description).joined(separator: ", ") }
+            console.out(line)
+            for r in n.records { console.out("  \(r.reason.rawValue)\t\(r.recordID.zoneID)/\(r.recordID.recordName)") }
+            if n.count > n.records.count, n.kind == "query" { console.out("  … and \(n.count - n.records.count) more") }
+        }
+        if ack { try await notifier.acknowledge(round) }
+        if round.notifications.isEmpty { console.info("nothing new") }
+        else if !ack { console.hint("'recsync notifications --ack' moves the cursors past these") }
+        return ExitCodes.success
     }
 }
 

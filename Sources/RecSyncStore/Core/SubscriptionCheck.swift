@@ -1,0 +1,235 @@
+import RecSyncModel
+
+/// A change to one record, as a query notification names it (CloudKit's `CKQueryNotification`).
+public struct RecordChangeNotice: Sendable, Hashable {
+    public var recordID: RecordID
+    public var reason: RecordChangeReason
+
+    public init(recordID: RecordID, reason: RecordChangeReason) {
+        self.recordID = recordID
+        self.reason = reason
+    }
+}
+
+/// What one subscription matched in a stretch of history: one coalesced notification.
+public struct SubscriptionMatch: Sendable, Hashable {
+    public var subscriptionID: String
+    /// How many changes it stands for: record changes, plus zone changes that touch no
+    /// record (a zone deleted, or its sharing changed) for database and zone subscriptions.
+    public var count: Int = 0
+    /// The zones those changes are in.
+    public var zones: Set<ZoneID> = []
+    /// For query subscriptions: the matching record changes, oldest first, at most
+    /// `SubscriptionCheck.recordListLimit` (the count says how many there were).
+    public var records: [RecordChangeNotice] = []
+
+    public init(subscriptionID: String) { self.subscriptionID = subscriptionID }
+}
+
+/// The result of `checkSubscriptions`: which subscriptions matched, and the cursor to keep.
+public struct SubscriptionCheck: Sendable, Hashable {
+    /// The most record changes a query notification lists.
+    public static let recordListLimit = 100
+
+    /// One entry per subscription that matched something, in the order given.
+    public var matches: [SubscriptionMatch]
+    /// A database token at the commit checked up to: the subscriptions' next cursor.
+    public var cursor: ServerChangeToken
+    /// Commits left out because this client made them (`Subscription.includeOwn`).
+    public var ownCommitsSkipped: Int
+    public var warnings: [StoreWarning]
+}
+
+extension StoreCore {
+    /// A database token at the head: the cursor of a subscription that starts now.
+    func currentDatabaseToken(scope: DatabaseScope) throws(RecSyncError) -> ServerChangeToken {
+        try scope.requireSupported(for: "subscribing")
+        return ChangeTokenContent(storeID: storeID, kind: .database(scope: scope, user: user), commit: try backend.head()).token
+    }
+
+    /// Evaluates subscriptions of one scope against what changed since a database token
+    /// (nil: since the store began), as CloudKit's server does before it sends a push.
+    ///
+    /// Unless a subscription includes its own changes, commits this client made
+    /// (`StoreActor.deviceID`, named in each commit's `Recsync-Client` trailer) are left out:
+    /// the history is cut into runs of other clients' commits and each run is compared
+    /// end to end, so the cost follows the changes, not the store.
+    func checkSubscriptions(_ subscriptions: [Subscription], scope: DatabaseScope, since token: ServerChangeToken?) throws(RecSyncError) -> SubscriptionCheck {
+        try scope.requireSupported(for: "checking subscriptions")
+        let head = try backend.head()
+        var base: String?
+        if let token {
+            let content = try ChangeTokenContent.decodeDatabaseToken(token, storeID: storeID, scope: scope, user: user)
+            // A cursor is a whole token; a paged one resumes from where its listing began.
+            if !content.commit.isEmpty {
+                try requireInHistory(content.commit, head: head, what: "the \(scope.rawValue) database")
+                base = content.commit
+            }
+        }
+        let cursor = ChangeTokenContent(storeID: storeID, kind: .database(scope: scope, user: user), commit: head).token
+        var check = SubscriptionCheck(matches: [], cursor: cursor, ownCommitsSkipped: 0, warnings: [])
+        guard base != head, !subscriptions.isEmpty else { return check }
+
+        var evaluator = SubscriptionEvaluator(subscriptions: subscriptions, user: user)
+        try evaluator.prepare()
+        let wantsOwn = subscriptions.filter(\.includeOwn).map(\.id)
+        let skipsOwn = subscriptions.filter { !$0.includeOwn }.map(\.id)
+        if !wantsOwn.isEmpty {
+            try evaluate(&evaluator, only: Set(wantsOwn), scope: scope, from: base, to: head, warnings: &check.warnings)
+        }
+        if !skipsOwn.isEmpty {
+            let (runs, skipped) = try runsOfOthers(from: base, to: head)
+            check.ownCommitsSkipped = skipped
+            for run in runs {
+                try evaluate(&evaluator, only: Set(skipsOwn), scope: scope, from: run.from, to: run.to, warnings: &check.warnings)
+            }
+        }
+        check.matches = subscriptions.compactMap { s in evaluator.matches[s.id].flatMap { $0.count > 0 ? $0 : nil } }
+        return check
+    }
+
+    /// The stretches of history between `base` and `head` made by other clients than this one,
+    /// oldest first, and how many of this client's commits lie between them.
+    ///
+    /// Follows first parents from the head; if that path never reaches `base` (someone merged
+    /// in the store with plain git), the whole range is one run, so nothing is missed.
+    func runsOfOthers(from base: String?, to head: String) throws(RecSyncError) -> (runs: [(from: String?, to: String)], ownSkipped: Int) {
+        guard actor.deviceID != nil else { return ([(base, head)], 0) }
+        let trailer = "Recsync-Client: \(actor.clientSlot)"
+        // Newest first: (commit, parent, own).
+        var chain: [(commit: String, parent: String?, own: Bool)] = []
+        var next: String? = head
+        while let commit = next, commit != base {
+            let (parent, message) = try backend.commitInfo(commit)
+            chain.append((commit, parent, Self.trailerLines(message).contains { $0 == trailer }))
+            next = parent
+        }
+        if next != base { return ([(base, head)], 0) }  // base is not on the first-parent path
+        var runs: [(from: String?, to: String)] = []
+        var skipped = 0
+        var runEnd: String?
+        for (i, entry) in chain.enumerated() {
+            if entry.own {
+                skipped += 1
+                if let end = runEnd { runs.append((chain[i - 1].parent, end)); runEnd = nil }
+            } else if runEnd == nil {
+                runEnd = entry.commit
+            }
+        }
+        if let end = runEnd { runs.append((chain.last?.parent, end)) }
+        return (runs.reversed(), skipped)
+    }
+
+    /// The lines of a commit message's last paragraph (where trailers are).
+    static func trailerLines(_ message: String) -> [Substring] {
+        let trimmed = message.hasSuffix("\n") ? message.dropLast() : Substring(message)
+        let lastParagraph = trimmed.range(of: "\n\n", options: .backwards).map { trimmed[$0.upperBound...] } ?? trimmed
+        return lastParagraph.split(separator: "\n")
+    }
+
+    /// Adds what changed between two commits to the matches of the subscriptions in `only`.
+    private func evaluate(_ evaluator: inout SubscriptionEvaluator, only: Set<String>, scope: DatabaseScope, from a: String?, to b: String, warnings: inout [StoreWarning]) throws(RecSyncError) {
+        let before = try a.map { c throws(RecSyncError) in try visibleZones(scope: scope, at: c, warnings: &warnings) } ?? [:]
+        let after = try visibleZones(scope: scope, at: b, warnings: &warnings)
+        var changedZones = after.keys.filter { before[$0] != after[$0] }
+        changedZones.sort()
+        for zone in before.keys.sorted() where after[zone] == nil {
+            evaluator.zoneEvent(zone, only: only)
+        }
+        for zone in changedZones {
+            let (wantsRecords, needsBodies) = evaluator.interest(in: zone, only: only)
+            guard wantsRecords else { continue }
+            var sawRecord = false
+            var resume: String?
+            repeat {
+                let batch = try backend.recordChanges(zone: zone, from: a, to: b, after: resume, limit: 1000)
+                warnings += batch.warnings
+                for change in batch.changes {
+                    let path = "\(StoreLayout.recordsPath(zone))/\(change.key)"
+                    let id: RecordID
+                    do { id = try RecordID(recordName: change.recordName, zoneID: zone) } catch {
+                        warnings.append(StoreWarning(path: path, message: "ignored: \(error.message)"))
+                        continue
+                    }
+                    let reason: RecordChangeReason = change.old == nil ? .created : (change.new == nil ? .deleted : .updated)
+                    sawRecord = true
+                    var body: Record?
+                    if needsBodies, change.problem == nil, let tag = reason == .deleted ? change.old : change.new {
+                        do { body = try readRecord(id, tag: tag, path: path) } catch {
+                            warnings.append(StoreWarning(path: path, message: "not checked against query subscriptions: \(error.message)"))
+                        }
+                    }
+                    evaluator.recordChange(id, reason: reason, body: body, only: only)
+                }
+                resume = batch.more ? batch.changes.last?.key : nil
+            } while resume != nil
+            if !sawRecord { evaluator.zoneEvent(zone, only: only) }
+        }
+    }
+}
+
+/// Accumulates matches while history is compared (`checkSubscriptions`).
+struct SubscriptionEvaluator {
+    let subscriptions: [Subscription]
+    let user: String
+    var matchers: [String: QuerySubscription.Matcher] = [:]
+    var matches: [String: SubscriptionMatch] = [:]
+
+    init(subscriptions: [Subscription], user: String) {
+        self.subscriptions = subscriptions
+        self.user = user
+    }
+
+    mutating func prepare() throws(RecSyncError) {
+        for s in subscriptions {
+            if case .query(let q) = s.kind { matchers[s.id] = try q.matcher() }
+        }
+    }
+
+    /// Whether any of `only` looks at the zone's records, and whether any must read them.
+    func interest(in zone: ZoneID, only: Set<String>) -> (records: Bool, bodies: Bool) {
+        var records = false, bodies = false
+        for s in subscriptions where only.contains(s.id) {
+            switch s.kind {
+            case .database: records = true
+            case .zone(let z): if z == zone { records = true }
+            case .query(let q):
+                if q.zone == nil || q.zone == zone { records = true; bodies = true }
+            }
+        }
+        return (records, bodies)
+    }
+
+    /// A zone deleted, or changed without a record changing: counts for database and zone
+    /// subscriptions.
+    mutating func zoneEvent(_ zone: ZoneID, only: Set<String>) {
+        for s in subscriptions where only.contains(s.id) {
+            switch s.kind {
+            case .database: add(s.id, zone: zone, notice: nil)
+            case .zone(let z): if z == zone { add(s.id, zone: zone, notice: nil) }
+            case .query: break
+            }
+        }
+    }
+
+    mutating func recordChange(_ id: RecordID, reason: RecordChangeReason, body: Record?, only: Set<String>) {
+        for s in subscriptions where only.contains(s.id) {
+            switch s.kind {
+            case .database: add(s.id, zone: id.zoneID, notice: nil)
+            case .zone(let z): if z == id.zoneID { add(s.id, zone: id.zoneID, notice: nil) }
+            case .query(let q):
+                guard q.zone == nil || q.zone == id.zoneID, q.firesOn.contains(reason),
+                      let body, matchers[s.id]?.matches(body) == true else { continue }
+                add(s.id, zone: id.zoneID, notice: RecordChangeNotice(recordID: id, reason: reason))
+            }
+        }
+    }
+
+    private mutating func add(_ id: String, zone: ZoneID, notice: RecordChangeNotice?) {
+        var match = matches[id] ?? SubscriptionMatch(subscriptionID: id)
+        match.count += 1
+        match.zones.insert(zone)
+        if let notice, match.records.count < SubscriptionCheck.recordListLimit { match.records.append(notice) }
+        matches[id] = match
+    }
+}
