@@ -10,7 +10,7 @@ import Testing
 /// Subscriptions and the watch loop on a local git store with inotify.
 @Suite struct WatchTests {
     final class Collected: Sendable {
-        let items = Mutex<[WatchNotification]>([])
+        let items = Mutex<[SubscriptionNotification]>([])
         let errors = Mutex<[String]>([])
         let stop = Atomic<Bool>(false)
     }
@@ -24,19 +24,18 @@ import Testing
             Subscription(id: "db", kind: .database(.private)),
             Subscription(id: "notes", kind: .zone(notes)),
             Subscription(id: "other", kind: .zone(other)),
-            Subscription(id: "urgent", kind: .query(scope: .private, recordType: "Task", field: "urgent", equals: "true")),
+            Subscription(id: "urgent", kind: .query(QuerySubscription(scope: .private, recordType: "Task", conditions: [FieldCondition(field: "urgent", test: .equals("true"))]))),
             Subscription(id: "shared", kind: .database(.shared)),
         ]
-        let watcher = ChangeWatcher(store: try fixture.store(as: "alice"), subscriptions: subscriptions)
+        let watcher = SubscriptionNotifier(subscriptions: subscriptions, store: try fixture.store(as: "alice"))
         let signal = try LocalStoreSignal(storePath: fixture.path)
         var loop = WatchLoop { timeout in signal.wait(timeout: timeout) }
         loop.settle = 0.3
         let got = Collected()
         let task = Task {
-            await loop.run(watcher: watcher, shouldStop: { got.stop.load(ordering: .relaxed) },
-                           onError: { e, _ in got.errors.withLock { $0.append(e.message) } }) { n in
-                got.items.withLock { $0 += n }
-            }
+            await loop.run(notifier: watcher, shouldStop: { got.stop.load(ordering: .relaxed) },
+                           onError: { e, _ in got.errors.withLock { $0.append(e.message) } },
+                           notify: { n in got.items.withLock { $0.append(n) }; return true })
         }
         try await Task.sleep(nanoseconds: 500_000_000)  // the baseline is taken
         let started = Date()
@@ -44,7 +43,7 @@ import Testing
         try await alice.save([Build.record("a", in: notes)])
         try await alice.save([Build.record("b", in: notes, type: "Task", ["urgent": .boolean(true)])])
         try await alice.save([Build.record("c", in: notes)])
-        var seen: [WatchNotification] = []
+        var seen: [SubscriptionNotification] = []
         // Bounded, generously: CI machines run many tests at once.
         while Date().timeIntervalSince(started) < 30 {
             seen = got.items.withLock { $0 }
@@ -57,7 +56,8 @@ import Testing
         await task.value
         #expect(Date().timeIntervalSince(started) < 30)
         #expect(seen.map(\.subscriptionID).sorted() == ["db", "notes", "urgent"], "\(seen)")
-        #expect(seen.first { $0.subscriptionID == "notes" }?.zone == "alice/notes")
+        #expect(seen.first { $0.subscriptionID == "notes" }?.zone == notes)
+        #expect(seen.first { $0.subscriptionID == "notes" }?.count == 3, "three records, one notification")
         #expect(got.errors.withLock { $0 }.isEmpty)
     }
 
@@ -66,7 +66,7 @@ import Testing
         let alice = try fixture.store(as: "alice")
         let notes = Build.zone("notes")
         try await alice.createZones([notes])
-        let watcher = ChangeWatcher(store: try fixture.store(as: "alice"), subscriptions: [Subscription(id: "db", kind: .database(.private))])
+        let watcher = SubscriptionNotifier(subscriptions: [Subscription(id: "db", kind: .database(.private))], store: try fixture.store(as: "alice"))
         // Poll the ref's stat: the directory itself disappears in this test.
         let ref = "\(fixture.path)/refs/heads/main"
         let last = Mutex<Int64?>(nil)
@@ -85,10 +85,9 @@ import Testing
         loop.maxBackoff = 0.5
         let got = Collected()
         let task = Task {
-            await loop.run(watcher: watcher, shouldStop: { got.stop.load(ordering: .relaxed) },
-                           onError: { e, _ in got.errors.withLock { $0.append(e.message) } }) { n in
-                got.items.withLock { $0 += n }
-            }
+            await loop.run(notifier: watcher, shouldStop: { got.stop.load(ordering: .relaxed) },
+                           onError: { e, _ in got.errors.withLock { $0.append(e.message) } },
+                           notify: { n in got.items.withLock { $0.append(n) }; return true })
         }
         try await Task.sleep(nanoseconds: 400_000_000)
         let moved = fixture.directory.file("moved.git")
