@@ -141,8 +141,10 @@ extension StoreCore {
             guard wantsRecords else { continue }
             var sawRecord = false
             var resume: String?
+            // A zone the user could not see before (new, or newly shared): all its records are new.
+            let from = before[zone] == nil ? nil : a
             repeat {
-                let batch = try backend.recordChanges(zone: zone, from: a, to: b, after: resume, limit: 1000)
+                let batch = try backend.recordChanges(zone: zone, from: from, to: b, after: resume, limit: 1000)
                 warnings += batch.warnings
                 for change in batch.changes {
                     let path = "\(StoreLayout.recordsPath(zone))/\(change.key)"
