@@ -1,0 +1,177 @@
+import Foundation
+import RecSyncEngine
+import RecSyncModel
+import RecSyncStore
+import RecSyncTestSupport
+import RecSyncWorkspace
+import Synchronization
+import Testing
+
+/// Durable subscriptions: cursors in the workspace, at-least-once delivery, no echo.
+@Suite struct NotificationTests {
+    final class Delivered: Sendable {
+        let items = Mutex<[SubscriptionNotification]>([])
+        var all: [SubscriptionNotification] { items.withLock { $0 } }
+        func take() -> [SubscriptionNotification] { items.withLock { list in defer { list = [] }; return list } }
+    }
+
+    /// Two workspaces of alice's and a zone both hold.
+    func laptopAndPhone(_ f: EngineFixture) async throws -> (SyncEngine, SyncEngine) {
+        let laptop = try f.device("laptop"), phone = try f.device("phone")
+        try laptop.write("notes", "first", #"{"n": 1}"#)
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        return (laptop, phone)
+    }
+
+    func ids(_ round: NotificationRound) -> [String] { round.notifications.map(\.subscriptionID) }
+
+    @Test func changesMadeWhileNothingRanAreReportedAndStayUntilAcknowledged() async throws {
+        let f = EngineFixture()
+        let (laptop, phone) = try await laptopAndPhone(f)
+        try await phone.subscribe(Subscription(id: "db", kind: .database(.private)))
+        try await phone.subscribe(Subscription(id: "notes", kind: .zone(zone("notes"))))
+        // Nothing runs on the phone while the laptop pushes.
+        try laptop.write("notes", "second", #"{"n": 2}"#)
+        _ = try await laptop.push()
+        // A new process: a fresh workspace handle and notifier.
+        let notifier = try f.reopen(phone).notifier()
+        let first = try await notifier.pending()
+        #expect(ids(first) == ["db", "notes"])
+        #expect(first.notifications.allSatisfy { $0.count == 1 && $0.zones == [zone("notes")] })
+        // Looking is not acknowledging: the same again, and coalesced with what came since.
+        try laptop.write("notes", "third", #"{"n": 3}"#)
+        _ = try await laptop.push()
+        let second = try await notifier.pending()
+        #expect(ids(second) == ["db", "notes"])
+        #expect(second.notifications.allSatisfy { $0.count == 2 }, "one notification standing for both changes")
+        try await notifier.acknowledge(second)
+        #expect(try await notifier.pending().notifications.isEmpty)
+        // The cursors are files: another process sees them moved.
+        #expect(try await f.reopen(phone).notifier().pending().notifications.isEmpty)
+    }
+
+    @Test func aNewSubscriptionStartsNowOrFromTheBeginning() async throws {
+        let f = EngineFixture()
+        let (_, phone) = try await laptopAndPhone(f)
+        try await phone.subscribe(Subscription(id: "now", kind: .database(.private)))
+        try await phone.subscribe(Subscription(id: "all", kind: .database(.private), includeOwn: true), from: .beginning)
+        let round = try await phone.notifier().pending()
+        #expect(ids(round) == ["all"])
+        #expect(round.notifications.first?.count == 1)
+        // IDs are unique, and an unsubscribed one takes its cursor with it.
+        await #expect(throws: RecSyncError.self) { try await phone.subscribe(Subscription(id: "now", kind: .database(.shared))) }
+        try phone.unsubscribe("all")
+        #expect(FileIO.info(phone.workspace.subscriptionCursorPath("all")) == nil)
+        #expect(throws: RecSyncError.self) { try phone.unsubscribe("all") }
+    }
+
+    @Test func aDeliveryThatDidNotFinishIsReportedAgain() async throws {
+        let f = EngineFixture()
+        let (laptop, phone) = try await laptopAndPhone(f)
+        try await phone.subscribe(Subscription(id: "db", kind: .database(.private)))
+        try await phone.subscribe(Subscription(id: "quiet", kind: .database(.shared)))
+        try laptop.write("notes", "second", "{}")
+        _ = try await laptop.push()
+        let notifier = phone.notifier()
+        // The notification could not be written (a killed process, a closed pipe).
+        let got = Delivered()
+        _ = try await notifier.deliverRound(notify: { n in got.items.withLock { $0.append(n) }; return false })
+        #expect(got.take().map(\.subscriptionID) == ["db"])
+        // Written, but the pull after it failed: still not acknowledged.
+        _ = try await notifier.deliverRound(notify: { n in got.items.withLock { $0.append(n) }; return true }, afterRound: { _ in false })
+        #expect(got.take().map(\.subscriptionID) == ["db"])
+        // Delivered: acknowledged, and the next round is quiet.
+        try laptop.write("notes", "third", "{}")
+        _ = try await laptop.push()
+        _ = try await notifier.deliverRound(notify: { n in got.items.withLock { $0.append(n) }; return true })
+        let delivered = got.take()
+        #expect(delivered.map(\.subscriptionID) == ["db"] && delivered.first?.count == 2, "the burst was never split: \(delivered)")
+        _ = try await notifier.deliverRound(notify: { n in got.items.withLock { $0.append(n) }; return true })
+        #expect(got.take().isEmpty)
+    }
+
+    @Test func theFirstRoundRunsTheAfterRoundStepEvenWhenNothingIsPending() async throws {
+        let f = EngineFixture()
+        let (_, phone) = try await laptopAndPhone(f)
+        try await phone.subscribe(Subscription(id: "db", kind: .database(.private)))
+        let calls = Atomic<Int>(0)
+        let notifier = phone.notifier()
+        _ = try await notifier.deliverRound(first: true, notify: { _ in true }, afterRound: { _ in calls.add(1, ordering: .relaxed); return true })
+        #expect(calls.load(ordering: .relaxed) == 1, "watch --pull pulls at start")
+        _ = try await notifier.deliverRound(notify: { _ in true }, afterRound: { _ in calls.add(1, ordering: .relaxed); return true })
+        #expect(calls.load(ordering: .relaxed) == 1, "and later only after a notification")
+    }
+
+    @Test func ownPushesDoNotNotifyTheWorkspaceThatMadeThem() async throws {
+        let f = EngineFixture()
+        let (laptop, phone) = try await laptopAndPhone(f)
+        try await phone.subscribe(Subscription(id: "db", kind: .database(.private)))
+        try await laptop.subscribe(Subscription(id: "db", kind: .database(.private)))
+        try phone.write("notes", "from-phone", "{}")
+        _ = try await phone.push()
+        #expect(try await phone.notifier().pending().notifications.isEmpty)
+        #expect(ids(try await phone.notifier(includeOwn: true).pending()) == ["db"])
+        #expect(ids(try await laptop.notifier().pending()) == ["db"])
+    }
+
+    @Test func aRewrittenHistoryGivesOneResetAndStartsAgainFromTheHead() async throws {
+        let f = EngineFixture()
+        let (laptop, phone) = try await laptopAndPhone(f)
+        try await phone.subscribe(Subscription(id: "db", kind: .database(.private)))
+        try laptop.write("notes", "second", "{}")
+        _ = try await laptop.push()
+        f.storage.rewriteHistory()
+        let notifier = phone.notifier()
+        let round = try await notifier.pending()
+        #expect(round.notifications.map(\.reset) == [true])
+        try await notifier.acknowledge(round)
+        #expect(try await notifier.pending().notifications.isEmpty)
+    }
+
+    @Test func subscriptionsFromTheFirstReleaseStillReadAndStartNow() async throws {
+        let f = EngineFixture()
+        let (laptop, phone) = try await laptopAndPhone(f)
+        let legacy = #"""
+            [{"id": "db", "kind": {"database": {"_0": "private"}}},
+             {"id": "urgent", "kind": {"query": {"scope": "private", "recordType": "Task", "field": "urgent", "equals": "true"}}}]
+            """#
+        try writeFile("\(phone.workspace.stateDir)/subscriptions.json", legacy)
+        let subscriptions = try phone.workspace.subscriptions()
+        #expect(subscriptions.count == 2)
+        guard case .query(let q) = subscriptions[1].kind else { Issue.record("not a query"); return }
+        #expect(q.conditions == [FieldCondition(field: "urgent", test: .equals("true"))] && q.firesOn == [.created, .updated])
+        // No cursor yet: the first look starts them at the head.
+        let notifier = phone.notifier()
+        try await notifier.acknowledge(try await notifier.pending())
+        try laptop.write("notes", "task", #"{"urgent": true}"#)
+        try laptop.write("notes", "note", #"{"urgent": false}"#)
+        _ = try await laptop.push()
+        // The records are not Tasks: only the database subscription, and only for what came after.
+        let round = try await notifier.pending()
+        #expect(ids(round) == ["db"])
+        #expect(round.notifications.first?.count == 2)
+    }
+
+    @Test func watchReportsTheBacklogAtStart() async throws {
+        let f = EngineFixture()
+        let (laptop, phone) = try await laptopAndPhone(f)
+        try await phone.subscribe(Subscription(id: "db", kind: .database(.private)))
+        try laptop.write("notes", "before", "{}")
+        _ = try await laptop.push()
+        var loop = WatchLoop { _ in try? await Task.sleep(nanoseconds: 20_000_000); return false }
+        loop.period = 0.05
+        let got = Delivered()
+        let stop = Atomic<Bool>(false)
+        let task = Task {
+            await loop.run(notifier: phone.notifier(), shouldStop: { stop.load(ordering: .relaxed) }, onError: { _, _ in },
+                           notify: { n in got.items.withLock { $0.append(n) }; return true })
+        }
+        let started = Date()
+        while got.all.isEmpty, Date().timeIntervalSince(started) < 30 { try await Task.sleep(nanoseconds: 20_000_000) }
+        stop.store(true, ordering: .relaxed)
+        await task.value
+        #expect(got.all.map(\.subscriptionID) == ["db"])
+        #expect(got.all.first?.count == 1)
+    }
+}
