@@ -44,6 +44,17 @@ final class SimulationRunner {
     var pending: [Int: Set<Pending>] = [:]
     /// Workspaces whose last pull was killed (for `KnownDefect.zoneRemovedAfterKilledPullStays`).
     var interruptedPulls: Set<Int> = []
+    /// Subscriptions: each workspace has a database subscription (`db`) whose cursor it
+    /// acknowledges now and then. Since its last acknowledgement: a finished run of other
+    /// writers' steps (unbroken by the workspace's own commits) that changed what the store
+    /// holds, so a notification is owed; where the current run began; whether any other
+    /// writer committed at all (else a notification would be an echo); a rewritten history.
+    var notificationOwed: [Int: String] = [:]
+    var foreignRunStart: [Int: (fingerprint: [String], step: String)] = [:]
+    var foreignCommit: Set<Int> = []
+    var historyRewritten: Set<Int> = []
+    /// What the store held after the last check (record tags and live zones).
+    var storeFingerprint: [String] = []
     /// What happened, step by step (printed with a failure).
     var trace: [String] = []
     var stepsTaken = 0
@@ -74,14 +85,27 @@ final class SimulationRunner {
     /// Plays the history, then resolves, pushes and pulls everywhere until nothing changes,
     /// and checks that every workspace equals the store.
     func run() async throws(SimViolation) {
+        do {
+            for ws in 0..<history.workspaces { try await engine(ws).subscribe(Subscription(id: "db", kind: .database(.private))) }
+        } catch {
+            throw SimViolation(invariant: "harness", detail: "subscribing: \(error)", step: nil)
+        }
         for (i, step) in history.steps.enumerated() {
-            do { try await perform(step) } catch let v as SimViolation {
+            let fingerprintBefore = storeFingerprint
+            let headBefore: ServerChangeToken
+            do {
+                headBefore = try await admin.currentDatabaseToken(scope: .private)
+                try await perform(step)
+            } catch let v as SimViolation {
                 throw SimViolation(invariant: v.invariant, detail: v.detail, step: i)
             } catch {
                 throw SimViolation(invariant: "harness", detail: "\(step): \(error)", step: i)
             }
             stepsTaken += 1
             if let problem = await check() { throw SimViolation(invariant: problem.0, detail: problem.1, step: i) }
+            if let problem = await checkNotifications(after: step, index: i, headBefore: headBefore, fingerprintBefore: fingerprintBefore) {
+                throw SimViolation(invariant: problem.0, detail: problem.1, step: i)
+            }
         }
         do { try await settle() } catch let v as SimViolation { throw v } catch {
             throw SimViolation(invariant: "harness", detail: "final phase: \(error)", step: nil)
@@ -274,6 +298,7 @@ final class SimulationRunner {
                 for r in try await admin.allZoneChanges(zone, since: nil).records { records[r.recordID] = r }
             }
             storeRecords = records
+            storeFingerprint = zones.map(\.description).sorted() + records.map { "\($0.key): \($0.value.changeTag ?? "")" }.sorted()
         } catch {
             return ("store-readable", "the store cannot be read: \(error)")
         }
@@ -317,6 +342,57 @@ final class SimulationRunner {
         let expected = Set((0..<history.workspaces).map { "ws\($0)" } + (kind == .git ? ["store.git"] : []))
         let found = Set(FileIO.list(fixture.directory.path))
         if found != expected { return ("writes-confined", "the sandbox holds \(found.sorted()), expected \(expected.sorted())") }
+        return nil
+    }
+
+    /// 7. Subscriptions: a workspace is told of every change another writer made (never
+    ///    missed), never of its own alone (no echo), and of a rewritten history (a reset).
+    func checkNotifications(after step: SimStep, index: Int, headBefore: ServerChangeToken, fingerprintBefore: [String]) async -> (String, String)? {
+        var writer: Int?
+        if case .push(let ws, _) = step { writer = ws }
+        do {
+            let headAfter = try await admin.currentDatabaseToken(scope: .private)
+            if case .rewriteHistory = step {
+                // (Rewriting a history rewritten the same way gives the very same commit.)
+                if headAfter != headBefore { historyRewritten = Set(0..<history.workspaces) }
+            } else if headAfter != headBefore {
+                for ws in 0..<history.workspaces {
+                    if ws == writer {
+                        // Its own commit ends the other writers' run: owed if the run changed anything.
+                        if let start = foreignRunStart.removeValue(forKey: ws), start.fingerprint != fingerprintBefore {
+                            notificationOwed[ws] = notificationOwed[ws] ?? start.step
+                        }
+                    } else {
+                        foreignCommit.insert(ws)
+                        if foreignRunStart[ws] == nil { foreignRunStart[ws] = (fingerprintBefore, "\(step)") }
+                    }
+                }
+            }
+            for ws in 0..<history.workspaces {
+                // The open run counts as it stands: a zone created and purged again is no change.
+                var owed = notificationOwed[ws]
+                if owed == nil, let start = foreignRunStart[ws], start.fingerprint != storeFingerprint { owed = start.step }
+                let notifier = SubscriptionNotifier(workspace: try Workspace.open(at: roots[ws]), store: stores[ws])
+                let round = try await notifier.pending()
+                let told = round.notifications.filter { $0.subscriptionID == "db" }
+                if historyRewritten.contains(ws) {
+                    if !told.contains(where: \.reset) { return ("subscription-reset", "ws\(ws) was not told that the history was rewritten: \(told)") }
+                } else if let why = owed, told.isEmpty {
+                    return ("subscription-missed", "ws\(ws) was not told of another writer's change (\(why))")
+                } else if !foreignCommit.contains(ws), !told.isEmpty {
+                    return ("subscription-echo", "ws\(ws) was told of changes only it made: \(told)")
+                }
+                if (index + ws) % 3 == 0 {
+                    try await notifier.acknowledge(round)
+                    notificationOwed[ws] = nil
+                    foreignRunStart[ws] = nil
+                    foreignCommit.remove(ws)
+                    historyRewritten.remove(ws)
+                }
+            }
+        } catch {
+            return ("subscription-readable", "\(error)")
+        }
         return nil
     }
 
