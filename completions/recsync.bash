@@ -181,13 +181,13 @@ _recsync() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    store|init|clone|pull|push|status|diff|resolve|log|zone|get|put|rm|changes|share|unshare|subscribe|subscriptions|unsubscribe|watch|help)
+    store|init|clone|pull|push|status|diff|resolve|log|zone|get|put|rm|changes|share|unshare|subscribe|subscriptions|unsubscribe|watch|notifications|help)
         # Offer subcommand argument completions
         "_recsync_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'store init clone pull push status diff resolve log zone get put rm changes share unshare subscribe subscriptions unsubscribe watch help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'store init clone pull push status diff resolve log zone get put rm changes share unshare subscribe subscriptions unsubscribe watch notifications help' -- "${cur}"))
         ;;
     esac
 }
@@ -704,9 +704,9 @@ _recsync_unshare() {
 
 _recsync_subscribe() {
     repeating_flags=()
-    non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
-    repeating_options=()
-    non_repeating_options=(-C --database --zone --query --field --equals --id)
+    non_repeating_flags=(--quiet -q --verbose -v --json --since-beginning --include-own --version -h --help)
+    repeating_options=(--field --equals --exists)
+    non_repeating_options=(-C --database --zone --query --fires-on --id)
     __recsync_offer_flags_options 0
 
     # Offer option value completions
@@ -728,6 +728,12 @@ _recsync_subscribe() {
         return
         ;;
     '--equals')
+        return
+        ;;
+    '--exists')
+        return
+        ;;
+    '--fires-on')
         return
         ;;
     '--id')
@@ -770,7 +776,7 @@ _recsync_unsubscribe() {
 
 _recsync_watch() {
     repeating_flags=()
-    non_repeating_flags=(--quiet -q --verbose -v --json --pull --version -h --help)
+    non_repeating_flags=(--quiet -q --verbose -v --json --pull --once --include-own --version -h --help)
     repeating_options=()
     non_repeating_options=(-C --exec --settle)
     __recsync_offer_flags_options 0
@@ -785,6 +791,22 @@ _recsync_watch() {
         return
         ;;
     '--settle')
+        return
+        ;;
+    esac
+}
+
+_recsync_notifications() {
+    repeating_flags=()
+    non_repeating_flags=(--quiet -q --verbose -v --json --ack --include-own --version -h --help)
+    repeating_options=()
+    non_repeating_options=(-C)
+    __recsync_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '-C')
+        __recsync_add_completions -d
         return
         ;;
     esac

@@ -42,6 +42,41 @@ struct SubscribeCommand: RecSyncSubcommand {
             throw ValidationError("with --query, give --database or --zone, not both")
         }
         if field.count != equals.count { throw ValidationError("give one --equals for each --field (use --exists FIELD to ask only for presence)") }
+        // The words and values of the query's options are checked here, so a bad one is a
+        // usage error (exit 64) like any other bad argument.
+        do throws(RecSyncError) {
+            if let query {
+                do { try NameRules.validateRecordType(query) } catch { throw .invalidArguments("--query \(query): \(error.message)") }
+            }
+            _ = try conditions()
+            _ = try firesOnReasons()
+            if let database, DatabaseScope(rawValue: database) == nil || database == DatabaseScope.public.rawValue {
+                throw .invalidArguments("--database \(database): give private or shared")
+            }
+        } catch {
+            throw ValidationError(error.message)
+        }
+    }
+
+    /// The query's conditions: --field/--equals pairs, then --exists, each naming its option when bad.
+    func conditions() throws(RecSyncError) -> [FieldCondition] {
+        var result: [FieldCondition] = []
+        for (f, v) in zip(field, equals) {
+            do { result.append(try FieldCondition.validated(field: f, test: .equals(v))) } catch {
+                throw .invalidArguments("--field \(f) --equals \(v): \(error.message)")
+            }
+        }
+        for f in exists {
+            do { result.append(try FieldCondition.validated(field: f, test: .exists)) } catch {
+                throw .invalidArguments("--exists \(f): \(error.message)")
+            }
+        }
+        return result
+    }
+
+    /// The changes the query fires on (--fires-on; default: all three).
+    func firesOnReasons() throws(RecSyncError) -> Set<RecordChangeReason> {
+        try firesOn.map(Self.parseFiresOn) ?? Set(RecordChangeReason.allCases)
     }
 
     static func parseFiresOn(_ text: String) throws(RecSyncError) -> Set<RecordChangeReason> {
@@ -83,11 +118,7 @@ struct SubscribeCommand: RecSyncSubcommand {
             } else if let database {
                 queryScope = try scope(database)
             }
-            var conditions: [FieldCondition] = []
-            for (f, v) in zip(field, equals) { conditions.append(try FieldCondition.validated(field: f, test: .equals(v))) }
-            for f in exists { conditions.append(try FieldCondition.validated(field: f, test: .exists)) }
-            let fires = try firesOn.map(Self.parseFiresOn) ?? Set(RecordChangeReason.allCases)
-            kind = .query(QuerySubscription(scope: queryScope, recordType: query, zone: zone, conditions: conditions, firesOn: fires))
+            kind = .query(QuerySubscription(scope: queryScope, recordType: query, zone: zone, conditions: try conditions(), firesOn: try firesOnReasons()))
             name = "query-\(query)" + (queryScope == .shared ? "-shared" : "") + (field + exists).map { "-\($0)" }.joined()
         } else if let database {
             let s = try scope(database)

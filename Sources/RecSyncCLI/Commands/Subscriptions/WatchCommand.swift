@@ -44,6 +44,10 @@ struct WatchCommand: RecSyncSubcommand {
     @Flag(help: "Report changes this workspace pushed itself too.") var includeOwn = false
     @Option(help: "Milliseconds a burst must be quiet before it is reported.") var settle: Int = 200
 
+    func validate() throws {
+        if settle < 0 { throw ValidationError("--settle must be 0 or more milliseconds") }
+    }
+
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let ws = try context.workspace()
         let store = try context.store(for: ws)
