@@ -49,6 +49,9 @@ struct WatchCommand: RecSyncSubcommand {
     }
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
+        // First, so a SIGTERM while the store is opened stops watch cleanly too.
+        let stop = StopFlag()
+        if !once { stop.install() }
         let ws = try context.workspace()
         let store = try context.store(for: ws)
         let engine = SyncEngine(workspace: ws, store: store)
@@ -79,8 +82,6 @@ struct WatchCommand: RecSyncSubcommand {
             if round.notifications.isEmpty { console.note("nothing new for \(subscriptions.map(\.id).joined(separator: ", "))") }
             return ExitCodes.success
         }
-        let stop = StopFlag()
-        stop.install()
         let wait: @Sendable (Double) async -> Bool
         if Remote.isNetwork(ws.config.remote) {
             wait = Self.pollRemote(store, stop: stop)
