@@ -20,8 +20,9 @@ public struct SubscriptionNotification: Sendable, Hashable {
     public var zones: [ZoneID]
     /// Query subscriptions: the matching record changes, at most `SubscriptionCheck.recordListLimit`.
     public var records: [RecordChangeNotice]
-    /// The subscription's cursor could not be used (the store's history was rewritten, or the
-    /// workspace now points at another store): anything may have changed, so pull.
+    /// The subscription's cursor could not be used (the store's history was rewritten, the
+    /// workspace now points at another store, or the cursor file is damaged): anything may
+    /// have changed, so pull.
     public var reset: Bool
 
     /// The notification as one JSON object (the line `recsync watch` prints; version 1).
@@ -119,11 +120,20 @@ public actor SubscriptionNotifier {
         var groups: [Group: [Subscription]] = [:]
         var order: [Group] = []
         var heads: [DatabaseScope: ServerChangeToken] = [:]
+        var damaged: [(Subscription, DatabaseScope)] = []
         for var s in try subscriptions() {
             let scope = s.scope(forUser: user)
             try scope.requireSupported(for: "checking subscription '\(s.id)'")
             if includeOwn { s.includeOwn = true }
-            guard let cursor = try cursor(s.id), cursor.scope == scope else {
+            let saved: SubscriptionCursor?
+            do { saved = try cursor(s.id) } catch {
+                // One unreadable cursor must not stop the others: this subscription is told
+                // to pull everything, and starts again from the head.
+                round.warnings.append(StoreWarning(path: ".recsync/subscriptions", message: "\(error.message); subscription '\(s.id)' starts again from now"))
+                damaged.append((s, scope))
+                continue
+            }
+            guard let cursor = saved, cursor.scope == scope else {
                 if heads[scope] == nil { heads[scope] = try await store.currentDatabaseToken(scope: scope) }
                 round.cursors[s.id] = SubscriptionCursor(scope: scope, token: heads[scope])
                 continue
@@ -131,6 +141,13 @@ public actor SubscriptionNotifier {
             let group = Group(scope: scope, token: cursor.token)
             if groups[group] == nil { order.append(group) }
             groups[group, default: []].append(s)
+        }
+        for (s, scope) in damaged {
+            if heads[scope] == nil { heads[scope] = try await store.currentDatabaseToken(scope: scope) }
+            round.cursors[s.id] = SubscriptionCursor(scope: scope, token: heads[scope])
+            var n = Self.notification(s, scope: scope, count: 0, zones: [], records: [])
+            n.reset = true
+            round.notifications.append(n)
         }
         for group in order {
             let members = groups[group] ?? []

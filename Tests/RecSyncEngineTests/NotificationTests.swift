@@ -129,6 +129,24 @@ import Testing
         #expect(try await notifier.pending().notifications.isEmpty)
     }
 
+    @Test func aDamagedCursorResetsOnlyItsOwnSubscription() async throws {
+        let f = EngineFixture()
+        let (laptop, phone) = try await laptopAndPhone(f)
+        try await phone.subscribe(Subscription(id: "db", kind: .database(.private)))
+        try await phone.subscribe(Subscription(id: "notes", kind: .zone(zone("notes"))))
+        try laptop.write("notes", "second", "{}")
+        _ = try await laptop.push()
+        try writeFile(phone.workspace.subscriptionCursorPath("notes"), "{not json")
+        let notifier = phone.notifier()
+        let round = try await notifier.pending()
+        #expect(round.notifications.map(\.subscriptionID).sorted() == ["db", "notes"])
+        #expect(round.notifications.first { $0.subscriptionID == "db" }?.count == 1)
+        #expect(round.notifications.first { $0.subscriptionID == "notes" }?.reset == true)
+        #expect(round.warnings.count == 1)
+        try await notifier.acknowledge(round)
+        #expect(try await notifier.pending().notifications.isEmpty, "the cursor file is whole again")
+    }
+
     @Test func subscriptionsFromTheFirstReleaseStillReadAndStartNow() async throws {
         let f = EngineFixture()
         let (laptop, phone) = try await laptopAndPhone(f)
