@@ -125,6 +125,27 @@ for _ in 0..<runs {
     })
 }
 print("database changes, one zone changed (median of \(runs)): \(ms(median(dbTimes)))")
+// Subscriptions as `recsync notifications` checks them: a database and a query subscription
+// (which reads every changed record), k changes since the cursor.
+let cursor = try await store.currentDatabaseToken(scope: .private)
+let queried = saved.filter { $0.recordID.zoneID == zones[3] }.prefix(k).map { r -> Record in
+    var r = r
+    r.fields["queried"] = .boolean(true)
+    return r
+}
+_ = try await store.modifyRecords(saving: Array(queried), deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
+let subscriptions = [
+    Subscription(id: "db", kind: .database(.private)),
+    Subscription(id: "queried", kind: .query(QuerySubscription(scope: .private, recordType: queried.first?.recordType ?? "Item", conditions: [FieldCondition(field: "queried", test: .exists)]))),
+]
+var subscriptionTimes: [Double] = []
+for _ in 0..<runs {
+    subscriptionTimes.append(try await seconds {
+        let check = try await store.checkSubscriptions(subscriptions, scope: .private, since: cursor)
+        precondition(check.matches.map(\.count) == [k, k], "subscription check counted \(check.matches.map(\.count))")
+    })
+}
+print("subscription check, \(k) changes (median of \(runs)): \(ms(median(subscriptionTimes)))")
 // The workspace side: a full pull (a clone), status with nothing changed, an incremental pull.
 let ws = try Workspace.create(at: dir.file("ws"), config: WorkspaceConfig(user: "bench", remote: path))
 let engine = SyncEngine(workspace: ws, store: store)
