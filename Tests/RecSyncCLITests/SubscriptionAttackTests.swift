@@ -35,7 +35,7 @@ import Glibc
         }
     }
 
-    /// F2: with --include-own, a query subscription compares its whole range end to end, so a
+    /// F5: with --include-own, a query subscription compares its whole range end to end, so a
     /// record this workspace created and another workspace deleted is never reported, while
     /// the same subscription without --include-own reports the deletion.
     @Test
@@ -52,13 +52,13 @@ import Glibc
         try f.run(["push"], in: "b")
         let notes = try pending(f, in: "a")
         let records = notes.first?["records"] as? [[String: Any]] ?? []
-        withKnownIssue("ATTACK F2: --include-own hides another device's deletion") {
+        withKnownIssue("ATTACK F5: --include-own hides another device's deletion") {
             #expect(records.contains { $0["recordName"] as? String == "x" && $0["reason"] as? String == "deleted" },
                     "b deleted x: the delete subscription must fire, --include-own or not: \(notes)")
         }
     }
 
-    /// F3: `watch --once` whose stdout cannot be written delivers nothing (the cursors stay,
+    /// F7: `watch --once` whose stdout cannot be written delivers nothing (the cursors stay,
     /// correctly) but exits 0, so a cron job never learns that its notifications went nowhere.
     @Test
     func watchOnceFailsWhenStdoutIsUnwritable() throws {
@@ -79,13 +79,13 @@ import Glibc
         watch.standardError = FileHandle.nullDevice
         try watch.run()
         watch.waitUntilExit()
-        withKnownIssue("ATTACK F3: watch --once exits 0 with nothing delivered") {
+        withKnownIssue("ATTACK F7: watch --once exits 0 with nothing delivered") {
             #expect(watch.terminationStatus != 0, "nothing was delivered: the exit status must say so")
         }
         #expect(try pending(f, in: "a").count == 1, "and the notification stays pending")
     }
 
-    /// F4: a subscription ID the validator accepts (1–100 bytes) whose escaped cursor file
+    /// F10: a subscription ID the validator accepts (1–100 bytes) whose escaped cursor file
     /// name is longer than NAME_MAX: `subscribe` fails with a file-system error instead of
     /// working or refusing the ID as a usage error.
     @Test
@@ -94,13 +94,13 @@ import Glibc
         try f.clone("a")
         try f.run(["zone", "create", "notes"], in: "a")
         let output = try f.recsync.run(["subscribe", "--zone", "notes", "--id", String(repeating: "%", count: 100)], in: f.ws("a"))
-        withKnownIssue("ATTACK F4: a valid ID gives 'File name too long'") {
+        withKnownIssue("ATTACK F10: a valid ID gives 'File name too long'") {
             #expect(output.status == 0 || output.status == 64, "\(output)")
             #expect(!output.stderr.contains("too long"), "\(output)")
         }
     }
 
-    /// F5: `subscribe` rewrites subscriptions.json without a lock; concurrent subscribes each
+    /// F6: `subscribe` rewrites subscriptions.json without a lock; concurrent subscribes each
     /// report success but only some survive. (Probabilistic: it may pass by luck with the bug.)
     @Test
     func concurrentSubscribesKeepEverySubscription() throws {
@@ -125,12 +125,12 @@ import Glibc
             if p.terminationStatus == 0 { succeeded += 1 }
         }
         let list = try f.run(["subscriptions"], in: "a")
-        withKnownIssue("ATTACK F5: concurrent subscribes lose subscriptions", isIntermittent: true) {
+        withKnownIssue("ATTACK F6: concurrent subscribes lose subscriptions", isIntermittent: true) {
             #expect(list.lines.count == succeeded, "\(succeeded) subscribes said they succeeded; listed:\n\(list.stdout)")
         }
     }
 
-    /// F6 (design): with --pull, --exec runs before the pull, so a hook that reads the
+    /// F4 (design): with --pull, --exec runs before the pull, so a hook that reads the
     /// workspace sees the state before the change it was told about.
     @Test
     func execWithPullSeesThePulledWorkspace() throws {
@@ -143,7 +143,7 @@ import Glibc
         try f.run(["push"], in: "b")
         try f.run(["watch", "--once", "--pull", "--exec", "cat private/notes/x.json > ../seen.txt 2>/dev/null; true"], in: "a")
         let seen = (try? String(contentsOfFile: f.directory.file("seen.txt"), encoding: .utf8)) ?? ""
-        withKnownIssue("ATTACK F6: --exec runs before --pull's pull") {
+        withKnownIssue("ATTACK F4: --exec runs before --pull's pull") {
             #expect(seen.contains("7"), "the hook ran on a workspace without the change: '\(seen)'")
         }
     }
