@@ -16,7 +16,7 @@ public struct SubscriptionNotification: Sendable, Hashable {
     public var zone: ZoneID?
     /// How many changes it stands for (`SubscriptionMatch.count`); 0 when `reset`.
     public var count: Int
-    /// The zones that changed.
+    /// The zones that changed (the JSON lists at most `listLimit` of them).
     public var zones: [ZoneID]
     /// Query subscriptions: the matching record changes, at most `SubscriptionCheck.recordListLimit`.
     public var records: [RecordChangeNotice]
@@ -25,13 +25,29 @@ public struct SubscriptionNotification: Sendable, Hashable {
     /// have changed, so pull.
     public var reset: Bool
 
+    public init(subscriptionID: String, kind: String, scope: DatabaseScope, zone: ZoneID?, count: Int, zones: [ZoneID], records: [RecordChangeNotice], reset: Bool) {
+        self.subscriptionID = subscriptionID
+        self.kind = kind
+        self.scope = scope
+        self.zone = zone
+        self.count = count
+        self.zones = zones
+        self.records = records
+        self.reset = reset
+    }
+
+    /// The most zones a notification's JSON lists (as records: `SubscriptionCheck.recordListLimit`),
+    /// so that a line stays small enough for a command's environment.
+    public static let listLimit = SubscriptionCheck.recordListLimit
+
     /// The notification as one JSON object (the line `recsync watch` prints; version 1).
     public var json: JSONValue {
         var o: [String: JSONValue] = [
             "version": .int(1), "subscriptionID": .string(subscriptionID), "kind": .string(kind),
             "scope": .string(scope.rawValue), "count": .int(Int64(count)),
-            "zones": .array(zones.map { .string($0.description) }),
+            "zones": .array(zones.prefix(Self.listLimit).map { .string($0.description) }),
         ]
+        if zones.count > Self.listLimit { o["zonesOmitted"] = .int(Int64(zones.count - Self.listLimit)) }
         if let zone { o["zone"] = .string(zone.description) }
         if kind == "query" {
             o["records"] = .array(records.map { r in
@@ -193,30 +209,39 @@ public actor SubscriptionNotifier {
         }
     }
 
-    /// One round: looks, delivers each notification, and acknowledges what was delivered.
+    /// One round: looks, prepares (the `--pull`), delivers each notification, and
+    /// acknowledges what was delivered. Subscriptions that matched nothing are acknowledged
+    /// first.
     ///
-    /// `notify` returns true once a notification is delivered (printed and flushed, its
-    /// command run); `afterRound` (a pull) runs once after a round that notified, and after
-    /// the first round whatever it found; when it is given, nothing is acknowledged unless it
-    /// returns true. Subscriptions that matched nothing are acknowledged first.
+    /// `prepare` runs once before a round's notifications are delivered, so what they prompt
+    /// for is already in the workspace (and after the first look whatever it found: `watch
+    /// --pull` pulls at start); when it fails nothing is delivered. `notify` returns true once
+    /// a notification is delivered (written whole, its command run); only then does its
+    /// cursor move.
     public func deliverRound(
         first: Bool = false,
-        notify: @Sendable (SubscriptionNotification) async -> Bool,
-        afterRound: (@Sendable ([SubscriptionNotification]) async -> Bool)? = nil
-    ) async throws(RecSyncError) -> NotificationRound {
+        prepare: (@Sendable ([SubscriptionNotification]) async -> Bool)? = nil,
+        notify: @Sendable (SubscriptionNotification) async -> Bool
+    ) async throws(RecSyncError) -> Delivery {
         let round = try await pending()
         let notified = Set(round.notifications.map(\.subscriptionID))
         try acknowledge(round, only: Set(round.cursors.keys).subtracting(notified))
-        var delivered: Set<String> = []
-        for n in round.notifications where await notify(n) {
-            delivered.insert(n.subscriptionID)
-            if afterRound == nil { try acknowledge(round, only: [n.subscriptionID]) }
+        if let prepare, first || !round.notifications.isEmpty {
+            guard await prepare(round.notifications) else { return Delivery(round: round, undelivered: round.notifications.map(\.subscriptionID)) }
         }
-        if let afterRound, first || !round.notifications.isEmpty {
-            if await afterRound(round.notifications) { try acknowledge(round, only: delivered) }
+        var undelivered: [String] = []
+        for n in round.notifications {
+            if await notify(n) { try acknowledge(round, only: [n.subscriptionID]) } else { undelivered.append(n.subscriptionID) }
         }
-        return round
+        return Delivery(round: round, undelivered: undelivered)
     }
+}
+
+/// What `deliverRound` did.
+public struct Delivery: Sendable {
+    public var round: NotificationRound
+    /// Subscriptions whose notification was not delivered (their cursors stay).
+    public var undelivered: [String]
 }
 
 extension SyncEngine {
@@ -292,8 +317,8 @@ public struct WatchLoop: Sendable {
         shouldStop: @Sendable () -> Bool,
         onError: @Sendable (RecSyncError, _ retryIn: Double) -> Void,
         onRecovered: @Sendable () -> Void = {},
-        notify: @Sendable (SubscriptionNotification) async -> Bool,
-        afterRound: (@Sendable ([SubscriptionNotification]) async -> Bool)? = nil
+        prepare: (@Sendable ([SubscriptionNotification]) async -> Bool)? = nil,
+        notify: @Sendable (SubscriptionNotification) async -> Bool
     ) async {
         var backoff = 0.5
         var first = true
@@ -309,18 +334,32 @@ public struct WatchLoop: Sendable {
                     let settleUntil = Date().addingTimeInterval(max(settle * 10, 2))
                     while Date() < settleUntil, await waitForChange(settle), !shouldStop() {}
                 }
-                _ = try await notifier.deliverRound(first: first, notify: notify, afterRound: afterRound)
+                let delivery = try await notifier.deliverRound(first: first, prepare: prepare, notify: notify)
                 first = false
+                if !delivery.undelivered.isEmpty {
+                    // Not delivered (the pull or the command failed, stdout is gone): try again
+                    // after a pause that grows, not at every look.
+                    failing = true
+                    await pause(backoff, shouldStop: shouldStop)
+                    backoff = min(maxBackoff, backoff * 2)
+                    continue
+                }
                 if failing { onRecovered() }
                 failing = false
                 backoff = 0.5
             } catch {
                 failing = true
                 onError(error, backoff)
-                let deadline = Date().addingTimeInterval(backoff)
-                while Date() < deadline, !shouldStop() { try? await Task.sleep(nanoseconds: 100_000_000) }
+                await pause(backoff, shouldStop: shouldStop)
                 backoff = min(maxBackoff, backoff * 2)
             }
+        }
+    }
+
+    private func pause(_ seconds: Double, shouldStop: @Sendable () -> Bool) async {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline, !shouldStop() {
+            do { try await Task.sleep(nanoseconds: 100_000_000) } catch { return }
         }
     }
 }

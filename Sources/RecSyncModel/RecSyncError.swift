@@ -91,6 +91,9 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
     case networkFailure(String)
     /// The remote refused the credentials, or none could be found (CloudKit 9).
     case notAuthenticated(String)
+    /// Some subscription notifications could not be delivered; they stay pending (CloudKit 2,
+    /// partialFailure: the others were delivered).
+    case notDelivered([String])
 
     public var code: CloudKitErrorCode {
         switch self {
@@ -108,6 +111,7 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .storeBusy: .zoneBusy
         case .internalError: .internalError
         case .notAWorkspace, .workspaceLocked, .invalidFiles, .fileSystem: .invalidArguments
+        case .notDelivered: .partialFailure
         case .networkUnavailable: .networkUnavailable
         case .networkFailure: .networkFailure
         case .notAuthenticated: .notAuthenticated
@@ -151,6 +155,8 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
             return "\(path): \(message)"
         case .networkUnavailable(let m), .networkFailure(let m), .notAuthenticated(let m):
             return m
+        case .notDelivered(let ids):
+            return "not delivered, still pending: \(ids.joined(separator: ", ")) (the warnings above say why); their cursors did not move, so the next 'recsync watch' or 'watch --once' delivers them again"
         }
     }
 

@@ -164,12 +164,14 @@ public struct Subscription: Sendable, Hashable, Codable {
         }
     }
 
-    /// Subscription IDs name files in `.recsync/`: 1–100 bytes, no control characters.
+    /// Subscription IDs name files in `.recsync/subscriptions/` (escaped, as zone names
+    /// are): 1–100 bytes, at most 200 once escaped, no control characters.
     public static func validateID(_ id: String) throws(RecSyncError) {
-        guard !id.isEmpty, id.utf8.count <= 100, !id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }),
+        guard !id.isEmpty, id.utf8.count <= 100, NameEscaping.escape(id).utf8.count <= 200,
+              !id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }),
               id.trimmingCharacters(in: .whitespaces) == id
         else {
-            throw .invalidArguments("the subscription ID '\(id.prefix(100))' is not 1–100 bytes without control characters or surrounding spaces; pass another with --id")
+            throw .invalidArguments("the subscription ID '\(id.prefix(100))' is not 1–100 bytes (200 once '/', '%' and a leading '.' are escaped) without control characters or surrounding spaces; pass another with --id")
         }
     }
 

@@ -22,9 +22,15 @@ extension Workspace {
 
     public func subscriptions() throws(RecSyncError) -> [Subscription] {
         guard let bytes = try FileIO.read(subscriptionsPath) else { return [] }
-        do { return try JSONDecoder().decode([Subscription].self, from: Data(bytes)) } catch {
+        let all: [Subscription]
+        do { all = try JSONDecoder().decode([Subscription].self, from: Data(bytes)) } catch {
             throw .fileSystem(path: subscriptionsPath, message: "is damaged (\(error)); fix it, or delete it and subscribe again")
         }
+        var seen = Set<String>()
+        for s in all where !seen.insert(s.id).inserted {
+            throw .fileSystem(path: subscriptionsPath, message: "holds two subscriptions with the ID '\(s.id)'; remove one")
+        }
+        return all
     }
 
     public func saveSubscriptions(_ subscriptions: [Subscription]) throws(RecSyncError) {
@@ -41,6 +47,8 @@ extension Workspace {
     /// so a subscription is never without one.
     public func addSubscription(_ subscription: Subscription, cursor: SubscriptionCursor) throws(RecSyncError) {
         try Subscription.validateID(subscription.id)
+        let lock = try lock(purpose: "subscribe", file: "subscriptions.lock", wait: true)
+        defer { withExtendedLifetime(lock) {} }
         var all = try subscriptions()
         guard !all.contains(where: { $0.id == subscription.id }) else {
             throw .invalidArguments("a subscription '\(subscription.id)' exists already; pass --id to name this one, or unsubscribe first")
@@ -52,6 +60,8 @@ extension Workspace {
 
     /// Removes a subscription and its cursor.
     public func removeSubscription(_ id: String) throws(RecSyncError) {
+        let lock = try lock(purpose: "unsubscribe", file: "subscriptions.lock", wait: true)
+        defer { withExtendedLifetime(lock) {} }
         var all = try subscriptions()
         guard all.contains(where: { $0.id == id }) else {
             throw .invalidArguments("no subscription '\(id)'; 'recsync subscriptions' lists them")

@@ -93,7 +93,7 @@ public final class Workspace: Sendable {
         }
         let ws = Workspace(root: absolute, config: config)
         try FileIO.makeDirectories(ws.stateDir)
-        try FileIO.writeAtomically("\(ws.stateDir)/.gitignore", Array("# machine-specific state: not part of a snapshot\nindex/\nlock\nwatch.lock\nmirror/\nwriting*\ndevice\npending-push\nsubscriptions/\n".utf8))
+        try FileIO.writeAtomically("\(ws.stateDir)/.gitignore", Array("# machine-specific state: not part of a snapshot\nindex/\nlock\nwatch.lock\nsubscriptions.lock\nmirror/\nwriting*\ndevice\npending-push\nsubscriptions/\n".utf8))
         try ws.saveConfig(config)
         return ws
     }
@@ -234,16 +234,31 @@ public final class Workspace: Sendable {
     public func conflictDirectory(_ zone: ZoneID) -> String { "\(stateDir)/conflicts/\(zoneStateKey(zone))" }
 
     /// This workspace's device ID for the store (`StoreActor.deviceID`), made on first use:
-    /// the store keeps this workspace's client change tokens apart from other workspaces'.
-    /// Machine-specific (ignored by a snapshot), so a copied workspace gets its own.
+    /// the store keeps this workspace's client change tokens apart from other workspaces',
+    /// and subscriptions leave out the changes it made.
+    ///
+    /// The file also names where it was made (the device and inode of `.recsync/`): a
+    /// workspace copied with `cp -r`, restored from a backup or cloned as a file-system
+    /// snapshot finds a different home and takes a new ID, or each copy would take the
+    /// other's pushes for its own. Moving a workspace within a file system keeps it.
     public func deviceID() throws(RecSyncError) -> String {
         let path = "\(stateDir)/device"
-        if let bytes = try FileIO.read(path) {
-            let id = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            if !id.isEmpty, id.utf8.count <= 64, id.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) || $0 == 45 }) { return id }
+        var st = stat()
+        guard stat(stateDir, &st) == 0 else { throw FileIO.error(stateDir, "cannot read") }
+        let home = "home \(st.st_dev):\(st.st_ino)"
+        if let bytes = try FileIO.read(path, limit: 4096) {
+            let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            let id = lines.first ?? ""
+            let valid = !id.isEmpty && id.utf8.count <= 64 && id.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) || $0 == 45 })
+            if valid && lines.count >= 2 && lines[1] == home { return id }
+            // Made by the first release, which noted no home: adopt it here.
+            if valid && lines.count == 1 {
+                try FileIO.writeAtomically(path, Array("\(id)\n\(home)\n".utf8))
+                return id
+            }
         }
         let id = UUID().uuidString.lowercased()
-        try FileIO.writeAtomically(path, Array((id + "\n").utf8))
+        try FileIO.writeAtomically(path, Array("\(id)\n\(home)\n".utf8))
         return id
     }
 
@@ -393,12 +408,18 @@ public final class Workspace: Sendable {
     ///
     /// `file` names another lock in `.recsync/` (`watch.lock`: one process delivers a
     /// workspace's notifications at a time).
-    public func lock(purpose: String, file: String = "lock") throws(RecSyncError) -> WorkspaceLock {
+    /// With `wait`, blocks until the lock is free instead of failing (for short edits).
+    public func lock(purpose: String, file: String = "lock", wait: Bool = false) throws(RecSyncError) -> WorkspaceLock {
         let path = "\(stateDir)/\(file)"
         guard let fd = try FileIO.openRegularFile(path, flags: O_RDWR | O_CREAT) else {
             throw .fileSystem(path: path, message: "cannot open the lock file")
         }
-        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+        var locked = flock(fd, LOCK_EX | LOCK_NB) == 0
+        while !locked && wait {
+            locked = flock(fd, LOCK_EX) == 0
+            if !locked && errno != EINTR { break }
+        }
+        if !locked {
             let holder = (try? FileIO.read(path)).flatMap { $0.map { String(decoding: $0, as: UTF8.self) } } ?? "unknown"
             Glibc.close(fd)
             throw .workspaceLocked(holder.trimmingCharacters(in: .whitespacesAndNewlines))

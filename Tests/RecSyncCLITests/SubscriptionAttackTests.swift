@@ -6,11 +6,8 @@ import Testing
 import Glibc
 #endif
 
-/// Tests written by the issue-10 attack pass (ATTACK-FINDINGS.md): each states behaviour the
-/// subscriptions should have and, at the time of writing, do not. The failing expectation is
-/// wrapped in `withKnownIssue("ATTACK Fn …")`, so the suite stays green while the bug is
-/// there and FAILS once it is fixed ("known issue was not recorded"): whoever fixes Fn
-/// removes its `withKnownIssue` wrapper.
+/// Tests written by the issue-10 attack pass (ATTACK-FINDINGS.md, numbered Fn there): each
+/// failed against the first version of durable subscriptions and passes since its fix.
 @Suite struct SubscriptionAttackTests {
     /// The notifications `recsync notifications --json` shows in `dir`.
     func pending(_ f: CLIFixture, in dir: String, _ extra: [String] = []) throws -> [[String: Any]] {
@@ -30,9 +27,7 @@ import Glibc
         try f.put("notes/x", #"{"v": 1}"#, in: "copy")
         try f.run(["push"], in: "copy")
         let notes = try pending(f, in: "a")
-        withKnownIssue("ATTACK F1: a copied workspace shares the device ID") {
-            #expect(notes.count == 1, "a push from a copied workspace is another device's change: \(notes)")
-        }
+        #expect(notes.count == 1, "a push from a copied workspace is another device's change: \(notes)")
     }
 
     /// F5: with --include-own, a query subscription compares its whole range end to end, so a
@@ -52,10 +47,8 @@ import Glibc
         try f.run(["push"], in: "b")
         let notes = try pending(f, in: "a")
         let records = notes.first?["records"] as? [[String: Any]] ?? []
-        withKnownIssue("ATTACK F5: --include-own hides another device's deletion") {
-            #expect(records.contains { $0["recordName"] as? String == "x" && $0["reason"] as? String == "deleted" },
-                    "b deleted x: the delete subscription must fire, --include-own or not: \(notes)")
-        }
+        #expect(records.contains { $0["recordName"] as? String == "x" && $0["reason"] as? String == "deleted" },
+                "b deleted x: the delete subscription must fire, --include-own or not: \(notes)")
     }
 
     /// F7: `watch --once` whose stdout cannot be written delivers nothing (the cursors stay,
@@ -79,9 +72,7 @@ import Glibc
         watch.standardError = FileHandle.nullDevice
         try watch.run()
         watch.waitUntilExit()
-        withKnownIssue("ATTACK F7: watch --once exits 0 with nothing delivered") {
-            #expect(watch.terminationStatus != 0, "nothing was delivered: the exit status must say so")
-        }
+        #expect(watch.terminationStatus != 0, "nothing was delivered: the exit status must say so")
         #expect(try pending(f, in: "a").count == 1, "and the notification stays pending")
     }
 
@@ -94,10 +85,8 @@ import Glibc
         try f.clone("a")
         try f.run(["zone", "create", "notes"], in: "a")
         let output = try f.recsync.run(["subscribe", "--zone", "notes", "--id", String(repeating: "%", count: 100)], in: f.ws("a"))
-        withKnownIssue("ATTACK F10: a valid ID gives 'File name too long'") {
-            #expect(output.status == 0 || output.status == 64, "\(output)")
-            #expect(!output.stderr.contains("too long"), "\(output)")
-        }
+        #expect(output.status == 0 || output.status == 64, "\(output)")
+        #expect(!output.stderr.contains("too long"), "\(output)")
     }
 
     /// F6: `subscribe` rewrites subscriptions.json without a lock; concurrent subscribes each
@@ -125,9 +114,7 @@ import Glibc
             if p.terminationStatus == 0 { succeeded += 1 }
         }
         let list = try f.run(["subscriptions"], in: "a")
-        withKnownIssue("ATTACK F6: concurrent subscribes lose subscriptions", isIntermittent: true) {
-            #expect(list.lines.count == succeeded, "\(succeeded) subscribes said they succeeded; listed:\n\(list.stdout)")
-        }
+        #expect(list.lines.count == succeeded, "\(succeeded) subscribes said they succeeded; listed:\n\(list.stdout)")
     }
 
     /// F4 (design): with --pull, --exec runs before the pull, so a hook that reads the
@@ -143,8 +130,6 @@ import Glibc
         try f.run(["push"], in: "b")
         try f.run(["watch", "--once", "--pull", "--exec", "cat private/notes/x.json > ../seen.txt 2>/dev/null; true"], in: "a")
         let seen = (try? String(contentsOfFile: f.directory.file("seen.txt"), encoding: .utf8)) ?? ""
-        withKnownIssue("ATTACK F4: --exec runs before --pull's pull") {
-            #expect(seen.contains("7"), "the hook ran on a workspace without the change: '\(seen)'")
-        }
+        #expect(seen.contains("7"), "the hook ran on a workspace without the change: '\(seen)'")
     }
 }

@@ -76,11 +76,13 @@ import Testing
         let notifier = phone.notifier()
         // The notification could not be written (a killed process, a closed pipe).
         let got = Delivered()
-        _ = try await notifier.deliverRound(notify: { n in got.items.withLock { $0.append(n) }; return false })
+        let failed = try await notifier.deliverRound(notify: { n in got.items.withLock { $0.append(n) }; return false })
         #expect(got.take().map(\.subscriptionID) == ["db"])
-        // Written, but the pull after it failed: still not acknowledged.
-        _ = try await notifier.deliverRound(notify: { n in got.items.withLock { $0.append(n) }; return true }, afterRound: { _ in false })
-        #expect(got.take().map(\.subscriptionID) == ["db"])
+        #expect(failed.undelivered == ["db"])
+        // The pull that comes first failed: nothing is delivered, nothing acknowledged.
+        let unprepared = try await notifier.deliverRound(prepare: { _ in false }, notify: { n in got.items.withLock { $0.append(n) }; return true })
+        #expect(got.take().isEmpty)
+        #expect(unprepared.undelivered == ["db"])
         // Delivered: acknowledged, and the next round is quiet.
         try laptop.write("notes", "third", "{}")
         _ = try await laptop.push()
@@ -91,16 +93,24 @@ import Testing
         #expect(got.take().isEmpty)
     }
 
-    @Test func theFirstRoundRunsTheAfterRoundStepEvenWhenNothingIsPending() async throws {
+    @Test func thePullRunsBeforeDeliveryAndAtTheFirstRoundEvenWithNothingPending() async throws {
         let f = EngineFixture()
         let (_, phone) = try await laptopAndPhone(f)
         try await phone.subscribe(Subscription(id: "db", kind: .database(.private)))
         let calls = Atomic<Int>(0)
         let notifier = phone.notifier()
-        _ = try await notifier.deliverRound(first: true, notify: { _ in true }, afterRound: { _ in calls.add(1, ordering: .relaxed); return true })
+        _ = try await notifier.deliverRound(first: true, prepare: { _ in calls.add(1, ordering: .relaxed); return true }, notify: { _ in true })
         #expect(calls.load(ordering: .relaxed) == 1, "watch --pull pulls at start")
-        _ = try await notifier.deliverRound(notify: { _ in true }, afterRound: { _ in calls.add(1, ordering: .relaxed); return true })
-        #expect(calls.load(ordering: .relaxed) == 1, "and later only after a notification")
+        _ = try await notifier.deliverRound(prepare: { _ in calls.add(1, ordering: .relaxed); return true }, notify: { _ in true })
+        #expect(calls.load(ordering: .relaxed) == 1, "and later only before a notification")
+        // A notification is delivered after the pull, so what it prompts for is there.
+        let order = Mutex<[String]>([])
+        let other = try f.device("tablet")
+        try other.write("notes", "new", "{}")
+        _ = try await other.push()
+        _ = try await notifier.deliverRound(prepare: { _ in order.withLock { $0.append("pull") }; return true },
+                                            notify: { n in order.withLock { $0.append(n.subscriptionID) }; return true })
+        #expect(order.withLock { $0 } == ["pull", "db"])
     }
 
     @Test func ownPushesDoNotNotifyTheWorkspaceThatMadeThem() async throws {
@@ -127,6 +137,14 @@ import Testing
         #expect(round.notifications.map(\.reset) == [true])
         try await notifier.acknowledge(round)
         #expect(try await notifier.pending().notifications.isEmpty)
+    }
+
+    @Test func aNotificationListsAtMostAHundredZones() throws {
+        let zones = try (0..<150).map { try ZoneID(zoneName: "z\($0)", ownerName: "alice") }
+        let n = SubscriptionNotification(subscriptionID: "db", kind: "database", scope: .private, zone: nil, count: 150, zones: zones, records: [], reset: false)
+        guard case .object(let o) = n.json, case .array(let listed) = o["zones"] else { Issue.record("not an object"); return }
+        #expect(listed.count == 100)
+        #expect(o["zonesOmitted"] == JSONValue.int(50))
     }
 
     @Test func aDamagedCursorResetsOnlyItsOwnSubscription() async throws {

@@ -94,6 +94,30 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
+    func aRecordCreatedAndDeletedBetweenTwoLooksCountsTwice(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let laptop = try fixture.store(as: "alice", deviceID: "laptop")
+        let phone = try fixture.store(as: "alice", deviceID: "phone")
+        let tablet = try fixture.store(as: "alice", deviceID: "tablet")
+        try await laptop.createZones([notes])
+        let start = try await phone.currentDatabaseToken(scope: .private)
+        // The phone creates a record; the laptop deletes it; nothing is left of it.
+        let created = try await phone.save([Build.record("brief", in: notes, type: "Task")])
+        _ = try await laptop.delete(created)
+        let subscriptions = [
+            Subscription(id: "db", kind: .database(.private)),
+            query("deleted", "Task", on: [.deleted]),
+            Subscription(id: "all", kind: .query(QuerySubscription(scope: .private, recordType: "Task")), includeOwn: true),
+        ]
+        let check = try await phone.checkSubscriptions(subscriptions, scope: .private, since: start)
+        #expect(match(check, "db")?.count == 1, "the laptop's deletion; the phone's own create is left out")
+        #expect(match(check, "deleted")?.records == [RecordChangeNotice(recordID: Build.id("brief", in: notes), reason: .deleted)])
+        #expect(match(check, "all")?.records.map(\.reason) == [.created, .deleted], "with its own changes, both, in order")
+        let third = try await tablet.checkSubscriptions(subscriptions, scope: .private, since: start)
+        #expect(match(third, "db")?.count == 2 && match(third, "deleted")?.count == 1)
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func sharedZonesDeletionsAndSharingCount(kind: StoreKind) async throws {
         let fixture = try StoreFixture(kind)
         let alice = try fixture.store(as: "alice", deviceID: "a")

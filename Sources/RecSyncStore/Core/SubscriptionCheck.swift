@@ -50,10 +50,13 @@ extension StoreCore {
     /// Evaluates subscriptions of one scope against what changed since a database token
     /// (nil: since the store began), as CloudKit's server does before it sends a push.
     ///
-    /// Unless a subscription includes its own changes, commits this client made
-    /// (`StoreActor.deviceID`, named in each commit's `Recsync-Client` trailer) are left out:
-    /// the history is cut into runs of other clients' commits and each run is compared
-    /// end to end, so the cost follows the changes, not the store.
+    /// History is walked commit by commit, so each change counts (a record created and then
+    /// deleted is two changes, reported to create and delete subscriptions alike), and
+    /// commits this client made (`StoreActor.deviceID`, named in each commit's
+    /// `Recsync-Client` trailer) are left out unless a subscription includes them. The cost
+    /// follows the commits and their changes, not the store. From the beginning (nil), or
+    /// when the first-parent path from the head does not pass the cursor (a merge made with
+    /// plain git), the stretch is compared end to end instead.
     func checkSubscriptions(_ subscriptions: [Subscription], scope: DatabaseScope, since token: ServerChangeToken?) throws(RecSyncError) -> SubscriptionCheck {
         try scope.requireSupported(for: "checking subscriptions")
         let head = try backend.head()
@@ -72,52 +75,37 @@ extension StoreCore {
 
         var evaluator = SubscriptionEvaluator(subscriptions: subscriptions, user: user)
         try evaluator.prepare()
-        let wantsOwn = subscriptions.filter(\.includeOwn).map(\.id)
-        let skipsOwn = subscriptions.filter { !$0.includeOwn }.map(\.id)
-        if !wantsOwn.isEmpty {
-            try evaluate(&evaluator, only: Set(wantsOwn), scope: scope, from: base, to: head, warnings: &check.warnings)
-        }
-        if !skipsOwn.isEmpty {
-            let (runs, skipped) = try runsOfOthers(from: base, to: head)
-            check.ownCommitsSkipped = skipped
-            for run in runs {
-                try evaluate(&evaluator, only: Set(skipsOwn), scope: scope, from: run.from, to: run.to, warnings: &check.warnings)
+        let everyone = Set(subscriptions.map(\.id))
+        let othersOnly = Set(subscriptions.filter(\.includeOwn).map(\.id))
+        var zones = VisibleZonesCache()
+        if base != nil, let steps = try commitsSince(base, head: head) {
+            for step in steps {
+                if step.own { check.ownCommitsSkipped += 1 }
+                let only = step.own ? othersOnly : everyone
+                guard !only.isEmpty else { continue }
+                try evaluate(&evaluator, only: only, scope: scope, from: step.parent, to: step.commit, zones: &zones, warnings: &check.warnings)
             }
+        } else {
+            try evaluate(&evaluator, only: everyone, scope: scope, from: base, to: head, zones: &zones, warnings: &check.warnings)
         }
         check.matches = subscriptions.compactMap { s in evaluator.matches[s.id].flatMap { $0.count > 0 ? $0 : nil } }
         return check
     }
 
-    /// The stretches of history between `base` and `head` made by other clients than this one,
-    /// oldest first, and how many of this client's commits lie between them.
-    ///
-    /// Follows first parents from the head; if that path never reaches `base` (someone merged
-    /// in the store with plain git), the whole range is one run, so nothing is missed.
-    func runsOfOthers(from base: String?, to head: String) throws(RecSyncError) -> (runs: [(from: String?, to: String)], ownSkipped: Int) {
-        guard actor.deviceID != nil else { return ([(base, head)], 0) }
-        let trailer = "Recsync-Client: \(actor.clientSlot)"
-        // Newest first: (commit, parent, own).
+    /// The commits after `base` up to `head` on the first-parent path, oldest first, each
+    /// with its parent and whether this client made it; nil when that path does not reach
+    /// `base`.
+    func commitsSince(_ base: String?, head: String) throws(RecSyncError) -> [(commit: String, parent: String?, own: Bool)]? {
+        let trailer = actor.deviceID.map { _ in "Recsync-Client: \(actor.clientSlot)" }
         var chain: [(commit: String, parent: String?, own: Bool)] = []
         var next: String? = head
         while let commit = next, commit != base {
             let (parent, message) = try backend.commitInfo(commit)
-            chain.append((commit, parent, Self.trailerLines(message).contains { $0 == trailer }))
+            let own = trailer.map { t in Self.trailerLines(message).contains { $0 == t } } ?? false
+            chain.append((commit, parent, own))
             next = parent
         }
-        if next != base { return ([(base, head)], 0) }  // base is not on the first-parent path
-        var runs: [(from: String?, to: String)] = []
-        var skipped = 0
-        var runEnd: String?
-        for (i, entry) in chain.enumerated() {
-            if entry.own {
-                skipped += 1
-                if let end = runEnd { runs.append((chain[i - 1].parent, end)); runEnd = nil }
-            } else if runEnd == nil {
-                runEnd = entry.commit
-            }
-        }
-        if let end = runEnd { runs.append((chain.last?.parent, end)) }
-        return (runs.reversed(), skipped)
+        return next == base ? chain.reversed() : nil
     }
 
     /// The lines of a commit message's last paragraph (where trailers are).
@@ -128,9 +116,9 @@ extension StoreCore {
     }
 
     /// Adds what changed between two commits to the matches of the subscriptions in `only`.
-    private func evaluate(_ evaluator: inout SubscriptionEvaluator, only: Set<String>, scope: DatabaseScope, from a: String?, to b: String, warnings: inout [StoreWarning]) throws(RecSyncError) {
-        let before = try a.map { c throws(RecSyncError) in try visibleZones(scope: scope, at: c, warnings: &warnings) } ?? [:]
-        let after = try visibleZones(scope: scope, at: b, warnings: &warnings)
+    private func evaluate(_ evaluator: inout SubscriptionEvaluator, only: Set<String>, scope: DatabaseScope, from a: String?, to b: String, zones: inout VisibleZonesCache, warnings: inout [StoreWarning]) throws(RecSyncError) {
+        let before = try a.map { c throws(RecSyncError) in try zones.get(c) { () throws(RecSyncError) in try visibleZones(scope: scope, at: c, warnings: &warnings) } } ?? [:]
+        let after = try zones.get(b) { () throws(RecSyncError) in try visibleZones(scope: scope, at: b, warnings: &warnings) }
         var changedZones = after.keys.filter { before[$0] != after[$0] }
         changedZones.sort()
         for zone in before.keys.sorted() where after[zone] == nil {
@@ -167,6 +155,20 @@ extension StoreCore {
             } while resume != nil
             if !sawRecord { evaluator.zoneEvent(zone, only: only) }
         }
+    }
+}
+
+/// The zones visible at the last two commits looked at: walking history, each commit's
+/// zones are the next one's "before".
+struct VisibleZonesCache {
+    var entries: [(commit: String, zones: [ZoneID: String])] = []
+
+    mutating func get(_ commit: String, _ compute: () throws(RecSyncError) -> [ZoneID: String]) throws(RecSyncError) -> [ZoneID: String] {
+        if let hit = entries.first(where: { $0.commit == commit }) { return hit.zones }
+        let zones = try compute()
+        entries.append((commit, zones))
+        if entries.count > 2 { entries.removeFirst() }
+        return zones
     }
 }
 

@@ -15,6 +15,11 @@ final class GitBackend: StoreBackend {
     let manifest: StoreManifest
     /// Set when `repository` is the mirror of a network store: commits are pushed to it.
     let remote: RemoteMirror?
+    /// Zone documents already read, by the OID of the zone's tree (which fixes its content)
+    /// and its path:
+    /// walking history commit by commit (subscriptions) lists the zones at every commit, and
+    /// most zones are the same tree as at the commit before.
+    private var zoneDocuments: [String: Result<RecordZone, RecSyncError>] = [:]
 
     init(repository: GitRepository, remote: RemoteMirror? = nil) throws(RecSyncError) {
         self.repository = repository
@@ -122,7 +127,16 @@ final class GitBackend: StoreBackend {
                     warnings.append(StoreWarning(path: path, message: "zone skipped: \(error.message)"))
                     continue
                 }
-                result.append(ZoneEntry(zoneID: zoneID, contentID: z.oid.hex, zone: readZone(zoneID, tree: z.oid)))
+                let document: Result<RecordZone, RecSyncError>
+                let key = "\(z.oid.hex) \(path)"
+                if let known = zoneDocuments[key] {
+                    document = known
+                } else {
+                    document = readZone(zoneID, tree: z.oid)
+                    if zoneDocuments.count >= 20_000 { zoneDocuments.removeAll(keepingCapacity: true) }
+                    zoneDocuments[key] = document
+                }
+                result.append(ZoneEntry(zoneID: zoneID, contentID: z.oid.hex, zone: document))
             }
         }
         return (result, warnings)

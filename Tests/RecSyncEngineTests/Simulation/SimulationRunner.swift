@@ -45,12 +45,11 @@ final class SimulationRunner {
     /// Workspaces whose last pull was killed (for `KnownDefect.zoneRemovedAfterKilledPullStays`).
     var interruptedPulls: Set<Int> = []
     /// Subscriptions: each workspace has a database subscription (`db`) whose cursor it
-    /// acknowledges now and then. Since its last acknowledgement: a finished run of other
-    /// writers' steps (unbroken by the workspace's own commits) that changed what the store
-    /// holds, so a notification is owed; where the current run began; whether any other
-    /// writer committed at all (else a notification would be an echo); a rewritten history.
+    /// acknowledges now and then. Since its last acknowledgement: a step of another writer
+    /// that changed what the store holds (a notification is owed: each commit counts, so a
+    /// zone created and purged again is two changes), whether any other writer committed at
+    /// all (else a notification would be an echo), and a rewritten history.
     var notificationOwed: [Int: String] = [:]
-    var foreignRunStart: [Int: (fingerprint: [String], step: String)] = [:]
     var foreignCommit: Set<Int> = []
     var historyRewritten: Set<Int> = []
     /// What the store held after the last check (record tags and live zones).
@@ -356,22 +355,13 @@ final class SimulationRunner {
                 // (Rewriting a history rewritten the same way gives the very same commit.)
                 if headAfter != headBefore { historyRewritten = Set(0..<history.workspaces) }
             } else if headAfter != headBefore {
-                for ws in 0..<history.workspaces {
-                    if ws == writer {
-                        // Its own commit ends the other writers' run: owed if the run changed anything.
-                        if let start = foreignRunStart.removeValue(forKey: ws), start.fingerprint != fingerprintBefore {
-                            notificationOwed[ws] = notificationOwed[ws] ?? start.step
-                        }
-                    } else {
-                        foreignCommit.insert(ws)
-                        if foreignRunStart[ws] == nil { foreignRunStart[ws] = (fingerprintBefore, "\(step)") }
-                    }
+                for ws in 0..<history.workspaces where ws != writer {
+                    foreignCommit.insert(ws)
+                    if storeFingerprint != fingerprintBefore { notificationOwed[ws] = notificationOwed[ws] ?? "\(step)" }
                 }
             }
             for ws in 0..<history.workspaces {
-                // The open run counts as it stands: a zone created and purged again is no change.
-                var owed = notificationOwed[ws]
-                if owed == nil, let start = foreignRunStart[ws], start.fingerprint != storeFingerprint { owed = start.step }
+                let owed = notificationOwed[ws]
                 let notifier = SubscriptionNotifier(workspace: try Workspace.open(at: roots[ws]), store: stores[ws])
                 let round = try await notifier.pending()
                 let told = round.notifications.filter { $0.subscriptionID == "db" }
@@ -385,7 +375,6 @@ final class SimulationRunner {
                 if (index + ws) % 3 == 0 {
                     try await notifier.acknowledge(round)
                     notificationOwed[ws] = nil
-                    foreignRunStart[ws] = nil
                     foreignCommit.remove(ws)
                     historyRewritten.remove(ws)
                 }

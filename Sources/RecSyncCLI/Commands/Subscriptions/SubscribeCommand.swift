@@ -50,6 +50,7 @@ struct SubscribeCommand: RecSyncSubcommand {
             }
             _ = try conditions()
             _ = try firesOnReasons()
+            if let id { try Subscription.validateID(id) }
             if let database, DatabaseScope(rawValue: database) == nil || database == DatabaseScope.public.rawValue {
                 throw .invalidArguments("--database \(database): give private or shared")
             }

@@ -68,18 +68,24 @@ struct WatchCommand: RecSyncSubcommand {
         let console = context.console
         let exec = self.exec
         let notify: @Sendable (SubscriptionNotification) async -> Bool = { n in
-            guard Self.writeLine(n.json) else { return false }
-            if let exec { Self.run(exec, notification: n, console: console) }
+            guard Self.writeLine(n.json) else {
+                console.warning("cannot write the notification for \(n.subscriptionID) to stdout (\(String(cString: strerror(errno)))); it stays pending")
+                return false
+            }
+            if let exec { return Self.run(exec, notification: n, console: console) }
             return true
         }
-        var afterRound: (@Sendable ([SubscriptionNotification]) async -> Bool)?
+        var prepare: (@Sendable ([SubscriptionNotification]) async -> Bool)?
         if pull {
-            afterRound = { @Sendable (_: [SubscriptionNotification]) async -> Bool in await Self.pull(engine, console: console) }
+            prepare = { @Sendable (_: [SubscriptionNotification]) async -> Bool in await Self.pull(engine, console: console) }
         }
         if once {
-            let round = try await notifier.deliverRound(first: true, notify: notify, afterRound: afterRound)
-            for w in round.warnings { console.warning("\(w)") }
-            if round.notifications.isEmpty { console.note("nothing new for \(subscriptions.map(\.id).joined(separator: ", "))") }
+            let delivery = try await notifier.deliverRound(first: true, prepare: prepare, notify: notify)
+            for w in delivery.round.warnings { console.warning("\(w)") }
+            if !delivery.undelivered.isEmpty {
+                throw .notDelivered(delivery.undelivered)
+            }
+            if delivery.round.notifications.isEmpty { console.note("nothing new for \(subscriptions.map(\.id).joined(separator: ", "))") }
             return ExitCodes.success
         }
         let wait: @Sendable (Double) async -> Bool
@@ -110,8 +116,8 @@ struct WatchCommand: RecSyncSubcommand {
             shouldStop: { stop.requested },
             onError: { error, retry in console.warning("\(error.message); trying again in \(String(format: "%.1f", retry)) s") },
             onRecovered: { console.note("the store is reachable again") },
-            notify: notify,
-            afterRound: afterRound)
+            prepare: prepare,
+            notify: notify)
         console.note("stopped watching")
         return ExitCodes.success
     }
@@ -144,7 +150,11 @@ struct WatchCommand: RecSyncSubcommand {
         return true
     }
 
-    static func run(_ command: String, notification n: SubscriptionNotification, console: Console) {
+    /// Runs --exec for one notification: the JSON line on its stdin, and in
+    /// RECSYNC_NOTIFICATION when it is short enough for the environment (64 KiB). Delivered
+    /// only if the command exits 0; otherwise it runs again for the same notification later.
+    static func run(_ command: String, notification n: SubscriptionNotification, console: Console) -> Bool {
+        let json = JSON.serialize(n.json, pretty: false) + [10]
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", command]
@@ -154,15 +164,33 @@ struct WatchCommand: RecSyncSubcommand {
         env["RECSYNC_SCOPE"] = n.scope.rawValue
         env["RECSYNC_ZONE"] = n.zone?.description ?? ""
         env["RECSYNC_COUNT"] = String(n.count)
-        env["RECSYNC_NOTIFICATION"] = String(decoding: JSON.serialize(n.json, pretty: false), as: UTF8.self)
+        env["RECSYNC_NOTIFICATION"] = json.count <= 64 * 1024 ? String(decoding: json.dropLast(), as: UTF8.self) : nil
         process.environment = env
+        let input = Pipe()
+        process.standardInput = input
         do {
             try process.run()
-            process.waitUntilExit()
-            if process.terminationStatus != 0 { console.warning("--exec exited with status \(process.terminationStatus) for \(n.subscriptionID)") }
         } catch {
-            console.warning("cannot run --exec: \(error)")
+            console.warning("cannot run --exec for \(n.subscriptionID): \(error); it stays pending")
+            return false
         }
+        // A command that does not read its stdin closes the pipe: that is not a failure.
+        signal(SIGPIPE, SIG_IGN)
+        let fd = input.fileHandleForWriting.fileDescriptor
+        var offset = 0
+        while offset < json.count {
+            let written = json[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            if written <= 0 { break }
+            offset += written
+        }
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
+            console.warning("--exec \(process.terminationReason == .exit ? "exited with status \(process.terminationStatus)" : "was killed by signal \(process.terminationStatus)") for \(n.subscriptionID); the notification stays pending and is delivered again later")
+            return false
+        }
+        return true
     }
 }
 
