@@ -149,9 +149,18 @@ public actor SubscriptionNotifier {
                 damaged.append((s, scope))
                 continue
             }
-            guard let cursor = saved, cursor.scope == scope else {
+            guard let cursor = saved else {
+                // Made by the first release, which kept no cursor: it starts now.
+                round.warnings.append(StoreWarning(path: ".recsync/subscriptions", message: "subscription '\(s.id)' has no cursor; it starts from now"))
                 if heads[scope] == nil { heads[scope] = try await store.currentDatabaseToken(scope: scope) }
                 round.cursors[s.id] = SubscriptionCursor(scope: scope, token: heads[scope])
+                continue
+            }
+            guard cursor.scope == scope else {
+                // The subscription was edited by hand to another database: its cursor says
+                // nothing about that one.
+                round.warnings.append(StoreWarning(path: ".recsync/subscriptions", message: "subscription '\(s.id)' now looks at the \(scope.rawValue) database, its cursor at the \(cursor.scope.rawValue) one; it starts again from now"))
+                damaged.append((s, scope))
                 continue
             }
             let group = Group(scope: scope, token: cursor.token)
@@ -267,6 +276,15 @@ extension SyncEngine {
             if let zone = q.zone, (zone.ownerName == store.userRecordName ? DatabaseScope.private : .shared) != q.scope {
                 throw .invalidArguments("zone '\(zone)' is not in the \(q.scope.rawValue) database")
             }
+        }
+        // As CloudKit refuses a subscription to a zone it does not have: the zone must be in
+        // the store (shared with this user, for someone else's) or in the workspace, to push.
+        var zone: ZoneID?
+        if case .zone(let z) = subscription.kind { zone = z }
+        if case .query(let q) = subscription.kind { zone = q.zone }
+        if let zone, !FileIO.isDirectory(workspace.zoneDirectory(zone)),
+           try await !store.fetchAllRecordZones(scope: scope).contains(where: { $0.zoneID == zone }) {
+            throw .invalidArguments("zone '\(zone)' is neither in the store\(scope == .shared ? " (shared with you)" : "") nor in this workspace; check the name with 'recsync zone list'")
         }
         let token: ServerChangeToken? = switch start {
         case .now: try await store.currentDatabaseToken(scope: scope)

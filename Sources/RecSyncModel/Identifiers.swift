@@ -93,11 +93,12 @@ public enum NameRules {
         }
     }
 
-    /// A name as it can be shown in a one-line message: control characters escaped.
-    static func printable(_ name: String) -> String {
+    /// A name as it can be shown in a one-line message or on a terminal: control characters
+    /// (C0, DEL, C1, which start terminal escape sequences) escaped.
+    public static func printable(_ name: String) -> String {
         var out = ""
         for scalar in name.unicodeScalars {
-            if scalar.value < 0x20 || scalar.value == 0x7F {
+            if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
                 out += "\\u{\(String(scalar.value, radix: 16))}"
             } else {
                 out.unicodeScalars.append(scalar)

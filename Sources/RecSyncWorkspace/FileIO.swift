@@ -82,7 +82,7 @@ public enum FileIO {
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw error(path, "cannot stat") }
         guard st.st_size <= limit else {
-            throw .limitExceeded("\(path): is \(st.st_size) bytes, more than recsync reads from such a file (\(limit >> 20) MB); nothing was read. Shrink or remove it")
+            throw .limitExceeded("\(path): is \(st.st_size) bytes, more than recsync reads from such a file (\(limit >= 1 << 20 ? "\(limit >> 20) MB" : "\(limit >> 10) KB")); nothing was read. Shrink or remove it")
         }
         var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
         var done = 0

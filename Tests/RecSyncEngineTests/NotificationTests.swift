@@ -61,6 +61,11 @@ import Testing
         #expect(round.notifications.first?.count == 1)
         // IDs are unique, and an unsubscribed one takes its cursor with it.
         await #expect(throws: RecSyncError.self) { try await phone.subscribe(Subscription(id: "now", kind: .database(.shared))) }
+        // A zone subscription needs a zone: in the store, or in the workspace (to push).
+        await #expect(throws: RecSyncError.self) { try await phone.subscribe(Subscription(id: "nowhere", kind: .zone(zone("nowhere")))) }
+        try await phone.subscribe(Subscription(id: "notes", kind: .zone(zone("notes"))))
+        try phone.write("local", "x", "{}")
+        try await phone.subscribe(Subscription(id: "local", kind: .zone(zone("local"))))
         try phone.unsubscribe("all")
         #expect(FileIO.info(phone.workspace.subscriptionCursorPath("all")) == nil)
         #expect(throws: RecSyncError.self) { try phone.unsubscribe("all") }

@@ -219,11 +219,16 @@ struct NotificationsCommand: RecSyncSubcommand {
         let console = context.console
         for w in round.warnings { console.warning("\(w)") }
         console.document(["notifications": .array(round.notifications.map(\.json)), "acknowledged": .bool(ack)])
+        // Names come from other users of shared zones: shown with control characters escaped.
+        let show = NameRules.printable
         for n in round.notifications {
-            var line = "\(n.subscriptionID)\t\(n.reset ? "reset: the store's history was rewritten; pull" : "\(n.count) change\(n.count == 1 ? "" : "s")")"
-            if !n.zones.isEmpty { line += "\tin " + n.zones.map(\.description).joined(separator: ", ") }
+            var line = "\(show(n.subscriptionID))\t\(n.reset ? "reset: anything may have changed; pull" : "\(n.count) change\(n.count == 1 ? "" : "s")")"
+            if !n.zones.isEmpty {
+                line += "\tin " + n.zones.prefix(SubscriptionNotification.listLimit).map { show($0.description) }.joined(separator: ", ")
+                if n.zones.count > SubscriptionNotification.listLimit { line += " and \(n.zones.count - SubscriptionNotification.listLimit) more" }
+            }
             console.out(line)
-            for r in n.records { console.out("  \(r.reason.rawValue)\t\(r.recordID.zoneID)/\(r.recordID.recordName)") }
+            for r in n.records { console.out("  \(r.reason.rawValue)\t\(show(r.recordID.zoneID.description))/\(show(r.recordID.recordName))") }
             if n.count > n.records.count, n.kind == "query" { console.out("  … and \(n.count - n.records.count) more") }
         }
         if ack { try await notifier.acknowledge(round) }
