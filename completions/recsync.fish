@@ -364,7 +364,7 @@ complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_option
 complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync watch" v verbose' -l 'verbose' -s 'v' -d 'Print more detail (records saved, store commits, commit messages).'
 complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync watch" json' -l 'json' -d 'Print one JSON document on stdout (always with "version": 1) instead of text.'
 complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync watch" exec' -l 'exec' -d 'A shell command to run for each notification.' -rfka ''
-complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync watch" pull' -l 'pull' -d 'Pull the whole workspace at start and after each burst that notified.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync watch" pull' -l 'pull' -d 'Pull the whole workspace at start and before each burst\'s notifications.'
 complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync watch" once' -l 'once' -d 'Report what is pending since each cursor, deliver it, and exit.'
 complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync watch" include-own' -l 'include-own' -d 'Report changes this workspace pushed itself too.'
 complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync watch" settle' -l 'settle' -d 'Milliseconds a burst must be quiet before it is reported.' -rfka ''

@@ -22,24 +22,26 @@ struct WatchCommand: RecSyncSubcommand {
             while nothing was running, then waits for the store to move. For each subscription \
             a burst of changes matches, prints one JSON line (subscriptionID, kind, scope, zone, \
             count, zones; query subscriptions add records: recordName, zoneName, ownerName, \
-            reason) and runs --exec with it in the environment (RECSYNC_SUBSCRIPTION_ID, \
-            RECSYNC_KIND, RECSYNC_SCOPE, RECSYNC_ZONE, RECSYNC_COUNT, RECSYNC_NOTIFICATION). \
-            A notification is a prompt to pull, never data.
+            reason; zones and records list at most 100) and runs --exec with it on stdin and in \
+            the environment (RECSYNC_SUBSCRIPTION_ID, RECSYNC_KIND, RECSYNC_SCOPE, RECSYNC_ZONE, \
+            RECSYNC_COUNT, and RECSYNC_NOTIFICATION up to 64 KiB). A notification is a prompt \
+            to pull, never data.
 
             --pull pulls the whole workspace (every zone of both databases, as 'recsync pull' \
-            does) once at start and once after each burst that notified; with no subscription \
-            it watches both databases. A subscription's cursor moves once its notification is \
-            delivered: the line written, --exec returned, and with --pull the pull finished. \
-            Delivery is at least once: a watch killed before that reports the burst again when \
-            it starts. --once reports what is pending and exits (for cron). Changes this \
-            workspace pushed are left out unless the subscription or --include-own says \
-            otherwise. Stops on SIGINT or SIGTERM; a store that cannot be reached is retried \
-            with back-off.
+            does) once at start and, for each burst that notifies, before its notifications; \
+            with no subscription it watches both databases. A subscription's cursor moves once \
+            its notification is delivered: the line written, --exec exited 0, and with --pull \
+            the pull finished. Delivery is at least once: a watch killed before that reports \
+            the burst again when it starts, and what could not be delivered is tried again \
+            after a growing pause. --once reports what is pending and exits (for cron; exit \
+            status 1 if something could not be delivered). Changes this workspace pushed are \
+            left out unless the subscription or --include-own says otherwise. Stops on SIGINT \
+            or SIGTERM; a store that cannot be reached is retried with back-off.
             """)
 
     @OptionGroup var global: GlobalOptions
     @Option(help: "A shell command to run for each notification.") var exec: String?
-    @Flag(help: "Pull the whole workspace at start and after each burst that notified.") var pull = false
+    @Flag(help: "Pull the whole workspace at start and before each burst's notifications.") var pull = false
     @Flag(help: "Report what is pending since each cursor, deliver it, and exit.") var once = false
     @Flag(help: "Report changes this workspace pushed itself too.") var includeOwn = false
     @Option(help: "Milliseconds a burst must be quiet before it is reported.") var settle: Int = 200
