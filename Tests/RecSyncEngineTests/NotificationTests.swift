@@ -194,6 +194,31 @@ import Testing
         #expect(round.notifications.first?.count == 2)
     }
 
+    @Test func watchPausesLongerAndLongerWhileANotificationCannotBeDelivered() async throws {
+        let f = EngineFixture()
+        let (laptop, phone) = try await laptopAndPhone(f)
+        try await phone.subscribe(Subscription(id: "db", kind: .database(.private)))
+        try laptop.write("notes", "second", "{}")
+        _ = try await laptop.push()
+        // The store "moves" every 50 ms; the hook always fails.
+        var loop = WatchLoop { _ in try? await Task.sleep(nanoseconds: 50_000_000); return true }
+        loop.period = 0.05
+        loop.settle = 0.01
+        let attempts = Atomic<Int>(0)
+        let stop = Atomic<Bool>(false)
+        let task = Task {
+            await loop.run(notifier: phone.notifier(), shouldStop: { stop.load(ordering: .relaxed) }, onError: { _, _ in },
+                           notify: { _ in attempts.add(1, ordering: .relaxed); return false })
+        }
+        try await Task.sleep(nanoseconds: 2_500_000_000)
+        stop.store(true, ordering: .relaxed)
+        await task.value
+        // Pauses of 0.5, 1, 2 s: at most four attempts in 2.5 s (without them, dozens).
+        let n = attempts.load(ordering: .relaxed)
+        #expect(n >= 1 && n <= 4, "\(n) attempts")
+        #expect(try await phone.notifier().pending().notifications.map(\.subscriptionID) == ["db"], "still pending")
+    }
+
     @Test func watchReportsTheBacklogAtStart() async throws {
         let f = EngineFixture()
         let (laptop, phone) = try await laptopAndPhone(f)
