@@ -236,13 +236,15 @@ public actor SubscriptionNotifier {
         let notified = Set(round.notifications.map(\.subscriptionID))
         try acknowledge(round, only: Set(round.cursors.keys).subtracting(notified))
         if let prepare, first || !round.notifications.isEmpty {
-            guard await prepare(round.notifications) else { return Delivery(round: round, undelivered: round.notifications.map(\.subscriptionID)) }
+            guard await prepare(round.notifications) else {
+                return Delivery(round: round, undelivered: round.notifications.map(\.subscriptionID), prepareFailed: true)
+            }
         }
         var undelivered: [String] = []
         for n in round.notifications {
             if await notify(n) { try acknowledge(round, only: [n.subscriptionID]) } else { undelivered.append(n.subscriptionID) }
         }
-        return Delivery(round: round, undelivered: undelivered)
+        return Delivery(round: round, undelivered: undelivered, prepareFailed: false)
     }
 }
 
@@ -251,6 +253,9 @@ public struct Delivery: Sendable {
     public var round: NotificationRound
     /// Subscriptions whose notification was not delivered (their cursors stay).
     public var undelivered: [String]
+    /// `prepare` (the `--pull`) failed, so nothing was delivered; with `first`, the pull at
+    /// start is still owed even when nothing was pending.
+    public var prepareFailed: Bool
 }
 
 extension SyncEngine {
@@ -353,8 +358,9 @@ public struct WatchLoop: Sendable {
                     while Date() < settleUntil, await waitForChange(settle), !shouldStop() {}
                 }
                 let delivery = try await notifier.deliverRound(first: first, prepare: prepare, notify: notify)
-                first = false
-                if !delivery.undelivered.isEmpty {
+                // A pull at start that failed is owed until it works.
+                if !delivery.prepareFailed { first = false }
+                if !delivery.undelivered.isEmpty || delivery.prepareFailed {
                     // Not delivered (the pull or the command failed, stdout is gone): try again
                     // after a pause that grows, not at every look.
                     failing = true

@@ -157,4 +157,22 @@ import Glibc
         #expect(watch.terminationStatus != 0, "nothing was delivered: the exit status must say so")
         #expect(try pending(f, in: "a").count == 1, "and the notification stays pending")
     }
+
+    /// Review: `watch --once --pull` whose pull fails (here: another process holds the
+    /// workspace lock) must not exit 0 just because no notification was pending.
+    @Test
+    func watchOncePullThatFailsExitsNonZero() throws {
+        let f = try CLIFixture().withStore()
+        try f.clone("a")
+        try f.run(["zone", "create", "notes"], in: "a")
+        try f.run(["subscribe", "--zone", "notes"], in: "a")
+        let fd = open(f.ws("a") + "/.recsync/lock", O_RDWR | O_CREAT, 0o644)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        try #require(flock(fd, LOCK_EX | LOCK_NB) == 0)
+        let output = try f.recsync.run(["watch", "--once", "--pull"], in: f.ws("a"))
+        #expect(output.status != 0, "the pull at start failed: \(output)")
+        flock(fd, LOCK_UN)
+        try f.run(["watch", "--once", "--pull"], in: "a")
+    }
 }

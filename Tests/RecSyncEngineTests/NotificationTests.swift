@@ -240,4 +240,29 @@ import Testing
         #expect(got.all.map(\.subscriptionID) == ["db"])
         #expect(got.all.first?.count == 1)
     }
+
+    /// Review: the pull at start (`watch --pull`) failed with nothing pending; it must be
+    /// tried again, not forgotten until the next notification.
+    @Test func aFailedPullAtStartIsTriedAgain() async throws {
+        let f = EngineFixture()
+        let (_, phone) = try await laptopAndPhone(f)
+        try await phone.subscribe(Subscription(id: "db", kind: .database(.private)))
+        let once = try await phone.notifier().deliverRound(first: true, prepare: { _ in false }, notify: { _ in true })
+        #expect(once.prepareFailed, "the round must say its pull failed")
+        var loop = WatchLoop { _ in try? await Task.sleep(nanoseconds: 20_000_000); return false }
+        loop.period = 0.05
+        loop.settle = 0.01
+        let calls = Atomic<Int>(0)
+        let stop = Atomic<Bool>(false)
+        let task = Task {
+            await loop.run(notifier: phone.notifier(), shouldStop: { stop.load(ordering: .relaxed) }, onError: { _, _ in },
+                           prepare: { _ in calls.add(1, ordering: .relaxed).oldValue > 0 }, notify: { _ in true })
+        }
+        let started = Date()
+        while calls.load(ordering: .relaxed) < 2, Date().timeIntervalSince(started) < 30 { try await Task.sleep(nanoseconds: 20_000_000) }
+        try await Task.sleep(nanoseconds: 300_000_000)
+        stop.store(true, ordering: .relaxed)
+        await task.value
+        #expect(calls.load(ordering: .relaxed) == 2, "failed once, tried again, then only before notifications")
+    }
 }
