@@ -68,6 +68,15 @@ public struct NotificationRound: Sendable {
     /// The new cursor of every subscription looked at, notified or not.
     public var cursors: [String: SubscriptionCursor]
     public var warnings: [StoreWarning]
+    /// Each subscription looked at as it was then, and what its cursor file held: a cursor
+    /// moves only if both are unchanged when it is acknowledged.
+    var looked: [String: (subscription: Subscription, seen: SubscriptionCursorSeen)] = [:]
+
+    init(notifications: [SubscriptionNotification], cursors: [String: SubscriptionCursor], warnings: [StoreWarning]) {
+        self.notifications = notifications
+        self.cursors = cursors
+        self.warnings = warnings
+    }
 }
 
 /// Subscriptions with durable cursors: what changed since each subscription's cursor, as
@@ -118,12 +127,6 @@ public actor SubscriptionNotifier {
         }
     }
 
-    func save(_ id: String, _ cursor: SubscriptionCursor) throws(RecSyncError) {
-        switch source {
-        case .workspace(let ws): try ws.saveSubscriptionCursor(id, cursor)
-        case .memory: memoryCursors[id] = cursor
-        }
-    }
 
     /// What is pending for each subscription since its cursor; moves nothing.
     ///
@@ -140,15 +143,18 @@ public actor SubscriptionNotifier {
         for var s in try subscriptions() {
             let scope = s.scope(forUser: user)
             try scope.requireSupported(for: "checking subscription '\(s.id)'")
+            let asSaved = s
             if includeOwn { s.includeOwn = true }
             let saved: SubscriptionCursor?
             do { saved = try cursor(s.id) } catch {
                 // One unreadable cursor must not stop the others: this subscription is told
                 // to pull everything, and starts again from the head.
                 round.warnings.append(StoreWarning(path: ".recsync/subscriptions", message: "\(error.message); subscription '\(s.id)' starts again from now"))
+                round.looked[s.id] = (asSaved, .unreadable)
                 damaged.append((s, scope))
                 continue
             }
+            round.looked[s.id] = (asSaved, saved.map { .cursor($0) } ?? .none)
             guard let cursor = saved else {
                 // Made by the first release, which kept no cursor: it starts now.
                 round.warnings.append(StoreWarning(path: ".recsync/subscriptions", message: "subscription '\(s.id)' has no cursor; it starts from now"))
@@ -209,12 +215,18 @@ public actor SubscriptionNotifier {
         return SubscriptionNotification(subscriptionID: s.id, kind: s.kind.name, scope: scope, zone: zone, count: count, zones: zones, records: records, reset: false)
     }
 
-    /// Moves the cursors of the given subscriptions (nil: all) to where `round` looked.
+    /// Moves the cursors of the given subscriptions (nil: all) to where `round` looked; a
+    /// subscription removed, or removed and made again, since the round looked keeps what it
+    /// has now (`Workspace.moveSubscriptionCursors`).
     public func acknowledge(_ round: NotificationRound, only ids: Set<String>? = nil) throws(RecSyncError) {
-        let current = Set(try subscriptions().map(\.id))
-        // A subscription removed meanwhile gets no cursor back.
-        for (id, cursor) in round.cursors.sorted(by: { $0.key < $1.key }) where current.contains(id) && ids?.contains(id) ?? true {
-            try save(id, cursor)
+        let chosen = round.cursors.filter { ids?.contains($0.key) ?? true }.sorted { $0.key < $1.key }
+        switch source {
+        case .workspace(let ws):
+            try ws.moveSubscriptionCursors(chosen.compactMap { id, cursor in
+                round.looked[id].map { SubscriptionCursorMove(subscription: $0.subscription, seen: $0.seen, cursor: cursor) }
+            })
+        case .memory:
+            for (id, cursor) in chosen { memoryCursors[id] = cursor }
         }
     }
 
@@ -236,13 +248,15 @@ public actor SubscriptionNotifier {
         let notified = Set(round.notifications.map(\.subscriptionID))
         try acknowledge(round, only: Set(round.cursors.keys).subtracting(notified))
         if let prepare, first || !round.notifications.isEmpty {
-            guard await prepare(round.notifications) else { return Delivery(round: round, undelivered: round.notifications.map(\.subscriptionID)) }
+            guard await prepare(round.notifications) else {
+                return Delivery(round: round, undelivered: round.notifications.map(\.subscriptionID), prepareFailed: true)
+            }
         }
         var undelivered: [String] = []
         for n in round.notifications {
             if await notify(n) { try acknowledge(round, only: [n.subscriptionID]) } else { undelivered.append(n.subscriptionID) }
         }
-        return Delivery(round: round, undelivered: undelivered)
+        return Delivery(round: round, undelivered: undelivered, prepareFailed: false)
     }
 }
 
@@ -251,6 +265,9 @@ public struct Delivery: Sendable {
     public var round: NotificationRound
     /// Subscriptions whose notification was not delivered (their cursors stay).
     public var undelivered: [String]
+    /// `prepare` (the `--pull`) failed, so nothing was delivered; with `first`, the pull at
+    /// start is still owed even when nothing was pending.
+    public var prepareFailed: Bool
 }
 
 extension SyncEngine {
@@ -353,8 +370,9 @@ public struct WatchLoop: Sendable {
                     while Date() < settleUntil, await waitForChange(settle), !shouldStop() {}
                 }
                 let delivery = try await notifier.deliverRound(first: first, prepare: prepare, notify: notify)
-                first = false
-                if !delivery.undelivered.isEmpty {
+                // A pull at start that failed is owed until it works.
+                if !delivery.prepareFailed { first = false }
+                if !delivery.undelivered.isEmpty || delivery.prepareFailed {
                     // Not delivered (the pull or the command failed, stdout is gone): try again
                     // after a pause that grows, not at every look.
                     failing = true

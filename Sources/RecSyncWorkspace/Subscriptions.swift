@@ -13,6 +13,29 @@ public struct SubscriptionCursor: Sendable, Hashable, Codable {
     }
 }
 
+/// What a subscription's cursor file held when a notification was made from it.
+public enum SubscriptionCursorSeen: Sendable, Hashable {
+    /// No cursor file.
+    case none
+    /// A file that could not be read or decoded.
+    case unreadable
+    case cursor(SubscriptionCursor)
+}
+
+/// One cursor to move once its notification is delivered (`moveSubscriptionCursors`).
+public struct SubscriptionCursorMove: Sendable, Hashable {
+    /// The subscription as it was when the notification was made.
+    public var subscription: Subscription
+    public var seen: SubscriptionCursorSeen
+    public var cursor: SubscriptionCursor
+
+    public init(subscription: Subscription, seen: SubscriptionCursorSeen, cursor: SubscriptionCursor) {
+        self.subscription = subscription
+        self.seen = seen
+        self.cursor = cursor
+    }
+}
+
 extension Workspace {
     var subscriptionsPath: String { "\(stateDir)/subscriptions.json" }
 
@@ -79,6 +102,29 @@ extension Workspace {
         guard let bytes = try FileIO.read(path, limit: 64 * 1024) else { return nil }
         do { return try JSONDecoder().decode(SubscriptionCursor.self, from: Data(bytes)) } catch {
             throw .fileSystem(path: path, message: "is damaged (\(error)); delete it to start the subscription from now")
+        }
+    }
+
+    /// Moves cursors once their notifications are delivered, under the lock `subscribe` and
+    /// `unsubscribe` take: each only if its subscription is still the one the notification
+    /// was made for and its cursor file still holds what was read then. So a subscription
+    /// removed meanwhile gets no cursor back, and one removed and made again (same ID, new
+    /// cursor) keeps its own. A cursor already where it should be is not written again.
+    public func moveSubscriptionCursors(_ moves: [SubscriptionCursorMove]) throws(RecSyncError) {
+        guard !moves.isEmpty else { return }
+        let lock = try lock(purpose: "acknowledge", file: "subscriptions.lock", wait: true)
+        defer { withExtendedLifetime(lock) {} }
+        var current: [String: Subscription] = [:]
+        for s in try subscriptions() { current[s.id] = s }
+        for move in moves {
+            let id = move.subscription.id
+            guard current[id] == move.subscription else { continue }
+            let now: SubscriptionCursorSeen
+            // An unreadable file was reported when the notification was made (a reset): it
+            // is replaced only if it was unreadable then too.
+            do { now = try subscriptionCursor(id).map { .cursor($0) } ?? .none } catch { now = .unreadable }
+            guard now == move.seen, now != .cursor(move.cursor) else { continue }
+            try saveSubscriptionCursor(id, move.cursor)
         }
     }
 

@@ -237,28 +237,47 @@ public final class Workspace: Sendable {
     /// the store keeps this workspace's client change tokens apart from other workspaces',
     /// and subscriptions leave out the changes it made.
     ///
-    /// The file also names where it was made (the device and inode of `.recsync/`): a
-    /// workspace copied with `cp -r`, restored from a backup or cloned as a file-system
-    /// snapshot finds a different home and takes a new ID, or each copy would take the
-    /// other's pushes for its own. Moving a workspace within a file system keeps it.
+    /// The file also names where it was made (`DeviceHome`: the inode of `.recsync/`, its
+    /// file system's device number and ID): a workspace copied with `cp -r`, restored from a
+    /// backup or taken as a file-system snapshot finds a different home and takes a new ID,
+    /// or each copy would take the other's pushes for its own. Moving a workspace within a
+    /// file system keeps it, and so does a new device number for the same file system (a
+    /// container's overlay, NFS or btrfs mounted again, a reboot).
     public func deviceID() throws(RecSyncError) -> String {
-        let path = "\(stateDir)/device"
+        try deviceID(home: try deviceHome())
+    }
+
+    /// Where `.recsync/` is now.
+    func deviceHome() throws(RecSyncError) -> DeviceHome {
         var st = stat()
         guard stat(stateDir, &st) == 0 else { throw FileIO.error(stateDir, "cannot read") }
-        let home = "home \(st.st_dev):\(st.st_ino)"
+        var fs = statvfs()
+        guard statvfs(stateDir, &fs) == 0 else { throw FileIO.error(stateDir, "cannot read its file system") }
+        return DeviceHome(device: UInt64(st.st_dev), inode: UInt64(st.st_ino), fileSystem: String(UInt64(fs.f_fsid), radix: 16))
+    }
+
+    func deviceID(home: DeviceHome) throws(RecSyncError) -> String {
+        let path = "\(stateDir)/device"
         if let bytes = try FileIO.read(path, limit: 4096) {
             let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
             let id = lines.first ?? ""
             let valid = !id.isEmpty && id.utf8.count <= 64 && id.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) || $0 == 45 })
-            if valid && lines.count >= 2 && lines[1] == home { return id }
+            if valid, lines.count >= 2 {
+                let saved = DeviceHome(line: lines[1])
+                if saved == home { return id }
+                if let saved, saved.isSameDirectory(as: home) {
+                    try FileIO.writeAtomically(path, Array("\(id)\n\(home.line)\n".utf8))
+                    return id
+                }
+            }
             // Made by the first release, which noted no home: adopt it here.
             if valid && lines.count == 1 {
-                try FileIO.writeAtomically(path, Array("\(id)\n\(home)\n".utf8))
+                try FileIO.writeAtomically(path, Array("\(id)\n\(home.line)\n".utf8))
                 return id
             }
         }
         let id = UUID().uuidString.lowercased()
-        try FileIO.writeAtomically(path, Array("\(id)\n\(home)\n".utf8))
+        try FileIO.writeAtomically(path, Array("\(id)\n\(home.line)\n".utf8))
         return id
     }
 
@@ -438,5 +457,42 @@ public final class WorkspaceLock: Sendable {
     deinit {
         flock(fd, LOCK_UN)
         Glibc.close(fd)
+    }
+}
+
+/// Where a workspace's `.recsync/` is (`Workspace.deviceID`): the directory's inode, and the
+/// device number and ID (`statvfs` f_fsid) of its file system.
+struct DeviceHome: Sendable, Hashable {
+    var device: UInt64
+    var inode: UInt64
+    var fileSystem: String
+
+    /// As the device file notes it: `home <device>:<inode> fs <ID>`.
+    var line: String { "home \(device):\(inode) fs \(fileSystem)" }
+
+    init(device: UInt64, inode: UInt64, fileSystem: String) {
+        self.device = device
+        self.inode = inode
+        self.fileSystem = fileSystem
+    }
+
+    /// A noted home; the file system ID is empty in a note made before it was kept.
+    init?(line: String) {
+        let words = line.split(separator: " ")
+        guard words.count == 2 || words.count == 4, words[0] == "home" else { return nil }
+        let numbers = words[1].split(separator: ":")
+        guard numbers.count == 2, let d = UInt64(numbers[0]), let i = UInt64(numbers[1]) else { return nil }
+        if words.count == 4 { guard words[2] == "fs" else { return nil } }
+        self.init(device: d, inode: i, fileSystem: words.count == 4 ? String(words[3]) : "")
+    }
+
+    /// The same directory: the same inode on the same file system, which a device number
+    /// alone does not name for long (it is handed out at mount time for overlay, NFS, btrfs,
+    /// FUSE, device-mapper volumes). A copy has another inode; a snapshot (btrfs, ZFS)
+    /// keeps the inode but is another file system, with another ID.
+    func isSameDirectory(as other: DeviceHome) -> Bool {
+        guard inode == other.inode else { return false }
+        if device == other.device { return fileSystem.isEmpty || other.fileSystem.isEmpty || fileSystem == other.fileSystem }
+        return !fileSystem.isEmpty && fileSystem != String(repeating: "0", count: fileSystem.count) && fileSystem == other.fileSystem
     }
 }

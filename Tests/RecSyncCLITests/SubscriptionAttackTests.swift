@@ -132,4 +132,47 @@ import Glibc
         let seen = (try? String(contentsOfFile: f.directory.file("seen.txt"), encoding: .utf8)) ?? ""
         #expect(seen.contains("7"), "the hook ran on a workspace without the change: '\(seen)'")
     }
+
+    /// Review: started with stdout closed, `watch --once` must not count a notification as
+    /// delivered. (Opening /dev/null read-write on the closed descriptor made every line
+    /// "written", so the cursor moved past a notification nobody saw.)
+    @Test
+    func watchOnceWithStdoutClosedKeepsTheNotificationPending() throws {
+        let f = try CLIFixture().withStore()
+        try f.clone("a")
+        try f.run(["zone", "create", "notes"], in: "a")
+        try f.clone("b")
+        try f.run(["subscribe", "--zone", "notes"], in: "a")
+        try f.put("notes/x", #"{"v": 1}"#, in: "b")
+        try f.run(["push"], in: "b")
+
+        let watch = Process()
+        watch.executableURL = URL(fileURLWithPath: "/bin/sh")
+        watch.arguments = ["-c", #"exec "$0" watch --once >&-"#, f.recsync.executable]
+        watch.currentDirectoryURL = URL(fileURLWithPath: f.ws("a"))
+        watch.environment = f.recsync.environment
+        watch.standardError = FileHandle.nullDevice
+        try watch.run()
+        watch.waitUntilExit()
+        #expect(watch.terminationStatus != 0, "nothing was delivered: the exit status must say so")
+        #expect(try pending(f, in: "a").count == 1, "and the notification stays pending")
+    }
+
+    /// Review: `watch --once --pull` whose pull fails (here: another process holds the
+    /// workspace lock) must not exit 0 just because no notification was pending.
+    @Test
+    func watchOncePullThatFailsExitsNonZero() throws {
+        let f = try CLIFixture().withStore()
+        try f.clone("a")
+        try f.run(["zone", "create", "notes"], in: "a")
+        try f.run(["subscribe", "--zone", "notes"], in: "a")
+        let fd = open(f.ws("a") + "/.recsync/lock", O_RDWR | O_CREAT, 0o644)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        try #require(flock(fd, LOCK_EX | LOCK_NB) == 0)
+        let output = try f.recsync.run(["watch", "--once", "--pull"], in: f.ws("a"))
+        #expect(output.status != 0, "the pull at start failed: \(output)")
+        flock(fd, LOCK_UN)
+        try f.run(["watch", "--once", "--pull"], in: "a")
+    }
 }

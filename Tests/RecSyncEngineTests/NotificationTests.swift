@@ -240,4 +240,68 @@ import Testing
         #expect(got.all.map(\.subscriptionID) == ["db"])
         #expect(got.all.first?.count == 1)
     }
+
+    /// Review: the pull at start (`watch --pull`) failed with nothing pending; it must be
+    /// tried again, not forgotten until the next notification.
+    @Test func aFailedPullAtStartIsTriedAgain() async throws {
+        let f = EngineFixture()
+        let (_, phone) = try await laptopAndPhone(f)
+        try await phone.subscribe(Subscription(id: "db", kind: .database(.private)))
+        let once = try await phone.notifier().deliverRound(first: true, prepare: { _ in false }, notify: { _ in true })
+        #expect(once.prepareFailed, "the round must say its pull failed")
+        var loop = WatchLoop { _ in try? await Task.sleep(nanoseconds: 20_000_000); return false }
+        loop.period = 0.05
+        loop.settle = 0.01
+        let calls = Atomic<Int>(0)
+        let stop = Atomic<Bool>(false)
+        let task = Task {
+            await loop.run(notifier: phone.notifier(), shouldStop: { stop.load(ordering: .relaxed) }, onError: { _, _ in },
+                           prepare: { _ in calls.add(1, ordering: .relaxed).oldValue > 0 }, notify: { _ in true })
+        }
+        let started = Date()
+        while calls.load(ordering: .relaxed) < 2, Date().timeIntervalSince(started) < 30 { try await Task.sleep(nanoseconds: 20_000_000) }
+        try await Task.sleep(nanoseconds: 300_000_000)
+        stop.store(true, ordering: .relaxed)
+        await task.value
+        #expect(calls.load(ordering: .relaxed) == 2, "failed once, tried again, then only before notifications")
+    }
+
+    /// Review: a subscription removed and made again (same ID) while a round was being
+    /// delivered keeps its own new cursor: the old round's acknowledgement must not move it.
+    @Test func anAcknowledgementDoesNotMoveTheCursorOfASubscriptionMadeAgain() async throws {
+        let f = EngineFixture()
+        let (laptop, phone) = try await laptopAndPhone(f)
+        try await phone.subscribe(Subscription(id: "db", kind: .database(.private)))
+        try laptop.write("notes", "second", "{}")
+        _ = try await laptop.push()
+        let notifier = phone.notifier()
+        let round = try await notifier.pending()
+        #expect(ids(round) == ["db"])
+        // Meanwhile (another process): unsubscribe, and subscribe again from the beginning.
+        let other = try f.reopen(phone)
+        try other.unsubscribe("db")
+        try await other.subscribe(Subscription(id: "db", kind: .database(.private), includeOwn: true), from: .beginning)
+        try await notifier.acknowledge(round)
+        let after = try await phone.notifier().pending()
+        #expect(after.notifications.first?.count == 2, "the new subscription reports everything since the beginning: \(after.notifications)")
+        // Unsubscribed while the round was out: its cursor does not come back.
+        let again = try await notifier.pending()
+        try other.unsubscribe("db")
+        try await notifier.acknowledge(again)
+        #expect(FileIO.info(phone.workspace.subscriptionCursorPath("db")) == nil)
+    }
+
+    /// Review: a round that found nothing new writes no cursor (watch looks every few
+    /// seconds; each write is an fsync).
+    @Test func aQuietRoundRewritesNoCursor() async throws {
+        let f = EngineFixture()
+        let (_, phone) = try await laptopAndPhone(f)
+        try await phone.subscribe(Subscription(id: "db", kind: .database(.private)))
+        let path = phone.workspace.subscriptionCursorPath("db")
+        let before = try #require(FileIO.info(path)?.stamp)
+        let delivery = try await phone.notifier().deliverRound(notify: { _ in true })
+        #expect(delivery.round.notifications.isEmpty)
+        let after = try #require(FileIO.info(path)?.stamp)
+        #expect(after == before, "the cursor file was rewritten: \(before) -> \(after)")
+    }
 }

@@ -65,29 +65,32 @@ extension StoreCore {
         let (entries, found) = try backend.zones(at: commit, owner: scope == .private ? user : nil)
         warnings.append(contentsOf: found)
         var result: [ZoneID: String] = [:]
-        for entry in entries {
-            switch scope {
-            case .private:
-                guard entry.zoneID.ownerName == user else { continue }
-                // A private zone with unreadable metadata is still the user's zone.
-                result[entry.zoneID] = entry.contentID
-            case .shared:
-                guard entry.zoneID.ownerName != user else { continue }
-                switch entry.zone {
-                case .success(let zone):
-                    if zone.permission(for: user) != nil {
-                        // zone.json is part of the zone's subtree, so a change of participants
-                        // changes the content ID and shows as a change of the zone.
-                        result[entry.zoneID] = entry.contentID
-                    }
-                case .failure(let error):
-                    warnings.append(StoreWarning(path: StoreLayout.zoneFilePath(entry.zoneID), message: error.message))
-                }
-            case .public:
-                break
-            }
+        for entry in entries where isVisible(entry, scope: scope, warnings: &warnings) {
+            result[entry.zoneID] = entry.contentID
         }
         return result
+    }
+
+    /// Whether the user sees a zone in a scope: in the private database their own zones (one
+    /// with unreadable metadata too), in the shared one others' zones shared with them (zone.json
+    /// is part of the zone's subtree, so a change of participants changes the content ID and
+    /// shows as a change of the zone); a shared zone whose metadata cannot be read is reported.
+    func isVisible(_ entry: ZoneEntry, scope: DatabaseScope, warnings: inout [StoreWarning]) -> Bool {
+        switch scope {
+        case .private:
+            return entry.zoneID.ownerName == user
+        case .shared:
+            guard entry.zoneID.ownerName != user else { return false }
+            switch entry.zone {
+            case .success(let zone):
+                return zone.permission(for: user) != nil
+            case .failure(let error):
+                warnings.append(StoreWarning(path: StoreLayout.zoneFilePath(entry.zoneID), message: error.message))
+                return false
+            }
+        case .public:
+            return false
+        }
     }
 
     /// The tombstones of the user's own zones among `ids` that are gone at the head.

@@ -9,6 +9,30 @@ struct ZoneEntry: Sendable {
     var zone: Result<RecordZone, RecSyncError>
 }
 
+/// A zone whose content differs between two commits (`StoreBackend.zoneChanges`).
+struct ZoneChange: Sendable {
+    var before: ZoneEntry?
+    var after: ZoneEntry?
+    var zoneID: ZoneID { (after ?? before)!.zoneID }
+}
+
+extension StoreBackend {
+    /// Both commits' zones compared in full: for a backend whose listing costs nothing much.
+    func zoneChangesByListing(from base: String?, to target: String, owner: String?) throws(RecSyncError) -> (changes: [ZoneChange], warnings: [StoreWarning]) {
+        let before = try base.map { c throws(RecSyncError) in try zones(at: c, owner: owner).zones } ?? []
+        let (after, warnings) = try zones(at: target, owner: owner)
+        var old: [ZoneID: ZoneEntry] = [:]
+        for e in before { old[e.zoneID] = e }
+        var changes: [ZoneChange] = []
+        for e in after {
+            let was = old.removeValue(forKey: e.zoneID)
+            if was?.contentID != e.contentID { changes.append(ZoneChange(before: was, after: e)) }
+        }
+        for e in old.values { changes.append(ZoneChange(before: e, after: nil)) }
+        return (changes, warnings)
+    }
+}
+
 /// One record that differs between two versions of a zone.
 struct RawRecordChange: Sendable {
     /// Where the walk is: resuming after this key skips everything up to and including it.
@@ -62,6 +86,11 @@ protocol StoreBackend: AnyObject {
     func commitInfo(_ commit: String) throws(RecSyncError) -> (parent: String?, message: String)
     /// Whether `commit` exists and is the head or one of its ancestors.
     func isInHistory(_ commit: String, head: String) throws(RecSyncError) -> Bool
+    /// The zones (optionally of one owner) whose content differs between two commits, each
+    /// as it is at both (nil: not there; `base` nil: the empty store), and what was passed
+    /// over at `target`. Walking history commit by commit (subscriptions) asks this for every
+    /// commit, so its cost must follow what changed, not the number of zones.
+    func zoneChanges(from base: String?, to target: String, owner: String?) throws(RecSyncError) -> (changes: [ZoneChange], warnings: [StoreWarning])
     /// Zones present at a commit (optionally of one owner), and what was passed over.
     func zones(at commit: String, owner: String?) throws(RecSyncError) -> (zones: [ZoneEntry], warnings: [StoreWarning])
     /// One zone at a commit, nil if absent.

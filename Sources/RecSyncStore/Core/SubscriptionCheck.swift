@@ -77,16 +77,15 @@ extension StoreCore {
         try evaluator.prepare()
         let everyone = Set(subscriptions.map(\.id))
         let othersOnly = Set(subscriptions.filter(\.includeOwn).map(\.id))
-        var zones = VisibleZonesCache()
         if base != nil, let steps = try commitsSince(base, head: head) {
             for step in steps {
                 if step.own { check.ownCommitsSkipped += 1 }
                 let only = step.own ? othersOnly : everyone
                 guard !only.isEmpty else { continue }
-                try evaluate(&evaluator, only: only, scope: scope, from: step.parent, to: step.commit, zones: &zones, warnings: &check.warnings)
+                try evaluate(&evaluator, only: only, scope: scope, from: step.parent, to: step.commit, warnings: &check.warnings)
             }
         } else {
-            try evaluate(&evaluator, only: everyone, scope: scope, from: base, to: head, zones: &zones, warnings: &check.warnings)
+            try evaluate(&evaluator, only: everyone, scope: scope, from: base, to: head, warnings: &check.warnings)
         }
         check.matches = subscriptions.compactMap { s in evaluator.matches[s.id].flatMap { $0.count > 0 ? $0 : nil } }
         return check
@@ -116,21 +115,29 @@ extension StoreCore {
     }
 
     /// Adds what changed between two commits to the matches of the subscriptions in `only`.
-    private func evaluate(_ evaluator: inout SubscriptionEvaluator, only: Set<String>, scope: DatabaseScope, from a: String?, to b: String, zones: inout VisibleZonesCache, warnings: inout [StoreWarning]) throws(RecSyncError) {
-        let before = try a.map { c throws(RecSyncError) in try zones.get(c) { () throws(RecSyncError) in try visibleZones(scope: scope, at: c, warnings: &warnings) } } ?? [:]
-        let after = try zones.get(b) { () throws(RecSyncError) in try visibleZones(scope: scope, at: b, warnings: &warnings) }
-        var changedZones = after.keys.filter { before[$0] != after[$0] }
-        changedZones.sort()
-        for zone in before.keys.sorted() where after[zone] == nil {
+    private func evaluate(_ evaluator: inout SubscriptionEvaluator, only: Set<String>, scope: DatabaseScope, from a: String?, to b: String, warnings: inout [StoreWarning]) throws(RecSyncError) {
+        // Only the zones the commit touched: the cost follows the changes, not the store.
+        let (zoneChanges, found) = try backend.zoneChanges(from: a, to: b, owner: scope == .private ? user : nil)
+        warnings += found
+        var gone: [ZoneID] = []
+        var changed: [(zone: ZoneID, newlyVisible: Bool)] = []
+        for change in zoneChanges {
+            // Problems with the earlier version were reported when it was the later one.
+            var ignored: [StoreWarning] = []
+            let was = change.before.map { isVisible($0, scope: scope, warnings: &ignored) } ?? false
+            let now = change.after.map { isVisible($0, scope: scope, warnings: &warnings) } ?? false
+            if now { changed.append((change.zoneID, !was)) } else if was { gone.append(change.zoneID) }
+        }
+        for zone in gone.sorted() {
             evaluator.zoneEvent(zone, only: only)
         }
-        for zone in changedZones {
+        for (zone, newlyVisible) in changed.sorted(by: { $0.zone < $1.zone }) {
             let (wantsRecords, needsBodies) = evaluator.interest(in: zone, only: only)
             guard wantsRecords else { continue }
             var sawRecord = false
             var resume: String?
             // A zone the user could not see before (new, or newly shared): all its records are new.
-            let from = before[zone] == nil ? nil : a
+            let from = newlyVisible ? nil : a
             repeat {
                 let batch = try backend.recordChanges(zone: zone, from: from, to: b, after: resume, limit: 1000)
                 warnings += batch.warnings
@@ -155,20 +162,6 @@ extension StoreCore {
             } while resume != nil
             if !sawRecord { evaluator.zoneEvent(zone, only: only) }
         }
-    }
-}
-
-/// The zones visible at the last two commits looked at: walking history, each commit's
-/// zones are the next one's "before".
-struct VisibleZonesCache {
-    var entries: [(commit: String, zones: [ZoneID: String])] = []
-
-    mutating func get(_ commit: String, _ compute: () throws(RecSyncError) -> [ZoneID: String]) throws(RecSyncError) -> [ZoneID: String] {
-        if let hit = entries.first(where: { $0.commit == commit }) { return hit.zones }
-        let zones = try compute()
-        entries.append((commit, zones))
-        if entries.count > 2 { entries.removeFirst() }
-        return zones
     }
 }
 

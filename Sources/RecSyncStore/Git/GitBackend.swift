@@ -20,6 +20,9 @@ final class GitBackend: StoreBackend {
     /// walking history commit by commit (subscriptions) lists the zones at every commit, and
     /// most zones are the same tree as at the commit before.
     private var zoneDocuments: [String: Result<RecordZone, RecSyncError>] = [:]
+    /// The owner trees `zoneChanges` listed last (a commit's later side is the next one's
+    /// earlier side).
+    private var ownerTrees: [(tree: GitOID, entries: [GitTreeEntry])] = []
 
     init(repository: GitRepository, remote: RemoteMirror? = nil) throws(RecSyncError) {
         self.repository = repository
@@ -127,19 +130,79 @@ final class GitBackend: StoreBackend {
                     warnings.append(StoreWarning(path: path, message: "zone skipped: \(error.message)"))
                     continue
                 }
-                let document: Result<RecordZone, RecSyncError>
-                let key = "\(z.oid.hex) \(path)"
-                if let known = zoneDocuments[key] {
-                    document = known
-                } else {
-                    document = readZone(zoneID, tree: z.oid)
-                    if zoneDocuments.count >= 20_000 { zoneDocuments.removeAll(keepingCapacity: true) }
-                    zoneDocuments[key] = document
-                }
-                result.append(ZoneEntry(zoneID: zoneID, contentID: z.oid.hex, zone: document))
+                result.append(zoneEntry(zoneID, tree: z.oid, path: path))
             }
         }
         return (result, warnings)
+    }
+
+    /// A zone's entry, its document read once per tree (`zoneDocuments`).
+    private func zoneEntry(_ zoneID: ZoneID, tree: GitOID, path: String) -> ZoneEntry {
+        let document: Result<RecordZone, RecSyncError>
+        let key = "\(tree.hex) \(path)"
+        if let known = zoneDocuments[key] {
+            document = known
+        } else {
+            document = readZone(zoneID, tree: tree)
+            if zoneDocuments.count >= 20_000 { zoneDocuments.removeAll(keepingCapacity: true) }
+            zoneDocuments[key] = document
+        }
+        return ZoneEntry(zoneID: zoneID, contentID: tree.hex, zone: document)
+    }
+
+    /// Walks both commits' `zones/` trees together and skips every owner and zone subtree
+    /// whose OID is equal on both sides: what a commit did not touch costs nothing.
+    func zoneChanges(from base: String?, to target: String, owner: String?) throws(RecSyncError) -> (changes: [ZoneChange], warnings: [StoreWarning]) {
+        func zonesTree(_ commit: String?) throws(RecSyncError) -> GitOID? {
+            guard let commit, let e = try entry(StoreLayout.zonesDir, at: commit), e.kind == .tree else { return nil }
+            return e.oid
+        }
+        func subtrees(_ e: GitTreeEntry?) throws(RecSyncError) -> [GitTreeEntry] {
+            guard let e, e.kind == .tree else { return [] }
+            // Walking history, one commit's owner tree is the next one's earlier side.
+            if let known = ownerTrees.first(where: { $0.tree == e.oid }) { return known.entries }
+            let listed = try entries(e.oid)
+            ownerTrees.append((e.oid, listed))
+            if ownerTrees.count > 4 { ownerTrees.removeFirst() }
+            return listed
+        }
+        let old = try zonesTree(base), new = try zonesTree(target)
+        var changes: [ZoneChange] = []
+        var warnings: [StoreWarning] = []
+        guard old != new else { return (changes, warnings) }
+        let escapedOwner = owner.map(StoreLayout.escape)
+        for (o, n) in try mergeEntries(entries(old), entries(new)) {
+            let name = (n ?? o)!.name
+            if let escapedOwner, name != escapedOwner { continue }
+            if o?.oid == n?.oid && o?.kind == n?.kind { continue }
+            let ownerPath = "\(StoreLayout.zonesDir)/\(name)"
+            guard let ownerName = StoreLayout.unescape(name) else {
+                if n != nil { warnings.append(StoreWarning(path: ownerPath, message: "not an owner directory recsync wrote; ignored")) }
+                continue
+            }
+            if let n, n.kind != .tree { warnings.append(StoreWarning(path: ownerPath, message: "not an owner directory recsync wrote; ignored")) }
+            for (zo, zn) in try mergeEntries(subtrees(o), subtrees(n)) {
+                if zo?.oid == zn?.oid && zo?.kind == zn?.kind { continue }
+                let zoneName = (zn ?? zo)!.name
+                let path = "\(ownerPath)/\(zoneName)"
+                // As `zones(at:)` lists them: only what it would list is a zone.
+                guard let unescaped = StoreLayout.unescape(zoneName) else {
+                    if zn != nil { warnings.append(StoreWarning(path: path, message: "not a zone directory recsync can use (bad name or not a directory); ignored")) }
+                    continue
+                }
+                let zoneID: ZoneID
+                do { zoneID = try ZoneID(zoneName: unescaped, ownerName: ownerName) } catch {
+                    if zn != nil { warnings.append(StoreWarning(path: path, message: "zone skipped: \(error.message)")) }
+                    continue
+                }
+                let before = zo.flatMap { $0.kind == .tree ? zoneEntry(zoneID, tree: $0.oid, path: path) : nil }
+                let after = zn.flatMap { $0.kind == .tree ? zoneEntry(zoneID, tree: $0.oid, path: path) : nil }
+                if let zn, zn.kind != .tree { warnings.append(StoreWarning(path: path, message: "not a zone directory recsync can use (bad name or not a directory); ignored")) }
+                if before == nil && after == nil { continue }
+                changes.append(ZoneChange(before: before, after: after))
+            }
+        }
+        return (changes, warnings)
     }
 
     private func readZone(_ zoneID: ZoneID, tree: GitOID) -> Result<RecordZone, RecSyncError> {

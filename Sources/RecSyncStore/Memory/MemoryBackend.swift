@@ -118,6 +118,10 @@ final class MemoryBackend: StoreBackend {
         return (c.parent, c.message)
     }
 
+    func zoneChanges(from base: String?, to target: String, owner: String?) throws(RecSyncError) -> (changes: [ZoneChange], warnings: [StoreWarning]) {
+        try zoneChangesByListing(from: base, to: target, owner: owner)
+    }
+
     func isInHistory(_ commit: String, head: String) throws(RecSyncError) -> Bool {
         storage.state.withLock { s in
             var next: String? = head

@@ -78,12 +78,24 @@ struct WatchCommand: RecSyncSubcommand {
             return true
         }
         var prepare: (@Sendable ([SubscriptionNotification]) async -> Bool)?
+        let pullError = Mutex<RecSyncError?>(nil)
+        let once = self.once
         if pull {
-            prepare = { @Sendable (_: [SubscriptionNotification]) async -> Bool in await Self.pull(engine, console: console) }
+            prepare = { @Sendable (_: [SubscriptionNotification]) async -> Bool in
+                guard let error = await Self.pull(engine, console: console) else { return true }
+                // --once reports it as its failure; watch says it will try again.
+                if once { pullError.withLock { $0 = error } } else { console.warning("pull failed: \(error.message); the notifications stay pending") }
+                return false
+            }
         }
         if once {
             let delivery = try await notifier.deliverRound(first: true, prepare: prepare, notify: notify)
             for w in delivery.round.warnings { console.warning("\(w)") }
+            if delivery.prepareFailed, let error = pullError.withLock({ $0 }) {
+                // Nothing pending, but the pull at start failed: that is this run's failure.
+                guard !delivery.undelivered.isEmpty else { throw error }
+                console.warning("pull failed: \(error.message)")
+            }
             if !delivery.undelivered.isEmpty {
                 throw .notDelivered(delivery.undelivered)
             }
@@ -124,15 +136,15 @@ struct WatchCommand: RecSyncSubcommand {
         return ExitCodes.success
     }
 
-    /// The --pull after a round; false (the notifications stay pending) if it failed.
-    static func pull(_ engine: SyncEngine, console: Console) async -> Bool {
+    /// The --pull before a round's notifications; its error if it failed (the notifications
+    /// then stay pending).
+    static func pull(_ engine: SyncEngine, console: Console) async -> RecSyncError? {
         do {
             let report = try await engine.pull()
             console.note("pulled: \(report.recordsWritten) written, \(report.recordsDeleted) deleted" + (report.conflicts.isEmpty ? "" : ", \(report.conflicts.count) conflicts (run 'recsync status')"))
-            return true
+            return nil
         } catch {
-            console.warning("pull failed: \(error.message); the notifications stay pending")
-            return false
+            return error
         }
     }
 
