@@ -142,7 +142,11 @@ public actor SubscriptionNotifier {
         var damaged: [(Subscription, DatabaseScope)] = []
         for var s in try subscriptions() {
             let scope = s.scope(forUser: user)
-            try scope.requireSupported(for: "checking subscription '\(s.id)'")
+            guard scope != .public else {
+                // Only a hand edit makes one; it must not stop the others.
+                round.warnings.append(StoreWarning(path: ".recsync/subscriptions.json", message: "subscription '\(s.id)' looks at the public database, which recsync does not have; skipped (unsubscribe it)"))
+                continue
+            }
             let asSaved = s
             if includeOwn { s.includeOwn = true }
             let saved: SubscriptionCursor?

@@ -76,6 +76,32 @@ import Glibc
         #expect(try pending(f, in: "a").count == 1, "and the notification stays pending")
     }
 
+    /// `notifications --ack` acknowledges what it printed: printed nowhere (a full disk), it
+    /// must keep the cursors and say so, not crash (FileHandle.write traps on ENOSPC).
+    @Test
+    func notificationsAckThatCannotPrintKeepsTheCursors() throws {
+        let f = try CLIFixture().withStore()
+        try f.clone("a")
+        try f.run(["zone", "create", "notes"], in: "a")
+        try f.clone("b")
+        try f.run(["subscribe", "--zone", "notes"], in: "a")
+        try f.put("notes/x", #"{"v": 1}"#, in: "b")
+        try f.run(["push"], in: "b")
+        for json in [false, true] {
+            let ack = Process()
+            ack.executableURL = URL(fileURLWithPath: f.recsync.executable)
+            ack.arguments = ["notifications", "--ack"] + (json ? ["--json"] : [])
+            ack.currentDirectoryURL = URL(fileURLWithPath: f.ws("a"))
+            ack.environment = f.recsync.environment
+            ack.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full"))
+            ack.standardError = FileHandle.nullDevice
+            try ack.run()
+            ack.waitUntilExit()
+            #expect(ack.terminationReason == .exit && ack.terminationStatus == 1, "status \(ack.terminationStatus)")
+            #expect(try pending(f, in: "a").count == 1, "the notification stays pending")
+        }
+    }
+
     /// F10: a subscription ID the validator accepts (1–100 bytes) whose escaped cursor file
     /// name is longer than NAME_MAX: `subscribe` fails with a file-system error instead of
     /// working or refusing the ID as a usage error.

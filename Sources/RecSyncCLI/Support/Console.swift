@@ -1,5 +1,6 @@
 import Foundation
 import RecSyncModel
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -108,7 +109,25 @@ public struct Console: Sendable {
         colours ? "\u{1B}[\(colour.rawValue)m\(text)\u{1B}[0m" : text
     }
 
+    /// Set once a line could not be written to stdout (a full disk, a closed descriptor): a
+    /// command whose output is what it delivers (`notifications --ack`) must not go on as if
+    /// it had been read.
+    static let stdoutFailed = Atomic<Bool>(false)
+    public static var outputFailed: Bool { stdoutFailed.load(ordering: .relaxed) }
+
+    /// Writes with write(2): FileHandle.write traps on an error such as ENOSPC.
     static func write(_ text: String, to handle: FileHandle) {
-        handle.write(Data(text.utf8))
+        let bytes = Array(text.utf8)
+        let fd = handle.fileDescriptor
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 {
+                if fd == STDOUT_FILENO { stdoutFailed.store(true, ordering: .relaxed) }
+                return
+            }
+            offset += n
+        }
     }
 }

@@ -151,7 +151,9 @@ extension StoreCore {
                     let reason: RecordChangeReason = change.old == nil ? .created : (change.new == nil ? .deleted : .updated)
                     sawRecord = true
                     var body: Record?
-                    if needsBodies, change.problem == nil, let tag = reason == .deleted ? change.old : change.new {
+                    if needsBodies, let problem = change.problem {
+                        warnings.append(StoreWarning(path: path, message: "not checked against query subscriptions: \(problem)"))
+                    } else if needsBodies, let tag = reason == .deleted ? change.old : change.new {
                         do { body = try readRecord(id, tag: tag, path: path) } catch {
                             warnings.append(StoreWarning(path: path, message: "not checked against query subscriptions: \(error.message)"))
                         }

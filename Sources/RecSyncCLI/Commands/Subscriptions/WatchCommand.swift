@@ -245,7 +245,14 @@ struct NotificationsCommand: RecSyncSubcommand {
             for r in n.records { console.out("  \(r.reason.rawValue)\t\(show(r.recordID.zoneID.description))/\(show(r.recordID.recordName))") }
             if n.count > n.records.count, n.kind == "query" { console.out("  … and \(n.count - n.records.count) more") }
         }
-        if ack { try await notifier.acknowledge(round) }
+        if ack {
+            // What could not be printed was not seen: the cursors stay.
+            guard !Console.outputFailed else {
+                console.warning("cannot write the notifications to stdout")
+                throw .notDelivered(round.notifications.map(\.subscriptionID))
+            }
+            try await notifier.acknowledge(round)
+        }
         if round.notifications.isEmpty { console.info("nothing new") }
         else if !ack { console.hint("'recsync notifications --ack' moves the cursors past these") }
         return ExitCodes.success
