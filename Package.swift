@@ -27,7 +27,7 @@ let package = Package(
         .target(
             name: "RecSyncCLI",
             dependencies: [
-                "RecSyncModel", "RecSyncStore", "RecSyncWorkspace", "RecSyncEngine",
+                "RecSyncModel", "RecSyncStore", "RecSyncWorkspace", "RecSyncEngine", "CRecSyncSys",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -56,3 +56,35 @@ int recsync_inotify_wait(int fd, int timeout_ms) {
     return -1;
 #endif
 }
+
+#include <signal.h>
+#include <spawn.h>
+
+/* Starts /bin/sh -c command in a process group of its own (so a whole pipeline, and
+   anything it leaves running, can be signalled as one), with the signal dispositions and
+   mask a fresh process has, stdin from stdin_fd and stdout on stdout_fd. Returns 0 and the
+   pid, or an errno value. */
+int recsync_spawn_shell(const char *command, char *const envp[], int stdin_fd, int stdout_fd, int *pid_out) {
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    sigset_t defaults, empty;
+    int rc = posix_spawn_file_actions_init(&actions);
+    if (rc != 0) return rc;
+    rc = posix_spawnattr_init(&attr);
+    if (rc != 0) { posix_spawn_file_actions_destroy(&actions); return rc; }
+    posix_spawn_file_actions_adddup2(&actions, stdin_fd, 0);
+    posix_spawn_file_actions_adddup2(&actions, stdout_fd, 1);
+    sigfillset(&defaults);
+    sigemptyset(&empty);
+    posix_spawnattr_setsigdefault(&attr, &defaults);
+    posix_spawnattr_setsigmask(&attr, &empty);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    char *const argv[] = {"sh", "-c", (char *)command, NULL};
+    pid_t pid = 0;
+    rc = posix_spawn(&pid, "/bin/sh", &actions, &attr, argv, envp);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    if (rc == 0) *pid_out = (int)pid;
+    return rc;
+}

@@ -24,8 +24,12 @@ struct PendingPush: Codable, Sendable {
     /// own device slot in the store; the UUID keeps pushes of one workspace apart).
     var token: String
     var zones: [Zone]
+    /// The device ID the push was sent as (nil in notes of older versions). A workspace copied
+    /// or restored since has another ID, and the store keeps the token in the old one's slot.
+    var device: String?
 
-    init(saves: [Record]) {
+    init(saves: [Record], device: String?) {
+        self.device = device
         token = "push-" + UUID().uuidString.lowercased()
         var byZone: [ZoneID: [Saved]] = [:]
         for r in saves { byZone[r.recordID.zoneID, default: []].append(Saved(name: r.recordID.recordName, type: r.recordType, hash: ZoneIndex.hash(r.fields))) }
@@ -56,14 +60,21 @@ extension SyncEngine {
             try FileIO.remove(ws.pendingPushPath)
             return
         }
+        // Sent by this workspace under another device ID (it was copied or restored since):
+        // the store cannot say whether the save landed, so each record is settled by content
+        // alone, as below — a record the store holds exactly as it was sent is that save.
+        let current = try ws.deviceID()
+        let sameDevice = note.device == nil || note.device == current
         var batch = ws.recordBatch()
         for pending in note.zones {
             guard let zoneID = try? ZoneID(zoneName: pending.zone, ownerName: pending.owner) else { continue }
-            let landed: Bool
-            do throws(RecSyncError) {
-                landed = try await store.recordZoneChanges(zone: zoneID, since: nil, resultsLimit: 1, desiredKeys: []).clientChangeTokenData == note.token
-            } catch where error.code == .zoneNotFound || error.code == .userDeletedZone {
-                continue  // the zone went away since; pull and push handle that
+            var landed = true
+            if sameDevice {
+                do throws(RecSyncError) {
+                    landed = try await store.recordZoneChanges(zone: zoneID, since: nil, resultsLimit: 1, desiredKeys: []).clientChangeTokenData == note.token
+                } catch where error.code == .zoneNotFound || error.code == .userDeletedZone {
+                    continue  // the zone went away since; pull and push handle that
+                }
             }
             guard landed else { continue }
             let ids = pending.records.compactMap { try? RecordID(recordName: $0.name, zoneID: zoneID) }

@@ -125,7 +125,7 @@ extension SyncEngine {
             try finishReupload(reupload, workspace: ws)
             return report
         }
-        let note = PendingPush(saves: saves)
+        let note = PendingPush(saves: saves, device: try ws.deviceID())
         try notePendingPush(note, workspace: ws)
         let result = try await modifyRecognisingOwnSaves(saving: saves, deleting: deletions, savePolicy: force ? .allKeys : .ifServerRecordUnchanged, clientChangeTokenData: note.token)
         report.commit = result.commit

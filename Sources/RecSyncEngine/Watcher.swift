@@ -160,10 +160,16 @@ public actor SubscriptionNotifier {
             }
             round.looked[s.id] = (asSaved, saved.map { .cursor($0) } ?? .none)
             guard let cursor = saved else {
-                // Made by the first release, which kept no cursor: it starts now.
-                round.warnings.append(StoreWarning(path: ".recsync/subscriptions", message: "subscription '\(s.id)' has no cursor; it starts from now"))
-                if heads[scope] == nil { heads[scope] = try await store.currentDatabaseToken(scope: scope) }
-                round.cursors[s.id] = SubscriptionCursor(scope: scope, token: heads[scope])
+                if case .memory = source {
+                    // Kept in memory: it starts at the head the first time it is looked at.
+                    if heads[scope] == nil { heads[scope] = try await store.currentDatabaseToken(scope: scope) }
+                    round.cursors[s.id] = SubscriptionCursor(scope: scope, token: heads[scope])
+                    continue
+                }
+                // Deleted, or made by the first release, which kept none: what it missed is
+                // unknown, so it is told to pull everything (a reset) and starts from now.
+                round.warnings.append(StoreWarning(path: ".recsync/subscriptions", message: "subscription '\(s.id)' has no cursor; it starts again from now"))
+                damaged.append((s, scope))
                 continue
             }
             guard cursor.scope == scope else {

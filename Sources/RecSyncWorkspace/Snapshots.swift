@@ -22,6 +22,8 @@ extension Workspace {
         // Nor through a link inside it (`objects/`, `refs/heads/`, `index`), which libgit2
         // would also follow.
         if FileIO.info("\(root)/.git") != nil { try FileIO.refuseLinks(within: "\(root)/.git", depth: 2) }
+        // A workspace made by an earlier version may lack newer machine-specific entries.
+        try ensureStateIgnored()
         do {
             let repo = try GitRepository.openOrInitWorkTree(at: root)
             let author = try snapshotIdentity("AUTHOR", repo: repo, environment: environment, time: time)

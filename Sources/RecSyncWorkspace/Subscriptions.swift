@@ -101,7 +101,7 @@ extension Workspace {
         let path = subscriptionCursorPath(id)
         guard let bytes = try FileIO.read(path, limit: 64 * 1024) else { return nil }
         do { return try JSONDecoder().decode(SubscriptionCursor.self, from: Data(bytes)) } catch {
-            throw .fileSystem(path: path, message: "is damaged (\(error)); delete it to start the subscription from now")
+            throw .fileSystem(path: path, message: "is damaged (\(error)); the subscription is reset (told to pull everything) and starts again from now")
         }
     }
 

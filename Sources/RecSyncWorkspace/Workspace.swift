@@ -93,9 +93,26 @@ public final class Workspace: Sendable {
         }
         let ws = Workspace(root: absolute, config: config)
         try FileIO.makeDirectories(ws.stateDir)
-        try FileIO.writeAtomically("\(ws.stateDir)/.gitignore", Array("# machine-specific state: not part of a snapshot\nindex/\nlock\nwatch.lock\nsubscriptions.lock\nmirror/\nwriting*\ndevice\npending-push\nsubscriptions/\n".utf8))
+        try ws.ensureStateIgnored()
         try ws.saveConfig(config)
         return ws
+    }
+
+    /// What `.recsync/.gitignore` keeps out of a snapshot: machine-specific state.
+    static let machineSpecificState = ["index/", "lock", "watch.lock", "subscriptions.lock", "device.lock", "mirror/", "writing*", "device", "pending-push", "subscriptions/"]
+
+    /// Writes `.recsync/.gitignore`, or adds the entries a workspace made by an earlier version
+    /// lacks (keeping any the user added).
+    func ensureStateIgnored() throws(RecSyncError) {
+        let path = "\(stateDir)/.gitignore"
+        let existing = try FileIO.read(path, limit: 1 << 20).map { String(decoding: $0, as: UTF8.self) }
+        let lines = Set((existing ?? "").split(separator: "\n").map(String.init))
+        let missing = Self.machineSpecificState.filter { !lines.contains($0) }
+        guard existing == nil || !missing.isEmpty else { return }
+        var text = existing ?? "# machine-specific state: not part of a snapshot\n"
+        if !text.isEmpty && !text.hasSuffix("\n") { text += "\n" }
+        text += missing.map { $0 + "\n" }.joined()
+        try FileIO.writeAtomically(path, Array(text.utf8))
     }
 
     /// Writes a new config (the object keeps the one it was opened with).
@@ -257,6 +274,15 @@ public final class Workspace: Sendable {
     }
 
     func deviceID(home: DeviceHome) throws(RecSyncError) -> String {
+        if let id = try deviceID(home: home, minting: false) { return id }
+        // Two processes starting at once in a copied workspace must agree on its new ID.
+        let lock = try lock(purpose: "device ID", file: "device.lock", wait: true)
+        defer { withExtendedLifetime(lock) {} }
+        return try deviceID(home: home, minting: true) ?? ""
+    }
+
+    /// The saved ID if it belongs here; else, when `minting`, the ID adopted or made new.
+    private func deviceID(home: DeviceHome, minting: Bool) throws(RecSyncError) -> String? {
         let path = "\(stateDir)/device"
         if let bytes = try FileIO.read(path, limit: 4096) {
             let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -265,17 +291,20 @@ public final class Workspace: Sendable {
             if valid, lines.count >= 2 {
                 let saved = DeviceHome(line: lines[1])
                 if saved == home { return id }
+                if !minting { return nil }
                 if let saved, saved.isSameDirectory(as: home) {
                     try FileIO.writeAtomically(path, Array("\(id)\n\(home.line)\n".utf8))
                     return id
                 }
             }
             // Made by the first release, which noted no home: adopt it here.
+            if !minting { return nil }
             if valid && lines.count == 1 {
                 try FileIO.writeAtomically(path, Array("\(id)\n\(home.line)\n".utf8))
                 return id
             }
         }
+        if !minting { return nil }
         let id = UUID().uuidString.lowercased()
         try FileIO.writeAtomically(path, Array("\(id)\n\(home.line)\n".utf8))
         return id

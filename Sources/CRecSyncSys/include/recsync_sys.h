@@ -17,3 +17,11 @@ int recsync_inotify_watch_directory(int fd, const char *path);
 /* Waits up to timeout_ms for events, then drains them; returns 1 if any arrived, 0 on timeout, -1 on error. */
 int recsync_inotify_wait(int fd, int timeout_ms);
 #endif
+
+#ifndef RECSYNC_SYS_SPAWN_H
+#define RECSYNC_SYS_SPAWN_H
+/* posix_spawn(3) of /bin/sh -c command in a new process group, with default signal
+   dispositions and an empty mask, stdin from stdin_fd and stdout on stdout_fd; 0 and the pid,
+   or an errno value. */
+int recsync_spawn_shell(const char *command, char *const envp[], int stdin_fd, int stdout_fd, int *pid_out);
+#endif

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CRecSyncSys
 import Dispatch
 import Foundation
 import RecSyncEngine
@@ -69,12 +70,15 @@ struct WatchCommand: RecSyncSubcommand {
             : engine.notifier(includeOwn: includeOwn)
         let console = context.console
         let exec = self.exec
+        let hookStop: StopFlag? = once ? nil : stop
         let notify: @Sendable (SubscriptionNotification) async -> Bool = { n in
+            // Stopping: the rest of the round stays pending, delivered by the next watch.
+            if hookStop?.requested == true { return false }
             guard Self.writeLine(n.json) else {
                 console.warning("cannot write the notification for \(n.subscriptionID) to stdout (\(String(cString: strerror(errno)))); it stays pending")
                 return false
             }
-            if let exec { return Self.run(exec, notification: n, console: console) }
+            if let exec { return Self.run(exec, notification: n, console: console, stop: hookStop) }
             return true
         }
         var prepare: (@Sendable ([SubscriptionNotification]) async -> Bool)?
@@ -165,13 +169,16 @@ struct WatchCommand: RecSyncSubcommand {
     }
 
     /// Runs --exec for one notification: the JSON line on its stdin, and in
-    /// RECSYNC_NOTIFICATION when it is short enough for the environment (64 KiB). Delivered
-    /// only if the command exits 0; otherwise it runs again for the same notification later.
-    static func run(_ command: String, notification n: SubscriptionNotification, console: Console) -> Bool {
+    /// RECSYNC_NOTIFICATION when it is short enough for the environment (64 KiB); its stdout
+    /// goes to stderr, out of watch's feed. Delivered only if the command exits 0; otherwise
+    /// it runs again for the same notification later.
+    ///
+    /// Spawned here rather than with Foundation's Process, which counts a command as running
+    /// while anything it started in the background still holds a descriptor: the command gets
+    /// a process group of its own, so stopping watch stops all of it (SIGTERM, then SIGKILL
+    /// after 2 s: `StopFlag`), and watch waits for the command alone.
+    static func run(_ command: String, notification n: SubscriptionNotification, console: Console, stop: StopFlag?) -> Bool {
         let json = JSON.serialize(n.json, pretty: false) + [10]
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
         var env = ProcessInfo.processInfo.environment
         env["RECSYNC_SUBSCRIPTION_ID"] = n.subscriptionID
         env["RECSYNC_KIND"] = n.kind
@@ -179,29 +186,47 @@ struct WatchCommand: RecSyncSubcommand {
         env["RECSYNC_ZONE"] = n.zone?.description ?? ""
         env["RECSYNC_COUNT"] = String(n.count)
         env["RECSYNC_NOTIFICATION"] = json.count <= 64 * 1024 ? String(decoding: json.dropLast(), as: UTF8.self) : nil
-        process.environment = env
-        let input = Pipe()
-        process.standardInput = input
-        do {
-            try process.run()
-        } catch {
-            console.warning("cannot run --exec for \(n.subscriptionID): \(error); it stays pending")
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else {
+            console.warning("cannot run --exec for \(n.subscriptionID): no pipe (\(String(cString: strerror(errno)))); it stays pending")
             return false
         }
-        // A command that does not read its stdin closes the pipe: that is not a failure.
+        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+        var cEnv: [UnsafeMutablePointer<CChar>?] = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for p in cEnv { free(p) } }
+        var pid: Int32 = 0
+        let rc = command.withCString { recsync_spawn_shell($0, &cEnv, fds[0], STDERR_FILENO, &pid) }
+        close(fds[0])
+        guard rc == 0 else {
+            close(fds[1])
+            console.warning("cannot run --exec for \(n.subscriptionID): \(String(cString: strerror(rc))); it stays pending")
+            return false
+        }
+        stop?.child.store(pid, ordering: .relaxed)
+        if stop?.requested == true { kill(-pid, SIGTERM) }
+        // A command that does not read its stdin closes the pipe (EPIPE: SIGPIPE is ignored
+        // here): that is not a failure. One that neither reads nor exits holds the write
+        // until it is stopped.
         signal(SIGPIPE, SIG_IGN)
-        let fd = input.fileHandleForWriting.fileDescriptor
         var offset = 0
         while offset < json.count {
-            let written = json[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            let written = json[offset...].withUnsafeBytes { Glibc.write(fds[1], $0.baseAddress, $0.count) }
             if written < 0 && errno == EINTR { continue }
             if written <= 0 { break }
             offset += written
         }
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
-        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
-            console.warning("--exec \(process.terminationReason == .exit ? "exited with status \(process.terminationStatus)" : "was killed by signal \(process.terminationStatus)") for \(n.subscriptionID); the notification stays pending and is delivered again later")
+        close(fds[1])
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        stop?.child.store(0, ordering: .relaxed)
+        if stop?.requested == true {
+            console.warning("--exec was stopped with watch; the notification for \(n.subscriptionID) stays pending")
+            return false
+        }
+        // WIFEXITED / WEXITSTATUS, which Swift does not import as functions.
+        let signalled = status & 0x7F
+        guard signalled == 0, (status >> 8) & 0xFF == 0 else {
+            console.warning("--exec \(signalled == 0 ? "exited with status \((status >> 8) & 0xFF)" : "was killed by signal \(signalled)") for \(n.subscriptionID); the notification stays pending and is delivered again later")
             return false
         }
         return true
@@ -293,6 +318,8 @@ extension WatchCommand {
 /// `@unchecked`: the signal sources are only stored (once, by `install`) to keep them alive.
 final class StopFlag: @unchecked Sendable {
     private let flag = Atomic<Bool>(false)
+    /// The --exec command running now (0: none): stopped with watch.
+    let child = Atomic<Int32>(0)
     private var sources: [DispatchSourceSignal] = []
 
     var requested: Bool { flag.load(ordering: .relaxed) }
@@ -301,7 +328,16 @@ final class StopFlag: @unchecked Sendable {
         for sig in [SIGINT, SIGTERM] {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { [self] in flag.store(true, ordering: .relaxed) }
+            source.setEventHandler { [self] in
+                flag.store(true, ordering: .relaxed)
+                let pid = child.load(ordering: .relaxed)
+                guard pid > 0 else { return }
+                // The command's whole process group (`WatchCommand.run`).
+                kill(-pid, SIGTERM)
+                DispatchQueue.global().asyncAfter(deadline: .now() + 2) { [self] in
+                    if child.load(ordering: .relaxed) == pid { kill(-pid, SIGKILL) }
+                }
+            }
             source.resume()
             sources.append(source)
         }
