@@ -8,6 +8,28 @@ import Testing
 
 /// A workspace kept in git: one snapshot commit per pull, and old snapshots pull forward.
 @Suite struct SnapshotTests {
+    /// A workspace made before subscriptions kept cursors and locks has an older
+    /// `.recsync/.gitignore`: its first snapshot adds what is missing, keeping the user's lines
+    /// (ATTACK2 A10).
+    @Test func aSnapshotKeepsNewerMachineStateOutOfAnOlderWorkspace() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        try laptop.write("notes", "a", "{}")
+        _ = try await laptop.push()
+        try await laptop.subscribe(Subscription(id: "db", kind: .database(.private)))
+        let ignore = "\(laptop.workspace.stateDir)/.gitignore"
+        try writeFile(ignore, "# machine-specific state: not part of a snapshot\nindex/\nlock\nmirror/\nwriting*\ndevice\npending-push\nmine\n")
+        _ = try laptop.workspace.deviceID()
+        let watching = try laptop.deliveryLock(purpose: "watch")
+        defer { withExtendedLifetime(watching) {} }
+        _ = try #require(try laptop.commitSnapshot(after: try await laptop.pull()))
+        let files = try GitCLI.run(["ls-files", ".recsync"], in: laptop.workspace.root)
+        for kept in ["subscriptions/", "watch.lock", "device"] {
+            #expect(!files.contains(".recsync/\(kept)"), "\(kept) went into the snapshot:\n\(files)")
+        }
+        #expect(try String(contentsOfFile: ignore, encoding: .utf8).contains("\nmine\n"))
+    }
+
     @Test func pullsBecomeCommitsAndAnOldSnapshotPullsForward() async throws {
         let f = EngineFixture()
         let alice = try f.store("alice")

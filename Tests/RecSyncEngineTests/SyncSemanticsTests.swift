@@ -129,6 +129,33 @@ import Glibc
         #expect(try await laptop.status().isClean)
     }
 
+    /// A push killed after the store commit, then the workspace copied (or restored): the copy
+    /// has a new device ID, and the store keeps the push's client token in the old one's slot.
+    /// Its pending-push note names the device it was sent as, so the copy settles it by
+    /// content: its own saves are not conflicts (ATTACK2 A3).
+    @Test func aKilledPushSettlesInACopiedWorkspace() async throws {
+        let f = EngineFixture()
+        var laptop = try f.device("laptop")
+        try laptop.write("notes", "a", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        try laptop.write("notes", "a", #"{"v": 2}"#)
+        try laptop.write("notes", "c", #"{"v": "new"}"#)
+        #expect(await laptop.killed(at: .afterPushCommitBeforeSidecars, pushError) != nil)
+        let copyRoot = f.directory.file("copy")
+        try FileManager.default.copyItem(atPath: laptop.workspace.root, toPath: copyRoot)
+        let copied = try Workspace.open(at: copyRoot)
+        #expect(try copied.deviceID() != laptop.workspace.deviceID())
+        let copy = SyncEngine(workspace: copied, store: try f.store("alice", deviceID: try copied.deviceID()))
+        // Edited again, so the same-content rule cannot recognise the saves that landed.
+        try copy.write("notes", "a", #"{"v": 3}"#)
+        try copy.write("notes", "c", #"{"v": "newer"}"#)
+        let pushed = try await copy.push()
+        #expect(pushed.conflicts.isEmpty, "\(pushed.conflicts)")
+        #expect(try copied.allConflicts().isEmpty)
+        #expect(try await copy.pull().conflicts.isEmpty)
+        #expect(try await copy.status().isClean)
+    }
+
     /// A push killed after the store commit whose records are then edited again: the
     /// same-content rule cannot see its own save in them; the client change token can.
     @Test(arguments: [false, true])
