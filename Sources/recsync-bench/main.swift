@@ -146,6 +146,22 @@ for _ in 0..<runs {
     })
 }
 print("subscription check, \(k) changes (median of \(runs)): \(ms(median(subscriptionTimes)))")
+// A backlog: `--commits C` one-record commits since the cursor (a watch that was not running
+// while another device pushed C times), checked commit by commit.
+let commits = argument("--commits", 200)
+let backlogCursor = try await store.currentDatabaseToken(scope: .private)
+for i in 0..<commits {
+    var r = saved[i % saved.count]
+    r.changeTag = nil
+    r.fields["backlog"] = .int64(Int64(i))
+    _ = try await store.modifyRecords(saving: [r], deleting: [], savePolicy: .allKeys, atomically: true)
+}
+var backlogCount = 0
+let backlogTime = try await seconds {
+    backlogCount = try await store.checkSubscriptions(subscriptions, scope: .private, since: backlogCursor).matches.first?.count ?? 0
+}
+precondition(backlogCount == commits, "backlog check counted \(backlogCount)")
+print("subscription check, \(commits) commits of one change each: \(ms(backlogTime)) (\(String(format: "%.2f", backlogTime * 1000 / Double(max(commits, 1)))) ms a commit)")
 // The workspace side: a full pull (a clone), status with nothing changed, an incremental pull.
 let ws = try Workspace.create(at: dir.file("ws"), config: WorkspaceConfig(user: "bench", remote: path))
 let engine = SyncEngine(workspace: ws, store: store)

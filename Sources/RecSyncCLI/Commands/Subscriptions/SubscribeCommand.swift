@@ -148,7 +148,7 @@ struct SubscriptionsCommand: RecSyncSubcommand {
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let subscriptions = try context.workspace().subscriptions()
         context.console.document(["subscriptions": .array(subscriptions.map { .object(["id": .string($0.id), "watches": .string(Self.describe($0))]) })])
-        for s in subscriptions { context.console.out("\(s.id)\t\(Self.describe(s))") }
+        for s in subscriptions { context.console.out("\(NameRules.printable(s.id))\t\(NameRules.printable(Self.describe(s)))") }
         if subscriptions.isEmpty { context.console.info("no subscriptions; add one with 'recsync subscribe'") }
         return ExitCodes.success
     }
