@@ -305,3 +305,76 @@ import Glibc
         #expect(notes.contains { $0["reset"] as? Bool == true }, "a change was pending when the cursor went: \(notes)")
     }
 }
+
+/// Second review of issue 10: the `--exec` hook and watch's stdout.
+@Suite struct SubscriptionReview2Tests {
+    func oneChangePending(_ name: String = #function) throws -> CLIFixture {
+        let f = try CLIFixture(name).withStore()
+        try f.clone("a")
+        try f.run(["zone", "create", "notes"], in: "a")
+        try f.clone("b")
+        try f.run(["subscribe", "--zone", "notes"], in: "a")
+        try f.put("notes/x", #"{"v": 1}"#, in: "b")
+        try f.run(["push"], in: "b")
+        return f
+    }
+
+    /// The hook gets its notification on fd 0 and nothing else of watch's: not a second
+    /// copy of the pipe's read end (a background child of the hook would keep it open), nor
+    /// a descriptor of the workspace's state (its lock files).
+    @Test
+    func execHookInheritsNoStrayDescriptor() throws {
+        let f = try oneChangePending()
+        let listing = f.directory.file("fds.txt")
+        let hook = #"for d in /proc/$$/fd/*; do echo "${d##*/} $(readlink "$d")"; done > '\#(listing)'; cat >/dev/null"#
+        try f.run(["watch", "--once", "--exec", hook], in: "a")
+        let lines = try String(contentsOfFile: listing, encoding: .utf8).split(separator: "\n").map { $0.split(separator: " ", maxSplits: 1).map(String.init) }
+        let targets = Dictionary(lines.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }, uniquingKeysWith: { a, _ in a })
+        let stdin = try #require(targets["0"], "no stdin in \(lines)")
+        #expect(stdin.hasPrefix("pipe:"))
+        let stray = targets.filter { $0.key != "0" && ($0.value == stdin || $0.value.contains("/.recsync/")) }
+        #expect(stray.isEmpty, "the hook inherited \(stray)")
+    }
+
+    /// Once its stdout's reader is gone, `watch --exec` must not go on for ever failing to
+    /// write (holding watch.lock, so no new watch can start): it ends as it does without
+    /// --exec, and what it could not write stays pending.
+    @Test
+    func watchWithExecEndsWhenItsStdoutReaderIsGone() throws {
+        let f = try oneChangePending()
+        let first = f.directory.file("first.txt")
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/sh")
+        // Not `cmd & wait`: dash's `wait` hangs under a signal mask the test runner passes on.
+        p.arguments = ["-c", #""$0" watch --exec 'cat >/dev/null' 2>/dev/null | head -n 1 > '\#(first)'"#, f.recsync.executable]
+        p.currentDirectoryURL = URL(fileURLWithPath: f.ws("a"))
+        p.environment = f.recsync.environment
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        defer {
+            // watch.lock names the watch ("pid N: watch"), should it still run.
+            let holder = (try? String(contentsOfFile: f.ws("a") + "/.recsync/watch.lock", encoding: .utf8)) ?? ""
+            if p.isRunning, let pid = holder.split(separator: " ").dropFirst().first.flatMap({ Int32($0.dropLast()) }), pid > 0 { kill(pid, SIGKILL) }
+            p.waitUntilExit()
+        }
+        // The first notification is read (and the reader exits); its hook runs; then another change.
+        var delivered = false
+        for _ in 0..<300 where !delivered {
+            let read = (try? String(contentsOfFile: first, encoding: .utf8))?.contains("zone-alice-notes") == true
+            delivered = try read && (f.json(["notifications"], in: "a")["notifications"] as? [Any])?.isEmpty == true
+            if !delivered { usleep(100_000) }
+        }
+        try #require(delivered, "the first notification was never delivered")
+        try f.put("notes/x", #"{"v": 2}"#, in: "b")
+        try f.run(["push"], in: "b")
+        var ended = false
+        for _ in 0..<300 where !ended {
+            ended = !p.isRunning
+            if !ended { usleep(100_000) }
+        }
+        #expect(ended, "watch still runs 30 s after its stdout's reader went away")
+        let pending = try f.json(["notifications"], in: "a")["notifications"] as? [Any] ?? []
+        #expect(pending.count == 1, "the change it could not write stays pending")
+    }
+}
