@@ -88,3 +88,32 @@ int recsync_spawn_shell(const char *command, char *const envp[], int stdin_fd, i
     if (rc == 0) *pid_out = (int)pid;
     return rc;
 }
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <time.h>
+
+int recsync_pipe_cloexec(int fds[2]) {
+    return pipe2(fds, O_CLOEXEC);
+}
+
+ssize_t recsync_write_nosigpipe(int fd, const void *buffer, size_t count) {
+    sigset_t pipe_only, old;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    /* Blocked on this thread only: a SIGPIPE this write raises stays pending here, and is
+       taken off again below, while the process keeps its disposition. */
+    if (pthread_sigmask(SIG_BLOCK, &pipe_only, &old) != 0) { errno = EINVAL; return -1; }
+    int already = 0;
+    sigset_t pending;
+    if (sigpending(&pending) == 0) already = sigismember(&pending, SIGPIPE) == 1;
+    ssize_t n = write(fd, buffer, count);
+    int saved = errno;
+    if (n < 0 && saved == EPIPE && !already) {
+        struct timespec zero = { 0, 0 };
+        while (sigtimedwait(&pipe_only, NULL, &zero) < 0 && errno == EINTR) {}
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = saved;
+    return n;
+}

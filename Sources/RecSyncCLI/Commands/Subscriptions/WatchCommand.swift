@@ -71,11 +71,19 @@ struct WatchCommand: RecSyncSubcommand {
         let console = context.console
         let exec = self.exec
         let hookStop: StopFlag? = once ? nil : stop
+        let stdoutGone = Atomic<Bool>(false)
         let notify: @Sendable (SubscriptionNotification) async -> Bool = { n in
             // Stopping: the rest of the round stays pending, delivered by the next watch.
             if hookStop?.requested == true { return false }
-            guard Self.writeLine(n.json) else {
-                console.warning("cannot write the notification for \(n.subscriptionID) to stdout (\(String(cString: strerror(errno)))); it stays pending")
+            if let error = Self.writeLine(n.json) {
+                console.warning("cannot write the notification for \(n.subscriptionID) to stdout (\(String(cString: strerror(error)))); it stays pending")
+                if error == EPIPE {
+                    // Whoever read stdout is gone, for good (SIGPIPE, which would have ended
+                    // watch, was ignored by whoever started it): stop rather than fail for
+                    // ever while holding watch.lock.
+                    stdoutGone.store(true, ordering: .relaxed)
+                    stop.request()
+                }
                 return false
             }
             if let exec { return Self.run(exec, notification: n, console: console, stop: hookStop) }
@@ -137,6 +145,9 @@ struct WatchCommand: RecSyncSubcommand {
             prepare: prepare,
             notify: notify)
         console.note("stopped watching")
+        if stdoutGone.load(ordering: .relaxed) {
+            throw .notDelivered(subscriptions.isEmpty ? ["all-private", "all-shared"] : subscriptions.map(\.id))
+        }
         return ExitCodes.success
     }
 
@@ -152,20 +163,21 @@ struct WatchCommand: RecSyncSubcommand {
         }
     }
 
-    /// Writes one JSON line to stdout with write(2); false if it could not be written whole
-    /// (a closed pipe), so the notification is not acknowledged.
-    static func writeLine(_ json: JSONValue) -> Bool {
+    /// Writes one JSON line to stdout with write(2); the errno value if it could not be
+    /// written whole (a closed pipe), so the notification is not acknowledged; nil once written.
+    static func writeLine(_ json: JSONValue) -> Int32? {
         let bytes = JSON.serialize(json, pretty: false) + [10]
         var offset = 0
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
             if n < 0 {
-                if errno == EINTR { continue }
-                return false
+                let error = errno
+                if error == EINTR { continue }
+                return error
             }
             offset += n
         }
-        return true
+        return nil
     }
 
     /// Runs --exec for one notification: the JSON line on its stdin, and in
@@ -186,12 +198,13 @@ struct WatchCommand: RecSyncSubcommand {
         env["RECSYNC_ZONE"] = n.zone?.description ?? ""
         env["RECSYNC_COUNT"] = String(n.count)
         env["RECSYNC_NOTIFICATION"] = json.count <= 64 * 1024 ? String(decoding: json.dropLast(), as: UTF8.self) : nil
+        // Both ends close-on-exec: the command gets the read end as its stdin (dup2 clears the
+        // flag there) and no second copy of it.
         var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else {
+        guard recsync_pipe_cloexec(&fds) == 0 else {
             console.warning("cannot run --exec for \(n.subscriptionID): no pipe (\(String(cString: strerror(errno)))); it stays pending")
             return false
         }
-        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
         var cEnv: [UnsafeMutablePointer<CChar>?] = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for p in cEnv { free(p) } }
         var pid: Int32 = 0
@@ -204,13 +217,12 @@ struct WatchCommand: RecSyncSubcommand {
         }
         stop?.child.store(pid, ordering: .relaxed)
         if stop?.requested == true { kill(-pid, SIGTERM) }
-        // A command that does not read its stdin closes the pipe (EPIPE: SIGPIPE is ignored
-        // here): that is not a failure. One that neither reads nor exits holds the write
-        // until it is stopped.
-        signal(SIGPIPE, SIG_IGN)
+        // A command that does not read its stdin closes the pipe (EPIPE, without SIGPIPE, which
+        // keeps its default for watch's own stdout): that is not a failure. One that neither
+        // reads nor exits holds the write until it is stopped.
         var offset = 0
         while offset < json.count {
-            let written = json[offset...].withUnsafeBytes { Glibc.write(fds[1], $0.baseAddress, $0.count) }
+            let written = json[offset...].withUnsafeBytes { recsync_write_nosigpipe(fds[1], $0.baseAddress, $0.count) }
             if written < 0 && errno == EINTR { continue }
             if written <= 0 { break }
             offset += written
@@ -323,6 +335,9 @@ final class StopFlag: @unchecked Sendable {
     private var sources: [DispatchSourceSignal] = []
 
     var requested: Bool { flag.load(ordering: .relaxed) }
+
+    /// Stops watch as SIGINT or SIGTERM would, between notifications.
+    func request() { flag.store(true, ordering: .relaxed) }
 
     func install() {
         for sig in [SIGINT, SIGTERM] {
