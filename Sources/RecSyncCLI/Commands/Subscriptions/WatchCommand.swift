@@ -228,9 +228,13 @@ struct WatchCommand: RecSyncSubcommand {
             offset += written
         }
         close(fds[1])
+        // Wait for its exit without reaping it, so its pid cannot be handed to another process
+        // while `StopFlag` may still signal it; forget it; then reap it.
+        var info = siginfo_t()
+        while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR {}
+        stop?.child.store(0, ordering: .relaxed)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        stop?.child.store(0, ordering: .relaxed)
         if stop?.requested == true {
             console.warning("--exec was stopped with watch; the notification for \(n.subscriptionID) stays pending")
             return false
