@@ -137,6 +137,9 @@ extension Workspace {
         }
         let path = subscriptionCursorPath(id)
         try FileIO.makeDirectories("\(stateDir)/subscriptions")
+        // Something else there (a directory, a FIFO: a hand edit) was reported as a damaged
+        // cursor and reset; it goes, or no cursor could ever be saved again.
+        if let info = FileIO.info(path), !info.isRegular { try FileIO.remove(path) }
         try FileIO.writeAtomically(path, Array(data) + [10])
     }
 }

@@ -168,6 +168,14 @@ import Testing
         #expect(round.warnings.count == 1)
         try await notifier.acknowledge(round)
         #expect(try await notifier.pending().notifications.isEmpty, "the cursor file is whole again")
+        // A directory where the cursor file goes: reset once, then a file again.
+        try FileIO.remove(phone.workspace.subscriptionCursorPath("notes"))
+        try FileManager.default.createDirectory(atPath: phone.workspace.subscriptionCursorPath("notes") + "/inside", withIntermediateDirectories: true)
+        let again = try await notifier.pending()
+        #expect(again.notifications.map(\.reset) == [true])
+        try await notifier.acknowledge(again)
+        #expect(try await notifier.pending().notifications.isEmpty)
+        #expect(FileIO.info(phone.workspace.subscriptionCursorPath("notes"))?.isRegular == true)
     }
 
     @Test func subscriptionsFromTheFirstReleaseStillReadAndStartNow() async throws {
