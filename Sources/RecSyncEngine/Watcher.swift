@@ -97,6 +97,11 @@ public actor SubscriptionNotifier {
     let source: Source
     let includeOwn: Bool
     var memoryCursors: [String: SubscriptionCursor] = [:]
+    /// Subscriptions whose last delivery failed, and until when they are left alone: a pause
+    /// that doubles from 0.5 s up to `maxRetryPause`, per subscription, so one failing
+    /// command does not hold back the others' notifications.
+    var retryAt: [String: (until: Date, pause: Double)] = [:]
+    public static let maxRetryPause: Double = 30
 
     /// The workspace's subscriptions; with `includeOwn`, each reports this workspace's own
     /// changes too.
@@ -264,7 +269,17 @@ public actor SubscriptionNotifier {
         }
         var undelivered: [String] = []
         for n in round.notifications {
-            if await notify(n) { try acknowledge(round, only: [n.subscriptionID]) } else { undelivered.append(n.subscriptionID) }
+            let id = n.subscriptionID
+            if let retry = retryAt[id], retry.until > Date() {
+                undelivered.append(id)  // still pausing after a failure: left for a later round
+            } else if await notify(n) {
+                retryAt[id] = nil
+                try acknowledge(round, only: [id])
+            } else {
+                let pause = min(Self.maxRetryPause, (retryAt[id]?.pause ?? 0.25) * 2)
+                retryAt[id] = (Date().addingTimeInterval(pause), pause)
+                undelivered.append(id)
+            }
         }
         return Delivery(round: round, undelivered: undelivered, prepareFailed: false)
     }
@@ -382,9 +397,10 @@ public struct WatchLoop: Sendable {
                 let delivery = try await notifier.deliverRound(first: first, prepare: prepare, notify: notify)
                 // A pull at start that failed is owed until it works.
                 if !delivery.prepareFailed { first = false }
-                if !delivery.undelivered.isEmpty || delivery.prepareFailed {
-                    // Not delivered (the pull or the command failed, stdout is gone): try again
-                    // after a pause that grows, not at every look.
+                if delivery.prepareFailed {
+                    // The pull failed, so nothing was delivered: try again after a pause that
+                    // grows, not at every look. (A notification that failed alone pauses alone:
+                    // `SubscriptionNotifier.retryAt`.)
                     failing = true
                     await pause(backoff, shouldStop: shouldStop)
                     backoff = min(maxBackoff, backoff * 2)

@@ -227,6 +227,40 @@ import Testing
         #expect(try await phone.notifier().pending().notifications.map(\.subscriptionID) == ["db"], "still pending")
     }
 
+    /// One subscription whose command keeps failing pauses alone: the others' notifications
+    /// keep coming at once (ATTACK2 A8: one shared back-off held them for up to 30 s).
+    @Test func aFailingSubscriptionDoesNotHoldBackAnother() async throws {
+        let f = EngineFixture()
+        let (laptop, phone) = try await laptopAndPhone(f)
+        try await phone.subscribe(Subscription(id: "broken", kind: .database(.private)))
+        try await phone.subscribe(Subscription(id: "fine", kind: .zone(zone("notes"))))
+        try laptop.write("notes", "second", "{}")
+        _ = try await laptop.push()
+        var loop = WatchLoop { _ in try? await Task.sleep(nanoseconds: 50_000_000); return false }
+        loop.period = 0.05
+        loop.settle = 0.01
+        let fine = Mutex<[Date]>([])
+        let stop = Atomic<Bool>(false)
+        let task = Task {
+            await loop.run(notifier: phone.notifier(), shouldStop: { stop.load(ordering: .relaxed) }, onError: { _, _ in },
+                           notify: { n in
+                               if n.subscriptionID == "fine" { fine.withLock { $0.append(Date()) } }
+                               return n.subscriptionID == "fine"
+                           })
+        }
+        // Long enough for a shared back-off to have grown to 4 s (0.5 + 1 + 2).
+        try await Task.sleep(nanoseconds: 4_500_000_000)
+        try laptop.write("notes", "third", "{}")
+        _ = try await laptop.push()
+        let pushed = Date()
+        while fine.withLock({ $0.count }) < 2, Date().timeIntervalSince(pushed) < 30 { try await Task.sleep(nanoseconds: 20_000_000) }
+        stop.store(true, ordering: .relaxed)
+        await task.value
+        let second = try #require(fine.withLock { $0.count >= 2 ? $0[1] : nil })
+        #expect(second.timeIntervalSince(pushed) < 2, "the healthy subscription waited \(second.timeIntervalSince(pushed)) s")
+        #expect(try await phone.notifier().pending().notifications.map(\.subscriptionID) == ["broken"])
+    }
+
     @Test func watchReportsTheBacklogAtStart() async throws {
         let f = EngineFixture()
         let (laptop, phone) = try await laptopAndPhone(f)
