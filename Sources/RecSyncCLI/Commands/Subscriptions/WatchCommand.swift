@@ -34,7 +34,9 @@ struct WatchCommand: RecSyncSubcommand {
             its notification is delivered: the line written, --exec exited 0, and with --pull \
             the pull finished. Delivery is at least once: a watch killed before that reports \
             the burst again when it starts, and what could not be delivered is tried again \
-            after a growing pause. --once reports what is pending and exits (for cron; exit \
+            after a growing pause (per subscription). --exec runs in a process group of its \
+            own; its output goes to stderr, and stopping watch stops it (its notification \
+            stays pending). --once reports what is pending and exits (for cron; exit \
             status 1 if something could not be delivered). Changes this workspace pushed are \
             left out unless the subscription or --include-own says otherwise. Stops on SIGINT \
             or SIGTERM; a store that cannot be reached is retried with back-off.
