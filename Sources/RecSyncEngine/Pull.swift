@@ -11,8 +11,10 @@ extension SyncEngine {
     /// zone before the scope token. Killed anywhere, the next pull redoes at most one page.
     /// Local edits are never overwritten: an incoming change to an edited record is a conflict.
     public func pull(events: @escaping @Sendable (SyncEvent) -> Void = { _ in }) async throws(RecSyncError) -> PullReport {
-        let lock = try workspace.lock(purpose: "pull")
-        defer { withExtendedLifetime(lock) {} }
+        try await workspace.withLock(purpose: "pull") { () async throws(RecSyncError) -> PullReport in try await pullLocked(events: events) }
+    }
+
+    private func pullLocked(events: @escaping @Sendable (SyncEvent) -> Void) async throws(RecSyncError) -> PullReport {
         let keptAside = workspace.removeStaleTemporaryFiles()
         let ws = try checkStore()
         // Sidecars of a push that landed but was killed before it wrote them: adopted first,

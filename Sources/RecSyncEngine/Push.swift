@@ -11,8 +11,10 @@ extension SyncEngine {
     /// sidecars, atomically per zone; refused records become conflicts. `force` overwrites
     /// the store's versions (CloudKit's allKeys policy).
     public func push(force: Bool = false, events: @Sendable (SyncEvent) -> Void = { _ in }) async throws(RecSyncError) -> PushReport {
-        let lock = try workspace.lock(purpose: "push")
-        defer { withExtendedLifetime(lock) {} }
+        try await workspace.withLock(purpose: "push") { () async throws(RecSyncError) -> PushReport in try await pushLocked(force: force, events: events) }
+    }
+
+    private func pushLocked(force: Bool, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) -> PushReport {
         let keptAside = workspace.removeStaleTemporaryFiles()
         let ws = try checkStore()
         try await settlePendingPush(workspace: ws)

@@ -24,8 +24,10 @@ extension SyncEngine {
     /// Settles pending conflicts (all, or those of the given records). Resolved records are
     /// ready to push: the sidecar now names the store's version.
     public func resolve(_ records: [RecordID]? = nil, strategy: ResolveStrategy) throws(RecSyncError) -> [ResolveOutcome] {
-        let lock = try workspace.lock(purpose: "resolve")
-        defer { withExtendedLifetime(lock) {} }
+        try workspace.withLock(purpose: "resolve") { () throws(RecSyncError) -> [ResolveOutcome] in try resolveLocked(records, strategy: strategy) }
+    }
+
+    private func resolveLocked(_ records: [RecordID]?, strategy: ResolveStrategy) throws(RecSyncError) -> [ResolveOutcome] {
         let ws = workspace
         var outcomes: [ResolveOutcome] = []
         let conflicts = try ws.allConflicts().filter { records == nil || records!.contains($0.recordID) }

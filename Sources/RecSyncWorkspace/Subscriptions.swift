@@ -70,29 +70,29 @@ extension Workspace {
     /// so a subscription is never without one.
     public func addSubscription(_ subscription: Subscription, cursor: SubscriptionCursor) throws(RecSyncError) {
         try Subscription.validateID(subscription.id)
-        let lock = try lock(purpose: "subscribe", file: "subscriptions.lock", wait: true)
-        defer { withExtendedLifetime(lock) {} }
-        var all = try subscriptions()
-        guard !all.contains(where: { $0.id == subscription.id }) else {
-            throw .invalidArguments("a subscription '\(subscription.id)' exists already; pass --id to name this one, or unsubscribe first")
+        try withLock(purpose: "subscribe", file: "subscriptions.lock", wait: true) { () throws(RecSyncError) in
+            var all = try subscriptions()
+            guard !all.contains(where: { $0.id == subscription.id }) else {
+                throw .invalidArguments("a subscription '\(subscription.id)' exists already; pass --id to name this one, or unsubscribe first")
+            }
+            try saveSubscriptionCursor(subscription.id, cursor)
+            all.append(subscription)
+            try saveSubscriptions(all)
         }
-        try saveSubscriptionCursor(subscription.id, cursor)
-        all.append(subscription)
-        try saveSubscriptions(all)
     }
 
     /// Removes a subscription and its cursor.
     public func removeSubscription(_ id: String) throws(RecSyncError) {
-        let lock = try lock(purpose: "unsubscribe", file: "subscriptions.lock", wait: true)
-        defer { withExtendedLifetime(lock) {} }
-        var all = try subscriptions()
-        guard all.contains(where: { $0.id == id }) else {
-            throw .invalidArguments("no subscription '\(id)'; 'recsync subscriptions' lists them")
+        try withLock(purpose: "unsubscribe", file: "subscriptions.lock", wait: true) { () throws(RecSyncError) in
+            var all = try subscriptions()
+            guard all.contains(where: { $0.id == id }) else {
+                throw .invalidArguments("no subscription '\(id)'; 'recsync subscriptions' lists them")
+            }
+            all.removeAll { $0.id == id }
+            try saveSubscriptions(all)
+            let path = subscriptionCursorPath(id)
+            if FileIO.info(path) != nil { try FileIO.remove(path) }
         }
-        all.removeAll { $0.id == id }
-        try saveSubscriptions(all)
-        let path = subscriptionCursorPath(id)
-        if FileIO.info(path) != nil { try FileIO.remove(path) }
     }
 
     /// A subscription's cursor; nil when it has none (made by the first release, which kept
@@ -112,19 +112,19 @@ extension Workspace {
     /// cursor) keeps its own. A cursor already where it should be is not written again.
     public func moveSubscriptionCursors(_ moves: [SubscriptionCursorMove]) throws(RecSyncError) {
         guard !moves.isEmpty else { return }
-        let lock = try lock(purpose: "acknowledge", file: "subscriptions.lock", wait: true)
-        defer { withExtendedLifetime(lock) {} }
-        var current: [String: Subscription] = [:]
-        for s in try subscriptions() { current[s.id] = s }
-        for move in moves {
-            let id = move.subscription.id
-            guard current[id] == move.subscription else { continue }
-            let now: SubscriptionCursorSeen
-            // An unreadable file was reported when the notification was made (a reset): it
-            // is replaced only if it was unreadable then too.
-            do { now = try subscriptionCursor(id).map { .cursor($0) } ?? .none } catch { now = .unreadable }
-            guard now == move.seen, now != .cursor(move.cursor) else { continue }
-            try saveSubscriptionCursor(id, move.cursor)
+        try withLock(purpose: "acknowledge", file: "subscriptions.lock", wait: true) { () throws(RecSyncError) in
+            var current: [String: Subscription] = [:]
+            for s in try subscriptions() { current[s.id] = s }
+            for move in moves {
+                let id = move.subscription.id
+                guard current[id] == move.subscription else { continue }
+                let now: SubscriptionCursorSeen
+                // An unreadable file was reported when the notification was made (a reset): it
+                // is replaced only if it was unreadable then too.
+                do { now = try subscriptionCursor(id).map { .cursor($0) } ?? .none } catch { now = .unreadable }
+                guard now == move.seen, now != .cursor(move.cursor) else { continue }
+                try saveSubscriptionCursor(id, move.cursor)
+            }
         }
     }
 

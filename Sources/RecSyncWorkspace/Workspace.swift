@@ -276,9 +276,9 @@ public final class Workspace: Sendable {
     func deviceID(home: DeviceHome) throws(RecSyncError) -> String {
         if let id = try deviceID(home: home, minting: false) { return id }
         // Two processes starting at once in a copied workspace must agree on its new ID.
-        let lock = try lock(purpose: "device ID", file: "device.lock", wait: true)
-        defer { withExtendedLifetime(lock) {} }
-        return try deviceID(home: home, minting: true) ?? ""
+        return try withLock(purpose: "device ID", file: "device.lock", wait: true) { () throws(RecSyncError) -> String in
+            return try deviceID(home: home, minting: true) ?? ""
+        }
     }
 
     /// The saved ID if it belongs here; else, when `minting`, the ID adopted or made new.
@@ -476,6 +476,22 @@ public final class Workspace: Sendable {
         _ = ftruncate(fd, 0)
         _ = note.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
         return WorkspaceLock(fd: fd)
+    }
+}
+
+extension Workspace {
+    /// Runs `body` holding a workspace lock (`lock(purpose:file:wait:)`), released when it returns.
+    public func withLock<T>(purpose: String, file: String = "lock", wait: Bool = false, _ body: () throws(RecSyncError) -> T) throws(RecSyncError) -> T {
+        let lock = try lock(purpose: purpose, file: file, wait: wait)
+        defer { withExtendedLifetime(lock) {} }
+        return try body()
+    }
+
+    /// Runs `body` holding a workspace lock (`lock(purpose:file:wait:)`), released when it returns.
+    public func withLock<T>(purpose: String, file: String = "lock", wait: Bool = false, _ body: () async throws(RecSyncError) -> T) async throws(RecSyncError) -> T {
+        let lock = try lock(purpose: purpose, file: file, wait: wait)
+        defer { withExtendedLifetime(lock) {} }
+        return try await body()
     }
 }
 
