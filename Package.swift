@@ -20,7 +20,7 @@ let package = Package(
         ),
         .target(name: "RecSyncGit", dependencies: ["CLibGit2"]),
         .target(name: "RecSyncModel"),
-        .target(name: "RecSyncStore", dependencies: ["RecSyncModel", "RecSyncGit"]),
+        .target(name: "RecSyncStore", dependencies: ["RecSyncModel", "RecSyncGit", "CRecSyncSys"]),
         .target(name: "CRecSyncSys"),
         .target(name: "RecSyncWorkspace", dependencies: ["RecSyncModel", "RecSyncGit", "CRecSyncSys"]),
         .target(name: "RecSyncEngine", dependencies: ["RecSyncModel", "RecSyncStore", "RecSyncWorkspace"]),

@@ -143,37 +143,3 @@ extension Workspace {
         try FileIO.writeAtomically(path, Array(data) + [10])
     }
 }
-
-/// Waits for a local store's branch to move, with inotify on its ref directories.
-///
-/// A ref update is a lock file renamed into place, so watching `refs/heads/` (and the store
-/// directory, for `packed-refs`) sees every commit without polling.
-public final class LocalStoreSignal: @unchecked Sendable {
-    private let fd: Int32
-    public let storePath: String
-
-    public init(storePath: String) throws(RecSyncError) {
-        self.storePath = storePath
-        fd = recsync_inotify_init()
-        if fd < 0 { throw FileIO.error(storePath, "cannot watch for changes (inotify)") }
-        for dir in ["\(storePath)/refs/heads", storePath] {
-            if recsync_inotify_watch_directory(fd, dir) < 0 {
-                let e = FileIO.error(dir, "cannot watch")
-                close(fd)
-                throw e
-            }
-        }
-    }
-
-    deinit { close(fd) }
-
-    /// Blocks until something changes or `timeout` seconds pass; true if something changed.
-    public func wait(timeout: Double) -> Bool {
-        recsync_inotify_wait(fd, Int32(max(0, timeout * 1000))) > 0
-    }
-}
-
-import CRecSyncSys
-#if canImport(Glibc)
-import Glibc
-#endif

@@ -116,25 +116,8 @@ struct WatchCommand: RecSyncSubcommand {
             if delivery.round.notifications.isEmpty { console.note("nothing new for \(subscriptions.map(\.id).joined(separator: ", "))") }
             return ExitCodes.success
         }
-        let wait: @Sendable (Double) async -> Bool
-        if Remote.isNetwork(ws.config.remote) {
-            wait = Self.pollRemote(store, stop: stop)
-        } else {
-            let signal = try LocalStoreSignal(storePath: try Remote.storePath(ws.config.remote, relativeTo: ws.root))
-            wait = { timeout in
-                // Wait in short slices, so a stop request is noticed promptly.
-                let deadline = Date().addingTimeInterval(timeout)
-                while !stop.requested {
-                    let slice = min(0.25, max(0, deadline.timeIntervalSinceNow))
-                    let changed = await withCheckedContinuation { continuation in
-                        DispatchQueue.global().async { continuation.resume(returning: signal.wait(timeout: slice)) }
-                    }
-                    if changed { return true }
-                    if Date() >= deadline { return false }
-                }
-                return false
-            }
-        }
+        let signal = try StoreChangeSignal(store: store)
+        let wait: @Sendable (Double) async -> Bool = { timeout in await signal.wait(timeout: timeout, shouldStop: { stop.requested }) }
         var loop = WatchLoop(waitForChange: wait)
         loop.settle = Double(settle) / 1000
         let names = subscriptions.isEmpty ? "every zone (--pull)" : subscriptions.map(\.id).joined(separator: ", ")
@@ -302,34 +285,6 @@ struct NotificationsCommand: RecSyncSubcommand {
     }
 }
 
-extension WatchCommand {
-    /// Waits for a network store's branch to move by polling it (ls-remote), less often the
-    /// longer nothing happens (1 s up to 5 s). A failed poll counts as "look now", so the
-    /// check reports the outage and the loop backs off.
-    static func pollRemote(_ store: GitStore, stop: StopFlag) -> @Sendable (Double) async -> Bool {
-        let state = Mutex<(head: String?, interval: Double)>((nil, 1))
-        return { timeout in
-            let deadline = Date().addingTimeInterval(timeout)
-            while !stop.requested {
-                let head: String
-                do { head = try await store.remoteHead() } catch { return true }
-                let moved = state.withLock { s -> Bool in
-                    defer { s.head = head }
-                    if s.head != nil && s.head != head { s.interval = 1; return true }
-                    s.interval = min(5, s.interval * 1.5)
-                    return false
-                }
-                if moved { return true }
-                let pause = min(state.withLock { $0.interval }, deadline.timeIntervalSinceNow)
-                if pause <= 0 { return false }
-                let until = Date().addingTimeInterval(pause)
-                while Date() < until, !stop.requested { try? await Task.sleep(nanoseconds: 100_000_000) }
-                if Date() >= deadline { return false }
-            }
-            return false
-        }
-    }
-}
 
 /// Set by SIGINT or SIGTERM.
 ///
