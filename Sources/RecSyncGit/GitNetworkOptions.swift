@@ -82,7 +82,12 @@ public struct GitNetworkOptions: Sendable {
     public static func loginName(_ env: [String: String]) -> String {
         if let user = env["USER"], !user.isEmpty { return user }
         if let user = env["LOGNAME"], !user.isEmpty { return user }
-        if let entry = getpwuid(geteuid()), let name = entry.pointee.pw_name { return String(cString: name) }
-        return "git"
+        return accountName() ?? "git"
+    }
+
+    /// This process's user name in the password database, if it has one.
+    public static func accountName() -> String? {
+        guard let entry = getpwuid(geteuid()), let name = entry.pointee.pw_name else { return nil }
+        return String(cString: name)
     }
 }

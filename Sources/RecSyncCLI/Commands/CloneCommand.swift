@@ -24,13 +24,13 @@ struct CloneCommand: RecSyncSubcommand {
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let who = try context.user(user)
-        let remote = try Remote.normalized(url, relativeTo: context.directory)
-        let network = Remote.isNetwork(remote)
+        let remote = try StoreLocation.normalized(url, relativeTo: context.directory)
+        let network = StoreLocation.isNetwork(remote)
         // A local store is opened before anything is created; a network one needs the mirror.
         let localStore = network ? nil : try CommandContext.openStore(remote, user: who, relativeTo: context.directory)
-        let name = dir ?? Remote.defaultDirectoryName(url)
+        let name = dir ?? StoreLocation.defaultDirectoryName(url)
         guard !name.isEmpty, name != "/" else { throw .invalidArguments("cannot tell a directory name from '\(url)'; give DIR") }
-        let target = Paths.absolute(name, relativeTo: context.directory)
+        let target = StoreLocation.absolute(name, relativeTo: context.directory)
         let existed = FileManager.default.fileExists(atPath: target)
         if existed && !FileIO.list(target).isEmpty {
             throw .invalidArguments("'\(target)' already exists and is not empty; choose another DIR")

@@ -23,7 +23,7 @@ struct InitCommand: RecSyncSubcommand {
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let dir = context.directory
-        let remotePath = try remote.map { r throws(RecSyncError) in try Remote.normalized(r, relativeTo: dir) }
+        let remotePath = try remote.map { r throws(RecSyncError) in try StoreLocation.normalized(r, relativeTo: dir) }
         if let existing = try? Workspace.find(from: dir), existing.root == dir, commitSnapshots, remote == nil {
             var config = existing.config
             config.commitSnapshots = true
@@ -53,7 +53,7 @@ struct InitCommand: RecSyncSubcommand {
         let who = try context.user(user)
         var stored = ""
         if let remotePath {
-            if !Remote.isNetwork(remotePath) {
+            if !StoreLocation.isNetwork(remotePath) {
                 _ = try CommandContext.openStore(remotePath, user: who, relativeTo: dir)  // fail before creating anything
             }
             stored = remotePath

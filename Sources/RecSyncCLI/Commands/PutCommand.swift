@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RecSyncModel
+import RecSyncStore
 import RecSyncWorkspace
 
 /// `recsync put RECORD`: writes a record's fields into the workspace.
@@ -31,7 +32,7 @@ struct PutCommand: RecSyncSubcommand {
         if let type { try NameRules.validateRecordType(type) }
         let bytes: [UInt8]
         if let file, file != "-" {
-            let path = Paths.absolute(file, relativeTo: context.directory)
+            let path = StoreLocation.absolute(file, relativeTo: context.directory)
             guard let read = try FileIO.read(path) else { throw .invalidArguments("--file \(file): no such file") }
             bytes = read
         } else {

@@ -1,4 +1,5 @@
 import RecSyncModel
+import RecSyncStore
 import RecSyncWorkspace
 
 /// How commands name records and zones on the command line.
@@ -12,7 +13,7 @@ enum RecordReference {
 
     /// The record a command-line argument names.
     static func record(_ text: String, in ws: Workspace, from directory: String) throws(RecSyncError) -> RecordID {
-        let path = Paths.absolute(text, relativeTo: directory)
+        let path = StoreLocation.absolute(text, relativeTo: directory)
         if let components = components(of: path, in: ws), text.hasSuffix(".json") || FileIO.stamp(path) != nil {
             return try recordFromPath(components, text: text, in: ws)
         }
@@ -26,7 +27,7 @@ enum RecordReference {
     /// The zone a command-line argument names: a zone name, or a zone directory's path.
     static func zone(_ text: String, in ws: Workspace, from directory: String) throws(RecSyncError) -> ZoneID {
         if text.contains("/") {
-            let path = Paths.absolute(text, relativeTo: directory)
+            let path = StoreLocation.absolute(text, relativeTo: directory)
             if let c = components(of: path, in: ws) {
                 if c.count == 2, c[0] == "private", let z = NameEscaping.unescape(c[1]) {
                     return try ZoneID(normalizing: z, ownerName: ws.user)
@@ -43,7 +44,7 @@ enum RecordReference {
     /// Whether an argument names a zone rather than a record (for `log`).
     static func namesZone(_ text: String, in ws: Workspace, from directory: String) -> Bool {
         if !text.contains("/") { return true }
-        let path = Paths.absolute(text, relativeTo: directory)
+        let path = StoreLocation.absolute(text, relativeTo: directory)
         return FileIO.isDirectory(path) && components(of: path, in: ws) != nil
     }
 

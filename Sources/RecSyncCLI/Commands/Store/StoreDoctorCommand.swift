@@ -20,13 +20,13 @@ struct StoreDoctorCommand: RecSyncSubcommand {
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let target: String
         if let path {
-            target = try Remote.storePath(path, relativeTo: context.directory)
+            target = try StoreLocation.storePath(path, relativeTo: context.directory)
         } else {
             let ws = try context.workspace()
             guard !ws.config.remote.isEmpty else {
                 throw .invalidArguments("this workspace has no remote; give the store's PATH")
             }
-            target = Remote.isNetwork(ws.config.remote) ? "\(ws.stateDir)/mirror" : try Remote.storePath(ws.config.remote, relativeTo: ws.root)
+            target = StoreLocation.isNetwork(ws.config.remote) ? "\(ws.stateDir)/mirror" : try StoreLocation.storePath(ws.config.remote, relativeTo: ws.root)
         }
         let findings = try GitStore.doctor(at: target, removeStale: !check)
         context.console.document([

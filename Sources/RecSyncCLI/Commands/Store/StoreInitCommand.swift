@@ -17,10 +17,10 @@ struct StoreInitCommand: RecSyncSubcommand {
     var user: String?
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
-        if Remote.isNetwork(path) {
+        if StoreLocation.isNetwork(path) {
             throw .invalidArguments("'\(path)': network remotes are not supported yet; create the store on a local path")
         }
-        let target = try Remote.storePath(path, relativeTo: context.directory)
+        let target = try StoreLocation.storePath(path, relativeTo: context.directory)
         let manifest = try GitStore.create(at: target, actor: StoreActor(userRecordName: context.user(user)))
         context.console.document(["command": .string("store init"), "path": .string(target), "storeID": .string(manifest.storeID)])
         context.console.info("created an empty store at \(target) (store \(manifest.storeID))")

@@ -1,0 +1,27 @@
+import RecSyncModel
+import RecSyncStore
+import Testing
+
+/// `StoreLocation`: one reading of a store's address for the command line and the library.
+@Suite struct StoreLocationTests {
+    @Test func networkLocationsGoThroughAMirrorAndFileURLsDoNot() {
+        for remote in ["ssh://git@host/srv/store.git", "git@github.com:me/store.git", "host:store.git", "https://host/x.git", "git://127.0.0.1:9418/s.git"] {
+            #expect(StoreLocation.isNetwork(remote), "\(remote)")
+        }
+        for local in ["file:///srv/store.git", "/srv/store.git", "store.git", "./a:b", "dir/with:colon", ""] {
+            #expect(!StoreLocation.isNetwork(local), "\(local)")
+        }
+    }
+
+    @Test func localLocationsBecomePaths() throws {
+        #expect(try StoreLocation.storePath("file:///srv/my%20store.git", relativeTo: "/home/a") == "/srv/my store.git")
+        #expect(try StoreLocation.storePath("../s.git", relativeTo: "/home/a/w") == "/home/a/s.git")
+        #expect(try StoreLocation.normalized("file:///srv/s.git", relativeTo: "/x") == "file:///srv/s.git")
+        #expect(try StoreLocation.normalized("ssh://h/s.git", relativeTo: "/x") == "ssh://h/s.git")
+        #expect(StoreLocation.defaultDirectoryName("git@host:team/notes.git/") == "notes")
+        // An unknown scheme was taken for a network remote, and failed later, obscurely.
+        #expect(throws: RecSyncError.self) { try StoreLocation.normalized("ftp://host/s.git", relativeTo: "/x") }
+        #expect(throws: RecSyncError.self) { try StoreLocation.storePath("file://relative/s.git", relativeTo: "/x") }
+        #expect(throws: RecSyncError.self) { try StoreLocation.storePath("ssh://h/s.git", relativeTo: "/x") }
+    }
+}
