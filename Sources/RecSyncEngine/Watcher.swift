@@ -253,9 +253,12 @@ public actor SubscriptionNotifier {
     /// for is already in the workspace (and after the first look whatever it found: `watch
     /// --pull` pulls at start); when it fails nothing is delivered. `notify` returns true once
     /// a notification is delivered (written whole, its command run); only then does its
-    /// cursor move.
+    /// cursor move. With `pausingFailures` (the watch loop), a subscription whose delivery
+    /// failed is left alone until its pause (`retryAt`) is over; without, every pending
+    /// notification is tried.
     public func deliverRound(
         first: Bool = false,
+        pausingFailures: Bool = false,
         prepare: (@Sendable ([SubscriptionNotification]) async -> Bool)? = nil,
         notify: @Sendable (SubscriptionNotification) async -> Bool
     ) async throws(RecSyncError) -> Delivery {
@@ -270,7 +273,7 @@ public actor SubscriptionNotifier {
         var undelivered: [String] = []
         for n in round.notifications {
             let id = n.subscriptionID
-            if let retry = retryAt[id], retry.until > Date() {
+            if pausingFailures, let retry = retryAt[id], retry.until > Date() {
                 undelivered.append(id)  // still pausing after a failure: left for a later round
             } else if await notify(n) {
                 retryAt[id] = nil
@@ -394,7 +397,7 @@ public struct WatchLoop: Sendable {
                     let settleUntil = Date().addingTimeInterval(max(settle * 10, 2))
                     while Date() < settleUntil, await waitForChange(settle), !shouldStop() {}
                 }
-                let delivery = try await notifier.deliverRound(first: first, prepare: prepare, notify: notify)
+                let delivery = try await notifier.deliverRound(first: first, pausingFailures: true, prepare: prepare, notify: notify)
                 // A pull at start that failed is owed until it works.
                 if !delivery.prepareFailed { first = false }
                 if delivery.prepareFailed {
