@@ -42,6 +42,7 @@ let package = Package(
         .executableTarget(name: "recsync-bench", dependencies: ["RecSyncStore", "RecSyncModel", "RecSyncEngine", "RecSyncWorkspace", "RecSyncTestSupport"]),
         .testTarget(name: "RecSyncModelTests", dependencies: ["RecSyncModel", "RecSyncTestSupport"]),
         .testTarget(name: "RecSyncGitTests", dependencies: ["RecSyncGit", "RecSyncTestSupport"]),
+        .testTarget(name: "RecSyncWorkspaceTests", dependencies: ["RecSyncWorkspace", "RecSyncModel", "RecSyncTestSupport"]),
         .testTarget(
             name: "RecSyncEngineTests",
             dependencies: ["RecSyncEngine", "RecSyncWorkspace", "RecSyncStore", "RecSyncModel", "RecSyncTestSupport"]
