@@ -135,7 +135,9 @@ public actor SubscriptionNotifier {
 
     /// What is pending for each subscription since its cursor; moves nothing.
     ///
-    /// A subscription without a cursor starts at the head (reports nothing this time).
+    /// A workspace subscription whose cursor is missing, unreadable or for another database
+    /// gets a reset (pull everything) and starts again from the head; one kept in memory
+    /// starts at the head the first time it is looked at.
     public func pending() async throws(RecSyncError) -> NotificationRound {
         let user = store.userRecordName
         var round = NotificationRound(notifications: [], cursors: [:], warnings: [])
@@ -191,9 +193,7 @@ public actor SubscriptionNotifier {
         for (s, scope) in damaged {
             if heads[scope] == nil { heads[scope] = try await store.currentDatabaseToken(scope: scope) }
             round.cursors[s.id] = SubscriptionCursor(scope: scope, token: heads[scope])
-            var n = Self.notification(s, scope: scope, count: 0, zones: [], records: [])
-            n.reset = true
-            round.notifications.append(n)
+            round.notifications.append(Self.reset(s, scope: scope))
         }
         for group in order {
             let members = groups[group] ?? []
@@ -211,13 +211,18 @@ public actor SubscriptionNotifier {
                 let head = try await store.currentDatabaseToken(scope: group.scope)
                 for s in members {
                     round.cursors[s.id] = SubscriptionCursor(scope: group.scope, token: head)
-                    var n = Self.notification(s, scope: group.scope, count: 0, zones: [], records: [])
-                    n.reset = true
-                    round.notifications.append(n)
+                    round.notifications.append(Self.reset(s, scope: group.scope))
                 }
             }
         }
         return round
+    }
+
+    /// A notification that the subscription's cursor could not be used: anything may have changed.
+    static func reset(_ s: Subscription, scope: DatabaseScope) -> SubscriptionNotification {
+        var n = notification(s, scope: scope, count: 0, zones: [], records: [])
+        n.reset = true
+        return n
     }
 
     static func notification(_ s: Subscription, scope: DatabaseScope, count: Int, zones: [ZoneID], records: [RecordChangeNotice]) -> SubscriptionNotification {

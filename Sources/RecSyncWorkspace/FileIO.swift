@@ -211,12 +211,26 @@ public enum FileIO {
     }
 
     static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(RecSyncError) {
+        if let failure = writeFully(fd, bytes) {
+            errno = failure
+            throw error(path, "cannot write")
+        }
+    }
+
+    /// Writes all of `bytes` to `fd` with write(2), retrying EINTR; nil, or the errno that
+    /// stopped it (the one loop behind files, stdout and the console).
+    public static func writeFully(_ fd: Int32, _ bytes: [UInt8]) -> Int32? {
         var done = 0
         while done < bytes.count {
-            let n = bytes.withUnsafeBytes { buf in write(fd, buf.baseAddress! + done, buf.count - done) }
-            if n < 0 { if errno == EINTR { continue }; throw error(path, "cannot write") }
+            let n = bytes[done...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            if n == 0 { return EIO }
             done += n
         }
+        return nil
     }
 
     /// Writes a file in place without syncing it (a batch's registry, made durable with the

@@ -1,5 +1,6 @@
 import Foundation
 import RecSyncModel
+import RecSyncWorkspace
 import Synchronization
 
 #if canImport(Glibc)
@@ -117,17 +118,9 @@ public struct Console: Sendable {
 
     /// Writes with write(2): FileHandle.write traps on an error such as ENOSPC.
     static func write(_ text: String, to handle: FileHandle) {
-        let bytes = Array(text.utf8)
         let fd = handle.fileDescriptor
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 {
-                if fd == STDOUT_FILENO { stdoutFailed.store(true, ordering: .relaxed) }
-                return
-            }
-            offset += n
+        if FileIO.writeFully(fd, Array(text.utf8)) != nil, fd == STDOUT_FILENO {
+            stdoutFailed.store(true, ordering: .relaxed)
         }
     }
 }

@@ -28,11 +28,7 @@ extension StoreCore {
         var deletions: [RecordDeletionEvent] = []
         for change in batch.changes {
             let path = "\(StoreLayout.recordsPath(zoneID))/\(change.key)"
-            let recordID: RecordID
-            do { recordID = try RecordID(recordName: change.recordName, zoneID: zoneID) } catch {
-                warnings.append(StoreWarning(path: path, message: "ignored: \(error.message)"))
-                continue
-            }
+            guard let recordID = recordID(of: change, in: zoneID, path: path, warnings: &warnings) else { continue }
             if let new = change.new {
                 if let problem = change.problem {
                     modifications.append(RecordResult(recordID: recordID, result: .failure(.storeCorrupt("\(path): \(problem)"))))
@@ -63,6 +59,15 @@ extension StoreCore {
         // to the head would never fetch it (simulation finding F6).
         let more = batch.more || target != head
         return RecordZoneChanges(modifications: modifications, deletions: deletions, changeToken: newToken.token, moreComing: more, warnings: warnings, clientChangeTokenData: clientToken)
+    }
+
+    /// The record ID a changed tree entry names; nil, with a warning naming its path, when the
+    /// name is not one a record can have (an entry only plain git could write).
+    func recordID(of change: RawRecordChange, in zone: ZoneID, path: String, warnings: inout [StoreWarning]) -> RecordID? {
+        do { return try RecordID(recordName: change.recordName, zoneID: zone) } catch {
+            warnings.append(StoreWarning(path: path, message: "ignored: \(error.message)"))
+            return nil
+        }
     }
 
     /// Decodes one stored record version, checking that it is the record its path says.

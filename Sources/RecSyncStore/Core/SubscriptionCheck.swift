@@ -73,7 +73,7 @@ extension StoreCore {
         var check = SubscriptionCheck(matches: [], cursor: cursor, ownCommitsSkipped: 0, warnings: [])
         guard base != head, !subscriptions.isEmpty else { return check }
 
-        var evaluator = SubscriptionEvaluator(subscriptions: subscriptions, user: user)
+        var evaluator = SubscriptionEvaluator(subscriptions: subscriptions)
         try evaluator.prepare()
         let everyone = Set(subscriptions.map(\.id))
         let othersOnly = Set(subscriptions.filter(\.includeOwn).map(\.id))
@@ -143,11 +143,7 @@ extension StoreCore {
                 warnings += batch.warnings
                 for change in batch.changes {
                     let path = "\(StoreLayout.recordsPath(zone))/\(change.key)"
-                    let id: RecordID
-                    do { id = try RecordID(recordName: change.recordName, zoneID: zone) } catch {
-                        warnings.append(StoreWarning(path: path, message: "ignored: \(error.message)"))
-                        continue
-                    }
+                    guard let id = recordID(of: change, in: zone, path: path, warnings: &warnings) else { continue }
                     let reason: RecordChangeReason = change.old == nil ? .created : (change.new == nil ? .deleted : .updated)
                     sawRecord = true
                     var body: Record?
@@ -170,13 +166,11 @@ extension StoreCore {
 /// Accumulates matches while history is compared (`checkSubscriptions`).
 struct SubscriptionEvaluator {
     let subscriptions: [Subscription]
-    let user: String
     var matchers: [String: QuerySubscription.Matcher] = [:]
     var matches: [String: SubscriptionMatch] = [:]
 
-    init(subscriptions: [Subscription], user: String) {
+    init(subscriptions: [Subscription]) {
         self.subscriptions = subscriptions
-        self.user = user
     }
 
     mutating func prepare() throws(RecSyncError) {

@@ -151,18 +151,7 @@ struct WatchCommand: RecSyncSubcommand {
     /// Writes one JSON line to stdout with write(2); the errno value if it could not be
     /// written whole (a closed pipe), so the notification is not acknowledged; nil once written.
     static func writeLine(_ json: JSONValue) -> Int32? {
-        let bytes = JSON.serialize(json, pretty: false) + [10]
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
-            if n < 0 {
-                let error = errno
-                if error == EINTR { continue }
-                return error
-            }
-            offset += n
-        }
-        return nil
+        FileIO.writeFully(STDOUT_FILENO, JSON.serialize(json, pretty: false) + [10])
     }
 
     /// Runs --exec for one notification: the JSON line on its stdin, and in
