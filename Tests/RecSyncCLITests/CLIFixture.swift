@@ -41,6 +41,34 @@ final class CLIFixture: Sendable {
         return output
     }
 
+    /// A store, workspaces `a` (subscribed to zone notes) and `b`, and one change `b` pushed
+    /// that `a` has not been told of.
+    static func withOneChangePending(_ name: String = #function) throws -> CLIFixture {
+        let f = try CLIFixture(name).withStore()
+        try f.clone("a")
+        try f.run(["zone", "create", "notes"], in: "a")
+        try f.clone("b")
+        try f.run(["subscribe", "--zone", "notes"], in: "a")
+        try f.put("notes/x", #"{"v": 1}"#, in: "b")
+        try f.run(["push"], in: "b")
+        return f
+    }
+
+    /// Runs recsync in `dir` with its stdout on a file (such as /dev/full) and stderr
+    /// discarded; the process, once it has exited.
+    func runWritingTo(_ stdoutPath: String, _ arguments: [String], in dir: String) throws -> Process {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: recsync.executable)
+        p.arguments = arguments
+        p.currentDirectoryURL = URL(fileURLWithPath: ws(dir))
+        p.environment = recsync.environment
+        p.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stdoutPath))
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        p.waitUntilExit()
+        return p
+    }
+
     /// `recsync put RECORD` with the fields as JSON text.
     func put(_ record: String, _ json: String, in dir: String, type: String? = nil) throws {
         try run(["put", record] + (type.map { ["--type", $0] } ?? []), in: dir, input: json)

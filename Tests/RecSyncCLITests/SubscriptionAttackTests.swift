@@ -55,23 +55,8 @@ import Glibc
     /// correctly) but exits 0, so a cron job never learns that its notifications went nowhere.
     @Test
     func watchOnceFailsWhenStdoutIsUnwritable() throws {
-        let f = try CLIFixture().withStore()
-        try f.clone("a")
-        try f.run(["zone", "create", "notes"], in: "a")
-        try f.clone("b")
-        try f.run(["subscribe", "--zone", "notes"], in: "a")
-        try f.put("notes/x", #"{"v": 1}"#, in: "b")
-        try f.run(["push"], in: "b")
-
-        let watch = Process()
-        watch.executableURL = URL(fileURLWithPath: f.recsync.executable)
-        watch.arguments = ["watch", "--once"]
-        watch.currentDirectoryURL = URL(fileURLWithPath: f.ws("a"))
-        watch.environment = f.recsync.environment
-        watch.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full"))
-        watch.standardError = FileHandle.nullDevice
-        try watch.run()
-        watch.waitUntilExit()
+        let f = try CLIFixture.withOneChangePending()
+        let watch = try f.runWritingTo("/dev/full", ["watch", "--once"], in: "a")
         #expect(watch.terminationStatus != 0, "nothing was delivered: the exit status must say so")
         #expect(try pending(f, in: "a").count == 1, "and the notification stays pending")
     }
@@ -80,25 +65,22 @@ import Glibc
     /// must keep the cursors and say so, not crash (FileHandle.write traps on ENOSPC).
     @Test
     func notificationsAckThatCannotPrintKeepsTheCursors() throws {
-        let f = try CLIFixture().withStore()
-        try f.clone("a")
-        try f.run(["zone", "create", "notes"], in: "a")
-        try f.clone("b")
-        try f.run(["subscribe", "--zone", "notes"], in: "a")
-        try f.put("notes/x", #"{"v": 1}"#, in: "b")
-        try f.run(["push"], in: "b")
+        let f = try CLIFixture.withOneChangePending()
         for json in [false, true] {
-            let ack = Process()
-            ack.executableURL = URL(fileURLWithPath: f.recsync.executable)
-            ack.arguments = ["notifications", "--ack"] + (json ? ["--json"] : [])
-            ack.currentDirectoryURL = URL(fileURLWithPath: f.ws("a"))
-            ack.environment = f.recsync.environment
-            ack.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full"))
-            ack.standardError = FileHandle.nullDevice
-            try ack.run()
-            ack.waitUntilExit()
+            let ack = try f.runWritingTo("/dev/full", ["notifications", "--ack"] + (json ? ["--json"] : []), in: "a")
             #expect(ack.terminationReason == .exit && ack.terminationStatus == 1, "status \(ack.terminationStatus)")
             #expect(try pending(f, in: "a").count == 1, "the notification stays pending")
+        }
+    }
+
+    /// Any command whose output cannot be written fails (as git does), not only the ones
+    /// that acknowledge what they print.
+    @Test
+    func aCommandWhoseOutputIsLostFails() throws {
+        let f = try CLIFixture.withOneChangePending()
+        for arguments in [["status"], ["notifications"], ["subscriptions", "--json"]] {
+            let p = try f.runWritingTo("/dev/full", arguments, in: "a")
+            #expect(p.terminationReason == .exit && p.terminationStatus == 1, "recsync \(arguments): status \(p.terminationStatus)")
         }
     }
 
@@ -164,13 +146,7 @@ import Glibc
     /// "written", so the cursor moved past a notification nobody saw.)
     @Test
     func watchOnceWithStdoutClosedKeepsTheNotificationPending() throws {
-        let f = try CLIFixture().withStore()
-        try f.clone("a")
-        try f.run(["zone", "create", "notes"], in: "a")
-        try f.clone("b")
-        try f.run(["subscribe", "--zone", "notes"], in: "a")
-        try f.put("notes/x", #"{"v": 1}"#, in: "b")
-        try f.run(["push"], in: "b")
+        let f = try CLIFixture.withOneChangePending()
 
         let watch = Process()
         watch.executableURL = URL(fileURLWithPath: "/bin/sh")
@@ -211,17 +187,6 @@ import Glibc
 @Suite struct SubscriptionAttack2Tests {
     /// A workspace whose other workspace `b` pushed one change to zone `notes`, which `a`
     /// subscribes to.
-    func oneChangePending(_ name: String = #function) throws -> CLIFixture {
-        let f = try CLIFixture(name).withStore()
-        try f.clone("a")
-        try f.run(["zone", "create", "notes"], in: "a")
-        try f.clone("b")
-        try f.run(["subscribe", "--zone", "notes"], in: "a")
-        try f.put("notes/x", #"{"v": 1}"#, in: "b")
-        try f.run(["push"], in: "b")
-        return f
-    }
-
     func pendingCount(_ f: CLIFixture) throws -> Int {
         let doc = try f.json(["notifications"], in: "a")
         return (doc["notifications"] as? [[String: Any]] ?? []).count
@@ -244,7 +209,7 @@ import Glibc
     /// (the first pass's F7 expected exit 1 and the notification kept).
     @Test
     func watchOnceWithClosedStdoutKeepsTheNotification() throws {
-        let f = try oneChangePending()
+        let f = try CLIFixture.withOneChangePending()
         let watch = shell(f, #"exec "$0" watch --once >&-"#, in: "a")
         try watch.run()
         watch.waitUntilExit()
@@ -257,7 +222,7 @@ import Glibc
     /// that hangs keeps `watch` from stopping at all (no timeout, the hook is not signalled).
     @Test
     func watchStopsPromptlyOnSigtermWhileExecRuns() throws {
-        let f = try oneChangePending()
+        let f = try CLIFixture.withOneChangePending()
         let marker = f.directory.file("hook-started")
         let watch = shell(f, #"exec "$0" watch --exec "touch '\#(marker)'; sleep 60""#, in: "a")
         try watch.run()
@@ -281,7 +246,7 @@ import Glibc
     /// lock) exits 0 when no notification was pending, so cron never hears the pull failed.
     @Test
     func watchOncePullFailsLoudlyWhenThePullFails() throws {
-        let f = try oneChangePending()
+        let f = try CLIFixture.withOneChangePending()
         try f.run(["notifications", "--ack"], in: "a")
         let fd = open(f.ws("a") + "/.recsync/lock", O_RDWR | O_CREAT, 0o644)
         try #require(fd >= 0)
@@ -298,7 +263,7 @@ import Glibc
     /// only a warning; the first pass expected a `reset` notification once.
     @Test
     func missingCursorReportsAReset() throws {
-        let f = try oneChangePending()
+        let f = try CLIFixture.withOneChangePending()
         try FileManager.default.removeItem(atPath: f.ws("a") + "/.recsync/subscriptions/zone-alice-notes.cursor")
         let doc = try f.json(["notifications"], in: "a")
         let notes = doc["notifications"] as? [[String: Any]] ?? []
@@ -308,23 +273,12 @@ import Glibc
 
 /// Second review of issue 10: the `--exec` hook and watch's stdout.
 @Suite struct SubscriptionReview2Tests {
-    func oneChangePending(_ name: String = #function) throws -> CLIFixture {
-        let f = try CLIFixture(name).withStore()
-        try f.clone("a")
-        try f.run(["zone", "create", "notes"], in: "a")
-        try f.clone("b")
-        try f.run(["subscribe", "--zone", "notes"], in: "a")
-        try f.put("notes/x", #"{"v": 1}"#, in: "b")
-        try f.run(["push"], in: "b")
-        return f
-    }
-
     /// The hook gets its notification on fd 0 and nothing else of watch's: not a second
     /// copy of the pipe's read end (a background child of the hook would keep it open), nor
     /// a descriptor of the workspace's state (its lock files).
     @Test
     func execHookInheritsNoStrayDescriptor() throws {
-        let f = try oneChangePending()
+        let f = try CLIFixture.withOneChangePending()
         let listing = f.directory.file("fds.txt")
         let hook = #"for d in /proc/$$/fd/*; do echo "${d##*/} $(readlink "$d")"; done > '\#(listing)'; cat >/dev/null"#
         try f.run(["watch", "--once", "--exec", hook], in: "a")
@@ -341,7 +295,7 @@ import Glibc
     /// --exec, and what it could not write stays pending.
     @Test
     func watchWithExecEndsWhenItsStdoutReaderIsGone() throws {
-        let f = try oneChangePending()
+        let f = try CLIFixture.withOneChangePending()
         let first = f.directory.file("first.txt")
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/bin/sh")

@@ -176,6 +176,16 @@ import Testing
         try await notifier.acknowledge(again)
         #expect(try await notifier.pending().notifications.isEmpty)
         #expect(FileIO.info(phone.workspace.subscriptionCursorPath("notes"))?.isRegular == true)
+        // A link there, to a file outside: never read or written through; replaced by a file.
+        let outside = f.directory.file("outside.txt")
+        try writeFile(outside, "not a cursor")
+        try FileIO.remove(phone.workspace.subscriptionCursorPath("notes"))
+        try FileManager.default.createSymbolicLink(atPath: phone.workspace.subscriptionCursorPath("notes"), withDestinationPath: outside)
+        let linked = try await notifier.pending()
+        #expect(linked.notifications.map(\.reset) == [true])
+        try await notifier.acknowledge(linked)
+        #expect(try String(contentsOfFile: outside, encoding: .utf8) == "not a cursor")
+        #expect(FileIO.info(phone.workspace.subscriptionCursorPath("notes"))?.isRegular == true)
     }
 
     @Test func subscriptionsFromTheFirstReleaseStillReadAndStartNow() async throws {

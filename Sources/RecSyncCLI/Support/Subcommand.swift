@@ -15,7 +15,14 @@ extension RecSyncSubcommand {
         let status: Int32
         do {
             let context = try CommandContext(global)
-            status = try await execute(context)
+            var result = try await execute(context)
+            // As git does: output that could not be written (a full disk, a closed stdout) is
+            // the command's failure, whatever else it did.
+            if result == ExitCodes.success && Console.outputFailed {
+                Console(global).error("could not write to standard output")
+                result = ExitCodes.error
+            }
+            status = result
         } catch {
             Console(global).error(error.message)
             status = ExitCodes.code(for: error)
