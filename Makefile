@@ -9,7 +9,7 @@
 SWIFT ?= swift
 SECONDS ?= 60
 
-.PHONY: deps demo test bench build generated check-generated soak fuzz fuzz-loop
+.PHONY: deps test-deps demo test bench build generated check-generated soak fuzz fuzz-loop
 
 # libgit2 (and pkg-config, which SwiftPM uses to find it) from Debian's apt when missing.
 deps:
@@ -17,6 +17,14 @@ deps:
 		echo "installing libgit2-dev and pkg-config with apt-get"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq libgit2-dev pkg-config; \
+	fi
+
+# The tests' own servers: sshd (NetworkStoreTests skip their ssh cases, saying so, without it).
+test-deps: deps
+	@if [ ! -x /usr/sbin/sshd ]; then \
+		echo "installing openssh-server with apt-get (the ssh transport tests run a local sshd)"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && $$SUDO DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server; \
 	fi
 
 build: deps
@@ -31,7 +39,7 @@ generated: deps
 check-generated: deps
 	SWIFT=$(SWIFT) bash scripts/generated.sh --check
 
-test: deps
+test: test-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
