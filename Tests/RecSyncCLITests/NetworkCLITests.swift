@@ -54,16 +54,7 @@ import Testing
         try f.run(["zone", "create", "notes"], in: "laptop")
         try f.run(["subscribe", "--database", "private"], in: "phone")
 
-        let out = Pipe()
-        let errors = Pipe()
-        let watch = Process()
-        watch.executableURL = URL(fileURLWithPath: f.recsync.executable)
-        watch.arguments = ["watch", "--pull"]
-        watch.currentDirectoryURL = URL(fileURLWithPath: f.ws("phone"))
-        watch.environment = f.recsync.environment
-        watch.standardOutput = out
-        watch.standardError = errors
-        try watch.run()
+        let watch = try WatchProcess(f, in: "phone", ["watch", "--pull"])
         try await Task.sleep(nanoseconds: 1_500_000_000)
 
         // The server is down for a while, then back; a change after that is still reported.
@@ -73,17 +64,12 @@ import Testing
         try daemon.start()
         try f.put("notes/a", #"{"v": 1}"#, in: "laptop")
         try f.run(["push"], in: "laptop")
-        let started = Date()
-        while Date().timeIntervalSince(started) < 30, !FileManager.default.fileExists(atPath: "\(f.ws("phone"))/private/notes/a.json") {
-            try await Task.sleep(nanoseconds: 200_000_000)
-        }
-        kill(watch.processIdentifier, SIGINT)
-        watch.waitUntilExit()
-        #expect(watch.terminationStatus == 0)
+        // The pull comes before the notification it prompts, so wait for the line itself.
+        let lines = try await watch.waitForLines(1)
+        #expect(watch.stop() == 0, "\(watch.stderr)")
         #expect(FileManager.default.fileExists(atPath: "\(f.ws("phone"))/private/notes/a.json"), "watch --pull brought the change")
-        let lines = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
-        #expect(lines.contains { $0.contains("\"subscriptionID\":\"database-private\"") })
-        let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(lines.contains { $0["subscriptionID"] as? String == "database-private" }, "\(lines)")
+        let log = watch.stderr
         #expect(log.contains("cannot reach"), "the outage was reported on stderr: \(log)")
     }
 }

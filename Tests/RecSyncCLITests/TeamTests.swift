@@ -64,15 +64,7 @@ import Testing
         let list = try f.run(["subscriptions"], in: "phone")
         #expect(list.lines.count == 4)
 
-        let out = Pipe()
-        let watch = Process()
-        watch.executableURL = URL(fileURLWithPath: f.recsync.executable)
-        watch.arguments = ["watch", "--pull", "--settle", "300"]
-        watch.currentDirectoryURL = URL(fileURLWithPath: f.ws("phone"))
-        watch.environment = f.recsync.environment
-        watch.standardOutput = out
-        watch.standardError = FileHandle.nullDevice
-        try watch.run()
+        let watch = try WatchProcess(f, in: "phone", ["watch", "--pull", "--settle", "300"])
         try await Task.sleep(nanoseconds: 1_000_000_000)
 
         let started = Date()
@@ -81,23 +73,28 @@ import Testing
         try f.run(["push"], in: "laptop")
         try f.put("notes/c", #"{"v": 3}"#, in: "laptop")
         try f.run(["push"], in: "laptop")
-        // Wait for the pull to bring the records in, then for stragglers.
-        while Date().timeIntervalSince(started) < 40, !FileManager.default.fileExists(atPath: "\(f.ws("phone"))/private/notes/c.json") {
-            try await Task.sleep(nanoseconds: 100_000_000)
+        // Wait for the pull to bring the records in and for every subscription's line (the
+        // pull comes before the lines it prompts), then for stragglers.
+        let expected: Set<String> = ["database-private", "zone-alice-notes", "urgent"]
+        func delivered() -> [String] {
+            watch.stdout.split(separator: "\n").compactMap { line in
+                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
+                return object["subscriptionID"] as? String
+            }
+        }
+        _ = await waitUntil {
+            FileManager.default.fileExists(atPath: "\(f.ws("phone"))/private/notes/c.json") && expected.isSubset(of: Set(delivered()))
         }
         try await Task.sleep(nanoseconds: 1_500_000_000)
-        kill(watch.processIdentifier, SIGTERM)
-        watch.waitUntilExit()
-        #expect(watch.terminationStatus == 0, "SIGTERM stops watch cleanly")
-        let lines = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+        #expect(watch.stop() == 0, "SIGTERM stops watch cleanly: \(watch.stderr)")
+        let lines = try SubscriptionCLITests.parseLines(watch.stdout)
         var ids: [String] = []
-        for line in lines {
-            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        for object in lines {
             #expect(object["version"] as? Int == 1)
             ids.append(object["subscriptionID"] as? String ?? "")
         }
         // Two pushes may land in one burst or two: each matching subscription is told once per burst.
-        #expect(Set(ids) == ["database-private", "zone-alice-notes", "urgent"], "\(ids)")
+        #expect(Set(ids) == expected, "\(ids)")
         #expect(ids.filter { $0 == "urgent" }.count == 1)
         #expect(ids.count <= 5)
         #expect(FileManager.default.fileExists(atPath: "\(f.ws("phone"))/private/notes/c.json"), "--pull applied the changes")
