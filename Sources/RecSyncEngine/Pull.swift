@@ -58,7 +58,7 @@ extension SyncEngine {
         if full || FileIO.info(interrupted) != nil {
             let listed = Set(changed).union(deleted.map(\.zoneID))
             let unlisted = ws.zonesWithTokens().filter { ws.scope(of: $0) == scope && !listed.contains($0) }
-            if !unlisted.isEmpty { deleted += try await zonesGone(unlisted, scope: scope, listedAll: full) }
+            if !unlisted.isEmpty { deleted += try await store.zonesGone(unlisted, scope: scope, listedAll: full) }
         }
         for deletion in deleted {
             try await removeZone(deletion, workspace: ws, report: &report, events: events)
@@ -80,21 +80,6 @@ extension SyncEngine {
         try checkpoint?(.beforeScopeToken(scope))
         try ws.saveToken(token, at: tokenPath)
         try FileIO.remove(interrupted)
-    }
-
-    /// Which of `zones` (held here, not in the feed) are gone, and why. After a full listing
-    /// all are, for the reason their tombstones give (an encrypted-data reset keeps the local
-    /// data for uploading again; no tombstone, or another owner's zone: deleted). Otherwise only
-    /// own zones with a tombstone, and shared zones no longer visible to this user.
-    func zonesGone(_ zones: [ZoneID], scope: DatabaseScope, listedAll: Bool) async throws(RecSyncError) -> [ZoneDeletion] {
-        let tombstones = scope == .private ? try await store.fetchZoneDeletions(zones) : []
-        if listedAll {
-            let reasons = Dictionary(tombstones.map { ($0.zoneID, $0.reason) }, uniquingKeysWith: { a, _ in a })
-            return zones.map { ZoneDeletion(zoneID: $0, reason: reasons[$0] ?? .deleted) }
-        }
-        if scope == .private { return tombstones }
-        let visible = Set(try await store.fetchAllRecordZones(scope: .shared).map(\.zoneID))
-        return zones.filter { !visible.contains($0) }.map { ZoneDeletion(zoneID: $0, reason: .deleted) }
     }
 
     /// Applies a zone deletion: work not yet pushed goes to lost+found, then the directory goes.

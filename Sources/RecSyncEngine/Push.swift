@@ -129,7 +129,7 @@ extension SyncEngine {
         }
         let note = PendingPush(saves: saves, device: try ws.deviceID())
         try notePendingPush(note, workspace: ws)
-        let result = try await modifyRecognisingOwnSaves(saving: saves, deleting: deletions, savePolicy: force ? .allKeys : .ifServerRecordUnchanged, clientChangeTokenData: note.token)
+        let result = try await store.modifyRecognisingOwnSaves(saving: saves, deleting: deletions, savePolicy: force ? .allKeys : .ifServerRecordUnchanged, atomically: true, clientChangeTokenData: note.token)
         report.commit = result.commit
         try checkpoint?(.afterPushCommitBeforeSidecars)
 
@@ -197,47 +197,6 @@ extension SyncEngine {
 
     /// Saves and deletes atomically per zone, recognising this workspace's own earlier saves.
     ///
-    /// The client change token (see `PendingPush`) tells the next sync which zones' saves
-    /// landed. As a fallback (a note lost, another workspace's token in a shared slot):
-    /// a save refused only because the store already holds the same type and fields is the
-    /// same save (DESIGN §11): an earlier push landed it and was killed before its sidecars
-    /// recorded that. It counts as saved with the store's copy (its change tag adopted), and
-    /// what the atomic zone refused along with it (`batchRequestFailed`) is sent once more.
-    /// Decided here, not in the store: for other clients of the store, two writers making the
-    /// same change from the same base is still a conflict (a counter incremented twice).
-    func modifyRecognisingOwnSaves(saving saves: [Record], deleting deletions: [RecordDeletion], savePolicy: SavePolicy, clientChangeTokenData: String? = nil) async throws(RecSyncError) -> ModifyRecordsResult {
-        var result = try await store.modifyRecords(saving: saves, deleting: deletions, savePolicy: savePolicy, atomically: true, clientChangeTokenData: clientChangeTokenData)
-        var adopted = 0
-        for (i, item) in result.saveResults.enumerated() {
-            guard case .failure(.serverRecordChanged(let c)) = item.result, let server = c.server,
-                  server.recordType == saves[i].recordType, server.fields == saves[i].fields else { continue }
-            result.saveResults[i].result = .success(server)
-            adopted += 1
-        }
-        guard adopted > 0 else { return result }
-        // Zones with a failure of their own keep it; the others' collateral refusals go again.
-        func failedOnItsOwn(_ r: Result<some Any, RecSyncError>) -> Bool {
-            if case .failure(let e) = r, e.code != .batchRequestFailed { return true }
-            return false
-        }
-        let failedZones = Set(result.saveResults.filter { failedOnItsOwn($0.result) }.map(\.recordID.zoneID)
-            + result.deleteResults.filter { failedOnItsOwn($0.result) }.map(\.recordID.zoneID))
-        func again(_ r: Result<some Any, RecSyncError>, _ id: RecordID) -> Bool {
-            if case .failure(.batchRequestFailed) = r { return !failedZones.contains(id.zoneID) }
-            return false
-        }
-        let saveIndexes = result.saveResults.indices.filter { again(result.saveResults[$0].result, saves[$0].recordID) }
-        let deleteIndexes = result.deleteResults.indices.filter { again(result.deleteResults[$0].result, deletions[$0].recordID) }
-        guard !saveIndexes.isEmpty || !deleteIndexes.isEmpty else { return result }
-        let second = try await store.modifyRecords(
-            saving: saveIndexes.map { saves[$0] }, deleting: deleteIndexes.map { deletions[$0] }, savePolicy: savePolicy, atomically: true, clientChangeTokenData: clientChangeTokenData)
-        for (n, i) in saveIndexes.enumerated() { result.saveResults[i] = second.saveResults[n] }
-        for (n, i) in deleteIndexes.enumerated() { result.deleteResults[i] = second.deleteResults[n] }
-        result.cascadedDeletions += second.cascadedDeletions
-        result.commit = second.commit ?? result.commit
-        return result
-    }
-
     /// The fields of a record file, read for sending; a file that is gone or does not decode
     /// is an error naming it (nothing may be sent in its place).
     static func readFields(of id: RecordID, workspace ws: Workspace) throws(RecSyncError) -> [String: FieldValue] {

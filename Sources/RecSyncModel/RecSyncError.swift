@@ -94,6 +94,9 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Some subscription notifications could not be delivered; they stay pending (CloudKit 2,
     /// partialFailure: the others were delivered).
     case notDelivered([String])
+    /// An embedding app's delegate threw while it handled a sync event (`RecordSyncEngine`);
+    /// what depended on the event (a token, a pending change) did not move.
+    case delegateFailed(event: String, message: String)
 
     public var code: CloudKitErrorCode {
         switch self {
@@ -112,6 +115,7 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .internalError: .internalError
         case .notAWorkspace, .workspaceLocked, .invalidFiles, .fileSystem: .invalidArguments
         case .notDelivered: .partialFailure
+        case .delegateFailed: .internalError
         case .networkUnavailable: .networkUnavailable
         case .networkFailure: .networkFailure
         case .notAuthenticated: .notAuthenticated
@@ -155,6 +159,8 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
             return "\(path): \(message)"
         case .networkUnavailable(let m), .networkFailure(let m), .notAuthenticated(let m):
             return m
+        case .delegateFailed(let event, let message):
+            return "the app failed to handle \(event): \(message); nothing that depends on it was marked done, so the next sync delivers it again"
         case .notDelivered(let ids):
             return "not delivered, still pending: \(ids.joined(separator: ", ")) (the warnings above say why); their cursors did not move, so the next 'recsync watch' or 'watch --once' delivers them again"
         }

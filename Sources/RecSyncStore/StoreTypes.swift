@@ -28,7 +28,7 @@ public struct ShareParticipant: Sendable, Hashable, Codable {
 }
 
 /// A zone and its metadata.
-public struct RecordZone: Sendable, Hashable {
+public struct RecordZone: Sendable, Hashable, Codable {
     public var zoneID: ZoneID
     /// The type given to new records that do not name one.
     public var defaultRecordType: String?

@@ -1,0 +1,162 @@
+import RecSyncModel
+import RecSyncStore
+
+extension RecordSyncEngine {
+    /// Fetches what changed on the store since the last fetch and delivers it as events
+    /// (DESIGN §6, as the file workspace's pull does): per scope, database changes; then each
+    /// changed zone page by page, each page before the zone token that covers it; every zone
+    /// before the scope token. Stopped anywhere (a throw, a kill), the next fetch delivers at
+    /// most one page again.
+    public func fetchChanges(scopes: [DatabaseScope] = [.private, .shared]) async throws(RecSyncError) {
+        try await exclusively { () async throws(RecSyncError) in
+            try await emit(.willFetchChanges)
+            for scope in scopes {
+                try scope.requireSupported(for: "fetching changes")
+                try await fetchScope(scope)
+            }
+            try await emit(.didFetchChanges)
+        }
+    }
+
+    private func fetchScope(_ scope: DatabaseScope) async throws(RecSyncError) {
+        var token = state.token(for: scope)
+        var full = token == nil
+        var changed: [ZoneID] = []
+        var deleted: [ZoneDeletion] = []
+        var warnings: [StoreWarning] = []
+        while true {
+            let page: DatabaseChanges
+            do {
+                page = try await store.databaseChanges(scope: scope, since: token, resultsLimit: 0)
+            } catch .changeTokenExpired {
+                (token, full, changed, deleted) = (nil, true, [], [])
+                continue
+            }
+            changed += page.modifications
+            deleted += page.deletions
+            warnings += page.warnings
+            token = page.changeToken
+            if !page.moreComing { break }
+        }
+        // Zones held here that the feed did not name may be gone: after a full listing (it
+        // names every live zone), and after a fetch stopped between zone tokens and this
+        // scope token (a zone it brought in and that went away since is in neither end).
+        let known = state.knownZones.filter { scopeOf($0) == scope }
+        if full || state.interruptedScopes.contains(scope) {
+            let listed = Set(changed).union(deleted.map(\.zoneID))
+            let unlisted = known.filter { !listed.contains($0) }
+            if !unlisted.isEmpty { deleted += try await store.zonesGone(unlisted, scope: scope, listedAll: full) }
+        }
+        var seen = Set<ZoneID>()
+        deleted = deleted.filter { seen.insert($0.zoneID).inserted }
+        let gone = Set(deleted.map(\.zoneID))
+        // Zones with records the store could not deliver before are looked at again.
+        let retrying = Set(state.retryRecords.map(\.zoneID))
+        changed += known.filter { retrying.contains($0) && !gone.contains($0) }
+        seen = []
+        let zones = changed.filter { !gone.contains($0) && seen.insert($0).inserted }
+
+        try await emit(.fetchedDatabaseChanges(FetchedDatabaseChanges(scope: scope, modifications: zones, deletions: deleted, warnings: warnings)))
+        if !deleted.isEmpty || !zones.isEmpty {
+            setState { s in
+                for deletion in deleted {
+                    s.setToken(nil, for: deletion.zoneID)
+                    s.retryRecords.removeAll { $0.zoneID == deletion.zoneID }
+                    // A deleted or purged zone takes its unsent changes with it (sending them
+                    // could only fail); after a reset they are what must be uploaded again.
+                    if deletion.reason != .encryptedDataReset {
+                        s.pendingRecordZoneChanges.removeAll { $0.recordID.zoneID == deletion.zoneID }
+                    }
+                }
+                if !zones.isEmpty, !s.interruptedScopes.contains(scope) { s.interruptedScopes.append(scope) }
+            }
+            try await emit(.stateUpdate(state))
+        }
+        for zone in zones {
+            try await fetchZone(zone)
+        }
+        setState { s in
+            s.setToken(token, for: scope)
+            s.interruptedScopes.removeAll { $0 == scope }
+        }
+        try await emit(.stateUpdate(state))
+    }
+
+    private func fetchZone(_ zone: ZoneID) async throws(RecSyncError) {
+        try await emit(.willFetchRecordZoneChanges(zone))
+        var token = state.token(for: zone)
+        // Asked again after the zone's changes: those that failed before this fetch.
+        let retrying = state.retryRecords.filter { $0.zoneID == zone }
+        if token == nil { try await emit(.fetchingWholeZone(zone)) }
+        do {
+            while true {
+                let page: RecordZoneChanges
+                do {
+                    page = try await store.recordZoneChanges(zone: zone, since: token, resultsLimit: options.fetchPageSize, desiredKeys: nil)
+                } catch .changeTokenExpired {
+                    token = nil
+                    setState { $0.setToken(nil, for: zone) }
+                    try await emit(.fetchingWholeZone(zone))
+                    continue
+                }
+                var records: [Record] = []
+                var failures: [RecordFailure] = []
+                for item in page.modifications {
+                    switch item.result {
+                    case .success(let record): records.append(record)
+                    case .failure(let error): failures.append(RecordFailure(recordID: item.recordID, error: error))
+                    }
+                }
+                try await emit(.fetchedRecordZoneChanges(FetchedRecordZoneChanges(
+                    zoneID: zone, modifications: records, deletions: page.deletions, undeliverable: failures, warnings: page.warnings)))
+                let delivered = Set(records.map(\.recordID)).union(page.deletions.map(\.recordID))
+                setState { s in
+                    s.setToken(page.changeToken, for: zone)
+                    s.retryRecords.removeAll { delivered.contains($0) }
+                    for failure in failures where !s.retryRecords.contains(failure.recordID) { s.retryRecords.append(failure.recordID) }
+                }
+                try await emit(.stateUpdate(state))
+                token = page.changeToken
+                if !page.moreComing { break }
+            }
+            try await retryUndelivered(retrying, in: zone)
+        } catch .zoneNotFound(let z) where z == zone {
+            try await emit(.didFetchRecordZoneChanges(zone, error: .zoneNotFound(z)))
+            return
+        } catch .userDeletedZone(let z) where z == zone {
+            try await emit(.didFetchRecordZoneChanges(zone, error: .userDeletedZone(z)))
+            return
+        }
+        try await emit(.didFetchRecordZoneChanges(zone, error: nil))
+    }
+
+    /// Asks again for records of the zone the store could not deliver before.
+    private func retryUndelivered(_ candidates: [RecordID], in zone: ZoneID) async throws(RecSyncError) {
+        // Those the zone's changes delivered or listed again meanwhile are settled.
+        let ids = candidates.filter(state.retryRecords.contains)
+        guard !ids.isEmpty else { return }
+        var records: [Record] = []
+        var failures: [RecordFailure] = []
+        var gone: [RecordID] = []
+        for item in try await store.fetchRecords(ids) {
+            switch item.result {
+            case .success(let record): records.append(record)
+            case .failure(.unknownItem): gone.append(item.recordID)
+            case .failure(let error): failures.append(RecordFailure(recordID: item.recordID, error: error))
+            }
+        }
+        if !records.isEmpty || !failures.isEmpty {
+            try await emit(.fetchedRecordZoneChanges(FetchedRecordZoneChanges(zoneID: zone, modifications: records, deletions: [], undeliverable: failures, warnings: [])))
+        }
+        // A record deleted since it failed: its deletion was (or will be) in the zone's changes.
+        let settled = Set(records.map(\.recordID)).union(gone)
+        guard !settled.isEmpty else { return }
+        setState { $0.retryRecords.removeAll { settled.contains($0) } }
+        try await emit(.stateUpdate(state))
+    }
+
+    /// Which scope a zone belongs to for this user.
+    func scopeOf(_ zone: ZoneID) -> DatabaseScope {
+        zone.ownerName == store.userRecordName ? .private : .shared
+    }
+}

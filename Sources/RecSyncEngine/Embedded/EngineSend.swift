@@ -1,0 +1,127 @@
+import RecSyncModel
+import RecSyncStore
+
+extension RecordSyncEngine {
+    /// Sends the pending changes: zone saves and deletes first, then records in batches, each
+    /// batch's records asked of the delegate just before it goes. Every result is delivered
+    /// (`.sentDatabaseChanges`, `.sentRecordZoneChanges`) before the state drops the changes
+    /// it confirms. A change the store refused for good (a conflict, a zone gone, a bad
+    /// record) is dropped from the pending list and reported: the app decides, and adds it
+    /// again after a merge. One refused only because another change in its atomic zone
+    /// failed (`batchRequestFailed`), or because the store was busy, stays pending. When the
+    /// store cannot be reached the send stops there with the error; nothing pending is lost.
+    public func sendChanges() async throws(RecSyncError) {
+        try await exclusively { () async throws(RecSyncError) in
+            try await emit(.willSendChanges)
+            try await sendDatabaseChanges()
+            try await sendRecordZoneChanges()
+            try await emit(.didSendChanges)
+        }
+    }
+
+    private func sendDatabaseChanges() async throws(RecSyncError) {
+        let pending = state.pendingDatabaseChanges
+        guard !pending.isEmpty else { return }
+        let operations: [ZoneOperation] = pending.map { change in
+            switch change {
+            case .saveZone(let zone): .save(zone)
+            case .deleteZone(let id): .delete(id)
+            }
+        }
+        let results = try await store.modifyRecordZones(operations)
+        var sent = SentDatabaseChanges()
+        var done: [PendingDatabaseChange] = []
+        for (change, outcome) in zip(pending, results) {
+            switch (change, outcome.result) {
+            case (.saveZone(let zone), .success(let stored)):
+                sent.savedZones.append(stored ?? zone)
+            case (.deleteZone(let id), .success):
+                sent.deletedZoneIDs.append(id)
+            case (.deleteZone(let id), .failure(.zoneNotFound)):
+                // Already gone: what the app asked for.
+                sent.deletedZoneIDs.append(id)
+            case (.saveZone(let zone), .failure(let error)):
+                sent.failedZoneSaves.append(ZoneFailure(zoneID: zone.zoneID, error: error))
+            case (.deleteZone(let id), .failure(let error)):
+                sent.failedZoneDeletes.append(ZoneFailure(zoneID: id, error: error))
+            }
+            if case .failure(let error) = outcome.result, Self.staysPending(error) { continue }
+            done.append(change)
+        }
+        try await emit(.sentDatabaseChanges(sent))
+        setState { s in s.pendingDatabaseChanges.removeAll { done.contains($0) } }
+        try await emit(.stateUpdate(state))
+    }
+
+    private func sendRecordZoneChanges() async throws(RecSyncError) {
+        // Each change is tried once per send: those added meanwhile wait for the next.
+        var queue = state.pendingRecordZoneChanges[...]
+        while !queue.isEmpty {
+            let batch = Array(queue.prefix(options.sendBatchSize))
+            queue = queue.dropFirst(batch.count)
+            try await sendBatch(batch)
+        }
+    }
+
+    private func sendBatch(_ batch: [PendingRecordZoneChange]) async throws(RecSyncError) {
+        let taken = batch.map { ($0, generation(of: $0)) }
+        let saveIDs = batch.compactMap { if case .saveRecord(let id) = $0 { id } else { nil } }
+        let deletions = batch.compactMap { change -> RecordDeletion? in
+            if case .deleteRecord(let id) = change { RecordDeletion(recordID: id, changeTag: nil) } else { nil }
+        }
+        var provided: [RecordID: Record] = [:]
+        if !saveIDs.isEmpty {
+            let wanted = Set(saveIDs)
+            for record in try await recordsToSave(saveIDs) {
+                guard wanted.contains(record.recordID) else {
+                    throw .delegateFailed(event: "recordsToSave", message: "it returned record '\(record.recordID)', which was not asked for; return only the records named")
+                }
+                try record.validate()
+                provided[record.recordID] = record
+            }
+        }
+        // A record the app no longer has: its pending save is dropped, as CKSyncEngine does.
+        let saves = saveIDs.compactMap { provided[$0] }
+        var sent = SentRecordZoneChanges()
+        var keep = Set<PendingRecordZoneChange>()
+        if !saves.isEmpty || !deletions.isEmpty {
+            let result = try await store.modifyRecognisingOwnSaves(
+                saving: saves, deleting: deletions, savePolicy: .ifServerRecordUnchanged, atomically: options.atomicByZone, clientChangeTokenData: nil)
+            var goneZones = Set<ZoneID>()
+            for (record, item) in zip(saves, result.saveResults) {
+                switch item.result {
+                case .success(let stored): sent.savedRecords.append(stored)
+                case .failure(let error):
+                    sent.failedRecordSaves.append(FailedRecordSave(record: record, error: error))
+                    if Self.staysPending(error) { keep.insert(.saveRecord(record.recordID)) }
+                    if case .zoneNotFound(let z) = error { goneZones.insert(z) }
+                    if case .userDeletedZone(let z) = error { goneZones.insert(z) }
+                }
+            }
+            for (deletion, item) in zip(deletions, result.deleteResults) {
+                switch item.result {
+                case .success, .failure(.unknownItem): sent.deletedRecordIDs.append(deletion.recordID)
+                case .failure(let error):
+                    sent.failedRecordDeletes.append(RecordFailure(recordID: deletion.recordID, error: error))
+                    if Self.staysPending(error) { keep.insert(.deleteRecord(deletion.recordID)) }
+                    if case .zoneNotFound(let z) = error { goneZones.insert(z) }
+                    if case .userDeletedZone(let z) = error { goneZones.insert(z) }
+                }
+            }
+            // Own zones the store refused: why they went (a zone never created has no tombstone).
+            let own = goneZones.filter { $0.ownerName == store.userRecordName }.sorted()
+            sent.zonesGone = own.isEmpty ? [] : try await store.fetchZoneDeletions(own)
+        }
+        try await emit(.sentRecordZoneChanges(sent))
+        removeSent(taken.filter { !keep.contains($0.0) })
+        try await emit(.stateUpdate(state))
+    }
+
+    /// Refusals worth sending again unchanged: collateral in an atomic zone, a busy store.
+    static func staysPending(_ error: RecSyncError) -> Bool {
+        switch error {
+        case .batchRequestFailed, .storeBusy: true
+        default: false
+        }
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import RecSyncModel
+import RecSyncStore
+
+extension RecordSyncEngine {
+    /// Everything the engine must remember between runs: where each scope and zone was last
+    /// fetched to, what the app still has to send, and records the store could not deliver.
+    ///
+    /// CloudKit's `CKSyncEngine.State.Serialization`. The engine hands a new value to the app in a
+    /// `.stateUpdate` event whenever it changes; the app saves it (``serialized()`` gives JSON
+    /// bytes) and passes it back to ``RecordSyncEngine/init(store:state:delegate:options:)``
+    /// next time. A token moves only after the event carrying the data it covers was handled,
+    /// so an app killed at any point fetches that data again rather than losing it.
+    public struct State: Sendable, Hashable, Codable {
+        /// The format this recsync writes; a state of a later format is refused.
+        public static let currentVersion = 1
+
+        public private(set) var version: Int
+        /// The store the tokens belong to (set on first use).
+        public internal(set) var storeID: String?
+        /// The user the tokens were fetched as (set on first use).
+        public internal(set) var userRecordName: String?
+        /// Saves and deletes of records the app made and the store has not confirmed, in order.
+        public internal(set) var pendingRecordZoneChanges: [PendingRecordZoneChange]
+        /// Zone saves and deletes the store has not confirmed, in order.
+        public internal(set) var pendingDatabaseChanges: [PendingDatabaseChange]
+        /// Records the store listed as changed but could not deliver (an unreadable stored
+        /// form); fetched again on every fetch until they arrive or are gone.
+        public internal(set) var retryRecords: [RecordID]
+        var scopeTokens: [ScopeToken]
+        var zoneTokens: [ZoneToken]
+        /// Scopes whose zone tokens moved ahead of the scope token (a fetch stopped part-way).
+        var interruptedScopes: [DatabaseScope]
+
+        struct ScopeToken: Sendable, Hashable, Codable {
+            var scope: DatabaseScope
+            var token: ServerChangeToken
+        }
+
+        struct ZoneToken: Sendable, Hashable, Codable {
+            var zoneID: ZoneID
+            var token: ServerChangeToken
+        }
+
+        /// A state for an app that never synced: everything is fetched.
+        public init() {
+            version = Self.currentVersion
+            pendingRecordZoneChanges = []
+            pendingDatabaseChanges = []
+            retryRecords = []
+            scopeTokens = []
+            zoneTokens = []
+            interruptedScopes = []
+        }
+
+        /// Reads a state saved with ``serialized()``.
+        public init(serialized bytes: Data) throws(RecSyncError) {
+            let decoded: State
+            do {
+                decoded = try JSONDecoder().decode(State.self, from: bytes)
+            } catch {
+                throw .invalidArguments("the saved sync state does not decode (\(error)); pass the bytes a .stateUpdate event gave, or start from RecordSyncEngine.State() to fetch everything again")
+            }
+            guard decoded.version <= Self.currentVersion else {
+                throw .invalidArguments("the saved sync state has format \(decoded.version); this recsync reads up to \(Self.currentVersion). Upgrade recsync, or start from RecordSyncEngine.State() to fetch everything again")
+            }
+            self = decoded
+        }
+
+        /// The state as JSON bytes, to save.
+        public func serialized() throws(RecSyncError) -> Data {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            do {
+                return try encoder.encode(self)
+            } catch {
+                throw .internalError("the sync state could not be encoded (\(error)); nothing was saved")
+            }
+        }
+
+        /// Where the scope was last fetched to; nil: never.
+        public func token(for scope: DatabaseScope) -> ServerChangeToken? {
+            scopeTokens.first { $0.scope == scope }?.token
+        }
+
+        /// Where the zone was last fetched to; nil: never.
+        public func token(for zone: ZoneID) -> ServerChangeToken? {
+            zoneTokens.first { $0.zoneID == zone }?.token
+        }
+
+        /// The zones this state holds tokens for.
+        public var knownZones: [ZoneID] { zoneTokens.map(\.zoneID) }
+
+        mutating func setToken(_ token: ServerChangeToken?, for scope: DatabaseScope) {
+            scopeTokens.removeAll { $0.scope == scope }
+            if let token { scopeTokens.append(ScopeToken(scope: scope, token: token)) }
+        }
+
+        mutating func setToken(_ token: ServerChangeToken?, for zone: ZoneID) {
+            if let i = zoneTokens.firstIndex(where: { $0.zoneID == zone }) {
+                if let token { zoneTokens[i].token = token } else { zoneTokens.remove(at: i) }
+            } else if let token {
+                zoneTokens.append(ZoneToken(zoneID: zone, token: token))
+            }
+        }
+    }
+
+    /// A record the app changed: CloudKit's `CKSyncEngine.PendingRecordZoneChange`.
+    public enum PendingRecordZoneChange: Sendable, Hashable, Codable {
+        case saveRecord(RecordID)
+        case deleteRecord(RecordID)
+
+        public var recordID: RecordID {
+            switch self {
+            case .saveRecord(let id), .deleteRecord(let id): id
+            }
+        }
+    }
+
+    /// A zone the app created or deleted: CloudKit's `CKSyncEngine.PendingDatabaseChange`.
+    public enum PendingDatabaseChange: Sendable, Hashable, Codable {
+        /// Creates the zone, or updates its metadata. A zone deleted or purged on the store is
+        /// not brought back this way (the send reports it with the reason).
+        case saveZone(RecordZone)
+        case deleteZone(ZoneID)
+
+        public var zoneID: ZoneID {
+            switch self {
+            case .saveZone(let zone): zone.zoneID
+            case .deleteZone(let id): id
+            }
+        }
+    }
+}

@@ -1,0 +1,143 @@
+import RecSyncModel
+import RecSyncStore
+
+/// Keeps an app's own records in sync with a store: CloudKit's `CKSyncEngine`, for Swift
+/// programs that hold their data themselves (a database, memory) instead of in record files.
+///
+/// The app creates the engine with a ``RemoteStore``, the ``State`` it saved last time and a
+/// delegate; it tells the engine what it changed (``add(pendingRecordZoneChanges:)``), and calls
+/// ``sendChanges()`` and ``fetchChanges(scopes:)``. The engine delivers what happened as
+/// ``Event``s, in order, to the delegate, and asks the delegate for the records to send.
+/// Fetches and sends run one at a time; adding pending changes meanwhile is safe (a change
+/// added while its record is being sent is kept for the next send).
+///
+/// The file workspace (`SyncEngine`) is a separate client of the same store operations; see
+/// the `RecSyncEngine` documentation article.
+public actor RecordSyncEngine {
+    /// Tuning; the defaults suit most apps.
+    public struct Options: Sendable, Hashable {
+        /// Records asked of the store per page when fetching.
+        public var fetchPageSize = 400
+        /// Pending record changes sent per request (and asked of the delegate at once).
+        public var sendBatchSize = 200
+        /// With true, a zone in which any change of a batch fails lands none of them
+        /// (the others come back as `batchRequestFailed` and stay pending).
+        public var atomicByZone = false
+
+        public init() {}
+    }
+
+    public let store: any RemoteStore
+    public let options: Options
+    private weak var delegate: (any RecordSyncEngineDelegate)?
+    /// The current state (what the last `.stateUpdate` carried).
+    public private(set) var state: State
+    /// Bumped each time the app adds a pending change, so a send removes only the changes it
+    /// actually sent (not one added again while it ran).
+    private var generations: [PendingRecordZoneChange: Int] = [:]
+    private var busy = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    /// - Parameter state: what the app saved from the last `.stateUpdate`, or `State()`.
+    /// Refuses a state made with another store or user (its tokens would not fit).
+    public init(store: any RemoteStore, state: State, delegate: any RecordSyncEngineDelegate, options: Options = Options()) throws(RecSyncError) {
+        if let known = state.storeID, known != store.storeID {
+            throw .invalidArguments("the saved sync state belongs to store \(known), not to this store (\(store.storeID)); start from RecordSyncEngine.State() to sync with this one")
+        }
+        if let known = state.userRecordName, known != store.userRecordName {
+            throw .invalidArguments("the saved sync state was made by user '\(known)', not '\(store.userRecordName)'; start from RecordSyncEngine.State() for this user")
+        }
+        guard options.fetchPageSize > 0, options.sendBatchSize > 0 else {
+            throw .invalidArguments("fetchPageSize and sendBatchSize must be at least 1 (got \(options.fetchPageSize), \(options.sendBatchSize))")
+        }
+        self.store = store
+        self.state = state
+        self.delegate = delegate
+        self.options = options
+        self.state.storeID = store.storeID
+        self.state.userRecordName = store.userRecordName
+    }
+
+    // MARK: Pending changes
+
+    /// Records the app changed, to send. A save replaces a pending delete of the same record
+    /// and the other way round. Delivers a `.stateUpdate`.
+    public func add(pendingRecordZoneChanges changes: [PendingRecordZoneChange]) async throws(RecSyncError) {
+        for change in changes {
+            state.pendingRecordZoneChanges.removeAll { $0.recordID == change.recordID }
+            state.pendingRecordZoneChanges.append(change)
+            generations[change, default: 0] += 1
+        }
+        try await emit(.stateUpdate(state))
+    }
+
+    /// Forgets pending record changes (the app dropped them). Delivers a `.stateUpdate`.
+    public func remove(pendingRecordZoneChanges changes: [PendingRecordZoneChange]) async throws(RecSyncError) {
+        let gone = Set(changes)
+        state.pendingRecordZoneChanges.removeAll { gone.contains($0) }
+        for change in changes { generations[change, default: 0] += 1 }
+        try await emit(.stateUpdate(state))
+    }
+
+    /// Zones the app created or deleted, to send. Delivers a `.stateUpdate`.
+    public func add(pendingDatabaseChanges changes: [PendingDatabaseChange]) async throws(RecSyncError) {
+        for change in changes {
+            state.pendingDatabaseChanges.removeAll { $0.zoneID == change.zoneID }
+            state.pendingDatabaseChanges.append(change)
+        }
+        try await emit(.stateUpdate(state))
+    }
+
+    // MARK: Running one at a time
+
+    func exclusively<T: Sendable>(_ body: () async throws(RecSyncError) -> T) async throws(RecSyncError) -> T {
+        if busy {
+            await withCheckedContinuation { waiting.append($0) }
+        } else {
+            busy = true
+        }
+        defer {
+            if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
+        }
+        return try await body()
+    }
+
+    /// Hands an event to the delegate; its failure stops the run.
+    func emit(_ event: Event) async throws(RecSyncError) {
+        guard let delegate else {
+            throw .delegateFailed(event: event.name, message: "the engine's delegate is gone (the engine holds it weakly, as CKSyncEngine does); keep a reference to it while the engine runs")
+        }
+        do {
+            try await delegate.handleEvent(event, syncEngine: self)
+        } catch let error as RecSyncError {
+            throw .delegateFailed(event: event.name, message: error.message)
+        } catch {
+            throw .delegateFailed(event: event.name, message: "\(error)")
+        }
+    }
+
+    func recordsToSave(_ ids: [RecordID]) async throws(RecSyncError) -> [Record] {
+        guard let delegate else {
+            throw .delegateFailed(event: "recordsToSave", message: "the engine's delegate is gone; keep a reference to it while the engine runs")
+        }
+        do {
+            return try await delegate.recordsToSave(ids, syncEngine: self)
+        } catch let error as RecSyncError {
+            throw .delegateFailed(event: "recordsToSave", message: error.message)
+        } catch {
+            throw .delegateFailed(event: "recordsToSave", message: "\(error)")
+        }
+    }
+
+    func generation(of change: PendingRecordZoneChange) -> Int { generations[change] ?? 0 }
+
+    /// Drops sent changes, unless the app added them again since `sent` was taken.
+    func removeSent(_ sent: [(PendingRecordZoneChange, Int)]) {
+        let done = Set(sent.filter { generation(of: $0.0) == $0.1 }.map(\.0))
+        state.pendingRecordZoneChanges.removeAll { done.contains($0) }
+    }
+
+    func setState(_ update: (inout State) -> Void) {
+        update(&state)
+    }
+}

@@ -1,0 +1,335 @@
+import Foundation
+import RecSyncEngine
+import RecSyncModel
+import RecSyncStore
+import Synchronization
+import Testing
+
+/// An app as the embedding engine sees it: records in memory, the saved state, every event.
+/// `failOn` makes the handler throw on the first event whose name starts with it (a crash).
+final class MemoryApp: RecordSyncEngineDelegate, @unchecked Sendable {
+    struct Data {
+        var records: [RecordID: Record] = [:]
+        var savedState = RecordSyncEngine.State()
+        var events: [String] = []
+        var conflicts: [RecordConflict] = []
+        var zonesGone: [ZoneDeletion] = []
+        var undeliverable: [RecordID] = []
+        var failOn: String?
+        var onEvent: (@Sendable (String) async -> Void)?
+        /// Zones being delivered in full, and what has arrived of them.
+        var wholeZones: [ZoneID: Set<RecordID>] = [:]
+    }
+
+    let data = Mutex(Data())
+    struct Crash: Error {}
+
+    func handleEvent(_ event: RecordSyncEngine.Event, syncEngine: RecordSyncEngine) async throws {
+        let hook = data.withLock { $0.onEvent }
+        await hook?(event.name)
+        try data.withLock { d in
+            if let f = d.failOn, event.name.hasPrefix(f) {
+                d.failOn = nil
+                throw Crash()
+            }
+            d.events.append(event.name)
+            switch event {
+            case .stateUpdate(let state):
+                // What an app does: saves the serialized bytes, and reads them back next time.
+                d.savedState = try RecordSyncEngine.State(serialized: state.serialized())
+            case .fetchedDatabaseChanges(let changes):
+                for deletion in changes.deletions where deletion.reason != .encryptedDataReset {
+                    d.records = d.records.filter { $0.key.zoneID != deletion.zoneID }
+                    d.zonesGone.append(deletion)
+                }
+            case .fetchingWholeZone(let zone):
+                d.wholeZones[zone] = []
+            case .didFetchRecordZoneChanges(let zone, nil):
+                if let arrived = d.wholeZones.removeValue(forKey: zone) {
+                    d.records = d.records.filter { $0.key.zoneID != zone || arrived.contains($0.key) }
+                }
+            case .fetchedRecordZoneChanges(let changes):
+                d.wholeZones[changes.zoneID]?.formUnion(changes.modifications.map(\.recordID) + changes.undeliverable.map(\.recordID))
+                for record in changes.modifications { d.records[record.recordID] = record }
+                for deletion in changes.deletions { d.records[deletion.recordID] = nil }
+                d.undeliverable += changes.undeliverable.map(\.recordID)
+            case .sentRecordZoneChanges(let sent):
+                for record in sent.savedRecords { d.records[record.recordID] = record }
+                for failure in sent.failedRecordSaves {
+                    if case .serverRecordChanged(let conflict) = failure.error { d.conflicts.append(conflict) }
+                }
+                d.zonesGone += sent.zonesGone
+            default:
+                break
+            }
+        }
+    }
+
+    func recordsToSave(_ recordIDs: [RecordID], syncEngine: RecordSyncEngine) async throws -> [Record] {
+        data.withLock { d in recordIDs.compactMap { d.records[$0] } }
+    }
+
+    var records: [RecordID: Record] { data.withLock { $0.records } }
+    var savedState: RecordSyncEngine.State { data.withLock { $0.savedState } }
+    var events: [String] { data.withLock { $0.events } }
+
+    /// Edits a record locally (a new record when it does not exist), as the app's UI would.
+    func edit(_ id: RecordID, _ fields: [String: FieldValue]) throws {
+        try data.withLock { d in
+            var record = try d.records[id] ?? Record(recordID: id, recordType: "Note")
+            record.fields = fields
+            d.records[id] = record
+        }
+    }
+
+    func clearEvents() { data.withLock { $0.events = [] } }
+}
+
+@Suite struct RecordSyncEngineTests {
+    let storage = MemoryStorage()
+    let zone: ZoneID
+
+    init() throws {
+        zone = try ZoneID(zoneName: "notes", ownerName: "alice")
+    }
+
+    func store(_ user: String = "alice", device: String) throws -> MemoryStore {
+        MemoryStore(storage: storage, actor: try StoreActor(userRecordName: user, deviceID: device))
+    }
+
+    func engine(_ app: MemoryApp, device: String, user: String = "alice", state: RecordSyncEngine.State? = nil, options: RecordSyncEngine.Options = .init()) throws -> RecordSyncEngine {
+        try RecordSyncEngine(store: store(user, device: device), state: state ?? app.savedState, delegate: app, options: options)
+    }
+
+    func id(_ name: String) throws -> RecordID { try RecordID(recordName: name, zoneID: zone) }
+
+    @Test func twoAppsSyncSavesDeletesAndZones() async throws {
+        let (a, b) = (MemoryApp(), MemoryApp())
+        let ea = try engine(a, device: "a"), eb = try engine(b, device: "b")
+        try a.edit(id("n1"), ["title": .string("one")])
+        try a.edit(id("n2"), ["title": .string("two")])
+        try await ea.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
+        try await ea.add(pendingRecordZoneChanges: [.saveRecord(id("n1")), .saveRecord(id("n2"))])
+        try await ea.sendChanges()
+        #expect(a.savedState.pendingRecordZoneChanges.isEmpty)
+        #expect(a.savedState.pendingDatabaseChanges.isEmpty)
+        #expect(try a.records[id("n1")]?.changeTag != nil, "the saved record came back with its change tag")
+
+        try await eb.fetchChanges()
+        #expect(try b.records[id("n1")]?.fields["title"] == .string("one"))
+        #expect(b.records.count == 2)
+
+        // b deletes one, a sees it go.
+        try await eb.add(pendingRecordZoneChanges: [.deleteRecord(id("n2"))])
+        let n2 = try id("n2")
+        b.data.withLock { $0.records[n2] = nil }
+        try await eb.sendChanges()
+        try await ea.fetchChanges()
+        #expect(try a.records[id("n2")] == nil)
+        #expect(try a.records[id("n1")] != nil)
+
+        // a deletes the zone; b is told why and drops it.
+        try await ea.add(pendingDatabaseChanges: [.deleteZone(zone)])
+        try await ea.sendChanges()
+        try await eb.fetchChanges()
+        #expect(b.records.isEmpty)
+        #expect(b.data.withLock { $0.zonesGone } == [ZoneDeletion(zoneID: zone, reason: .deleted)])
+        #expect(b.savedState.knownZones.isEmpty)
+    }
+
+    @Test func eventsComeInOrderWithDataBeforeTheTokenThatCoversIt() async throws {
+        let (a, b) = (MemoryApp(), MemoryApp())
+        let ea = try engine(a, device: "a"), eb = try engine(b, device: "b")
+        try a.edit(id("n1"), ["v": .int64(1)])
+        try await ea.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
+        try await ea.add(pendingRecordZoneChanges: [.saveRecord(id("n1"))])
+        a.clearEvents()
+        try await ea.sendChanges()
+        #expect(a.events == ["willSendChanges", "sentDatabaseChanges", "stateUpdate", "sentRecordZoneChanges", "stateUpdate", "didSendChanges"])
+
+        try await eb.fetchChanges()
+        #expect(b.events == [
+            "willFetchChanges",
+            "fetchedDatabaseChanges", "stateUpdate",
+            "willFetchRecordZoneChanges(alice/notes)", "fetchingWholeZone(alice/notes)", "fetchedRecordZoneChanges(alice/notes)", "stateUpdate", "didFetchRecordZoneChanges(alice/notes)",
+            "stateUpdate",
+            "fetchedDatabaseChanges", "stateUpdate", "didFetchChanges",
+        ])
+        // Nothing new: no zone is fetched.
+        b.clearEvents()
+        try await eb.fetchChanges()
+        #expect(!b.events.contains { $0.hasPrefix("willFetchRecordZoneChanges") }, "\(b.events)")
+    }
+
+    @Test func aConflictCarriesServerClientAndAncestorAndTheMergeGoesThrough() async throws {
+        let (a, b) = (MemoryApp(), MemoryApp())
+        let ea = try engine(a, device: "a"), eb = try engine(b, device: "b")
+        try a.edit(id("n"), ["title": .string("base"), "body": .string("x")])
+        try await ea.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
+        try await ea.add(pendingRecordZoneChanges: [.saveRecord(id("n"))])
+        try await ea.sendChanges()
+        try await eb.fetchChanges()
+
+        try a.edit(id("n"), ["title": .string("from a"), "body": .string("x")])
+        try b.edit(id("n"), ["title": .string("base"), "body": .string("from b")])
+        try await ea.add(pendingRecordZoneChanges: [.saveRecord(id("n"))])
+        try await ea.sendChanges()
+        try await eb.add(pendingRecordZoneChanges: [.saveRecord(id("n"))])
+        try await eb.sendChanges()
+
+        let conflict = try #require(b.data.withLock { $0.conflicts.first })
+        #expect(conflict.server?.fields["title"] == .string("from a"))
+        #expect(conflict.client?.fields["body"] == .string("from b"))
+        #expect(conflict.ancestor?.fields["title"] == .string("base"))
+        #expect(b.savedState.pendingRecordZoneChanges.isEmpty, "a refused save leaves the pending list: the app decides")
+
+        // The app merges onto the server's version (its change tag) and saves again.
+        var merged = try #require(conflict.server)
+        merged.fields["body"] = .string("from b")
+        b.data.withLock { $0.records[merged.recordID] = merged }
+        try await eb.add(pendingRecordZoneChanges: [.saveRecord(id("n"))])
+        try await eb.sendChanges()
+        try await ea.fetchChanges()
+        #expect(try a.records[id("n")]?.fields == ["title": .string("from a"), "body": .string("from b")])
+    }
+
+    @Test func aCrashWhileSavingFetchedRecordsRedeliversThemAndLosesNothing() async throws {
+        let (a, b) = (MemoryApp(), MemoryApp())
+        let ea = try engine(a, device: "a")
+        try await ea.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
+        for i in 0..<5 {
+            try a.edit(id("n\(i)"), ["v": .int64(Int64(i))])
+            try await ea.add(pendingRecordZoneChanges: [.saveRecord(id("n\(i)"))])
+        }
+        try await ea.sendChanges()
+
+        // b's app dies while it stores the second page: the first page's token was saved.
+        b.data.withLock { $0.failOn = "fetchedRecordZoneChanges" }
+        var small = RecordSyncEngine.Options()
+        small.fetchPageSize = 2
+        let first = try engine(b, device: "b", options: small)
+        await #expect(throws: RecSyncError.self) { try await first.fetchChanges() }
+        #expect(b.records.isEmpty)
+        #expect(b.savedState.token(for: .private) == nil, "the scope token does not move past zones not done")
+
+        // A new engine from what the app saved brings everything.
+        let again = try engine(b, device: "b", options: small)
+        try await again.fetchChanges()
+        #expect(b.records.count == 5)
+        #expect(b.savedState.token(for: zone) != nil)
+    }
+
+    @Test func aCrashAfterASendLandedIsRecognisedAsTheSameSave() async throws {
+        let a = MemoryApp()
+        let ea = try engine(a, device: "a")
+        try await ea.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
+        try await ea.sendChanges()
+        try a.edit(id("n"), ["v": .int64(1)])
+        try await ea.add(pendingRecordZoneChanges: [.saveRecord(id("n"))])
+        try await ea.sendChanges()
+        try a.edit(id("n"), ["v": .int64(2)])
+        try await ea.add(pendingRecordZoneChanges: [.saveRecord(id("n"))])
+
+        // The store takes the save; the app dies before it records the new change tag.
+        a.data.withLock { $0.failOn = "sentRecordZoneChanges" }
+        await #expect(throws: RecSyncError.self) { try await ea.sendChanges() }
+        #expect(a.savedState.pendingRecordZoneChanges == [.saveRecord(try id("n"))], "still pending")
+
+        let restarted = try engine(a, device: "a")
+        try await restarted.sendChanges()
+        #expect(a.data.withLock { $0.conflicts }.isEmpty, "its own landed save is not a conflict")
+        #expect(a.savedState.pendingRecordZoneChanges.isEmpty)
+        let stored = try await store(device: "x").fetchRecords([id("n")])
+        #expect(try stored.first?.result.get().changeTag == a.records[id("n")]?.changeTag)
+    }
+
+    @Test func aChangeAddedWhileItsRecordIsSentStaysPending() async throws {
+        let a = MemoryApp()
+        let ea = try engine(a, device: "a")
+        try await ea.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
+        try await ea.sendChanges()
+        try a.edit(id("n"), ["v": .int64(1)])
+        try await ea.add(pendingRecordZoneChanges: [.saveRecord(id("n"))])
+        // The user edits again while the first version is on its way.
+        let n = try id("n")
+        a.data.withLock { d in
+            d.onEvent = { name in
+                guard name == "sentRecordZoneChanges" else { return }
+                try? a.edit(n, ["v": .int64(2)])
+                try? await ea.add(pendingRecordZoneChanges: [.saveRecord(n)])
+            }
+        }
+        try await ea.sendChanges()
+        a.data.withLock { $0.onEvent = nil }
+        #expect(a.savedState.pendingRecordZoneChanges == [.saveRecord(n)], "the second edit is still to send")
+    }
+
+    @Test func anUnreadableRecordDoesNotHoldUpItsZoneAndArrivesOnceReadable() async throws {
+        let (a, b) = (MemoryApp(), MemoryApp())
+        let ea = try engine(a, device: "a")
+        try await ea.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
+        try a.edit(id("good"), ["v": .int64(1)])
+        try await ea.add(pendingRecordZoneChanges: [.saveRecord(id("good"))])
+        try await ea.sendChanges()
+        storage.commitRawRecord(try id("bad"), bytes: Array("not a record".utf8))
+
+        let eb = try engine(b, device: "b")
+        try await eb.fetchChanges()
+        #expect(try b.records[id("good")] != nil)
+        #expect(try b.data.withLock { $0.undeliverable } == [id("bad")])
+        #expect(try b.savedState.retryRecords == [id("bad")])
+
+        // A second fetch asks again (and reports it again), without holding up the zone.
+        b.data.withLock { $0.undeliverable = [] }
+        try await eb.fetchChanges()
+        #expect(try b.data.withLock { $0.undeliverable } == [id("bad")])
+
+        // Someone repairs it with plain git; the next fetch delivers it and the retry ends.
+        let repaired = try Record(recordID: id("bad"), recordType: "Note", fields: ["v": .int64(2)])
+        storage.commitRawRecord(try id("bad"), bytes: StoreEncoding.encode(repaired))
+        try await eb.fetchChanges()
+        #expect(b.savedState.retryRecords.isEmpty)
+        #expect(try b.records[id("bad")]?.fields["v"] == .int64(2))
+    }
+
+    @Test func aPurgedZoneIsReportedWithItsReasonToTheSender() async throws {
+        let (a, b) = (MemoryApp(), MemoryApp())
+        let ea = try engine(a, device: "a"), eb = try engine(b, device: "b")
+        try await ea.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
+        try a.edit(id("n"), ["v": .int64(1)])
+        try await ea.add(pendingRecordZoneChanges: [.saveRecord(id("n"))])
+        try await ea.sendChanges()
+        try await eb.fetchChanges()
+
+        _ = try await store(device: "admin").modifyRecordZones([.purge(zone)])
+        try b.edit(id("n"), ["v": .int64(2)])
+        try await eb.add(pendingRecordZoneChanges: [.saveRecord(id("n"))])
+        try await eb.sendChanges()
+        #expect(b.data.withLock { $0.zonesGone } == [ZoneDeletion(zoneID: zone, reason: .purged)])
+        #expect(b.savedState.pendingRecordZoneChanges.isEmpty)
+        // A save of the zone does not bring a purged zone back.
+        try await eb.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
+        try await eb.sendChanges()
+        #expect(try await store(device: "x").fetchAllRecordZones(scope: .private).isEmpty)
+    }
+
+    @Test func aStateFromAnotherStoreOrALaterFormatIsRefused() async throws {
+        let a = MemoryApp()
+        let ea = try engine(a, device: "a")
+        try await ea.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
+        try await ea.sendChanges()
+        try await ea.fetchChanges()
+        let saved = a.savedState
+        #expect(saved.storeID == (try store(device: "a")).storeID)
+
+        let other = MemoryStore(storage: MemoryStorage(), actor: try StoreActor(userRecordName: "alice"))
+        #expect(throws: RecSyncError.self) { _ = try RecordSyncEngine(store: other, state: saved, delegate: a) }
+        #expect(throws: RecSyncError.self) { _ = try engine(a, device: "a", user: "bob", state: saved) }
+
+        var json = String(decoding: try saved.serialized(), as: UTF8.self)
+        json = json.replacingOccurrences(of: "\"version\":1", with: "\"version\":99")
+        #expect(throws: RecSyncError.self) { _ = try RecordSyncEngine.State(serialized: Data(json.utf8)) }
+        #expect(throws: RecSyncError.self) { _ = try RecordSyncEngine.State(serialized: Data("{".utf8)) }
+        #expect(try RecordSyncEngine.State(serialized: saved.serialized()) == saved)
+    }
+}
