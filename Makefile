@@ -1,6 +1,6 @@
 # recsync — the two commands for a fresh machine, plus the measurements.
 #   make demo   builds recsync and runs the command-line walkthrough (scripts/demo.sh) in a temp dir
-#   make test   runs every test
+#   make test   runs every test, the example app's (Examples/Notes) included
 #   make generated        regenerates man/recsync.1 and completions/ from the command definitions
 #   make check-generated  fails when the committed man page or completions are stale
 #   make soak SECONDS=3600   runs the sync simulation (random histories) for that long
@@ -19,8 +19,14 @@ deps:
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq libgit2-dev pkg-config; \
 	fi
 
-# The tests' own servers: sshd (NetworkStoreTests skip their ssh cases, saying so, without it).
+# The tests' own servers: sshd (NetworkStoreTests skip their ssh cases, saying so, without it);
+# SQLite for the example app (Examples/Notes keeps its notes in SQLite through GRDB).
 test-deps: deps
+	@if ! pkg-config --exists sqlite3 2>/dev/null; then \
+		echo "installing libsqlite3-dev with apt-get (the example app in Examples/Notes uses SQLite)"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq libsqlite3-dev; \
+	fi
 	@if [ ! -x /usr/sbin/sshd ]; then \
 		echo "installing openssh-server with apt-get (the ssh transport tests run a local sshd)"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
@@ -42,6 +48,8 @@ check-generated: deps
 test: test-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	$(SWIFT) build --build-tests --package-path Examples/Notes
+	$(SWIFT) test --skip-build --package-path Examples/Notes
 
 # Store-level figures (release build): write RECORDS records, fetch CHANGES changes.
 RECORDS ?= 100000

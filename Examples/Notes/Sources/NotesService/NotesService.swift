@@ -1,0 +1,266 @@
+import Foundation
+import Synchronization
+import GRDB
+import RecSyncEngine
+import RecSyncModel
+import RecSyncStore
+
+/// recsync's record (GRDB has a `Record` class of its own).
+typealias Record = RecSyncModel.Record
+
+/// A note as the app keeps it.
+public struct Note: Sendable, Hashable {
+    public var id: String
+    public var title: String
+    public var body: String
+
+    public init(id: String, title: String, body: String) {
+        self.id = id
+        self.title = title
+        self.body = body
+    }
+}
+
+/// A notes service that keeps its notes in SQLite and syncs them through a recsync store.
+///
+/// Everything recsync needs lives in the app's own database, written in the same transaction
+/// as the data it belongs to: each note's change tag (the version of the store it was last
+/// fetched or saved as), and the engine's state. That is what makes a kill at any point
+/// harmless: the state saved never covers a change the notes table does not have.
+public final class NotesService: RecordSyncEngineDelegate, Sendable {
+    public static let recordType = "Note"
+    public let zoneID: ZoneID
+    let database: DatabaseQueue
+    let engineBox = Mutex<RecordSyncEngine?>(nil)
+
+    /// Opens (or creates) the notes database at `path`, syncing with `store` as its user.
+    public init(databasePath path: String, store: any RemoteStore) async throws {
+        database = try DatabaseQueue(path: path)
+        zoneID = try ZoneID(zoneName: "notes", ownerName: store.userRecordName)
+        try Self.migrator.migrate(database)
+        let saved = try await database.read { db in try Data.fetchOne(db, sql: "SELECT data FROM syncState WHERE id = 1") }
+        let state = try saved.map { bytes throws(RecSyncError) in try RecordSyncEngine.State(serialized: bytes) } ?? RecordSyncEngine.State()
+        let engine = try RecordSyncEngine(store: store, state: state, delegate: self)
+        engineBox.withLock { $0 = engine }
+        // A new app's first act: make sure its zone exists on the store.
+        if saved == nil {
+            try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zoneID, defaultRecordType: Self.recordType))])
+        }
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE note (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    title TEXT NOT NULL,
+                    body TEXT NOT NULL,
+                    -- The store's version this note was last fetched or saved as, and its
+                    -- fields then: the common ancestor when an edit here meets one from elsewhere.
+                    changeTag TEXT,
+                    baseTitle TEXT,
+                    baseBody TEXT
+                );
+                CREATE TABLE syncState (id INTEGER PRIMARY KEY CHECK (id = 1), data BLOB NOT NULL);
+                -- Notes a whole-zone delivery has not brought yet (see .fetchingWholeZone); kept
+                -- with the notes, so a delivery stopped part-way and resumed ends right.
+                CREATE TABLE unseen (id TEXT PRIMARY KEY NOT NULL);
+                -- Notes deleted here whose deletion the store has not confirmed: a fetch must
+                -- not bring them back meanwhile.
+                CREATE TABLE deletedNote (id TEXT PRIMARY KEY NOT NULL);
+                """)
+        }
+        return migrator
+    }
+
+    var engine: RecordSyncEngine {
+        get throws {
+            guard let engine = engineBox.withLock({ $0 }) else { throw RecSyncError.internalError("the notes service has no sync engine") }
+            return engine
+        }
+    }
+
+    // MARK: The app's own operations
+
+    /// Every note, by title.
+    public func notes() async throws -> [Note] {
+        try await database.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, title, body FROM note ORDER BY title, id").map { Note(id: $0["id"], title: $0["title"], body: $0["body"]) }
+        }
+    }
+
+    /// Adds a note; it is sent on the next sync. Returns its ID.
+    @discardableResult
+    public func add(title: String, body: String, id: String = UUID().uuidString.lowercased()) async throws -> String {
+        try await database.write { db in
+            try db.execute(sql: "INSERT INTO note (id, title, body) VALUES (?, ?, ?)", arguments: [id, title, body])
+        }
+        try await engine.add(pendingRecordZoneChanges: [.saveRecord(recordID(id))])
+        return id
+    }
+
+    /// Changes a note; it is sent on the next sync.
+    public func edit(_ id: String, title: String? = nil, body: String? = nil) async throws {
+        try await database.write { db in
+            if let title { try db.execute(sql: "UPDATE note SET title = ? WHERE id = ?", arguments: [title, id]) }
+            if let body { try db.execute(sql: "UPDATE note SET body = ? WHERE id = ?", arguments: [body, id]) }
+        }
+        try await engine.add(pendingRecordZoneChanges: [.saveRecord(recordID(id))])
+    }
+
+    /// Deletes a note here and, on the next sync, on the store.
+    public func delete(_ id: String) async throws {
+        try await database.write { db in
+            try db.execute(sql: "DELETE FROM note WHERE id = ?", arguments: [id])
+            try db.execute(sql: "INSERT OR IGNORE INTO deletedNote (id) VALUES (?)", arguments: [id])
+        }
+        try await engine.add(pendingRecordZoneChanges: [.deleteRecord(recordID(id))])
+    }
+
+    /// Fetches what others changed, then sends what changed here.
+    public func sync() async throws {
+        let engine = try engine
+        try await engine.fetchChanges()
+        try await engine.sendChanges()
+    }
+
+    /// Changes not sent yet.
+    public func pendingChanges() async throws -> Int {
+        try await engine.state.pendingRecordZoneChanges.count
+    }
+
+    func recordID(_ id: String) throws -> RecordID {
+        try RecordID(recordName: id, zoneID: zoneID)
+    }
+
+    // MARK: RecordSyncEngineDelegate
+
+    public func recordsToSave(_ recordIDs: [RecordID], syncEngine: RecordSyncEngine) async throws -> [RecSyncModel.Record] {
+        let zone = zoneID
+        return try await database.read { db in
+            try recordIDs.filter { $0.zoneID == zone }.compactMap { id -> Record? in
+                guard let row = try Row.fetchOne(db, sql: "SELECT title, body, changeTag FROM note WHERE id = ?", arguments: [id.recordName]) else { return nil }
+                return try Record(
+                    recordID: id, recordType: Self.recordType,
+                    fields: ["title": .string(row["title"]), "body": .string(row["body"])], changeTag: row["changeTag"])
+            }
+        }
+    }
+
+    public func handleEvent(_ event: RecordSyncEngine.Event, syncEngine: RecordSyncEngine) async throws {
+        let zone = zoneID
+        switch event {
+        case .stateUpdate(let state):
+            let bytes = try state.serialized()
+            try await database.write { db in
+                try db.execute(sql: "INSERT OR REPLACE INTO syncState (id, data) VALUES (1, ?)", arguments: [bytes])
+            }
+        case .fetchedDatabaseChanges(let changes):
+            if changes.deletions.contains(where: { $0.zoneID == zone && $0.reason != .encryptedDataReset }) {
+                try await database.write { db in try db.execute(sql: "DELETE FROM note") }
+            }
+        case .fetchingWholeZone(let z) where z == zone:
+            // Everything follows: mark what came from the store; what is still marked at the
+            // end is gone from it. Notes never sent (no change tag) are not the store's.
+            try await database.write { db in
+                try db.execute(sql: "DELETE FROM unseen")
+                try db.execute(sql: "INSERT INTO unseen SELECT id FROM note WHERE changeTag IS NOT NULL")
+            }
+        case .fetchedRecordZoneChanges(let changes) where changes.zoneID == zone:
+            let edited = try await database.write { db in
+                var edited: [RecordID] = []
+                for record in changes.modifications {
+                    if try Self.applyFetched(record, db: db) { edited.append(record.recordID) }
+                    try db.execute(sql: "DELETE FROM unseen WHERE id = ?", arguments: [record.recordID.recordName])
+                }
+                for failure in changes.undeliverable {
+                    try db.execute(sql: "DELETE FROM unseen WHERE id = ?", arguments: [failure.recordID.recordName])
+                }
+                for deletion in changes.deletions {
+                    try db.execute(sql: "DELETE FROM note WHERE id = ?", arguments: [deletion.recordID.recordName])
+                }
+                return edited
+            }
+            // Notes edited here that changed elsewhere too were merged onto the new version.
+            if !edited.isEmpty { try await syncEngine.add(pendingRecordZoneChanges: edited.map { .saveRecord($0) }) }
+        case .didFetchRecordZoneChanges(let z, nil) where z == zone:
+            try await database.write { db in
+                try db.execute(sql: "DELETE FROM note WHERE id IN (SELECT id FROM unseen)")
+                try db.execute(sql: "DELETE FROM unseen")
+            }
+        case .sentRecordZoneChanges(let sent):
+            let merged: [(Record, Record)] = sent.failedRecordSaves.compactMap { failure in
+                guard case .serverRecordChanged(let conflict) = failure.error, let server = conflict.server else { return nil }
+                return (Self.merge(server: server, client: failure.record, ancestor: conflict.ancestor), server)
+            }
+            let gone = sent.zonesGone.contains { $0.zoneID == zone }
+            try await database.write { db in
+                for record in sent.savedRecords {
+                    try db.execute(
+                        sql: "UPDATE note SET changeTag = ?, baseTitle = ?, baseBody = ? WHERE id = ?",
+                        arguments: [record.changeTag, Self.text(record, "title"), Self.text(record, "body"), record.recordID.recordName])
+                }
+                for (record, server) in merged { try Self.store(record, base: server, db: db) }
+                for id in sent.deletedRecordIDs + sent.failedRecordDeletes.map(\.recordID) {
+                    try db.execute(sql: "DELETE FROM deletedNote WHERE id = ?", arguments: [id.recordName])
+                }
+                if gone { try db.execute(sql: "DELETE FROM note") }
+            }
+            // The merged notes carry the server's change tag now: send them again.
+            if !merged.isEmpty {
+                try await syncEngine.add(pendingRecordZoneChanges: merged.map { .saveRecord($0.0.recordID) })
+            }
+        default:
+            break
+        }
+    }
+
+    /// A field-by-field three-way merge: a field this side changed since the ancestor keeps
+    /// this side's value, any other takes the server's. The server's change tag is kept.
+    static func merge(server: Record, client: Record, ancestor: Record?) -> Record {
+        var result = server
+        for (key, value) in client.fields where ancestor?.fields[key] != value {
+            result.fields[key] = value
+        }
+        return result
+    }
+
+    /// Takes in a fetched version. A note edited here since its last sync is merged onto it
+    /// (its last synced fields are the ancestor); returns true then, as it must be sent again.
+    static func applyFetched(_ server: Record, db: Database) throws -> Bool {
+        let row = try Row.fetchOne(db, sql: "SELECT title, body, changeTag, baseTitle, baseBody FROM note WHERE id = ?", arguments: [server.recordID.recordName])
+        guard let row else {
+            let deletedHere = try Bool.fetchOne(db, sql: "SELECT 1 FROM deletedNote WHERE id = ?", arguments: [server.recordID.recordName]) ?? false
+            if !deletedHere { try store(server, base: server, db: db) }
+            return false
+        }
+        // The version this note already follows (its own save, coming back): nothing new.
+        if row["changeTag"] as String? == server.changeTag { return false }
+        let local = try Record(recordID: server.recordID, recordType: recordType, fields: ["title": .string(row["title"]), "body": .string(row["body"])])
+        let baseTitle: String? = row["baseTitle"], baseBody: String? = row["baseBody"]
+        guard baseTitle != row["title"] || baseBody != row["body"] else {
+            try store(server, base: server, db: db)
+            return false
+        }
+        let ancestor = try baseTitle.map { t in try Record(recordID: server.recordID, recordType: recordType, fields: ["title": .string(t), "body": .string(baseBody ?? "")]) }
+        try store(merge(server: server, client: local, ancestor: ancestor), base: server, db: db)
+        return true
+    }
+
+    /// Writes a note with the change tag and fields of `base`, the store's version it now follows.
+    static func store(_ record: Record, base: Record, db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO note (id, title, body, changeTag, baseTitle, baseBody) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT(id) DO UPDATE SET title = excluded.title, body = excluded.body,
+                    changeTag = excluded.changeTag, baseTitle = excluded.baseTitle, baseBody = excluded.baseBody
+                """,
+            arguments: [record.recordID.recordName, text(record, "title"), text(record, "body"), base.changeTag, text(base, "title"), text(base, "body")])
+    }
+
+    /// A text field, empty when missing or of another type (written by another program).
+    static func text(_ record: Record, _ key: String) -> String {
+        if case .string(let value)? = record.fields[key] { value } else { "" }
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import NotesService
+import Testing
+
+/// Two copies of the notes service (a laptop and a phone, each with its own SQLite file)
+/// syncing through a real git store in a temporary directory, through the public API only.
+@Suite struct NotesServiceTests {
+    let directory: String
+    let storePath: String
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("notes-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        storePath = directory + "/store.git"
+        try NotesService.createStore(at: storePath, user: "alice")
+    }
+
+    func device(_ name: String) async throws -> NotesService {
+        let db = "\(directory)/\(name).sqlite"
+        return try await NotesService(databasePath: db, store: NotesService.openStore(storePath, user: "alice", databasePath: db, device: name))
+    }
+
+    @Test func twoDevicesSyncAddsEditsConflictsAndDeletes() async throws {
+        let laptop = try await device("laptop")
+        let phone = try await device("phone")
+        let groceries = try await laptop.add(title: "Groceries", body: "milk")
+        try await laptop.add(title: "Trip", body: "Porto")
+        try await laptop.sync()
+        #expect(try await laptop.pendingChanges() == 0)
+
+        try await phone.sync()
+        #expect(try await phone.notes().map(\.title) == ["Groceries", "Trip"])
+
+        // Both edit the same note, different fields: the second to sync merges, nothing is lost.
+        try await laptop.edit(groceries, title: "Shopping")
+        try await phone.edit(groceries, body: "milk, eggs")
+        try await laptop.sync()
+        try await phone.sync()
+        try await laptop.sync()
+        let merged = Note(id: groceries, title: "Shopping", body: "milk, eggs")
+        #expect(try await laptop.notes().first { $0.id == groceries } == merged)
+        #expect(try await phone.notes().first { $0.id == groceries } == merged)
+
+        // A delete on one reaches the other.
+        try await phone.delete(groceries)
+        try await phone.sync()
+        try await laptop.sync()
+        #expect(try await laptop.notes().map(\.title) == ["Trip"])
+        #expect(try await laptop.notes() == phone.notes())
+    }
+
+    @Test func aRestartedServiceKeepsItsStateAndItsUnsentNotes() async throws {
+        do {
+            let laptop = try await device("laptop")
+            try await laptop.add(title: "Sent", body: "")
+            try await laptop.sync()
+            try await laptop.add(title: "Not yet sent", body: "")
+        }
+        // The process ends; a new one opens the same database.
+        let laptop = try await device("laptop")
+        #expect(try await laptop.pendingChanges() == 1, "the pending save survived in the database")
+        try await laptop.sync()
+        let phone = try await device("phone")
+        try await phone.sync()
+        #expect(try await phone.notes().map(\.title) == ["Not yet sent", "Sent"])
+    }
+
+    @Test func aDatabaseFromAnotherStoreIsRefused() async throws {
+        let laptop = try await device("laptop")
+        try await laptop.add(title: "A", body: "")
+        try await laptop.sync()
+        let other = directory + "/other.git"
+        try NotesService.createStore(at: other, user: "alice")
+        let db = "\(directory)/laptop.sqlite"
+        await #expect(throws: (any Error).self) {
+            _ = try await NotesService(databasePath: db, store: NotesService.openStore(other, user: "alice", databasePath: db, device: "laptop"))
+        }
+    }
+}
