@@ -1,6 +1,7 @@
 # recsync — the two commands for a fresh machine, plus the measurements.
 #   make demo   builds recsync and runs the command-line walkthrough (scripts/demo.sh) in a temp dir
 #   make test   runs every test, the example app's (Examples/Notes) included
+#   make docs   builds the DocC documentation of the library products into .build/docs
 #   make generated        regenerates man/recsync.1 and completions/ from the command definitions
 #   make check-generated  fails when the committed man page or completions are stale
 #   make soak SECONDS=3600   runs the sync simulation (random histories) for that long
@@ -9,7 +10,7 @@
 SWIFT ?= swift
 SECONDS ?= 60
 
-.PHONY: deps test-deps demo test bench build generated check-generated soak fuzz fuzz-loop
+.PHONY: deps test-deps demo test bench build generated check-generated soak fuzz fuzz-loop docs
 
 # libgit2 (and pkg-config, which SwiftPM uses to find it) from Debian's apt when missing.
 deps:
@@ -50,6 +51,14 @@ test: test-deps
 	$(SWIFT) test --skip-build
 	$(SWIFT) build --build-tests --package-path Examples/Notes
 	$(SWIFT) test --skip-build --package-path Examples/Notes
+
+# DocC for the library products, into .build/docs/<Target>.doccarchive.
+docs: deps
+	mkdir -p .build/docs
+	for t in RecSyncModel RecSyncStore RecSyncEngine; do \
+		$(SWIFT) package --allow-writing-to-directory .build/docs generate-documentation --target $$t \
+			--output-path .build/docs/$$t.doccarchive --warnings-as-errors || exit 1; \
+	done
 
 # Store-level figures (release build): write RECORDS records, fetch CHANGES changes.
 RECORDS ?= 100000

@@ -57,8 +57,8 @@ public enum NameRules {
     /// Owner (user record) names: the record-name rules, in a character set that is safe in
     /// a commit signature and a file name.
     ///
-    /// Allowed: printable ASCII (space to `~`) except `<` and `>`, none of
-    /// `` .,:;"'\`` (space included) at either end,
+    /// Allowed: printable ASCII (space to `~`) except `<` and `>`, no space and none of
+    /// `.,:;"'\` at either end,
     /// 1–255 bytes, not starting with `_`, at most 255 bytes once escaped for disk. Git parses
     /// `name <email>` out of every commit, so a newline or angle bracket in a user name would
     /// make a commit nobody can read.

@@ -46,7 +46,7 @@ final class MemoryApp: RecordSyncEngineDelegate, @unchecked Sendable {
                 d.wholeZones[zone] = []
             case .didFetchRecordZoneChanges(let zone, nil):
                 if let arrived = d.wholeZones.removeValue(forKey: zone) {
-                    d.records = d.records.filter { $0.key.zoneID != zone || arrived.contains($0.key) }
+                    d.records = d.records.filter { $0.key.zoneID != zone || $0.value.changeTag == nil || arrived.contains($0.key) }
                 }
             case .fetchedRecordZoneChanges(let changes):
                 d.wholeZones[changes.zoneID]?.formUnion(changes.modifications.map(\.recordID) + changes.undeliverable.map(\.recordID))

@@ -22,9 +22,11 @@ extension RecordSyncEngine {
         case willFetchRecordZoneChanges(ZoneID)
         /// Every record of the zone follows, not only changes: the first fetch of a zone, or
         /// its token no longer works (the store's history was rewritten). A full listing names
-        /// no deletions, so records the app holds in this zone that are neither delivered nor
-        /// listed as undeliverable before `.didFetchRecordZoneChanges` are gone from the store
-        /// (an app that saved records into a zone before it first fetched it must drop them).
+        /// no deletions, so records the app holds in this zone that came from the store (they
+        /// have a change tag) and are neither delivered nor listed as undeliverable before
+        /// `.didFetchRecordZoneChanges` are gone from it. Keep the marks durable with the
+        /// records: a delivery stopped part-way resumes from its last page, without a second
+        /// `.fetchingWholeZone`.
         case fetchingWholeZone(ZoneID)
         /// A page of one zone's changes: save them.
         case fetchedRecordZoneChanges(FetchedRecordZoneChanges)

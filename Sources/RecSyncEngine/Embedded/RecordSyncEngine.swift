@@ -4,7 +4,7 @@ import RecSyncStore
 /// Keeps an app's own records in sync with a store: CloudKit's `CKSyncEngine`, for Swift
 /// programs that hold their data themselves (a database, memory) instead of in record files.
 ///
-/// The app creates the engine with a ``RemoteStore``, the ``State`` it saved last time and a
+/// The app creates the engine with a `RemoteStore`, the ``State`` it saved last time and a
 /// delegate; it tells the engine what it changed (``add(pendingRecordZoneChanges:)``), and calls
 /// ``sendChanges()`` and ``fetchChanges(scopes:)``. The engine delivers what happened as
 /// ``Event``s, in order, to the delegate, and asks the delegate for the records to send.
@@ -38,8 +38,13 @@ public actor RecordSyncEngine {
     private var busy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
 
-    /// - Parameter state: what the app saved from the last `.stateUpdate`, or `State()`.
     /// Refuses a state made with another store or user (its tokens would not fit).
+    ///
+    /// - Parameters:
+    ///   - store: The store to sync with, opened as the app's user.
+    ///   - state: What the app saved from the last `.stateUpdate`, or `State()`.
+    ///   - delegate: The app's side; held weakly, as `CKSyncEngine` holds its delegate.
+    ///   - options: Page and batch sizes.
     public init(store: any RemoteStore, state: State, delegate: any RecordSyncEngineDelegate, options: Options = Options()) throws(RecSyncError) {
         if let known = state.storeID, known != store.storeID {
             throw .invalidArguments("the saved sync state belongs to store \(known), not to this store (\(store.storeID)); start from RecordSyncEngine.State() to sync with this one")
