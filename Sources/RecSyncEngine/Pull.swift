@@ -30,26 +30,14 @@ extension SyncEngine {
 
     func pullScope(_ scope: DatabaseScope, workspace ws: Workspace, report: inout PullReport, events: @escaping @Sendable (SyncEvent) -> Void) async throws(RecSyncError) {
         let tokenPath = ws.scopeTokenPath(scope)
-        var token = try ws.loadToken(tokenPath)
-        var full = token == nil
-        var changed: [ZoneID] = []
-        var deleted: [ZoneDeletion] = []
-        while true {
-            let page: DatabaseChanges
-            do {
-                page = try await store.databaseChanges(scope: scope, since: token, resultsLimit: 0)
-            } catch .changeTokenExpired {
-                report.expiredTokens.append("\(scope.rawValue) database")
-                events(.tokenExpired("\(scope.rawValue) database"))
-                (token, full, changed, deleted) = (nil, true, [], [])
-                continue
-            }
-            changed += page.modifications
-            deleted += page.deletions
-            report.warnings += page.warnings.map(\.description)
-            token = page.changeToken
-            if !page.moreComing { break }
+        let feed = try await store.allDatabaseChanges(scope: scope, since: try ws.loadToken(tokenPath))
+        if feed.tokenExpired {
+            report.expiredTokens.append("\(scope.rawValue) database")
+            events(.tokenExpired("\(scope.rawValue) database"))
         }
+        let (token, full) = (feed.token, feed.listedAll)
+        var (changed, deleted) = (feed.modifications, feed.deletions)
+        report.warnings += feed.warnings.map(\.description)
         // Zones held here that the feed did not mention may be gone: after a full listing
         // (it names every live zone), and after a pull killed between saving zone tokens and
         // this scope token (a zone it brought in that went away since is in neither end of the

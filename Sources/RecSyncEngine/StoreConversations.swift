@@ -61,4 +61,37 @@ extension RemoteStore {
         let visible = Set(try await fetchAllRecordZones(scope: .shared).map(\.zoneID))
         return zones.filter { !visible.contains($0) }.map { ZoneDeletion(zoneID: $0, reason: .deleted) }
     }
+
+    /// Every zone change of a scope since a database token, all pages. A token the store no
+    /// longer honours (history rewritten) starts over with a full listing (`listedAll`).
+    func allDatabaseChanges(scope: DatabaseScope, since start: ServerChangeToken?) async throws(RecSyncError) -> ScopeChanges {
+        var result = ScopeChanges(token: start, listedAll: start == nil)
+        while true {
+            let page: DatabaseChanges
+            do {
+                page = try await databaseChanges(scope: scope, since: result.token, resultsLimit: 0)
+            } catch .changeTokenExpired {
+                result = ScopeChanges(token: nil, listedAll: true, warnings: result.warnings, tokenExpired: true)
+                continue
+            }
+            result.modifications += page.modifications
+            result.deletions += page.deletions
+            result.warnings += page.warnings
+            result.token = page.changeToken
+            if !page.moreComing { return result }
+        }
+    }
+}
+
+/// What `allDatabaseChanges` gathered.
+struct ScopeChanges {
+    /// The token to save once every zone named is done.
+    var token: ServerChangeToken?
+    /// A full listing: every live zone is named, so one held and not named is gone.
+    var listedAll: Bool
+    var modifications: [ZoneID] = []
+    var deletions: [ZoneDeletion] = []
+    var warnings: [StoreWarning] = []
+    /// The token given had expired (the listing started over).
+    var tokenExpired = false
 }

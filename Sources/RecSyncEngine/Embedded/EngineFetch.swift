@@ -19,25 +19,9 @@ extension RecordSyncEngine {
     }
 
     private func fetchScope(_ scope: DatabaseScope) async throws(RecSyncError) {
-        var token = state.token(for: scope)
-        var full = token == nil
-        var changed: [ZoneID] = []
-        var deleted: [ZoneDeletion] = []
-        var warnings: [StoreWarning] = []
-        while true {
-            let page: DatabaseChanges
-            do {
-                page = try await store.databaseChanges(scope: scope, since: token, resultsLimit: 0)
-            } catch .changeTokenExpired {
-                (token, full, changed, deleted) = (nil, true, [], [])
-                continue
-            }
-            changed += page.modifications
-            deleted += page.deletions
-            warnings += page.warnings
-            token = page.changeToken
-            if !page.moreComing { break }
-        }
+        let feed = try await store.allDatabaseChanges(scope: scope, since: state.token(for: scope))
+        let (token, full, warnings) = (feed.token, feed.listedAll, feed.warnings)
+        var (changed, deleted) = (feed.modifications, feed.deletions)
         // Zones held here that the feed did not name may be gone: after a full listing (it
         // names every live zone), and after a fetch stopped between zone tokens and this
         // scope token (a zone it brought in and that went away since is in neither end).
