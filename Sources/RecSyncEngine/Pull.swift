@@ -311,37 +311,31 @@ extension SyncEngine {
     }
 }
 
-/// Hands out work to the workers of `SyncEngine.sideBySide`.
-actor WorkQueue<Item: Sendable> {
-    private var items: [Item]
-    init(_ items: [Item]) { self.items = items.reversed() }
-    func next() -> Item? { items.popLast() }
-    func stop() { items.removeAll() }
-}
-
 extension SyncEngine {
-    /// Runs `work` on each item, at most `workers` at once (plain tasks: a task group crashed
-    /// in release builds here). Once one fails no further item is started; those under way
-    /// finish. Returns each item's result in order, nil for an item never started.
+    /// Runs `work` on each item, at most `workers` at once, in a task group (so cancelling
+    /// the caller cancels the work under way). Once one fails, or the caller is cancelled, no
+    /// further item is started; those under way finish. Returns each item's result in order,
+    /// nil for an item never started.
     static func sideBySide<Item: Sendable, Output: Sendable>(_ items: [Item], workers: Int, _ work: @escaping @Sendable (Item) async throws(RecSyncError) -> Output) async -> [Result<Output, RecSyncError>?] {
-        let queue = WorkQueue(Array(items.indices))
-        let tasks = (0..<min(workers, items.count)).map { _ in
-            Task { () async -> [(Int, Result<Output, RecSyncError>)] in
-                var done: [(Int, Result<Output, RecSyncError>)] = []
-                while let i = await queue.next() {
-                    do throws(RecSyncError) {
-                        done.append((i, .success(try await work(items[i]))))
-                    } catch {
-                        await queue.stop()
-                        done.append((i, .failure(error)))
-                    }
-                }
-                return done
-            }
-        }
         var results = [Result<Output, RecSyncError>?](repeating: nil, count: items.count)
-        for task in tasks {
-            for (i, result) in await task.value { results[i] = result }
+        let run = { @Sendable (i: Int) async -> (Int, Result<Output, RecSyncError>) in
+            do throws(RecSyncError) { return (i, .success(try await work(items[i]))) } catch { return (i, .failure(error)) }
+        }
+        await withTaskGroup(of: (Int, Result<Output, RecSyncError>).self) { group in
+            var next = 0
+            while next < min(max(1, workers), items.count) {
+                group.addTask { [next] in await run(next) }
+                next += 1
+            }
+            var stopped = false
+            while let (i, result) = await group.next() {
+                results[i] = result
+                if case .failure = result { stopped = true }
+                if Task.isCancelled { stopped = true }
+                guard !stopped, next < items.count else { continue }
+                group.addTask { [next] in await run(next) }
+                next += 1
+            }
         }
         return results
     }

@@ -30,7 +30,7 @@ import Testing
         let watcher = SubscriptionNotifier(subscriptions: subscriptions, store: try fixture.store(as: "alice"))
         let signal = try LocalStoreSignal(storePath: fixture.path)
         var loop = WatchLoop { timeout in signal.wait(timeout: timeout) }
-        loop.settle = 0.3
+        loop.settle = 1.5  // a burst: saves less than this apart, even on a loaded machine
         let got = Collected()
         let task = Task {
             await loop.run(notifier: watcher, shouldStop: { got.stop.load(ordering: .relaxed) },
