@@ -24,6 +24,11 @@ public actor GitStore: RemoteStore {
     /// local store.
     public nonisolated let remote: String?
 
+    /// The store's own thread (see `BlockingExecutor`): libgit2's blocking calls run there,
+    /// not on Swift's shared pool.
+    private nonisolated let executor: BlockingExecutor
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
     /// Opens an existing store as `actor`.
     public init(path: String, actor: StoreActor) throws(RecSyncError) {
         guard FileManager.default.fileExists(atPath: path) else {
@@ -37,12 +42,20 @@ public actor GitStore: RemoteStore {
     }
 
     private init(backend: GitBackend, actor: StoreActor, path: String) {
+        self.executor = BlockingExecutor(name: "recsync store \((path as NSString).lastPathComponent)")
         self.core = StoreCore(backend: backend, actor: actor)
         self.userRecordName = actor.userRecordName
         self.storeID = backend.manifest.storeID
         self.path = path
         self.remote = backend.remote?.remote.redacted
     }
+
+    deinit {
+        executor.stop()
+    }
+
+    /// Whether the caller runs on the store's own thread (for tests).
+    func isOnOwnThread() -> Bool { executor.isCurrentThread }
 
     /// Whether `location` names a network remote (`ssh://`, `user@host:path`, `https://`,
     /// `http://`, `git://`, `file://`) to open with `open(remote:mirror:actor:)`, rather than
