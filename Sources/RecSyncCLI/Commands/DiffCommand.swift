@@ -82,20 +82,13 @@ struct DiffCommand: RecSyncSubcommand {
     func diff(_ id: RecordID, engine: SyncEngine, conflict: Conflict?) async throws(RecSyncError) -> RecordDiff {
         let ws = engine.workspace
         let path = ws.recordPath(id)
-        var local: [String: FieldValue]?
-        if let bytes = try FileIO.read(path) {
-            do { local = try WorkspaceEncoding.decodeFields(bytes) } catch {
-                throw .invalidArguments("\(ws.relative(path)): \(error.message)")
-            }
-        }
+        let local = try ws.recordFields(id)
         if let conflict {
             return RecordDiff(id: id, state: "conflict", changes: FieldChange.between(conflict.ancestor, local),
                               theirs: FieldChange.between(conflict.ancestor, conflict.server),
                               note: conflict.server == nil ? "deleted on the store" : local == nil ? "deleted here" : nil)
         }
-        var tag: String?
-        if let bytes = try FileIO.read(ws.sidecarPath(id)) { tag = try WorkspaceEncoding.decodeSystemFields(bytes).changeTag }
-        guard let tag else {
+        guard let tag = try ws.systemFields(id)?.changeTag else {
             guard local != nil else { throw .invalidArguments("no record file at \(ws.relative(path))") }
             return RecordDiff(id: id, state: "new", changes: FieldChange.between(nil, local))
         }

@@ -43,12 +43,7 @@ struct PutCommand: RecSyncSubcommand {
             throw .invalidArguments("the fields of '\(record)' are not valid: \(error.message)")
         }
         let recordPath = ws.recordPath(id), sidecarPath = ws.sidecarPath(id)
-        var system: SystemFields?
-        if let side = try FileIO.read(sidecarPath) {
-            do { system = try WorkspaceEncoding.decodeSystemFields(side) } catch {
-                throw .invalidArguments("\(ws.relative(sidecarPath)): the sidecar is damaged (\(error.message)); restore it, or delete it to write a new record")
-            }
-        }
+        let system = try ws.systemFields(id)
         // The checks a push makes (types, sizes), now rather than later.
         try Record(recordID: id, recordType: system?.recordType ?? type ?? "Record", fields: fields).validate()
         var batch = WriteBatch()
