@@ -29,9 +29,73 @@ extension Workspace {
 
     /// A record file's or sidecar's bytes (at most `FileIO.recordFileReadLimit`), with read
     /// errors naming the file relative to the root.
-    private func readRecordFile(_ path: String) throws(RecSyncError) -> [UInt8]? {
+    func readRecordFile(_ path: String) throws(RecSyncError) -> [UInt8]? {
         do { return try FileIO.read(path, limit: FileIO.recordFileReadLimit) } catch .fileSystem(let p, let message) {
             throw .fileSystem(path: relative(p), message: message)
         }
+    }
+}
+
+/// What `Workspace.put` made of a record.
+public enum RecordPut: Sendable, Hashable {
+    /// A record the store does not have yet (no sidecar with a change tag).
+    case new
+    /// A synced record whose file was there: its fields changed.
+    case modified
+    /// A synced record whose file had been removed: it is back.
+    case restored
+}
+
+extension Workspace {
+    /// Writes a record's fields into its file, as the user would, for the next push to send.
+    ///
+    /// The record is checked as a push would check it (types, sizes). A new record with a
+    /// `type` gets a sidecar holding the type (else the zone's default type applies on push);
+    /// a synced record's type cannot change, and a record whose name is too long for a file
+    /// name needs a `type`, since only a sidecar can then hold its name.
+    @discardableResult
+    public func put(_ id: RecordID, fields: [String: FieldValue], type: String? = nil) throws(RecSyncError) -> RecordPut {
+        if let type { try NameRules.validateRecordType(type) }
+        let recordPath = recordPath(id), sidecarPath = sidecarPath(id)
+        let system = try systemFields(id)
+        // The checks a push makes (types, sizes), now rather than later.
+        try Record(recordID: id, recordType: system?.recordType ?? type ?? "Record", fields: fields).validate()
+        var batch = WriteBatch()
+        if let system, let type, system.recordType != type {
+            throw .invalidArguments("\(relative(recordPath)) is a '\(system.recordType)' record; a record's type cannot change (rm it, push, then put it again with --type \(type))")
+        }
+        if system == nil {
+            if let type {
+                batch.write(sidecarPath, WorkspaceEncoding.encodeSystemFields(SystemFields(recordID: id, recordType: type, changeTag: nil, created: nil, modified: nil)))
+            } else if Self.recordName(forFile: Self.fileName(for: id.recordName)) == nil {
+                throw .invalidArguments("record name '\(id.recordName.prefix(40))…' is too long for a file name; give --type so its sidecar can hold the name")
+            }
+        }
+        let existed = FileIO.stamp(recordPath) != nil
+        batch.write(recordPath, WorkspaceEncoding.encodeFields(fields))
+        try batch.commit()
+        return system?.changeTag == nil ? .new : existed ? .modified : .restored
+    }
+
+    /// Removes a record's file, as the user would; returns whether the next push deletes the
+    /// record on the store (it was synced). A record never pushed leaves nothing behind: its
+    /// sidecar (a type note) goes too.
+    @discardableResult
+    public func removeRecord(_ id: RecordID) throws(RecSyncError) -> Bool {
+        let recordPath = recordPath(id), sidecarPath = sidecarPath(id)
+        guard FileIO.stamp(recordPath) != nil else {
+            throw .invalidArguments("no record file at \(relative(recordPath))")
+        }
+        var synced = false
+        if let side = try readRecordFile(sidecarPath) {
+            // A damaged sidecar names no version the store could delete: the record goes as
+            // one never pushed does, sidecar and all.
+            synced = (try? WorkspaceEncoding.decodeSystemFields(side))?.changeTag != nil
+        }
+        var batch = WriteBatch()
+        batch.remove(recordPath)
+        if !synced { batch.remove(sidecarPath) }
+        try batch.commit()
+        return synced
     }
 }
