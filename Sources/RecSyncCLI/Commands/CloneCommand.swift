@@ -37,7 +37,7 @@ struct CloneCommand: RecSyncSubcommand {
         }
         do throws(RecSyncError) {
             let ws = try Workspace.create(at: target, config: WorkspaceConfig(user: who, remote: remote))
-            let store: GitStore
+            let store: any RemoteStore
             if let localStore { store = localStore } else { store = try context.store(for: ws) }
             let output = SyncOutput(console: context.console, workspace: ws)
             context.console.info("cloning \(store.remote ?? remote) into \(ws.root) as \(who)")

@@ -78,6 +78,17 @@ public actor GitStore: RemoteStore {
         return try GitStore(backend: GitBackend(repository: repository, remote: link), actor: actor, path: mirror)
     }
 
+    /// Opens the store at `location` (see `StoreLocation`) as `actor`: a path or `file://`
+    /// URL in place, relative to `base`; a network URL through the bare mirror at `mirror`
+    /// (a new temporary directory when nil).
+    public static func open(location: String, relativeTo base: String, actor: StoreActor, mirror: String? = nil) throws(RecSyncError) -> GitStore {
+        if StoreLocation.isNetwork(location) {
+            let mirrorPath = mirror ?? FileManager.default.temporaryDirectory.appendingPathComponent("recsync-mirror-\(UUID().uuidString.prefix(8))").path
+            return try GitStore.open(remote: location, mirror: mirrorPath, actor: actor)
+        }
+        return try GitStore(path: try StoreLocation.storePath(location, relativeTo: base), actor: actor)
+    }
+
     /// `remote` without the password a network address may carry (the user name stays): the
     /// form to keep on disk or show (DESIGN §11: credentials never on disk in the workspace).
     public static func withoutPassword(_ remote: String) -> String { GitRemoteURL.withoutPassword(remote) }

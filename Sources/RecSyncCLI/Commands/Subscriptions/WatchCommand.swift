@@ -116,8 +116,8 @@ struct WatchCommand: RecSyncSubcommand {
             if delivery.round.notifications.isEmpty { console.note("nothing new for \(subscriptions.map(\.id).joined(separator: ", "))") }
             return ExitCodes.success
         }
-        let signal = try StoreChangeSignal(store: store)
-        let wait: @Sendable (Double) async -> Bool = { timeout in await signal.wait(timeout: timeout, shouldStop: { stop.requested }) }
+        let signal = try store.changeSignal()
+        let wait: @Sendable (Double) async -> Bool = { timeout in await signal?.wait(timeout: timeout, shouldStop: { stop.requested }) ?? false }
         var loop = WatchLoop(waitForChange: wait)
         loop.settle = Double(settle) / 1000
         let names = subscriptions.isEmpty ? "every zone (--pull)" : subscriptions.map(\.id).joined(separator: ", ")
