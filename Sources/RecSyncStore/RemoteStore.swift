@@ -18,6 +18,10 @@ public protocol RemoteStore: Actor {
     /// nothing to wait on (the default): a watcher then looks again periodically.
     nonisolated func changeSignal() throws(RecSyncError) -> StoreChangeSignal?
 
+    /// Told before a pull reads much of the store (a clone, or any pull): a store may then
+    /// trade speed for memory. Does nothing by default.
+    nonisolated func prepareForBulkRead()
+
     /// Zones changed and deleted in a scope since a database token (nil: every zone in scope).
     func databaseChanges(scope: DatabaseScope, since token: ServerChangeToken?, resultsLimit: Int) async throws(RecSyncError) -> DatabaseChanges
 
@@ -75,6 +79,8 @@ extension RemoteStore {
     public nonisolated var remote: String? { nil }
 
     public nonisolated func changeSignal() throws(RecSyncError) -> StoreChangeSignal? { nil }
+
+    public nonisolated func prepareForBulkRead() {}
 
     public func databaseChanges(scope: DatabaseScope, since token: ServerChangeToken?) async throws(RecSyncError) -> DatabaseChanges {
         try await databaseChanges(scope: scope, since: token, resultsLimit: 0)

@@ -1,4 +1,5 @@
 import Foundation
+import RecSyncGit
 import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport
@@ -43,5 +44,15 @@ import Testing
         let memory: any RemoteStore = try StoreFixture(.memory).store(as: "alice")
         #expect(memory.remote == nil)
         #expect(try memory.changeSignal() == nil)
+    }
+}
+
+/// The pack-window bound is the git store's to set, before a pull reads in bulk.
+@Suite struct PackWindowTests {
+    @Test func aGitStoreBoundsThePackWindowsBeforeABulkRead() throws {
+        let fixture = try StoreFixture(.git)
+        let store: any RemoteStore = try GitStore(path: fixture.path, actor: StoreActor(userRecordName: "alice"))
+        store.prepareForBulkRead()
+        #expect(GitPackWindows.mappedLimit == 128 << 20)
     }
 }

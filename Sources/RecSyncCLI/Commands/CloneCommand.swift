@@ -41,8 +41,6 @@ struct CloneCommand: RecSyncSubcommand {
             if let localStore { store = localStore } else { store = try context.store(for: ws) }
             let output = SyncOutput(console: context.console, workspace: ws)
             context.console.info("cloning \(store.remote ?? remote) into \(ws.root) as \(who)")
-            // The store is open (and fetched): from here this process only reads packs.
-            GitStore.boundPackWindowsForReading()
             let report = try await SyncEngine(workspace: ws, store: store).pull(events: output.events)
             let status = try output.pull(report, command: "clone")
             if GitStore.withoutPassword(remote) != remote { InitCommand.passwordHint(context) }

@@ -7,10 +7,12 @@ import RecSyncModel
 /// Each handle owns one repository handle; several handles (in one process or many) may
 /// write the same store at once: the head moves only by compare-and-swap.
 public actor GitStore: RemoteStore {
-    /// Bounds how much of the store's pack stays mapped (memory of a clone or pull of a
-    /// large store). Call it only once this process will write no pack any more: after the
-    /// open (and its fetch), before reading. See `GitPackWindows`.
-    public static func boundPackWindowsForReading() {
+    /// Bounds how much of the store's pack stays mapped, for the rest of the process (memory
+    /// of a clone or pull of a large store), once the store is open and fetched: a pull then
+    /// only reads packs. Bounded windows are not set before: libgit2's indexer fails when the
+    /// windows of a large pack it is writing get closed (see `GitPackWindows`), and the
+    /// opening fetch of a network store (a clone's whole pack) is such a write.
+    public nonisolated func prepareForBulkRead() {
         GitPackWindows.boundForReading()
     }
 
