@@ -12,6 +12,7 @@ import Testing
 
     @Test func everyChangedRecordIsListedWithItsFieldChanges() async throws {
         let f = EngineFixture()
+        defer { withExtendedLifetime(f) {} }
         let laptop = try f.device("laptop")
         try laptop.write("notes", "r", #"{"title": "t", "body": "b"}"#)
         try laptop.write("notes", "gone", #"{"x": 1}"#)
@@ -34,6 +35,7 @@ import Testing
 
     @Test func aConflictShowsBothSidesSinceTheAncestor() async throws {
         let f = EngineFixture()
+        defer { withExtendedLifetime(f) {} }
         let laptop = try f.device("laptop")
         let phone = try f.device("phone")
         try laptop.write("notes", "r", #"{"title": "t", "body": "b"}"#)
@@ -52,14 +54,18 @@ import Testing
     }
 
     @Test func aRecordWithNoFileAndNoSyncedVersionIsAnError() async throws {
-        let laptop = try EngineFixture().device("laptop")
+        let f = EngineFixture()
+        defer { withExtendedLifetime(f) {} }
+        let laptop = try f.device("laptop")
         await #expect(throws: RecSyncError.invalidArguments("no record file at private/notes/r.json")) {
             _ = try await laptop.diff([r])
         }
     }
 
     @Test func aRecordFileThatDoesNotDecodeIsAnErrorNamingIt() async throws {
-        let laptop = try EngineFixture().device("laptop")
+        let f = EngineFixture()
+        defer { withExtendedLifetime(f) {} }
+        let laptop = try f.device("laptop")
         try laptop.write("notes", "r", "{not json")
         do {
             _ = try await laptop.diff([r])
