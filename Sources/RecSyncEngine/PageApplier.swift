@@ -66,8 +66,7 @@ struct PageApplier {
     func knownTag(_ id: RecordID, file: String, index: ZoneIndex) -> String? {
         if let tag = index[file]?.tag, index[file]?.name == id.recordName { return tag }
         do throws(RecSyncError) {
-            guard let bytes = try FileIO.read(workspace.sidecarPath(id)) else { return nil }
-            let system = try WorkspaceEncoding.decodeSystemFields(bytes)
+            guard let system = try workspace.systemFields(id) else { return nil }
             return system.recordID == id ? system.changeTag : nil
         } catch {
             return nil

@@ -11,7 +11,8 @@ extension SyncEngine {
     /// zone before the scope token. Killed anywhere, the next pull redoes at most one page.
     /// Local edits are never overwritten: an incoming change to an edited record is a conflict.
     public func pull(events: @escaping @Sendable (SyncEvent) -> Void = { _ in }) async throws(RecSyncError) -> PullReport {
-        try await workspace.withLock(purpose: "pull") { () async throws(RecSyncError) -> PullReport in try await pullLocked(events: events) }
+        store.prepareForBulkRead()
+        return try await workspace.withLock(purpose: "pull") { () async throws(RecSyncError) -> PullReport in try await pullLocked(events: events) }
     }
 
     private func pullLocked(events: @escaping @Sendable (SyncEvent) -> Void) async throws(RecSyncError) -> PullReport {

@@ -200,11 +200,10 @@ extension SyncEngine {
     /// The fields of a record file, read for sending; a file that is gone or does not decode
     /// is an error naming it (nothing may be sent in its place).
     static func readFields(of id: RecordID, workspace ws: Workspace) throws(RecSyncError) -> [String: FieldValue] {
-        let path = ws.recordPath(id)
-        guard let bytes = try FileIO.read(path, limit: FileIO.recordFileReadLimit) else {
-            throw .fileSystem(path: ws.relative(path), message: "the file went away while the push read it; run the push again")
+        guard let fields = try ws.recordFields(id) else {
+            throw .fileSystem(path: ws.relative(ws.recordPath(id)), message: "the file went away while the push read it; run the push again")
         }
-        return try WorkspaceEncoding.decodeFields(bytes)
+        return fields
     }
 
     /// Learns why zones of this workspace's user that the store lacks went away, before

@@ -50,14 +50,10 @@ extension SyncEngine {
                 }
             case .merge:
                 // Ours is what is on disk now: the user may have edited it since the conflict arose.
-                var client = conflict.client
-                if let bytes = try FileIO.read(ws.recordPath(id), limit: FileIO.recordFileReadLimit) {
-                    do { client = try WorkspaceEncoding.decodeFields(bytes) } catch {
-                        outcomes.append(ResolveOutcome(recordID: id, failure: "\(ws.relative(ws.recordPath(id))): \(error.message); fix the file first"))
-                        continue
-                    }
-                } else {
-                    client = nil
+                let client: [String: FieldValue]?
+                do { client = try ws.recordFields(id) } catch {
+                    outcomes.append(ResolveOutcome(recordID: id, failure: "\(error.message); fix the file first"))
+                    continue
                 }
                 switch Self.merge(client: client, server: conflict.server, ancestor: conflict.ancestor) {
                 case .success(let merged):

@@ -433,3 +433,168 @@ public struct WatchLoop: Sendable {
         }
     }
 }
+
+/// How `SyncEngine.watch` runs (`recsync watch`'s options).
+public struct WatchOptions: Sendable, Hashable {
+    /// Deliver what is pending since each cursor, then return (`--once`).
+    public var once = false
+    /// Pull the workspace at start and before each burst's notifications (`--pull`); with no
+    /// subscription, watch both databases.
+    public var pull = false
+    /// Report this workspace's own changes too.
+    public var includeOwn = false
+    /// Seconds a burst must be quiet before it is reported.
+    public var settle: Double = 0.2
+
+    public init(once: Bool = false, pull: Bool = false, includeOwn: Bool = false, settle: Double = 0.2) {
+        self.once = once
+        self.pull = pull
+        self.includeOwn = includeOwn
+        self.settle = settle
+    }
+}
+
+/// What became of one notification handed to `SyncEngine.watch`'s `deliver`.
+public enum NotificationDelivery: Sendable, Hashable {
+    /// Delivered: its cursor moves.
+    case delivered
+    /// Not delivered this time: it stays pending and is tried again after a pause.
+    case failed
+    /// Not delivered, and nothing later can be (whoever read the notifications is gone): the
+    /// watch stops, and fails naming every subscription as not delivered.
+    case receiverGone
+}
+
+/// Something a watch did or noticed, as it happens.
+public enum WatchEvent: Sendable {
+    /// A warning from a look at the store (`--once` only).
+    case storeWarning(StoreWarning)
+    /// The watch waits for the store at `remote` to move; `subscriptions` nil: every zone (`--pull`).
+    case watching(remote: String, subscriptions: [String]?)
+    /// The `--pull` before a round finished.
+    case pulled(PullReport)
+    /// The `--pull` failed, so nothing was delivered; with `willRetry`, it is tried again later.
+    case pullFailed(RecSyncError, willRetry: Bool)
+    /// A look at the store failed; the next one is in `retryIn` seconds.
+    case lookFailed(RecSyncError, retryIn: Double)
+    /// A look worked again after failures.
+    case recovered
+    /// `--once` found nothing pending for these subscriptions.
+    case nothingNew([String])
+    /// The watch stopped, as asked.
+    case stopped
+}
+
+extension SyncEngine {
+    /// Delivers the workspace's subscription notifications (`recsync watch`): what changed
+    /// since each cursor, then, unless `once`, each new burst as the store moves, until
+    /// `shouldStop` says so. Holds the delivery lock throughout.
+    ///
+    /// Each notification goes to `deliver`; its cursor moves once that says `.delivered`
+    /// (and, with `pull`, the pull before it finished). Fails with `notDelivered` when
+    /// something stays pending (`once`) or the receiver went away.
+    public func watch(
+        _ options: WatchOptions,
+        shouldStop: @escaping @Sendable () -> Bool,
+        deliver: @escaping @Sendable (SubscriptionNotification) async -> NotificationDelivery,
+        events: @escaping @Sendable (WatchEvent) -> Void
+    ) async throws(RecSyncError) {
+        let subscriptions = try workspace.subscriptions()
+        guard !subscriptions.isEmpty || options.pull else {
+            throw .invalidArguments("nothing to watch for: add a subscription with 'recsync subscribe', or pass --pull")
+        }
+        let lock = try deliveryLock(purpose: options.once ? "watch --once" : "watch")
+        defer { withExtendedLifetime(lock) {} }
+        // --pull with no subscription watches everything the user can see, from now.
+        let everything = ["all-private", "all-shared"]
+        let notifier = subscriptions.isEmpty
+            ? SubscriptionNotifier(subscriptions: [Subscription(id: everything[0], kind: .database(.private)), Subscription(id: everything[1], kind: .database(.shared))], store: store, includeOwn: options.includeOwn)
+            : notifier(includeOwn: options.includeOwn)
+        let once = options.once
+        // Set when the receiver is gone: the loop stops rather than fail for ever while holding
+        // the delivery lock.
+        let receiverGone = Atomic<Bool>(false)
+        let stopping: @Sendable () -> Bool = { shouldStop() || (!once && receiverGone.load(ordering: .relaxed)) }
+        let notify: @Sendable (SubscriptionNotification) async -> Bool = { n in
+            // Stopping: the rest of the round stays pending, delivered by the next watch.
+            if !once && stopping() { return false }
+            switch await deliver(n) {
+            case .delivered: return true
+            case .failed: return false
+            case .receiverGone:
+                receiverGone.store(true, ordering: .relaxed)
+                return false
+            }
+        }
+        var prepare: (@Sendable ([SubscriptionNotification]) async -> Bool)?
+        let pullError = Mutex<RecSyncError?>(nil)
+        if options.pull {
+            prepare = { @Sendable (_: [SubscriptionNotification]) async -> Bool in
+                do throws(RecSyncError) {
+                    events(.pulled(try await pull()))
+                    return true
+                } catch {
+                    // --once reports it as its failure; watch tries again.
+                    if once { pullError.withLock { $0 = error } } else { events(.pullFailed(error, willRetry: true)) }
+                    return false
+                }
+            }
+        }
+        if once {
+            let delivery = try await notifier.deliverRound(first: true, prepare: prepare, notify: notify)
+            for w in delivery.round.warnings { events(.storeWarning(w)) }
+            if delivery.prepareFailed, let error = pullError.withLock({ $0 }) {
+                // Nothing pending, but the pull at start failed: that is this run's failure.
+                guard !delivery.undelivered.isEmpty else { throw error }
+                events(.pullFailed(error, willRetry: false))
+            }
+            if !delivery.undelivered.isEmpty {
+                throw .notDelivered(delivery.undelivered)
+            }
+            if delivery.round.notifications.isEmpty { events(.nothingNew(subscriptions.map(\.id))) }
+            return
+        }
+        let signal = try store.changeSignal()
+        var loop = WatchLoop(waitForChange: { timeout in
+            if let signal { return await signal.wait(timeout: timeout, shouldStop: stopping) }
+            // A store with nothing to wait on is looked at again after the timeout.
+            let deadline = Date().addingTimeInterval(timeout)
+            while Date() < deadline, !stopping() {
+                do { try await Task.sleep(nanoseconds: 50_000_000) } catch { break }
+            }
+            return false
+        })
+        loop.settle = options.settle
+        events(.watching(remote: store.remote ?? workspace.config.remote, subscriptions: subscriptions.isEmpty ? nil : subscriptions.map(\.id)))
+        await loop.run(
+            notifier: notifier,
+            shouldStop: stopping,
+            onError: { error, retry in events(.lookFailed(error, retryIn: retry)) },
+            onRecovered: { events(.recovered) },
+            prepare: prepare,
+            notify: notify)
+        events(.stopped)
+        if receiverGone.load(ordering: .relaxed) {
+            throw .notDelivered(subscriptions.isEmpty ? everything : subscriptions.map(\.id))
+        }
+    }
+}
+
+extension SyncEngine {
+    /// What is pending for each subscription since its cursor (`recsync notifications`),
+    /// handed to `show`. With `acknowledge`, the delivery lock is held throughout and the
+    /// cursors move past the round once `show` returns; a `show` that throws (the round could
+    /// not be shown) leaves them.
+    @discardableResult
+    public func notifications(
+        includeOwn: Bool = false, acknowledge: Bool = false, show: (NotificationRound) throws(RecSyncError) -> Void
+    ) async throws(RecSyncError) -> NotificationRound {
+        let lock = acknowledge ? try deliveryLock(purpose: "notifications --ack") : nil
+        defer { withExtendedLifetime(lock) {} }
+        let notifier = notifier(includeOwn: includeOwn)
+        let round = try await notifier.pending()
+        try show(round)
+        if acknowledge { try await notifier.acknowledge(round) }
+        return round
+    }
+}

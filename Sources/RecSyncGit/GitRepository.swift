@@ -27,6 +27,12 @@ public enum GitPackWindows {
         _ = recsync_git_set_mwindow_size(32 << 20)
         _ = recsync_git_set_mwindow_mapped_limit(128 << 20)
     }
+
+    /// The most bytes of packs libgit2 keeps mapped now (8 GiB by default on 64-bit systems).
+    public static var mappedLimit: Int {
+        _ = LibGit2.ready
+        return Int(recsync_git_get_mwindow_mapped_limit())
+    }
 }
 
 /// One entry of a git tree.

@@ -10,6 +10,17 @@ public protocol RemoteStore: Actor {
     nonisolated var userRecordName: String { get }
     /// The store's identity (from its manifest); tokens are bound to it.
     nonisolated var storeID: String { get }
+    /// The network address the store is reached at, without credentials (for messages);
+    /// nil for a store opened by path or kept in memory (the default).
+    nonisolated var remote: String? { get }
+
+    /// What to wait on for the store to move (`recsync watch`); nil when the store offers
+    /// nothing to wait on (the default): a watcher then looks again periodically.
+    nonisolated func changeSignal() throws(RecSyncError) -> StoreChangeSignal?
+
+    /// Told before a pull reads much of the store (a clone, or any pull): a store may then
+    /// trade speed for memory. Does nothing by default.
+    nonisolated func prepareForBulkRead()
 
     /// Zones changed and deleted in a scope since a database token (nil: every zone in scope).
     func databaseChanges(scope: DatabaseScope, since token: ServerChangeToken?, resultsLimit: Int) async throws(RecSyncError) -> DatabaseChanges
@@ -65,6 +76,12 @@ public protocol RemoteStore: Actor {
 }
 
 extension RemoteStore {
+    public nonisolated var remote: String? { nil }
+
+    public nonisolated func changeSignal() throws(RecSyncError) -> StoreChangeSignal? { nil }
+
+    public nonisolated func prepareForBulkRead() {}
+
     public func databaseChanges(scope: DatabaseScope, since token: ServerChangeToken?) async throws(RecSyncError) -> DatabaseChanges {
         try await databaseChanges(scope: scope, since: token, resultsLimit: 0)
     }

@@ -37,12 +37,10 @@ struct CloneCommand: RecSyncSubcommand {
         }
         do throws(RecSyncError) {
             let ws = try Workspace.create(at: target, config: WorkspaceConfig(user: who, remote: remote))
-            let store: GitStore
+            let store: any RemoteStore
             if let localStore { store = localStore } else { store = try context.store(for: ws) }
             let output = SyncOutput(console: context.console, workspace: ws)
             context.console.info("cloning \(store.remote ?? remote) into \(ws.root) as \(who)")
-            // The store is open (and fetched): from here this process only reads packs.
-            GitStore.boundPackWindowsForReading()
             let report = try await SyncEngine(workspace: ws, store: store).pull(events: output.events)
             let status = try output.pull(report, command: "clone")
             if GitStore.withoutPassword(remote) != remote { InitCommand.passwordHint(context) }

@@ -30,14 +30,11 @@ struct GetCommand: RecSyncSubcommand {
             fields = stored.fields
             system = stored.systemFields
         } else {
-            let path = ws.recordPath(id)
-            guard let bytes = try FileIO.read(path) else {
-                throw .invalidArguments("no record file at \(ws.relative(path)); pull first, or use --remote")
+            guard let local = try ws.recordFields(id) else {
+                throw .invalidArguments("no record file at \(ws.relative(ws.recordPath(id))); pull first, or use --remote")
             }
-            do { fields = try WorkspaceEncoding.decodeFields(bytes) } catch {
-                throw .invalidArguments("\(ws.relative(path)): \(error.message)")
-            }
-            if let side = try FileIO.read(ws.sidecarPath(id)) { system = try? WorkspaceEncoding.decodeSystemFields(side) }
+            fields = local
+            system = try ws.systemFields(id)
         }
         let console = context.console
         if console.json {

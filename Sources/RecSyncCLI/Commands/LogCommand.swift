@@ -24,27 +24,17 @@ struct LogCommand: RecSyncSubcommand {
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let ws = try context.workspace()
-        let store = try context.store(for: ws)
-        var entries: [(commit: StoreCommit, tag: String?)] = []
+        let store = try context.history(for: ws)
+        var entries: [RecordCommit] = []
         var record: RecordID?
         if let target, !RecordReference.namesZone(target, in: ws, from: context.directory) {
             record = try RecordReference.record(target, in: ws, from: context.directory)
         }
         if let id = record {
-            let history = try await store.recordHistory(id)
-            // The commits where the record's tag differs from the one before (first parents).
-            var changed: [(String, String?)] = []
-            for (i, h) in history.enumerated() {
-                let before = i + 1 < history.count ? history[i + 1].tag : nil
-                if h.tag != before { changed.append((h.commit, h.tag)) }
-                if changed.count == limit { break }
-            }
-            let commits = try await store.log(limit: history.count)
-            let byID = Dictionary(commits.map { ($0.commit, $0) }, uniquingKeysWith: { a, _ in a })
-            entries = changed.compactMap { c, tag in byID[c].map { ($0, tag) } }
+            entries = try await store.recordLog(id, limit: limit)
         } else {
             let zone = try target.map { t throws(RecSyncError) in try RecordReference.zone(t, in: ws, from: context.directory) }
-            entries = try await store.log(limit: limit, zone: zone).map { ($0, nil) }
+            entries = try await store.log(limit: limit, zone: zone).map { RecordCommit(commit: $0, changeTag: nil) }
         }
         let console = context.console
         if console.json {
@@ -54,7 +44,7 @@ struct LogCommand: RecSyncSubcommand {
                     "email": .string(e.commit.authorEmail), "time": .int(e.commit.time),
                     "message": .string(e.commit.message),
                 ]
-                if record != nil { o["changeTag"] = e.tag.map(JSONValue.string) ?? .null }
+                if record != nil { o["changeTag"] = e.changeTag.map(JSONValue.string) ?? .null }
                 return .object(o)
             })])
             return ExitCodes.success
@@ -64,7 +54,7 @@ struct LogCommand: RecSyncSubcommand {
             let subject = e.commit.message.split(separator: "\n").first.map(String.init) ?? ""
             var line = console.paint(String(e.commit.commit.prefix(12)), .yellow) + " \(date) \(e.commit.authorName)  \(subject)"
             if record != nil {
-                line += e.tag.map { "  [tag \($0.prefix(12))]" } ?? "  [deleted]"
+                line += e.changeTag.map { "  [tag \($0.prefix(12))]" } ?? "  [deleted]"
             }
             console.out(line)
             if console.verbose {

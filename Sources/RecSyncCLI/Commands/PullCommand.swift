@@ -16,8 +16,6 @@ struct PullCommand: RecSyncSubcommand {
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let engine = try context.engine()
-        // The store is open (and fetched): from here this process only reads packs.
-        GitStore.boundPackWindowsForReading()
         let output = SyncOutput(console: context.console, workspace: engine.workspace)
         let report = try await engine.pull(events: output.events)
         if commit ?? engine.workspace.config.commitSnapshots ?? false {

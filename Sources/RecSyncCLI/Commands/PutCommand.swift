@@ -42,30 +42,13 @@ struct PutCommand: RecSyncSubcommand {
         do { fields = try WorkspaceEncoding.decodeFields(bytes) } catch {
             throw .invalidArguments("the fields of '\(record)' are not valid: \(error.message)")
         }
-        let recordPath = ws.recordPath(id), sidecarPath = ws.sidecarPath(id)
-        var system: SystemFields?
-        if let side = try FileIO.read(sidecarPath) {
-            do { system = try WorkspaceEncoding.decodeSystemFields(side) } catch {
-                throw .invalidArguments("\(ws.relative(sidecarPath)): the sidecar is damaged (\(error.message)); restore it, or delete it to write a new record")
-            }
+        let put = try ws.put(id, fields: fields, type: type)
+        let state = switch put {
+        case .new: "new record"
+        case .modified: "modified"
+        case .restored: "restored"
         }
-        // The checks a push makes (types, sizes), now rather than later.
-        try Record(recordID: id, recordType: system?.recordType ?? type ?? "Record", fields: fields).validate()
-        var batch = WriteBatch()
-        if let system, let type, system.recordType != type {
-            throw .invalidArguments("\(ws.relative(recordPath)) is a '\(system.recordType)' record; a record's type cannot change (rm it, push, then put it again with --type \(type))")
-        }
-        if system == nil {
-            if let type {
-                batch.write(sidecarPath, WorkspaceEncoding.encodeSystemFields(SystemFields(recordID: id, recordType: type, changeTag: nil, created: nil, modified: nil)))
-            } else if Workspace.recordName(forFile: Workspace.fileName(for: id.recordName)) == nil {
-                throw .invalidArguments("record name '\(id.recordName.prefix(40))…' is too long for a file name; give --type so its sidecar can hold the name")
-            }
-        }
-        let existed = FileIO.stamp(recordPath) != nil
-        batch.write(recordPath, WorkspaceEncoding.encodeFields(fields))
-        try batch.commit()
-        let state = system?.changeTag == nil ? "new record" : existed ? "modified" : "restored"
+        let recordPath = ws.recordPath(id)
         context.console.document(SyncOutput.recordObject(id, workspace: ws).merging(["state": .string(state)]) { a, _ in a })
         context.console.info("wrote \(ws.relative(recordPath)) (\(state)\(type.map { ", type \($0)" } ?? ""))")
         context.console.hint("'recsync push' sends it to the store")

@@ -15,12 +15,9 @@ struct ShareCommand: RecSyncSubcommand {
     @Flag(help: "Let them read but not change the zone.") var readOnly = false
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
-        try await changeParticipants(context, zoneName: zone) { participants throws(RecSyncError) in
-            try NameRules.validateOwnerName(user)
-            participants.removeAll { $0.userRecordName == user }
-            participants.append(ShareParticipant(userRecordName: user, permission: readOnly ? .readOnly : .readWrite))
-            return "shared \(zone) with \(user) (\(readOnly ? "read-only" : "read-write"))"
-        }
+        let engine = try context.engine()
+        let saved = try await engine.store.share(try ZoneID(normalizing: zone, ownerName: engine.workspace.user), with: user, permission: readOnly ? .readOnly : .readWrite)
+        return printParticipants(saved, context, zoneName: zone, "shared \(zone) with \(user) (\(readOnly ? "read-only" : "read-write"))")
     }
 }
 
@@ -36,26 +33,14 @@ struct UnshareCommand: RecSyncSubcommand {
     @Option(name: .customLong("with"), help: "The user to stop sharing it with.") var user: String
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
-        try await changeParticipants(context, zoneName: zone) { participants throws(RecSyncError) in
-            guard participants.contains(where: { $0.userRecordName == user }) else {
-                throw .invalidArguments("zone \(zone) is not shared with \(user); 'recsync zone list' shows who it is shared with")
-            }
-            participants.removeAll { $0.userRecordName == user }
-            return "stopped sharing \(zone) with \(user)"
-        }
+        let engine = try context.engine()
+        let saved = try await engine.store.unshare(try ZoneID(normalizing: zone, ownerName: engine.workspace.user), with: user)
+        return printParticipants(saved, context, zoneName: zone, "stopped sharing \(zone) with \(user)")
     }
 }
 
-/// Reads a zone of the workspace's user, changes its participant list, saves it.
-func changeParticipants(_ context: CommandContext, zoneName: String, _ change: (inout [ShareParticipant]) throws(RecSyncError) -> String) async throws(RecSyncError) -> Int32 {
-    let ws = try context.workspace()
-    let store = try context.store(for: ws)
-    let zoneID = try ZoneID(normalizing: zoneName, ownerName: ws.user)
-    guard var zone = try await store.fetchAllRecordZones(scope: .private).first(where: { $0.zoneID == zoneID }) else {
-        throw .zoneNotFound(zoneID)
-    }
-    let what = try change(&zone.participants)
-    _ = try await store.modifyRecordZones([.save(zone)])[0].result.get()
+/// Prints a zone's participants after `share` or `unshare`.
+func printParticipants(_ zone: RecordZone, _ context: CommandContext, zoneName: String, _ what: String) -> Int32 {
     context.console.document(["command": .string("share"), "zone": .string(zoneName), "participants": .array(zone.participants.map {
         .object(["user": .string($0.userRecordName), "permission": .string($0.permission.rawValue)])
     })])

@@ -38,13 +38,23 @@ public struct CommandContext: Sendable {
 
     /// The workspace's store, opened as the workspace's user (a network remote through the
     /// workspace's mirror in `.recsync/mirror`).
-    public func store(for workspace: Workspace) throws(RecSyncError) -> GitStore {
+    public func store(for workspace: Workspace) throws(RecSyncError) -> any RemoteStore {
+        try gitStore(for: workspace)
+    }
+
+    /// The workspace's store, for reading its history (`log`).
+    public func history(for workspace: Workspace) throws(RecSyncError) -> any StoreHistory {
+        try gitStore(for: workspace)
+    }
+
+    private func gitStore(for workspace: Workspace) throws(RecSyncError) -> GitStore {
         guard !workspace.config.remote.isEmpty else {
             throw .invalidArguments("this workspace has no remote; set one with 'recsync init --remote URL'")
         }
         let mirror = "\(workspace.stateDir)/mirror"
         try FileIO.refuseLinks(within: mirror)  // libgit2 writes into it by path
-        return try Self.openStore(workspace.config.remote, user: workspace.user, relativeTo: workspace.root, mirror: mirror, deviceID: workspace.deviceID())
+        let actor = try StoreActor(userRecordName: workspace.user, deviceID: workspace.deviceID())
+        return try GitStore.open(location: workspace.config.remote, relativeTo: workspace.root, actor: actor, mirror: mirror)
     }
 
     /// A sync engine for the workspace that contains the directory.
@@ -55,13 +65,8 @@ public struct CommandContext: Sendable {
 
     /// Opens the store at a remote as `user`: a path or `file://` URL directly, a network URL
     /// through a bare mirror at `mirror` (a temporary one when nil).
-    public static func openStore(_ remote: String, user: String, relativeTo base: String, mirror: String? = nil, deviceID: String? = nil) throws(RecSyncError) -> GitStore {
-        let actor = try StoreActor(userRecordName: user, deviceID: deviceID)
-        if StoreLocation.isNetwork(remote) {
-            let mirrorPath = mirror ?? FileManager.default.temporaryDirectory.appendingPathComponent("recsync-mirror-\(UUID().uuidString.prefix(8))").path
-            return try GitStore.open(remote: remote, mirror: mirrorPath, actor: actor)
-        }
-        return try GitStore(path: try StoreLocation.storePath(remote, relativeTo: base), actor: actor)
+    public static func openStore(_ remote: String, user: String, relativeTo base: String, mirror: String? = nil) throws(RecSyncError) -> any RemoteStore {
+        try GitStore.open(location: remote, relativeTo: base, actor: StoreActor(userRecordName: user), mirror: mirror)
     }
 
     /// The user for a new workspace or a store command: the option, else `RECSYNC_USER`, else

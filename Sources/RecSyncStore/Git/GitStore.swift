@@ -7,10 +7,12 @@ import RecSyncModel
 /// Each handle owns one repository handle; several handles (in one process or many) may
 /// write the same store at once: the head moves only by compare-and-swap.
 public actor GitStore: RemoteStore {
-    /// Bounds how much of the store's pack stays mapped (memory of a clone or pull of a
-    /// large store). Call it only once this process will write no pack any more: after the
-    /// open (and its fetch), before reading. See `GitPackWindows`.
-    public static func boundPackWindowsForReading() {
+    /// Bounds how much of the store's pack stays mapped, for the rest of the process (memory
+    /// of a clone or pull of a large store), once the store is open and fetched: a pull then
+    /// only reads packs. Bounded windows are not set before: libgit2's indexer fails when the
+    /// windows of a large pack it is writing get closed (see `GitPackWindows`), and the
+    /// opening fetch of a network store (a clone's whole pack) is such a write.
+    public nonisolated func prepareForBulkRead() {
         GitPackWindows.boundForReading()
     }
 
@@ -89,6 +91,17 @@ public actor GitStore: RemoteStore {
             throw .invalidArguments("\(url.redacted) has no \(GitBackend.headRef): it is not a recsync store (or is empty); create one with 'recsync store init PATH' on the server and serve that repository")
         }
         return try GitStore(backend: GitBackend(repository: repository, remote: link), actor: actor, path: mirror)
+    }
+
+    /// Opens the store at `location` (see `StoreLocation`) as `actor`: a path or `file://`
+    /// URL in place, relative to `base`; a network URL through the bare mirror at `mirror`
+    /// (a new temporary directory when nil).
+    public static func open(location: String, relativeTo base: String, actor: StoreActor, mirror: String? = nil) throws(RecSyncError) -> GitStore {
+        if StoreLocation.isNetwork(location) {
+            let mirrorPath = mirror ?? FileManager.default.temporaryDirectory.appendingPathComponent("recsync-mirror-\(UUID().uuidString.prefix(8))").path
+            return try GitStore.open(remote: location, mirror: mirrorPath, actor: actor)
+        }
+        return try GitStore(path: try StoreLocation.storePath(location, relativeTo: base), actor: actor)
     }
 
     /// `remote` without the password a network address may carry (the user name stays): the

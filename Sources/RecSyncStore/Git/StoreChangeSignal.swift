@@ -23,7 +23,7 @@ public final class StoreChangeSignal: Sendable {
     private let poll = Mutex<(head: String?, interval: Double)>((nil, 1))
 
     /// The signal for a store: inotify on a local one, polling on a network one.
-    public init(store: GitStore) throws(RecSyncError) {
+    init(store: GitStore) throws(RecSyncError) {
         source = store.remote == nil ? .local(try LocalStoreSignal(storePath: store.path)) : .network(store)
     }
 
@@ -99,3 +99,10 @@ import CRecSyncSys
 #if canImport(Glibc)
 import Glibc
 #endif
+
+extension GitStore {
+    /// Inotify on a local store's refs, polling (ls-remote) of a network one.
+    public nonisolated func changeSignal() throws(RecSyncError) -> StoreChangeSignal? {
+        try StoreChangeSignal(store: self)
+    }
+}

@@ -57,94 +57,41 @@ struct WatchCommand: RecSyncSubcommand {
         // First, so a SIGTERM while the store is opened stops watch cleanly too.
         let stop = StopFlag()
         if !once { stop.install() }
-        let ws = try context.workspace()
-        let store = try context.store(for: ws)
-        let engine = SyncEngine(workspace: ws, store: store)
-        let subscriptions = try ws.subscriptions()
-        guard !subscriptions.isEmpty || pull else {
-            throw .invalidArguments("nothing to watch for: add a subscription with 'recsync subscribe', or pass --pull")
-        }
-        let lock = try engine.deliveryLock(purpose: once ? "watch --once" : "watch")
-        defer { withExtendedLifetime(lock) {} }
-        // --pull with no subscription watches everything the user can see, from now.
-        let notifier = subscriptions.isEmpty
-            ? SubscriptionNotifier(subscriptions: [Subscription(id: "all-private", kind: .database(.private)), Subscription(id: "all-shared", kind: .database(.shared))], store: engine.store, includeOwn: includeOwn)
-            : engine.notifier(includeOwn: includeOwn)
+        let engine = try context.engine()
         let console = context.console
         let exec = self.exec
         let hookStop: StopFlag? = once ? nil : stop
-        let stdoutGone = Atomic<Bool>(false)
-        let notify: @Sendable (SubscriptionNotification) async -> Bool = { n in
-            // Stopping: the rest of the round stays pending, delivered by the next watch.
-            if hookStop?.requested == true { return false }
-            if let error = Self.writeLine(n.json) {
-                console.warning("cannot write the notification for \(n.subscriptionID) to stdout (\(String(cString: strerror(error)))); it stays pending")
-                if error == EPIPE {
-                    // Whoever read stdout is gone, for good (SIGPIPE, which would have ended
-                    // watch, was ignored by whoever started it): stop rather than fail for
-                    // ever while holding watch.lock.
-                    stdoutGone.store(true, ordering: .relaxed)
-                    stop.request()
-                }
-                return false
-            }
-            if let exec { return Self.run(exec, notification: n, console: console, stop: hookStop) }
-            return true
-        }
-        var prepare: (@Sendable ([SubscriptionNotification]) async -> Bool)?
-        let pullError = Mutex<RecSyncError?>(nil)
-        let once = self.once
-        if pull {
-            prepare = { @Sendable (_: [SubscriptionNotification]) async -> Bool in
-                guard let error = await Self.pull(engine, console: console) else { return true }
-                // --once reports it as its failure; watch says it will try again.
-                if once { pullError.withLock { $0 = error } } else { console.warning("pull failed: \(error.message); the notifications stay pending") }
-                return false
-            }
-        }
-        if once {
-            let delivery = try await notifier.deliverRound(first: true, prepare: prepare, notify: notify)
-            for w in delivery.round.warnings { console.warning("\(w)") }
-            if delivery.prepareFailed, let error = pullError.withLock({ $0 }) {
-                // Nothing pending, but the pull at start failed: that is this run's failure.
-                guard !delivery.undelivered.isEmpty else { throw error }
-                console.warning("pull failed: \(error.message)")
-            }
-            if !delivery.undelivered.isEmpty {
-                throw .notDelivered(delivery.undelivered)
-            }
-            if delivery.round.notifications.isEmpty { console.note("nothing new for \(subscriptions.map(\.id).joined(separator: ", "))") }
-            return ExitCodes.success
-        }
-        let signal = try StoreChangeSignal(store: store)
-        let wait: @Sendable (Double) async -> Bool = { timeout in await signal.wait(timeout: timeout, shouldStop: { stop.requested }) }
-        var loop = WatchLoop(waitForChange: wait)
-        loop.settle = Double(settle) / 1000
-        let names = subscriptions.isEmpty ? "every zone (--pull)" : subscriptions.map(\.id).joined(separator: ", ")
-        console.note("watching \(store.remote ?? ws.config.remote) for \(names); stop with Ctrl-C")
-        await loop.run(
-            notifier: notifier,
+        try await engine.watch(
+            WatchOptions(once: once, pull: pull, includeOwn: includeOwn, settle: Double(settle) / 1000),
             shouldStop: { stop.requested },
-            onError: { error, retry in console.warning("\(error.message); trying again in \(String(format: "%.1f", retry)) s") },
-            onRecovered: { console.note("the store is reachable again") },
-            prepare: prepare,
-            notify: notify)
-        console.note("stopped watching")
-        if stdoutGone.load(ordering: .relaxed) {
-            throw .notDelivered(subscriptions.isEmpty ? ["all-private", "all-shared"] : subscriptions.map(\.id))
-        }
+            deliver: { n in
+                if let error = Self.writeLine(n.json) {
+                    console.warning("cannot write the notification for \(n.subscriptionID) to stdout (\(String(cString: strerror(error)))); it stays pending")
+                    // EPIPE: whoever read stdout is gone, for good (SIGPIPE, which would have
+                    // ended watch, was ignored by whoever started it).
+                    return error == EPIPE ? .receiverGone : .failed
+                }
+                if let exec { return Self.run(exec, notification: n, console: console, stop: hookStop) ? .delivered : .failed }
+                return .delivered
+            },
+            events: { Self.print($0, console) })
         return ExitCodes.success
     }
 
-    /// The --pull before a round's notifications; its error if it failed (the notifications
-    /// then stay pending).
-    static func pull(_ engine: SyncEngine, console: Console) async -> RecSyncError? {
-        do {
-            let report = try await engine.pull()
+    /// Prints what the watch did: notes and warnings on stderr (stdout is the feed).
+    static func print(_ event: WatchEvent, _ console: Console) {
+        switch event {
+        case .storeWarning(let w): console.warning("\(w)")
+        case .watching(let remote, let subscriptions):
+            console.note("watching \(remote) for \(subscriptions?.joined(separator: ", ") ?? "every zone (--pull)"); stop with Ctrl-C")
+        case .pulled(let report):
             console.note("pulled: \(report.recordsWritten) written, \(report.recordsDeleted) deleted" + (report.conflicts.isEmpty ? "" : ", \(report.conflicts.count) conflicts (run 'recsync status')"))
-            return nil
-        } catch {
-            return error
+        case .pullFailed(let error, let willRetry):
+            console.warning("pull failed: \(error.message)" + (willRetry ? "; the notifications stay pending" : ""))
+        case .lookFailed(let error, let retry): console.warning("\(error.message); trying again in \(String(format: "%.1f", retry)) s")
+        case .recovered: console.note("the store is reachable again")
+        case .nothingNew(let ids): console.note("nothing new for \(ids.joined(separator: ", "))")
+        case .stopped: console.note("stopped watching")
         }
     }
 
@@ -240,33 +187,27 @@ struct NotificationsCommand: RecSyncSubcommand {
     @Flag(help: "Report changes this workspace pushed itself too.") var includeOwn = false
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
-        let engine = try context.engine()
-        let lock = ack ? try engine.deliveryLock(purpose: "notifications --ack") : nil
-        defer { withExtendedLifetime(lock) {} }
-        let notifier = engine.notifier(includeOwn: includeOwn)
-        let round = try await notifier.pending()
         let console = context.console
-        for w in round.warnings { console.warning("\(w)") }
-        console.document(["notifications": .array(round.notifications.map(\.json)), "acknowledged": .bool(ack)])
-        // Names come from other users of shared zones: shown with control characters escaped.
-        let show = NameRules.printable
-        for n in round.notifications {
-            var line = "\(show(n.subscriptionID))\t\(n.reset ? "reset: anything may have changed; pull" : "\(n.count) change\(n.count == 1 ? "" : "s")")"
-            if !n.zones.isEmpty {
-                line += "\tin " + n.zones.prefix(SubscriptionNotification.listLimit).map { show($0.description) }.joined(separator: ", ")
-                if n.zones.count > SubscriptionNotification.listLimit { line += " and \(n.zones.count - SubscriptionNotification.listLimit) more" }
+        let round = try await context.engine().notifications(includeOwn: includeOwn, acknowledge: ack) { round throws(RecSyncError) in
+            for w in round.warnings { console.warning("\(w)") }
+            console.document(["notifications": .array(round.notifications.map(\.json)), "acknowledged": .bool(ack)])
+            // Names come from other users of shared zones: shown with control characters escaped.
+            let show = NameRules.printable
+            for n in round.notifications {
+                var line = "\(show(n.subscriptionID))\t\(n.reset ? "reset: anything may have changed; pull" : "\(n.count) change\(n.count == 1 ? "" : "s")")"
+                if !n.zones.isEmpty {
+                    line += "\tin " + n.zones.prefix(SubscriptionNotification.listLimit).map { show($0.description) }.joined(separator: ", ")
+                    if n.zones.count > SubscriptionNotification.listLimit { line += " and \(n.zones.count - SubscriptionNotification.listLimit) more" }
+                }
+                console.out(line)
+                for r in n.records { console.out("  \(r.reason.rawValue)\t\(show(r.recordID.zoneID.description))/\(show(r.recordID.recordName))") }
+                if n.count > n.records.count, n.kind == "query" { console.out("  … and \(n.count - n.records.count) more") }
             }
-            console.out(line)
-            for r in n.records { console.out("  \(r.reason.rawValue)\t\(show(r.recordID.zoneID.description))/\(show(r.recordID.recordName))") }
-            if n.count > n.records.count, n.kind == "query" { console.out("  … and \(n.count - n.records.count) more") }
-        }
-        if ack {
             // What could not be printed was not seen: the cursors stay.
-            guard !Console.outputFailed else {
+            if ack, Console.outputFailed {
                 console.warning("cannot write the notifications to stdout")
                 throw .notDelivered(round.notifications.map(\.subscriptionID))
             }
-            try await notifier.acknowledge(round)
         }
         if round.notifications.isEmpty { console.info("nothing new") }
         else if !ack { console.hint("'recsync notifications --ack' moves the cursors past these") }

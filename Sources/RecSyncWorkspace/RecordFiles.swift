@@ -1,0 +1,101 @@
+import RecSyncModel
+
+/// Reading one record's files: the record file (its fields) and the sidecar (its system fields).
+///
+/// Every reader of a single record — `get`, `diff`, `put`, `rm`, `resolve`, push — goes
+/// through these, so a file that cannot be read or decoded is always an error naming it
+/// (relative to the root) and saying what is wrong. The scan of a whole zone
+/// (`Workspace.scan`) reads through open directories instead, and reports problems as lines.
+extension Workspace {
+    /// The fields in a record's file; nil when there is no file. A file that is not valid
+    /// record JSON, or is too large to be one, is a `.fileSystem` error naming it.
+    public func recordFields(_ id: RecordID) throws(RecSyncError) -> [String: FieldValue]? {
+        let path = recordPath(id)
+        guard let bytes = try readRecordFile(path) else { return nil }
+        do { return try WorkspaceEncoding.decodeFields(bytes) } catch {
+            throw .fileSystem(path: relative(path), message: error.message)
+        }
+    }
+
+    /// The system fields in a record's sidecar; nil when it has none (a record never synced
+    /// and given no type). A sidecar that does not decode is a `.fileSystem` error naming it.
+    public func systemFields(_ id: RecordID) throws(RecSyncError) -> SystemFields? {
+        let path = sidecarPath(id)
+        guard let bytes = try readRecordFile(path) else { return nil }
+        do { return try WorkspaceEncoding.decodeSystemFields(bytes) } catch {
+            throw .fileSystem(path: relative(path), message: "the sidecar is damaged (\(error.message)); restore it, or delete it to write a new record")
+        }
+    }
+
+    /// A record file's or sidecar's bytes (at most `FileIO.recordFileReadLimit`), with read
+    /// errors naming the file relative to the root.
+    func readRecordFile(_ path: String) throws(RecSyncError) -> [UInt8]? {
+        do { return try FileIO.read(path, limit: FileIO.recordFileReadLimit) } catch .fileSystem(let p, let message) {
+            throw .fileSystem(path: relative(p), message: message)
+        }
+    }
+}
+
+/// What `Workspace.put` made of a record.
+public enum RecordPut: Sendable, Hashable {
+    /// A record the store does not have yet (no sidecar with a change tag).
+    case new
+    /// A synced record whose file was there: its fields changed.
+    case modified
+    /// A synced record whose file had been removed: it is back.
+    case restored
+}
+
+extension Workspace {
+    /// Writes a record's fields into its file, as the user would, for the next push to send.
+    ///
+    /// The record is checked as a push would check it (types, sizes). A new record with a
+    /// `type` gets a sidecar holding the type (else the zone's default type applies on push);
+    /// a synced record's type cannot change, and a record whose name is too long for a file
+    /// name needs a `type`, since only a sidecar can then hold its name.
+    @discardableResult
+    public func put(_ id: RecordID, fields: [String: FieldValue], type: String? = nil) throws(RecSyncError) -> RecordPut {
+        if let type { try NameRules.validateRecordType(type) }
+        let recordPath = recordPath(id), sidecarPath = sidecarPath(id)
+        let system = try systemFields(id)
+        // The checks a push makes (types, sizes), now rather than later.
+        try Record(recordID: id, recordType: system?.recordType ?? type ?? "Record", fields: fields).validate()
+        var batch = WriteBatch()
+        if let system, let type, system.recordType != type {
+            throw .invalidArguments("\(relative(recordPath)) is a '\(system.recordType)' record; a record's type cannot change (rm it, push, then put it again with --type \(type))")
+        }
+        if system == nil {
+            if let type {
+                batch.write(sidecarPath, WorkspaceEncoding.encodeSystemFields(SystemFields(recordID: id, recordType: type, changeTag: nil, created: nil, modified: nil)))
+            } else if Self.recordName(forFile: Self.fileName(for: id.recordName)) == nil {
+                throw .invalidArguments("record name '\(id.recordName.prefix(40))…' is too long for a file name; give --type so its sidecar can hold the name")
+            }
+        }
+        let existed = FileIO.stamp(recordPath) != nil
+        batch.write(recordPath, WorkspaceEncoding.encodeFields(fields))
+        try batch.commit()
+        return system?.changeTag == nil ? .new : existed ? .modified : .restored
+    }
+
+    /// Removes a record's file, as the user would; returns whether the next push deletes the
+    /// record on the store (it was synced). A record never pushed leaves nothing behind: its
+    /// sidecar (a type note) goes too.
+    @discardableResult
+    public func removeRecord(_ id: RecordID) throws(RecSyncError) -> Bool {
+        let recordPath = recordPath(id), sidecarPath = sidecarPath(id)
+        guard FileIO.stamp(recordPath) != nil else {
+            throw .invalidArguments("no record file at \(relative(recordPath))")
+        }
+        var synced = false
+        if let side = try readRecordFile(sidecarPath) {
+            // A damaged sidecar names no version the store could delete: the record goes as
+            // one never pushed does, sidecar and all.
+            synced = (try? WorkspaceEncoding.decodeSystemFields(side))?.changeTag != nil
+        }
+        var batch = WriteBatch()
+        batch.remove(recordPath)
+        if !synced { batch.remove(sidecarPath) }
+        try batch.commit()
+        return synced
+    }
+}

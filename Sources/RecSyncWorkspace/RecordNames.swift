@@ -1,0 +1,83 @@
+import Foundation
+import RecSyncModel
+
+/// How people name records and zones of a workspace (on the command line).
+///
+/// A record is either the path of its file in the workspace (`private/notes/r1.json`,
+/// `shared/bob/recipes/r2.json`, relative to `directory`; a sidecar path works too)
+/// or `ZONE/NAME` for a record in one of the user's own zones (NAME may itself contain `/`).
+/// A zone is its name (one of the user's own zones) or the path of its directory.
+extension Workspace {
+    /// The record a name given by a person stands for (a command-line argument).
+    public func record(named text: String, from directory: String) throws(RecSyncError) -> RecordID {
+        let path = Self.absolute(text, relativeTo: directory)
+        if let components = components(of: path), text.hasSuffix(".json") || FileIO.stamp(path) != nil {
+            return try recordFromPath(components, text: text)
+        }
+        guard let slash = text.firstIndex(of: "/"), !text.hasSuffix(".json") else {
+            throw .invalidArguments("'\(text)' does not name a record; give a record file path (private/ZONE/NAME.json) or ZONE/NAME")
+        }
+        let zone = try ZoneID(normalizing: String(text[..<slash]), ownerName: user)
+        return try RecordID(recordName: String(text[text.index(after: slash)...]), zoneID: zone)
+    }
+
+    /// The zone a name given by a person stands for: a zone name, or a zone directory's path.
+    public func zone(named text: String, from directory: String) throws(RecSyncError) -> ZoneID {
+        if text.contains("/") {
+            let path = Self.absolute(text, relativeTo: directory)
+            if let c = components(of: path) {
+                if c.count == 2, c[0] == "private", let z = NameEscaping.unescape(c[1]) {
+                    return try ZoneID(normalizing: z, ownerName: user)
+                }
+                if c.count == 3, c[0] == "shared", let o = NameEscaping.unescape(c[1]), let z = NameEscaping.unescape(c[2]) {
+                    return try ZoneID(normalizing: z, ownerName: o)
+                }
+            }
+            throw .invalidArguments("'\(text)' does not name a zone; give a zone name or a zone directory (private/ZONE, shared/OWNER/ZONE)")
+        }
+        return try ZoneID(normalizing: text, ownerName: user)
+    }
+
+    /// Whether a name given by a person stands for a zone rather than a record (for `log`).
+    public func namesZone(_ text: String, from directory: String) -> Bool {
+        if !text.contains("/") { return true }
+        let path = Self.absolute(text, relativeTo: directory)
+        return FileIO.isDirectory(path) && components(of: path) != nil
+    }
+
+    /// The path components of `path` below the workspace root, nil when outside it.
+    func components(of path: String) -> [String]? {
+        guard path.hasPrefix(root + "/") else { return nil }
+        return path.dropFirst(root.count + 1).split(separator: "/").map(String.init)
+    }
+
+    /// The record a record file's (or sidecar's) path below the root stands for.
+    func recordFromPath(_ components: [String], text: String) throws(RecSyncError) -> RecordID {
+        var c = components
+        if c.count >= 2, c[c.count - 2] == ".system" { c.remove(at: c.count - 2) }
+        let zone: ZoneID
+        if c.count == 3, c[0] == "private", let z = NameEscaping.unescape(c[1]) {
+            zone = try ZoneID(normalizing: z, ownerName: user)
+        } else if c.count == 4, c[0] == "shared", let o = NameEscaping.unescape(c[1]), let z = NameEscaping.unescape(c[2]) {
+            zone = try ZoneID(normalizing: z, ownerName: o)
+        } else {
+            throw .invalidArguments("'\(text)' is not a record file of this workspace; record files are private/ZONE/NAME.json or shared/OWNER/ZONE/NAME.json")
+        }
+        let file = c[c.count - 1]
+        // A hashed (long) name is only in the sidecar.
+        let sidecar = "\(zoneDirectory(zone))/.system/\(file)"
+        if let bytes = try FileIO.read(sidecar), let system = try? WorkspaceEncoding.decodeSystemFields(bytes) {
+            return system.recordID
+        }
+        guard let name = Workspace.recordName(forFile: file) else {
+            throw .invalidArguments("'\(text)': the file name is not a record name (NAME.json, with '/' written as %2F and '%' as %25)")
+        }
+        return try RecordID(recordName: name, zoneID: zone)
+    }
+
+    /// `path` made absolute against `base`, with `.` and `..` resolved (as `StoreLocation.absolute`).
+    static func absolute(_ path: String, relativeTo base: String) -> String {
+        let full = path.hasPrefix("/") ? path : "\(base)/\(path)"
+        return URL(fileURLWithPath: full).standardizedFileURL.path
+    }
+}
