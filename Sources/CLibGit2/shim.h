@@ -32,6 +32,12 @@ static inline int recsync_git_set_mwindow_mapped_limit(size_t bytes) {
     return git_libgit2_opts(GIT_OPT_SET_MWINDOW_MAPPED_LIMIT, bytes);
 }
 
+static inline size_t recsync_git_get_mwindow_size(void) {
+    size_t bytes = 0;
+    git_libgit2_opts(GIT_OPT_GET_MWINDOW_SIZE, &bytes);
+    return bytes;
+}
+
 static inline size_t recsync_git_get_mwindow_mapped_limit(void) {
     size_t bytes = 0;
     git_libgit2_opts(GIT_OPT_GET_MWINDOW_MAPPED_LIMIT, &bytes);

@@ -37,6 +37,11 @@ extension GitRepository {
     /// Fetches `refspecs` (e.g. `+refs/heads/main:refs/heads/main`) from a remote into this
     /// repository, without tags, FETCH_HEAD or pruning.
     public func fetch(_ refspecs: [String], from remote: GitRemoteURL, options: GitNetworkOptions) throws(GitNetworkError) {
+        // The fetched pack is written through libgit2's indexer: default pack windows meanwhile.
+        try GitPackWindows.whileWritingPacks { () throws(GitNetworkError) in try fetchUnguarded(refspecs, from: remote, options: options) }
+    }
+
+    private func fetchUnguarded(_ refspecs: [String], from remote: GitRemoteURL, options: GitNetworkOptions) throws(GitNetworkError) {
         try withSIGPIPEBlocked { () throws(GitNetworkError) in
             let session = try RemoteSession(repository: self, remote: remote, options: options, direction: GIT_DIRECTION_FETCH, doing: "fetching")
             var fetchOptions = git_fetch_options()
@@ -59,6 +64,11 @@ extension GitRepository {
     /// ancestor of `commit`), or a status in the `push_update_reference` callback (the remote
     /// moved after advertising its refs, or a hook refused).
     public func push(_ commit: GitOID, to remoteRef: String, at remote: GitRemoteURL, options: GitNetworkOptions) throws(GitNetworkError) -> GitPushResult {
+        // A push builds a pack (and a local remote indexes it): default pack windows meanwhile.
+        try GitPackWindows.whileWritingPacks { () throws(GitNetworkError) -> GitPushResult in try pushUnguarded(commit, to: remoteRef, at: remote, options: options) }
+    }
+
+    private func pushUnguarded(_ commit: GitOID, to remoteRef: String, at remote: GitRemoteURL, options: GitNetworkOptions) throws(GitNetworkError) -> GitPushResult {
         // libgit2 1.5 pushes only from a reference, not from an OID: name the commit for the
         // duration of the push.
         let source = "refs/recsync/push-\(UUID().uuidString.lowercased())"

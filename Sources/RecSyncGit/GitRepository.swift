@@ -1,5 +1,6 @@
 import CLibGit2
 import Foundation
+import Synchronization
 
 /// Process-wide libgit2 set-up: initialise once, fsync the git dir, strict object creation.
 /// Pack windows keep libgit2's defaults here (see `GitPackWindows`).
@@ -21,11 +22,59 @@ enum LibGit2 {
 /// writing get closed to stay under the limit — measured: 1 MiB windows with a 4 MiB limit
 /// fail on a 9 MB pack; either limit alone does not. So only a process that writes no pack
 /// from then on (a clone or pull, after any fetch) bounds them.
+///
+/// Or nearly: a process that bounds them may still write packs later (a long `watch --pull`
+/// fetches again, a push after a pull writes its commit's pack, an app embedding the engine
+/// does both all day). Every pack write therefore runs inside `whileWritingPacks`, which puts
+/// libgit2's defaults back while any write is under way and the bound again after the last.
 public enum GitPackWindows {
-    public static func boundForReading() {
+    /// The bounded sizes: 32 MiB windows, at most 128 MiB mapped.
+    public static let readingWindowSize = 32 << 20
+    public static let readingMappedLimit = 128 << 20
+
+    private struct State {
+        /// The bound asked for (window size, mapped limit); nil: libgit2's defaults.
+        var bound: (Int, Int)?
+        /// libgit2's defaults, read before the first bound.
+        var defaults: (Int, Int)?
+        /// Pack writes under way.
+        var writers = 0
+    }
+
+    private static let state = Mutex(State())
+
+    /// Bounds the windows for the rest of the process, except while a pack is written.
+    /// `windowSize` and `mappedLimit` are for tests; recsync uses the defaults.
+    public static func boundForReading(windowSize: Int = readingWindowSize, mappedLimit: Int = readingMappedLimit) {
         _ = LibGit2.ready
-        _ = recsync_git_set_mwindow_size(32 << 20)
-        _ = recsync_git_set_mwindow_mapped_limit(128 << 20)
+        state.withLock { s in
+            if s.defaults == nil { s.defaults = (Int(recsync_git_get_mwindow_size()), Int(recsync_git_get_mwindow_mapped_limit())) }
+            s.bound = (windowSize, mappedLimit)
+            if s.writers == 0 { apply(windowSize, mappedLimit) }
+        }
+    }
+
+    /// Whether the process asked for bounded windows (they are lifted while packs are written).
+    public static var isBoundForReading: Bool { state.withLock { $0.bound != nil } }
+
+    /// Runs a pack write (a fetch, a push, a commit's pack) with libgit2's default windows.
+    public static func whileWritingPacks<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        state.withLock { s in
+            s.writers += 1
+            if s.writers == 1, s.bound != nil, let (size, limit) = s.defaults { apply(size, limit) }
+        }
+        defer {
+            state.withLock { s in
+                s.writers -= 1
+                if s.writers == 0, let (size, limit) = s.bound { apply(size, limit) }
+            }
+        }
+        return try body()
+    }
+
+    private static func apply(_ size: Int, _ limit: Int) {
+        _ = recsync_git_set_mwindow_size(size)
+        _ = recsync_git_set_mwindow_mapped_limit(limit)
     }
 
     /// The most bytes of packs libgit2 keeps mapped now (8 GiB by default on 64-bit systems).
@@ -217,12 +266,14 @@ public final class GitRepository {
         var odb: OpaquePointer?
         try check("git_repository_odb", git_repository_odb(&odb, pointer))
         defer { git_odb_free(odb) }
-        var writepack: UnsafeMutablePointer<git_odb_writepack>?
-        try check("git_odb_write_pack", git_odb_write_pack(&writepack, odb, nil, nil))
-        defer { recsync_odb_writepack_free(writepack) }
-        var stats = git_indexer_progress()
-        try check("git_odb_writepack.append", recsync_odb_writepack_append(writepack, buffer.ptr, buffer.size, &stats))
-        try check("git_odb_writepack.commit", recsync_odb_writepack_commit(writepack, &stats))
+        try GitPackWindows.whileWritingPacks { () throws(GitError) in
+            var writepack: UnsafeMutablePointer<git_odb_writepack>?
+            try check("git_odb_write_pack", git_odb_write_pack(&writepack, odb, nil, nil))
+            defer { recsync_odb_writepack_free(writepack) }
+            var stats = git_indexer_progress()
+            try check("git_odb_writepack.append", recsync_odb_writepack_append(writepack, buffer.ptr, buffer.size, &stats))
+            try check("git_odb_writepack.commit", recsync_odb_writepack_commit(writepack, &stats))
+        }
         try check("git_mempack_reset", git_mempack_reset(backend))
     }
 
