@@ -18,18 +18,20 @@ public struct WriteAttempt: Sendable, Hashable, Codable {
 /// Writes to a store the way several devices would: read a record, change it, save it with
 /// the change tag it read. Shared records overlap between writers; own records do not.
 public enum StressWriter {
-    public static func run(store: any RemoteStore, zone: ZoneID, writer: String, iterations: Int, sharedRecords: Int, seed: UInt64) async -> [WriteAttempt] {
+    /// `thinkMilliseconds`: how long a device waits between reading and writing (0: it only
+    /// yields), so writers on other threads overlap reliably.
+    public static func run(store: any RemoteStore, zone: ZoneID, writer: String, iterations: Int, sharedRecords: Int, seed: UInt64, thinkMilliseconds: Int = 0) async -> [WriteAttempt] {
         var random = SeededRandom(seed: seed)
         var log: [WriteAttempt] = []
         for i in 0..<iterations {
             let shared = sharedRecords > 0 && Bool.random(using: &random)
             let name = shared ? "shared-\(Int.random(in: 0..<sharedRecords, using: &random))" : "\(writer)-\(i % 5)"
-            log.append(await attempt(store: store, zone: zone, writer: writer, name: name))
+            log.append(await attempt(store: store, zone: zone, writer: writer, name: name, thinkMilliseconds: thinkMilliseconds))
         }
         return log
     }
 
-    static func attempt(store: any RemoteStore, zone: ZoneID, writer: String, name: String) async -> WriteAttempt {
+    static func attempt(store: any RemoteStore, zone: ZoneID, writer: String, name: String, thinkMilliseconds: Int) async -> WriteAttempt {
         var entry = WriteAttempt(writer: writer, recordName: name, base: nil, outcome: .failed, tag: nil, error: nil)
         do {
             let id = try RecordID(recordName: name, zoneID: zone)
@@ -49,6 +51,7 @@ public enum StressWriter {
             // A device thinks between reading and writing: let other writers run meanwhile.
             await Task.yield()
             await Task.yield()
+            if thinkMilliseconds > 0 { try? await Task.sleep(nanoseconds: UInt64(thinkMilliseconds) * 1_000_000) }
             let result = try await store.modifyRecords(saving: [record], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
             switch result.saveResults[0].result {
             case .success(let saved):

@@ -28,6 +28,8 @@ import Testing
             Subscription(id: "shared", kind: .database(.shared)),
         ]
         let watcher = SubscriptionNotifier(subscriptions: subscriptions, store: try fixture.store(as: "alice"))
+        // The baseline (cursors at the head) is taken before the burst, not raced with it.
+        try await watcher.acknowledge(watcher.pending())
         let signal = try LocalStoreSignal(storePath: fixture.path)
         var loop = WatchLoop { timeout in signal.wait(timeout: timeout) }
         loop.settle = 1.5  // a burst: saves less than this apart, even on a loaded machine
@@ -37,7 +39,7 @@ import Testing
                            onError: { e, _ in got.errors.withLock { $0.append(e.message) } },
                            notify: { n in got.items.withLock { $0.append(n) }; return true })
         }
-        try await Task.sleep(nanoseconds: 500_000_000)  // the baseline is taken
+        try await Task.sleep(nanoseconds: 500_000_000)  // the loop is waiting
         let started = Date()
         // A burst: three commits in quick succession.
         try await alice.save([Build.record("a", in: notes)])

@@ -125,7 +125,9 @@ import Testing
         let devices = try writers.map { _ in try fixture.device(as: "alice") }
         let log = await withTaskGroup(of: [WriteAttempt].self) { group in
             for (i, device) in devices.enumerated() {
-                group.addTask { await StressWriter.run(store: device, zone: zone, writer: writers[i], iterations: 12, sharedRecords: 2, seed: UInt64(i + 40)) }
+                // Each device works on its store's own thread: a think time between reading
+                // and writing makes their windows overlap on a shared record every time.
+                group.addTask { await StressWriter.run(store: device, zone: zone, writer: writers[i], iterations: 12, sharedRecords: 2, seed: UInt64(i + 40), thinkMilliseconds: 40) }
             }
             var all: [WriteAttempt] = []
             for await part in group { all += part }
