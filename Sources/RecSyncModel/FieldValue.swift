@@ -23,7 +23,7 @@ public struct Location: Sendable, Hashable {
 
     public init(latitude: Double, longitude: Double) throws(RecSyncError) {
         guard latitude.isFinite, longitude.isFinite, abs(latitude) <= 90, abs(longitude) <= 180 else {
-            throw .invalidArguments("location (\(latitude), \(longitude)) is out of range; latitude must be within ±90 and longitude within ±180")
+            throw .invalidValue("location (\(latitude), \(longitude)) is out of range; latitude must be within ±90 and longitude within ±180")
         }
         self.latitude = latitude
         self.longitude = longitude
@@ -81,17 +81,17 @@ public indirect enum FieldValue: Sendable, Hashable {
     public func validate(key: String) throws(RecSyncError) {
         switch self {
         case .double(let d) where !d.isFinite:
-            throw .invalidArguments("field '\(key)' is \(d); only finite numbers can be stored")
+            throw .invalidValue("field '\(key)' is \(d); only finite numbers can be stored")
         case .json(let j):
             try j.validate(context: "field '\(key)'")
         case .list(let items):
             guard let first = items.first else { return }
             guard let type = first.scalarType, type != .json else {
-                throw .invalidArguments("field '\(key)' is a list of lists or JSON values; lists hold scalar values only (use a JSON field instead)")
+                throw .invalidValue("field '\(key)' is a list of lists or JSON values; lists hold scalar values only (use a JSON field instead)")
             }
             for item in items {
                 guard item.scalarType == type else {
-                    throw .invalidArguments("field '\(key)' is a list mixing \(type.rawValue) and \(item.scalarType?.rawValue ?? "LIST") values; lists must be homogeneous")
+                    throw .invalidValue("field '\(key)' is a list mixing \(type.rawValue) and \(item.scalarType?.rawValue ?? "LIST") values; lists must be homogeneous")
                 }
                 try item.validate(key: key)
             }

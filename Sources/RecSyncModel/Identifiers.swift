@@ -42,15 +42,15 @@ public enum NameRules {
 
     /// recordName: ASCII, 1–255 characters, not starting with `_`.
     public static func validateRecordName(_ name: String) throws(RecSyncError) {
-        guard !name.isEmpty else { throw .invalidArguments("record name is empty; give every record a name of 1–255 ASCII characters") }
+        guard !name.isEmpty else { throw .invalidName("record name is empty; give every record a name of 1–255 ASCII characters") }
         guard name.utf8.count <= maxNameLength else {
-            throw .invalidArguments("record name '\(name.prefix(40))…' is \(name.utf8.count) characters; the limit is 255")
+            throw .invalidName("record name '\(name.prefix(40))…' is \(name.utf8.count) characters; the limit is 255")
         }
         guard name.utf8.allSatisfy({ $0 < 0x80 }) else {
-            throw .invalidArguments("record name '\(name)' contains non-ASCII characters; record names must be ASCII")
+            throw .invalidName("record name '\(name)' contains non-ASCII characters; record names must be ASCII")
         }
         guard !name.hasPrefix("_") else {
-            throw .invalidArguments("record name '\(name)' starts with '_', which CloudKit reserves; rename it")
+            throw .invalidName("record name '\(name)' starts with '_', which CloudKit reserves; rename it")
         }
     }
 
@@ -67,10 +67,10 @@ public enum NameRules {
             try validateRecordName(name)
             try validateSignatureText(name, what: "it")
             guard NameEscaping.escape(name).utf8.count <= maxNameLength else {
-                throw .invalidArguments("it is \(NameEscaping.escape(name).utf8.count) bytes once escaped for disk ('/' and '%' take 3 bytes each); the limit is 255")
+                throw .invalidName("it is \(NameEscaping.escape(name).utf8.count) bytes once escaped for disk ('/' and '%' take 3 bytes each); the limit is 255")
             }
         } catch {
-            throw .invalidArguments("owner name '\(printable(name))': " + error.message)
+            throw .invalidName("owner name '\(printable(name))': " + error.message)
         }
     }
 
@@ -83,13 +83,13 @@ public enum NameRules {
     /// control characters, no `<` or `>`, and none of the characters git trims at either end.
     public static func validateSignatureText(_ text: String, what: String) throws(RecSyncError) {
         guard !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-            throw .invalidArguments("\(what) contains control characters (such as a newline); use printable characters only")
+            throw .invalidName("\(what) contains control characters (such as a newline); use printable characters only")
         }
         guard !text.contains("<") && !text.contains(">") else {
-            throw .invalidArguments("\(what) contains '<' or '>', which git reserves for the e-mail address of a commit signature")
+            throw .invalidName("\(what) contains '<' or '>', which git reserves for the e-mail address of a commit signature")
         }
         if let end = [text.first, text.last].compactMap({ $0 }).first(where: { signatureTrimmed.contains($0) }) {
-            throw .invalidArguments("\(what) starts or ends with '\(end)', which git drops from a commit signature (so the commit would name someone else); remove it")
+            throw .invalidName("\(what) starts or ends with '\(end)', which git drops from a commit signature (so the commit would name someone else); remove it")
         }
     }
 
@@ -109,45 +109,45 @@ public enum NameRules {
 
     /// zoneName: 1–255 characters, no `/`, not `.` or `..`, `_defaultZone` reserved.
     public static func validateZoneName(_ name: String) throws(RecSyncError) {
-        guard !name.isEmpty else { throw .invalidArguments("zone name is empty; give the zone a name of 1–255 characters") }
+        guard !name.isEmpty else { throw .invalidName("zone name is empty; give the zone a name of 1–255 characters") }
         guard name.utf8.count <= maxNameLength else {
-            throw .invalidArguments("zone name '\(name.prefix(40))…' is longer than 255 bytes")
+            throw .invalidName("zone name '\(name.prefix(40))…' is longer than 255 bytes")
         }
-        guard !name.contains("/") else { throw .invalidArguments("zone name '\(name)' contains '/', which zone names may not") }
-        guard name != "." && name != ".." else { throw .invalidArguments("zone name '\(name)' is not allowed") }
+        guard !name.contains("/") else { throw .invalidName("zone name '\(name)' contains '/', which zone names may not") }
+        guard name != "." && name != ".." else { throw .invalidName("zone name '\(name)' is not allowed") }
         guard name != defaultZoneName else {
-            throw .invalidArguments("zone name '\(defaultZoneName)' is reserved for CloudKit's default zone; choose another name")
+            throw .invalidName("zone name '\(defaultZoneName)' is reserved for CloudKit's default zone; choose another name")
         }
         guard !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-            throw .invalidArguments("zone name '\(name)' contains control characters")
+            throw .invalidName("zone name '\(name)' contains control characters")
         }
         guard isNFC(name) else {
-            throw .invalidArguments("zone name '\(name)' is not in Unicode NFC (composed form); recsync keeps zone names in NFC, so rename it to '\(name.precomposedStringWithCanonicalMapping)'")
+            throw .invalidName("zone name '\(name)' is not in Unicode NFC (composed form); recsync keeps zone names in NFC, so rename it to '\(name.precomposedStringWithCanonicalMapping)'")
         }
         let escaped = NameEscaping.escape(name).utf8.count
         guard escaped <= maxEscapedZoneNameLength else {
-            throw .invalidArguments("zone name '\(name.prefix(40))…' takes \(escaped) bytes once escaped for disk ('%', '/', control characters and a leading '.' take 3 bytes each); the limit is \(maxEscapedZoneNameLength), so shorten it")
+            throw .invalidName("zone name '\(name.prefix(40))…' takes \(escaped) bytes once escaped for disk ('%', '/', control characters and a leading '.' take 3 bytes each); the limit is \(maxEscapedZoneNameLength), so shorten it")
         }
     }
 
     /// Field keys: an ASCII letter, then ASCII letters, digits or `_`; at most 255.
     public static func validateFieldKey(_ key: String) throws(RecSyncError) {
         let bytes = Array(key.utf8)
-        guard let first = bytes.first else { throw .invalidArguments("a field key is empty") }
-        guard bytes.count <= maxNameLength else { throw .invalidArguments("field key '\(key.prefix(40))…' is longer than 255 characters") }
+        guard let first = bytes.first else { throw .invalidName("a field key is empty") }
+        guard bytes.count <= maxNameLength else { throw .invalidName("field key '\(key.prefix(40))…' is longer than 255 characters") }
         func isLetter(_ b: UInt8) -> Bool { (b >= 65 && b <= 90) || (b >= 97 && b <= 122) }
         guard isLetter(first) else {
-            throw .invalidArguments("field key '\(key)' must start with an ASCII letter")
+            throw .invalidName("field key '\(key)' must start with an ASCII letter")
         }
         guard bytes.allSatisfy({ isLetter($0) || ($0 >= 48 && $0 <= 57) || $0 == 95 }) else {
-            throw .invalidArguments("field key '\(key)' may contain only ASCII letters, digits and '_'")
+            throw .invalidName("field key '\(key)' may contain only ASCII letters, digits and '_'")
         }
     }
 
     /// recordType: same shape as a field key (CloudKit record type names).
     public static func validateRecordType(_ type: String) throws(RecSyncError) {
         do { try validateFieldKey(type) } catch {
-            throw .invalidArguments("record type '\(type)' must start with an ASCII letter and contain only letters, digits and '_'")
+            throw .invalidName("record type '\(type)' must start with an ASCII letter and contain only letters, digits and '_'")
         }
     }
 }

@@ -24,7 +24,7 @@ public enum JSONValue: Sendable, Hashable {
         switch self {
         case .double(let d):
             if !d.isFinite {
-                throw .invalidArguments("\(context) contains the number \(d); only finite numbers can be stored")
+                throw .invalidValue("\(context) contains the number \(d); only finite numbers can be stored")
             }
         case .array(let items):
             guard depth < JSONValue.maxNesting else { throw tooDeep(context) }
@@ -38,7 +38,7 @@ public enum JSONValue: Sendable, Hashable {
     }
 
     private func tooDeep(_ context: String) -> RecSyncError {
-        .invalidArguments("\(context) nests arrays and objects more than \(JSONValue.maxNesting) levels deep")
+        .invalidValue("\(context) nests arrays and objects more than \(JSONValue.maxNesting) levels deep")
     }
 }
 
@@ -47,7 +47,7 @@ public enum JSON {
     /// The deepest nesting of arrays and objects the parser accepts.
     public static let maxDepth = 512
 
-    /// Parses one JSON document (UTF-8). Errors are `invalidArguments("line L, column C: …")`.
+    /// Parses one JSON document (UTF-8). Errors are `malformed`, with the line and column.
     public static func parse(_ bytes: [UInt8]) throws(RecSyncError) -> JSONValue {
         let result: Result<JSONValue, RecSyncError> = bytes.withUnsafeBufferPointer { buf in
             var parser = JSONParser(buf)
@@ -326,7 +326,7 @@ private struct JSONParser {
 
     func fail(_ what: String, at offset: Int? = nil) -> RecSyncError {
         let (l, c) = position(offset ?? pos)
-        return .invalidArguments("line \(l), column \(c): \(what)")
+        return .malformed(MalformedInput(line: l, column: c, detail: what))
     }
 
     func describe(_ offset: Int) -> String {

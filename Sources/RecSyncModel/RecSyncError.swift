@@ -47,6 +47,33 @@ public enum CloudKitErrorCode: Int, Sendable, Hashable {
     case userDeletedZone = 28
 }
 
+/// Bytes that do not decode as what they should be (JSON, a record file, a sidecar, a stored
+/// record), and where.
+public struct MalformedInput: Sendable, Hashable {
+    /// The file (relative to the workspace root) or store path, when known.
+    public var path: String?
+    /// The 1-based line and column of the problem in the text, when it is at one place.
+    public var line: Int?
+    public var column: Int?
+    /// What is wrong, and what to do.
+    public var detail: String
+
+    public init(path: String? = nil, line: Int? = nil, column: Int? = nil, detail: String) {
+        self.path = path
+        self.line = line
+        self.column = column
+        self.detail = detail
+    }
+
+    /// `path: line L, column C: detail`, each part when known.
+    public var message: String {
+        var text = detail
+        if let line, let column { text = "line \(line), column \(column): " + text }
+        if let path { text = "\(path): " + text }
+        return text
+    }
+}
+
 /// Every error recsync's library reports, each with a message that says what to do next.
 public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The record changed on the store since the client's change tag (CloudKit 14).
@@ -63,8 +90,17 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
     case badToken(TokenProblem)
     /// The operation is not supported on this database (CloudKit 24).
     case badDatabase(operation: String)
-    /// A name, value or argument breaks a rule (CloudKit 12).
+    /// An argument breaks a rule, or the call cannot be made as asked (CloudKit 12).
     case invalidArguments(String)
+    /// A name (zone, record, owner, record type, field key, device ID) breaks CloudKit's or
+    /// recsync's naming rules; the message names the rule (CloudKit 12, invalidArguments).
+    case invalidName(String)
+    /// A field value breaks a rule (a number that is not finite, a mixed list, a location out of
+    /// range, nesting too deep) (CloudKit 12, invalidArguments).
+    case invalidValue(String)
+    /// Bytes that should be JSON, a record file, a sidecar or a stored record do not decode;
+    /// carries the file and the line and column when known (CloudKit 12, invalidArguments).
+    case malformed(MalformedInput)
     /// A size or count limit was exceeded (CloudKit 27).
     case limitExceeded(String)
     /// This item was fine, but another item in the same atomic zone failed (CloudKit 22).
@@ -105,7 +141,7 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .zoneNotFound: .zoneNotFound
         case .userDeletedZone: .userDeletedZone
         case .changeTokenExpired: .changeTokenExpired
-        case .badToken, .invalidArguments: .invalidArguments
+        case .badToken, .invalidArguments, .invalidName, .invalidValue, .malformed: .invalidArguments
         case .badDatabase: .badDatabase
         case .limitExceeded: .limitExceeded
         case .batchRequestFailed: .batchRequestFailed
@@ -145,7 +181,9 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
             }
         case .badDatabase(let op):
             return "\(op) is not supported on the public database; use the private or shared scope"
-        case .invalidArguments(let m), .limitExceeded(let m), .permissionFailure(let m), .storeCorrupt(let m), .storeBusy(let m), .internalError(let m):
+        case .malformed(let m):
+            return m.message
+        case .invalidArguments(let m), .invalidName(let m), .invalidValue(let m), .limitExceeded(let m), .permissionFailure(let m), .storeCorrupt(let m), .storeBusy(let m), .internalError(let m):
             return m
         case .batchRequestFailed(let id):
             return "record '\(id)' was not saved because another change in the same zone failed; fix that one and push again"
@@ -167,4 +205,86 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { message }
+
+    /// A decoding error of the bytes of the file at `path` (shown relative to the workspace),
+    /// told as one: `malformed` gains the path; any other error becomes `fileSystem` there.
+    public func located(at path: String) -> RecSyncError {
+        switch self {
+        case .malformed(var m):
+            m.path = path
+            return .malformed(m)
+        case .fileSystem:
+            return self
+        default:
+            return .fileSystem(path: path, message: message)
+        }
+    }
+
+    /// The case's name (`serverRecordChanged`, `malformed`, `fileSystem`, …): what scripts
+    /// tell errors apart by (`recsync --json` prints it as `error.kind`).
+    public var kind: String {
+        switch self {
+        case .serverRecordChanged: "serverRecordChanged"
+        case .unknownItem: "unknownItem"
+        case .zoneNotFound: "zoneNotFound"
+        case .userDeletedZone: "userDeletedZone"
+        case .changeTokenExpired: "changeTokenExpired"
+        case .badToken: "badToken"
+        case .badDatabase: "badDatabase"
+        case .invalidArguments: "invalidArguments"
+        case .invalidName: "invalidName"
+        case .invalidValue: "invalidValue"
+        case .malformed: "malformed"
+        case .limitExceeded: "limitExceeded"
+        case .batchRequestFailed: "batchRequestFailed"
+        case .permissionFailure: "permissionFailure"
+        case .storeCorrupt: "storeCorrupt"
+        case .storeBusy: "storeBusy"
+        case .internalError: "internalError"
+        case .notAWorkspace: "notAWorkspace"
+        case .workspaceLocked: "workspaceLocked"
+        case .invalidFiles: "invalidFiles"
+        case .fileSystem: "fileSystem"
+        case .networkUnavailable: "networkUnavailable"
+        case .networkFailure: "networkFailure"
+        case .notAuthenticated: "notAuthenticated"
+        case .notDelivered: "notDelivered"
+        case .delegateFailed: "delegateFailed"
+        }
+    }
+
+    /// The error as a JSON object for scripts: `kind`, CloudKit's numeric `code`, `message`,
+    /// and what the case carries that a script may act on (`path`, `line`, `column`,
+    /// `recordName`, `zone`, `files`, `subscriptions`).
+    public var json: JSONValue {
+        var o: [String: JSONValue] = ["kind": .string(kind), "code": .int(Int64(code.rawValue)), "message": .string(message)]
+        switch self {
+        case .malformed(let m):
+            if let path = m.path { o["path"] = .string(path) }
+            if let line = m.line { o["line"] = .int(Int64(line)) }
+            if let column = m.column { o["column"] = .int(Int64(column)) }
+        case .fileSystem(let path, _):
+            o["path"] = .string(path)
+        case .serverRecordChanged(let c):
+            o["zone"] = .string(c.recordID.zoneID.description)
+            o["recordName"] = .string(c.recordID.recordName)
+        case .unknownItem(let id), .batchRequestFailed(let id):
+            o["zone"] = .string(id.zoneID.description)
+            o["recordName"] = .string(id.recordName)
+        case .zoneNotFound(let z), .userDeletedZone(let z):
+            o["zone"] = .string(z.description)
+        case .invalidFiles(let problems):
+            o["files"] = .array(problems.map { .string($0) })
+        case .notDelivered(let ids):
+            o["subscriptions"] = .array(ids.map { .string($0) })
+        default:
+            break
+        }
+        return .object(o)
+    }
+
+    /// Shorthand for `.malformed` with only a detail.
+    public static func malformedInput(_ detail: String) -> RecSyncError {
+        .malformed(MalformedInput(detail: detail))
+    }
 }

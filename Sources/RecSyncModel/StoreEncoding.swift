@@ -36,19 +36,19 @@ public enum StoreEncoding {
     public static func decode(_ bytes: [UInt8], zoneID: ZoneID, changeTag: String?) throws(RecSyncError) -> Record {
         let json = try JSON.parse(bytes)
         guard case .object(let top) = json else {
-            throw .invalidArguments("record blob: expected a JSON object, found \(kindName(json))")
+            throw .malformedInput("record blob: expected a JSON object, found \(kindName(json))")
         }
         for k in top.keys where !["created", "fields", "modified", "recordName", "recordType"].contains(k) {
-            throw .invalidArguments("record blob: unexpected key '\(k)'")
+            throw .malformedInput("record blob: unexpected key '\(k)'")
         }
         guard case .string(let name)? = top["recordName"] else {
-            throw .invalidArguments("record blob: 'recordName' must be a string")
+            throw .malformedInput("record blob: 'recordName' must be a string")
         }
         guard case .string(let type)? = top["recordType"] else {
-            throw .invalidArguments("record blob of '\(name)': 'recordType' must be a string")
+            throw .malformedInput("record blob of '\(name)': 'recordType' must be a string")
         }
         guard case .object(let fieldsJSON)? = top["fields"] else {
-            throw .invalidArguments("record blob of '\(name)': 'fields' must be an object")
+            throw .malformedInput("record blob of '\(name)': 'fields' must be an object")
         }
         var fields: [String: FieldValue] = [:]
         fields.reserveCapacity(fieldsJSON.count)
@@ -77,30 +77,30 @@ public enum StoreEncoding {
     /// Reads one field's `{"type": …, "value": …}` dictionary; errors name the field key.
     public static func decodeValue(_ j: JSONValue, key: String) throws(RecSyncError) -> FieldValue {
         guard case .object(let dict) = j else {
-            throw .invalidArguments("field '\(key)': expected an object with 'type' and 'value', found \(kindName(j))")
+            throw .malformedInput("field '\(key)': expected an object with 'type' and 'value', found \(kindName(j))")
         }
         for k in dict.keys where k != "type" && k != "value" {
-            throw .invalidArguments("field '\(key)': unexpected key '\(k)' beside 'type' and 'value'")
+            throw .malformedInput("field '\(key)': unexpected key '\(k)' beside 'type' and 'value'")
         }
         guard case .string(let type)? = dict["type"] else {
-            throw .invalidArguments("field '\(key)': 'type' must be a string")
+            throw .malformedInput("field '\(key)': 'type' must be a string")
         }
         guard let value = dict["value"] else {
-            throw .invalidArguments("field '\(key)': 'value' is missing")
+            throw .malformedInput("field '\(key)': 'value' is missing")
         }
         let result: FieldValue
         if type == "LIST" {
             guard case .array(let items) = value, items.isEmpty else {
-                throw .invalidArguments("field '\(key)': type LIST is only for the empty list, so its value must be []")
+                throw .malformedInput("field '\(key)': type LIST is only for the empty list, so its value must be []")
             }
             result = .list([])
         } else if type.hasSuffix("_LIST") {
             let elementName = String(type.dropLast(5))
             guard let elementType = FieldType(rawValue: elementName), elementType != .json else {
-                throw .invalidArguments("field '\(key)': unknown type '\(type)'")
+                throw .malformedInput("field '\(key)': unknown type '\(type)'")
             }
             guard case .array(let items) = value else {
-                throw .invalidArguments("field '\(key)': a \(type) value must be an array, found \(kindName(value))")
+                throw .malformedInput("field '\(key)': a \(type) value must be an array, found \(kindName(value))")
             }
             var list: [FieldValue] = []
             list.reserveCapacity(items.count)
@@ -108,7 +108,7 @@ public enum StoreEncoding {
             result = .list(list)
         } else {
             guard let scalarType = FieldType(rawValue: type) else {
-                throw .invalidArguments("field '\(key)': unknown type '\(type)'")
+                throw .malformedInput("field '\(key)': unknown type '\(type)'")
             }
             result = try decodeScalar(value, type: scalarType, key: key)
         }
@@ -224,7 +224,7 @@ public enum StoreEncoding {
 
     static func decodeScalar(_ j: JSONValue, type: FieldType, key: String) throws(RecSyncError) -> FieldValue {
         func wrong(_ expected: String) -> RecSyncError {
-            .invalidArguments("field '\(key)': a \(type.rawValue) value must be \(expected), found \(kindName(j))")
+            .malformedInput("field '\(key)': a \(type.rawValue) value must be \(expected), found \(kindName(j))")
         }
         switch type {
         case .string:
@@ -235,7 +235,7 @@ public enum StoreEncoding {
             return .int64(i)
         case .double:
             guard let d = number(j) else { throw wrong("a number") }
-            guard d.isFinite else { throw .invalidArguments("field '\(key)': \(d) is not a finite number") }
+            guard d.isFinite else { throw .malformedInput("field '\(key)': \(d) is not a finite number") }
             return .double(d)
         case .boolean:
             guard case .bool(let b) = j else { throw wrong("true or false") }
@@ -246,40 +246,40 @@ public enum StoreEncoding {
         case .bytes:
             guard case .string(let s) = j else { throw wrong("a base64 string") }
             guard let bytes = Base64.decode(s) else {
-                throw .invalidArguments("field '\(key)': the BYTES value is not valid base64 (standard alphabet, with '=' padding)")
+                throw .malformedInput("field '\(key)': the BYTES value is not valid base64 (standard alphabet, with '=' padding)")
             }
             return .bytes(bytes)
         case .reference:
             guard case .object(let o) = j else { throw wrong("an object with 'action' and 'recordName'") }
             for k in o.keys where k != "action" && k != "recordName" {
-                throw .invalidArguments("field '\(key)': unexpected key '\(k)' in a REFERENCE value")
+                throw .malformedInput("field '\(key)': unexpected key '\(k)' in a REFERENCE value")
             }
             guard case .string(let name)? = o["recordName"] else {
-                throw .invalidArguments("field '\(key)': a REFERENCE value needs a string 'recordName'")
+                throw .malformedInput("field '\(key)': a REFERENCE value needs a string 'recordName'")
             }
             let action: ReferenceAction
             switch o["action"] {
             case .string("NONE")?: action = .none
             case .string("DELETE_SELF")?: action = .deleteSelf
-            default: throw .invalidArguments("field '\(key)': a REFERENCE value needs 'action' \"NONE\" or \"DELETE_SELF\"")
+            default: throw .malformedInput("field '\(key)': a REFERENCE value needs 'action' \"NONE\" or \"DELETE_SELF\"")
             }
             do {
                 return .reference(try Reference(recordName: name, action: action))
             } catch {
-                throw .invalidArguments("field '\(key)': " + error.message)
+                throw .malformedInput("field '\(key)': " + error.message)
             }
         case .location:
             guard case .object(let o) = j else { throw wrong("an object with 'latitude' and 'longitude'") }
             for k in o.keys where k != "latitude" && k != "longitude" {
-                throw .invalidArguments("field '\(key)': unexpected key '\(k)' in a LOCATION value")
+                throw .malformedInput("field '\(key)': unexpected key '\(k)' in a LOCATION value")
             }
             guard let lat = o["latitude"].flatMap(number), let lon = o["longitude"].flatMap(number) else {
-                throw .invalidArguments("field '\(key)': a LOCATION value needs numbers 'latitude' and 'longitude'")
+                throw .malformedInput("field '\(key)': a LOCATION value needs numbers 'latitude' and 'longitude'")
             }
             do {
                 return .location(try Location(latitude: lat, longitude: lon))
             } catch {
-                throw .invalidArguments("field '\(key)': " + error.message)
+                throw .malformedInput("field '\(key)': " + error.message)
             }
         case .json:
             try j.validate(context: "field '\(key)'")
@@ -298,13 +298,13 @@ public enum StoreEncoding {
     static func decodeStamp(_ j: JSONValue?, what: String, of name: String) throws(RecSyncError) -> ChangeStamp? {
         guard let j else { return nil }
         guard case .object(let o) = j else {
-            throw .invalidArguments("record blob of '\(name)': '\(what)' must be an object with 'timestamp' and 'userRecordName'")
+            throw .malformedInput("record blob of '\(name)': '\(what)' must be an object with 'timestamp' and 'userRecordName'")
         }
         for k in o.keys where k != "timestamp" && k != "userRecordName" {
-            throw .invalidArguments("record blob of '\(name)': unexpected key '\(k)' in '\(what)'")
+            throw .malformedInput("record blob of '\(name)': unexpected key '\(k)' in '\(what)'")
         }
         guard case .int(let t)? = o["timestamp"], case .string(let user)? = o["userRecordName"] else {
-            throw .invalidArguments("record blob of '\(name)': '\(what)' needs an integer 'timestamp' and a string 'userRecordName'")
+            throw .malformedInput("record blob of '\(name)': '\(what)' needs an integer 'timestamp' and a string 'userRecordName'")
         }
         return ChangeStamp(timestamp: t, userRecordName: user)
     }

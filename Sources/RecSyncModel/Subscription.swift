@@ -171,7 +171,7 @@ public struct Subscription: Sendable, Hashable, Codable {
               !id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }),
               id.trimmingCharacters(in: .whitespaces) == id
         else {
-            throw .invalidArguments("the subscription ID '\(id.prefix(100))' is not 1–100 bytes (200 once '/', '%' and a leading '.' are escaped) without control characters or surrounding spaces; pass another with --id")
+            throw .invalidName("the subscription ID '\(id.prefix(100))' is not 1–100 bytes (200 once '/', '%' and a leading '.' are escaped) without control characters or surrounding spaces; pass another with --id")
         }
     }
 

@@ -40,7 +40,7 @@ public enum WorkspaceEncoding {
     public static func decodeFieldsAndDeletions(_ bytes: [UInt8]) throws(RecSyncError) -> (fields: [String: FieldValue], deleted: [String]) {
         let json = try JSON.parse(bytes)
         guard case .object(let members) = json else {
-            throw .invalidArguments("the fields file must hold a JSON object of fields, found \(StoreEncoding.kindName(json))")
+            throw .malformedInput("the fields file must hold a JSON object of fields, found \(StoreEncoding.kindName(json))")
         }
         var fields: [String: FieldValue] = [:]
         var deleted: [String] = []
@@ -116,32 +116,32 @@ public enum WorkspaceEncoding {
     public static func decodeSystemFields(_ bytes: [UInt8]) throws(RecSyncError) -> SystemFields {
         let json = try JSON.parse(bytes)
         guard case .object(let o) = json else {
-            throw .invalidArguments("system fields: expected a JSON object, found \(StoreEncoding.kindName(json))")
+            throw .malformedInput("system fields: expected a JSON object, found \(StoreEncoding.kindName(json))")
         }
         let known = ["changeTag", "created", "modified", "recordName", "recordType", "zone"]
         for k in o.keys where !known.contains(k) {
-            throw .invalidArguments("system fields: unexpected key '\(k)'")
+            throw .malformedInput("system fields: unexpected key '\(k)'")
         }
         guard case .string(let name)? = o["recordName"] else {
-            throw .invalidArguments("system fields: 'recordName' must be a string")
+            throw .malformedInput("system fields: 'recordName' must be a string")
         }
         guard case .string(let type)? = o["recordType"] else {
-            throw .invalidArguments("system fields: 'recordType' must be a string")
+            throw .malformedInput("system fields: 'recordType' must be a string")
         }
         guard case .object(let zone)? = o["zone"] else {
-            throw .invalidArguments("system fields: 'zone' must be an object with 'ownerName' and 'zoneName'")
+            throw .malformedInput("system fields: 'zone' must be an object with 'ownerName' and 'zoneName'")
         }
         for k in zone.keys where k != "ownerName" && k != "zoneName" {
-            throw .invalidArguments("system fields: unexpected key '\(k)' in 'zone'")
+            throw .malformedInput("system fields: unexpected key '\(k)' in 'zone'")
         }
         guard case .string(let zoneName)? = zone["zoneName"], case .string(let ownerName)? = zone["ownerName"] else {
-            throw .invalidArguments("system fields: 'zone' needs strings 'ownerName' and 'zoneName'")
+            throw .malformedInput("system fields: 'zone' needs strings 'ownerName' and 'zoneName'")
         }
         var changeTag: String?
         switch o["changeTag"] {
         case nil, .null?: changeTag = nil
         case .string(let t)?: changeTag = t
-        default: throw .invalidArguments("system fields: 'changeTag' must be a string")
+        default: throw .malformedInput("system fields: 'changeTag' must be a string")
         }
         let created = try stamp(o["created"], what: "created")
         let modified = try stamp(o["modified"], what: "modified")
@@ -208,11 +208,11 @@ public enum WorkspaceEncoding {
         let tags = o.keys.filter(isTagKey).sorted()
         guard let tag = tags.first else { return nil }
         if tags.count > 1 {
-            throw .invalidArguments("field '\(key)': an object may hold only one '$' tag, found '\(tags[0])' and '\(tags[1])'")
+            throw .malformedInput("field '\(key)': an object may hold only one '$' tag, found '\(tags[0])' and '\(tags[1])'")
         }
         let allowedExtra: Set<String> = tag == "$ref" ? ["action"] : []
         for k in o.keys where k != tag && !allowedExtra.contains(k) {
-            throw .invalidArguments("field '\(key)': unexpected key '\(k)' beside '\(tag)'")
+            throw .malformedInput("field '\(key)': unexpected key '\(k)' beside '\(tag)'")
         }
         let value = o[tag]!
         switch tag {
@@ -220,59 +220,59 @@ public enum WorkspaceEncoding {
             switch value {
             case .string(let s):
                 guard let ms = Timestamps.parseISO8601(s) else {
-                    throw .invalidArguments("field '\(key)': '\(s)' is not a timestamp like 2026-11-22T10:00:00.000Z (years 0001–9999, 'Z' or ±HH:MM)")
+                    throw .malformedInput("field '\(key)': '\(s)' is not a timestamp like 2026-11-22T10:00:00.000Z (years 0001–9999, 'Z' or ±HH:MM)")
                 }
                 return .timestamp(ms)
             case .int(let ms):
                 return .timestamp(ms)
             default:
-                throw .invalidArguments("field '\(key)': '$date' must be an ISO 8601 string, found \(StoreEncoding.kindName(value))")
+                throw .malformedInput("field '\(key)': '$date' must be an ISO 8601 string, found \(StoreEncoding.kindName(value))")
             }
         case "$bytes":
             guard case .string(let s) = value else {
-                throw .invalidArguments("field '\(key)': '$bytes' must be a base64 string, found \(StoreEncoding.kindName(value))")
+                throw .malformedInput("field '\(key)': '$bytes' must be a base64 string, found \(StoreEncoding.kindName(value))")
             }
             guard let bytes = Base64.decode(s) else {
-                throw .invalidArguments("field '\(key)': '$bytes' is not valid base64 (standard alphabet, with '=' padding)")
+                throw .malformedInput("field '\(key)': '$bytes' is not valid base64 (standard alphabet, with '=' padding)")
             }
             return .bytes(bytes)
         case "$ref":
             guard case .string(let name) = value else {
-                throw .invalidArguments("field '\(key)': '$ref' must be a record name string, found \(StoreEncoding.kindName(value))")
+                throw .malformedInput("field '\(key)': '$ref' must be a record name string, found \(StoreEncoding.kindName(value))")
             }
             let action: ReferenceAction
             switch o["action"] {
             case nil, .string("none")?: action = .none
             case .string("deleteSelf")?: action = .deleteSelf
-            default: throw .invalidArguments("field '\(key)': 'action' of a '$ref' must be \"none\" or \"deleteSelf\"")
+            default: throw .malformedInput("field '\(key)': 'action' of a '$ref' must be \"none\" or \"deleteSelf\"")
             }
             do {
                 return .reference(try Reference(recordName: name, action: action))
             } catch {
-                throw .invalidArguments("field '\(key)': " + error.message)
+                throw .malformedInput("field '\(key)': " + error.message)
             }
         case "$location":
             guard case .object(let l) = value else {
-                throw .invalidArguments("field '\(key)': '$location' must be an object with 'lat' and 'lon', found \(StoreEncoding.kindName(value))")
+                throw .malformedInput("field '\(key)': '$location' must be an object with 'lat' and 'lon', found \(StoreEncoding.kindName(value))")
             }
             for k in l.keys where k != "lat" && k != "lon" {
-                throw .invalidArguments("field '\(key)': unexpected key '\(k)' in '$location' (expected 'lat' and 'lon')")
+                throw .malformedInput("field '\(key)': unexpected key '\(k)' in '$location' (expected 'lat' and 'lon')")
             }
             guard let lat = l["lat"].flatMap(StoreEncoding.number) else {
-                throw .invalidArguments("field '\(key)': '$location' needs a number 'lat'")
+                throw .malformedInput("field '\(key)': '$location' needs a number 'lat'")
             }
             guard let lon = l["lon"].flatMap(StoreEncoding.number) else {
-                throw .invalidArguments("field '\(key)': '$location' needs a number 'lon'")
+                throw .malformedInput("field '\(key)': '$location' needs a number 'lon'")
             }
             do {
                 return .location(try Location(latitude: lat, longitude: lon))
             } catch {
-                throw .invalidArguments("field '\(key)': " + error.message)
+                throw .malformedInput("field '\(key)': " + error.message)
             }
         case "$json":
             return .json(value)
         default:
-            throw .invalidArguments("field '\(key)': unknown tag '\(tag)'; the tags are $date, $bytes, $ref, $location and $json (other objects must not have keys starting with '$')")
+            throw .malformedInput("field '\(key)': unknown tag '\(tag)'; the tags are $date, $bytes, $ref, $location and $json (other objects must not have keys starting with '$')")
         }
     }
 
@@ -320,13 +320,13 @@ public enum WorkspaceEncoding {
     static func stamp(_ j: JSONValue?, what: String) throws(RecSyncError) -> ChangeStamp? {
         guard let j, j != .null else { return nil }
         guard case .object(let o) = j else {
-            throw .invalidArguments("system fields: '\(what)' must be an object with 'timestamp' and 'userRecordName'")
+            throw .malformedInput("system fields: '\(what)' must be an object with 'timestamp' and 'userRecordName'")
         }
         for k in o.keys where k != "timestamp" && k != "userRecordName" {
-            throw .invalidArguments("system fields: unexpected key '\(k)' in '\(what)'")
+            throw .malformedInput("system fields: unexpected key '\(k)' in '\(what)'")
         }
         guard case .int(let t)? = o["timestamp"], case .string(let user)? = o["userRecordName"] else {
-            throw .invalidArguments("system fields: '\(what)' needs an integer 'timestamp' and a string 'userRecordName'")
+            throw .malformedInput("system fields: '\(what)' needs an integer 'timestamp' and a string 'userRecordName'")
         }
         return ChangeStamp(timestamp: t, userRecordName: user)
     }

@@ -249,7 +249,7 @@ public struct StoreActor: Sendable {
             (b >= 48 && b <= 57) || (b >= 65 && b <= 90) || (b >= 97 && b <= 122) || b == 45 || b == 95 || b == 46 || b == 58
         }
         guard ok else {
-            throw .invalidArguments("\(what) '\(text.prefix(140))' is not 1–128 characters of letters, digits, '-', '_', '.', ':' (not starting with '.'); pass one of those")
+            throw .invalidName("\(what) '\(text.prefix(140))' is not 1–128 characters of letters, digits, '-', '_', '.', ':' (not starting with '.'); pass one of those")
         }
     }
 

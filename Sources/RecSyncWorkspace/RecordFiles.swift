@@ -8,22 +8,23 @@ import RecSyncModel
 /// (`Workspace.scan`) reads through open directories instead, and reports problems as lines.
 extension Workspace {
     /// The fields in a record's file; nil when there is no file. A file that is not valid
-    /// record JSON, or is too large to be one, is a `.fileSystem` error naming it.
+    /// record JSON is a `.malformed` error naming it (with the line and column when the JSON
+    /// itself is broken); one that cannot be read, or is too large, a `.fileSystem` error.
     public func recordFields(_ id: RecordID) throws(RecSyncError) -> [String: FieldValue]? {
         let path = recordPath(id)
         guard let bytes = try readRecordFile(path) else { return nil }
         do { return try WorkspaceEncoding.decodeFields(bytes) } catch {
-            throw .fileSystem(path: relative(path), message: error.message)
+            throw error.located(at: relative(path))
         }
     }
 
     /// The system fields in a record's sidecar; nil when it has none (a record never synced
-    /// and given no type). A sidecar that does not decode is a `.fileSystem` error naming it.
+    /// and given no type). A sidecar that does not decode is a `.malformed` error naming it.
     public func systemFields(_ id: RecordID) throws(RecSyncError) -> SystemFields? {
         let path = sidecarPath(id)
         guard let bytes = try readRecordFile(path) else { return nil }
         do { return try WorkspaceEncoding.decodeSystemFields(bytes) } catch {
-            throw .fileSystem(path: relative(path), message: "the sidecar is damaged (\(error.message)); restore it, or delete it to write a new record")
+            throw .malformed(MalformedInput(path: relative(path), detail: "the sidecar is damaged (\(error.message)); restore it, or delete it to write a new record"))
         }
     }
 

@@ -33,6 +33,29 @@ import Testing
         #expect(try f.run(["get", "nothing-here"], in: "ws", expect: 1).stderr.contains("does not name a record"))
     }
 
+    /// With --json a failing command prints the error as its one document, so a script can
+    /// tell errors apart without reading messages: kind, CloudKit code, and where.
+    @Test func withJSONAnErrorIsADocumentScriptsCanTellApart() throws {
+        let f = try CLIFixture().withStore()
+        try f.run(["clone", "store.git", "ws"])
+        try f.run(["zone", "create", "notes"], in: "ws")
+        try FileManager.default.createDirectory(atPath: "\(f.ws("ws"))/private/notes", withIntermediateDirectories: true)
+        try "{\"a\": 1,\n  \"b\": }".write(toFile: "\(f.ws("ws"))/private/notes/r.json", atomically: true, encoding: .utf8)
+        let broken = try f.json(["get", "notes/r"], in: "ws", expect: 1)
+        let error = try #require(broken["error"] as? [String: Any], "\(broken)")
+        #expect(error["kind"] as? String == "malformed")
+        #expect(error["code"] as? Int == 12)
+        #expect(error["path"] as? String == "private/notes/r.json")
+        #expect(error["line"] as? Int == 2 && error["column"] as? Int == 8, "\(error)")
+
+        let badName = try f.json(["zone", "create", "a/b"], in: "ws", expect: 1)
+        #expect((badName["error"] as? [String: Any])?["kind"] as? String == "invalidName", "\(badName)")
+        // The message still goes to stderr, for people.
+        #expect(try f.run(["get", "notes/r", "--json"], in: "ws", expect: 1).stderr.contains("line 2, column 8"))
+        // Without --json, stdout stays empty.
+        #expect(try f.run(["get", "notes/r"], in: "ws", expect: 1).stdout.isEmpty)
+    }
+
     /// A workspace made with `init` and no remote gets one later, then pulls.
     @Test func initThenSetRemote() throws {
         let f = try CLIFixture().withStore()

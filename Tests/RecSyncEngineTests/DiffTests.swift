@@ -71,8 +71,9 @@ import Testing
             _ = try await laptop.diff([r])
             Issue.record("diff read a broken file")
         } catch {
-            guard case .fileSystem(let path, _) = error else { Issue.record("\(error)"); return }
-            #expect(path == "private/notes/r.json")
+            guard case .malformed(let m) = error else { Issue.record("\(error)"); return }
+            #expect(m.path == "private/notes/r.json")
+            #expect(m.line == 1 && m.column == 2, "where the JSON breaks: \(m)")
         }
     }
 }

@@ -1,7 +1,8 @@
 import RecSyncModel
 import Testing
 
-/// Runs `body`, expecting `invalidArguments` whose message contains every fragment.
+/// Runs `body`, expecting an error of CloudKit's code `invalidArguments` (`invalidArguments`,
+/// `invalidName`, `invalidValue`, `malformed`) whose message contains every fragment.
 func expectInvalid<T>(
     _ fragments: String..., sourceLocation: SourceLocation = #_sourceLocation,
     _ body: () throws -> T
@@ -10,10 +11,11 @@ func expectInvalid<T>(
         let value = try body()
         Issue.record("expected invalidArguments containing \(fragments), got \(value)", sourceLocation: sourceLocation)
     } catch {
-        guard let error = error as? RecSyncError, case .invalidArguments(let message) = error else {
+        guard let error = error as? RecSyncError, error.code == .invalidArguments, !Set(["badToken", "fileSystem", "notAWorkspace", "workspaceLocked", "invalidFiles"]).contains(error.kind) else {
             Issue.record("expected invalidArguments, got \(error)", sourceLocation: sourceLocation)
             return
         }
+        let message = error.message
         for f in fragments where !message.contains(f) {
             Issue.record("message \"\(message)\" does not contain \"\(f)\"", sourceLocation: sourceLocation)
         }

@@ -32,8 +32,9 @@ import Testing
         #expect {
             _ = try ws.recordFields(id)
         } throws: { error in
-            guard let e = error as? RecSyncError, case .fileSystem(let path, _) = e else { return false }
-            return path == "private/notes/r1.json"
+            // The file, and where in it the JSON breaks.
+            guard let e = error as? RecSyncError, case .malformed(let m) = e else { return false }
+            return m.path == "private/notes/r1.json" && m.line == 1 && m.column == 6
         }
     }
 
@@ -42,7 +43,8 @@ import Testing
         #expect {
             _ = try ws.systemFields(id)
         } throws: { error in
-            guard let e = error as? RecSyncError, case .fileSystem(let path, let message) = e else { return false }
+            guard let e = error as? RecSyncError, case .malformed(let m) = e, let path = m.path else { return false }
+            let message = m.detail
             return path == "private/notes/.system/r1.json" && message.contains("the sidecar is damaged") && message.contains("delete it")
         }
     }

@@ -24,6 +24,9 @@ extension RecSyncSubcommand {
             }
             status = result
         } catch {
+            // With --json, scripts get the error as the one document: its kind, CloudKit
+            // code and what it carries (`RecSyncError.json`); the message goes to stderr too.
+            Console(global).document(["error": error.json])
             Console(global).error(error.message)
             status = ExitCodes.code(for: error)
         }
