@@ -1,0 +1,41 @@
+import RecSyncModel
+import Testing
+
+/// Errors a script or a library user can tell apart: the kind, and where for malformed input.
+@Suite struct ErrorKindTests {
+    func caught(_ body: () throws -> Void) -> RecSyncError? {
+        do { try body() } catch { return error as? RecSyncError }
+        return nil
+    }
+
+    @Test func brokenJSONIsMalformedWithLineAndColumn() throws {
+        let error = caught { _ = try JSON.parse(Array("{\n  \"a\": 1,\n  \"b\": ]\n}".utf8)) }
+        guard case .malformed(let m)? = error else { Issue.record("\(String(describing: error))"); return }
+        #expect(m.line == 3 && m.column == 8, "\(m)")
+        #expect(m.path == nil)
+        #expect(error?.message.hasPrefix("line 3, column 8: ") == true)
+        let located = try #require(error?.located(at: "private/notes/r.json"))
+        #expect(located.message.hasPrefix("private/notes/r.json: line 3, column 8: "))
+        let json = located.json
+        guard case .object(let o) = json else { Issue.record("not an object"); return }
+        #expect(o["kind"] == JSONValue.string("malformed") && o["code"] == JSONValue.int(12))
+        #expect(o["path"] == JSONValue.string("private/notes/r.json") && o["line"] == JSONValue.int(3) && o["column"] == JSONValue.int(8))
+    }
+
+    @Test func namesAndValuesHaveKindsOfTheirOwn() {
+        #expect(caught { _ = try ZoneID(zoneName: "a/b", ownerName: "alice") }?.kind == "invalidName")
+        #expect(caught { _ = try RecordID(recordName: "_x", zoneID: ZoneID(zoneName: "z", ownerName: "alice")) }?.kind == "invalidName")
+        #expect(caught { try FieldValue.double(.nan).validate(key: "n") }?.kind == "invalidValue")
+        #expect(caught { _ = try WorkspaceEncoding.decodeSystemFields(Array("{}".utf8)) }?.kind == "malformed")
+        #expect(caught { _ = try WorkspaceEncoding.decodeFields(Array("{\"a\": 1e999}".utf8)) }?.code == .invalidArguments)
+        // Every new kind keeps CloudKit's code, so code-based callers see no change.
+        for kind in [RecSyncError.invalidName("x"), .invalidValue("x"), .malformedInput("x")] {
+            #expect(kind.code == .invalidArguments)
+        }
+    }
+
+    @Test func aDecodingErrorLocatedAtAFileOtherThanMalformedBecomesAFileSystemError() {
+        let error = RecSyncError.limitExceeded("too big").located(at: "private/notes/r.json")
+        #expect(error == .fileSystem(path: "private/notes/r.json", message: "too big"))
+    }
+}
