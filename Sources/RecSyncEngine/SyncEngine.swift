@@ -110,7 +110,11 @@ public struct SyncEngine: Sendable {
             let onlyChanges = changesOnly && !keepAll.contains(zone)
             var scan = try await ws.scan(zone: zone, base: base, changesOnly: onlyChanges)
             if changesOnly {
-                try? scan.index.save()
+                // The index only saves work: status is right without it, so a failure to save
+                // it (a full disk) is reported, not fatal.
+                do throws(RecSyncError) { try scan.index.save() } catch {
+                    scan.problems.append("\(ws.relative(ws.indexPath(zone))): the stat index could not be saved (\(error.message)); status read every file, and the next one will too")
+                }
                 scan.index.unload()
             }
             scan.records.sort { $0.fileName < $1.fileName }

@@ -60,12 +60,26 @@ public struct ChangeTokenContent: Sendable, Hashable, Codable {
     }
 
     /// Encodes to an opaque token (base64url of a canonical JSON document).
+    ///
+    /// Written with the canonical JSON codec, in the layout `Codable` reads back (see
+    /// `decode`), so there is no encoder failure to hide: before, a failed `JSONEncoder` run
+    /// would have handed out an empty token.
     public var token: ServerChangeToken {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        // Encoding a struct of strings cannot fail.
-        let data = (try? encoder.encode(self)) ?? Data()
-        var text = data.base64EncodedString()
+        let kindValue: JSONValue = switch kind {
+        case .database(let scope, let user):
+            .object(["database": .object(["scope": .string(scope.rawValue), "user": .string(user)])])
+        case .zone(let zone, let incarnation):
+            .object(["zone": .object([
+                "_0": .object(["zoneName": .string(zone.zoneName), "ownerName": .string(zone.ownerName)]),
+                "incarnation": .string(incarnation),
+            ])])
+        }
+        var members: [String: JSONValue] = [
+            "version": .int(Int64(version)), "storeID": .string(storeID), "kind": kindValue, "commit": .string(commit),
+        ]
+        if let target { members["target"] = .string(target) }
+        if let after { members["after"] = .string(after) }
+        var text = Data(JSON.serialize(.object(members), pretty: false)).base64EncodedString()
         text = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
         while text.hasSuffix("=") { text.removeLast() }
         return ServerChangeToken(rawValue: Self.prefix + text)

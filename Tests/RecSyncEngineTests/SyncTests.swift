@@ -213,3 +213,23 @@ import Testing
         #expect([FileIO.stamp(base), FileIO.stamp(base + ".log")] == after)
     }
 }
+
+/// Status must not hide a failure to save its stat index (it used to drop it with `try?`).
+@Suite struct StatusIndexTests {
+    @Test func anIndexThatCannotBeSavedIsReportedAndStatusIsStillRight() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        try laptop.write("notes", "a", #"{"n": 1}"#)
+        _ = try await laptop.push()
+        try laptop.write("notes", "b", #"{"n": 2}"#)
+        // Directories where the index and its journal go: saving fails (for root too).
+        let index = laptop.workspace.indexPath(zone("notes"))
+        for path in [index, index + ".log"] {
+            if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
+            try FileManager.default.createDirectory(atPath: path + "/blocker", withIntermediateDirectories: true)
+        }
+        let status = try await laptop.status()
+        #expect(status.changes.map(\.recordID.recordName) == ["b"])
+        #expect(status.problems.contains { $0.contains("the stat index could not be saved") }, "\(status.problems)")
+    }
+}

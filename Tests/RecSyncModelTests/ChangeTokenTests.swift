@@ -30,6 +30,22 @@ import Testing
         #expect(c.version == ChangeTokenContent.currentVersion)
     }
 
+    /// Tokens handed out before the canonical codec wrote them (JSONEncoder, sorted keys) are
+    /// still read: workspaces and subscription cursors hold them.
+    @Test func tokensWrittenByJSONEncoderStillDecode() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        for c in [
+            ChangeTokenContent(storeID: "s1", kind: .database(scope: .shared, user: "bob"), commit: "abc", target: "t", after: "k"),
+            ChangeTokenContent(storeID: "s1", kind: .zone(testZone, incarnation: "i1"), commit: "abc"),
+        ] {
+            var t = try encoder.encode(c).base64EncodedString()
+            t = t.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            while t.hasSuffix("=") { t.removeLast() }
+            #expect(try ChangeTokenContent.decode(ServerChangeToken(rawValue: "rsct1." + t)) == c)
+        }
+    }
+
     @Test func garbledTokens() {
         for raw in ["", "hello", "rsct1.", "rsct1.!!!!", "rsct1." + "bm90IGpzb24"] {
             expectError(.badToken(.garbled)) { try ChangeTokenContent.decode(ServerChangeToken(rawValue: raw)) }
