@@ -24,19 +24,17 @@ extension Workspace {
         if FileIO.info("\(root)/.git") != nil { try FileIO.refuseLinks(within: "\(root)/.git", depth: 2) }
         // A workspace made by an earlier version may lack newer machine-specific entries.
         try ensureStateIgnored()
-        do {
-            let repo = try GitRepository.openOrInitWorkTree(at: root)
-            let author = try snapshotIdentity("AUTHOR", repo: repo, environment: environment, time: time)
-            let committer = try snapshotIdentity("COMMITTER", repo: repo, environment: environment, time: time)
+        func failed(_ error: GitError) -> RecSyncError {
+            .fileSystem(path: root, message: "cannot commit a snapshot: \(error.function): \(error.message)")
+        }
+        let repo: GitRepository
+        do throws(GitError) { repo = try GitRepository.openOrInitWorkTree(at: root) } catch { throw failed(error) }
+        let author = try snapshotIdentity("AUTHOR", repo: repo, environment: environment, time: time)
+        let committer = try snapshotIdentity("COMMITTER", repo: repo, environment: environment, time: time)
+        do throws(GitError) {
             let tree = try repo.stageOnly(["private", "shared", Self.stateDirName])
             return try repo.commitOnHead(tree: tree, author: author, committer: committer, message: message)?.hex
-        } catch let error as RecSyncError {
-            throw error
-        } catch let error as GitError {
-            throw .fileSystem(path: root, message: "cannot commit a snapshot: \(error.function): \(error.message)")
-        } catch {
-            throw .internalError("\(error)")
-        }
+        } catch { throw failed(error) }
     }
 
     /// The signature of a snapshot's author or committer (`role`), as git would pick it.

@@ -32,20 +32,15 @@ final class GitBackend: StoreBackend {
         guard let head else {
             throw .storeCorrupt("\(repository.path) has no \(Self.headRef); it is not a recsync store (create one with 'recsync store init')")
         }
-        let bytes: [UInt8]
-        do {
-            let tree = try repository.commit(head).tree
-            guard let entry = try repository.entry(atPath: StoreLayout.manifestPath, inTree: tree), entry.kind == .blob else {
-                throw RecSyncError.storeCorrupt("\(repository.path) has no recsync.json; it is a git repository but not a recsync store")
-            }
-            bytes = try repository.blob(entry.oid)
-        } catch let error as RecSyncError {
-            throw error
-        } catch let error as GitError {
-            throw Self.wrap(error, "reading recsync.json")
-        } catch {
-            throw .internalError("\(error)")
+        let entry: GitTreeEntry?
+        do throws(GitError) {
+            entry = try repository.entry(atPath: StoreLayout.manifestPath, inTree: repository.commit(head).tree)
+        } catch { throw Self.wrap(error, "reading recsync.json") }
+        guard let entry, entry.kind == .blob else {
+            throw .storeCorrupt("\(repository.path) has no recsync.json; it is a git repository but not a recsync store")
         }
+        let bytes: [UInt8]
+        do throws(GitError) { bytes = try repository.blob(entry.oid) } catch { throw Self.wrap(error, "reading recsync.json") }
         manifest = try StoreManifest.decode(bytes)
     }
 

@@ -149,20 +149,16 @@ public actor GitStore: RemoteStore {
         }
         let time = actor.clock()
         let manifest = StoreManifest(storeID: storeID, created: time)
-        do {
+        let created: Bool
+        do throws(GitError) {
             let blob = try repository.createBlob(manifest.encoded())
             let tree = try repository.updateTree(base: nil, updates: [.upsertBlob(path: StoreLayout.manifestPath, oid: blob)])
             let signature = GitSignature(name: actor.displayName, email: actor.email, time: time / 1000)
             let commit = try repository.createCommit(tree: tree, parents: [], author: signature, message: "\(actor.userRecordName): create recsync store \(storeID)\n")
-            guard try repository.updateReference(GitBackend.headRef, to: commit, expected: nil, logMessage: "recsync: create store") else {
-                throw RecSyncError.invalidArguments("'\(path)' already has a \(GitBackend.headRef); it is not empty")
-            }
-        } catch let error as RecSyncError {
-            throw error
-        } catch let error as GitError {
-            throw GitBackend.wrap(error, "creating the store")
-        } catch {
-            throw .internalError("\(error)")
+            created = try repository.updateReference(GitBackend.headRef, to: commit, expected: nil, logMessage: "recsync: create store")
+        } catch { throw GitBackend.wrap(error, "creating the store") }
+        guard created else {
+            throw .invalidArguments("'\(path)' already has a \(GitBackend.headRef); it is not empty")
         }
         return manifest
     }
