@@ -161,7 +161,11 @@ struct PageApplier {
             indexRemovals.remove(file)
             if g.server == nil { deleted -= 1 } else { written -= 1 }
             var client: [String: FieldValue]?
-            if let bytes = try FileIO.read(workspace.recordPath(g.id), limit: FileIO.recordFileReadLimit) { client = try? WorkspaceEncoding.decodeFields(bytes) }
+            // A file that cannot be read is an error; one that does not decode (the user is
+            // mid-edit) is recorded with no client fields, as before.
+            do { client = try workspace.recordFields(g.id) } catch {
+                if case .fileSystem = error { throw error }
+            }
             try await conflict(g.id, file: file, client: client, server: g.server, ancestorTag: g.knownTag)
         }
         guarded.removeAll()
@@ -192,8 +196,6 @@ final class ZoneListing: Sendable {
     let sidecars: Set<String>
 
     init(_ workspace: Workspace, zone: ZoneID) {
-        let dir = workspace.zoneDirectory(zone)
-        files = Set(FileIO.listUnsorted(dir))
-        sidecars = Set(FileIO.listUnsorted("\(dir)/.system"))
+        (files, sidecars) = workspace.zoneFileNames(zone)
     }
 }

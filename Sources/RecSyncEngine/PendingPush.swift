@@ -42,7 +42,7 @@ extension SyncEngine {
     func notePendingPush(_ note: PendingPush, workspace ws: Workspace) throws(RecSyncError) {
         let bytes: Data
         do { bytes = try JSONEncoder().encode(note) } catch { throw .internalError("cannot encode the pending push note: \(error)") }
-        try FileIO.writeAtomically(ws.pendingPushPath, Array(bytes))
+        try ws.writePendingPushNote(Array(bytes))
     }
 
     /// Settles the note of a push that ended before writing its sidecars (killed, or failed
@@ -53,11 +53,11 @@ extension SyncEngine {
     /// store after that is left alone (a real conflict, found the usual way); a zone whose
     /// token is another means nothing landed there. Then the note goes.
     func settlePendingPush(workspace ws: Workspace) async throws(RecSyncError) {
-        guard let bytes = try FileIO.read(ws.pendingPushPath) else { return }
+        guard let bytes = try ws.pendingPushNote() else { return }
         // An unreadable note (cut short by a crash before it was complete) means nothing was
         // sent with it: writing it is the first thing a push sends.
         guard let note = try? JSONDecoder().decode(PendingPush.self, from: Data(bytes)) else {
-            try FileIO.remove(ws.pendingPushPath)
+            try ws.clearPendingPushNote()
             return
         }
         // Sent by this workspace under another device ID (it was copied or restored since):
@@ -85,10 +85,9 @@ extension SyncEngine {
             }
             // As a push that finished would: the next pull looks these up by name, since one
             // created by this save and deleted elsewhere since is in neither end of its diff.
-            let existing = try FileIO.read(ws.pushedPath(zoneID)) ?? []
-            batch.write(ws.pushedPath(zoneID), existing + pending.records.flatMap { Array($0.name.utf8) + [10] })
+            try ws.notePushed(pending.records.map(\.name), in: zoneID, batch: &batch)
         }
         try batch.commit()
-        try FileIO.remove(ws.pendingPushPath)
+        try ws.clearPendingPushNote()
     }
 }

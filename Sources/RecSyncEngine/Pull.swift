@@ -43,8 +43,7 @@ extension SyncEngine {
         // (it names every live zone), and after a pull killed between saving zone tokens and
         // this scope token (a zone it brought in that went away since is in neither end of the
         // feed: it was not there at the scope token).
-        let interrupted = ws.interruptedPullPath(scope)
-        if full || FileIO.info(interrupted) != nil {
+        if full || ws.pullWasInterrupted(scope) {
             let listed = Set(changed).union(deleted.map(\.zoneID))
             let unlisted = ws.zonesWithTokens().filter { ws.scope(of: $0) == scope && !listed.contains($0) }
             if !unlisted.isEmpty { deleted += try await store.zonesGone(unlisted, scope: scope, listedAll: full) }
@@ -56,48 +55,39 @@ extension SyncEngine {
         // level too (a record created here and deleted elsewhere): look at them anyway.
         let gone = Set(deleted.map(\.zoneID))
         // So are zones with records the store could not deliver before (see `RetryList`).
-        for zone in ws.zonesWithTokens() where ws.scope(of: zone) == scope && !gone.contains(zone) && !changed.contains(zone)
-            && [ws.pushedPath(zone), ws.retryPath(zone), ws.applyingPath(zone)].contains(where: { FileManager.default.fileExists(atPath: $0) }) {
+        for zone in ws.zonesWithTokens() where ws.scope(of: zone) == scope && !gone.contains(zone) && !changed.contains(zone) && ws.zoneNeedsALook(zone) {
             changed.append(zone)
         }
         var seen = Set<ZoneID>()
         let zones = changed.filter { seen.insert($0).inserted }
         // Zone tokens are about to move ahead of the scope token: note it, durably, until the
         // scope token catches up (read above by the pull after a kill).
-        if !zones.isEmpty { try FileIO.writeAtomically(interrupted, Array("pulling\n".utf8)) }
+        if !zones.isEmpty { try ws.notePullUnderWay(scope) }
         try await pullZones(zones, workspace: ws, report: &report, events: events)
         try checkpoint?(.beforeScopeToken(scope))
         try ws.saveToken(token, at: tokenPath)
-        try FileIO.remove(interrupted)
+        try ws.clearPullUnderWay(scope)
     }
 
     /// Applies a zone deletion: work not yet pushed goes to lost+found, then the directory goes.
     /// After an encrypted-data reset the data stays and is uploaded again on the next push.
     func removeZone(_ deletion: ZoneDeletion, workspace ws: Workspace, report: inout PullReport, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) {
         let zone = deletion.zoneID
-        let dir = ws.zoneDirectory(zone)
         if deletion.reason == .encryptedDataReset {
-            try FileIO.writeAtomically(ws.reuploadMarker(zone), Array("encryptedDataReset\n".utf8))
-        } else if FileIO.isDirectory(dir) {
+            try ws.markAwaitsReupload(zone)
+        } else if ws.hasZoneDirectory(zone) {
             // The store no longer has the zone: compare with the index only (no base lookups).
             let scan = try await ws.scan(zone: zone) { _, _ throws(RecSyncError) in nil }
             let saved = try ws.setAsideUnpushedWork(of: zone, scan: scan, stamp: Self.stamp())
             if let saved { report.lostAndFound.append(ws.relative(saved)) }
-            try FileIO.remove(dir)
-            try FileIO.syncDirectory((dir as NSString).deletingLastPathComponent)
+            try ws.removeZoneDirectory(zone)
             events(.zoneRemoved(zone, reason: deletion.reason, lostAndFound: saved.map(ws.relative)))
-        } else if FileIO.isSymlink(dir) {
+        } else if ws.zoneDirectoryIsLink(zone) {
             // Only the link goes: what it points to is outside the workspace and not recsync's.
-            try FileIO.remove(dir)
+            try ws.removeZoneDirectory(zone)
             events(.zoneRemoved(zone, reason: deletion.reason, lostAndFound: nil))
         }
-        try FileIO.remove(ws.conflictDirectory(zone))
-        try ZoneIndex.remove(ws, zone: zone)
-        try FileIO.remove(ws.refetchPath(zone))
-        try FileIO.remove(ws.pushedPath(zone))
-        try FileIO.remove(ws.retryPath(zone))
-        try FileIO.remove(ws.applyingPath(zone))
-        try ws.saveToken(nil, at: ws.zoneTokenPath(zone))
+        try ws.forgetZoneState(zone)
         report.zonesRemoved.append(deletion)
     }
 
@@ -134,22 +124,17 @@ extension SyncEngine {
 
     /// Fetches a zone's record changes page by page and applies each page durably.
     func pullZone(_ zone: ZoneID, workspace ws: Workspace, report: inout PullReport, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) {
-        let madeDirectory = !FileIO.isDirectory(ws.zoneDirectory(zone))
-        try FileIO.makeDirectories(ws.zoneDirectory(zone))
+        let madeDirectory = try ws.makeZoneDirectory(zone)
         let tokenPath = ws.zoneTokenPath(zone)
         var token = try ws.loadToken(tokenPath)
-        let refetch = RefetchLog(path: ws.refetchPath(zone))
-        let startedRefetch = token == nil && !FileManager.default.fileExists(atPath: refetch.path)
+        let refetch = ws.refetchLog(zone)
+        let startedRefetch = token == nil && !refetch.isUnderWay
         if token == nil { try refetch.start(fresh: ws.holdsNoSyncedRecord(zone)) }
         var index = ZoneIndex.load(ws, zone: zone)
         var listing = token == nil ? ZoneListing(ws, zone: zone) : nil
         // A page a killed pull was applying: its names join the ones looked up by name at the
         // end (see `checkPushedRecords`).
-        if let names = try FileIO.read(ws.applyingPath(zone)) {
-            let existing = try FileIO.read(ws.pushedPath(zone)) ?? []
-            try FileIO.writeAtomically(ws.pushedPath(zone), existing + names + (names.last == 10 || names.isEmpty ? [] : [10]))
-            try FileIO.remove(ws.applyingPath(zone))
-        }
+        try ws.adoptInterruptedPage(zone)
         var retry = try RetryList.load(ws, zone: zone)
         if !retry.entries.isEmpty {
             try await retryRecords(zone, list: &retry, workspace: ws, index: &index, report: &report, events: events)
@@ -158,7 +143,7 @@ extension SyncEngine {
             let page: RecordZoneChanges
             do {
                 // A full fetch takes larger pages: fewer syncs, the same durability per page.
-                let limit = FileManager.default.fileExists(atPath: refetch.path) ? max(pageSize, fullFetchPageSize) : pageSize
+                let limit = refetch.isUnderWay ? max(pageSize, fullFetchPageSize) : pageSize
                 page = try await store.recordZoneChanges(zone: zone, since: token, resultsLimit: limit, desiredKeys: nil)
             } catch .changeTokenExpired {
                 report.expiredTokens.append("zone \(zone)")
@@ -179,7 +164,7 @@ extension SyncEngine {
                 // made for it goes again, so the empty directory does not read as a new zone.
                 report.warnings.append("zone \(zone) skipped: \(why)")
                 report.zonesSkipped.append(zone)
-                if madeDirectory && FileIO.list(ws.zoneDirectory(zone)).isEmpty { try FileIO.remove(ws.zoneDirectory(zone)) }
+                if madeDirectory { try ws.removeZoneDirectoryIfEmpty(zone) }
                 if startedRefetch { try refetch.end() }
                 return
             }
@@ -207,19 +192,18 @@ extension SyncEngine {
             // deleted meanwhile is in neither end of that diff. Note their names until the
             // token is saved; the next pull then looks them up (simulation finding F7). A full
             // fetch needs no note: it asks about every record it did not see at its end.
-            let applying = ws.applyingPath(zone)
-            let noted = !FileManager.default.fileExists(atPath: refetch.path) && !page.modifications.isEmpty
-            if noted { try FileIO.writeAtomically(applying, page.modifications.flatMap { Array($0.recordID.recordName.utf8) + [10] }) }
+            let noted = !refetch.isUnderWay && !page.modifications.isEmpty
+            if noted { try ws.noteApplying(page.modifications.map(\.recordID.recordName), in: zone) }
             try await applier.finish(index: &index)
             try refetch.add(page.modifications.map(\.recordID.recordName))
             // During a full fetch the journal only grows; the base is written once at the end.
-            try index.save(compacting: !FileManager.default.fileExists(atPath: refetch.path))
+            try index.save(compacting: !refetch.isUnderWay)
             applier.report(into: &report, events: events)
             if retry != retrySaved { try retry.save() }
             try checkpoint?(.afterBatchBeforeZoneToken(zone))
             token = page.changeToken
             try ws.saveToken(token, at: tokenPath)
-            if noted { try FileIO.remove(applying) }
+            if noted { try ws.clearApplying(zone) }
             if !page.moreComing { break }
         }
         try await checkPushedRecords(zone, workspace: ws, index: &index, report: &report, events: events)
@@ -256,46 +240,12 @@ extension SyncEngine {
     }
 }
 
-/// The names a full fetch of a zone has delivered so far, kept on disk so that a full fetch
-/// that was killed still knows, when it completes, which local records the store lacks.
-/// Appended to page by page (a line a crash cut short only names a record to look up again).
-struct RefetchLog {
-    let path: String
-    static let fresh = "#fresh"
-
-    /// Starts a full fetch. `fresh`: the zone holds no synced record, so once the fetch is
-    /// done there is nothing it could have missed (as for a clone).
-    func start(fresh: Bool) throws(RecSyncError) {
-        try FileIO.writeAtomically(path, fresh ? Array("\(Self.fresh)\n".utf8) : [])
-    }
-
-    func add(_ names: [String]) throws(RecSyncError) {
-        guard FileManager.default.fileExists(atPath: path), !names.isEmpty else { return }
-        var out: [UInt8] = []
-        for n in names { out += Array(n.utf8) + [10] }
-        try FileIO.appendDurably(path, out)
-    }
-
-    /// The names delivered, if a full fetch is under way; nil names for a fresh zone.
-    func finishing() throws(RecSyncError) -> (names: Set<String>?, done: Bool) {
-        guard let bytes = try FileIO.read(path) else { return (nil, false) }
-        if bytes.starts(with: Array("\(Self.fresh)\n".utf8)) { return (nil, true) }
-        return (Set(bytes.split(separator: 10).map { String(decoding: $0, as: UTF8.self) }), true)
-    }
-
-    func end() throws(RecSyncError) {
-        try FileIO.remove(path)
-    }
-}
-
 extension SyncEngine {
     /// Looks up the records this workspace saved since its zone token, which the zone feed
     /// cannot report if someone deleted them meanwhile (created after the token and gone at
     /// the head: in neither end of the diff). What is gone is deleted here; what changed is applied.
     func checkPushedRecords(_ zone: ZoneID, workspace ws: Workspace, index: inout ZoneIndex, report: inout PullReport, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) {
-        let path = ws.pushedPath(zone)
-        guard let bytes = try FileIO.read(path) else { return }
-        let names = Set(bytes.split(separator: 10).map { String(decoding: $0, as: UTF8.self) })
+        guard let names = try ws.pushedRecordNames(zone) else { return }
         let ids = names.sorted().compactMap { try? RecordID(recordName: $0, zoneID: zone) }
         var applier = PageApplier(engine: self, workspace: ws, zone: zone)
         for result in try await store.fetchRecords(ids, desiredKeys: nil) {
@@ -308,7 +258,7 @@ extension SyncEngine {
         try await applier.finish(index: &index)
         try index.save()
         applier.report(into: &report, events: events)
-        try FileIO.remove(path)
+        try ws.clearPushed(zone)
     }
 }
 

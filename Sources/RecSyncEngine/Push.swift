@@ -178,8 +178,7 @@ extension SyncEngine {
         var savedByZone: [ZoneID: [String]] = [:]
         for id in report.saved { savedByZone[id.zoneID, default: []].append(id.recordName) }
         for (zone, names) in savedByZone {
-            let existing = try FileIO.read(ws.pushedPath(zone)) ?? []
-            batch.write(ws.pushedPath(zone), existing + names.flatMap { Array($0.utf8) + [10] })
+            try ws.notePushed(names, in: zone, batch: &batch)
         }
         try batch.commit()
         for (zone, file, id, tag, fields, stamp) in indexed {
@@ -190,7 +189,7 @@ extension SyncEngine {
         }
         for var index in indexes.values { try index.save() }
         // The sidecars say what landed: the note is no longer needed.
-        try FileIO.remove(ws.pendingPushPath)
+        try ws.clearPendingPushNote()
         if report.notSent.isEmpty && report.conflicts.isEmpty { try finishReupload(reupload, workspace: ws) }
         return report
     }
@@ -240,6 +239,6 @@ extension SyncEngine {
     }
 
     func finishReupload(_ zones: Set<ZoneID>, workspace ws: Workspace) throws(RecSyncError) {
-        for zone in zones { try FileIO.remove(ws.reuploadMarker(zone)) }
+        for zone in zones { try ws.clearAwaitsReupload(zone) }
     }
 }

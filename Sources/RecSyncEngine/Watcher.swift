@@ -332,7 +332,7 @@ extension SyncEngine {
         var zone: ZoneID?
         if case .zone(let z) = subscription.kind { zone = z }
         if case .query(let q) = subscription.kind { zone = q.zone }
-        if let zone, !FileIO.isDirectory(workspace.zoneDirectory(zone)),
+        if let zone, !workspace.hasZoneDirectory(zone),
            try await !store.fetchAllRecordZones(scope: scope).contains(where: { $0.zoneID == zone }) {
             throw .invalidArguments("zone '\(zone)' is neither in the store\(scope == .shared ? " (shared with you)" : "") nor in this workspace; check the name with 'recsync zone list'")
         }
