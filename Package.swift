@@ -25,7 +25,9 @@ let package = Package(
         .target(name: "RecSyncStore", dependencies: ["RecSyncModel", "RecSyncGit", "CRecSyncSys"]),
         .target(name: "CRecSyncSys"),
         .target(name: "RecSyncWorkspace", dependencies: ["RecSyncModel", "RecSyncGit", "CRecSyncSys"]),
-        .target(name: "RecSyncEngine", dependencies: ["RecSyncModel", "RecSyncStore", "RecSyncWorkspace"]),
+        // Committing a workspace into its own git repository (`pull --commit`).
+        .target(name: "RecSyncSnapshots", dependencies: ["RecSyncModel", "RecSyncGit", "RecSyncWorkspace"]),
+        .target(name: "RecSyncEngine", dependencies: ["RecSyncModel", "RecSyncStore", "RecSyncWorkspace", "RecSyncSnapshots"]),
         .target(
             name: "RecSyncCLI",
             dependencies: [
@@ -44,6 +46,7 @@ let package = Package(
         .executableTarget(name: "recsync-bench", dependencies: ["RecSyncStore", "RecSyncModel", "RecSyncEngine", "RecSyncWorkspace", "RecSyncTestSupport"]),
         .testTarget(name: "RecSyncModelTests", dependencies: ["RecSyncModel", "RecSyncTestSupport"]),
         .testTarget(name: "RecSyncGitTests", dependencies: ["RecSyncGit", "RecSyncTestSupport"]),
+        .testTarget(name: "RecSyncSnapshotsTests", dependencies: ["RecSyncSnapshots", "RecSyncWorkspace", "RecSyncModel", "RecSyncTestSupport"]),
         .testTarget(name: "RecSyncWorkspaceTests", dependencies: ["RecSyncWorkspace", "RecSyncModel", "RecSyncTestSupport"]),
         .testTarget(
             name: "RecSyncEngineTests",

@@ -1,6 +1,7 @@
 import Foundation
 import RecSyncModel
 import RecSyncStore
+import RecSyncSnapshots
 import RecSyncWorkspace
 
 /// Keeps a workspace in sync with a store: pull, push, status, resolve.

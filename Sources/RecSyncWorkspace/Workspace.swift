@@ -103,7 +103,7 @@ public final class Workspace: Sendable {
 
     /// Writes `.recsync/.gitignore`, or adds the entries a workspace made by an earlier version
     /// lacks (keeping any the user added).
-    func ensureStateIgnored() throws(RecSyncError) {
+    package func ensureStateIgnored() throws(RecSyncError) {
         let path = "\(stateDir)/.gitignore"
         let existing = try FileIO.read(path, limit: 1 << 20).map { String(decoding: $0, as: UTF8.self) }
         let lines = Set((existing ?? "").split(separator: "\n").map(String.init))

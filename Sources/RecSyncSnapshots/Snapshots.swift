@@ -1,6 +1,7 @@
 import Foundation
 import RecSyncGit
 import RecSyncModel
+import RecSyncWorkspace
 
 extension Workspace {
     /// Commits the workspace's records, sidecars and sync state (tokens, conflicts; not the
