@@ -2,11 +2,7 @@ import Foundation
 import RecSyncModel
 import Synchronization
 
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The workspace roots of this process: every `FileIO` path under one is opened from the root
 /// down, one component at a time, without following symbolic links (DESIGN §11).

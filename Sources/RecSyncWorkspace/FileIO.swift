@@ -3,11 +3,7 @@ import Foundation
 import RecSyncModel
 import Synchronization
 
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// What `stat` says about a file, enough to tell that it has not changed since it was indexed.
 public struct FileStamp: Sendable, Hashable, Codable {

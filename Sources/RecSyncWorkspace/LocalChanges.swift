@@ -1,9 +1,7 @@
 import Foundation
 import RecSyncModel
 
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// One record file of a zone as it is on disk, compared with what was last synced.
 public struct LocalRecord: Sendable {

@@ -2,11 +2,7 @@ import Foundation
 import RecSyncGit
 import RecSyncModel
 
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The workspace's settings, `.recsync/config`.
 public struct WorkspaceConfig: Sendable, Hashable, Codable {
