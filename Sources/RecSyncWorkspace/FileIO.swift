@@ -44,10 +44,6 @@ public struct FileInfo: Sendable {
 
 /// Durable file operations: every write goes temp file → fsync → rename → fsync directory.
 public enum FileIO {
-    static func error(_ path: String, _ what: String) -> RecSyncError {
-        .fileSystem(path: path, message: "\(what): \(String(cString: strerror(errno)))")
-    }
-
     /// The bytes of a file, or nil if it does not exist. Only a regular file is read: under
     /// a workspace root no link is followed (see `Confinement`), and a FIFO or device is an
     /// error, not a hang.
@@ -76,15 +72,15 @@ public enum FileIO {
 
     private static func readAll(_ fd: Int32, path: String, limit: Int) throws(RecSyncError) -> [UInt8] {
         var st = stat()
-        guard fstat(fd, &st) == 0 else { throw error(path, "cannot stat") }
+        try Syscall.retrying("fstat", path: path, "cannot stat") { fstat(fd, &st) }
         guard st.st_size <= limit else {
             throw .limitExceeded("\(path): is \(st.st_size) bytes, more than recsync reads from such a file (\(limit >= 1 << 20 ? "\(limit >> 20) MB" : "\(limit >> 10) KB")); nothing was read. Shrink or remove it")
         }
         var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
         var done = 0
         while done < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { buf in Glibc.read(fd, buf.baseAddress! + done, buf.count - done) }
-            if n < 0 { if errno == EINTR { continue }; throw error(path, "cannot read") }
+            let n = try bytes.withUnsafeMutableBytes { buf in Syscall.attempt { Glibc.read(fd, buf.baseAddress! + done, buf.count - done) } }
+                .get("read", path: path, "cannot read")
             if n == 0 { break }
             done += n
         }
@@ -170,7 +166,7 @@ public enum FileIO {
         if stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR { return }
         let parent = (path as NSString).deletingLastPathComponent
         if !parent.isEmpty && parent != path { try makeDirectoriesFollowingLinks(parent) }
-        if mkdir(path, 0o755) != 0 && errno != EEXIST { throw error(path, "cannot create directory") }
+        try Syscall.retrying("mkdir", path: path, "cannot create directory", tolerating: [EEXIST]) { mkdir(path, 0o755) }
         try syncDirectory(parent.isEmpty ? "." : parent)
     }
 
@@ -179,7 +175,7 @@ public enum FileIO {
             throw .fileSystem(path: path, message: "cannot open directory: no such directory")
         }
         defer { close(directory.fd) }
-        if fsync(directory.fd) != 0 && errno != EINVAL { throw error(path, "cannot sync directory") }
+        try Syscall.syncDirectory(directory.fd, path: path)
     }
 
     /// Writes a file durably in one step (for single state files such as tokens).
@@ -198,19 +194,18 @@ public enum FileIO {
         defer { close(fd) }
         var out = bytes
         var st = stat()
-        if fstat(fd, &st) == 0, st.st_size > 0 {
+        try Syscall.retrying("fstat", path: path, "cannot stat") { fstat(fd, &st) }
+        if st.st_size > 0 {
             var last: UInt8 = 0
-            if pread(fd, &last, 1, st.st_size - 1) == 1, last != 10 { out.insert(10, at: 0) }
+            let n = try Syscall.retrying("pread", path: path, "cannot read") { pread(fd, &last, 1, st.st_size - 1) }
+            if n == 1, last != 10 { out.insert(10, at: 0) }
         }
         try writeAll(fd, out, path: path)
-        if fdatasync(fd) != 0 { throw error(path, "cannot sync") }
+        try Syscall.retrying("fdatasync", path: path, "cannot sync") { fdatasync(fd) }
     }
 
     static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(RecSyncError) {
-        if let failure = writeFully(fd, bytes) {
-            errno = failure
-            throw error(path, "cannot write")
-        }
+        if let failure = writeFully(fd, bytes) { throw Syscall.error("write", path: path, "cannot write", errno: failure) }
     }
 
     /// Writes all of `bytes` to `fd` with write(2), retrying EINTR; nil, or the errno that
@@ -218,13 +213,11 @@ public enum FileIO {
     public static func writeFully(_ fd: Int32, _ bytes: [UInt8]) -> Int32? {
         var done = 0
         while done < bytes.count {
-            let n = bytes[done...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return errno
+            switch bytes[done...].withUnsafeBytes({ buf in Syscall.attempt { write(fd, buf.baseAddress, buf.count) } }) {
+            case .success(0): return EIO
+            case .success(let n): done += n
+            case .failure(let failure): return failure.code
             }
-            if n == 0 { return EIO }
-            done += n
         }
         return nil
     }
@@ -265,9 +258,9 @@ public enum FileIO {
             throw .fileSystem(path: to, message: "cannot create its directory")
         }
         defer { close(target.fd) }
-        if renameat(source.fd, fromName, target.fd, toName) != 0 { throw error(from, "cannot move to \(to)") }
-        if fsync(source.fd) != 0 && errno != EINVAL { throw error(from, "cannot sync directory") }
-        if fsync(target.fd) != 0 && errno != EINVAL { throw error(to, "cannot sync directory") }
+        try Syscall.retrying("renameat", path: from, "cannot move to \(to)") { renameat(source.fd, fromName, target.fd, toName) }
+        try Syscall.syncDirectory(source.fd, path: from)
+        try Syscall.syncDirectory(target.fd, path: to)
     }
 }
 
@@ -412,38 +405,34 @@ public struct WriteBatch {
             var fd: Int32 = -1
             var target = name
             if inPlace[i] {
-                fd = openat(dirFD, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-                if fd < 0 && errno == EEXIST && w.expect == .absent {
-                    skipped.insert(key)  // someone made the file meanwhile: it is theirs
-                    continue
+                switch Syscall.attempt({ openat(dirFD, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }) {
+                case .success(let opened):
+                    fd = opened
+                    created.append((dirFD, name, w.path))
+                case .failure(let failure) where failure.code == EEXIST:
+                    if w.expect == .absent {
+                        skipped.insert(key)  // someone made the file meanwhile: it is theirs
+                        continue
+                    }
+                case .failure(let failure):
+                    throw Syscall.error("openat", path: w.path, "cannot create", errno: failure.code)
                 }
-                if fd < 0 && errno != EEXIST { throw FileIO.error(w.path, "cannot create") }
-                if fd >= 0 { created.append((dirFD, name, w.path)) }
             }
             if fd < 0 {
                 target = prefix + String(tempCounter.add(1, ordering: .relaxed).newValue)
-                fd = openat(dirFD, target, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
-                if fd < 0 { throw FileIO.error("\(dir)/\(target)", "cannot create") }
+                fd = try Syscall.retrying("openat", path: "\(dir)/\(target)", "cannot create") {
+                    openat(dirFD, target, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
+                }
                 temps.append((dirFD, dir, target, name, w))
             }
-            var done = 0
-            while done < w.bytes.count {
-                let n = w.bytes.withUnsafeBytes { buf in Glibc.write(fd, buf.baseAddress! + done, buf.count - done) }
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    close(fd)
-                    throw FileIO.error("\(dir)/\(target)", "cannot write")
-                }
-                done += n
-            }
+            defer { close(fd) }
+            try FileIO.writeAll(fd, w.bytes, path: "\(dir)/\(target)")
             // One file: fsync it. Many: one syncfs below flushes them all at once.
-            if writes.count == 1 && fsync(fd) != 0 {
-                close(fd)
-                throw FileIO.error("\(dir)/\(target)", "cannot sync")
+            if writes.count == 1 {
+                try Syscall.retrying("fsync", path: "\(dir)/\(target)", "cannot sync") { fsync(fd) }
             }
             var st = stat()
             if fstat(fd, &st) == 0 { writtenStamps[w.path] = FileInfo(st).stamp }
-            close(fd)
         }
         if temps.count + created.count > 1, let dir = dirFDs.values.first {
             try Self.syncFileSystem(containing: dir, fallback: temps.map { ($0.dir, $0.temp, "\($0.dirPath)/\($0.temp)") } + created.map { ($0.dir, $0.name, $0.path) })
@@ -466,12 +455,12 @@ public struct WriteBatch {
                     writtenStamps[t.write.path] = nil
                     continue  // the deferred cleanup removes the temp file
                 }
-                if renameat(t.dir, t.temp, t.dir, t.name) != 0 { throw FileIO.error(t.write.path, "cannot rename into place") }
+                try Syscall.retrying("renameat", path: t.write.path, "cannot rename into place") { renameat(t.dir, t.temp, t.dir, t.name) }
                 phaseDirs.insert(t.dirPath)
             }
             // Make this phase's renames durable before the next phase's.
             for dir in phaseDirs {
-                if let fd = dirFDs[dir], fsync(fd) != 0 && errno != EINVAL { throw FileIO.error(dir, "cannot sync directory") }
+                if let fd = dirFDs[dir] { try Syscall.syncDirectory(fd, path: dir) }
             }
         }
         temps.removeAll { !skipped.contains($0.write.group ?? $0.write.path) }
@@ -481,11 +470,11 @@ public struct WriteBatch {
             if skipped.contains(key) { continue }
             guard let fd = try existingDirectory(dir) else { continue }  // nothing there to remove
             if let expect = r.expect, !holds(fd, name, expect) { skipped.insert(key); continue }
-            if unlinkat(fd, name, 0) != 0 && errno != ENOENT { throw FileIO.error(r.path, "cannot remove") }
+            try Syscall.retrying("unlinkat", path: r.path, "cannot remove", tolerating: [ENOENT]) { unlinkat(fd, name, 0) }
             removalDirs.insert(dir)
         }
         for dir in removalDirs {
-            if let fd = dirFDs[dir], fsync(fd) != 0 && errno != EINVAL { throw FileIO.error(dir, "cannot sync directory") }
+            if let fd = dirFDs[dir] { try Syscall.syncDirectory(fd, path: dir) }
         }
         succeeded = true
         writes.removeAll()
@@ -504,10 +493,9 @@ public struct WriteBatch {
     static func syncFileSystem(containing dir: Int32, fallback files: [(dir: Int32, name: String, path: String)]) throws(RecSyncError) {
         if recsync_syncfs(dir) == 0 { return }
         for (dirFD, name, file) in files {
-            let f = openat(dirFD, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-            if f < 0 { throw FileIO.error(file, "cannot open to sync") }
+            let f = try Syscall.retrying("openat", path: file, "cannot open to sync") { openat(dirFD, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
             defer { close(f) }
-            if fsync(f) != 0 { throw FileIO.error(file, "cannot sync") }
+            try Syscall.retrying("fsync", path: file, "cannot sync") { fsync(f) }
         }
     }
 }

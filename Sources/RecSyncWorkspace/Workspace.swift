@@ -263,9 +263,9 @@ public final class Workspace: Sendable {
     /// Where `.recsync/` is now.
     func deviceHome() throws(RecSyncError) -> DeviceHome {
         var st = stat()
-        guard stat(stateDir, &st) == 0 else { throw FileIO.error(stateDir, "cannot read") }
+        try Syscall.retrying("stat", path: stateDir, "cannot read") { stat(stateDir, &st) }
         var fs = statvfs()
-        guard statvfs(stateDir, &fs) == 0 else { throw FileIO.error(stateDir, "cannot read its file system") }
+        try Syscall.retrying("statvfs", path: stateDir, "cannot read its file system") { statvfs(stateDir, &fs) }
         return DeviceHome(device: UInt64(st.st_dev), inode: UInt64(st.st_ino), fileSystem: String(UInt64(fs.f_fsid), radix: 16))
     }
 
