@@ -156,7 +156,7 @@ extension FileIO {
     /// Opens the directory holding a path; nil when it does not exist (and `create` is false).
     /// The caller closes `directory.fd`.
     static func openParent(_ path: String, create: Bool) throws(RecSyncError) -> (directory: OpenDirectory, name: String)? {
-        let (dir, name) = WriteBatch.split(path)
+        let (dir, name) = split(path)
         if name.isEmpty || name == "." || name == ".." {
             throw .fileSystem(path: path, message: "does not name a file")
         }
