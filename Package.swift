@@ -18,7 +18,7 @@ let package = Package(
             pkgConfig: "libgit2",
             providers: [.apt(["libgit2-dev"])]
         ),
-        .target(name: "RecSyncGit", dependencies: ["CLibGit2"]),
+        .target(name: "RecSyncGit", dependencies: ["CLibGit2", "CRecSyncSys"]),
         .target(name: "RecSyncModel"),
         .target(name: "RecSyncStore", dependencies: ["RecSyncModel", "RecSyncGit", "CRecSyncSys"]),
         .target(name: "CRecSyncSys"),
