@@ -11,6 +11,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         .systemLibrary(
@@ -18,7 +19,10 @@ let package = Package(
             pkgConfig: "libgit2",
             providers: [.apt(["libgit2-dev"])]
         ),
-        .target(name: "RecSyncGit", dependencies: ["CLibGit2", "CRecSyncSys"]),
+        .target(
+            name: "RecSyncGit",
+            dependencies: ["CLibGit2", "CRecSyncSys", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         .target(name: "RecSyncModel"),
         .target(name: "RecSyncStore", dependencies: ["RecSyncModel", "RecSyncGit", "CRecSyncSys"]),
         .target(name: "CRecSyncSys"),
