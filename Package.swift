@@ -13,6 +13,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         // `make docs`: DocC for the library products (swift package generate-documentation).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         .systemLibrary(
@@ -20,7 +21,10 @@ let package = Package(
             pkgConfig: "libgit2",
             providers: [.apt(["libgit2-dev"])]
         ),
-        .target(name: "RecSyncGit", dependencies: ["CLibGit2"]),
+        .target(
+            name: "RecSyncGit",
+            dependencies: ["CLibGit2", "CRecSyncSys", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         .target(name: "RecSyncModel"),
         .target(name: "RecSyncStore", dependencies: ["RecSyncModel", "RecSyncGit", "CRecSyncSys"]),
         .target(name: "CRecSyncSys"),

@@ -4,10 +4,6 @@
 #include <git2.h>
 #include <git2/sys/mempack.h>
 #include <git2/sys/odb_backend.h>
-#include <errno.h>
-#include <pthread.h>
-#include <signal.h>
-#include <time.h>
 
 /* git_libgit2_opts is variadic and cannot be called from Swift: one wrapper per option. */
 
@@ -61,39 +57,6 @@ static inline void recsync_odb_writepack_free(git_odb_writepack *wp) {
    per-object existence checks across every backend. */
 static inline int recsync_odb_backend_write(git_odb_backend *backend, const git_oid *oid, const void *data, size_t len, git_object_t type) {
     return backend->write(backend, oid, data, len, type);
-}
-
-/* A peer that hangs up mid-transfer must not kill the process with SIGPIPE: network calls
-   run with SIGPIPE blocked on their thread, and a SIGPIPE they raised is consumed before the
-   thread's mask is restored (the write itself fails with EPIPE, which libgit2 reports). */
-typedef struct {
-    sigset_t saved;
-    int was_pending;
-} recsync_sigpipe_guard;
-
-static inline void recsync_sigpipe_block(recsync_sigpipe_guard *guard) {
-    sigset_t pipe_set, pending;
-    sigemptyset(&pipe_set);
-    sigaddset(&pipe_set, SIGPIPE);
-    sigemptyset(&pending);
-    sigpending(&pending);
-    guard->was_pending = sigismember(&pending, SIGPIPE) == 1;
-    pthread_sigmask(SIG_BLOCK, &pipe_set, &guard->saved);
-}
-
-static inline void recsync_sigpipe_restore(const recsync_sigpipe_guard *guard) {
-    if (!guard->was_pending) {
-        sigset_t pipe_set, pending;
-        sigemptyset(&pipe_set);
-        sigaddset(&pipe_set, SIGPIPE);
-        sigemptyset(&pending);
-        sigpending(&pending);
-        if (sigismember(&pending, SIGPIPE) == 1) {
-            struct timespec zero = { 0, 0 };
-            while (sigtimedwait(&pipe_set, NULL, &zero) == -1 && errno == EINTR) { }
-        }
-    }
-    pthread_sigmask(SIG_SETMASK, &guard->saved, NULL);
 }
 
 #endif

@@ -97,23 +97,38 @@ int recsync_pipe_cloexec(int fds[2]) {
     return pipe2(fds, O_CLOEXEC);
 }
 
-ssize_t recsync_write_nosigpipe(int fd, const void *buffer, size_t count) {
-    sigset_t pipe_only, old;
-    sigemptyset(&pipe_only);
-    sigaddset(&pipe_only, SIGPIPE);
-    /* Blocked on this thread only: a SIGPIPE this write raises stays pending here, and is
-       taken off again below, while the process keeps its disposition. */
-    if (pthread_sigmask(SIG_BLOCK, &pipe_only, &old) != 0) { errno = EINVAL; return -1; }
-    int already = 0;
-    sigset_t pending;
-    if (sigpending(&pending) == 0) already = sigismember(&pending, SIGPIPE) == 1;
-    ssize_t n = write(fd, buffer, count);
-    int saved = errno;
-    if (n < 0 && saved == EPIPE && !already) {
-        struct timespec zero = { 0, 0 };
-        while (sigtimedwait(&pipe_only, NULL, &zero) < 0 && errno == EINTR) {}
+static void recsync_sigpipe_only(sigset_t *set) {
+    sigemptyset(set);
+    sigaddset(set, SIGPIPE);
+}
+
+int recsync_sigpipe_block(recsync_sigpipe_guard *guard) {
+    sigset_t pipe_only, pending;
+    recsync_sigpipe_only(&pipe_only);
+    if (pthread_sigmask(SIG_BLOCK, &pipe_only, &guard->saved) != 0) { errno = EINVAL; return -1; }
+    /* Checked once blocked: a SIGPIPE pending from before is not this stretch's to consume. */
+    guard->was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
+    return 0;
+}
+
+void recsync_sigpipe_restore(const recsync_sigpipe_guard *guard) {
+    int saved_errno = errno;
+    if (!guard->was_pending) {
+        sigset_t pipe_only, pending;
+        recsync_sigpipe_only(&pipe_only);
+        if (sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1) {
+            struct timespec zero = { 0, 0 };
+            while (sigtimedwait(&pipe_only, NULL, &zero) < 0 && errno == EINTR) {}
+        }
     }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    errno = saved;
+    pthread_sigmask(SIG_SETMASK, &guard->saved, NULL);
+    errno = saved_errno;
+}
+
+ssize_t recsync_write_nosigpipe(int fd, const void *buffer, size_t count) {
+    recsync_sigpipe_guard guard;
+    if (recsync_sigpipe_block(&guard) != 0) return -1;
+    ssize_t n = write(fd, buffer, count);
+    recsync_sigpipe_restore(&guard);
     return n;
 }

@@ -1,10 +1,6 @@
 import Foundation
 
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// A lock file beside a reference (`refs/heads/main.lock`), as git and libgit2 take them:
 /// created exclusively, written, then renamed over the reference. One that stays behind is

@@ -1,4 +1,5 @@
 import CLibGit2
+import CRecSyncSys
 import Foundation
 
 /// Why a network operation failed, with a message for the user that never holds a secret.
@@ -123,10 +124,12 @@ extension GitRepository {
     }
 }
 
-/// Runs `body` with SIGPIPE blocked on this thread (see the shim).
+/// Runs `body` with SIGPIPE blocked on this thread (see `recsync_sigpipe_guard` in CRecSyncSys):
+/// a peer that hangs up mid-transfer fails the write with EPIPE, which libgit2 reports.
 private func withSIGPIPEBlocked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
     var guardState = recsync_sigpipe_guard()
-    recsync_sigpipe_block(&guardState)
+    // Cannot fail: pthread_sigmask fails only for a bad `how`.
+    _ = recsync_sigpipe_block(&guardState)
     defer { recsync_sigpipe_restore(&guardState) }
     return try body()
 }

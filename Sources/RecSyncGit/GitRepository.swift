@@ -115,7 +115,7 @@ public struct GitTreeEntry: Sendable, Hashable {
             case (nil, let y?):
                 let x: UInt8 = aIsTree ? 47 : 0
                 if aIsTree && y == 47 { return bi.next() == nil && !bIsTree ? 0 : -1 }
-                return x < y ? -1 : (x == y ? 0 : -1)
+                return x < y ? -1 : 1
             case (let x?, nil):
                 let y: UInt8 = bIsTree ? 47 : 0
                 if bIsTree && x == 47 { return ai.next() == nil && !aIsTree ? 0 : 1 }

@@ -74,6 +74,19 @@ public struct MalformedInput: Sendable, Hashable {
     }
 }
 
+/// The system call behind a `RecSyncError.fileSystem`: its name and the `errno` it failed with.
+public struct SystemCallFailure: Sendable, Hashable {
+    /// The call, as its manual page names it (`openat`, `renameat`, `fsync`).
+    public var call: String
+    /// The `errno` value the call set.
+    public var errno: Int32
+
+    public init(call: String, errno: Int32) {
+        self.call = call
+        self.errno = errno
+    }
+}
+
 /// Every error recsync's library reports, each with a message that says what to do next.
 public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The record changed on the store since the client's change tag (CloudKit 14).
@@ -119,8 +132,9 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
     case workspaceLocked(String)
     /// Files in the workspace cannot be sent; one `path: problem` line each. Nothing was sent.
     case invalidFiles([String])
-    /// Reading or writing a local file failed.
-    case fileSystem(path: String, message: String)
+    /// Reading or writing a local file failed; `cause` names the system call and its `errno`
+    /// when one failed.
+    case fileSystem(path: String, message: String, cause: SystemCallFailure? = nil)
     /// The remote could not be reached at all (CloudKit 3); the message names the remote and the cause.
     case networkUnavailable(String)
     /// The connection to the remote failed part-way (CloudKit 4); nothing was half-applied.
@@ -193,7 +207,7 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
             return "another recsync (\(holder)) is syncing this workspace; wait for it to finish"
         case .invalidFiles(let problems):
             return "nothing was sent; fix these files first:\n" + problems.map { "  " + $0 }.joined(separator: "\n")
-        case .fileSystem(let path, let message):
+        case .fileSystem(let path, let message, _):
             return "\(path): \(message)"
         case .networkUnavailable(let m), .networkFailure(let m), .notAuthenticated(let m):
             return m
@@ -254,8 +268,8 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The error as a JSON object for scripts: `kind`, CloudKit's numeric `code`, `message`,
-    /// and what the case carries that a script may act on (`path`, `line`, `column`,
-    /// `recordName`, `zone`, `files`, `subscriptions`).
+    /// and what the case carries that a script may act on (`path`, `line`, `column`, the
+    /// system `call` and its `errno`, `recordName`, `zone`, `files`, `subscriptions`).
     public var json: JSONValue {
         var o: [String: JSONValue] = ["kind": .string(kind), "code": .int(Int64(code.rawValue)), "message": .string(message)]
         switch self {
@@ -263,8 +277,12 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
             if let path = m.path { o["path"] = .string(path) }
             if let line = m.line { o["line"] = .int(Int64(line)) }
             if let column = m.column { o["column"] = .int(Int64(column)) }
-        case .fileSystem(let path, _):
+        case .fileSystem(let path, _, let cause):
             o["path"] = .string(path)
+            if let cause {
+                o["call"] = .string(cause.call)
+                o["errno"] = .int(Int64(cause.errno))
+            }
         case .serverRecordChanged(let c):
             o["zone"] = .string(c.recordID.zoneID.description)
             o["recordName"] = .string(c.recordID.recordName)

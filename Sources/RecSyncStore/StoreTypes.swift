@@ -1,3 +1,4 @@
+import Glibc
 import RecSyncModel
 
 /// Why a zone went away (CloudKit's `CKDatabase.DatabaseChange.Deletion.Reason`).
@@ -262,9 +263,3 @@ public struct StoreActor: Sendable {
         return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif

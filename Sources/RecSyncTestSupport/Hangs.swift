@@ -1,9 +1,7 @@
 import Foundation
 import Synchronization
 
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Runs `work` on its own; if it has not finished after `seconds`, unblocks it by opening each
 /// FIFO for writing (a reader stuck opening one then sees end of file) until it finishes.

@@ -1,8 +1,6 @@
 import Foundation
 import Synchronization
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// A server a test cannot run here (a program is missing), with the reason to print.
 public struct ServerUnavailable: Error, CustomStringConvertible {

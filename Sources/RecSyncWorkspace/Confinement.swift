@@ -2,11 +2,7 @@ import Foundation
 import RecSyncModel
 import Synchronization
 
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The workspace roots of this process: every `FileIO` path under one is opened from the root
 /// down, one component at a time, without following symbolic links (DESIGN §11).
@@ -109,17 +105,15 @@ extension FileIO {
     static func openDirectory(_ path: String, create: Bool) throws(RecSyncError) -> OpenDirectory? {
         guard let (root, below) = Confinement.locate(path) else {
             if create { try makeDirectoriesFollowingLinks(path) }
-            let fd = open(path.isEmpty ? "." : path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            if fd >= 0 { return OpenDirectory(fd: fd, confined: false) }
-            if errno == ENOENT || errno == ENOTDIR { return nil }
-            throw error(path, "cannot open directory")
+            let fd = try Syscall.retrying("open", path: path, "cannot open directory", tolerating: [ENOENT, ENOTDIR]) {
+                open(path.isEmpty ? "." : path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            }
+            return fd.map { OpenDirectory(fd: $0, confined: false) }
         }
         if create { try makeDirectoriesFollowingLinks(root) }
-        var fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if fd < 0 {
-            if errno == ENOENT || errno == ENOTDIR { return nil }
-            throw error(root, "cannot open directory")
-        }
+        guard var fd = try Syscall.retrying("open", path: root, "cannot open directory", tolerating: [ENOENT, ENOTDIR], {
+            open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        }) else { return nil }
         var walked = root
         for component in below {
             let name = String(component)
@@ -128,34 +122,33 @@ extension FileIO {
                 close(fd)
                 throw .fileSystem(path: path, message: "leaves the workspace through '..'; recsync opens only paths inside it")
             }
-            var next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            if next < 0 && errno == ENOENT && create {
-                if mkdirat(fd, name, 0o755) != 0 && errno != EEXIST {
-                    let e = error(walked, "cannot create directory")
-                    close(fd)
-                    throw e
+            let parent = fd
+            let openNext = { Syscall.attempt { openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) } }
+            var next = openNext()
+            if case .failure(let failure) = next, failure.code == ENOENT, create {
+                do {
+                    try Syscall.retrying("mkdirat", path: walked, "cannot create directory", tolerating: [EEXIST]) { mkdirat(parent, name, 0o755) }
+                    try Syscall.syncDirectory(parent, path: (walked as NSString).deletingLastPathComponent)
+                } catch {
+                    close(parent)
+                    throw error
                 }
-                if fsync(fd) != 0 && errno != EINVAL {
-                    let e = error((walked as NSString).deletingLastPathComponent, "cannot sync directory")
-                    close(fd)
-                    throw e
-                }
-                next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                next = openNext()
             }
-            if next < 0 {
-                let code = errno
-                defer { close(fd) }
-                if code == ELOOP || code == ENOTDIR {
-                    if info(in: fd, name)?.isSymlink == true { throw Confinement.linkRefused(walked) }
+            switch next {
+            case .success(let opened):
+                close(parent)
+                fd = opened
+            case .failure(let failure):
+                defer { close(parent) }
+                if failure.code == ELOOP || failure.code == ENOTDIR {
+                    if info(in: parent, name)?.isSymlink == true { throw Confinement.linkRefused(walked) }
                     if create { throw .fileSystem(path: walked, message: "is not a directory; move it away so recsync can create the directory") }
                     return nil
                 }
-                if code == ENOENT { return nil }
-                errno = code
-                throw error(walked, "cannot open directory")
+                if failure.code == ENOENT { return nil }
+                throw Syscall.error("openat", path: walked, "cannot open directory", errno: failure.code)
             }
-            close(fd)
-            fd = next
         }
         return OpenDirectory(fd: fd, confined: true)
     }
@@ -163,7 +156,7 @@ extension FileIO {
     /// Opens the directory holding a path; nil when it does not exist (and `create` is false).
     /// The caller closes `directory.fd`.
     static func openParent(_ path: String, create: Bool) throws(RecSyncError) -> (directory: OpenDirectory, name: String)? {
-        let (dir, name) = WriteBatch.split(path)
+        let (dir, name) = split(path)
         if name.isEmpty || name == "." || name == ".." {
             throw .fileSystem(path: path, message: "does not name a file")
         }
@@ -175,17 +168,19 @@ extension FileIO {
     /// non-blocking, so a FIFO or device in place of a file is an error instead of a hang.
     /// Nil when there is no such file (and `O_CREAT` is not given).
     static func openRegularFile(in directory: OpenDirectory, _ name: String, path: String, flags: Int32, mode: mode_t = 0o644) throws(RecSyncError) -> Int32? {
-        let fd = openat(directory.fd, name, flags | O_CLOEXEC | O_NONBLOCK | (directory.confined ? O_NOFOLLOW : 0), mode)
-        if fd < 0 {
-            if errno == ENOENT || errno == ENOTDIR { return nil }
-            if errno == ELOOP && directory.confined { throw Confinement.linkRefused(path) }
-            throw error(path, "cannot open")
+        let fd: Int32
+        switch Syscall.attempt({ openat(directory.fd, name, flags | O_CLOEXEC | O_NONBLOCK | (directory.confined ? O_NOFOLLOW : 0), mode) }) {
+        case .success(let opened): fd = opened
+        case .failure(let failure) where failure.code == ENOENT || failure.code == ENOTDIR: return nil
+        case .failure(let failure) where failure.code == ELOOP && directory.confined: throw Confinement.linkRefused(path)
+        case .failure(let failure): throw Syscall.error("openat", path: path, "cannot open", errno: failure.code)
         }
         var st = stat()
-        guard fstat(fd, &st) == 0 else {
-            let e = error(path, "cannot stat")
+        do {
+            try Syscall.retrying("fstat", path: path, "cannot stat") { fstat(fd, &st) }
+        } catch {
             close(fd)
-            throw e
+            throw error
         }
         let kind = st.st_mode & S_IFMT
         if kind != S_IFREG {
@@ -211,18 +206,14 @@ extension FileIO {
     /// any link: a link is removed, never what it points to.
     static func removeEntry(in parent: Int32, _ name: String, path: String) throws(RecSyncError) {
         var st = stat()
-        if fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) != 0 {
-            if errno == ENOENT { return }
-            throw error(path, "cannot remove")
-        }
+        guard try Syscall.retrying("fstatat", path: path, "cannot remove", tolerating: [ENOENT], { fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) }) != nil else { return }
         if (st.st_mode & S_IFMT) == S_IFDIR {
-            let fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            if fd < 0 { throw error(path, "cannot open directory to remove it") }
+            let fd = try Syscall.retrying("openat", path: path, "cannot open directory to remove it") { openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
             defer { close(fd) }
             for entry in list(fd: fd) { try removeEntry(in: fd, entry, path: "\(path)/\(entry)") }
-            if unlinkat(parent, name, AT_REMOVEDIR) != 0 && errno != ENOENT { throw error(path, "cannot remove") }
-        } else if unlinkat(parent, name, 0) != 0 && errno != ENOENT {
-            throw error(path, "cannot remove")
+            try Syscall.retrying("unlinkat", path: path, "cannot remove", tolerating: [ENOENT]) { unlinkat(parent, name, AT_REMOVEDIR) }
+        } else {
+            try Syscall.retrying("unlinkat", path: path, "cannot remove", tolerating: [ENOENT]) { unlinkat(parent, name, 0) }
         }
     }
 

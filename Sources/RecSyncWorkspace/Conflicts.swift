@@ -110,7 +110,7 @@ extension Workspace {
     public func setAsideUnpushedWork(of zone: ZoneID, scan: ZoneScan, stamp: String) throws(RecSyncError) -> String? {
         let dir = zoneDirectory(zone)
         let unpushed = scan.records.contains { $0.state == .new || $0.state == .modified }
-        let others = FileIO.list(dir).contains { $0.hasPrefix(".") && $0 != ".system" && !$0.contains(".tmp-") }
+        let others = FileIO.list(dir).contains { $0.hasPrefix(".") && $0 != ".system" && !$0.contains(TempFile.marker) }
         let conflictDir = conflictDirectory(zone)
         let conflicts = !FileIO.list(conflictDir).isEmpty
         guard unpushed || others || conflicts || !scan.problems.isEmpty else { return nil }

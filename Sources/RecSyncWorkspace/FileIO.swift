@@ -1,13 +1,8 @@
 import CRecSyncSys
 import Foundation
 import RecSyncModel
-import Synchronization
 
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// What `stat` says about a file, enough to tell that it has not changed since it was indexed.
 public struct FileStamp: Sendable, Hashable, Codable {
@@ -48,10 +43,6 @@ public struct FileInfo: Sendable {
 
 /// Durable file operations: every write goes temp file → fsync → rename → fsync directory.
 public enum FileIO {
-    static func error(_ path: String, _ what: String) -> RecSyncError {
-        .fileSystem(path: path, message: "\(what): \(String(cString: strerror(errno)))")
-    }
-
     /// The bytes of a file, or nil if it does not exist. Only a regular file is read: under
     /// a workspace root no link is followed (see `Confinement`), and a FIFO or device is an
     /// error, not a hang.
@@ -80,15 +71,15 @@ public enum FileIO {
 
     private static func readAll(_ fd: Int32, path: String, limit: Int) throws(RecSyncError) -> [UInt8] {
         var st = stat()
-        guard fstat(fd, &st) == 0 else { throw error(path, "cannot stat") }
+        try Syscall.retrying("fstat", path: path, "cannot stat") { fstat(fd, &st) }
         guard st.st_size <= limit else {
             throw .limitExceeded("\(path): is \(st.st_size) bytes, more than recsync reads from such a file (\(limit >= 1 << 20 ? "\(limit >> 20) MB" : "\(limit >> 10) KB")); nothing was read. Shrink or remove it")
         }
         var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
         var done = 0
         while done < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { buf in Glibc.read(fd, buf.baseAddress! + done, buf.count - done) }
-            if n < 0 { if errno == EINTR { continue }; throw error(path, "cannot read") }
+            let n = try bytes.withUnsafeMutableBytes { buf in Syscall.attempt { Glibc.read(fd, buf.baseAddress! + done, buf.count - done) } }
+                .get("read", path: path, "cannot read")
             if n == 0 { break }
             done += n
         }
@@ -174,7 +165,7 @@ public enum FileIO {
         if stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR { return }
         let parent = (path as NSString).deletingLastPathComponent
         if !parent.isEmpty && parent != path { try makeDirectoriesFollowingLinks(parent) }
-        if mkdir(path, 0o755) != 0 && errno != EEXIST { throw error(path, "cannot create directory") }
+        try Syscall.retrying("mkdir", path: path, "cannot create directory", tolerating: [EEXIST]) { mkdir(path, 0o755) }
         try syncDirectory(parent.isEmpty ? "." : parent)
     }
 
@@ -183,7 +174,7 @@ public enum FileIO {
             throw .fileSystem(path: path, message: "cannot open directory: no such directory")
         }
         defer { close(directory.fd) }
-        if fsync(directory.fd) != 0 && errno != EINVAL { throw error(path, "cannot sync directory") }
+        try Syscall.syncDirectory(directory.fd, path: path)
     }
 
     /// Writes a file durably in one step (for single state files such as tokens).
@@ -202,19 +193,18 @@ public enum FileIO {
         defer { close(fd) }
         var out = bytes
         var st = stat()
-        if fstat(fd, &st) == 0, st.st_size > 0 {
+        try Syscall.retrying("fstat", path: path, "cannot stat") { fstat(fd, &st) }
+        if st.st_size > 0 {
             var last: UInt8 = 0
-            if pread(fd, &last, 1, st.st_size - 1) == 1, last != 10 { out.insert(10, at: 0) }
+            let n = try Syscall.retrying("pread", path: path, "cannot read") { pread(fd, &last, 1, st.st_size - 1) }
+            if n == 1, last != 10 { out.insert(10, at: 0) }
         }
         try writeAll(fd, out, path: path)
-        if fdatasync(fd) != 0 { throw error(path, "cannot sync") }
+        try Syscall.retrying("fdatasync", path: path, "cannot sync") { fdatasync(fd) }
     }
 
     static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(RecSyncError) {
-        if let failure = writeFully(fd, bytes) {
-            errno = failure
-            throw error(path, "cannot write")
-        }
+        if let failure = writeFully(fd, bytes) { throw Syscall.error("write", path: path, "cannot write", errno: failure) }
     }
 
     /// Writes all of `bytes` to `fd` with write(2), retrying EINTR; nil, or the errno that
@@ -222,13 +212,11 @@ public enum FileIO {
     public static func writeFully(_ fd: Int32, _ bytes: [UInt8]) -> Int32? {
         var done = 0
         while done < bytes.count {
-            let n = bytes[done...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return errno
+            switch bytes[done...].withUnsafeBytes({ buf in Syscall.attempt { write(fd, buf.baseAddress, buf.count) } }) {
+            case .success(0): return EIO
+            case .success(let n): done += n
+            case .failure(let failure): return failure.code
             }
-            if n == 0 { return EIO }
-            done += n
         }
         return nil
     }
@@ -269,231 +257,9 @@ public enum FileIO {
             throw .fileSystem(path: to, message: "cannot create its directory")
         }
         defer { close(target.fd) }
-        if renameat(source.fd, fromName, target.fd, toName) != 0 { throw error(from, "cannot move to \(to)") }
-        if fsync(source.fd) != 0 && errno != EINVAL { throw error(from, "cannot sync directory") }
-        if fsync(target.fd) != 0 && errno != EINVAL { throw error(to, "cannot sync directory") }
-    }
-}
-
-/// Numbers the temp files of this process.
-private let tempCounter = Atomic<Int>(0)
-
-/// A set of file writes and removals made durable together.
-///
-/// `commit` writes every file beside its target, makes them durable (one `syncfs` for the
-/// batch), renames them into place, removes what is to be removed, then fsyncs every
-/// directory touched once. After `commit` returns,
-/// all of it survives a crash; before, a crash leaves each target either old or new.
-public struct WriteBatch {
-    /// What a write or removal expects to find at its path, checked just before it happens:
-    /// a user editing a file while a sync runs must not lose the edit.
-    public enum Expectation: Sendable, Hashable {
-        case absent
-        case unchanged(FileStamp)
-    }
-
-    struct Write {
-        var path: String
-        var bytes: [UInt8]
-        var late: Bool
-        var expect: Expectation?
-        var group: String?
-    }
-
-    private var writes: [Write] = []
-    private var removals: [(path: String, expect: Expectation?, group: String?)] = []
-    /// A file that lists the directories this batch creates temp files in while it runs, so
-    /// that a sync killed half-way can find its leftovers without listing every directory.
-    let registry: String?
-
-    public init(registry: String? = nil) {
-        self.registry = registry
-    }
-
-    public var isEmpty: Bool { writes.isEmpty && removals.isEmpty }
-
-    /// Writes a file. `late` writes are renamed into place only after every other write of the
-    /// batch is durable in its directory (a sidecar never lands before its record file).
-    /// With `expect`, the write is skipped when the path no longer holds what was expected;
-    /// then every later operation of the same `group` is skipped too.
-    public mutating func write(_ path: String, _ bytes: [UInt8], late: Bool = false, expect: Expectation? = nil, group: String? = nil) {
-        writes.append(Write(path: path, bytes: bytes, late: late, expect: expect, group: group))
-    }
-
-    public mutating func remove(_ path: String, expect: Expectation? = nil, group: String? = nil) {
-        removals.append((path, expect, group))
-    }
-
-    /// The stamps of the files the last `commit` wrote, taken from the written file itself
-    /// (a rename keeps inode, size and mtime): what the index must record, since the path may
-    /// already hold someone else's newer write by the time it could be stat'ed.
-    public private(set) var writtenStamps: [String: FileStamp] = [:]
-    /// The groups (or paths) the last `commit` skipped because a file changed under it.
-    public private(set) var skipped: Set<String> = []
-
-    public mutating func commit() throws(RecSyncError) {
-        writtenStamps.removeAll()
-        skipped.removeAll()
-        // Every directory is opened once; files are created and renamed relative to it, so
-        // the kernel does not walk the whole path for each of thousands of files.
-        // Under a workspace root each is opened without following links (`Confinement`), so
-        // nothing lands outside the workspace; files are then created with O_EXCL or renamed
-        // over their target, neither of which follows a link either.
-        var dirFDs: [String: Int32] = [:]
-        defer { for fd in dirFDs.values { close(fd) } }
-        func directory(_ dir: String) throws(RecSyncError) -> Int32 {
-            if let fd = dirFDs[dir] { return fd }
-            guard let opened = try FileIO.openDirectory(dir, create: true) else {
-                throw .fileSystem(path: dir, message: "cannot create directory")
-            }
-            dirFDs[dir] = opened.fd
-            return opened.fd
-        }
-        /// An existing directory, for removals; nil when it is not there.
-        func existingDirectory(_ dir: String) throws(RecSyncError) -> Int32? {
-            if let fd = dirFDs[dir] { return fd }
-            guard let opened = try FileIO.openDirectory(dir, create: false) else { return nil }
-            dirFDs[dir] = opened.fd
-            return opened.fd
-        }
-        // A file that must not exist yet (`.absent`) is created in place with O_EXCL, which is
-        // its check, instead of as a temp file renamed over its target: half the directory
-        // operations, for what a clone and most pulls write. So that a killed batch can take
-        // such files back, the registry names each with the hash of its content, and is durable
-        // before the first is created. A late write of the same group (a sidecar) follows in place.
-        let createsInPlace = registry != nil && writes.count > 1
-        var inPlace = [Bool](repeating: false, count: writes.count)
-        if createsInPlace {
-            var groups = Set<String>(), notInPlace = Set<String>()
-            for (i, w) in writes.enumerated() where !w.late {
-                let key = w.group ?? w.path
-                if w.expect == .absent { inPlace[i] = true; groups.insert(key) } else { notInPlace.insert(key) }
-            }
-            for (i, w) in writes.enumerated() where w.late && w.expect == nil {
-                if let g = w.group, groups.contains(g), !notInPlace.contains(g) { inPlace[i] = true }
-            }
-        }
-        let anyInPlace = inPlace.contains(true)
-        var registered: String?
-        if let registry, !writes.isEmpty {
-            var list = Set(writes.map { Self.split($0.path).dir }).sorted().joined(separator: "\n") + "\n"
-            for (i, w) in writes.enumerated() where inPlace[i] {
-                list += "\(w.late ? "s" : "c")\t\(ContentHash.of(w.bytes))\t\(w.path)\n"
-            }
-            if anyInPlace {
-                try FileIO.writeAtomically(registry, Array(list.utf8))
-            } else {
-                // Not synced by itself: the batch's syncfs makes it durable with the temp files.
-                try FileIO.writeUnsynced(registry, Array(list.utf8))
-            }
-            registered = registry
-        }
-        var created: [(dir: Int32, name: String, path: String)] = []
-        var succeeded = false
-        // Defers run last-first: this batch's leftover files go before its registry entry.
-        defer {
-            if let registered {
-                FileIO.unlinkIfPresent(registered)
-                // Once in-place files may be indexed, a registry coming back after a crash would
-                // take them away again: its removal is durable first.
-                if anyInPlace && succeeded { try? FileIO.syncDirectory(Self.split(registered).dir) }
-            }
-        }
-        defer { if !succeeded { for c in created { unlinkat(c.dir, c.name, 0) } } }
-        var temps: [(dir: Int32, dirPath: String, temp: String, name: String, write: Write)] = []
-        defer { for t in temps { unlinkat(t.dir, t.temp, 0) } }
-        // Short temp names: a record's file name may already be near the 255-byte limit.
-        // Numbered process-wide: batches of different zones run at once and share directories.
-        let prefix = ".tmp-\(getpid())-"
-        // Writes before late writes: a late write in place needs its group's file created first.
-        let order = writes.indices.filter { !writes[$0].late } + writes.indices.filter { writes[$0].late }
-        for i in order {
-            let w = writes[i]
-            let key = w.group ?? w.path
-            if w.late && skipped.contains(key) { continue }
-            let (dir, name) = Self.split(w.path)
-            let dirFD = try directory(dir)
-            var fd: Int32 = -1
-            var target = name
-            if inPlace[i] {
-                fd = openat(dirFD, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-                if fd < 0 && errno == EEXIST && w.expect == .absent {
-                    skipped.insert(key)  // someone made the file meanwhile: it is theirs
-                    continue
-                }
-                if fd < 0 && errno != EEXIST { throw FileIO.error(w.path, "cannot create") }
-                if fd >= 0 { created.append((dirFD, name, w.path)) }
-            }
-            if fd < 0 {
-                target = prefix + String(tempCounter.add(1, ordering: .relaxed).newValue)
-                fd = openat(dirFD, target, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
-                if fd < 0 { throw FileIO.error("\(dir)/\(target)", "cannot create") }
-                temps.append((dirFD, dir, target, name, w))
-            }
-            var done = 0
-            while done < w.bytes.count {
-                let n = w.bytes.withUnsafeBytes { buf in Glibc.write(fd, buf.baseAddress! + done, buf.count - done) }
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    close(fd)
-                    throw FileIO.error("\(dir)/\(target)", "cannot write")
-                }
-                done += n
-            }
-            // One file: fsync it. Many: one syncfs below flushes them all at once.
-            if writes.count == 1 && fsync(fd) != 0 {
-                close(fd)
-                throw FileIO.error("\(dir)/\(target)", "cannot sync")
-            }
-            var st = stat()
-            if fstat(fd, &st) == 0 { writtenStamps[w.path] = FileInfo(st).stamp }
-            close(fd)
-        }
-        if temps.count + created.count > 1, let dir = dirFDs.values.first {
-            try Self.syncFileSystem(containing: dir, fallback: temps.map { ($0.dir, $0.temp, "\($0.dirPath)/\($0.temp)") } + created.map { ($0.dir, $0.name, $0.path) })
-        }
-        func holds(_ dirFD: Int32, _ name: String, _ expect: Expectation?) -> Bool {
-            guard let expect else { return true }
-            let now = FileIO.info(in: dirFD, name)
-            switch expect {
-            case .absent: return now == nil
-            case .unchanged(let stamp): return now?.stamp == stamp
-            }
-        }
-        var removalDirs = Set<String>()
-        for late in [false, true] {
-            var phaseDirs = Set<String>()
-            for t in temps where t.write.late == late {
-                let key = t.write.group ?? t.write.path
-                if skipped.contains(key) || !holds(t.dir, t.name, t.write.expect) {
-                    skipped.insert(key)
-                    writtenStamps[t.write.path] = nil
-                    continue  // the deferred cleanup removes the temp file
-                }
-                if renameat(t.dir, t.temp, t.dir, t.name) != 0 { throw FileIO.error(t.write.path, "cannot rename into place") }
-                phaseDirs.insert(t.dirPath)
-            }
-            // Make this phase's renames durable before the next phase's.
-            for dir in phaseDirs {
-                if let fd = dirFDs[dir], fsync(fd) != 0 && errno != EINVAL { throw FileIO.error(dir, "cannot sync directory") }
-            }
-        }
-        temps.removeAll { !skipped.contains($0.write.group ?? $0.write.path) }
-        for r in removals {
-            let key = r.group ?? r.path
-            let (dir, name) = Self.split(r.path)
-            if skipped.contains(key) { continue }
-            guard let fd = try existingDirectory(dir) else { continue }  // nothing there to remove
-            if let expect = r.expect, !holds(fd, name, expect) { skipped.insert(key); continue }
-            if unlinkat(fd, name, 0) != 0 && errno != ENOENT { throw FileIO.error(r.path, "cannot remove") }
-            removalDirs.insert(dir)
-        }
-        for dir in removalDirs {
-            if let fd = dirFDs[dir], fsync(fd) != 0 && errno != EINVAL { throw FileIO.error(dir, "cannot sync directory") }
-        }
-        succeeded = true
-        writes.removeAll()
-        removals.removeAll()
+        try Syscall.retrying("renameat", path: from, "cannot move to \(to)") { renameat(source.fd, fromName, target.fd, toName) }
+        try Syscall.syncDirectory(source.fd, path: from)
+        try Syscall.syncDirectory(target.fd, path: to)
     }
 
     /// A path's directory and last component (plain string work, no Foundation path rules).
@@ -501,17 +267,5 @@ public struct WriteBatch {
         guard let slash = path.lastIndex(of: "/") else { return (".", path) }
         let dir = path[..<slash]
         return (dir.isEmpty ? "/" : String(dir), String(path[path.index(after: slash)...]))
-    }
-
-    /// Makes every written temp file durable: `syncfs` on the file system that holds them
-    /// (one call instead of an fsync per file), or an fsync per file where that fails.
-    static func syncFileSystem(containing dir: Int32, fallback files: [(dir: Int32, name: String, path: String)]) throws(RecSyncError) {
-        if recsync_syncfs(dir) == 0 { return }
-        for (dirFD, name, file) in files {
-            let f = openat(dirFD, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-            if f < 0 { throw FileIO.error(file, "cannot open to sync") }
-            defer { close(f) }
-            if fsync(f) != 0 { throw FileIO.error(file, "cannot sync") }
-        }
     }
 }

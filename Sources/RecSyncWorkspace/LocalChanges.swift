@@ -1,9 +1,7 @@
 import Foundation
 import RecSyncModel
 
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// One record file of a zone as it is on disk, compared with what was last synced.
 public struct LocalRecord: Sendable {
@@ -183,7 +181,7 @@ extension Workspace {
             }
         }
         func problem(_ rel: String, _ error: RecSyncError) -> Inspection {
-            if case .fileSystem(_, let message) = error { return .problem("\(rel): \(message)") }
+            if case .fileSystem(_, let message, _) = error { return .problem("\(rel): \(message)") }
             return .problem("\(rel): \(error.message)")
         }
         var sideBytes: [UInt8]?

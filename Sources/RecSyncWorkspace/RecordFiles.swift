@@ -31,8 +31,8 @@ extension Workspace {
     /// A record file's or sidecar's bytes (at most `FileIO.recordFileReadLimit`), with read
     /// errors naming the file relative to the root.
     func readRecordFile(_ path: String) throws(RecSyncError) -> [UInt8]? {
-        do { return try FileIO.read(path, limit: FileIO.recordFileReadLimit) } catch .fileSystem(let p, let message) {
-            throw .fileSystem(path: relative(p), message: message)
+        do { return try FileIO.read(path, limit: FileIO.recordFileReadLimit) } catch .fileSystem(let p, let message, let cause) {
+            throw .fileSystem(path: relative(p), message: message, cause: cause)
         }
     }
 }

@@ -2,11 +2,7 @@ import Foundation
 import RecSyncGit
 import RecSyncModel
 
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The workspace's settings, `.recsync/config`.
 public struct WorkspaceConfig: Sendable, Hashable, Codable {
@@ -267,9 +263,9 @@ public final class Workspace: Sendable {
     /// Where `.recsync/` is now.
     func deviceHome() throws(RecSyncError) -> DeviceHome {
         var st = stat()
-        guard stat(stateDir, &st) == 0 else { throw FileIO.error(stateDir, "cannot read") }
+        try Syscall.retrying("stat", path: stateDir, "cannot read") { stat(stateDir, &st) }
         var fs = statvfs()
-        guard statvfs(stateDir, &fs) == 0 else { throw FileIO.error(stateDir, "cannot read its file system") }
+        try Syscall.retrying("statvfs", path: stateDir, "cannot read its file system") { statvfs(stateDir, &fs) }
         return DeviceHome(device: UInt64(st.st_dev), inode: UInt64(st.st_ino), fileSystem: String(UInt64(fs.f_fsid), radix: 16))
     }
 
@@ -393,14 +389,11 @@ public final class Workspace: Sendable {
             guard let listed = try? FileIO.read(registry) else { continue }
             // A batch was interrupted: look where it said, and in every zone directory too,
             // since the list of directories is only as durable as the batch that wrote it.
-            for line in listed.split(separator: 10).map({ String(decoding: $0, as: UTF8.self) }) {
-                let parts = line.split(separator: "\t", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
-                if parts.count == 3, parts[0] == "c" || parts[0] == "s", parts[2].hasPrefix(root + "/") {
-                    if let kept = takeBack(parts[2], hash: parts[1], machineOwned: parts[0] == "s") { keptAside.append(kept) }
-                } else if line.hasPrefix(root + "/") {
-                    dirs.append(line)
-                }
+            let contents = CrashRegistry.decode(listed)
+            for creation in contents.creations where creation.path.hasPrefix(root + "/") {
+                if let kept = takeBack(creation.path, hash: creation.hash, machineOwned: creation.machineOwned) { keptAside.append(kept) }
             }
+            dirs += contents.directories.filter { $0.hasPrefix(root + "/") }
         }
         if !registries.isEmpty {
             for zone in localZones().zones {
@@ -412,7 +405,7 @@ public final class Workspace: Sendable {
         while let dir = dirs.popLast() {
             for name in FileIO.list(dir) {
                 let path = "\(dir)/\(name)"
-                if name.hasPrefix("."), name.contains(".tmp-") || name.hasPrefix(".tmp-") {
+                if name.hasPrefix("."), name.contains(TempFile.marker) {
                     FileIO.unlinkIfPresent(path)
                 } else if dir.hasPrefix(stateDir), !["mirror", "lost+found"].contains(name), FileIO.isDirectory(path), !FileIO.isSymlink(path) {
                     dirs.append(path)

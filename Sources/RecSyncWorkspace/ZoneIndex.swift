@@ -1,9 +1,7 @@
 import Foundation
 import RecSyncModel
 
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// What the workspace knew about one record file after it last synced it.
 public struct IndexEntry: Sendable, Hashable, Codable {

@@ -1,8 +1,6 @@
 import RecSyncCLI
 
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The `recsync` executable: everything is in RecSyncCLI.
 @main

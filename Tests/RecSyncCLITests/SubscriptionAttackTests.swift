@@ -2,9 +2,7 @@ import Foundation
 import RecSyncTestSupport
 import Testing
 
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Tests written by the issue-10 attack pass (ATTACK-FINDINGS.md, numbered Fn there): each
 /// failed against the first version of durable subscriptions and passes since its fix.

@@ -2,9 +2,7 @@ import Foundation
 import RecSyncTestSupport
 import Testing
 
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Durable subscriptions through the built binary: `subscribe`, `watch`, `watch --once`,
 /// `notifications`. Notifications are compared field by field, never as whole lines.

@@ -7,9 +7,7 @@ import RecSyncTestSupport
 import RecSyncWorkspace
 import Testing
 
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// CloudKit's rules where a sync meets an odd moment: zones gone while a workspace was away,
 /// full listings, its own writes coming back, files half-written during a sync (issue 9).

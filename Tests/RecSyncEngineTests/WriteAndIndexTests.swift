@@ -5,30 +5,9 @@ import RecSyncTestSupport
 import RecSyncWorkspace
 import Testing
 
-/// Files created in place by a write batch, and what a killed batch leaves of them.
+/// What a killed write batch leaves of the files it created in place, and how a pull or
+/// status clears it up (the batch itself: RecSyncWorkspaceTests/WriteBatchTests).
 @Suite struct InPlaceWriteTests {
-    @Test func aFileThatAppearedMeanwhileIsLeftAloneWithItsSidecar() throws {
-        let dir = TempDirectory("inplace").path
-        var batch = WriteBatch(registry: "\(dir)/writing")
-        batch.write("\(dir)/a.json", Array("new a".utf8), expect: .absent, group: "a")
-        batch.write("\(dir)/.system/a.json", Array("side a".utf8), late: true, group: "a")
-        batch.write("\(dir)/b.json", Array("new b".utf8), expect: .absent, group: "b")
-        batch.write("\(dir)/.system/b.json", Array("side b".utf8), late: true, group: "b")
-        try writeFile("\(dir)/.system/b.json", "an old sidecar")  // replaced: a sidecar is machine-owned
-        try writeFile("\(dir)/a.json", "the user's own a")         // appeared after the decision
-        try batch.commit()
-        #expect(batch.skipped == ["a"])
-        #expect(readFile("\(dir)/a.json") == "the user's own a")
-        #expect(readFile("\(dir)/.system/a.json") == nil)
-        #expect(readFile("\(dir)/b.json") == "new b")
-        #expect(readFile("\(dir)/.system/b.json") == "side b")
-        #expect(batch.writtenStamps["\(dir)/b.json"] == FileIO.stamp("\(dir)/b.json"))
-        #expect(batch.writtenStamps["\(dir)/a.json"] == nil)
-        // Nothing is left behind: no temp files, no registry.
-        #expect(FileIO.list(dir) == [".system", "a.json", "b.json"])
-        #expect(FileIO.list("\(dir)/.system") == ["b.json"])
-    }
-
     @Test func whatAKilledBatchCreatedIsTakenBackAndTheNextPullWritesIt() async throws {
         let f = EngineFixture()
         let laptop = try f.device("laptop")

@@ -58,6 +58,24 @@ import Testing
         #expect(again.matches.isEmpty)
     }
 
+    /// A zone named like another plus a byte below '/' (git sorts a directory as if its name
+    /// ended in '/'): creating it is news of that zone only, not of the other one's records.
+    @Test(arguments: StoreKind.allCases)
+    func aZoneNamedLikeAnotherWithASuffixIsNewsOfItselfOnly(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let laptop = try fixture.store(as: "alice", deviceID: "laptop")
+        let phone = try fixture.store(as: "alice", deviceID: "phone")
+        try await laptop.createZones([notes])
+        try await laptop.save([Build.record("a", in: notes, type: "Task")])
+        let cursor = try await phone.currentDatabaseToken(scope: .private)
+        let (dashed, dotted) = (Build.zone("notes-old"), Build.zone("notes.v2"))
+        try await laptop.createZones([dashed, dotted])
+        let subscriptions = [Subscription(id: "db", kind: .database(.private)), Subscription(id: "notes", kind: .zone(notes)), query("tasks", "Task")]
+        let check = try await phone.checkSubscriptions(subscriptions, scope: .private, since: cursor)
+        #expect(check.matches.map(\.subscriptionID) == ["db"])
+        #expect(match(check, "db")?.zones == [dashed, dotted])
+    }
+
     @Test(arguments: StoreKind.allCases)
     func aClientIsNotToldOfItsOwnChanges(kind: StoreKind) async throws {
         let fixture = try StoreFixture(kind)

@@ -31,3 +31,21 @@ int recsync_pipe_cloexec(int fds[2]);
 #include <sys/types.h>
 ssize_t recsync_write_nosigpipe(int fd, const void *buffer, size_t count);
 #endif
+
+#ifndef RECSYNC_SYS_SIGPIPE_H
+#define RECSYNC_SYS_SIGPIPE_H
+#include <signal.h>
+/* SIGPIPE blocked on the calling thread for a stretch of calls (a network fetch or push, a
+   write to a pipe), so that a peer that hangs up makes a write fail with EPIPE instead of
+   ending the process. A SIGPIPE raised meanwhile is consumed before the thread's mask is
+   restored; the process's disposition of SIGPIPE never changes. */
+typedef struct {
+    sigset_t saved;
+    int was_pending;
+} recsync_sigpipe_guard;
+/* Blocks SIGPIPE on this thread; 0, or -1 with errno if the mask cannot be changed. */
+int recsync_sigpipe_block(recsync_sigpipe_guard *guard);
+/* Consumes a SIGPIPE raised since recsync_sigpipe_block and restores the thread's mask.
+   Leaves errno as it was. */
+void recsync_sigpipe_restore(const recsync_sigpipe_guard *guard);
+#endif

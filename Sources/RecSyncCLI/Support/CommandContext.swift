@@ -4,11 +4,7 @@ import RecSyncModel
 import RecSyncStore
 import RecSyncWorkspace
 
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// What a command runs in: its directory (after `-C`), the workspace there, and its store.
 public struct CommandContext: Sendable {

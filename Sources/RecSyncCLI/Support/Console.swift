@@ -3,11 +3,7 @@ import RecSyncModel
 import RecSyncWorkspace
 import Synchronization
 
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Where a command's output goes: results on stdout, errors on stderr, progress on stderr only
 /// when it is a terminal, colour only on a terminal and never with `NO_COLOR`.

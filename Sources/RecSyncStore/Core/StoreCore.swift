@@ -1,3 +1,4 @@
+import Glibc
 import RecSyncModel
 
 /// CloudKit's semantics over any `StoreBackend`: the one place where changes are computed,
@@ -103,9 +104,3 @@ struct HistoryRange {
     var target: String
     var after: String?
 }
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif

@@ -3,9 +3,7 @@ import Foundation
 import RecSyncModel
 import Synchronization
 
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Waits for a git store's branch to move: what `recsync watch` sleeps on between looks.
 ///
@@ -94,11 +92,6 @@ public final class LocalStoreSignal: @unchecked Sendable {
         recsync_inotify_wait(fd, Int32(max(0, timeout * 1000))) > 0
     }
 }
-
-import CRecSyncSys
-#if canImport(Glibc)
-import Glibc
-#endif
 
 extension GitStore {
     /// Inotify on a local store's refs, polling (ls-remote) of a network one.

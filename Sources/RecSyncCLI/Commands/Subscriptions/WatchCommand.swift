@@ -8,9 +8,7 @@ import RecSyncStore
 import RecSyncWorkspace
 import Synchronization
 
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// `recsync watch`: reports what changed since each subscription's cursor, then waits for
 /// the store to move and reports again.

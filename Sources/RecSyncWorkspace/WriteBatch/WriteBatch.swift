@@ -1,0 +1,209 @@
+import Glibc
+import RecSyncModel
+
+/// A set of file writes and removals made durable together.
+///
+/// `commit` writes every file beside its target (a `TempFile`) or, when it must not exist yet,
+/// at its target (an `InPlaceFile`, listed in the batch's `CrashRegistry` first), makes them
+/// durable (one `syncfs` for the batch), renames them into place, removes what is to be
+/// removed, then fsyncs every directory touched once. After `commit` returns, all of it
+/// survives a crash; before, a crash leaves each target either old or new.
+public struct WriteBatch {
+    /// What a write or removal expects to find at its path, checked just before it happens:
+    /// a user editing a file while a sync runs must not lose the edit.
+    public enum Expectation: Sendable, Hashable {
+        case absent
+        case unchanged(FileStamp)
+    }
+
+    struct Write {
+        var path: String
+        var bytes: [UInt8]
+        var late: Bool
+        var expect: Expectation?
+        var group: String?
+
+        /// What a skip is recorded under: the group, or the path itself.
+        var key: String { group ?? path }
+    }
+
+    struct Removal {
+        var path: String
+        var expect: Expectation?
+        var group: String?
+    }
+
+    private var writes: [Write] = []
+    private var removals: [Removal] = []
+    /// Where the batch keeps its `CrashRegistry` while it commits; none: nothing is created in
+    /// place, and a killed batch's temp files are found only where the caller looks.
+    let registry: String?
+
+    public init(registry: String? = nil) {
+        self.registry = registry
+    }
+
+    public var isEmpty: Bool { writes.isEmpty && removals.isEmpty }
+
+    /// Writes a file. `late` writes are renamed into place only after every other write of the
+    /// batch is durable in its directory (a sidecar never lands before its record file).
+    /// With `expect`, the write is skipped when the path no longer holds what was expected;
+    /// then every later operation of the same `group` is skipped too.
+    public mutating func write(_ path: String, _ bytes: [UInt8], late: Bool = false, expect: Expectation? = nil, group: String? = nil) {
+        writes.append(Write(path: path, bytes: bytes, late: late, expect: expect, group: group))
+    }
+
+    public mutating func remove(_ path: String, expect: Expectation? = nil, group: String? = nil) {
+        removals.append(Removal(path: path, expect: expect, group: group))
+    }
+
+    /// The stamps of the files the last `commit` wrote, taken from the written file itself
+    /// (a rename keeps inode, size and mtime): what the index must record, since the path may
+    /// already hold someone else's newer write by the time it could be stat'ed.
+    public private(set) var writtenStamps: [String: FileStamp] = [:]
+    /// The groups (or paths) the last `commit` skipped because a file changed under it.
+    public private(set) var skipped: Set<String> = []
+
+    /// Puts the batch down: registry, files, one sync, renames in two phases, removals,
+    /// registry gone. Throws at the first failure, having taken back what it created.
+    public mutating func commit() throws(RecSyncError) {
+        writtenStamps.removeAll()
+        skipped.removeAll()
+        var directories = BatchDirectories()
+        defer { directories.closeAll() }
+        let inPlace = registry == nil ? [Bool](repeating: false, count: writes.count) : Self.createdInPlace(writes)
+        let anyInPlace = inPlace.contains(true)
+        var registered: CrashRegistry?
+        if let registry, !writes.isEmpty {
+            let contents = CrashRegistry.Contents(
+                directories: Set(writes.map { FileIO.split($0.path).dir }).sorted(),
+                creations: writes.indices.filter { inPlace[$0] }.map {
+                    CrashRegistry.Creation(path: writes[$0].path, hash: ContentHash.of(writes[$0].bytes), machineOwned: writes[$0].late)
+                })
+            registered = try CrashRegistry.register(contents, at: registry, durably: anyInPlace)
+        }
+        var created: [InPlaceFile] = []
+        var temps: [(file: TempFile, write: Write)] = []
+        var succeeded = false
+        // Defers run last-first: this batch's leftover files go before its registry.
+        defer { if !succeeded { registered?.abandon() } }
+        defer { if !succeeded { for file in created { file.remove() } } }
+        defer { if !succeeded { for t in temps { t.file.remove() } } }
+
+        try put(inPlace, in: &directories, created: &created, temps: &temps)
+        if temps.count + created.count > 1 {
+            try directories.syncFileSystem(fallback: temps.map { ($0.file.directory, $0.file.name, $0.file.path) } + created.map { ($0.directory, $0.name, $0.path) })
+        }
+        // The late writes' renames only after the others' are durable in their directories.
+        for late in [false, true] {
+            try renameIntoPlace(temps.filter { $0.write.late == late }, directories: directories)
+        }
+        try removeFiles(in: &directories)
+
+        succeeded = true
+        writes.removeAll()
+        removals.removeAll()
+        for t in temps where skipped.contains(t.write.key) { t.file.remove() }
+        try registered?.remove(durably: anyInPlace)
+    }
+
+    /// Which writes are created in place: a file that must not exist yet (`.absent`) is
+    /// created at its target with `O_EXCL`, which is its check, instead of as a temp file
+    /// renamed over its target: half the directory operations, for what a clone and most
+    /// pulls write. A late write of the same group (a sidecar) follows in place. A single
+    /// write is not worth the registry's own sync.
+    static func createdInPlace(_ writes: [Write]) -> [Bool] {
+        var inPlace = [Bool](repeating: false, count: writes.count)
+        guard writes.count > 1 else { return inPlace }
+        var groups = Set<String>(), notInPlace = Set<String>()
+        for (i, w) in writes.enumerated() where !w.late {
+            if w.expect == .absent { inPlace[i] = true; groups.insert(w.key) } else { notInPlace.insert(w.key) }
+        }
+        for (i, w) in writes.enumerated() where w.late && w.expect == nil {
+            if let g = w.group, groups.contains(g), !notInPlace.contains(g) { inPlace[i] = true }
+        }
+        return inPlace
+    }
+
+    /// Writes every file, in place or as a temp file; a single file is fsynced here, many
+    /// are synced together by the caller. Writes go before late writes: a late write in
+    /// place needs its group's file created first.
+    private mutating func put(_ inPlace: [Bool], in directories: inout BatchDirectories, created: inout [InPlaceFile], temps: inout [(file: TempFile, write: Write)]) throws(RecSyncError) {
+        let order = writes.indices.filter { !writes[$0].late } + writes.indices.filter { writes[$0].late }
+        for i in order {
+            let w = writes[i]
+            if w.late && skipped.contains(w.key) { continue }
+            let (dir, name) = FileIO.split(w.path)
+            let dirFD = try directories.directory(dir)
+            var opened: (fd: Int32, path: String)?
+            if inPlace[i] {
+                switch try InPlaceFile.create(in: dirFD, name, path: w.path) {
+                case .created(let file, let fd):
+                    created.append(file)
+                    opened = (fd, w.path)
+                case .exists where w.expect == .absent:
+                    skipped.insert(w.key)  // someone made the file meanwhile: it is theirs
+                    continue
+                case .exists:
+                    break  // a sidecar from before: replaced by a rename, as machine-owned
+                }
+            }
+            if opened == nil {
+                let (file, fd) = try TempFile.create(in: dirFD, at: dir, for: name)
+                temps.append((file, w))
+                opened = (fd, file.path)
+            }
+            guard let (fd, path) = opened else { continue }
+            defer { close(fd) }
+            try FileIO.writeAll(fd, w.bytes, path: path)
+            if writes.count == 1 {
+                try Syscall.retrying("fsync", path: path, "cannot sync") { fsync(fd) }
+            }
+            var st = stat()
+            if fstat(fd, &st) == 0 { writtenStamps[w.path] = FileInfo(st).stamp }
+        }
+    }
+
+    /// Renames one phase's temp files over their targets, each only if its target still holds
+    /// what was expected (else its group is skipped), then makes the renames durable.
+    private mutating func renameIntoPlace(_ phase: [(file: TempFile, write: Write)], directories: BatchDirectories) throws(RecSyncError) {
+        var touched = Set<String>()
+        for (file, w) in phase {
+            if skipped.contains(w.key) || !(w.expect?.holds(in: file.directory, file.target) ?? true) {
+                skipped.insert(w.key)
+                writtenStamps[w.path] = nil
+                continue  // the temp file is removed after the commit
+            }
+            try file.renameIntoPlace(w.path)
+            touched.insert(file.directoryPath)
+        }
+        try directories.sync(touched)
+    }
+
+    /// Removes the files to be removed whose group went ahead and that still hold what was
+    /// expected, then makes the removals durable.
+    private mutating func removeFiles(in directories: inout BatchDirectories) throws(RecSyncError) {
+        var touched = Set<String>()
+        for r in removals {
+            let key = r.group ?? r.path
+            let (dir, name) = FileIO.split(r.path)
+            if skipped.contains(key) { continue }
+            guard let fd = try directories.existingDirectory(dir) else { continue }  // nothing there to remove
+            if let expect = r.expect, !expect.holds(in: fd, name) { skipped.insert(key); continue }
+            try Syscall.retrying("unlinkat", path: r.path, "cannot remove", tolerating: [ENOENT]) { unlinkat(fd, name, 0) }
+            touched.insert(dir)
+        }
+        try directories.sync(touched)
+    }
+}
+
+extension WriteBatch.Expectation {
+    /// Whether the entry `name` of an open directory is as expected.
+    func holds(in directory: Int32, _ name: String) -> Bool {
+        let now = FileIO.info(in: directory, name)
+        switch self {
+        case .absent: return now == nil
+        case .unchanged(let stamp): return now?.stamp == stamp
+        }
+    }
+}
