@@ -65,9 +65,13 @@ public struct SyncEngine: Sendable {
         var report = StatusReport()
         // A pull killed half-way leaves files it was creating: clear them up first (when no
         // sync is running), or they would read as new records.
-        if !workspace.leftoverRegistries.isEmpty, let lock = try? workspace.lock(purpose: "status") {
-            let keptAside = withExtendedLifetime(lock) { workspace.removeStaleTemporaryFiles() }
-            report.problems += keptAside.map { "\(workspace.relative($0)): a file an interrupted pull was writing held something else; kept there" }
+        if !workspace.leftoverRegistries.isEmpty {
+            do throws(RecSyncError) {
+                let keptAside = try workspace.withLock(purpose: "status") { () throws(RecSyncError) in workspace.removeStaleTemporaryFiles() }
+                report.problems += keptAside.map { "\(workspace.relative($0)): a file an interrupted pull was writing held something else; kept there" }
+            } catch .workspaceLocked {
+                // A sync is running: it clears them up itself.
+            }
         }
         let (zones, problems) = workspace.localZones()
         report.problems += problems

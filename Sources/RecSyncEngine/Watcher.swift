@@ -362,6 +362,13 @@ extension SyncEngine {
             throw .invalidArguments("another recsync (\(holder)) is delivering this workspace's notifications; stop it first, or use 'recsync notifications' without --ack to look")
         }
     }
+
+    /// Runs `body` holding the delivery lock (`deliveryLock(purpose:)`), released when it returns.
+    public func withDeliveryLock<T>(purpose: String, _ body: () async throws(RecSyncError) -> T) async throws(RecSyncError) -> T {
+        let lock = try deliveryLock(purpose: purpose)
+        defer { withExtendedLifetime(lock) {} }
+        return try await body()
+    }
 }
 
 /// The loop behind `recsync watch`: report what is pending since each cursor, then wait for
@@ -503,8 +510,18 @@ extension SyncEngine {
         guard !subscriptions.isEmpty || options.pull else {
             throw .invalidArguments("nothing to watch for: add a subscription with 'recsync subscribe', or pass --pull")
         }
-        let lock = try deliveryLock(purpose: options.once ? "watch --once" : "watch")
-        defer { withExtendedLifetime(lock) {} }
+        try await withDeliveryLock(purpose: options.once ? "watch --once" : "watch") { () async throws(RecSyncError) in
+            try await watchLocked(subscriptions: subscriptions, options, shouldStop: shouldStop, deliver: deliver, events: events)
+        }
+    }
+
+    private func watchLocked(
+        subscriptions: [Subscription],
+        _ options: WatchOptions,
+        shouldStop: @escaping @Sendable () -> Bool,
+        deliver: @escaping @Sendable (SubscriptionNotification) async -> NotificationDelivery,
+        events: @escaping @Sendable (WatchEvent) -> Void
+    ) async throws(RecSyncError) {
         // --pull with no subscription watches everything the user can see, from now.
         let everything = ["all-private", "all-shared"]
         let notifier = subscriptions.isEmpty
@@ -589,12 +606,17 @@ extension SyncEngine {
     public func notifications(
         includeOwn: Bool = false, acknowledge: Bool = false, show: (NotificationRound) throws(RecSyncError) -> Void
     ) async throws(RecSyncError) -> NotificationRound {
-        let lock = acknowledge ? try deliveryLock(purpose: "notifications --ack") : nil
-        defer { withExtendedLifetime(lock) {} }
         let notifier = notifier(includeOwn: includeOwn)
-        let round = try await notifier.pending()
-        try show(round)
-        if acknowledge { try await notifier.acknowledge(round) }
-        return round
+        guard acknowledge else {
+            let round = try await notifier.pending()
+            try show(round)
+            return round
+        }
+        return try await withDeliveryLock(purpose: "notifications --ack") { () async throws(RecSyncError) -> NotificationRound in
+            let round = try await notifier.pending()
+            try show(round)
+            try await notifier.acknowledge(round)
+            return round
+        }
     }
 }
