@@ -128,6 +128,9 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
     case internalError(String)
     /// The directory is not inside a recsync workspace.
     case notAWorkspace(String)
+    /// There is no recsync store where one was named: no such path, not a git repository, or a
+    /// repository (or remote) without recsync's branch (CloudKit 12, invalidArguments).
+    case notAStore(String)
     /// Another recsync process holds the workspace lock.
     case workspaceLocked(String)
     /// Files in the workspace cannot be sent; one `path: problem` line each. Nothing was sent.
@@ -163,7 +166,7 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .storeCorrupt: .serverRejectedRequest
         case .storeBusy: .zoneBusy
         case .internalError: .internalError
-        case .notAWorkspace, .workspaceLocked, .invalidFiles, .fileSystem: .invalidArguments
+        case .notAWorkspace, .notAStore, .workspaceLocked, .invalidFiles, .fileSystem: .invalidArguments
         case .notDelivered: .partialFailure
         case .delegateFailed: .internalError
         case .networkUnavailable: .networkUnavailable
@@ -197,7 +200,7 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
             return "\(op) is not supported on the public database; use the private or shared scope"
         case .malformed(let m):
             return m.message
-        case .invalidArguments(let m), .invalidName(let m), .invalidValue(let m), .limitExceeded(let m), .permissionFailure(let m), .storeCorrupt(let m), .storeBusy(let m), .internalError(let m):
+        case .invalidArguments(let m), .invalidName(let m), .invalidValue(let m), .notAStore(let m), .limitExceeded(let m), .permissionFailure(let m), .storeCorrupt(let m), .storeBusy(let m), .internalError(let m):
             return m
         case .batchRequestFailed(let id):
             return "record '\(id)' was not saved because another change in the same zone failed; fix that one and push again"
@@ -256,6 +259,7 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .storeBusy: "storeBusy"
         case .internalError: "internalError"
         case .notAWorkspace: "notAWorkspace"
+        case .notAStore: "notAStore"
         case .workspaceLocked: "workspaceLocked"
         case .invalidFiles: "invalidFiles"
         case .fileSystem: "fileSystem"

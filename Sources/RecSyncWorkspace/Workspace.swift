@@ -190,7 +190,7 @@ public final class Workspace: Sendable {
     /// macOS), since recsync always addresses the directory by its NFC name.
     static func zone(directory name: String, in parent: String, ownerName: String) -> Result<ZoneID, RecSyncError> {
         guard let zoneName = NameEscaping.unescape(name) else {
-            return .failure(.invalidArguments("the name is not an escaped zone name: write '/' as %2F, '%' as %25 and a leading '.' as %2E"))
+            return .failure(.invalidName("the name is not an escaped zone name: write '/' as %2F, '%' as %25 and a leading '.' as %2E"))
         }
         let nfc = NameRules.normalizedZoneName(zoneName)
         if Array(nfc.utf8) != Array(zoneName.utf8), let here = FileIO.info("\(parent)/\(name)"),

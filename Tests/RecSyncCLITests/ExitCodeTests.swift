@@ -48,6 +48,8 @@ import Testing
         #expect(error["path"] as? String == "private/notes/r.json")
         #expect(error["line"] as? Int == 2 && error["column"] as? Int == 8, "\(error)")
 
+        let noStore = try f.json(["clone", "missing.git", "elsewhere"], in: nil, expect: 1)
+        #expect((noStore["error"] as? [String: Any])?["kind"] as? String == "notAStore", "\(noStore)")
         let badName = try f.json(["zone", "create", "a/b"], in: "ws", expect: 1)
         #expect((badName["error"] as? [String: Any])?["kind"] as? String == "invalidName", "\(badName)")
         // The message still goes to stderr, for people.

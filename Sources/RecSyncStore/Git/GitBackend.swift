@@ -30,14 +30,14 @@ final class GitBackend: StoreBackend {
         let head: GitOID?
         do { head = try repository.referenceTarget(Self.headRef) } catch { throw Self.wrap(error, "reading the store's head") }
         guard let head else {
-            throw .storeCorrupt("\(repository.path) has no \(Self.headRef); it is not a recsync store (create one with 'recsync store init')")
+            throw .notAStore("\(repository.path) has no \(Self.headRef); it is not a recsync store (create one with 'recsync store init')")
         }
         let entry: GitTreeEntry?
         do throws(GitError) {
             entry = try repository.entry(atPath: StoreLayout.manifestPath, inTree: repository.commit(head).tree)
         } catch { throw Self.wrap(error, "reading recsync.json") }
         guard let entry, entry.kind == .blob else {
-            throw .storeCorrupt("\(repository.path) has no recsync.json; it is a git repository but not a recsync store")
+            throw .notAStore("\(repository.path) has no recsync.json; it is a git repository but not a recsync store")
         }
         let bytes: [UInt8]
         do throws(GitError) { bytes = try repository.blob(entry.oid) } catch { throw Self.wrap(error, "reading recsync.json") }

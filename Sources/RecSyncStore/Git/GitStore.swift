@@ -34,11 +34,11 @@ public actor GitStore: RemoteStore {
     /// Opens an existing store as `actor`.
     public init(path: String, actor: StoreActor) throws(RecSyncError) {
         guard FileManager.default.fileExists(atPath: path) else {
-            throw .invalidArguments("no store at '\(path)'; create one with 'recsync store init \(path)' or check the path")
+            throw .notAStore("no store at '\(path)'; create one with 'recsync store init \(path)' or check the path")
         }
         let repository: GitRepository
         do { repository = try GitRepository.open(at: path) } catch {
-            throw .invalidArguments("'\(path)' is not a git repository (\(error.message)); give the path of a recsync store")
+            throw .notAStore("'\(path)' is not a git repository (\(error.message)); give the path of a recsync store")
         }
         try self.init(backend: GitBackend(repository: repository), actor: actor, path: path)
     }
@@ -88,7 +88,7 @@ public actor GitStore: RemoteStore {
         let head: GitOID?
         do { head = try repository.referenceTarget(GitBackend.headRef) } catch { throw GitBackend.wrap(error, "reading the mirror's head") }
         guard head != nil else {
-            throw .invalidArguments("\(url.redacted) has no \(GitBackend.headRef): it is not a recsync store (or is empty); create one with 'recsync store init PATH' on the server and serve that repository")
+            throw .notAStore("\(url.redacted) has no \(GitBackend.headRef): it is not a recsync store (or is empty); create one with 'recsync store init PATH' on the server and serve that repository")
         }
         return try GitStore(backend: GitBackend(repository: repository, remote: link), actor: actor, path: mirror)
     }
