@@ -94,6 +94,26 @@ public final class Workspace: Sendable {
         return ws
     }
 
+    /// Where a new workspace may be made: a path that does not exist, or an empty directory.
+    /// Returns whether the directory exists already (see `discardHalfMade`).
+    public static func checkNewWorkspaceTarget(_ target: String) throws(RecSyncError) -> Bool {
+        let existed = FileIO.info(target) != nil
+        if existed && !FileIO.list(target).isEmpty {
+            throw .invalidArguments("'\(target)' already exists and is not empty; choose another DIR")
+        }
+        return existed
+    }
+
+    /// Removes what a failed clone made at `target`: its contents, and the directory itself
+    /// unless it existed before (`existed`). A part that cannot be removed is an error naming it.
+    public static func discardHalfMade(_ target: String, existed: Bool) throws(RecSyncError) {
+        if existed {
+            for entry in FileIO.list(target) { try FileIO.remove("\(target)/\(entry)") }
+        } else {
+            try FileIO.remove(target)
+        }
+    }
+
     /// What `.recsync/.gitignore` keeps out of a snapshot: machine-specific state.
     static let machineSpecificState = ["index/", "lock", "watch.lock", "subscriptions.lock", "device.lock", "mirror/", "writing*", "device", "pending-push", "subscriptions/"]
 

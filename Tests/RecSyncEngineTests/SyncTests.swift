@@ -233,3 +233,45 @@ import Testing
         #expect(status.problems.contains { $0.contains("the stat index could not be saved") }, "\(status.problems)")
     }
 }
+
+/// `SyncEngine.clone`: a workspace made and pulled, or nothing left behind.
+@Suite struct CloneTests {
+    @Test func aCloneMakesAWorkspaceAndPullsEverything() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        try laptop.write("notes", "a", #"{"n": 1}"#)
+        _ = try await laptop.push()
+        let target = f.directory.file("cloned")
+        let store = try f.store("alice", deviceID: "clone")
+        let (engine, report) = try await SyncEngine.clone(into: target, config: WorkspaceConfig(user: "alice", remote: "memory"), openStore: { _ in store })
+        #expect(report.recordsWritten == 1)
+        #expect(try engine.workspace.recordFields(Build.id("a", in: zone("notes"))) == ["n": .int64(1)])
+    }
+
+    @Test func aFailedCloneLeavesNothingBehindAndAnEmptyDirectoryEmpty() async throws {
+        let f = EngineFixture()
+        for existed in [false, true] {
+            let target = f.directory.file("clone-\(existed)")
+            if existed { try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true) }
+            do {
+                _ = try await SyncEngine.clone(into: target, config: WorkspaceConfig(user: "alice", remote: "memory"), openStore: { _ throws(RecSyncError) in
+                    throw .networkUnavailable("cannot reach the store")
+                })
+                Issue.record("the clone went through")
+            } catch {
+                #expect(error == .networkUnavailable("cannot reach the store"))
+            }
+            #expect(FileManager.default.fileExists(atPath: target) == existed)
+            if existed { #expect(try FileManager.default.contentsOfDirectory(atPath: target).isEmpty) }
+        }
+        // A directory that is not empty is refused before anything is made.
+        let full = f.directory.file("full")
+        try writeFile(full + "/keep.txt", "mine")
+        await #expect(throws: RecSyncError.self) {
+            _ = try await SyncEngine.clone(into: full, config: WorkspaceConfig(user: "alice", remote: "memory"), openStore: { _ throws(RecSyncError) -> any RemoteStore in
+                throw .internalError("the store is not opened for a directory that is not empty")
+            })
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: full) == ["keep.txt"])
+    }
+}

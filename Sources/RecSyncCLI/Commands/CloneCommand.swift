@@ -31,28 +31,19 @@ struct CloneCommand: RecSyncSubcommand {
         let name = dir ?? StoreLocation.defaultDirectoryName(url)
         guard !name.isEmpty, name != "/" else { throw .invalidArguments("cannot tell a directory name from '\(url)'; give DIR") }
         let target = StoreLocation.absolute(name, relativeTo: context.directory)
-        let existed = FileManager.default.fileExists(atPath: target)
-        if existed && !FileIO.list(target).isEmpty {
-            throw .invalidArguments("'\(target)' already exists and is not empty; choose another DIR")
-        }
-        do throws(RecSyncError) {
-            let ws = try Workspace.create(at: target, config: WorkspaceConfig(user: who, remote: remote))
-            let store: any RemoteStore
-            if let localStore { store = localStore } else { store = try context.store(for: ws) }
-            let output = SyncOutput(console: context.console, workspace: ws)
-            context.console.info("cloning \(store.remote ?? remote) into \(ws.root) as \(who)")
-            let report = try await SyncEngine(workspace: ws, store: store).pull(events: output.events)
-            let status = try output.pull(report, command: "clone")
-            if GitStore.withoutPassword(remote) != remote { InitCommand.passwordHint(context) }
-            return status
-        } catch {
-            // Leave nothing half-made behind.
-            if existed {
-                for entry in FileIO.list(target) { try? FileIO.remove("\(target)/\(entry)") }
-            } else {
-                try? FileIO.remove(target)
-            }
-            throw error
-        }
+        let console = context.console
+        let (engine, report) = try await SyncEngine.clone(
+            into: target, config: WorkspaceConfig(user: who, remote: remote),
+            openStore: { ws throws(RecSyncError) -> any RemoteStore in
+                if let localStore { return localStore }
+                return try context.store(for: ws)
+            },
+            started: { ws, store in
+                console.info("cloning \(store.remote ?? remote) into \(ws.root) as \(who)")
+                return SyncOutput(console: console, workspace: ws).events
+            })
+        let status = try SyncOutput(console: console, workspace: engine.workspace).pull(report, command: "clone")
+        if GitStore.withoutPassword(remote) != remote { InitCommand.passwordHint(context) }
+        return status
     }
 }
