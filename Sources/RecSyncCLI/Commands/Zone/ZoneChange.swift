@@ -6,16 +6,10 @@ import RecSyncStore
 enum ZoneChange {
     static func apply(_ operation: ZoneOperation, verb: String, context: CommandContext) async throws(RecSyncError) -> Int32 {
         let engine = try context.engine()
-        let zone = operation.zoneID
-        guard zone.ownerName == engine.workspace.user else {
-            throw .permissionFailure("zone '\(zone)' belongs to \(zone.ownerName); only its owner can \(verb) it")
-        }
-        let result = try await engine.store.modifyRecordZones([operation])
-        for r in result {
-            if case .failure(let e) = r.result { throw e }
-        }
-        context.console.info("\(verb)d zone \(zone.zoneName) on the store")
         let output = SyncOutput(console: context.console, workspace: engine.workspace)
-        return try output.pull(try await engine.pull(events: output.events), command: "zone \(verb)")
+        let report = try await engine.changeZone(operation, verb: verb, applied: {
+            context.console.info("\(verb)d zone \(operation.zoneID.zoneName) on the store")
+        }, events: output.events)
+        return try output.pull(report, command: "zone \(verb)")
     }
 }
