@@ -40,7 +40,7 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "recsync", dependencies: ["RecSyncCLI"]),
-        .target(name: "RecSyncTestSupport", dependencies: ["RecSyncModel", "RecSyncStore", "RecSyncWorkspace"]),
+        .target(name: "RecSyncTestSupport", dependencies: ["RecSyncModel", "RecSyncStore", "RecSyncWorkspace", "CRecSyncSys"]),
         // `make fuzz`: the decoders of untrusted bytes under libFuzzer (built with
         // -sanitize=fuzzer and -DRECSYNC_LIBFUZZER); a plain build is a seeded mutation loop.
         .executableTarget(name: "recsync-fuzz", dependencies: ["RecSyncTestSupport"]),

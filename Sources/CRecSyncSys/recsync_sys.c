@@ -93,6 +93,10 @@ int recsync_spawn_shell(const char *command, char *const envp[], int stdin_fd, i
 #include <pthread.h>
 #include <time.h>
 
+int recsync_spawn_close_from(posix_spawn_file_actions_t *actions, int low_fd) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, low_fd);
+}
+
 int recsync_pipe_cloexec(int fds[2]) {
     return pipe2(fds, O_CLOEXEC);
 }

@@ -1,3 +1,4 @@
+import CRecSyncSys
 import Foundation
 import Synchronization
 import Glibc
@@ -25,6 +26,9 @@ final class ServerProcess: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else of the test process: a server holding the write end of a pipe another
+        // test reads to its end (a `recsync put`'s stdin) would keep that test waiting for ever.
+        recsync_spawn_close_from(&actions, 3)
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {

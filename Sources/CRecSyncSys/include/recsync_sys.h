@@ -24,6 +24,10 @@ int recsync_inotify_wait(int fd, int timeout_ms);
    dispositions and an empty mask, stdin from stdin_fd and stdout on stdout_fd; 0 and the pid,
    or an errno value. */
 int recsync_spawn_shell(const char *command, char *const envp[], int stdin_fd, int stdout_fd, int *pid_out);
+/* posix_spawn_file_actions_addclosefrom_np(3): the spawned process keeps no descriptor from
+   low_fd up (Swift's Glibc module does not expose it). */
+#include <spawn.h>
+int recsync_spawn_close_from(posix_spawn_file_actions_t *actions, int low_fd);
 /* pipe2(2) with both ends close-on-exec, so a spawned command inherits only what it is given. */
 int recsync_pipe_cloexec(int fds[2]);
 /* write(2) that fails with EPIPE rather than raising SIGPIPE, without changing the process's
