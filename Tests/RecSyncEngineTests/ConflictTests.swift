@@ -126,15 +126,7 @@ import Testing
 @Suite struct ResolveDetailTests {
     @Test func mergeUsesTheFileAsItIsNow() async throws {
         let f = EngineFixture()
-        let laptop = try f.device("laptop")
-        let phone = try f.device("phone")
-        try laptop.write("notes", "r", #"{"title": "t", "body": "b"}"#)
-        _ = try await laptop.push()
-        _ = try await phone.pull()
-        try laptop.write("notes", "r", #"{"title": "laptop", "body": "b"}"#)
-        _ = try await laptop.push()
-        try phone.write("notes", "r", #"{"title": "t", "body": "phone"}"#)
-        _ = try await phone.pull()
+        let (_, phone) = try await f.twoDevicesWithAConflict()
         // The user keeps working on the file after the conflict was reported.
         try phone.write("notes", "r", #"{"title": "t", "body": "phone", "tags": ["later"]}"#)
         #expect(try phone.resolve(strategy: .merge).map(\.failure) == [nil])

@@ -36,15 +36,7 @@ import Testing
     @Test func aConflictShowsBothSidesSinceTheAncestor() async throws {
         let f = EngineFixture()
         defer { withExtendedLifetime(f) {} }
-        let laptop = try f.device("laptop")
-        let phone = try f.device("phone")
-        try laptop.write("notes", "r", #"{"title": "t", "body": "b"}"#)
-        _ = try await laptop.push()
-        _ = try await phone.pull()
-        try laptop.write("notes", "r", #"{"title": "laptop", "body": "b"}"#)
-        _ = try await laptop.push()
-        try phone.write("notes", "r", #"{"title": "t", "body": "phone"}"#)
-        _ = try await phone.pull()
+        let (_, phone) = try await f.twoDevicesWithAConflict()
 
         let diffs = try await phone.diff()
         #expect(diffs == [RecordDiff(

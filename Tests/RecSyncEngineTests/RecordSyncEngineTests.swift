@@ -103,6 +103,17 @@ final class MemoryApp: RecordSyncEngineDelegate, @unchecked Sendable {
 
     func id(_ name: String) throws -> RecordID { try RecordID(recordName: name, zoneID: zone) }
 
+    /// An app whose zone is on the store and whose record "n" (v = 1) is pending.
+    func appWithPendingSave() async throws -> (MemoryApp, RecordSyncEngine) {
+        let a = MemoryApp()
+        let ea = try engine(a, device: "a")
+        try await ea.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
+        try await ea.sendChanges()
+        try a.edit(id("n"), ["v": .int64(1)])
+        try await ea.add(pendingRecordZoneChanges: [.saveRecord(id("n"))])
+        return (a, ea)
+    }
+
     @Test func twoAppsSyncSavesDeletesAndZones() async throws {
         let (a, b) = (MemoryApp(), MemoryApp())
         let ea = try engine(a, device: "a"), eb = try engine(b, device: "b")
@@ -220,12 +231,7 @@ final class MemoryApp: RecordSyncEngineDelegate, @unchecked Sendable {
     }
 
     @Test func aCrashAfterASendLandedIsRecognisedAsTheSameSave() async throws {
-        let a = MemoryApp()
-        let ea = try engine(a, device: "a")
-        try await ea.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
-        try await ea.sendChanges()
-        try a.edit(id("n"), ["v": .int64(1)])
-        try await ea.add(pendingRecordZoneChanges: [.saveRecord(id("n"))])
+        let (a, ea) = try await appWithPendingSave()
         try await ea.sendChanges()
         try a.edit(id("n"), ["v": .int64(2)])
         try await ea.add(pendingRecordZoneChanges: [.saveRecord(id("n"))])
@@ -244,12 +250,7 @@ final class MemoryApp: RecordSyncEngineDelegate, @unchecked Sendable {
     }
 
     @Test func aChangeAddedWhileItsRecordIsSentStaysPending() async throws {
-        let a = MemoryApp()
-        let ea = try engine(a, device: "a")
-        try await ea.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
-        try await ea.sendChanges()
-        try a.edit(id("n"), ["v": .int64(1)])
-        try await ea.add(pendingRecordZoneChanges: [.saveRecord(id("n"))])
+        let (a, ea) = try await appWithPendingSave()
         // The user edits again while the first version is on its way.
         let n = try id("n")
         a.data.withLock { d in
