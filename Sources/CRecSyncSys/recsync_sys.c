@@ -74,6 +74,9 @@ int recsync_spawn_shell(const char *command, char *const envp[], int stdin_fd, i
     if (rc != 0) { posix_spawn_file_actions_destroy(&actions); return rc; }
     posix_spawn_file_actions_adddup2(&actions, stdin_fd, 0);
     posix_spawn_file_actions_adddup2(&actions, stdout_fd, 1);
+    /* The hook gets stdin, stdout and stderr only: not the delivery lock, a store's pack
+       files or anything else of watch's that is not close-on-exec. */
+    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
     sigfillset(&defaults);
     sigemptyset(&empty);
     posix_spawnattr_setsigdefault(&attr, &defaults);

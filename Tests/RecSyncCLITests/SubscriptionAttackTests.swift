@@ -139,6 +139,28 @@ import Glibc
         #expect(seen.contains("7"), "the hook ran on a workspace without the change: '\(seen)'")
     }
 
+    /// A hook inherits only its stdin, stdout and stderr: not watch's delivery lock, store
+    /// repository or any other descriptor (a hook that leaves a background job behind would
+    /// otherwise hold the lock after watch exits).
+    @Test
+    func anExecHookInheritsNoOtherDescriptor() throws {
+        let f = try CLIFixture().withStore()
+        try f.clone("a")
+        try f.run(["zone", "create", "notes"], in: "a")
+        try f.clone("b")
+        try f.run(["subscribe", "--zone", "notes"], in: "a")
+        try f.put("notes/x", #"{"v": 7}"#, in: "b")
+        try f.run(["push"], in: "b")
+        let out = f.directory.file("fds.txt")
+        try f.run(["watch", "--once", "--exec", "for d in /proc/$$/fd/*; do echo \"${d##*/} $(readlink $d)\"; done > '\(out)'"], in: "a")
+        let fds = try #require(try? String(contentsOfFile: out, encoding: .utf8)).split(separator: "\n").map(String.init)
+        #expect(fds.count >= 3, "\(fds)")
+        // Beyond 0–2 the shell has only its own (a saved copy of a redirected descriptor, the
+        // pipe of $(...)): nothing of watch's (its store, its lock, the test runner's socket).
+        let inherited = fds.filter { $0.contains("socket:") || $0.contains(".recsync") || $0.contains(".git") || $0.contains("anon_inode") }
+        #expect(inherited.isEmpty, "the hook inherited \(inherited) of \(fds)")
+    }
+
     /// Review: started with stdout closed, `watch --once` must not count a notification as
     /// delivered. (Opening /dev/null read-write on the closed descriptor made every line
     /// "written", so the cursor moved past a notification nobody saw.)
