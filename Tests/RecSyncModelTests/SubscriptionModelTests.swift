@@ -51,3 +51,33 @@ import Testing
         #expect(NameRules.printable("日本-notes") == "日本-notes")
     }
 }
+
+/// `SubscriptionRequest`: what `recsync subscribe` asks for, made into a subscription.
+@Suite struct SubscriptionRequestTests {
+    @Test func defaultIDsAndScopes() throws {
+        let db = try SubscriptionRequest(database: "private").subscription(user: "alice")
+        #expect(db.id == "database-private" && db.kind == .database(.private))
+        let shared = try SubscriptionRequest(zone: "bob/plans").subscription(user: "alice")
+        let plans = try ZoneID(zoneName: "plans", ownerName: "bob")
+        #expect(shared.id == "zone-bob-plans" && shared.kind == .zone(plans))
+        let urgent = try FieldCondition.validated(field: "urgent", test: .equals("true"))
+        let query = try SubscriptionRequest(zone: "bob/plans", query: "Task", conditions: [urgent], firesOn: [.created]).subscription(user: "alice")
+        #expect(query.id == "query-Task-shared-urgent")
+        guard case .query(let q) = query.kind else { Issue.record("not a query"); return }
+        #expect(q.scope == .shared && q.firesOn == [.created])
+        #expect(query.summary == "query Task in zone bob/plans where urgent = true on create")
+        #expect(try SubscriptionRequest(database: "shared", id: "mine", includeOwn: true).subscription(user: "alice").summary == "database shared (including own changes)")
+    }
+
+    @Test func whatCannotBeASubscriptionIsRefused() {
+        #expect(throws: RecSyncError.self) { try SubscriptionRequest().subscription(user: "alice") }
+        #expect(throws: RecSyncError.self) { try SubscriptionRequest(database: "private", zone: "notes").subscription(user: "alice") }
+        #expect(throws: RecSyncError.self) { try SubscriptionRequest(database: "public").subscription(user: "alice") }
+        #expect(throws: RecSyncError.self) { try SubscriptionRequest(query: "not a type").subscription(user: "alice") }
+        #expect(throws: RecSyncError.self) { try SubscriptionRequest(zone: "a/b/c/..").subscription(user: "alice") }
+        #expect(throws: RecSyncError.self) { try RecordChangeReason.parseList("create,explode") }
+        #expect(throws: RecSyncError.self) { try RecordChangeReason.parseList(" , ") }
+        let parsed = try? RecordChangeReason.parseList("Created, deletion")
+        #expect(parsed == [.created, .deleted])
+    }
+}

@@ -77,63 +77,20 @@ struct SubscribeCommand: RecSyncSubcommand {
 
     /// The changes the query fires on (--fires-on; default: all three).
     func firesOnReasons() throws(RecSyncError) -> Set<RecordChangeReason> {
-        try firesOn.map(Self.parseFiresOn) ?? Set(RecordChangeReason.allCases)
-    }
-
-    static func parseFiresOn(_ text: String) throws(RecSyncError) -> Set<RecordChangeReason> {
-        var result = Set<RecordChangeReason>()
-        for word in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) {
-            switch word {
-            case "create", "created", "creation": result.insert(.created)
-            case "update", "updated": result.insert(.updated)
-            case "delete", "deleted", "deletion": result.insert(.deleted)
-            default: throw .invalidArguments("--fires-on \(text): '\(word)' is not create, update or delete")
-            }
+        guard let firesOn else { return Set(RecordChangeReason.allCases) }
+        do { return try RecordChangeReason.parseList(firesOn) } catch {
+            throw .invalidArguments(error.message.hasPrefix("needs") ? "--fires-on \(error.message)" : "--fires-on \(firesOn): \(error.message)")
         }
-        guard !result.isEmpty else { throw .invalidArguments("--fires-on needs one or more of create, update, delete") }
-        return result
     }
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let engine = try context.engine()
-        let user = engine.workspace.user
-        func zoneID(_ text: String) throws(RecSyncError) -> ZoneID {
-            let parts = text.split(separator: "/", maxSplits: 1).map(String.init)
-            return parts.count == 2 ? try ZoneID(normalizing: parts[1], ownerName: parts[0]) : try ZoneID(normalizing: text, ownerName: user)
-        }
-        func scope(_ text: String) throws(RecSyncError) -> DatabaseScope {
-            guard let scope = DatabaseScope(rawValue: text), scope != .public else {
-                throw .badDatabase(operation: "subscribing to the '\(text)' database (private or shared)")
-            }
-            return scope
-        }
-        let kind: Subscription.Kind
-        var name: String
-        if let query {
-            var zone: ZoneID?
-            var queryScope = DatabaseScope.private
-            if let text = self.zone {
-                let z = try zoneID(text)
-                zone = z
-                queryScope = z.ownerName == user ? .private : .shared
-            } else if let database {
-                queryScope = try scope(database)
-            }
-            kind = .query(QuerySubscription(scope: queryScope, recordType: query, zone: zone, conditions: try conditions(), firesOn: try firesOnReasons()))
-            name = "query-\(query)" + (queryScope == .shared ? "-shared" : "") + (field + exists).map { "-\($0)" }.joined()
-        } else if let database {
-            let s = try scope(database)
-            kind = .database(s)
-            name = "database-\(s.rawValue)"
-        } else {
-            let z = try zoneID(zone ?? "")
-            kind = .zone(z)
-            name = "zone-\(z.ownerName)-\(z.zoneName)"
-        }
-        let subscription = Subscription(id: id ?? name, kind: kind, includeOwn: includeOwn)
+        let request = SubscriptionRequest(
+            database: database, zone: zone, query: query, conditions: try conditions(), firesOn: try firesOnReasons(), id: id, includeOwn: includeOwn)
+        let subscription = try request.subscription(user: engine.workspace.user)
         try await engine.subscribe(subscription, from: sinceBeginning ? .beginning : .now)
-        context.console.document(["command": .string("subscribe"), "id": .string(subscription.id), "watches": .string(SubscriptionsCommand.describe(subscription))])
-        context.console.info("subscribed: \(subscription.id) (\(SubscriptionsCommand.describe(subscription)))")
+        context.console.document(["command": .string("subscribe"), "id": .string(subscription.id), "watches": .string(subscription.summary)])
+        context.console.info("subscribed: \(subscription.id) (\(subscription.summary))")
         context.console.hint(sinceBeginning ? "'recsync notifications' shows what it matches already" : "run 'recsync watch' (or 'recsync watch --once') to be told about matching changes")
         return ExitCodes.success
     }
@@ -147,31 +104,10 @@ struct SubscriptionsCommand: RecSyncSubcommand {
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let subscriptions = try context.workspace().subscriptions()
-        context.console.document(["subscriptions": .array(subscriptions.map { .object(["id": .string($0.id), "watches": .string(Self.describe($0))]) })])
-        for s in subscriptions { context.console.out("\(NameRules.printable(s.id))\t\(NameRules.printable(Self.describe(s)))") }
+        context.console.document(["subscriptions": .array(subscriptions.map { .object(["id": .string($0.id), "watches": .string($0.summary)]) })])
+        for s in subscriptions { context.console.out("\(NameRules.printable(s.id))\t\(NameRules.printable(s.summary))") }
         if subscriptions.isEmpty { context.console.info("no subscriptions; add one with 'recsync subscribe'") }
         return ExitCodes.success
-    }
-
-    static func describe(_ s: Subscription) -> String {
-        var text: String
-        switch s.kind {
-        case .database(let scope): text = "database \(scope.rawValue)"
-        case .zone(let zone): text = "zone \(zone)"
-        case .query(let q):
-            text = "query \(q.recordType) in " + (q.zone.map { "zone \($0)" } ?? q.scope.rawValue)
-            let conditions = q.conditions.map { c in
-                switch c.test {
-                case .equals(let v): "\(c.field) = \(v)"
-                case .exists: "\(c.field) exists"
-                }
-            }
-            if !conditions.isEmpty { text += " where " + conditions.joined(separator: " and ") }
-            if q.firesOn.count < RecordChangeReason.allCases.count {
-                text += " on " + q.firesOn.sorted().map { $0 == .created ? "create" : $0 == .updated ? "update" : "delete" }.joined(separator: ",")
-            }
-        }
-        return text + (s.includeOwn ? " (including own changes)" : "")
     }
 }
 
