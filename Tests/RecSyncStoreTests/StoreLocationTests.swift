@@ -1,5 +1,7 @@
+import Foundation
 import RecSyncModel
 import RecSyncStore
+import RecSyncTestSupport
 import Testing
 
 /// `StoreLocation`: one reading of a store's address for the command line and the library.
@@ -23,5 +25,31 @@ import Testing
         #expect(throws: RecSyncError.self) { try StoreLocation.normalized("ftp://host/s.git", relativeTo: "/x") }
         #expect(throws: RecSyncError.self) { try StoreLocation.storePath("file://relative/s.git", relativeTo: "/x") }
         #expect(throws: RecSyncError.self) { try StoreLocation.storePath("ssh://h/s.git", relativeTo: "/x") }
+    }
+}
+
+/// `GitStore.withStore`: one look at a store; a network one leaves no mirror behind.
+@Suite struct OneLookTests {
+    func mirrors() -> Set<String> {
+        Set(((try? FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path)) ?? []).filter { $0.hasPrefix("recsync-look-") })
+    }
+
+    @Test func aNetworkStoreIsReadThroughAMirrorThatGoesAwayAfterwards() async throws {
+        let fixture = try StoreFixture(.network)
+        let daemon = try #require(fixture.daemon)
+        let before = mirrors()
+        let zones = try await GitStore.withStore(at: daemon.url("store.git"), relativeTo: "/", actor: StoreActor(userRecordName: "alice")) { store throws(RecSyncError) in
+            #expect(!mirrors().subtracting(before).isEmpty, "read through a mirror")
+            return try await store.fetchAllRecordZones(scope: .private)
+        }
+        #expect(zones.isEmpty)
+        #expect(mirrors().subtracting(before).isEmpty, "and it is gone")
+        // A failing look removes it too, and reports the look's error.
+        await #expect(throws: RecSyncError.zoneNotFound(Build.zone("nope"))) {
+            _ = try await GitStore.withStore(at: daemon.url("store.git"), relativeTo: "/", actor: StoreActor(userRecordName: "alice")) { store throws(RecSyncError) in
+                try await store.recordZoneChanges(zone: Build.zone("nope"), since: nil)
+            }
+        }
+        #expect(mirrors().subtracting(before).isEmpty)
     }
 }

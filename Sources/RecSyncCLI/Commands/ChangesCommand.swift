@@ -50,30 +50,43 @@ struct ChangesCommand: RecSyncSubcommand {
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let who = try context.user(user)
-        // A network store is read through a throwaway mirror.
-        let mirror = FileManager.default.temporaryDirectory.appendingPathComponent("recsync-changes-\(UUID().uuidString.prefix(8))").path
-        defer { try? FileIO.remove(mirror) }
-        let store = try CommandContext.openStore(self.store, user: who, relativeTo: context.directory, mirror: mirror)
-        let console = context.console
-        var token = since.map(ServerChangeToken.init(rawValue:))
-        if let zone {
-            let id = try zoneID(zone, user: who)
-            while true {
-                let page = try await store.recordZoneChanges(zone: id, since: token, resultsLimit: limit ?? 0, desiredKeys: nil)
-                for item in page.modifications {
-                    switch item.result {
-                    case .success(let r):
-                        console.jsonLine([
-                            "kind": .string("record"), "recordName": .string(r.recordID.recordName),
-                            "recordType": .string(r.recordType), "changeTag": r.changeTag.map(JSONValue.string) ?? .null,
-                            "fields": .object(r.fields.mapValues(WorkspaceEncoding.json(from:))),
-                        ])
-                    case .failure(let e):
-                        console.jsonLine(["kind": .string("error"), "recordName": .string(item.recordID.recordName), "message": .string(e.message)])
+        return try await GitStore.withStore(at: self.store, relativeTo: context.directory, actor: StoreActor(userRecordName: who)) { store throws(RecSyncError) -> Int32 in
+            let console = context.console
+            var token = since.map(ServerChangeToken.init(rawValue:))
+            if let zone {
+                let id = try zoneID(zone, user: who)
+                while true {
+                    let page = try await store.recordZoneChanges(zone: id, since: token, resultsLimit: limit ?? 0, desiredKeys: nil)
+                    for item in page.modifications {
+                        switch item.result {
+                        case .success(let r):
+                            console.jsonLine([
+                                "kind": .string("record"), "recordName": .string(r.recordID.recordName),
+                                "recordType": .string(r.recordType), "changeTag": r.changeTag.map(JSONValue.string) ?? .null,
+                                "fields": .object(r.fields.mapValues(WorkspaceEncoding.json(from:))),
+                            ])
+                        case .failure(let e):
+                            console.jsonLine(["kind": .string("error"), "recordName": .string(item.recordID.recordName), "message": .string(e.message)])
+                        }
+                    }
+                    for d in page.deletions {
+                        console.jsonLine(["kind": .string("recordDeleted"), "recordName": .string(d.recordID.recordName), "recordType": .string(d.recordType)])
+                    }
+                    warnings(page.warnings, console)
+                    token = page.changeToken
+                    if !page.moreComing || limit != nil {
+                        tokenLine(page.changeToken, moreComing: page.moreComing, console)
+                        return ExitCodes.success
                     }
                 }
+            }
+            while true {
+                let page = try await store.databaseChanges(scope: scope.database, since: token, resultsLimit: limit ?? 0)
+                for z in page.modifications {
+                    console.jsonLine(["kind": .string("zone"), "zone": .string(z.zoneName), "owner": .string(z.ownerName)])
+                }
                 for d in page.deletions {
-                    console.jsonLine(["kind": .string("recordDeleted"), "recordName": .string(d.recordID.recordName), "recordType": .string(d.recordType)])
+                    console.jsonLine(["kind": .string("zoneDeleted"), "zone": .string(d.zoneID.zoneName), "owner": .string(d.zoneID.ownerName), "reason": .string(d.reason.rawValue)])
                 }
                 warnings(page.warnings, console)
                 token = page.changeToken
@@ -81,21 +94,6 @@ struct ChangesCommand: RecSyncSubcommand {
                     tokenLine(page.changeToken, moreComing: page.moreComing, console)
                     return ExitCodes.success
                 }
-            }
-        }
-        while true {
-            let page = try await store.databaseChanges(scope: scope.database, since: token, resultsLimit: limit ?? 0)
-            for z in page.modifications {
-                console.jsonLine(["kind": .string("zone"), "zone": .string(z.zoneName), "owner": .string(z.ownerName)])
-            }
-            for d in page.deletions {
-                console.jsonLine(["kind": .string("zoneDeleted"), "zone": .string(d.zoneID.zoneName), "owner": .string(d.zoneID.ownerName), "reason": .string(d.reason.rawValue)])
-            }
-            warnings(page.warnings, console)
-            token = page.changeToken
-            if !page.moreComing || limit != nil {
-                tokenLine(page.changeToken, moreComing: page.moreComing, console)
-                return ExitCodes.success
             }
         }
     }

@@ -104,6 +104,33 @@ public actor GitStore: RemoteStore {
         return try GitStore(path: try StoreLocation.storePath(location, relativeTo: base), actor: actor)
     }
 
+    /// Opens the store at `location` for one look (`recsync changes`), runs `body`, and lets
+    /// it go: a network store through a throwaway mirror in the temporary directory, removed
+    /// afterwards (a mirror that cannot be removed is an error naming it, once `body` is done).
+    public static func withStore<T>(
+        at location: String, relativeTo base: String, actor: StoreActor, _ body: (any RemoteStore) async throws(RecSyncError) -> T
+    ) async throws(RecSyncError) -> T {
+        guard StoreLocation.isNetwork(location) else {
+            return try await body(GitStore.open(location: location, relativeTo: base, actor: actor))
+        }
+        let mirror = FileManager.default.temporaryDirectory.appendingPathComponent("recsync-look-\(UUID().uuidString.prefix(8))").path
+        func removeMirror() throws(RecSyncError) {
+            guard FileManager.default.fileExists(atPath: mirror) else { return }
+            do { try FileManager.default.removeItem(atPath: mirror) } catch {
+                throw .fileSystem(path: mirror, message: "the throwaway mirror could not be removed (\(error.localizedDescription)); remove it by hand")
+            }
+        }
+        let result: T
+        do throws(RecSyncError) {
+            result = try await body(GitStore.open(location: location, relativeTo: base, actor: actor, mirror: mirror))
+        } catch {
+            try? removeMirror()  // the body's error is the one to report
+            throw error
+        }
+        try removeMirror()
+        return result
+    }
+
     /// `remote` without the password a network address may carry (the user name stays): the
     /// form to keep on disk or show (DESIGN §11: credentials never on disk in the workspace).
     public static func withoutPassword(_ remote: String) -> String { GitRemoteURL.withoutPassword(remote) }
