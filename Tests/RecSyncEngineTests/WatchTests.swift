@@ -13,6 +13,8 @@ import Testing
         let items = Mutex<[SubscriptionNotification]>([])
         let errors = Mutex<[String]>([])
         let stop = Atomic<Bool>(false)
+        /// The loop's first round has looked at the store (its `prepare` ran).
+        let looked = Atomic<Bool>(false)
     }
 
     @Test func aBurstOfChangesGivesOneNotificationPerMatchingSubscription() async throws {
@@ -37,9 +39,13 @@ import Testing
         let task = Task {
             await loop.run(notifier: watcher, shouldStop: { got.stop.load(ordering: .relaxed) },
                            onError: { e, _ in got.errors.withLock { $0.append(e.message) } },
+                           prepare: { _ in got.looked.store(true, ordering: .relaxed); return true },
                            notify: { n in got.items.withLock { $0.append(n) }; return true })
         }
-        try await Task.sleep(nanoseconds: 500_000_000)  // the loop is waiting
+        // The first round looks at once: the burst must come after it, or it sees part of it.
+        let waitedFrom = Date()
+        while !got.looked.load(ordering: .relaxed), Date().timeIntervalSince(waitedFrom) < 30 { try await Task.sleep(nanoseconds: 20_000_000) }
+        try await Task.sleep(nanoseconds: 300_000_000)  // the loop is waiting
         let started = Date()
         // A burst: three commits in quick succession.
         try await alice.save([Build.record("a", in: notes)])
