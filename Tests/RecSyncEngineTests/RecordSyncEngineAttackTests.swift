@@ -225,6 +225,42 @@ func finishes(within seconds: Double, _ work: @escaping @Sendable () async -> Vo
     }
 }
 
+// MARK: Reentrancy and concurrency
+
+extension RecordSyncEngineAttackTests {
+    /// A handler that starts a fetch (a common wish: "fetch again once this send is done")
+    /// waited for the run it was called from, which waited for the handler: a deadlock.
+    @Test func aFetchStartedFromInsideAHandlerIsRefusedNotADeadlock() async throws {
+        try await seed([zone.zoneName: ["a"]])
+        let app = KillableApp()
+        let e = try engine(app, device: "b")
+        let inner = Mutex<RecSyncError?>(nil)
+        app.data.withLock { d in
+            d.onEvent = { event, engine in
+                guard case .didFetchChanges = event else { return }
+                do throws(RecSyncError) { try await engine.fetchChanges() } catch { inner.withLock { $0 = error } }
+            }
+        }
+        let finished = await finishes(within: 10) { _ = try? await e.fetchChanges() }
+        #expect(finished, "fetchChanges called from handleEvent deadlocked")
+        guard finished else { return }
+        #expect(inner.withLock { $0 } != nil, "the nested fetch is refused with an error")
+        // A send the handler only schedules (a detached task it does not wait for) runs after it.
+        let scheduled = Mutex<Task<Void, any Error>?>(nil)
+        app.data.withLock { d in
+            d.onEvent = { event, engine in
+                guard case .didFetchChanges = event, scheduled.withLock({ $0 == nil }) else { return }
+                scheduled.withLock { $0 = Task.detached { try await engine.sendChanges() } }
+            }
+        }
+        try await e.fetchChanges()
+        try await #require(scheduled.withLock { $0 }).value
+        #expect(app.events.last == "didSendChanges")
+        app.data.withLock { $0.onEvent = nil }
+    }
+
+}
+
 // MARK: Killed anywhere
 
 /// One store and the handles a kill test needs.

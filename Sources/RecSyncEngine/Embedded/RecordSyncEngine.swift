@@ -37,6 +37,8 @@ public actor RecordSyncEngine {
     private var generations: [PendingRecordZoneChange: Int] = [:]
     private var busy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
+    /// The engines whose delegate the current task (or the task it descends from) is in.
+    @TaskLocal static var handling: Set<ObjectIdentifier> = []
 
     /// Refuses a state made with another store or user (its tokens would not fit).
     ///
@@ -96,6 +98,11 @@ public actor RecordSyncEngine {
     // MARK: Running one at a time
 
     func exclusively<T: Sendable>(_ body: () async throws(RecSyncError) -> T) async throws(RecSyncError) -> T {
+        // Called from the delegate while it handles an event, a run would wait for the run that
+        // waits for the delegate: refused instead of hanging for ever.
+        if Self.handling.contains(ObjectIdentifier(self)) {
+            throw .invalidArguments("fetchChanges or sendChanges was called from inside handleEvent or recordsToSave, which the running fetch or send waits for; call it after the run returns (or from a Task.detached the handler does not wait for)")
+        }
         if busy {
             await withCheckedContinuation { waiting.append($0) }
         } else {
@@ -112,26 +119,38 @@ public actor RecordSyncEngine {
         guard let delegate else {
             throw .delegateFailed(event: event.name, message: "the engine's delegate is gone (the engine holds it weakly, as CKSyncEngine does); keep a reference to it while the engine runs")
         }
-        do {
-            try await delegate.handleEvent(event, syncEngine: self)
-        } catch let error as RecSyncError {
-            throw .delegateFailed(event: event.name, message: error.message)
-        } catch {
-            throw .delegateFailed(event: event.name, message: "\(error)")
+        let outcome = await inDelegate { () async -> Result<Void, RecSyncError> in
+            do {
+                try await delegate.handleEvent(event, syncEngine: self)
+                return .success(())
+            } catch let error as RecSyncError {
+                return .failure(.delegateFailed(event: event.name, message: error.message))
+            } catch {
+                return .failure(.delegateFailed(event: event.name, message: "\(error)"))
+            }
         }
+        try outcome.get()
+    }
+
+    /// Runs a call into the delegate marked as such for the task (see `exclusively`).
+    private func inDelegate<T: Sendable>(_ call: () async -> T) async -> T {
+        await Self.$handling.withValue(Self.handling.union([ObjectIdentifier(self)]), operation: call)
     }
 
     func recordsToSave(_ ids: [RecordID]) async throws(RecSyncError) -> [Record] {
         guard let delegate else {
             throw .delegateFailed(event: "recordsToSave", message: "the engine's delegate is gone; keep a reference to it while the engine runs")
         }
-        do {
-            return try await delegate.recordsToSave(ids, syncEngine: self)
-        } catch let error as RecSyncError {
-            throw .delegateFailed(event: "recordsToSave", message: error.message)
-        } catch {
-            throw .delegateFailed(event: "recordsToSave", message: "\(error)")
+        let outcome = await inDelegate { () async -> Result<[Record], RecSyncError> in
+            do {
+                return .success(try await delegate.recordsToSave(ids, syncEngine: self))
+            } catch let error as RecSyncError {
+                return .failure(.delegateFailed(event: "recordsToSave", message: error.message))
+            } catch {
+                return .failure(.delegateFailed(event: "recordsToSave", message: "\(error)"))
+            }
         }
+        return try outcome.get()
     }
 
     func generation(of change: PendingRecordZoneChange) -> Int { generations[change] ?? 0 }
