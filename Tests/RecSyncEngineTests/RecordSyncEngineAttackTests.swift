@@ -259,6 +259,29 @@ extension RecordSyncEngineAttackTests {
         app.data.withLock { $0.onEvent = nil }
     }
 
+    /// Two tasks add changes at once; each `add` delivers a `.stateUpdate`. Delivered side by
+    /// side, the older state can be saved last, and the newer change is lost at the next start.
+    @Test func concurrentAddsDeliverTheirStatesInOrder() async throws {
+        let app = KillableApp()
+        let e = try engine(app, device: "a")
+        let first = try id("first"), second = try id("second")
+        let firstArrived = Mutex(false)
+        app.data.withLock { d in
+            d.onEvent = { event, _ in
+                // Saving the first state is slow (a busy disk).
+                guard case .stateUpdate(let s) = event, s.pendingRecordZoneChanges == [.saveRecord(first)] else { return }
+                firstArrived.withLock { $0 = true }
+                try await Task.sleep(for: .milliseconds(300))
+            }
+        }
+        async let a: Void = e.add(pendingRecordZoneChanges: [.saveRecord(first)])
+        while !firstArrived.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+        try await e.add(pendingRecordZoneChanges: [.saveRecord(second)])
+        try await a
+        // The app restarts from what it saved last.
+        #expect(Set(app.savedState.pendingRecordZoneChanges) == [.saveRecord(first), .saveRecord(second)])
+    }
+
 }
 
 // MARK: Killed anywhere

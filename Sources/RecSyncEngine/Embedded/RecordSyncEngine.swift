@@ -39,6 +39,10 @@ public actor RecordSyncEngine {
     private var waiting: [CheckedContinuation<Void, Never>] = []
     /// The engines whose delegate the current task (or the task it descends from) is in.
     @TaskLocal static var handling: Set<ObjectIdentifier> = []
+    /// One event at a time: an `add` from another task waits for the event being handled, so
+    /// the app never saves an older `.stateUpdate` after a newer one.
+    private var delivering = false
+    private var waitingToDeliver: [CheckedContinuation<Void, Never>] = []
 
     /// Refuses a state made with another store or user (its tokens would not fit).
     ///
@@ -115,9 +119,26 @@ public actor RecordSyncEngine {
     }
 
     /// Hands an event to the delegate; its failure stops the run.
+    ///
+    /// Events go one at a time, in the order they were made (each `.stateUpdate` carries the
+    /// state as it was then, so a later one is never overtaken by an earlier one). One made by
+    /// the delegate itself while it handles another (an `add` from a handler) goes at once.
     func emit(_ event: Event) async throws(RecSyncError) {
         guard let delegate else {
             throw .delegateFailed(event: event.name, message: "the engine's delegate is gone (the engine holds it weakly, as CKSyncEngine does); keep a reference to it while the engine runs")
+        }
+        let nested = Self.handling.contains(ObjectIdentifier(self))
+        if !nested {
+            if delivering {
+                await withCheckedContinuation { waitingToDeliver.append($0) }
+            } else {
+                delivering = true
+            }
+        }
+        defer {
+            if !nested {
+                if waitingToDeliver.isEmpty { delivering = false } else { waitingToDeliver.removeFirst().resume() }
+            }
         }
         let outcome = await inDelegate { () async -> Result<Void, RecSyncError> in
             do {
