@@ -74,11 +74,15 @@ public actor RecordSyncEngine {
     /// Records the app changed, to send. A save replaces a pending delete of the same record
     /// and the other way round. Delivers a `.stateUpdate`.
     public func add(pendingRecordZoneChanges changes: [PendingRecordZoneChange]) async throws(RecSyncError) {
-        for change in changes {
-            state.pendingRecordZoneChanges.removeAll { $0.recordID == change.recordID }
-            state.pendingRecordZoneChanges.append(change)
+        // Each record's last change goes to the end, in the order of those last changes (one
+        // pass over the list, not one per change: apps add thousands at once).
+        var last: [RecordID: Int] = [:]
+        for (i, change) in changes.enumerated() {
+            last[change.recordID] = i
             generations[change, default: 0] += 1
         }
+        state.pendingRecordZoneChanges.removeAll { last[$0.recordID] != nil }
+        state.pendingRecordZoneChanges += changes.enumerated().filter { last[$0.element.recordID] == $0.offset }.map(\.element)
         try await emit(.stateUpdate(state))
     }
 
