@@ -282,6 +282,33 @@ extension RecordSyncEngineAttackTests {
         #expect(Set(app.savedState.pendingRecordZoneChanges) == [.saveRecord(first), .saveRecord(second)])
     }
 
+    /// The send walks a copy of the pending list taken when it starts. A delete the app
+    /// replaced by a save (an undo) while an earlier batch was out was still sent.
+    @Test func aChangeReplacedWhileAnEarlierBatchIsOutIsNotSentStale() async throws {
+        try await seed([zone.zoneName: ["a", "b"]])
+        let app = KillableApp()
+        var options = RecordSyncEngine.Options()
+        options.sendBatchSize = 1
+        let e = try engine(app, device: "app", options: options)
+        try await e.fetchChanges()
+        let a = try id("a"), b = try id("b")
+        try app.edit(a, ["v": .string("a2")])
+        let bRecord = try #require(app.records[b])
+        app.forget(b)
+        try await e.add(pendingRecordZoneChanges: [.saveRecord(a), .deleteRecord(b)])
+        app.data.withLock { d in
+            d.onEvent = { event, engine in
+                guard case .sentRecordZoneChanges(let sent) = event, sent.savedRecords.map(\.recordID) == [a] else { return }
+                // The user undoes the delete while a's batch is out.
+                app.data.withLock { $0.records[b] = bRecord }
+                try await engine.add(pendingRecordZoneChanges: [.saveRecord(b)])
+            }
+        }
+        try await e.sendChanges()
+        app.data.withLock { $0.onEvent = nil }
+        #expect(try await storeContents()[b] != nil, "the delete the app took back was sent anyway")
+        #expect(app.savedState.pendingRecordZoneChanges == [.saveRecord(b)])
+    }
 }
 
 // MARK: Killed anywhere

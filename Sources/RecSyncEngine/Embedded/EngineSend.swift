@@ -54,12 +54,16 @@ extension RecordSyncEngine {
     }
 
     private func sendRecordZoneChanges() async throws(RecSyncError) {
-        // Each change is tried once per send: those added meanwhile wait for the next.
+        // Each change is tried once per send: those added meanwhile wait for the next. One the
+        // app replaced or removed while an earlier batch was out is not sent (an undone delete).
         var queue = state.pendingRecordZoneChanges[...]
         while !queue.isEmpty {
-            let batch = Array(queue.prefix(options.sendBatchSize))
-            queue = queue.dropFirst(batch.count)
-            try await sendBatch(batch)
+            let pending = Set(state.pendingRecordZoneChanges)
+            var batch: [PendingRecordZoneChange] = []
+            while batch.count < options.sendBatchSize, let next = queue.popFirst() {
+                if pending.contains(next) { batch.append(next) }
+            }
+            if !batch.isEmpty { try await sendBatch(batch) }
         }
     }
 
