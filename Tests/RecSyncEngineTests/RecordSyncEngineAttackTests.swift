@@ -311,6 +311,40 @@ extension RecordSyncEngineAttackTests {
     }
 }
 
+// MARK: Sending
+
+extension RecordSyncEngineAttackTests {
+    /// A record over the store's size limit (a user pasted a huge text) made every send throw
+    /// before anything went: no other change, in any zone, was ever sent again.
+    @Test func anOversizedRecordDoesNotHoldUpEveryOtherSend() async throws {
+        try await seed([:])
+        let app = KillableApp()
+        let e = try engine(app, device: "app")
+        let huge = try id("huge"), small = try id("small", in: other)
+        try app.edit(huge, ["text": .string(String(repeating: "x", count: Record.maxFieldDataBytes + 10))])
+        try app.edit(small, ["text": .string("fine")])
+        try await e.add(pendingRecordZoneChanges: [.saveRecord(huge), .saveRecord(small)])
+        try await e.sendChanges()
+        #expect(try await storeContents()[small] != nil)
+        #expect(app.data.withLock { $0.failedSaves[huge]?.code } == .limitExceeded)
+        #expect(app.savedState.pendingRecordZoneChanges.isEmpty, "the refused save is reported and dropped, as other refusals are")
+
+        // With atomicByZone its zone lands nothing of the batch; the rest goes next time.
+        var atomic = RecordSyncEngine.Options()
+        atomic.atomicByZone = true
+        let ea = try engine(app, device: "app", options: atomic)
+        let buddy = try id("buddy")
+        try app.edit(buddy, ["text": .string("fine")])
+        try await ea.add(pendingRecordZoneChanges: [.saveRecord(huge), .saveRecord(buddy)])
+        try await ea.sendChanges()
+        #expect(try await storeContents()[buddy] == nil)
+        #expect(app.savedState.pendingRecordZoneChanges == [.saveRecord(buddy)])
+        try await ea.sendChanges()
+        #expect(try await storeContents()[buddy] != nil)
+    }
+
+}
+
 // MARK: Killed anywhere
 
 /// One store and the handles a kill test needs.

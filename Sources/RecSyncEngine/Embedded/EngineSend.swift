@@ -80,7 +80,8 @@ extension RecordSyncEngine {
                 guard wanted.contains(record.recordID) else {
                     throw .delegateFailed(event: "recordsToSave", message: "it returned record '\(record.recordID)', which was not asked for; return only the records named")
                 }
-                try record.validate()
+                // An invalid record (one over the size limit) is the store's to refuse, as a
+                // failed save of that record: throwing here would hold up every change after it.
                 provided[record.recordID] = record
             }
         }
