@@ -343,6 +343,30 @@ extension RecordSyncEngineAttackTests {
         #expect(try await storeContents()[buddy] != nil)
     }
 
+    /// After an encrypted-data reset the app keeps its copy and uploads it again (the engine's
+    /// documentation says so): a `.saveZone` must be able to create the reset zone again.
+    @Test func aZoneResetForEncryptedDataCanBeUploadedAgain() async throws {
+        try await seed([zone.zoneName: ["a", "b"]])
+        let app = KillableApp()
+        let e = try engine(app, device: "app")
+        try await e.fetchChanges()
+        _ = try await store(device: "admin").modifyRecordZones([.markEncryptedDataReset(zone)])
+        try await e.fetchChanges()
+        #expect(app.records.count == 2, "a reset keeps the local copy")
+        // The app uploads everything again, as new records.
+        let ids = Array(app.records.keys)
+        app.data.withLock { d in for k in ids { d.records[k]?.changeTag = nil } }
+        try await e.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
+        try await e.add(pendingRecordZoneChanges: ids.map { .saveRecord($0) })
+        try await e.sendChanges()
+        #expect(try await storeContents().count == 2)
+        #expect(app.savedState.pendingRecordZoneChanges.isEmpty)
+        // A zone deleted or purged on purpose still does not come back that way.
+        _ = try await store(device: "admin").modifyRecordZones([.delete(zone)])
+        try await e.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
+        try await e.sendChanges()
+        #expect(try await store(device: "x").fetchAllRecordZones(scope: .private).map(\.zoneID) == [other])
+    }
 }
 
 // MARK: Killed anywhere

@@ -24,7 +24,9 @@ extension RecordSyncEngine {
         guard !pending.isEmpty else { return }
         let operations: [ZoneOperation] = pending.map { change in
             switch change {
-            case .saveZone(let zone): .save(zone)
+            // Creates a zone reset for its encrypted data again (the upload after a reset),
+            // never one deleted or purged: the store decides that in the same commit.
+            case .saveZone(let zone): .uploadAfterReset(zone)
             case .deleteZone(let id): .delete(id)
             }
         }
