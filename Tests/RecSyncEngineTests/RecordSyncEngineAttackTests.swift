@@ -566,6 +566,25 @@ extension RecordSyncEngineAttackTests {
         #expect(bob.savedState.knownZones.isEmpty)
     }
 
+    /// A new device of the owner makes sure its zone exists, as the documentation and the
+    /// example app do: `.saveZone(RecordZone(zoneID:))`. That must not unshare the zone.
+    @Test func aSaveZoneFromANewDeviceKeepsTheZoneShared() async throws {
+        try await seed([zone.zoneName: ["a"]])
+        try await store(device: "admin").share(zone, with: "bob", permission: .readWrite)
+        let phone = KillableApp()
+        let e = try engine(phone, device: "phone")
+        try await e.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
+        try await e.sendChanges()
+        var zones = try await store(device: "x").fetchAllRecordZones(scope: .private)
+        #expect(zones.first { $0.zoneID == zone }?.participants.map(\.userRecordName) == ["bob"])
+        #expect(phone.savedState.pendingDatabaseChanges.isEmpty)
+        // A save that changes the zone's default type keeps its participants too.
+        try await e.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone, defaultRecordType: "Note"))])
+        try await e.sendChanges()
+        zones = try await store(device: "x").fetchAllRecordZones(scope: .private)
+        #expect(zones.first { $0.zoneID == zone }?.defaultRecordType == "Note")
+        #expect(zones.first { $0.zoneID == zone }?.participants.map(\.userRecordName) == ["bob"])
+    }
 }
 
 /// Writes records as another device of the zone's owner would.

@@ -119,7 +119,9 @@ extension RecordSyncEngine {
 
     /// A zone the app created or deleted: CloudKit's `CKSyncEngine.PendingDatabaseChange`.
     public enum PendingDatabaseChange: Sendable, Hashable, Codable {
-        /// Creates the zone, or updates its metadata. A zone deleted or purged on the store is
+        /// Creates the zone, or updates its default record type. A zone that exists keeps its
+        /// participants (share it with `RemoteStore.share`): making sure a zone exists, as a
+        /// new device does, never unshares it. A zone deleted or purged on the store is
         /// not brought back this way (the send reports it with the reason); one reset for its
         /// encrypted data is: that is how the app uploads it again.
         case saveZone(RecordZone)
