@@ -190,26 +190,31 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
                 try db.execute(sql: "DELETE FROM unseen")
             }
         case .sentRecordZoneChanges(let sent):
-            let merged: [(Record, Record)] = sent.failedRecordSaves.compactMap { failure in
-                guard case .serverRecordChanged(let conflict) = failure.error, let server = conflict.server else { return nil }
-                return (Self.merge(server: server, client: failure.record, ancestor: conflict.ancestor), server)
+            let servers: [Record] = sent.failedRecordSaves.compactMap { failure in
+                guard case .serverRecordChanged(let conflict) = failure.error else { return nil }
+                return conflict.server
             }
             let gone = sent.zonesGone.contains { $0.zoneID == zone }
-            try await database.write { db in
+            let merged = try await database.write { db in
                 for record in sent.savedRecords {
                     try db.execute(
                         sql: "UPDATE note SET changeTag = ?, baseTitle = ?, baseBody = ? WHERE id = ?",
                         arguments: [record.changeTag, Self.text(record, "title"), Self.text(record, "body"), record.recordID.recordName])
                 }
-                for (record, server) in merged { try Self.store(record, base: server, db: db) }
+                // A refused save: the server's version is taken in as a fetched one, merged with
+                // the note as it is now (edited or deleted again while the save was out), not
+                // with the version that was sent.
+                var merged: [RecordID] = []
+                for server in servers where try Self.applyFetched(server, db: db) { merged.append(server.recordID) }
                 for id in sent.deletedRecordIDs + sent.failedRecordDeletes.map(\.recordID) {
                     try db.execute(sql: "DELETE FROM deletedNote WHERE id = ?", arguments: [id.recordName])
                 }
                 if gone { try db.execute(sql: "DELETE FROM note") }
+                return merged
             }
             // The merged notes carry the server's change tag now: send them again.
             if !merged.isEmpty {
-                try await syncEngine.add(pendingRecordZoneChanges: merged.map { .saveRecord($0.0.recordID) })
+                try await syncEngine.add(pendingRecordZoneChanges: merged.map { .saveRecord($0) })
             }
         default:
             break
