@@ -17,6 +17,8 @@ final class KillableApp: RecordSyncEngineDelegate, @unchecked Sendable {
         var conflicts: [RecordConflict] = []
         var failedSaves: [RecordID: RecSyncError] = [:]
         var zonesGone: [ZoneDeletion] = []
+        /// Every zone deletion fetched, whatever the reason.
+        var fetchedDeletions: [ZoneDeletion] = []
         /// Events to let through before the kill; nil: never killed.
         var killAfter: Int?
         var killAfterStoring = false
@@ -42,6 +44,7 @@ final class KillableApp: RecordSyncEngineDelegate, @unchecked Sendable {
             case .stateUpdate(let state):
                 d.savedState = try RecordSyncEngine.State(serialized: state.serialized())
             case .fetchedDatabaseChanges(let changes):
+                d.fetchedDeletions += changes.deletions
                 for deletion in changes.deletions where deletion.reason != .encryptedDataReset {
                     d.records = d.records.filter { $0.key.zoneID != deletion.zoneID }
                     d.wholeZones[deletion.zoneID] = nil
@@ -564,6 +567,28 @@ extension RecordSyncEngineAttackTests {
         try await eb.fetchChanges()
         #expect(bob.records.isEmpty)
         #expect(bob.savedState.knownZones.isEmpty)
+    }
+
+    /// An app's first sync fetches (nothing yet), then sends its new zone. Deleted or reset
+    /// before the app's next fetch, that zone was in neither end of the database changes: the
+    /// app never heard, and kept (or never uploaded again) what the store no longer had.
+    @Test(arguments: [ZoneDeletionReason.deleted, .encryptedDataReset])
+    func aZoneThisAppCreatedAndThatWentBeforeItsNextFetchIsReported(reason: ZoneDeletionReason) async throws {
+        let app = KillableApp()
+        let e = try engine(app, device: "app")
+        try await e.fetchChanges()
+        try app.edit(id("a"), ["v": .string("a")])
+        try await e.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
+        try await e.add(pendingRecordZoneChanges: [.saveRecord(id("a"))])
+        try await e.sendChanges()
+        _ = try await store(device: "admin").modifyRecordZones([reason == .deleted ? .delete(zone) : .markEncryptedDataReset(zone)])
+        // A restart in between: the state says what to ask about.
+        try await engine(app, device: "app").fetchChanges()
+        #expect(app.data.withLock { $0.fetchedDeletions } == [ZoneDeletion(zoneID: zone, reason: reason)])
+        #expect(app.records.isEmpty == (reason == .deleted), "a reset keeps the local copy, a deletion drops it")
+        try await engine(app, device: "app").fetchChanges()
+        #expect(app.data.withLock { $0.fetchedDeletions }.count == 1, "reported once")
+        #expect(app.savedState.knownZones.isEmpty)
     }
 
     /// A new device of the owner makes sure its zone exists, as the documentation and the

@@ -69,7 +69,10 @@ extension RecordSyncEngine {
             done.append(change)
         }
         try await emit(.sentDatabaseChanges(sent))
-        setState { s in s.pendingDatabaseChanges.removeAll { done.contains($0) } }
+        setState { s in
+            s.pendingDatabaseChanges.removeAll { done.contains($0) }
+            s.noteWritten(sent.savedZones.map(\.zoneID))
+        }
         try await emit(.stateUpdate(state))
     }
 
@@ -139,6 +142,7 @@ extension RecordSyncEngine {
         }
         try await emit(.sentRecordZoneChanges(sent))
         removeSent(taken.filter { !keep.contains($0.0) })
+        setState { $0.noteWritten(Array(Set(sent.savedRecords.map(\.recordID.zoneID))).sorted()) }
         try await emit(.stateUpdate(state))
     }
 

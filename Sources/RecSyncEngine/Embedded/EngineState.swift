@@ -31,6 +31,11 @@ extension RecordSyncEngine {
         var zoneTokens: [ZoneToken]
         /// Scopes whose zone tokens moved ahead of the scope token (a fetch stopped part-way).
         var interruptedScopes: [DatabaseScope]
+        /// Zones this app created or saved records into that no fetch has brought in yet (no
+        /// token): made after the scope token, they are in neither end of the next database
+        /// changes if they go away first, so the fetch asks about them. Optional: states saved
+        /// before it existed decode.
+        var writtenZones: [ZoneID]?
 
         struct ScopeToken: Sendable, Hashable, Codable {
             var scope: DatabaseScope
@@ -101,6 +106,15 @@ extension RecordSyncEngine {
                 if let token { zoneTokens[i].token = token } else { zoneTokens.remove(at: i) }
             } else if let token {
                 zoneTokens.append(ZoneToken(zoneID: zone, token: token))
+            }
+            // Fetched, or gone: either way no longer one to ask about.
+            writtenZones?.removeAll { $0 == zone }
+        }
+
+        /// Notes zones the app wrote to that it holds no token for.
+        mutating func noteWritten(_ zones: [ZoneID]) {
+            for zone in zones where token(for: zone) == nil && !(writtenZones ?? []).contains(zone) {
+                writtenZones = (writtenZones ?? []) + [zone]
             }
         }
     }
