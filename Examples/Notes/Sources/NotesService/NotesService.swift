@@ -157,8 +157,12 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
                 try db.execute(sql: "INSERT OR REPLACE INTO syncState (id, data) VALUES (1, ?)", arguments: [bytes])
             }
         case .fetchedDatabaseChanges(let changes):
-            if changes.deletions.contains(where: { $0.zoneID == zone && $0.reason != .encryptedDataReset }) {
-                try await database.write { db in try db.execute(sql: "DELETE FROM note") }
+            for deletion in changes.deletions where deletion.zoneID == zone {
+                if deletion.reason == .encryptedDataReset {
+                    try await uploadAgain(syncEngine)
+                } else {
+                    try await database.write { db in try db.execute(sql: "DELETE FROM note") }
+                }
             }
         case .fetchingWholeZone(let z) where z == zone:
             // Everything follows: mark what came from the store; what is still marked at the
@@ -194,7 +198,8 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
                 guard case .serverRecordChanged(let conflict) = failure.error else { return nil }
                 return conflict.server
             }
-            let gone = sent.zonesGone.contains { $0.zoneID == zone }
+            let gone = sent.zonesGone.contains { $0.zoneID == zone && $0.reason != .encryptedDataReset }
+            let reset = sent.zonesGone.contains { $0.zoneID == zone && $0.reason == .encryptedDataReset }
             let merged = try await database.write { db in
                 for record in sent.savedRecords {
                     try db.execute(
@@ -216,9 +221,22 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
             if !merged.isEmpty {
                 try await syncEngine.add(pendingRecordZoneChanges: merged.map { .saveRecord($0) })
             }
+            if reset { try await uploadAgain(syncEngine) }
         default:
             break
         }
+    }
+
+    /// After an encrypted-data reset the store has lost the zone's records and this database
+    /// holds them: every note goes up again as a new record, into the zone created again.
+    func uploadAgain(_ engine: RecordSyncEngine) async throws {
+        let ids = try await database.write { db in
+            try db.execute(sql: "UPDATE note SET changeTag = NULL, baseTitle = NULL, baseBody = NULL")
+            try db.execute(sql: "DELETE FROM unseen")
+            return try String.fetchAll(db, sql: "SELECT id FROM note")
+        }
+        try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zoneID, defaultRecordType: Self.recordType))])
+        try await engine.add(pendingRecordZoneChanges: ids.map { .saveRecord(try recordID($0)) })
     }
 
     /// A field-by-field three-way merge: a field this side changed since the ancestor keeps

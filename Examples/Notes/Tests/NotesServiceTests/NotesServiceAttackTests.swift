@@ -133,4 +133,18 @@ actor HookedStore: RemoteStore {
         #expect(try await laptop.notes() == want)
         #expect(try await phone.notes() == want)
     }
+
+    @Test func notesOfAZoneResetForItsEncryptedDataAreKeptAndUploadedAgain() async throws {
+        let laptop = try await device("laptop")
+        try await laptop.add(title: "a", body: "")
+        try await laptop.add(title: "b", body: "")
+        try await laptop.sync()
+        _ = try await open("admin").modifyRecordZones([.markEncryptedDataReset(zone)])
+        try await laptop.sync()
+        #expect(try await laptop.notes().map(\.title) == ["a", "b"])
+        let phone = try await device("phone")
+        try await phone.sync()
+        #expect(try await phone.notes().map(\.title) == ["a", "b"], "the laptop uploaded its notes again")
+        #expect(try await laptop.pendingChanges() == 0)
+    }
 }
