@@ -161,7 +161,7 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
                 if deletion.reason == .encryptedDataReset {
                     try await uploadAgain(syncEngine)
                 } else {
-                    try await database.write { db in try db.execute(sql: "DELETE FROM note") }
+                    try await database.write { db in try Self.dropAll(db) }
                 }
             }
         case .fetchingWholeZone(let z) where z == zone:
@@ -214,7 +214,7 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
                 for id in sent.deletedRecordIDs + sent.failedRecordDeletes.map(\.recordID) {
                     try db.execute(sql: "DELETE FROM deletedNote WHERE id = ?", arguments: [id.recordName])
                 }
-                if gone { try db.execute(sql: "DELETE FROM note") }
+                if gone { try Self.dropAll(db) }
                 return merged
             }
             // The merged notes carry the server's change tag now: send them again.
@@ -225,6 +225,15 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
         default:
             break
         }
+    }
+
+    /// The zone is gone: its notes, and the marks kept for it. A deletion made here went
+    /// with it (the engine drops its pending changes); kept, it would hide the note for ever
+    /// if the zone came back with it.
+    static func dropAll(_ db: Database) throws {
+        try db.execute(sql: "DELETE FROM note")
+        try db.execute(sql: "DELETE FROM deletedNote")
+        try db.execute(sql: "DELETE FROM unseen")
     }
 
     /// After an encrypted-data reset the store has lost the zone's records and this database

@@ -147,4 +147,22 @@ actor HookedStore: RemoteStore {
         #expect(try await phone.notes().map(\.title) == ["a", "b"], "the laptop uploaded its notes again")
         #expect(try await laptop.pendingChanges() == 0)
     }
+
+    @Test func aNoteDeletedHereBeforeItsZoneWentArrivesWhenTheZoneIsRestored() async throws {
+        let laptop = try await device("laptop")
+        let id = try await laptop.add(title: "kept", body: "")
+        try await laptop.sync()
+        try await laptop.sync()  // the laptop has fetched its zone: it learns of its deletion from a fetch
+        try await laptop.delete(id)
+        let admin = try open("admin")
+        _ = try await admin.modifyRecordZones([.delete(zone)])
+        try await laptop.sync()
+        #expect(try await laptop.notes().isEmpty)
+        // Restored from a backup: the zone and the note are back.
+        _ = try await admin.modifyRecordZones([.recreate(RecordZone(zoneID: zone))])
+        let restored = try RecSyncModel.Record(recordID: RecordID(recordName: id, zoneID: zone), recordType: "Note", fields: ["title": .string("kept"), "body": .string("")])
+        _ = try await admin.modifyRecords(saving: [restored])
+        try await laptop.sync()
+        #expect(try await laptop.notes().map(\.title) == ["kept"], "a deletion the zone took with it still hid the note")
+    }
 }
