@@ -130,6 +130,8 @@ extension RecordSyncEngine {
 public protocol RecordSyncEngineDelegate: AnyObject, Sendable {
     /// Handles one event. Throwing stops the fetch or send: what depended on the event (a
     /// token, the removal of a pending change) does not move, so the next run delivers it again.
+    /// A handler may add and remove pending changes; `fetchChanges` and `sendChanges` called
+    /// from it are refused (the running fetch or send waits for the handler).
     func handleEvent(_ event: RecordSyncEngine.Event, syncEngine: RecordSyncEngine) async throws
 
     /// The current version of records with pending saves, for one batch of a send. Each record

@@ -26,9 +26,13 @@ extension RecordSyncEngine {
         // names every live zone), and after a fetch stopped between zone tokens and this
         // scope token (a zone it brought in and that went away since is in neither end).
         let known = state.knownZones.filter { scopeOf($0) == scope }
-        if full || state.interruptedScopes.contains(scope) {
+        // And zones this app created or wrote to since the scope token, not fetched yet: gone
+        // before this fetch, they are in neither end either.
+        let written = (state.writtenZones ?? []).filter { scopeOf($0) == scope && !known.contains($0) }
+        let candidates = (full || state.interruptedScopes.contains(scope) ? known : []) + written
+        if !candidates.isEmpty {
             let listed = Set(changed).union(deleted.map(\.zoneID))
-            let unlisted = known.filter { !listed.contains($0) }
+            let unlisted = candidates.filter { !listed.contains($0) }
             if !unlisted.isEmpty { deleted += try await store.zonesGone(unlisted, scope: scope, listedAll: full) }
         }
         var seen = Set<ZoneID>()

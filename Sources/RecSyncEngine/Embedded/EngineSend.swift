@@ -22,17 +22,37 @@ extension RecordSyncEngine {
     private func sendDatabaseChanges() async throws(RecSyncError) {
         let pending = state.pendingDatabaseChanges
         guard !pending.isEmpty else { return }
-        let operations: [ZoneOperation] = pending.map { change in
+        // A zone that exists keeps its participants: its sharing is changed with
+        // `RemoteStore.share` and `unshare`, not by a device making sure its zone exists (which
+        // would unshare it from everyone). Such a save that changes nothing else is not sent.
+        let own = pending.contains { if case .saveZone(let z) = $0 { z.zoneID.ownerName == store.userRecordName } else { false } }
+        let existing = own ? Dictionary(try await store.fetchAllRecordZones(scope: .private).map { ($0.zoneID, $0) }, uniquingKeysWith: { a, _ in a }) : [:]
+        // Per change, the operation to send, or the zone as it is when nothing is to be sent.
+        let planned: [(operation: ZoneOperation?, unchanged: RecordZone?)] = pending.map { change in
             switch change {
-            case .saveZone(let zone): .save(zone)
-            case .deleteZone(let id): .delete(id)
+            case .saveZone(var zone):
+                if let current = existing[zone.zoneID] {
+                    zone.participants = current.participants
+                    if zone.defaultRecordType == current.defaultRecordType { return (nil, current) }
+                }
+                // Creates a zone reset for its encrypted data again (the upload after a reset),
+                // never one deleted or purged: the store decides that in the same commit.
+                return (.uploadAfterReset(zone), nil)
+            case .deleteZone(let id):
+                return (.delete(id), nil)
             }
         }
-        let results = try await store.modifyRecordZones(operations)
+        let operations = planned.compactMap(\.operation)
+        var sentResults = operations.isEmpty ? [] : try await store.modifyRecordZones(operations)
+        sentResults.reverse()
+        let results: [Result<RecordZone?, RecSyncError>] = planned.map { plan in
+            if let current = plan.unchanged { return .success(current) }
+            return sentResults.removeLast().result
+        }
         var sent = SentDatabaseChanges()
         var done: [PendingDatabaseChange] = []
         for (change, outcome) in zip(pending, results) {
-            switch (change, outcome.result) {
+            switch (change, outcome) {
             case (.saveZone(let zone), .success(let stored)):
                 sent.savedZones.append(stored ?? zone)
             case (.deleteZone(let id), .success):
@@ -45,21 +65,28 @@ extension RecordSyncEngine {
             case (.deleteZone(let id), .failure(let error)):
                 sent.failedZoneDeletes.append(ZoneFailure(zoneID: id, error: error))
             }
-            if case .failure(let error) = outcome.result, Self.staysPending(error) { continue }
+            if case .failure(let error) = outcome, Self.staysPending(error) { continue }
             done.append(change)
         }
         try await emit(.sentDatabaseChanges(sent))
-        setState { s in s.pendingDatabaseChanges.removeAll { done.contains($0) } }
+        setState { s in
+            s.pendingDatabaseChanges.removeAll { done.contains($0) }
+            s.noteWritten(sent.savedZones.map(\.zoneID))
+        }
         try await emit(.stateUpdate(state))
     }
 
     private func sendRecordZoneChanges() async throws(RecSyncError) {
-        // Each change is tried once per send: those added meanwhile wait for the next.
+        // Each change is tried once per send: those added meanwhile wait for the next. One the
+        // app replaced or removed while an earlier batch was out is not sent (an undone delete).
         var queue = state.pendingRecordZoneChanges[...]
         while !queue.isEmpty {
-            let batch = Array(queue.prefix(options.sendBatchSize))
-            queue = queue.dropFirst(batch.count)
-            try await sendBatch(batch)
+            let pending = Set(state.pendingRecordZoneChanges)
+            var batch: [PendingRecordZoneChange] = []
+            while batch.count < options.sendBatchSize, let next = queue.popFirst() {
+                if pending.contains(next) { batch.append(next) }
+            }
+            if !batch.isEmpty { try await sendBatch(batch) }
         }
     }
 
@@ -76,7 +103,8 @@ extension RecordSyncEngine {
                 guard wanted.contains(record.recordID) else {
                     throw .delegateFailed(event: "recordsToSave", message: "it returned record '\(record.recordID)', which was not asked for; return only the records named")
                 }
-                try record.validate()
+                // An invalid record (one over the size limit) is the store's to refuse, as a
+                // failed save of that record: throwing here would hold up every change after it.
                 provided[record.recordID] = record
             }
         }
@@ -114,6 +142,7 @@ extension RecordSyncEngine {
         }
         try await emit(.sentRecordZoneChanges(sent))
         removeSent(taken.filter { !keep.contains($0.0) })
+        setState { $0.noteWritten(Array(Set(sent.savedRecords.map(\.recordID.zoneID))).sorted()) }
         try await emit(.stateUpdate(state))
     }
 

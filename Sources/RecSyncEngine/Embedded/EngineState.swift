@@ -31,6 +31,11 @@ extension RecordSyncEngine {
         var zoneTokens: [ZoneToken]
         /// Scopes whose zone tokens moved ahead of the scope token (a fetch stopped part-way).
         var interruptedScopes: [DatabaseScope]
+        /// Zones this app created or saved records into that no fetch has brought in yet (no
+        /// token): made after the scope token, they are in neither end of the next database
+        /// changes if they go away first, so the fetch asks about them. Optional: states saved
+        /// before it existed decode.
+        var writtenZones: [ZoneID]?
 
         struct ScopeToken: Sendable, Hashable, Codable {
             var scope: DatabaseScope
@@ -102,6 +107,15 @@ extension RecordSyncEngine {
             } else if let token {
                 zoneTokens.append(ZoneToken(zoneID: zone, token: token))
             }
+            // Fetched, or gone: either way no longer one to ask about.
+            writtenZones?.removeAll { $0 == zone }
+        }
+
+        /// Notes zones the app wrote to that it holds no token for.
+        mutating func noteWritten(_ zones: [ZoneID]) {
+            for zone in zones where token(for: zone) == nil && !(writtenZones ?? []).contains(zone) {
+                writtenZones = (writtenZones ?? []) + [zone]
+            }
         }
     }
 
@@ -119,8 +133,11 @@ extension RecordSyncEngine {
 
     /// A zone the app created or deleted: CloudKit's `CKSyncEngine.PendingDatabaseChange`.
     public enum PendingDatabaseChange: Sendable, Hashable, Codable {
-        /// Creates the zone, or updates its metadata. A zone deleted or purged on the store is
-        /// not brought back this way (the send reports it with the reason).
+        /// Creates the zone, or updates its default record type. A zone that exists keeps its
+        /// participants (share it with `RemoteStore.share`): making sure a zone exists, as a
+        /// new device does, never unshares it. A zone deleted or purged on the store is
+        /// not brought back this way (the send reports it with the reason); one reset for its
+        /// encrypted data is: that is how the app uploads it again.
         case saveZone(RecordZone)
         case deleteZone(ZoneID)
 

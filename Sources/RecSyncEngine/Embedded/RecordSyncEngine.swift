@@ -37,6 +37,12 @@ public actor RecordSyncEngine {
     private var generations: [PendingRecordZoneChange: Int] = [:]
     private var busy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
+    /// The engines whose delegate the current task (or the task it descends from) is in.
+    @TaskLocal static var handling: Set<ObjectIdentifier> = []
+    /// One event at a time: an `add` from another task waits for the event being handled, so
+    /// the app never saves an older `.stateUpdate` after a newer one.
+    private var delivering = false
+    private var waitingToDeliver: [CheckedContinuation<Void, Never>] = []
 
     /// Refuses a state made with another store or user (its tokens would not fit).
     ///
@@ -68,11 +74,15 @@ public actor RecordSyncEngine {
     /// Records the app changed, to send. A save replaces a pending delete of the same record
     /// and the other way round. Delivers a `.stateUpdate`.
     public func add(pendingRecordZoneChanges changes: [PendingRecordZoneChange]) async throws(RecSyncError) {
-        for change in changes {
-            state.pendingRecordZoneChanges.removeAll { $0.recordID == change.recordID }
-            state.pendingRecordZoneChanges.append(change)
+        // Each record's last change goes to the end, in the order of those last changes (one
+        // pass over the list, not one per change: apps add thousands at once).
+        var last: [RecordID: Int] = [:]
+        for (i, change) in changes.enumerated() {
+            last[change.recordID] = i
             generations[change, default: 0] += 1
         }
+        state.pendingRecordZoneChanges.removeAll { last[$0.recordID] != nil }
+        state.pendingRecordZoneChanges += changes.enumerated().filter { last[$0.element.recordID] == $0.offset }.map(\.element)
         try await emit(.stateUpdate(state))
     }
 
@@ -96,6 +106,11 @@ public actor RecordSyncEngine {
     // MARK: Running one at a time
 
     func exclusively<T: Sendable>(_ body: () async throws(RecSyncError) -> T) async throws(RecSyncError) -> T {
+        // Called from the delegate while it handles an event, a run would wait for the run that
+        // waits for the delegate: refused instead of hanging for ever.
+        if Self.handling.contains(ObjectIdentifier(self)) {
+            throw .invalidArguments("fetchChanges or sendChanges was called from inside handleEvent or recordsToSave, which the running fetch or send waits for; call it after the run returns (or from a Task.detached the handler does not wait for)")
+        }
         if busy {
             await withCheckedContinuation { waiting.append($0) }
         } else {
@@ -108,30 +123,59 @@ public actor RecordSyncEngine {
     }
 
     /// Hands an event to the delegate; its failure stops the run.
+    ///
+    /// Events go one at a time, in the order they were made (each `.stateUpdate` carries the
+    /// state as it was then, so a later one is never overtaken by an earlier one). One made by
+    /// the delegate itself while it handles another (an `add` from a handler) goes at once.
     func emit(_ event: Event) async throws(RecSyncError) {
         guard let delegate else {
             throw .delegateFailed(event: event.name, message: "the engine's delegate is gone (the engine holds it weakly, as CKSyncEngine does); keep a reference to it while the engine runs")
         }
-        do {
-            try await delegate.handleEvent(event, syncEngine: self)
-        } catch let error as RecSyncError {
-            throw .delegateFailed(event: event.name, message: error.message)
-        } catch {
-            throw .delegateFailed(event: event.name, message: "\(error)")
+        let nested = Self.handling.contains(ObjectIdentifier(self))
+        if !nested {
+            if delivering {
+                await withCheckedContinuation { waitingToDeliver.append($0) }
+            } else {
+                delivering = true
+            }
         }
+        defer {
+            if !nested {
+                if waitingToDeliver.isEmpty { delivering = false } else { waitingToDeliver.removeFirst().resume() }
+            }
+        }
+        let outcome = await inDelegate { () async -> Result<Void, RecSyncError> in
+            do {
+                try await delegate.handleEvent(event, syncEngine: self)
+                return .success(())
+            } catch let error as RecSyncError {
+                return .failure(.delegateFailed(event: event.name, message: error.message))
+            } catch {
+                return .failure(.delegateFailed(event: event.name, message: "\(error)"))
+            }
+        }
+        try outcome.get()
+    }
+
+    /// Runs a call into the delegate marked as such for the task (see `exclusively`).
+    private func inDelegate<T: Sendable>(_ call: () async -> T) async -> T {
+        await Self.$handling.withValue(Self.handling.union([ObjectIdentifier(self)]), operation: call)
     }
 
     func recordsToSave(_ ids: [RecordID]) async throws(RecSyncError) -> [Record] {
         guard let delegate else {
             throw .delegateFailed(event: "recordsToSave", message: "the engine's delegate is gone; keep a reference to it while the engine runs")
         }
-        do {
-            return try await delegate.recordsToSave(ids, syncEngine: self)
-        } catch let error as RecSyncError {
-            throw .delegateFailed(event: "recordsToSave", message: error.message)
-        } catch {
-            throw .delegateFailed(event: "recordsToSave", message: "\(error)")
+        let outcome = await inDelegate { () async -> Result<[Record], RecSyncError> in
+            do {
+                return .success(try await delegate.recordsToSave(ids, syncEngine: self))
+            } catch let error as RecSyncError {
+                return .failure(.delegateFailed(event: "recordsToSave", message: error.message))
+            } catch {
+                return .failure(.delegateFailed(event: "recordsToSave", message: "\(error)"))
+            }
         }
+        return try outcome.get()
     }
 
     func generation(of change: PendingRecordZoneChange) -> Int { generations[change] ?? 0 }

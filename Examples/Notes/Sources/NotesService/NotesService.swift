@@ -157,8 +157,12 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
                 try db.execute(sql: "INSERT OR REPLACE INTO syncState (id, data) VALUES (1, ?)", arguments: [bytes])
             }
         case .fetchedDatabaseChanges(let changes):
-            if changes.deletions.contains(where: { $0.zoneID == zone && $0.reason != .encryptedDataReset }) {
-                try await database.write { db in try db.execute(sql: "DELETE FROM note") }
+            for deletion in changes.deletions where deletion.zoneID == zone {
+                if deletion.reason == .encryptedDataReset {
+                    try await uploadAgain(syncEngine)
+                } else {
+                    try await database.write { db in try Self.dropAll(db) }
+                }
             }
         case .fetchingWholeZone(let z) where z == zone:
             // Everything follows: mark what came from the store; what is still marked at the
@@ -190,30 +194,58 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
                 try db.execute(sql: "DELETE FROM unseen")
             }
         case .sentRecordZoneChanges(let sent):
-            let merged: [(Record, Record)] = sent.failedRecordSaves.compactMap { failure in
-                guard case .serverRecordChanged(let conflict) = failure.error, let server = conflict.server else { return nil }
-                return (Self.merge(server: server, client: failure.record, ancestor: conflict.ancestor), server)
+            let servers: [Record] = sent.failedRecordSaves.compactMap { failure in
+                guard case .serverRecordChanged(let conflict) = failure.error else { return nil }
+                return conflict.server
             }
-            let gone = sent.zonesGone.contains { $0.zoneID == zone }
-            try await database.write { db in
+            let gone = sent.zonesGone.contains { $0.zoneID == zone && $0.reason != .encryptedDataReset }
+            let reset = sent.zonesGone.contains { $0.zoneID == zone && $0.reason == .encryptedDataReset }
+            let merged = try await database.write { db in
                 for record in sent.savedRecords {
                     try db.execute(
                         sql: "UPDATE note SET changeTag = ?, baseTitle = ?, baseBody = ? WHERE id = ?",
                         arguments: [record.changeTag, Self.text(record, "title"), Self.text(record, "body"), record.recordID.recordName])
                 }
-                for (record, server) in merged { try Self.store(record, base: server, db: db) }
+                // A refused save: the server's version is taken in as a fetched one, merged with
+                // the note as it is now (edited or deleted again while the save was out), not
+                // with the version that was sent.
+                var merged: [RecordID] = []
+                for server in servers where try Self.applyFetched(server, db: db) { merged.append(server.recordID) }
                 for id in sent.deletedRecordIDs + sent.failedRecordDeletes.map(\.recordID) {
                     try db.execute(sql: "DELETE FROM deletedNote WHERE id = ?", arguments: [id.recordName])
                 }
-                if gone { try db.execute(sql: "DELETE FROM note") }
+                if gone { try Self.dropAll(db) }
+                return merged
             }
             // The merged notes carry the server's change tag now: send them again.
             if !merged.isEmpty {
-                try await syncEngine.add(pendingRecordZoneChanges: merged.map { .saveRecord($0.0.recordID) })
+                try await syncEngine.add(pendingRecordZoneChanges: merged.map { .saveRecord($0) })
             }
+            if reset { try await uploadAgain(syncEngine) }
         default:
             break
         }
+    }
+
+    /// The zone is gone: its notes, and the marks kept for it. A deletion made here went
+    /// with it (the engine drops its pending changes); kept, it would hide the note for ever
+    /// if the zone came back with it.
+    static func dropAll(_ db: Database) throws {
+        try db.execute(sql: "DELETE FROM note")
+        try db.execute(sql: "DELETE FROM deletedNote")
+        try db.execute(sql: "DELETE FROM unseen")
+    }
+
+    /// After an encrypted-data reset the store has lost the zone's records and this database
+    /// holds them: every note goes up again as a new record, into the zone created again.
+    func uploadAgain(_ engine: RecordSyncEngine) async throws {
+        let ids = try await database.write { db in
+            try db.execute(sql: "UPDATE note SET changeTag = NULL, baseTitle = NULL, baseBody = NULL")
+            try db.execute(sql: "DELETE FROM unseen")
+            return try String.fetchAll(db, sql: "SELECT id FROM note")
+        }
+        try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zoneID, defaultRecordType: Self.recordType))])
+        try await engine.add(pendingRecordZoneChanges: ids.map { .saveRecord(try recordID($0)) })
     }
 
     /// A field-by-field three-way merge: a field this side changed since the ancestor keeps
