@@ -308,10 +308,17 @@ final class MemoryApp: RecordSyncEngineDelegate, @unchecked Sendable {
         try await eb.sendChanges()
         #expect(b.data.withLock { $0.zonesGone } == [ZoneDeletion(zoneID: zone, reason: .purged)])
         #expect(b.savedState.pendingRecordZoneChanges.isEmpty)
-        // A save of the zone does not bring a purged zone back.
+        // A save of the zone does not bring a purged zone back; an explicit recreate does,
+        // without the old records, and the app's next save lands in it.
         try await eb.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
         try await eb.sendChanges()
         #expect(try await store(device: "x").fetchAllRecordZones(scope: .private).isEmpty)
+        try await eb.add(pendingDatabaseChanges: [.recreateZone(RecordZone(zoneID: zone))])
+        try await eb.add(pendingRecordZoneChanges: [.saveRecord(id("n"))])
+        b.data.withLock { d in d.records = d.records.mapValues { r in var r = r; r.changeTag = nil; return r } }
+        try await eb.sendChanges()
+        #expect(try await store(device: "x").fetchAllRecordZones(scope: .private).map(\.zoneID) == [zone])
+        #expect(try await store(device: "x").recordZoneChanges(zone: zone, since: nil).modifications.count == 1)
     }
 
     @Test func aStateFromAnotherStoreOrALaterFormatIsRefused() async throws {

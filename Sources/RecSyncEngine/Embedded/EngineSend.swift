@@ -25,18 +25,20 @@ extension RecordSyncEngine {
         // A zone that exists keeps its participants: its sharing is changed with
         // `RemoteStore.share` and `unshare`, not by a device making sure its zone exists (which
         // would unshare it from everyone). Such a save that changes nothing else is not sent.
-        let own = pending.contains { if case .saveZone(let z) = $0 { z.zoneID.ownerName == store.userRecordName } else { false } }
+        let own = pending.contains { $0.zoneID.ownerName == store.userRecordName }
         let existing = own ? Dictionary(try await store.fetchAllRecordZones(scope: .private).map { ($0.zoneID, $0) }, uniquingKeysWith: { a, _ in a }) : [:]
         // Per change, the operation to send, or the zone as it is when nothing is to be sent.
         let planned: [(operation: ZoneOperation?, unchanged: RecordZone?)] = pending.map { change in
             switch change {
-            case .saveZone(var zone):
+            case .saveZone(var zone), .recreateZone(var zone):
                 if let current = existing[zone.zoneID] {
                     zone.participants = current.participants
                     if zone.defaultRecordType == current.defaultRecordType { return (nil, current) }
                 }
                 // Creates a zone reset for its encrypted data again (the upload after a reset),
-                // never one deleted or purged: the store decides that in the same commit.
+                // never one deleted or purged: the store decides that in the same commit. Only
+                // an explicit recreate brings those back.
+                if case .recreateZone = change { return (.recreate(zone), nil) }
                 return (.uploadAfterReset(zone), nil)
             case .deleteZone(let id):
                 return (.delete(id), nil)
@@ -53,14 +55,14 @@ extension RecordSyncEngine {
         var done: [PendingDatabaseChange] = []
         for (change, outcome) in zip(pending, results) {
             switch (change, outcome) {
-            case (.saveZone(let zone), .success(let stored)):
+            case (.saveZone(let zone), .success(let stored)), (.recreateZone(let zone), .success(let stored)):
                 sent.savedZones.append(stored ?? zone)
             case (.deleteZone(let id), .success):
                 sent.deletedZoneIDs.append(id)
             case (.deleteZone(let id), .failure(.zoneNotFound)):
                 // Already gone: what the app asked for.
                 sent.deletedZoneIDs.append(id)
-            case (.saveZone(let zone), .failure(let error)):
+            case (.saveZone(let zone), .failure(let error)), (.recreateZone(let zone), .failure(let error)):
                 sent.failedZoneSaves.append(ZoneFailure(zoneID: zone.zoneID, error: error))
             case (.deleteZone(let id), .failure(let error)):
                 sent.failedZoneDeletes.append(ZoneFailure(zoneID: id, error: error))

@@ -139,11 +139,15 @@ extension RecordSyncEngine {
         /// not brought back this way (the send reports it with the reason); one reset for its
         /// encrypted data is: that is how the app uploads it again.
         case saveZone(RecordZone)
+        /// As `saveZone`, and brings back a zone deleted or purged on the store: an explicit
+        /// create, for when the user asks for the zone again (`recsync zone create`). The old
+        /// zone's records do not come back with it.
+        case recreateZone(RecordZone)
         case deleteZone(ZoneID)
 
         public var zoneID: ZoneID {
             switch self {
-            case .saveZone(let zone): zone.zoneID
+            case .saveZone(let zone), .recreateZone(let zone): zone.zoneID
             case .deleteZone(let id): id
             }
         }
