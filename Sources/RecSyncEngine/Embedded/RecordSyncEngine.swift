@@ -32,9 +32,11 @@ public actor RecordSyncEngine {
     private weak var delegate: (any RecordSyncEngineDelegate)?
     /// The current state (what the last `.stateUpdate` carried).
     public private(set) var state: State
-    /// Bumped each time the app adds a pending change, so a send removes only the changes it
-    /// actually sent (not one added again while it ran).
+    /// A number, unique for the engine's life, given to a pending change each time the app
+    /// adds it, so a send removes only the changes it actually sent (not one added again while
+    /// it ran). Entries go with their changes, so this stays as large as the pending list.
     private var generations: [PendingRecordZoneChange: Int] = [:]
+    private var nextGeneration = 1
     private var busy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
     /// The engines whose delegate the current task (or the task it descends from) is in.
@@ -79,7 +81,12 @@ public actor RecordSyncEngine {
         var last: [RecordID: Int] = [:]
         for (i, change) in changes.enumerated() {
             last[change.recordID] = i
-            generations[change, default: 0] += 1
+            generations[change] = nextGeneration
+            nextGeneration += 1
+        }
+        let added = Set(changes)
+        for replaced in state.pendingRecordZoneChanges where last[replaced.recordID] != nil && !added.contains(replaced) {
+            generations[replaced] = nil
         }
         state.pendingRecordZoneChanges.removeAll { last[$0.recordID] != nil }
         state.pendingRecordZoneChanges += changes.enumerated().filter { last[$0.element.recordID] == $0.offset }.map(\.element)
@@ -90,7 +97,7 @@ public actor RecordSyncEngine {
     public func remove(pendingRecordZoneChanges changes: [PendingRecordZoneChange]) async throws(RecSyncError) {
         let gone = Set(changes)
         state.pendingRecordZoneChanges.removeAll { gone.contains($0) }
-        for change in changes { generations[change, default: 0] += 1 }
+        for change in changes { generations[change] = nil }
         try await emit(.stateUpdate(state))
     }
 
@@ -180,10 +187,15 @@ public actor RecordSyncEngine {
 
     func generation(of change: PendingRecordZoneChange) -> Int { generations[change] ?? 0 }
 
+    /// How many changes the engine tracks a generation for (for tests: it must not grow past
+    /// the pending list).
+    var trackedGenerations: Int { generations.count }
+
     /// Drops sent changes, unless the app added them again since `sent` was taken.
     func removeSent(_ sent: [(PendingRecordZoneChange, Int)]) {
         let done = Set(sent.filter { generation(of: $0.0) == $0.1 }.map(\.0))
         state.pendingRecordZoneChanges.removeAll { done.contains($0) }
+        for change in done { generations[change] = nil }
     }
 
     func setState(_ update: (inout State) -> Void) {
