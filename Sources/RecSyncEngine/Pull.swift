@@ -48,6 +48,16 @@ extension SyncEngine {
             let unlisted = ws.zonesWithTokens().filter { ws.scope(of: $0) == scope && !listed.contains($0) }
             if !unlisted.isEmpty { deleted += try await store.zonesGone(unlisted, scope: scope, listedAll: full) }
         }
+        // Own zones made here and pushed but never pulled have no zone token, so no feed names
+        // them when they go: ask the store about them, as a push does before it sends.
+        if scope == .private {
+            let held = Set(ws.zonesWithTokens())
+            let listed = Set(changed).union(deleted.map(\.zoneID))
+            let tokenless = ws.localZones().zones.filter { $0.ownerName == ws.user && !held.contains($0) && !listed.contains($0) }
+            if !tokenless.isEmpty {
+                deleted += try await store.fetchZoneDeletions(tokenless).filter { $0.reason != .encryptedDataReset || !ws.awaitsReupload($0.zoneID) }
+            }
+        }
         for deletion in deleted {
             try await removeZone(deletion, workspace: ws, report: &report, events: events)
         }

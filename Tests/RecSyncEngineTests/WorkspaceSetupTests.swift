@@ -52,3 +52,26 @@ import Testing
         #expect(!laptop.workspace.hasZoneDirectory(zone("notes")))
     }
 }
+
+/// A zone made here and pushed, never pulled, that goes away on the store: the next pull
+/// removes it (status says so), keeping unpushed edits in lost+found. It used to take a push.
+@Suite struct TokenlessZoneTests {
+    @Test func aPushedNeverPulledZoneDeletedOnTheStoreIsRemovedByThePull() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        try laptop.write("notes", "a", #"{"n": 1}"#)
+        _ = try await laptop.push()
+        _ = try await f.store("alice", deviceID: "admin").modifyRecordZones([.delete(zone("notes"))])
+        try laptop.write("notes", "a", #"{"n": 2}"#)  // an edit not pushed
+        #expect(try await laptop.status().problems.contains { $0.contains("the next pull or push removes it") })
+        let report = try await laptop.pull()
+        #expect(report.zonesRemoved.map(\.zoneID) == [zone("notes")])
+        #expect(!laptop.workspace.hasZoneDirectory(zone("notes")))
+        #expect(report.lostAndFound.count == 1, "the unpushed edit is kept: \(report.lostAndFound)")
+        // A zone that is new here (never pushed) is left alone.
+        try laptop.write("fresh", "b", #"{"n": 1}"#)
+        _ = try await laptop.pull()
+        #expect(laptop.workspace.hasZoneDirectory(zone("fresh")))
+        #expect(try await laptop.status().newZones == [zone("fresh")])
+    }
+}
