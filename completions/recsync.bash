@@ -354,7 +354,7 @@ _recsync_push() {
 
 _recsync_status() {
     repeating_flags=()
-    non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
+    non_repeating_flags=(--quiet -q --verbose -v --json --exit-code --version -h --help)
     repeating_options=()
     non_repeating_options=(-C)
     __recsync_offer_flags_options 0

@@ -87,4 +87,6 @@ public struct StatusReport: Sendable, Hashable {
 
     public init() {}
     public var isClean: Bool { changes.isEmpty && newZones.isEmpty && zonesToUploadAgain.isEmpty && conflicts.isEmpty && problems.isEmpty }
+    /// Whether a push has something to send (records, new zones, zones to upload again).
+    public var hasSomethingToPush: Bool { !changes.isEmpty || !newZones.isEmpty || !zonesToUploadAgain.isEmpty }
 }

@@ -58,6 +58,30 @@ import Testing
         #expect(try f.run(["get", "notes/r"], in: "ws", expect: 1).stdout.isEmpty)
     }
 
+    /// `status --exit-code`, as `git diff --exit-code`: 0 clean, 1 something to push, 2
+    /// conflicts pending; without the flag, 0 whatever the workspace holds.
+    @Test func statusExitCodeTellsAScriptWhatIsPending() throws {
+        let f = try CLIFixture().withStore()
+        try f.clone("laptop")
+        try f.clone("phone")
+        try f.run(["zone", "create", "notes"], in: "laptop")
+        try f.run(["status", "--exit-code"], in: "laptop", expect: 0)
+        try f.put("notes/r", #"{"v": 1}"#, in: "laptop")
+        try f.run(["status", "--exit-code"], in: "laptop", expect: 1)
+        #expect(try f.json(["status", "--exit-code"], in: "laptop", expect: 1)["clean"] as? Bool == false)
+        try f.run(["status"], in: "laptop", expect: 0)
+        try f.run(["push"], in: "laptop")
+        try f.run(["status", "--exit-code"], in: "laptop", expect: 0)
+
+        try f.run(["pull"], in: "phone")
+        try f.put("notes/r", #"{"v": 2}"#, in: "laptop")
+        try f.put("notes/r", #"{"v": 3}"#, in: "phone")
+        try f.run(["push"], in: "laptop")
+        try f.run(["push"], in: "phone", expect: 2)
+        try f.run(["status", "--exit-code"], in: "phone", expect: 2)
+        try f.run(["status"], in: "phone", expect: 0)
+    }
+
     /// A workspace made with `init` and no remote gets one later, then pulls.
     @Test func initThenSetRemote() throws {
         let f = try CLIFixture().withStore()

@@ -14,6 +14,8 @@ struct StatusCommand: RecSyncSubcommand {
             """)
 
     @OptionGroup var global: GlobalOptions
+    @Flag(name: .customLong("exit-code"), help: "Exit 2 when conflicts are pending, else 1 when there is something to push or a file that cannot be pushed, else 0 (as 'git diff --exit-code').")
+    var exitCode = false
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let engine = try context.engine()
@@ -34,7 +36,7 @@ struct StatusCommand: RecSyncSubcommand {
                 "problems": .array(report.problems.map(JSONValue.string)),
                 "clean": .bool(report.isClean),
             ])
-            return ExitCodes.success
+            return status(of: report)
         }
         for zone in report.newZones { console.out(console.paint("Z", .green) + " " + ws.relative(ws.zoneDirectory(zone)) + "/") }
         for zone in report.zonesToUploadAgain {
@@ -60,6 +62,13 @@ struct StatusCommand: RecSyncSubcommand {
         } else {
             console.hint("'recsync diff' shows the field changes; 'recsync push' sends them")
         }
-        return ExitCodes.success
+        return status(of: report)
+    }
+
+    /// With --exit-code, what the workspace holds as the exit status.
+    func status(of report: StatusReport) -> Int32 {
+        guard exitCode else { return ExitCodes.success }
+        if !report.conflicts.isEmpty { return ExitCodes.conflictsPending }
+        return report.hasSomethingToPush || !report.problems.isEmpty ? ExitCodes.error : ExitCodes.success
     }
 }
