@@ -26,6 +26,22 @@ extension RemoteStore {
         return result
     }
 
+    /// The fields of every record the store can read in the user's own zones (undecodable
+    /// stored records are left out): what a test compares an app's copy with.
+    public func readableContents() async throws -> [RecordID: [String: FieldValue]] {
+        var result: [RecordID: [String: FieldValue]] = [:]
+        for zone in try await fetchAllRecordZones(scope: .private) {
+            var token: ServerChangeToken?
+            while true {
+                let page = try await recordZoneChanges(zone: zone.zoneID, since: token)
+                for item in page.modifications { if case .success(let r) = item.result { result[r.recordID] = r.fields } }
+                token = page.changeToken
+                if !page.moreComing { break }
+            }
+        }
+        return result
+    }
+
     /// Every change in a zone from a token, following moreComing.
     public func allZoneChanges(_ zone: ZoneID, since token: ServerChangeToken?, limit: Int = 0) async throws -> (records: [Record], deletions: [RecordDeletionEvent], token: ServerChangeToken, pages: Int) {
         var token = token

@@ -2,12 +2,15 @@ import Foundation
 import RecSyncEngine
 import RecSyncModel
 import RecSyncStore
+import RecSyncTestSupport
 import Synchronization
 import Testing
 
-/// An app that can be killed at any event: before it stores the event (the process died on
-/// the way in) or after (it stored the event and died before it returned). What it stores
-/// (records, whole-zone marks, the saved state) survives the kill, as a database would.
+/// An app as the embedding engine sees it: records in memory, the saved state, every event.
+/// It can be killed at any event: before it stores the event (the process died on the way
+/// in) or after (it stored the event and died before it returned); `failOn` kills it on the
+/// first event whose name starts with it. What it stores (records, whole-zone marks, the
+/// saved state) survives the kill, as a database would.
 final class KillableApp: RecordSyncEngineDelegate, @unchecked Sendable {
     struct Data {
         var records: [RecordID: Record] = [:]
@@ -19,6 +22,10 @@ final class KillableApp: RecordSyncEngineDelegate, @unchecked Sendable {
         var zonesGone: [ZoneDeletion] = []
         /// Every zone deletion fetched, whatever the reason.
         var fetchedDeletions: [ZoneDeletion] = []
+        /// Records delivered as undeliverable (an unreadable stored form).
+        var undeliverable: [RecordID] = []
+        /// Kill before storing the first event whose name starts with this.
+        var failOn: String?
         /// Events to let through before the kill; nil: never killed.
         var killAfter: Int?
         var killAfterStoring = false
@@ -39,6 +46,10 @@ final class KillableApp: RecordSyncEngineDelegate, @unchecked Sendable {
                 if n == 0 { kill = true; d.killAfter = nil; d.killed = true } else { d.killAfter = n - 1 }
             }
             if kill, !d.killAfterStoring { throw Crash() }
+            if let f = d.failOn, event.name.hasPrefix(f) {
+                d.failOn = nil
+                throw Crash()
+            }
             d.events.append(event.name)
             switch event {
             case .stateUpdate(let state):
@@ -60,6 +71,7 @@ final class KillableApp: RecordSyncEngineDelegate, @unchecked Sendable {
                 d.wholeZones[changes.zoneID]?.formUnion(changes.modifications.map(\.recordID) + changes.undeliverable.map(\.recordID))
                 for record in changes.modifications { d.records[record.recordID] = record }
                 for deletion in changes.deletions { d.records[deletion.recordID] = nil }
+                d.undeliverable += changes.undeliverable.map(\.recordID)
             case .sentRecordZoneChanges(let sent):
                 for record in sent.savedRecords { d.records[record.recordID] = record }
                 for failure in sent.failedRecordSaves {
@@ -94,6 +106,7 @@ final class KillableApp: RecordSyncEngineDelegate, @unchecked Sendable {
     func forget(_ id: RecordID) { data.withLock { $0.records[id] = nil } }
     func kill(after events: Int, storing: Bool) { data.withLock { $0.killAfter = events; $0.killAfterStoring = storing; $0.killed = false } }
     var wasKilled: Bool { data.withLock { $0.killed } }
+    func clearEvents() { data.withLock { $0.events = [] } }
 }
 
 /// A store that calls `hook` before each operation named, as another writer racing the
@@ -198,18 +211,7 @@ func finishes(within seconds: Double, _ work: @escaping @Sendable () async -> Vo
 
     /// What the store holds now, every zone of alice's, as fields by record.
     func storeContents() async throws -> [RecordID: [String: FieldValue]] {
-        let s = try store(device: "observer")
-        var result: [RecordID: [String: FieldValue]] = [:]
-        for z in try await s.fetchAllRecordZones(scope: .private) {
-            var token: ServerChangeToken?
-            while true {
-                let page = try await s.recordZoneChanges(zone: z.zoneID, since: token)
-                for item in page.modifications { if case .success(let r) = item.result { result[r.recordID] = r.fields } }
-                token = page.changeToken
-                if !page.moreComing { break }
-            }
-        }
-        return result
+        try await store(device: "observer").readableContents()
     }
 
     /// Seeds the store through an engine of its own: `zone` and `other`, with records.
@@ -417,18 +419,7 @@ struct KillWorld {
     }
 
     func contents() async throws -> [RecordID: [String: FieldValue]] {
-        let s = try store("observer")
-        var result: [RecordID: [String: FieldValue]] = [:]
-        for z in try await s.fetchAllRecordZones(scope: .private) {
-            var token: ServerChangeToken?
-            while true {
-                let page = try await s.recordZoneChanges(zone: z.zoneID, since: token)
-                for item in page.modifications { if case .success(let r) = item.result { result[r.recordID] = r.fields } }
-                token = page.changeToken
-                if !page.moreComing { break }
-            }
-        }
-        return result
+        try await store("observer").readableContents()
     }
 
     func id(_ name: String, _ zone: ZoneID) throws -> RecordID { try RecordID(recordName: name, zoneID: zone) }

@@ -9,7 +9,7 @@ import Testing
     @Test func sentAndRemovedChangesLeaveNoBookkeepingBehind() async throws {
         let storage = MemoryStorage()
         let zone = try ZoneID(zoneName: "notes", ownerName: "alice")
-        let app = MemoryApp()
+        let app = KillableApp()
         let engine = try RecordSyncEngine(store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "a")), state: .init(), delegate: app)
         try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
         var ids: [RecordID] = []

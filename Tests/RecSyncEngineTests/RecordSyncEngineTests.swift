@@ -5,86 +5,6 @@ import RecSyncStore
 import Synchronization
 import Testing
 
-/// An app as the embedding engine sees it: records in memory, the saved state, every event.
-/// `failOn` makes the handler throw on the first event whose name starts with it (a crash).
-final class MemoryApp: RecordSyncEngineDelegate, @unchecked Sendable {
-    struct Data {
-        var records: [RecordID: Record] = [:]
-        var savedState = RecordSyncEngine.State()
-        var events: [String] = []
-        var conflicts: [RecordConflict] = []
-        var zonesGone: [ZoneDeletion] = []
-        var undeliverable: [RecordID] = []
-        var failOn: String?
-        var onEvent: (@Sendable (String) async -> Void)?
-        /// Zones being delivered in full, and what has arrived of them.
-        var wholeZones: [ZoneID: Set<RecordID>] = [:]
-    }
-
-    let data = Mutex(Data())
-    struct Crash: Error {}
-
-    func handleEvent(_ event: RecordSyncEngine.Event, syncEngine: RecordSyncEngine) async throws {
-        let hook = data.withLock { $0.onEvent }
-        await hook?(event.name)
-        try data.withLock { d in
-            if let f = d.failOn, event.name.hasPrefix(f) {
-                d.failOn = nil
-                throw Crash()
-            }
-            d.events.append(event.name)
-            switch event {
-            case .stateUpdate(let state):
-                // What an app does: saves the serialized bytes, and reads them back next time.
-                d.savedState = try RecordSyncEngine.State(serialized: state.serialized())
-            case .fetchedDatabaseChanges(let changes):
-                for deletion in changes.deletions where deletion.reason != .encryptedDataReset {
-                    d.records = d.records.filter { $0.key.zoneID != deletion.zoneID }
-                    d.zonesGone.append(deletion)
-                }
-            case .fetchingWholeZone(let zone):
-                d.wholeZones[zone] = []
-            case .didFetchRecordZoneChanges(let zone, nil):
-                if let arrived = d.wholeZones.removeValue(forKey: zone) {
-                    d.records = d.records.filter { $0.key.zoneID != zone || $0.value.changeTag == nil || arrived.contains($0.key) }
-                }
-            case .fetchedRecordZoneChanges(let changes):
-                d.wholeZones[changes.zoneID]?.formUnion(changes.modifications.map(\.recordID) + changes.undeliverable.map(\.recordID))
-                for record in changes.modifications { d.records[record.recordID] = record }
-                for deletion in changes.deletions { d.records[deletion.recordID] = nil }
-                d.undeliverable += changes.undeliverable.map(\.recordID)
-            case .sentRecordZoneChanges(let sent):
-                for record in sent.savedRecords { d.records[record.recordID] = record }
-                for failure in sent.failedRecordSaves {
-                    if case .serverRecordChanged(let conflict) = failure.error { d.conflicts.append(conflict) }
-                }
-                d.zonesGone += sent.zonesGone
-            default:
-                break
-            }
-        }
-    }
-
-    func recordsToSave(_ recordIDs: [RecordID], syncEngine: RecordSyncEngine) async throws -> [Record] {
-        data.withLock { d in recordIDs.compactMap { d.records[$0] } }
-    }
-
-    var records: [RecordID: Record] { data.withLock { $0.records } }
-    var savedState: RecordSyncEngine.State { data.withLock { $0.savedState } }
-    var events: [String] { data.withLock { $0.events } }
-
-    /// Edits a record locally (a new record when it does not exist), as the app's UI would.
-    func edit(_ id: RecordID, _ fields: [String: FieldValue]) throws {
-        try data.withLock { d in
-            var record = try d.records[id] ?? Record(recordID: id, recordType: "Note")
-            record.fields = fields
-            d.records[id] = record
-        }
-    }
-
-    func clearEvents() { data.withLock { $0.events = [] } }
-}
-
 @Suite struct RecordSyncEngineTests {
     let storage = MemoryStorage()
     let zone: ZoneID
@@ -97,15 +17,15 @@ final class MemoryApp: RecordSyncEngineDelegate, @unchecked Sendable {
         MemoryStore(storage: storage, actor: try StoreActor(userRecordName: user, deviceID: device))
     }
 
-    func engine(_ app: MemoryApp, device: String, user: String = "alice", state: RecordSyncEngine.State? = nil, options: RecordSyncEngine.Options = .init()) throws -> RecordSyncEngine {
+    func engine(_ app: KillableApp, device: String, user: String = "alice", state: RecordSyncEngine.State? = nil, options: RecordSyncEngine.Options = .init()) throws -> RecordSyncEngine {
         try RecordSyncEngine(store: store(user, device: device), state: state ?? app.savedState, delegate: app, options: options)
     }
 
     func id(_ name: String) throws -> RecordID { try RecordID(recordName: name, zoneID: zone) }
 
     /// An app whose zone is on the store and whose record "n" (v = 1) is pending.
-    func appWithPendingSave() async throws -> (MemoryApp, RecordSyncEngine) {
-        let a = MemoryApp()
+    func appWithPendingSave() async throws -> (KillableApp, RecordSyncEngine) {
+        let a = KillableApp()
         let ea = try engine(a, device: "a")
         try await ea.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
         try await ea.sendChanges()
@@ -115,7 +35,7 @@ final class MemoryApp: RecordSyncEngineDelegate, @unchecked Sendable {
     }
 
     @Test func twoAppsSyncSavesDeletesAndZones() async throws {
-        let (a, b) = (MemoryApp(), MemoryApp())
+        let (a, b) = (KillableApp(), KillableApp())
         let ea = try engine(a, device: "a"), eb = try engine(b, device: "b")
         try a.edit(id("n1"), ["title": .string("one")])
         try a.edit(id("n2"), ["title": .string("two")])
@@ -149,7 +69,7 @@ final class MemoryApp: RecordSyncEngineDelegate, @unchecked Sendable {
     }
 
     @Test func eventsComeInOrderWithDataBeforeTheTokenThatCoversIt() async throws {
-        let (a, b) = (MemoryApp(), MemoryApp())
+        let (a, b) = (KillableApp(), KillableApp())
         let ea = try engine(a, device: "a"), eb = try engine(b, device: "b")
         try a.edit(id("n1"), ["v": .int64(1)])
         try await ea.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
@@ -173,7 +93,7 @@ final class MemoryApp: RecordSyncEngineDelegate, @unchecked Sendable {
     }
 
     @Test func aConflictCarriesServerClientAndAncestorAndTheMergeGoesThrough() async throws {
-        let (a, b) = (MemoryApp(), MemoryApp())
+        let (a, b) = (KillableApp(), KillableApp())
         let ea = try engine(a, device: "a"), eb = try engine(b, device: "b")
         try a.edit(id("n"), ["title": .string("base"), "body": .string("x")])
         try await ea.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
@@ -205,7 +125,7 @@ final class MemoryApp: RecordSyncEngineDelegate, @unchecked Sendable {
     }
 
     @Test func aCrashWhileSavingFetchedRecordsRedeliversThemAndLosesNothing() async throws {
-        let (a, b) = (MemoryApp(), MemoryApp())
+        let (a, b) = (KillableApp(), KillableApp())
         let ea = try engine(a, device: "a")
         try await ea.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
         for i in 0..<5 {
@@ -254,8 +174,8 @@ final class MemoryApp: RecordSyncEngineDelegate, @unchecked Sendable {
         // The user edits again while the first version is on its way.
         let n = try id("n")
         a.data.withLock { d in
-            d.onEvent = { name in
-                guard name == "sentRecordZoneChanges" else { return }
+            d.onEvent = { event, _ in
+                guard case .sentRecordZoneChanges = event else { return }
                 try? a.edit(n, ["v": .int64(2)])
                 try? await ea.add(pendingRecordZoneChanges: [.saveRecord(n)])
             }
@@ -266,7 +186,7 @@ final class MemoryApp: RecordSyncEngineDelegate, @unchecked Sendable {
     }
 
     @Test func anUnreadableRecordDoesNotHoldUpItsZoneAndArrivesOnceReadable() async throws {
-        let (a, b) = (MemoryApp(), MemoryApp())
+        let (a, b) = (KillableApp(), KillableApp())
         let ea = try engine(a, device: "a")
         try await ea.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
         try a.edit(id("good"), ["v": .int64(1)])
@@ -294,7 +214,7 @@ final class MemoryApp: RecordSyncEngineDelegate, @unchecked Sendable {
     }
 
     @Test func aPurgedZoneIsReportedWithItsReasonToTheSender() async throws {
-        let (a, b) = (MemoryApp(), MemoryApp())
+        let (a, b) = (KillableApp(), KillableApp())
         let ea = try engine(a, device: "a"), eb = try engine(b, device: "b")
         try await ea.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
         try a.edit(id("n"), ["v": .int64(1)])
@@ -322,7 +242,7 @@ final class MemoryApp: RecordSyncEngineDelegate, @unchecked Sendable {
     }
 
     @Test func aStateFromAnotherStoreOrALaterFormatIsRefused() async throws {
-        let a = MemoryApp()
+        let a = KillableApp()
         let ea = try engine(a, device: "a")
         try await ea.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
         try await ea.sendChanges()
