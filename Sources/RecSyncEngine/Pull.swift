@@ -43,17 +43,20 @@ extension SyncEngine {
         // (it names every live zone), and after a pull killed between saving zone tokens and
         // this scope token (a zone it brought in that went away since is in neither end of the
         // feed: it was not there at the scope token).
+        // The zones of this scope held here with a token, listed once (removed zones are
+        // filtered out below by `gone`).
+        let held = ws.zonesWithTokens().filter { ws.scope(of: $0) == scope }
         if full || ws.pullWasInterrupted(scope) {
             let listed = Set(changed).union(deleted.map(\.zoneID))
-            let unlisted = ws.zonesWithTokens().filter { ws.scope(of: $0) == scope && !listed.contains($0) }
+            let unlisted = held.filter { !listed.contains($0) }
             if !unlisted.isEmpty { deleted += try await store.zonesGone(unlisted, scope: scope, listedAll: full) }
         }
         // Own zones made here and pushed but never pulled have no zone token, so no feed names
         // them when they go: ask the store about them, as a push does before it sends.
         if scope == .private {
-            let held = Set(ws.zonesWithTokens())
+            let withToken = Set(held)
             let listed = Set(changed).union(deleted.map(\.zoneID))
-            let tokenless = ws.localZones().zones.filter { $0.ownerName == ws.user && !held.contains($0) && !listed.contains($0) }
+            let tokenless = ws.localZones().zones.filter { $0.ownerName == ws.user && !withToken.contains($0) && !listed.contains($0) }
             if !tokenless.isEmpty {
                 deleted += try await store.fetchZoneDeletions(tokenless).filter { $0.reason != .encryptedDataReset || !ws.awaitsReupload($0.zoneID) }
             }
@@ -65,7 +68,7 @@ extension SyncEngine {
         // level too (a record created here and deleted elsewhere): look at them anyway.
         let gone = Set(deleted.map(\.zoneID))
         // So are zones with records the store could not deliver before (see `RetryList`).
-        for zone in ws.zonesWithTokens() where ws.scope(of: zone) == scope && !gone.contains(zone) && !changed.contains(zone) && ws.zoneNeedsALook(zone) {
+        for zone in held where !gone.contains(zone) && !changed.contains(zone) && ws.zoneNeedsALook(zone) {
             changed.append(zone)
         }
         var seen = Set<ZoneID>()

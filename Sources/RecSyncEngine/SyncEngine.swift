@@ -71,6 +71,9 @@ public struct SyncEngine: Sendable {
                 report.problems += keptAside.map { "\(workspace.relative($0)): a file an interrupted pull was writing held something else; kept there" }
             } catch .workspaceLocked {
                 // A sync is running: it clears them up itself.
+            } catch {
+                // Status only reports; a workspace it cannot lock (read-only) still gets one.
+                report.problems.append("\(workspace.relative(workspace.stateDir)): files an interrupted pull was writing are left, and could not be cleared now (\(error.message)); the next pull clears them")
             }
         }
         let (zones, problems) = workspace.localZones()

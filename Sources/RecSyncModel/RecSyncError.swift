@@ -224,12 +224,16 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String { message }
 
     /// A decoding error of the bytes of the file at `path` (shown relative to the workspace),
-    /// told as one: `malformed` gains the path; any other error becomes `fileSystem` there.
+    /// told as one: `malformed` gains the path, a bad name or value in the file makes it
+    /// `malformed` there, any other error becomes `fileSystem` there.
     public func located(at path: String) -> RecSyncError {
         switch self {
         case .malformed(var m):
             m.path = path
             return .malformed(m)
+        case .invalidName(let detail), .invalidValue(let detail):
+            // A field key or value the file holds breaks a rule: the file is malformed.
+            return .malformed(MalformedInput(path: path, detail: detail))
         case .fileSystem:
             return self
         default:

@@ -234,6 +234,23 @@ import Testing
     }
 }
 
+extension StatusIndexTests {
+    /// Status clears a killed pull's leftovers under the lock; when it cannot take the lock
+    /// for a reason other than a running sync, it says so and still reports (it used to skip
+    /// silently through try?; failing instead would break status on a read-only workspace).
+    @Test func aLockThatCannotBeTakenIsReportedNotFatal() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        try laptop.write("notes", "a", #"{"n": 1}"#)
+        try writeFile(laptop.workspace.tempRegistry, "")
+        // A directory where the lock file goes: opening it fails, for root too.
+        try FileManager.default.createDirectory(atPath: laptop.workspace.stateDir + "/lock/blocker", withIntermediateDirectories: true)
+        let status = try await laptop.status()
+        #expect(status.newZones == [zone("notes")])
+        #expect(status.problems.contains { $0.contains("could not be cleared now") }, "\(status.problems)")
+    }
+}
+
 /// `SyncEngine.clone`: a workspace made and pulled, or nothing left behind.
 @Suite struct CloneTests {
     @Test func aCloneMakesAWorkspaceAndPullsEverything() async throws {

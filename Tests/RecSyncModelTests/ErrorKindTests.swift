@@ -34,6 +34,14 @@ import Testing
         }
     }
 
+    @Test func aBadFieldKeyOrValueInAFileIsMalformedThere() {
+        let key = caught { _ = try WorkspaceEncoding.decodeFields(Array("{\"bad key\": 1}".utf8)) }
+        #expect(key?.kind == "invalidName")
+        guard case .malformed(let m)? = key?.located(at: "private/notes/r.json") else { Issue.record("\(String(describing: key))"); return }
+        #expect(m.path == "private/notes/r.json" && m.detail == key?.message)
+        #expect(RecSyncError.invalidValue("v").located(at: "p").kind == "malformed")
+    }
+
     @Test func aDecodingErrorLocatedAtAFileOtherThanMalformedBecomesAFileSystemError() {
         let error = RecSyncError.limitExceeded("too big").located(at: "private/notes/r.json")
         #expect(error == .fileSystem(path: "private/notes/r.json", message: "too big"))
