@@ -101,7 +101,10 @@ extension RecordSyncEngine {
                 setState { s in
                     s.setToken(page.changeToken, for: zone)
                     s.retryRecords.removeAll { delivered.contains($0) }
-                    for failure in failures where !s.retryRecords.contains(failure.recordID) { s.retryRecords.append(failure.recordID) }
+                    // A set for membership: a zone a hostile writer filled with unreadable
+                    // entries must not make each page quadratic.
+                    var listed = Set(s.retryRecords)
+                    for failure in failures where listed.insert(failure.recordID).inserted { s.retryRecords.append(failure.recordID) }
                 }
                 try await emit(.stateUpdate(state))
                 token = page.changeToken
@@ -121,7 +124,8 @@ extension RecordSyncEngine {
     /// Asks again for records of the zone the store could not deliver before.
     private func retryUndelivered(_ candidates: [RecordID], in zone: ZoneID) async throws(RecSyncError) {
         // Those the zone's changes delivered or listed again meanwhile are settled.
-        let ids = candidates.filter(state.retryRecords.contains)
+        let stillListed = Set(state.retryRecords)
+        let ids = candidates.filter(stillListed.contains)
         guard !ids.isEmpty else { return }
         var records: [Record] = []
         var failures: [RecordFailure] = []

@@ -113,11 +113,18 @@ public actor GitStore: RemoteStore {
         guard StoreLocation.isNetwork(location) else {
             return try await body(GitStore.open(location: location, relativeTo: base, actor: actor))
         }
-        let mirror = FileManager.default.temporaryDirectory.appendingPathComponent("recsync-look-\(UUID().uuidString.prefix(8))").path
+        // A new private directory of this process's own (creating it fails if the name is
+        // taken), so the mirror is never one someone else placed at a guessed path.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("recsync-look-\(UUID().uuidString)").path
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw .fileSystem(path: directory, message: "cannot make a directory for the throwaway mirror (\(error.localizedDescription)); check the temporary directory ($TMPDIR)")
+        }
+        let mirror = directory + "/mirror"
         func removeMirror() throws(RecSyncError) {
-            guard FileManager.default.fileExists(atPath: mirror) else { return }
-            do { try FileManager.default.removeItem(atPath: mirror) } catch {
-                throw .fileSystem(path: mirror, message: "the throwaway mirror could not be removed (\(error.localizedDescription)); remove it by hand")
+            do { try FileManager.default.removeItem(atPath: directory) } catch {
+                throw .fileSystem(path: directory, message: "the throwaway mirror could not be removed (\(error.localizedDescription)); remove it by hand")
             }
         }
         let result: T
