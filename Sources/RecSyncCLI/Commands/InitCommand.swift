@@ -28,15 +28,15 @@ struct InitCommand: RecSyncSubcommand {
         let console = context.console
         switch try SyncEngine.initialize(at: dir, remote: remotePath, user: { () throws(RecSyncError) in try context.user(user) }, commitSnapshots: commitSnapshots) {
         case .snapshotsEnabled:
-            console.document(["command": .string("init"), "root": .string(dir), "commitSnapshots": .bool(true)])
+            console.document(["root": .string(dir), "commitSnapshots": .bool(true)])
             console.info("every pull in \(dir) now commits a snapshot to its git repository")
         case .remoteSet(let ws, let shown):
-            console.document(["command": .string("init"), "root": .string(dir), "remote": .string(shown), "user": .string(ws.user)])
+            console.document(["root": .string(dir), "remote": .string(shown), "user": .string(ws.user)])
             console.info("set the remote of the workspace in \(dir) to \(shown)")
             if shown != remotePath { Self.passwordHint(context) }
             console.hint("run 'recsync pull' to fetch the store's records")
         case .created(let ws, let stored):
-            console.document(["command": .string("init"), "root": .string(ws.root), "remote": .string(stored), "user": .string(ws.user)])
+            console.document(["root": .string(ws.root), "remote": .string(stored), "user": .string(ws.user)])
             console.info("initialized an empty recsync workspace in \(ws.root) for \(ws.user)")
             console.hint(stored.isEmpty ? "set a store with 'recsync init --remote PATH'" : "run 'recsync pull' to fetch the store's records")
             if stored != (remotePath ?? "") { Self.passwordHint(context) }

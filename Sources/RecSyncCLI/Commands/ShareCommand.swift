@@ -41,7 +41,7 @@ struct UnshareCommand: RecSyncSubcommand {
 
 /// Prints a zone's participants after `share` or `unshare`.
 func printParticipants(_ zone: RecordZone, _ context: CommandContext, zoneName: String, _ what: String) -> Int32 {
-    context.console.document(["command": .string("share"), "zone": .string(zoneName), "participants": .array(zone.participants.map {
+    context.console.document(["zone": .string(zoneName), "participants": .array(zone.participants.map {
         .object(["user": .string($0.userRecordName), "permission": .string($0.permission.rawValue)])
     })])
     context.console.info(what)

@@ -13,7 +13,7 @@ public struct CommandContext: Sendable {
     public let console: Console
     public let environment: [String: String]
 
-    public init(_ options: GlobalOptions, environment: [String: String] = ProcessInfo.processInfo.environment) throws(RecSyncError) {
+    public init(_ options: GlobalOptions, command: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(RecSyncError) {
         let cwd = FileManager.default.currentDirectoryPath
         var dir = cwd
         if let given = options.directory {
@@ -23,7 +23,7 @@ public struct CommandContext: Sendable {
             }
         }
         directory = dir
-        console = Console(options, environment: environment)
+        console = Console(options, command: command, environment: environment)
         self.environment = environment
     }
 

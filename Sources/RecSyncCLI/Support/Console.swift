@@ -15,13 +15,16 @@ public struct Console: Sendable {
     public let quiet: Bool
     public let verbose: Bool
     public let json: Bool
+    /// The command's words (`zone delete`): every JSON document and line names it.
+    public let command: String
     /// Progress lines go to stderr (a terminal, and not quiet).
     public let showsProgress: Bool
     /// Colour codes on stdout.
     public let colours: Bool
     let coloursOnStderr: Bool
 
-    public init(_ options: GlobalOptions, environment: [String: String] = ProcessInfo.processInfo.environment) {
+    public init(_ options: GlobalOptions, command: String, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.command = command
         quiet = options.quiet
         verbose = options.verbose
         json = options.json
@@ -86,18 +89,22 @@ public struct Console: Sendable {
         Self.write(prefix + message + "\n", to: FileHandle.standardError)
     }
 
-    /// The one JSON document of a `--json` run, with `"version": 1` added.
+    /// The one JSON document of a `--json` run, with `"version": 1` and `"command"` added
+    /// (docs/json.md).
     public func document(_ members: [String: JSONValue]) {
         guard json else { return }
         var object = members
         object["version"] = .int(1)
+        object["command"] = .string(command)
         Self.write(String(decoding: JSON.serialize(.object(object), pretty: true), as: UTF8.self), to: FileHandle.standardOutput)
     }
 
-    /// One line of a JSON-lines feed, with `"version": 1` added (written whatever the mode).
+    /// One line of a JSON-lines feed, with `"version": 1` and `"command"` added (written
+    /// whatever the mode).
     public func jsonLine(_ members: [String: JSONValue]) {
         var object = members
         object["version"] = .int(1)
+        object["command"] = .string(command)
         Self.write(String(decoding: JSON.serialize(.object(object), pretty: false), as: UTF8.self) + "\n", to: FileHandle.standardOutput)
     }
 

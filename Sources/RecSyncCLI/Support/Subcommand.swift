@@ -7,28 +7,34 @@ import RecSyncModel
 /// (`ExitCodes`); a command returns the status of an outcome that is not an error (conflicts).
 protocol RecSyncSubcommand: AsyncParsableCommand {
     var global: GlobalOptions { get }
+    /// The command's words as a user types them (`zone delete`): the `command` of its JSON.
+    static var commandPath: String { get }
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32
 }
 
 extension RecSyncSubcommand {
+    static var commandPath: String { configuration.commandName ?? "recsync" }
+
     mutating func run() async throws {
         let status: Int32
         do {
-            let context = try CommandContext(global)
+            let context = try CommandContext(global, command: Self.commandPath)
             var result = try await execute(context)
             // As git does: output that could not be written (a full disk, a closed stdout) is
             // the command's failure, whatever else it did.
             if result == ExitCodes.success && Console.outputFailed {
-                Console(global).error("could not write to standard output")
+                Console(global, command: Self.commandPath).error("could not write to standard output")
                 result = ExitCodes.error
             }
             status = result
         } catch {
             // With --json, scripts get the error as the one document: its kind, CloudKit
-            // code and what it carries (`RecSyncError.json`); the message goes to stderr too.
-            Console(global).document(["error": error.json])
-            Console(global).error(error.message)
+            // code, what it carries (`RecSyncError.json`) and the exit status; the message
+            // goes to stderr too.
+            let console = Console(global, command: Self.commandPath)
             status = ExitCodes.code(for: error)
+            console.document(["error": error.json, "exitCode": .int(Int64(status))])
+            console.error(error.message)
         }
         if status != ExitCodes.success { throw ExitCode(status) }
     }

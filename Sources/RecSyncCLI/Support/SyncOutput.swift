@@ -41,7 +41,6 @@ struct SyncOutput {
         for w in report.warnings { console.warning(w) }
         if console.json {
             console.document([
-                "command": .string(command),
                 "zonesChanged": .array(report.zonesChanged.map(zoneJSON)),
                 "zonesSkipped": .array(report.zonesSkipped.map(zoneJSON)),
                 "zonesRemoved": .array(report.zonesRemoved.map(zoneRemovalJSON)),
@@ -100,7 +99,6 @@ struct SyncOutput {
         let status = !pending.isEmpty ? ExitCodes.conflictsPending : report.notSent.isEmpty ? ExitCodes.success : ExitCodes.error
         if console.json {
             var doc: [String: JSONValue] = [
-                "command": .string("push"),
                 "zonesCreated": .array(report.zonesCreated.map(zoneJSON)),
                 "saved": .array(report.saved.map(recordJSON)),
                 "deleted": .array(report.deleted.map(recordJSON)),

@@ -4,6 +4,7 @@ import RecSyncStore
 
 /// `recsync store doctor [PATH]`: finds lock files crashed writers left, removes stale ones.
 struct StoreDoctorCommand: RecSyncSubcommand {
+    static var commandPath: String { "store " + (configuration.commandName ?? "") }
     static let configuration = CommandConfiguration(
         commandName: "doctor",
         abstract: "Find and remove lock files that killed writers left in a store.",
@@ -30,7 +31,7 @@ struct StoreDoctorCommand: RecSyncSubcommand {
         }
         let findings = try GitStore.doctor(at: target, removeStale: !check)
         context.console.document([
-            "command": .string("store doctor"), "path": .string(target),
+            "path": .string(target),
             "locks": .array(findings.map { .object(["path": .string($0.path), "verdict": .string($0.verdict.rawValue), "ageSeconds": .int(Int64($0.age))]) }),
         ])
         for finding in findings { context.console.info(finding.message) }

@@ -4,6 +4,7 @@ import RecSyncStore
 
 /// `recsync store init PATH`: creates an empty store.
 struct StoreInitCommand: RecSyncSubcommand {
+    static var commandPath: String { "store " + (configuration.commandName ?? "") }
     static let configuration = CommandConfiguration(
         commandName: "init",
         abstract: "Create an empty store (a bare git repository) at PATH.")
@@ -22,7 +23,7 @@ struct StoreInitCommand: RecSyncSubcommand {
         }
         let target = try StoreLocation.storePath(path, relativeTo: context.directory)
         let manifest = try GitStore.create(at: target, actor: StoreActor(userRecordName: context.user(user)))
-        context.console.document(["command": .string("store init"), "path": .string(target), "storeID": .string(manifest.storeID)])
+        context.console.document(["path": .string(target), "storeID": .string(manifest.storeID)])
         context.console.info("created an empty store at \(target) (store \(manifest.storeID))")
         context.console.hint("make a workspace of it with 'recsync clone \(path)'")
         return ExitCodes.success

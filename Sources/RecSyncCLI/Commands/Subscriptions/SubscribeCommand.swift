@@ -89,7 +89,7 @@ struct SubscribeCommand: RecSyncSubcommand {
             database: database, zone: zone, query: query, conditions: try conditions(), firesOn: try firesOnReasons(), id: id, includeOwn: includeOwn)
         let subscription = try request.subscription(user: engine.workspace.user)
         try await engine.subscribe(subscription, from: sinceBeginning ? .beginning : .now)
-        context.console.document(["command": .string("subscribe"), "id": .string(subscription.id), "watches": .string(subscription.summary)])
+        context.console.document(["id": .string(subscription.id), "watches": .string(subscription.summary)])
         context.console.info("subscribed: \(subscription.id) (\(subscription.summary))")
         context.console.hint(sinceBeginning ? "'recsync notifications' shows what it matches already" : "run 'recsync watch' (or 'recsync watch --once') to be told about matching changes")
         return ExitCodes.success
@@ -120,7 +120,7 @@ struct UnsubscribeCommand: RecSyncSubcommand {
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         try context.workspace().removeSubscription(id)
-        context.console.document(["command": .string("unsubscribe"), "id": .string(id)])
+        context.console.document(["id": .string(id)])
         context.console.info("unsubscribed: \(id)")
         return ExitCodes.success
     }

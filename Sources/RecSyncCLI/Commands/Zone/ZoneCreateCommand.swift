@@ -4,6 +4,7 @@ import RecSyncStore
 
 /// `recsync zone create NAME`: a new zone on the store, then a pull.
 struct ZoneCreateCommand: RecSyncSubcommand {
+    static var commandPath: String { "zone " + (configuration.commandName ?? "") }
     static let configuration = CommandConfiguration(
         commandName: "create",
         abstract: "Create one of your zones on the store (then pull, so its directory appears).",

@@ -4,6 +4,7 @@ import RecSyncStore
 
 /// `recsync zone delete NAME`: deletes a zone and its records, then pulls.
 struct ZoneDeleteCommand: RecSyncSubcommand {
+    static var commandPath: String { "zone " + (configuration.commandName ?? "") }
     static let configuration = CommandConfiguration(
         commandName: "delete",
         abstract: "Delete one of your zones and its records from the store (then pull).",

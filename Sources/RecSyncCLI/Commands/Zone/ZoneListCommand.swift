@@ -4,6 +4,7 @@ import RecSyncStore
 
 /// `recsync zone list`: the zones on the store visible to you.
 struct ZoneListCommand: RecSyncSubcommand {
+    static var commandPath: String { "zone " + (configuration.commandName ?? "") }
     static let configuration = CommandConfiguration(
         commandName: "list",
         abstract: "List the zones on the store: yours (private) and those shared with you.")

@@ -4,6 +4,7 @@ import RecSyncStore
 
 /// `recsync zone purge NAME`: purges a zone, then pulls.
 struct ZonePurgeCommand: RecSyncSubcommand {
+    static var commandPath: String { "zone " + (configuration.commandName ?? "") }
     static let configuration = CommandConfiguration(
         commandName: "purge",
         abstract: "Purge one of your zones: delete it so that no workspace uploads it again (then pull).",
