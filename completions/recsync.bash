@@ -386,7 +386,7 @@ _recsync_diff() {
     # Offer positional completions
     case "${positional_number}" in
     1)
-        __recsync_add_completions -o plusdirs -fX '!*.@(json)'
+        __recsync_add_completions -W "$(__recsync_custom_complete ---completion diff -- positional@0 "${COMP_CWORD}" "$(__recsync_cursor_index_in_current_word)")"
         return
         ;;
     esac
@@ -681,6 +681,14 @@ _recsync_share() {
         return
         ;;
     esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    1)
+        __recsync_add_completions -W "$(__recsync_custom_complete ---completion share -- positional@0 "${COMP_CWORD}" "$(__recsync_cursor_index_in_current_word)")"
+        return
+        ;;
+    esac
 }
 
 _recsync_unshare() {
@@ -700,6 +708,14 @@ _recsync_unshare() {
         return
         ;;
     esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    1)
+        __recsync_add_completions -W "$(__recsync_custom_complete ---completion unshare -- positional@0 "${COMP_CWORD}" "$(__recsync_cursor_index_in_current_word)")"
+        return
+        ;;
+    esac
 }
 
 _recsync_subscribe() {
@@ -716,9 +732,11 @@ _recsync_subscribe() {
         return
         ;;
     '--database')
+        __recsync_add_completions -W 'private'$'\n''shared'
         return
         ;;
     '--zone')
+        __recsync_add_completions -W "$(__recsync_custom_complete ---completion subscribe -- --zone "${COMP_CWORD}" "$(__recsync_cursor_index_in_current_word)")"
         return
         ;;
     '--query')
@@ -734,6 +752,7 @@ _recsync_subscribe() {
         return
         ;;
     '--fires-on')
+        __recsync_add_completions -W 'create'$'\n''update'$'\n''delete'$'\n''create,update'$'\n''update,delete'$'\n''create,update,delete'
         return
         ;;
     '--id')
@@ -769,6 +788,14 @@ _recsync_unsubscribe() {
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    1)
+        __recsync_add_completions -W "$(__recsync_custom_complete ---completion unsubscribe -- positional@0 "${COMP_CWORD}" "$(__recsync_cursor_index_in_current_word)")"
         return
         ;;
     esac

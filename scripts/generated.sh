@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates what is generated from the command definitions and committed:
-#   man/recsync.1                      swift-argument-parser's GenerateManual plugin (fixed --date)
+#   man/recsync.1                      swift-argument-parser's GenerateManual plugin (fixed --date),
+#                                      then scripts/man-postprocess.awk with man/sections.mdoc
 #   completions/recsync.bash, _recsync, recsync.fish   recsync --generate-completion-script
 # With --check, generates into a temp dir and fails (listing the diff) when the committed files
 # are stale. SWIFT and SCRATCH (the build dir, default .build) can be set in the environment.
@@ -22,7 +23,17 @@ mkdir -p "$out/man" "$out/completions"
 
 # The plugin builds the package's products (debug, like `make test`) and runs generate-manual.
 "$SWIFT" package --scratch-path "$SCRATCH" plugin generate-manual --configuration debug --date "$MAN_DATE" >/dev/null
-cp "$SCRATCH/plugins/GenerateManual/outputs/recsync/recsync.1" "$out/man/recsync.1"
+awk -v sections=man/sections.mdoc -f scripts/man-postprocess.awk \
+  "$SCRATCH/plugins/GenerateManual/outputs/recsync/recsync.1" > "$out/man/recsync.1"
+# The page must render without a warning (`man -l` prints mdoc's to stderr).
+if command -v man >/dev/null 2>&1; then
+  warnings=$(man -l "$out/man/recsync.1" 2>&1 >/dev/null || true)
+  if [ -n "$warnings" ]; then
+    echo "generated: man/recsync.1 renders with warnings:" >&2
+    echo "$warnings" >&2
+    exit 1
+  fi
+fi
 
 recsync="$("$SWIFT" build --scratch-path "$SCRATCH" --show-bin-path)/recsync"
 # Completion scripts depend on nothing in the environment but the shell named.

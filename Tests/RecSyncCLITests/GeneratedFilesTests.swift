@@ -44,3 +44,30 @@ import Testing
         #expect(output.stdout == expected, "\(path) is stale; run 'make generated'")
     }
 }
+
+/// The committed man page has the sections a reader looks for and renders without a warning.
+@Suite struct ManPageTests {
+    let page = GeneratedFilesTests.packageRoot + "/man/recsync.1"
+
+    @Test func hasEnvironmentFilesExitStatusAndExamples() throws {
+        let text = try #require(readFile(page), "\(page) is missing; run 'make generated'")
+        for section in [".Sh ENVIRONMENT", ".Sh FILES", ".Sh EXIT STATUS", ".Sh EXAMPLES", ".Sh SEE ALSO"] {
+            #expect(text.contains("\n\(section)\n"), "\(section) is missing from the man page")
+        }
+        for variable in ["RECSYNC_USER", "RECSYNC_TOKEN", "RECSYNC_USERNAME", "RECSYNC_SSH_KNOWN_HOSTS", "NO_COLOR"] {
+            #expect(text.contains(".It Ev \(variable)\n"), "ENVIRONMENT does not describe \(variable)")
+        }
+        // The plugin's generic exit status and blank lines (mdoc warnings) were replaced.
+        #expect(!text.contains(".Ex -std"))
+        #expect(!text.contains("\n\n"))
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/man"), "man is not installed"))
+    func rendersWithoutWarnings() throws {
+        let output = try Subprocess.capture("/usr/bin/man", ["-l", page], in: GeneratedFilesTests.packageRoot,
+                                               environment: ["PATH": "/usr/bin:/bin", "MANWIDTH": "80", "LANG": "C.UTF-8"])
+        #expect(output.status == 0, "\(output.stderr)")
+        #expect(output.stderr.isEmpty, "man -l man/recsync.1 warns:\n\(output.stderr)")
+        #expect(output.stdout.contains("EXAMPLES"))
+    }
+}

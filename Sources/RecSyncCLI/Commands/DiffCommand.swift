@@ -13,11 +13,16 @@ struct DiffCommand: RecSyncSubcommand {
             A new record shows all its fields as added, a deleted one all as removed. For a \
             record in conflict, the fields each side changed since the common version are \
             shown as 'ours' (this file) and 'theirs' (the store).
+
+            EXAMPLES
+              recsync diff
+              recsync diff todo/milk
+              recsync diff --json | jq '.records[].fields'
             """)
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: ArgumentHelp("The record to compare (default: every changed record).", discussion: RecordReference.help), completion: .file(extensions: ["json"]))
+    @Argument(help: ArgumentHelp("The record to compare (default: every changed record).", discussion: RecordReference.help), completion: Completions.records)
     var record: String?
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {

@@ -9,7 +9,7 @@ struct InitCommand: RecSyncSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "init",
         abstract: "Make the current directory a workspace.",
-        discussion: "Run it again with --remote in a workspace that has no remote yet to set one. It does not pull: run 'recsync pull' next.")
+        discussion: "Run it again with --remote in a workspace that has no remote yet to set one. It does not pull: run 'recsync pull' next.\n\nEXAMPLES\n  recsync init\n  recsync init --remote ~/stores/notes.git --user alice\n  recsync pull")
 
     @OptionGroup var global: GlobalOptions
 

@@ -7,10 +7,10 @@ struct ShareCommand: RecSyncSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "share",
         abstract: "Share one of your zones with another user.",
-        discussion: "The zone appears in that user's shared/YOU/ZONE/ on their next pull. recsync refuses a read-only participant's push before sending anything; the git host's permissions on the store are what really protect it (see the README's security section).")
+        discussion: "The zone appears in that user's shared/YOU/ZONE/ on their next pull. recsync refuses a read-only participant's push before sending anything; the git host's permissions on the store are what really protect it (see the README's security section).\n\nEXAMPLES\n  recsync share todo --with bob\n  recsync share todo --with carol --read-only")
 
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "One of your zones.") var zone: String
+    @Argument(help: "One of your zones.", completion: Completions.zones) var zone: String
     @Option(name: .customLong("with"), help: "The user to share it with.") var user: String
     @Flag(help: "Let them read but not change the zone.") var readOnly = false
 
@@ -26,10 +26,10 @@ struct UnshareCommand: RecSyncSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "unshare",
         abstract: "Stop sharing one of your zones with a user.",
-        discussion: "The zone leaves that user's workspace on their next pull; their unpushed edits are kept in their .recsync/lost+found/.")
+        discussion: "The zone leaves that user's workspace on their next pull; their unpushed edits are kept in their .recsync/lost+found/.\n\nEXAMPLES\n  recsync unshare todo --with bob")
 
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "One of your zones.") var zone: String
+    @Argument(help: "One of your zones.", completion: Completions.zones) var zone: String
     @Option(name: .customLong("with"), help: "The user to stop sharing it with.") var user: String
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {

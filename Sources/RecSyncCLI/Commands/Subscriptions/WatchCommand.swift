@@ -38,6 +38,11 @@ struct WatchCommand: RecSyncSubcommand {
             status 1 if something could not be delivered). Changes this workspace pushed are \
             left out unless the subscription or --include-own says otherwise. Stops on SIGINT \
             or SIGTERM; a store that cannot be reached is retried with back-off.
+
+            EXAMPLES
+              recsync watch --pull
+              recsync watch --exec 'notify-send recsync "$RECSYNC_COUNT changes"'
+              recsync watch --once --json
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -178,6 +183,10 @@ struct NotificationsCommand: RecSyncSubcommand {
             cursors stay where they are, so running it again shows the same and more, unless \
             --ack moves them past what was shown. 'recsync watch --once' delivers the same \
             notifications as watch does (JSON lines, --exec, --pull) and acknowledges them.
+
+            EXAMPLES
+              recsync notifications
+              recsync notifications --ack --json
             """)
 
     @OptionGroup var global: GlobalOptions

@@ -8,7 +8,7 @@ struct ZoneCreateCommand: RecSyncSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "create",
         abstract: "Create one of your zones on the store (then pull, so its directory appears).",
-        discussion: "A new directory under private/ also becomes a zone on the next push; this creates it right away, with its default record type.")
+        discussion: "A new directory under private/ also becomes a zone on the next push; this creates it right away, with its default record type.\n\nEXAMPLES\n  recsync zone create todo --default-type Task")
 
     @OptionGroup var global: GlobalOptions
 

@@ -7,7 +7,8 @@ struct ZoneListCommand: RecSyncSubcommand {
     static var commandPath: String { "zone " + (configuration.commandName ?? "") }
     static let configuration = CommandConfiguration(
         commandName: "list",
-        abstract: "List the zones on the store: yours (private) and those shared with you.")
+        abstract: "List the zones on the store: yours (private) and those shared with you.",
+        discussion: "EXAMPLES\n  recsync zone list\n  recsync zone list --json | jq -r '.zones[].zone'")
 
     @OptionGroup var global: GlobalOptions
 
