@@ -182,6 +182,7 @@ extension SyncEngine {
                 return
             }
             report.warnings += page.warnings.map(\.description)
+            if let expected = page.recordCountEstimate { events(.recordsExpected(zone, count: expected)) }
             var applier = PageApplier(engine: self, workspace: ws, zone: zone, listing: listing)
             let retrySaved = retry
             for item in page.modifications {

@@ -127,6 +127,7 @@ extension SyncEngine {
             try finishReupload(reupload, workspace: ws)
             return report
         }
+        events(.sending(records: saves.count + deletions.count))
         let note = PendingPush(saves: saves, device: try ws.deviceID())
         try notePendingPush(note, workspace: ws)
         let result = try await store.modifyRecognisingOwnSaves(saving: saves, deleting: deletions, savePolicy: force ? .allKeys : .ifServerRecordUnchanged, atomically: true, clientChangeTokenData: note.token)

@@ -7,11 +7,16 @@ public enum SyncEvent: Sendable, Hashable {
     case zoneChanged(ZoneID)
     case zoneRemoved(ZoneID, reason: ZoneDeletionReason, lostAndFound: String?)
     case zoneCreated(ZoneID)
+    /// A fetch from the beginning started: about how many records the zone holds (the total
+    /// its `recordsWritten` events add up to).
+    case recordsExpected(ZoneID, count: Int)
     case recordsWritten(ZoneID, count: Int)
     case recordsDeleted(ZoneID, count: Int)
     case conflict(RecordID)
     case tokenExpired(String)
     case warning(String)
+    /// A push is about to send this many record saves and deletions to the store.
+    case sending(records: Int)
 }
 
 /// What `pull` did.

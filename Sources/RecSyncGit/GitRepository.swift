@@ -399,6 +399,15 @@ public final class GitRepository {
         return entries
     }
 
+    /// How many entries a tree has, without reading them.
+    public func treeEntryCount(_ oid: GitOID) throws(GitError) -> Int {
+        var raw = oid.raw
+        var tree: OpaquePointer?
+        try check("git_tree_lookup", git_tree_lookup(&tree, pointer, &raw))
+        defer { git_tree_free(tree) }
+        return git_tree_entrycount(tree)
+    }
+
     /// The entry at a slash-separated path below a tree, or nil if there is none.
     public func entry(atPath path: String, inTree oid: GitOID) throws(GitError) -> GitTreeEntry? {
         var raw = oid.raw

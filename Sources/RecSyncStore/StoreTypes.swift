@@ -216,6 +216,9 @@ public struct RecordZoneChanges: Sendable, Hashable {
     /// on this zone supplied, as of this page's end; nil if none (CloudKit's `clientChangeTokenData`).
     /// Tells a client whether its last upload landed.
     public var clientChangeTokenData: String? = nil
+    /// On the first page of a fetch from the beginning (no token): about how many records the
+    /// zone holds, so a client can show progress against a total; nil otherwise.
+    public var recordCountEstimate: Int? = nil
 }
 
 /// Who acts on the store, and the clock used to stamp changes.

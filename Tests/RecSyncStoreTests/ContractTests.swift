@@ -37,6 +37,22 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
+    func aFetchFromTheBeginningSaysHowManyRecordsToExpect(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes])
+        _ = try await alice.save((1...7).map { Build.record("r\($0)", in: notes) })
+        let first = try await alice.recordZoneChanges(zone: notes, since: nil, resultsLimit: 3, desiredKeys: nil)
+        #expect(first.recordCountEstimate == 7)
+        #expect(first.modifications.count == 3 && first.moreComing)
+        // Later pages and incremental fetches do not count again.
+        let second = try await alice.recordZoneChanges(zone: notes, since: first.changeToken, resultsLimit: 3, desiredKeys: nil)
+        #expect(second.recordCountEstimate == nil)
+        try await alice.createZones([todo])
+        #expect(try await alice.recordZoneChanges(zone: todo, since: nil, resultsLimit: 3, desiredKeys: nil).recordCountEstimate == 0)
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func incrementalFetchReturnsOnlyChanges(kind: StoreKind) async throws {
         let fixture = try StoreFixture(kind)
         let alice = try fixture.store(as: "alice")

@@ -44,6 +44,7 @@ public struct Console: Sendable {
     /// Bytes of the command's result, as they are (text mode only).
     public func out(bytes: [UInt8]) {
         guard !json else { return }
+        ProgressLine.shared.clear()
         FileHandle.standardOutput.write(Data(bytes))
     }
 
@@ -121,6 +122,7 @@ public struct Console: Sendable {
 
     /// Writes with write(2): FileHandle.write traps on an error such as ENOSPC.
     static func write(_ text: String, to handle: FileHandle) {
+        ProgressLine.shared.clear()
         let fd = handle.fileDescriptor
         if FileIO.writeFully(fd, Array(text.utf8)) != nil, fd == STDOUT_FILENO {
             stdoutFailed.store(true, ordering: .relaxed)

@@ -36,6 +36,7 @@ extension RecSyncSubcommand {
             console.document(["error": error.json, "exitCode": .int(Int64(status))])
             console.error(error.message)
         }
+        ProgressLine.shared.clear()
         if status != ExitCodes.success { throw ExitCode(status) }
     }
 }

@@ -10,11 +10,20 @@ struct SyncOutput {
 
     // MARK: Events
 
-    /// The progress callback: one stderr line per event, when stderr is a terminal.
+    /// The progress callback, when stderr is a terminal: records fetched and sent update the
+    /// one progress line (`ProgressLine`); zones removed, conflicts, expired tokens and warnings
+    /// are lines of their own.
     var events: @Sendable (SyncEvent) -> Void {
         let console = console, ws = workspace
         guard console.showsProgress else { return { _ in } }
-        return { event in console.progress(Self.describe(event, workspace: ws)) }
+        return { event in
+            switch event {
+            case .recordsExpected, .recordsWritten, .recordsDeleted, .sending, .zoneChanged:
+                ProgressLine.shared.record(event, command: console.command)
+            default:
+                console.progress(Self.describe(event, workspace: ws))
+            }
+        }
     }
 
     static func describe(_ event: SyncEvent, workspace ws: Workspace) -> String {
@@ -30,6 +39,8 @@ struct SyncOutput {
         case .conflict(let id): return "conflict: \(ws.relative(ws.recordPath(id)))"
         case .tokenExpired(let what): return "the \(what) token expired; fetching again in full"
         case .warning(let w): return "warning: \(w)"
+        case .recordsExpected(let z, let n): return "\(ws.relative(ws.zoneDirectory(z)))/: \(plural(n, "record")) to fetch"
+        case .sending(let n): return "sending \(plural(n, "record"))"
         }
     }
 

@@ -58,7 +58,10 @@ extension StoreCore {
         // was committed since is more to come, or a client whose database token has moved on
         // to the head would never fetch it (simulation finding F6).
         let more = batch.more || target != head
-        return RecordZoneChanges(modifications: modifications, deletions: deletions, changeToken: newToken.token, moreComing: more, warnings: warnings, clientChangeTokenData: clientToken)
+        // A fetch from the beginning reads the whole zone: its size is the total to show.
+        let estimate = token == nil ? try backend.recordCountEstimate(zone: zoneID, at: target) : nil
+        return RecordZoneChanges(modifications: modifications, deletions: deletions, changeToken: newToken.token, moreComing: more, warnings: warnings,
+                                 clientChangeTokenData: clientToken, recordCountEstimate: estimate)
     }
 
     /// The record ID a changed tree entry names; nil, with a warning naming its path, when the

@@ -108,6 +108,9 @@ protocol StoreBackend: AnyObject {
     /// Records that differ in a zone between `base` (nil: nothing) and `target`, in a fixed
     /// order, starting after key `after`, at most `limit`.
     func recordChanges(zone: ZoneID, from base: String?, to target: String, after: String?, limit: Int) throws(RecSyncError) -> RawRecordChangeBatch
+    /// About how many records a zone holds at a commit (entries of its fan-out directories,
+    /// without reading them): the total a full fetch shows progress against.
+    func recordCountEstimate(zone: ZoneID, at commit: String) throws(RecSyncError) -> Int
     /// Every record of a zone at a commit.
     func allRecords(zone: ZoneID, at commit: String) throws(RecSyncError) -> [(recordName: String, tag: String)]
     /// Commits `writes` on top of `parent` and moves the head by compare-and-swap.

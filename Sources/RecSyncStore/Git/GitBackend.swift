@@ -337,6 +337,14 @@ final class GitBackend: StoreBackend {
         return result
     }
 
+    func recordCountEstimate(zone: ZoneID, at commit: String) throws(RecSyncError) -> Int {
+        var count = 0
+        for fan in try entries(recordsTree(zone, at: commit)) where fan.kind == .tree {
+            count += try git("reading a tree") { () throws(GitError) in try repository.treeEntryCount(fan.oid) }
+        }
+        return count
+    }
+
     func allRecords(zone: ZoneID, at commit: String) throws(RecSyncError) -> [(recordName: String, tag: String)] {
         var result: [(recordName: String, tag: String)] = []
         for fan in try entries(recordsTree(zone, at: commit)) where fan.kind == .tree {

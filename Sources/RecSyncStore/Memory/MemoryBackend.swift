@@ -182,6 +182,10 @@ final class MemoryBackend: StoreBackend {
             more: sorted.count > limit, warnings: [])
     }
 
+    func recordCountEstimate(zone: ZoneID, at commit: String) throws(RecSyncError) -> Int {
+        try snapshot(commit).zones[zone]?.records.count ?? 0
+    }
+
     func allRecords(zone: ZoneID, at commit: String) throws(RecSyncError) -> [(recordName: String, tag: String)] {
         (try snapshot(commit).zones[zone]?.records ?? [:]).map { ($0.key, $0.value) }
     }
