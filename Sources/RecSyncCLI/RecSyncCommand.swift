@@ -1,4 +1,6 @@
 import ArgumentParser
+import Foundation
+import RecSyncModel
 
 /// The `recsync` command; each subcommand lives in its own file under `Commands/`.
 public struct RecSyncCommand: AsyncParsableCommand {
@@ -30,4 +32,52 @@ public struct RecSyncCommand: AsyncParsableCommand {
     @OptionGroup public var global: GlobalOptions
 
     public init() {}
+}
+
+extension RecSyncCommand {
+    /// Runs the command line: as swift-argument-parser's `main`, except that with `--json` a
+    /// usage error (exit 64) is also printed as the JSON error document on stdout, as every
+    /// other error is (docs/json.md).
+    public static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        do {
+            var command = try parseAsRoot(arguments)
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let status = exitCode(for: error).rawValue
+            if status == ExitCodes.usage, arguments.contains("--json") {
+                let document: JSONValue = .object([
+                    "command": .string(commandPath(in: arguments)),
+                    "error": .object([
+                        "kind": .string("usage"), "code": .int(Int64(CloudKitErrorCode.invalidArguments.rawValue)),
+                        "message": .string(message(for: error)),
+                    ]),
+                    "exitCode": .int(Int64(status)),
+                    "version": .int(1),
+                ])
+                Console.write(String(decoding: JSON.serialize(document, pretty: true), as: UTF8.self), to: .standardOutput)
+            }
+            exit(withError: error)
+        }
+    }
+
+    /// The subcommand words at the start of a command line (`zone delete`), skipping options.
+    static func commandPath(in arguments: [String]) -> String {
+        var words: [String] = []
+        var candidates = configuration.subcommands
+        var skipNext = false
+        for argument in arguments {
+            if skipNext { skipNext = false; continue }
+            if argument == "-C" { skipNext = true; continue }
+            if argument.hasPrefix("-") { continue }
+            guard let match = candidates.first(where: { $0.configuration.commandName == argument }) else { break }
+            words.append(argument)
+            candidates = match.configuration.subcommands
+        }
+        return words.isEmpty ? "recsync" : words.joined(separator: " ")
+    }
 }

@@ -56,6 +56,24 @@ import Testing
         #expect(try f.run(["get", "notes/r", "--json"], in: "ws", expect: 1).stderr.contains("line 2, column 8"))
         // Without --json, stdout stays empty.
         #expect(try f.run(["get", "notes/r"], in: "ws", expect: 1).stdout.isEmpty)
+        // The exit status and the command are in the document.
+        #expect(broken["exitCode"] as? Int == 1 && broken["command"] as? String == "get", "\(broken)")
+        #expect(badName["command"] as? String == "zone create", "\(badName)")
+    }
+
+    /// A usage error (exit 64) is a JSON document too, naming the subcommand; without --json
+    /// stdout stays empty and the parser's message goes to stderr.
+    @Test func withJSONAUsageErrorIsADocumentToo() throws {
+        let f = try CLIFixture().withStore()
+        try f.run(["clone", "store.git", "ws"])
+        let usage = try f.json(["zone", "delete", "todo", "--no-such-option"], in: "ws", expect: 64)
+        #expect(usage["command"] as? String == "zone delete", "\(usage)")
+        #expect(usage["exitCode"] as? Int == 64 && usage["version"] as? Int == 1, "\(usage)")
+        let error = try #require(usage["error"] as? [String: Any], "\(usage)")
+        #expect(error["kind"] as? String == "usage")
+        #expect((error["message"] as? String)?.contains("--no-such-option") == true, "\(error)")
+        let plain = try f.run(["-C", "ws", "resolve"], expect: 64)
+        #expect(plain.stdout.isEmpty && plain.stderr.contains("--ours"), "\(plain)")
     }
 
     /// `status --exit-code`, as `git diff --exit-code`: 0 clean, 1 something to push, 2
