@@ -51,8 +51,8 @@ public struct SubscriptionNotification: Sendable, Hashable {
         if let zone { o["zone"] = .string(zone.description) }
         if kind == "query" {
             o["records"] = .array(records.map { r in
-                .object(["recordName": .string(r.recordID.recordName), "zoneName": .string(r.recordID.zoneID.zoneName),
-                         "ownerName": .string(r.recordID.zoneID.ownerName), "reason": .string(r.reason.rawValue)])
+                .object(["recordName": .string(r.recordID.recordName), "zone": .string(r.recordID.zoneID.zoneName),
+                         "owner": .string(r.recordID.zoneID.ownerName), "reason": .string(r.reason.rawValue)])
             })
             if count > records.count { o["recordsOmitted"] = .int(Int64(count - records.count)) }
         }

@@ -41,7 +41,7 @@ import Glibc
     /// The records a query notification names, as "reason owner/zone/name", sorted.
     func records(_ n: Notification) -> [String] {
         ((n["records"] as? [[String: Any]]) ?? []).map { r in
-            "\(r["reason"] as? String ?? "?") \(r["ownerName"] as? String ?? "?")/\(r["zoneName"] as? String ?? "?")/\(r["recordName"] as? String ?? "?")"
+            "\(r["reason"] as? String ?? "?") \(r["owner"] as? String ?? "?")/\(r["zone"] as? String ?? "?")/\(r["recordName"] as? String ?? "?")"
         }.sorted()
     }
 
@@ -183,7 +183,7 @@ import Glibc
             #expect(n["kind"] as? String == "query")
             #expect(n["scope"] as? String == "private")
             for r in n["records"] as? [[String: Any]] ?? [] {
-                #expect(Set(r.keys) == ["recordName", "zoneName", "ownerName", "reason"], "\(r)")
+                #expect(Set(r.keys) == ["recordName", "zone", "owner", "reason"], "\(r)")
             }
         }
         let create = try only("on-create", in: got), update = try only("on-update", in: got), delete = try only("on-delete", in: got)
@@ -261,8 +261,8 @@ import Glibc
         #expect(n["zones"] as? [String] == ["alice/plans"])
         #expect(records(n) == ["updated alice/plans/trip"])
         let record = try #require((n["records"] as? [[String: Any]])?.first)
-        #expect(record["ownerName"] as? String == "alice")
-        #expect(record["zoneName"] as? String == "plans")
+        #expect(record["owner"] as? String == "alice")
+        #expect(record["zone"] as? String == "plans")
     }
 
     // MARK: - No echo

@@ -46,7 +46,7 @@ struct DiffCommand: RecSyncSubcommand {
 
     func json(_ d: RecordDiff, _ ws: Workspace) -> JSONValue {
         var o = SyncOutput.recordObject(d.recordID, workspace: ws)
-        o["state"] = .string(d.state.rawValue)
+        o["kind"] = .string(d.state.rawValue)
         o["fields"] = .array(d.changes.map(\.json))
         if let theirs = d.theirs { o["theirs"] = .array(theirs.map(\.json)) }
         if let n = d.note { o["note"] = .string(note(n)) }

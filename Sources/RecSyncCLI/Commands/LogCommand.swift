@@ -41,7 +41,7 @@ struct LogCommand: RecSyncSubcommand {
             console.document(["commits": .array(entries.map { e in
                 var o: [String: JSONValue] = [
                     "commit": .string(e.commit.commit), "author": .string(e.commit.authorName),
-                    "email": .string(e.commit.authorEmail), "time": .int(e.commit.time),
+                    "email": .string(e.commit.authorEmail), "time": .int(e.commit.time * 1000),
                     "message": .string(e.commit.message),
                 ]
                 if record != nil { o["changeTag"] = e.changeTag.map(JSONValue.string) ?? .null }

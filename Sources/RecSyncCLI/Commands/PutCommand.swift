@@ -49,7 +49,7 @@ struct PutCommand: RecSyncSubcommand {
         case .restored: "restored"
         }
         let recordPath = ws.recordPath(id)
-        context.console.document(SyncOutput.recordObject(id, workspace: ws).merging(["state": .string(state)]) { a, _ in a })
+        context.console.document(SyncOutput.recordObject(id, workspace: ws).merging(["kind": .string(put == .new ? "new" : put == .modified ? "modified" : "restored")]) { a, _ in a })
         context.console.info("wrote \(ws.relative(recordPath)) (\(state)\(type.map { ", type \($0)" } ?? ""))")
         context.console.hint("'recsync push' sends it to the store")
         return ExitCodes.success

@@ -68,7 +68,7 @@ struct WatchCommand: RecSyncSubcommand {
             WatchOptions(once: once, pull: pull, includeOwn: includeOwn, settle: Double(settle) / 1000),
             shouldStop: { stop.requested },
             deliver: { n in
-                if let error = Self.writeLine(n.json) {
+                if let error = Self.writeLine(n.json, command: console.command) {
                     console.warning("cannot write the notification for \(n.subscriptionID) to stdout (\(String(cString: strerror(error)))); it stays pending")
                     // EPIPE: whoever read stdout is gone, for good (SIGPIPE, which would have
                     // ended watch, was ignored by whoever started it).
@@ -100,8 +100,13 @@ struct WatchCommand: RecSyncSubcommand {
 
     /// Writes one JSON line to stdout with write(2); the errno value if it could not be
     /// written whole (a closed pipe), so the notification is not acknowledged; nil once written.
-    static func writeLine(_ json: JSONValue) -> Int32? {
-        FileIO.writeFully(STDOUT_FILENO, JSON.serialize(json, pretty: false) + [10])
+    static func writeLine(_ json: JSONValue, command: String) -> Int32? {
+        var line = json
+        if case .object(var o) = json {
+            o["command"] = .string(command)
+            line = .object(o)
+        }
+        return FileIO.writeFully(STDOUT_FILENO, JSON.serialize(line, pretty: false) + [10])
     }
 
     /// Runs --exec for one notification: the JSON line on its stdin, and in

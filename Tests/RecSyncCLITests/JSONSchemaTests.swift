@@ -1,0 +1,237 @@
+import Foundation
+import RecSyncCLI
+import RecSyncTestSupport
+import Testing
+
+import ArgumentParser
+
+/// The schema in docs/json.md, read from its tables: for each shape, command and feed line,
+/// its keys, whether each may be missing, and its type.
+struct JSONSchema {
+    struct Key {
+        var name: String
+        var optional: Bool
+        var type: String
+    }
+
+    var tables: [String: [Key]] = [:]
+
+    static let path = GeneratedFilesTests.packageRoot + "/docs/json.md"
+
+    /// Reads every `### `NAME`` heading (several names separated by commas share the table)
+    /// followed by a `| key | type | meaning |` table.
+    static func load() throws -> JSONSchema {
+        let text = try #require(readFile(path), "\(path) is missing")
+        var schema = JSONSchema()
+        var current: [String] = []
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            if line.hasPrefix("#") {
+                let spans = Self.codeSpans(line)
+                current = !line.hasPrefix("### ") ? [] : spans.isEmpty ? [String(line.dropFirst(4))] : spans
+                if line.hasPrefix("### ") { for name in current { schema.tables[name] = schema.tables[name] ?? [] } }
+                continue
+            }
+            guard !current.isEmpty, line.hasPrefix("| `") else { continue }
+            let cells = Self.cells(line)
+            guard cells.count >= 2 else { continue }
+            var name = cells[0].trimmingCharacters(in: CharacterSet(charactersIn: "`"))
+            let optional = name.hasSuffix("?")
+            if optional { name.removeLast() }
+            for table in current { schema.tables[table, default: []].append(Key(name: name, optional: optional, type: cells[1])) }
+        }
+        return schema
+    }
+
+    static func codeSpans(_ line: String) -> [String] {
+        line.split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+    }
+
+    /// The cells of a table row; `\|` inside a cell is a literal bar (a union type).
+    static func cells(_ line: String) -> [String] {
+        let marked = line.replacingOccurrences(of: "\\|", with: "\u{1}")
+        return marked.split(separator: "|", omittingEmptySubsequences: false).dropFirst().dropLast()
+            .map { $0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "\u{1}", with: "|") }
+    }
+
+    /// Problems of `value` against a type: `string`, `int`, `bool`, `null`, `any`, `object`,
+    /// `[T]`, `A|B`, or a shape's name.
+    func problems(_ value: Any, type: String, at path: String) -> [String] {
+        let alternatives = type.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+        if alternatives.count > 1 {
+            let all = alternatives.map { problems(value, type: $0, at: path) }
+            return all.contains { $0.isEmpty } ? [] : ["\(path): none of \(type) fits: " + all.flatMap { $0 }.joined(separator: "; ")]
+        }
+        switch type {
+        case "any": return []
+        case "string": return value is String ? [] : ["\(path): expected a string, got \(value)"]
+        case "int": return (value as? NSNumber).map { !Self.isBool($0) && $0.doubleValue == $0.doubleValue.rounded() } == true ? [] : ["\(path): expected an integer, got \(value)"]
+        case "bool": return (value as? NSNumber).map(Self.isBool) == true ? [] : ["\(path): expected true or false, got \(value)"]
+        case "null": return value is NSNull ? [] : ["\(path): expected null, got \(value)"]
+        case "object": return value is [String: Any] ? [] : ["\(path): expected an object, got \(value)"]
+        default: break
+        }
+        if type.hasPrefix("[") && type.hasSuffix("]") {
+            guard let array = value as? [Any] else { return ["\(path): expected an array, got \(value)"] }
+            let element = String(type.dropFirst().dropLast())
+            return array.enumerated().flatMap { problems($0.element, type: element, at: "\(path)[\($0.offset)]") }
+        }
+        guard let keys = tables[type] else { return ["\(path): docs/json.md has no table `\(type)`"] }
+        guard let object = value as? [String: Any] else { return ["\(path): expected a \(type) object, got \(value)"] }
+        return problems(object, keys: keys, at: path, what: type)
+    }
+
+    func problems(_ object: [String: Any], keys: [Key], at path: String, what: String) -> [String] {
+        var found: [String] = []
+        let documented = Set(keys.map(\.name))
+        for key in object.keys.sorted() where !documented.contains(key) {
+            found.append("\(path).\(key): not in docs/json.md's `\(what)`")
+        }
+        for key in keys {
+            guard let value = object[key.name] else {
+                if !key.optional { found.append("\(path).\(key.name): missing (docs/json.md's `\(what)` lists it)") }
+                continue
+            }
+            found += problems(value, type: key.type, at: "\(path).\(key.name)")
+            // Times are milliseconds: a count of seconds since 1970 is below 10^11 until 5138.
+            if ["time", "created", "modified"].contains(key.name), let n = value as? Int, n < 100_000_000_000 {
+                found.append("\(path).\(key.name): \(n) looks like seconds; times are milliseconds since the epoch")
+            }
+        }
+        return found
+    }
+
+    /// A command's document: its table plus `version` and `command`; or the error document.
+    func documentProblems(_ document: [String: Any], command: String) -> [String] {
+        var found: [String] = []
+        if document["version"] as? Int != 1 { found.append("version is not 1") }
+        if document["command"] as? String != command { found.append("command is \(document["command"] ?? "missing"), not \(command)") }
+        var rest = document
+        rest["version"] = nil
+        rest["command"] = nil
+        if document["error"] != nil {
+            return found + problems(rest, keys: tables["Errors"] ?? [], at: command, what: "Errors")
+        }
+        guard let keys = tables[command] else { return found + ["docs/json.md has no table for `\(command)`"] }
+        return found + problems(rest, keys: keys, at: command, what: command)
+    }
+
+    /// A feed line: `changes` lines by their `kind`, `watch` lines are notifications.
+    func lineProblems(_ line: [String: Any], command: String) -> [String] {
+        var rest = line
+        guard rest.removeValue(forKey: "command") as? String == command else { return ["\(command) line without its command: \(line)"] }
+        if command == "watch" { return problems(rest, type: "notification", at: "watch") }
+        rest["version"] = nil
+        guard line["version"] as? Int == 1 else { return ["\(command) line without version 1: \(line)"] }
+        let table = "\(command):\(line["kind"] as? String ?? "?")"
+        guard let keys = tables[table] else { return ["docs/json.md has no table `\(table)`"] }
+        return problems(rest, keys: keys, at: table, what: table)
+    }
+
+    /// JSONSerialization gives true and false as NSNumbers of type char ("c").
+    static func isBool(_ n: NSNumber) -> Bool { String(cString: n.objCType) == "c" }
+}
+
+/// Every command's `--json` output against docs/json.md, through the built binary.
+@Suite(.serialized) struct JSONSchemaTests {
+    /// Runs a command with --json and checks its document; returns it.
+    @discardableResult
+    func check(_ f: CLIFixture, _ arguments: [String], in dir: String? = "w", input: String? = nil, expect status: Int32 = 0, schema: JSONSchema,
+               seen: inout Set<String>, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
+        let output = try f.run(arguments + ["--json"], in: dir, input: input, expect: status, sourceLocation: sourceLocation)
+        let parsed = try? JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any]
+        let document = try #require(parsed, "recsync \(arguments.joined(separator: " ")) --json printed no JSON object:\n\(output.description)", sourceLocation: sourceLocation)
+        let command = document["command"] as? String ?? "?"
+        let problems = schema.documentProblems(document, command: command)
+        #expect(problems.isEmpty, "recsync \(arguments.joined(separator: " ")) --json:\n\(problems.joined(separator: "\n"))", sourceLocation: sourceLocation)
+        seen.insert(document["error"] == nil ? command : "error")
+        return document
+    }
+
+    /// Every leaf subcommand's words (`zone delete`).
+    static func leafCommands(_ type: any ParsableCommand.Type = RecSyncCommand.self, prefix: [String] = []) -> [String] {
+        let subcommands = type.configuration.subcommands
+        if subcommands.isEmpty { return [prefix.joined(separator: " ")] }
+        return subcommands.flatMap { leafCommands($0, prefix: prefix + [$0.configuration.commandName ?? ""]) }
+    }
+
+    @Test func everyCommandIsDocumented() throws {
+        let schema = try JSONSchema.load()
+        let feeds: Set<String> = ["changes", "watch"]
+        for command in Self.leafCommands() where !feeds.contains(command) {
+            #expect(schema.tables[command] != nil, "docs/json.md has no table for `\(command)`")
+        }
+        #expect(schema.tables["watch"] != nil && schema.tables["changes:token"] != nil)
+    }
+
+    @Test func everyDocumentFollowsTheSchema() throws {
+        let schema = try JSONSchema.load()
+        var seen: Set<String> = []
+        let f = try CLIFixture(user: "alice")
+        try check(f, ["store", "init", "store.git"], in: nil, schema: schema, seen: &seen)
+        try check(f, ["store", "doctor", "store.git"], in: nil, schema: schema, seen: &seen)
+        try check(f, ["clone", "store.git", "w"], in: nil, schema: schema, seen: &seen)
+        try check(f, ["zone", "create", "todo", "--default-type", "Task"], schema: schema, seen: &seen)
+        try check(f, ["zone", "create", "spare"], schema: schema, seen: &seen)
+        try check(f, ["put", "todo/milk"], input: #"{"title": "Milk", "n": 1}"#, schema: schema, seen: &seen)
+        try check(f, ["put", "todo/bread"], input: #"{"title": "Bread"}"#, schema: schema, seen: &seen)
+        try check(f, ["status"], schema: schema, seen: &seen)
+        try check(f, ["diff"], schema: schema, seen: &seen)
+        try check(f, ["push"], schema: schema, seen: &seen)
+        try check(f, ["get", "todo/milk"], schema: schema, seen: &seen)
+        try check(f, ["log"], schema: schema, seen: &seen)
+        try check(f, ["log", "todo/milk"], schema: schema, seen: &seen)
+        try check(f, ["zone", "list"], schema: schema, seen: &seen)
+        try check(f, ["share", "todo", "--with", "bob"], schema: schema, seen: &seen)
+        try check(f, ["unshare", "todo", "--with", "bob"], schema: schema, seen: &seen)
+        try check(f, ["subscribe", "--zone", "todo"], schema: schema, seen: &seen)
+        try check(f, ["subscribe", "--query", "Task", "--since-beginning", "--include-own"], schema: schema, seen: &seen)
+        try check(f, ["subscriptions"], schema: schema, seen: &seen)
+        try check(f, ["notifications"], schema: schema, seen: &seen)
+        try check(f, ["unsubscribe", "zone-alice-todo"], schema: schema, seen: &seen)
+
+        // A conflict with a second workspace, then its resolution.
+        try f.run(["clone", "store.git", "w2"])
+        try f.run(["put", "todo/milk"], in: "w2", input: #"{"title": "Oat milk", "n": 1}"#)
+        try f.run(["push"], in: "w2")
+        try check(f, ["put", "todo/milk"], input: #"{"title": "Whole milk", "n": 1}"#, schema: schema, seen: &seen)
+        try check(f, ["pull"], expect: 2, schema: schema, seen: &seen)
+        try check(f, ["diff"], schema: schema, seen: &seen)
+        try check(f, ["resolve", "--theirs"], schema: schema, seen: &seen)
+        try check(f, ["rm", "todo/bread"], schema: schema, seen: &seen)
+        try check(f, ["push"], schema: schema, seen: &seen)
+        try check(f, ["zone", "delete", "spare"], schema: schema, seen: &seen)
+        try check(f, ["zone", "create", "spare"], schema: schema, seen: &seen)
+        try check(f, ["zone", "purge", "spare"], schema: schema, seen: &seen)
+        try FileManager.default.createDirectory(atPath: f.ws("plain"), withIntermediateDirectories: true)
+        try check(f, ["init"], in: "plain", schema: schema, seen: &seen)
+
+        // Errors: the library's and the parser's.
+        try check(f, ["get", "todo/none"], expect: 1, schema: schema, seen: &seen)
+        try check(f, ["zone", "create", "a/b"], expect: 1, schema: schema, seen: &seen)
+        try check(f, ["status", "--no-such-option"], expect: 64, schema: schema, seen: &seen)
+        try check(f, ["status"], in: nil, expect: 3, schema: schema, seen: &seen)
+
+        // Feeds.
+        let feed = try f.run(["changes", "--store", "store.git", "--zone", "todo", "--limit", "1"], in: nil)
+        var lines = feed.lines
+        let token = try f.run(["changes", "--store", "store.git"], in: nil)
+        lines += token.lines
+        for line in lines {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+            let problems = schema.lineProblems(object, command: "changes")
+            #expect(problems.isEmpty, "changes: \(line)\n\(problems.joined(separator: "\n"))")
+        }
+        let watch = try f.run(["watch", "--once"], in: "w")
+        for line in watch.lines {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+            let problems = schema.lineProblems(object, command: "watch")
+            #expect(problems.isEmpty, "watch: \(line)\n\(problems.joined(separator: "\n"))")
+        }
+
+        // Every documented command was looked at (a table for a command nothing printed
+        // would be a schema nobody checks).
+        let commands = Set(Self.leafCommands()).subtracting(["changes", "watch"])
+        let unchecked = commands.subtracting(seen).sorted()
+        #expect(unchecked.isEmpty, "no document of these commands was checked: \(unchecked)")
+    }
+}
