@@ -61,6 +61,20 @@ import Testing
         #expect(badName["command"] as? String == "zone create", "\(badName)")
     }
 
+    /// Hints go to stderr: stdout of `status` is only its lines, for a script to parse.
+    @Test func hintsGoToStderr() throws {
+        let f = try CLIFixture().withStore()
+        try f.run(["clone", "store.git", "ws"])
+        try f.run(["zone", "create", "notes"], in: "ws")
+        let put = try f.run(["put", "notes/a"], in: "ws", input: #"{"a": 1}"#)
+        #expect(put.stderr.contains("hint: 'recsync push' sends it"), "\(put)")
+        #expect(!put.stdout.contains("hint"), "\(put)")
+        let status = try f.run(["status"], in: "ws")
+        #expect(status.lines == ["A private/notes/a.json"], "\(status)")
+        #expect(status.stderr.contains("hint: "), "\(status)")
+        #expect(try f.run(["status", "-q"], in: "ws").stderr.isEmpty)
+    }
+
     /// A usage error (exit 64) is a JSON document too, naming the subcommand; without --json
     /// stdout stays empty and the parser's message goes to stderr.
     @Test func withJSONAUsageErrorIsADocumentToo() throws {

@@ -66,9 +66,12 @@ public struct Console: Sendable {
         out(line)
     }
 
-    /// What to do next (silent with --quiet or --json).
+    /// What to do next: on stderr, so that stdout stays the result a script parses (silent
+    /// with --quiet or --json).
     public func hint(_ line: String) {
-        info(paint("hint: ", .yellow) + line)
+        guard !quiet && !json else { return }
+        let prefix = coloursOnStderr ? "\u{1B}[33mhint:\u{1B}[0m " : "hint: "
+        Self.write(prefix + line + "\n", to: FileHandle.standardError)
     }
 
     /// A progress or event line: stderr, when it is a terminal.
