@@ -32,7 +32,7 @@ import Testing
         let doc = try f.json(["show", "todo/milk@~2"], in: "a")
         #expect(doc["command"] as? String == "show" && doc["commit"] as? String == v1)
         #expect(doc["recordName"] as? String == "milk" && doc["zone"] as? String == "todo" && doc["path"] as? String == "private/todo/milk.json")
-        #expect((doc["fields"] as? [String: Any])?["qty"] as? Int == 1 && doc["changeTag"] is String && doc["time"] is Int)
+        #expect((doc["fields"] as? [String: Any])?["qty"] as? Int == 1 && doc["changeTag"] is String && doc["commitTime"] is Int)
         let full = try f.json(["show", "todo/milk@\(v2)"], in: "a")
         #expect((full["fields"] as? [String: Any])?["note"] as? String == "x")
     }
