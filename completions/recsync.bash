@@ -181,13 +181,13 @@ _recsync() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    store|init|clone|pull|push|status|diff|resolve|log|zone|get|put|rm|changes|share|unshare|subscribe|subscriptions|unsubscribe|watch|notifications|help)
+    store|init|clone|pull|push|status|diff|resolve|log|show|restore|zone|get|put|rm|changes|share|unshare|subscribe|subscriptions|unsubscribe|watch|notifications|help)
         # Offer subcommand argument completions
         "_recsync_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'store init clone pull push status diff resolve log zone get put rm changes share unshare subscribe subscriptions unsubscribe watch notifications help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'store init clone pull push status diff resolve log show restore zone get put rm changes share unshare subscribe subscriptions unsubscribe watch notifications help' -- "${cur}"))
         ;;
     esac
 }
@@ -418,7 +418,7 @@ _recsync_resolve() {
 
 _recsync_log() {
     repeating_flags=()
-    non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
+    non_repeating_flags=(--quiet -q --verbose -v --json -p --patch --version -h --help)
     repeating_options=()
     non_repeating_options=(-C -n --limit)
     __recsync_offer_flags_options 1
@@ -438,6 +438,54 @@ _recsync_log() {
     case "${positional_number}" in
     1)
         __recsync_add_completions -f
+        return
+        ;;
+    esac
+}
+
+_recsync_show() {
+    repeating_flags=()
+    non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(-C)
+    __recsync_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '-C')
+        __recsync_add_completions -d
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    1)
+        __recsync_add_completions -o plusdirs -fX '!*.@(json)'
+        return
+        ;;
+    esac
+}
+
+_recsync_restore() {
+    repeating_flags=()
+    non_repeating_flags=(--quiet -q --verbose -v --json --all --version -h --help)
+    repeating_options=()
+    non_repeating_options=(-C)
+    __recsync_offer_flags_options -1
+
+    # Offer option value completions
+    case "${prev}" in
+    '-C')
+        __recsync_add_completions -d
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    *)
+        __recsync_add_completions -o plusdirs -fX '!*.@(json)'
         return
         ;;
     esac

@@ -22,7 +22,7 @@ public struct RecSyncCommand: AsyncParsableCommand {
         subcommands: [
             StoreCommand.self, InitCommand.self, CloneCommand.self,
             PullCommand.self, PushCommand.self, StatusCommand.self, DiffCommand.self,
-            ResolveCommand.self, LogCommand.self, ZoneCommand.self,
+            ResolveCommand.self, LogCommand.self, ShowCommand.self, RestoreCommand.self, ZoneCommand.self,
             GetCommand.self, PutCommand.self, RmCommand.self, ChangesCommand.self,
             ShareCommand.self, UnshareCommand.self,
             SubscribeCommand.self, SubscriptionsCommand.self, UnsubscribeCommand.self, WatchCommand.self, NotificationsCommand.self,

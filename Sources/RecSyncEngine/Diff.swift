@@ -71,12 +71,14 @@ extension SyncEngine {
     /// order: of the given records, or (nil) of every locally changed record and pending
     /// conflict. The synced version is fetched from the store by the sidecar's change tag.
     public func diff(_ records: [RecordID]? = nil) async throws(RecSyncError) -> [RecordDiff] {
+        // Status first: it settles conflicts whose sides became the same.
+        let changed = records == nil ? try await status().changes.map(\.recordID) : []
         let conflicts = try workspace.allConflicts()
         var targets: [RecordID]
         if let records {
             targets = records
         } else {
-            targets = try await status().changes.map(\.recordID)
+            targets = changed
             targets += conflicts.map(\.recordID).filter { !targets.contains($0) }
         }
         var diffs: [RecordDiff] = []

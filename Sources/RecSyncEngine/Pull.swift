@@ -26,6 +26,10 @@ extension SyncEngine {
         for scope in [DatabaseScope.private, .shared] {
             try await pullScope(scope, workspace: ws, report: &report, events: events)
         }
+        // A conflict whose two sides are the same (the store moved to what the file holds)
+        // resolves itself: nothing to choose.
+        let same = Set(try settleIdenticalConflictsLocked())
+        report.conflicts.removeAll { same.contains($0) }
         return report
     }
 

@@ -18,6 +18,8 @@ extension SyncEngine {
         let keptAside = workspace.removeStaleTemporaryFiles()
         let ws = try checkStore()
         try await settlePendingPush(workspace: ws)
+        // A conflict whose sides became the same holds nothing back.
+        _ = try settleIdenticalConflictsLocked()
         var report = PushReport()
         report.notSent += keptAside.map { "\(ws.relative($0)): a file an interrupted pull was writing held something else; kept there, not pushed" }
 
@@ -191,6 +193,9 @@ extension SyncEngine {
         for var index in indexes.values { try index.save() }
         // The sidecars say what landed: the note is no longer needed.
         try ws.clearPendingPushNote()
+        // The store already held exactly what was sent: no conflict to show.
+        let same = Set(try settleIdenticalConflictsLocked())
+        report.conflicts.removeAll { same.contains($0) }
         if report.notSent.isEmpty && report.conflicts.isEmpty { try finishReupload(reupload, workspace: ws) }
         return report
     }

@@ -8,16 +8,51 @@ public enum ResolveStrategy: String, Sendable, CaseIterable {
     case ours
     /// Take the store's version.
     case theirs
-    /// Field by field: take each side's change where only one side changed a field; fails
-    /// (and keeps the conflict) when both sides changed the same field differently.
+    /// Field by field against the common version: a field changed on one side only takes
+    /// that side's value, one changed identically on both takes it. Fields both sides changed
+    /// differently (true clashes) keep our value in the file, which holds the merge of the
+    /// rest; the conflict then stays, naming the clashes (`ResolveOutcome.clashes`), until
+    /// the file is edited and merged again, or settled with `ours` (the file as it is) or
+    /// `theirs` (the store's version whole).
     case merge
 }
 
 /// The outcome of resolving one conflict.
 public struct ResolveOutcome: Sendable, Hashable {
     public var recordID: RecordID
-    /// Nil when resolved; otherwise why not (the conflict stays).
+    /// Nil when resolved or merged in part; otherwise why not (the conflict stays, nothing
+    /// was written).
     public var failure: String?
+    /// After a merge that left the conflict pending: the fields both sides changed
+    /// differently (the file holds ours for them, merged for the rest). Empty otherwise.
+    public var clashes: [String] = []
+    /// Whether the record now differs from the store's version (the next push sends it);
+    /// false when the store's version was taken (or both sides were the same).
+    public var toPush = false
+
+    public init(recordID: RecordID, failure: String? = nil, clashes: [String] = [], toPush: Bool = false) {
+        self.recordID = recordID
+        self.failure = failure
+        self.clashes = clashes
+        self.toPush = toPush
+    }
+
+    /// Whether the conflict is settled.
+    public var resolved: Bool { failure == nil && clashes.isEmpty }
+}
+
+/// A field-by-field three-way merge of two versions of a record (`SyncEngine.merge`).
+public struct FieldMerge: Sendable, Hashable {
+    /// The merged fields: each side's change where only one side changed a field, the common
+    /// value where both made the same change, and our value for a clash.
+    public var fields: [String: FieldValue]
+    /// The fields both sides changed differently, sorted.
+    public var clashes: [String]
+
+    public init(fields: [String: FieldValue], clashes: [String]) {
+        self.fields = fields
+        self.clashes = clashes
+    }
 }
 
 extension SyncEngine {
@@ -29,20 +64,28 @@ extension SyncEngine {
 
     private func resolveLocked(_ records: [RecordID]?, strategy: ResolveStrategy) throws(RecSyncError) -> [ResolveOutcome] {
         let ws = workspace
-        var outcomes: [ResolveOutcome] = []
+        // Conflicts whose sides are the same by now are settled whatever the strategy.
+        var outcomes = try settleIdenticalConflictsLocked().filter { records == nil || records!.contains($0) }.map { ResolveOutcome(recordID: $0) }
         let conflicts = try ws.allConflicts().filter { records == nil || records!.contains($0.recordID) }
         if let records {
-            for id in records where !conflicts.contains(where: { $0.recordID == id }) {
+            for id in records where !conflicts.contains(where: { $0.recordID == id }) && !outcomes.contains(where: { $0.recordID == id }) {
                 outcomes.append(ResolveOutcome(recordID: id, failure: "no conflict is pending for this record"))
             }
         }
         for conflict in conflicts {
             let id = conflict.recordID
             var batch = ws.recordBatch()
+            // What the record file holds once settled (nil: no file).
+            var settled: [String: FieldValue]?
             switch strategy {
             case .ours:
-                break  // what is on disk stays, including edits made after the conflict arose
+                // What is on disk stays, including edits made after the conflict arose.
+                do { settled = try ws.recordFields(id) } catch {
+                    if case .fileSystem = error { throw error }
+                    settled = [:]  // undecodable: certainly not the store's version
+                }
             case .theirs:
+                settled = conflict.server
                 if let server = conflict.server {
                     batch.write(ws.recordPath(id), WorkspaceEncoding.encodeFields(server))
                 } else {
@@ -56,37 +99,78 @@ extension SyncEngine {
                     continue
                 }
                 switch Self.merge(client: client, server: conflict.server, ancestor: conflict.ancestor) {
+                case .success(let merged) where !merged.clashes.isEmpty:
+                    // The true clashes stay a conflict; the rest is merged into the file now.
+                    if merged.fields != client {
+                        batch.write(ws.recordPath(id), WorkspaceEncoding.encodeFields(merged.fields))
+                        try batch.commit()
+                    }
+                    outcomes.append(ResolveOutcome(recordID: id, clashes: merged.clashes, toPush: true))
+                    continue
                 case .success(let merged):
-                    batch.write(ws.recordPath(id), WorkspaceEncoding.encodeFields(merged))
+                    batch.write(ws.recordPath(id), WorkspaceEncoding.encodeFields(merged.fields))
+                    settled = merged.fields
                 case .failure(let why):
                     outcomes.append(ResolveOutcome(recordID: id, failure: why.message))
                     continue
                 }
             }
-            if let system = conflict.serverSystem {
-                batch.write(ws.sidecarPath(id), WorkspaceEncoding.encodeSystemFields(system))
-            } else {
-                // The store has no such record: what remains here is a new record.
-                batch.remove(ws.sidecarPath(id))
-            }
-            try batch.commit()
-            var index = ZoneIndex.load(ws, zone: id.zoneID)
-            if strategy == .theirs, let system = conflict.serverSystem, let server = conflict.server {
-                index.record(file: conflict.fileName, recordName: id.recordName, tag: system.changeTag ?? "", hash: ZoneIndex.hash(server),
-                             fileStamp: batch.writtenStamps[ws.recordPath(id)], sideStamp: batch.writtenStamps[ws.sidecarPath(id)])
-            } else {
-                index[conflict.fileName] = nil
-            }
-            try index.save()
-            try ws.removeConflict(id.zoneID, fileName: conflict.fileName)
-            outcomes.append(ResolveOutcome(recordID: id, failure: nil))
+            try finish(conflict, batch: &batch, indexTheirs: strategy == .theirs)
+            outcomes.append(ResolveOutcome(recordID: id, toPush: settled != conflict.server))
         }
         return outcomes
     }
 
+    /// Makes a settled conflict's record synced at the store's version: the sidecar names it
+    /// (or goes, when the store has no such record), the conflict goes. With `indexTheirs`,
+    /// the batch wrote the store's fields into the file, and the index records it as clean.
+    private func finish(_ conflict: Conflict, batch: inout WriteBatch, indexTheirs: Bool) throws(RecSyncError) {
+        let ws = workspace, id = conflict.recordID
+        if let system = conflict.serverSystem {
+            batch.write(ws.sidecarPath(id), WorkspaceEncoding.encodeSystemFields(system))
+        } else {
+            // The store has no such record: what remains here is a new record.
+            batch.remove(ws.sidecarPath(id))
+        }
+        try batch.commit()
+        var index = ZoneIndex.load(ws, zone: id.zoneID)
+        if indexTheirs, let system = conflict.serverSystem, let server = conflict.server {
+            index.record(file: conflict.fileName, recordName: id.recordName, tag: system.changeTag ?? "", hash: ZoneIndex.hash(server),
+                         fileStamp: batch.writtenStamps[ws.recordPath(id)], sideStamp: batch.writtenStamps[ws.sidecarPath(id)])
+        } else {
+            index[conflict.fileName] = nil
+        }
+        try index.save()
+        try ws.removeConflict(id.zoneID, fileName: conflict.fileName)
+    }
+
+    /// Settles the pending conflicts whose two sides are the same by now (the record file holds
+    /// the store's version's fields, or both deleted it): there is nothing to choose, so the
+    /// record is simply synced at the store's version. Returns the records settled.
+    ///
+    /// Pull, push and resolve call it themselves; `status` calls it when it can take the lock.
+    public func settleIdenticalConflicts() throws(RecSyncError) -> [RecordID] {
+        try workspace.withLock(purpose: "settle conflicts") { () throws(RecSyncError) -> [RecordID] in try settleIdenticalConflictsLocked() }
+    }
+
+    func settleIdenticalConflictsLocked() throws(RecSyncError) -> [RecordID] {
+        var settled: [RecordID] = []
+        for conflict in try workspace.allConflicts() {
+            let local: [String: FieldValue]?
+            do { local = try workspace.recordFields(conflict.recordID) } catch { continue }  // mid-edit: not the same
+            guard local == conflict.server else { continue }
+            var batch = workspace.recordBatch()
+            try finish(conflict, batch: &batch, indexTheirs: false)
+            settled.append(conflict.recordID)
+        }
+        return settled.sorted()
+    }
+
     /// The field-level three-way merge: for each key, a side that kept the ancestor's value
-    /// yields to the side that changed it. Fails naming the keys both sides changed differently.
-    public static func merge(client: [String: FieldValue]?, server: [String: FieldValue]?, ancestor: [String: FieldValue]?) -> Result<[String: FieldValue], MergeFailure> {
+    /// yields to the side that changed it, and the same change on both sides is taken; a key
+    /// both changed differently is a clash, kept at our value. Without an ancestor every key
+    /// that differs clashes. Fails only when one side deleted the record (no fields to merge).
+    public static func merge(client: [String: FieldValue]?, server: [String: FieldValue]?, ancestor: [String: FieldValue]?) -> Result<FieldMerge, MergeFailure> {
         guard let client, let server else {
             return .failure(MergeFailure(message: "one side deleted the record; choose --ours or --theirs"))
         }
@@ -96,19 +180,19 @@ extension SyncEngine {
             let c = client[key], s = server[key]
             if c == s {
                 merged[key] = c
-            } else if let ancestor {
-                let a = ancestor[key]
-                if c == a { merged[key] = s } else if s == a { merged[key] = c } else { clashes.append(key) }
+            } else if let ancestor, c == ancestor[key] {
+                merged[key] = s
+            } else if let ancestor, s == ancestor[key] {
+                merged[key] = c
             } else {
-                // No common version known: a key on one side only may be an addition there or
-                // a deletion on the other side; only a person can tell.
+                // Both changed it differently; or, with no common version known, a key on one
+                // side only may be an addition there or a deletion on the other: only a
+                // person can tell. Ours stays in the file meanwhile.
+                merged[key] = c
                 clashes.append(key)
             }
         }
-        if !clashes.isEmpty {
-            return .failure(MergeFailure(message: "both sides changed \(clashes.map { "'\($0)'" }.joined(separator: ", ")) differently; edit the file and use --ours, or use --theirs"))
-        }
-        return .success(merged)
+        return .success(FieldMerge(fields: merged, clashes: clashes))
     }
 }
 

@@ -76,6 +76,9 @@ public struct SyncEngine: Sendable {
                 report.problems.append("\(workspace.relative(workspace.stateDir)): files an interrupted pull was writing are left, and could not be cleared now (\(error.message)); the next pull clears them")
             }
         }
+        // Conflicts whose sides are the same by now settle themselves, when no sync is running
+        // (one that is settles them itself); a read-only workspace still gets its status.
+        do throws(RecSyncError) { _ = try settleIdenticalConflicts() } catch .workspaceLocked {} catch .fileSystem {}
         let (zones, problems) = workspace.localZones()
         report.problems += problems
         let onStore = Set(try await store.fetchAllRecordZones(scope: .private).map(\.zoneID))

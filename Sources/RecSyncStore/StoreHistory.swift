@@ -3,6 +3,7 @@ import RecSyncModel
 /// A store whose history can be read, newest first: its change log (`recsync log`).
 ///
 /// `GitStore` keeps history (its commits); a store that keeps none need not conform.
+/// History is read as the store is known now: a network store's mirror is not fetched first.
 public protocol StoreHistory: RemoteStore {
     /// The store's commits, newest first, following first parents; with a zone, only those
     /// that changed it. At most `limit`.
@@ -11,6 +12,10 @@ public protocol StoreHistory: RemoteStore {
     /// The change tag a record had at each commit, newest first, following first parents
     /// (nil: the record did not exist then). At most `limit` commits.
     func recordHistory(_ id: RecordID, limit: Int) async throws(RecSyncError) -> [(commit: String, tag: String?)]
+
+    /// One version of a record by its change tag (the blob a commit held), read without a
+    /// fetch; nil when the store has no such version or the record's zone is not visible.
+    func recordVersion(_ id: RecordID, changeTag: String) async throws(RecSyncError) -> Record?
 }
 
 /// A commit that changed one record, with the record's change tag after it.
@@ -18,28 +23,138 @@ public struct RecordCommit: Sendable, Hashable {
     public var commit: StoreCommit
     /// The record's change tag after the commit; nil when the commit deleted it.
     public var changeTag: String?
+    /// The record's change tag before the commit; nil when the commit created it (or the
+    /// history shown ends there).
+    public var previousChangeTag: String?
 
-    public init(commit: StoreCommit, changeTag: String?) {
+    public init(commit: StoreCommit, changeTag: String?, previousChangeTag: String? = nil) {
         self.commit = commit
         self.changeTag = changeTag
+        self.previousChangeTag = previousChangeTag
     }
+}
+
+/// A point in a store's history, as `recsync show RECORD@REV` names it.
+public enum StoreRevision: Sendable, Hashable {
+    /// The store's current version (no `@REV`, or an empty one).
+    case current
+    /// A commit of the store's first-parent history, by its full or abbreviated hash (at
+    /// least 4 hex digits), as `recsync log` prints it.
+    case commit(String)
+    /// The record's Nth version back from its newest one in the store (`~1`: the one before
+    /// it; `~0`: the newest), counting the commits that changed the record.
+    case versionsBack(Int)
+
+    /// The revision a `REV` text names (`""`, a hash prefix, `~N`, `~` for `~1`); nil when it
+    /// is none of these.
+    public init?(_ text: String) {
+        if text.isEmpty {
+            self = .current
+        } else if text.first == "~" {
+            let digits = text.dropFirst()
+            if digits.isEmpty { self = .versionsBack(1); return }
+            guard digits.count <= 9, digits.allSatisfy(\.isASCIIDigit), let n = Int(digits) else { return nil }
+            self = .versionsBack(n)
+        } else {
+            guard (4...40).contains(text.count), text.allSatisfy(\.isHexDigit), text.allSatisfy(\.isASCII) else { return nil }
+            self = .commit(text.lowercased())
+        }
+    }
+
+    /// Splits `RECORD@REV` at its last `@`: the record reference and the revision. When what
+    /// follows the `@` is not a revision (a record named `bob@example.com`), or there is no
+    /// `@`, the whole text is the record at `.current`; a record whose name ends in `@` and a
+    /// hash-like word is named with a trailing `@` (`x@cafe@`).
+    public static func split(_ text: String) -> (record: String, revision: StoreRevision) {
+        guard let at = text.lastIndex(of: "@"), at != text.startIndex,
+              let revision = StoreRevision(String(text[text.index(after: at)...])) else {
+            return (text, .current)
+        }
+        return (String(text[..<at]), revision)
+    }
+
+    /// The revision as it is written after `@`.
+    public var text: String {
+        switch self {
+        case .current: ""
+        case .commit(let hash): hash
+        case .versionsBack(let n): "~\(n)"
+        }
+    }
+}
+
+/// A record as a store revision holds it, with the commit the revision names.
+public struct RecordAtRevision: Sendable, Hashable {
+    public var commit: StoreCommit
+    public var record: Record
+}
+
+extension Character {
+    var isASCIIDigit: Bool { isASCII && isNumber }
 }
 
 extension StoreHistory {
+    /// How far back the history of one record is read (first-parent commits).
+    public static var historyDepth: Int { 10_000 }
+
     /// The commits that changed a record (its change tag differs from the commit before),
     /// newest first, at most `limit`.
     public func recordLog(_ id: RecordID, limit: Int) async throws(RecSyncError) -> [RecordCommit] {
-        let history = try await recordHistory(id, limit: 10_000)
-        var changed: [(commit: String, tag: String?)] = []
-        for (i, h) in history.enumerated() {
-            let before = i + 1 < history.count ? history[i + 1].tag : nil
-            if h.tag != before { changed.append(h) }
-            if changed.count == limit { break }
-        }
+        let history = try await recordHistory(id, limit: Self.historyDepth)
+        let changed = Self.changes(in: history).prefix(limit)
         let commits = try await log(limit: history.count, zone: nil)
         let byID = Dictionary(commits.map { ($0.commit, $0) }, uniquingKeysWith: { a, _ in a })
-        return changed.compactMap { c in byID[c.commit].map { RecordCommit(commit: $0, changeTag: c.tag) } }
+        return changed.compactMap { c in byID[c.commit].map { RecordCommit(commit: $0, changeTag: c.tag, previousChangeTag: c.before) } }
+    }
+
+    /// The entries of a record's history where its tag changed, with the tag before.
+    static func changes(in history: [(commit: String, tag: String?)]) -> [(index: Int, commit: String, tag: String?, before: String?)] {
+        var changed: [(index: Int, commit: String, tag: String?, before: String?)] = []
+        for (i, h) in history.enumerated() {
+            let before = i + 1 < history.count ? history[i + 1].tag : nil
+            if h.tag != before { changed.append((i, h.commit, h.tag, before)) }
+        }
+        return changed
+    }
+
+    /// A record as it was at a revision. An unknown or ambiguous revision is
+    /// `invalidArguments`; a record that did not exist at the revision is `unknownItem`.
+    public func record(_ id: RecordID, at revision: StoreRevision) async throws(RecSyncError) -> RecordAtRevision {
+        let history = try await recordHistory(id, limit: Self.historyDepth)
+        let index: Int
+        switch revision {
+        case .current:
+            guard !history.isEmpty else { throw .unknownItem(id) }
+            index = 0
+        case .commit(let prefix):
+            let matches = history.indices.filter { history[$0].commit.hasPrefix(prefix) }
+            guard let first = matches.first else {
+                throw .invalidArguments("unknown revision '\(prefix)': no commit of the store's history starts with it; 'recsync log' lists them")
+            }
+            guard matches.count == 1 else {
+                throw .invalidArguments("ambiguous revision '\(prefix)': \(matches.count) commits start with it; give more digits")
+            }
+            index = first
+        case .versionsBack(let n):
+            let changed = Self.changes(in: history)
+            guard n < changed.count else {
+                throw .invalidArguments("unknown revision '~\(n)': the record has \(changed.count) version\(changed.count == 1 ? "" : "s") in the store's history ('~0' to '~\(max(0, changed.count - 1))'; 'recsync log -p RECORD' lists them)")
+            }
+            index = changed[n].index
+        }
+        guard let tag = history[index].tag else { throw .unknownItem(id) }
+        guard let record = try await recordVersion(id, changeTag: tag) else {
+            throw .storeCorrupt("the version \(tag.prefix(12)) of '\(id)' named by commit \(history[index].commit.prefix(12)) cannot be read")
+        }
+        guard let commit = try await log(limit: index + 1, zone: nil).last, commit.commit == history[index].commit else {
+            throw .internalError("the store's history changed while it was read; run the command again")
+        }
+        return RecordAtRevision(commit: commit, record: record)
     }
 }
 
-extension GitStore: StoreHistory {}
+extension GitStore: StoreHistory {
+    public func recordVersion(_ id: RecordID, changeTag: String) throws(RecSyncError) -> Record? {
+        try core.fetchRecordVersion(id, changeTag: changeTag)
+    }
+}

@@ -95,7 +95,7 @@ import Testing
         #expect(try f.fields("laptop", "private/notes/r1.json")?["title"] as? String == "r1 phone")
     }
 
-    /// A merge of a field both sides changed fails and keeps the conflict (exit 2).
+    /// A merge of a field both sides changed keeps the conflict (exit 2), naming the field.
     @Test func mergeOfTheSameFieldKeepsTheConflict() throws {
         let f = try CLIFixture().withStore()
         try f.clone("laptop")
@@ -108,7 +108,7 @@ import Testing
         try f.put("notes/r1", #"{"title": "phone"}"#, in: "phone")
         try f.run(["pull"], in: "phone", expect: 2)
         let merge = try f.run(["resolve", "--merge"], in: "phone", expect: 2)
-        #expect(merge.stdout.contains("not resolved: private/notes/r1.json: both sides changed 'title'"), "\(merge)")
+        #expect(merge.stdout.contains("merged private/notes/r1.json in part; both sides changed 'title' differently"), "\(merge)")
         try f.run(["push"], in: "phone", expect: 2)
     }
 

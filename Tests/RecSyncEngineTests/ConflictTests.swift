@@ -57,7 +57,8 @@ import Testing
         try phone.write("notes", "r", #"{"title": "phone", "body": "b"}"#)
         let pushed = try await phone.push()
         #expect(pushed.conflicts == [Build.id("r", in: zone("notes"))])
-        #expect(try phone.resolve(strategy: .merge).first?.failure?.contains("'title'") == true, "both changed the title: no automatic merge")
+        #expect(try phone.resolve(strategy: .merge).first?.clashes == ["title"], "both changed the title: no automatic merge")
+        #expect(try phone.workspace.allConflicts().count == 1, "a clash keeps the conflict")
 
         #expect(try phone.resolve(strategy: .ours).map(\.failure) == [nil])
         #expect(try phone.fields("notes", "r")?["title"] == .string("phone"))
@@ -75,6 +76,7 @@ import Testing
         try phone.write("notes", "r", #"{"title": "phone"}"#)
         _ = try await phone.pull()
         #expect(try phone.resolve(strategy: .theirs).map(\.failure) == [nil])
+        #expect(try phone.resolve(strategy: .theirs).isEmpty)
         #expect(try phone.fields("notes", "r") == ["title": .string("laptop")])
         #expect(try await phone.status().isClean)
         #expect(try converged(laptop, phone))
@@ -129,19 +131,17 @@ import Testing
         let (_, phone) = try await f.twoDevicesWithAConflict()
         // The user keeps working on the file after the conflict was reported.
         try phone.write("notes", "r", #"{"title": "t", "body": "phone", "tags": ["later"]}"#)
-        #expect(try phone.resolve(strategy: .merge).map(\.failure) == [nil])
+        #expect(try phone.resolve(strategy: .merge).map(\.resolved) == [true])
         #expect(try phone.fields("notes", "r") == ["title": .string("laptop"), "body": .string("phone"), "tags": .list([.string("later")])])
     }
 
-    @Test func withoutACommonVersionDifferingKeysAreNotGuessed() {
-        let merged = SyncEngine.merge(client: ["a": .int64(1), "b": .int64(2)], server: ["a": .int64(1)], ancestor: nil)
-        guard case .failure(let why) = merged else {
-            Issue.record("a key on one side only must not be silently kept or dropped without an ancestor")
-            return
-        }
-        #expect(why.message.contains("'b'"))
-        let same = SyncEngine.merge(client: ["a": .int64(1)], server: ["a": .int64(1)], ancestor: nil)
-        #expect((try? same.get()) == ["a": .int64(1)])
+    @Test func withoutACommonVersionDifferingKeysAreNotGuessed() throws {
+        let merged = try SyncEngine.merge(client: ["a": .int64(1), "b": .int64(2)], server: ["a": .int64(1)], ancestor: nil).get()
+        // A key on one side only must not be silently kept or dropped without an ancestor.
+        #expect(merged.clashes == ["b"])
+        #expect(merged.fields == ["a": .int64(1), "b": .int64(2)])
+        let same = try SyncEngine.merge(client: ["a": .int64(1)], server: ["a": .int64(1)], ancestor: nil).get()
+        #expect(same == FieldMerge(fields: ["a": .int64(1)], clashes: []))
     }
 
     @Test func recordNamesNearTheFileNameLimitSync() async throws {
@@ -192,5 +192,81 @@ import Testing
         _ = try phone.resolve(strategy: .theirs)
         #expect(try phone.fields("notes", "r") == ["v": .int64(2)])
         #expect(try converged(laptop, phone))
+    }
+}
+
+/// The field-by-field merge of `resolve --merge` (`SyncEngine.merge`).
+@Suite struct FieldMergeTests {
+    let ancestor: [String: FieldValue] = ["title": .string("t"), "qty": .int64(1), "note": .string("n"), "tag": .string("x")]
+
+    @Test func eachSideTakesItsOwnChangesAndClashesKeepOurs() throws {
+        let ours: [String: FieldValue] = ["title": .string("ours"), "qty": .int64(2), "note": .string("n"), "tag": .string("same")]
+        let theirs: [String: FieldValue] = ["title": .string("theirs"), "qty": .int64(1), "note": .string("theirs"), "tag": .string("same")]
+        let merged = try SyncEngine.merge(client: ours, server: theirs, ancestor: ancestor).get()
+        #expect(merged.clashes == ["title"])
+        #expect(merged.fields == ["title": .string("ours"), "qty": .int64(2), "note": .string("theirs"), "tag": .string("same")])
+    }
+
+    @Test func removalsAndAdditionsOnOneSideMerge() throws {
+        var ours = ancestor
+        ours["extra"] = .int64(9)  // added here
+        var theirs = ancestor
+        theirs["note"] = nil  // removed there
+        let merged = try SyncEngine.merge(client: ours, server: theirs, ancestor: ancestor).get()
+        #expect(merged.clashes.isEmpty)
+        #expect(merged.fields == ["title": .string("t"), "qty": .int64(1), "tag": .string("x"), "extra": .int64(9)])
+    }
+
+    @Test func aRemovalAgainstAChangeClashes() throws {
+        var ours = ancestor
+        ours["qty"] = nil
+        var theirs = ancestor
+        theirs["qty"] = .int64(5)
+        let merged = try SyncEngine.merge(client: ours, server: theirs, ancestor: ancestor).get()
+        #expect(merged.clashes == ["qty"])
+        #expect(merged.fields["qty"] == nil)  // ours: removed
+    }
+
+    @Test func aDeletedRecordCannotBeMerged() {
+        guard case .failure(let why) = SyncEngine.merge(client: nil, server: ancestor, ancestor: ancestor) else {
+            Issue.record("a deleted side has no fields to merge")
+            return
+        }
+        #expect(why.message.contains("--ours or --theirs"))
+    }
+
+    @Test func mergingAgainAfterTheClashIsEditedSettles() throws {
+        let ours: [String: FieldValue] = ["title": .string("ours"), "qty": .int64(2), "note": .string("n"), "tag": .string("x")]
+        let theirs: [String: FieldValue] = ["title": .string("theirs"), "qty": .int64(1), "note": .string("theirs"), "tag": .string("x")]
+        var file = try SyncEngine.merge(client: ours, server: theirs, ancestor: ancestor).get().fields
+        file["title"] = .string("theirs")  // the user takes their title
+        let again = try SyncEngine.merge(client: file, server: theirs, ancestor: ancestor).get()
+        #expect(again.clashes.isEmpty)
+        #expect(again.fields == ["title": .string("theirs"), "qty": .int64(2), "note": .string("theirs"), "tag": .string("x")])
+    }
+}
+
+/// Conflicts whose two sides are the same settle themselves.
+@Suite struct IdenticalSidesTests {
+    @Test func aConflictWhoseSidesBecameTheSameDisappears() async throws {
+        let f = EngineFixture()
+        let (laptop, phone) = try await f.twoDevicesWithAConflict()
+        #expect(try phone.workspace.allConflicts().count == 1)
+        // The laptop makes the same change the phone made: the next pull has nothing to decide.
+        try laptop.write("notes", "r", #"{"title": "t", "body": "phone"}"#)
+        _ = try await laptop.push()
+        let pulled = try await phone.pull()
+        #expect(pulled.conflicts.isEmpty)
+        #expect(try phone.workspace.allConflicts().isEmpty)
+        #expect(try await phone.status().isClean)
+    }
+
+    @Test func editingTheFileToTheStoreVersionSettlesAtStatus() async throws {
+        let f = EngineFixture()
+        let (_, phone) = try await f.twoDevicesWithAConflict()
+        try phone.write("notes", "r", #"{"title": "laptop", "body": "b"}"#)
+        let status = try await phone.status()
+        #expect(status.conflicts.isEmpty && status.isClean)
+        #expect(try phone.workspace.allConflicts().isEmpty)
     }
 }

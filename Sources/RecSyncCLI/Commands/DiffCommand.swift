@@ -62,10 +62,7 @@ struct DiffCommand: RecSyncSubcommand {
             for c in theirs { console.out("  " + console.paint("theirs", .cyan) + " " + line(c)) }
             return
         }
-        for c in d.changes {
-            if let old = c.old { console.out(console.paint("-  \(c.key): \(FieldChange.text(old))", .red)) }
-            if let new = c.new { console.out(console.paint("+  \(c.key): \(FieldChange.text(new))", .green)) }
-        }
+        for c in d.changes { c.lines(console).forEach(console.out) }
     }
 
     func line(_ c: FieldChange) -> String {

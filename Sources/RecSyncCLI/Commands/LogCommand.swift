@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import RecSyncEngine
 import RecSyncModel
 import RecSyncStore
 
@@ -8,7 +9,20 @@ struct LogCommand: RecSyncSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "log",
         abstract: "Show the store's history: all of it, one zone's, or one record's.",
-        discussion: "A zone is a name (one of your zones) or a zone directory; a record is a record file path or ZONE/NAME. For a record, each commit that changed it is shown with the record's change tag then.")
+        discussion: """
+            A zone is a name (one of your zones) or a zone directory; a record is a record \
+            file path or ZONE/NAME. For a record, each commit that changed it is shown with \
+            the record's change tag then; with -p, also the fields it changed against the \
+            version before ('-key: old', '+key: new', as 'recsync diff' shows them). \
+            'recsync show RECORD@COMMIT' prints a whole version.
+
+            EXAMPLES
+              recsync log
+              recsync log -n 5 todo
+              recsync log todo/milk
+              recsync log -p todo/milk
+              recsync log -p --json todo/milk
+            """)
 
     @OptionGroup var global: GlobalOptions
 
@@ -17,6 +31,9 @@ struct LogCommand: RecSyncSubcommand {
 
     @Option(name: [.customShort("n"), .long], help: "Show at most this many commits.")
     var limit = 20
+
+    @Flag(name: [.customShort("p"), .customLong("patch")], help: "For a record: show the fields each version changed.")
+    var patch = false
 
     func validate() throws {
         if limit < 1 { throw ValidationError("-n must be at least 1") }
@@ -30,7 +47,15 @@ struct LogCommand: RecSyncSubcommand {
         if let target, !RecordReference.namesZone(target, in: ws, from: context.directory) {
             record = try RecordReference.record(target, in: ws, from: context.directory)
         }
-        if let id = record {
+        var patches: [String: RecordPatch] = [:]
+        if patch && record == nil {
+            throw .invalidArguments("-p shows the field changes of one record; name a record (ZONE/NAME or its file)")
+        }
+        if let id = record, patch {
+            let found = try await store.recordPatches(id, limit: limit)
+            entries = found.map(\.commit)
+            patches = Dictionary(found.map { ($0.commit.commit.commit, $0) }, uniquingKeysWith: { a, _ in a })
+        } else if let id = record {
             entries = try await store.recordLog(id, limit: limit)
         } else {
             let zone = try target.map { t throws(RecSyncError) in try RecordReference.zone(t, in: ws, from: context.directory) }
@@ -45,6 +70,10 @@ struct LogCommand: RecSyncSubcommand {
                     "message": .string(e.commit.message),
                 ]
                 if record != nil { o["changeTag"] = e.changeTag.map(JSONValue.string) ?? .null }
+                if let p = patches[e.commit.commit] {
+                    o["kind"] = .string(p.kind.rawValue)
+                    o["fields"] = .array(p.changes.map(\.json))
+                }
                 return .object(o)
             })])
             return ExitCodes.success
@@ -59,6 +88,9 @@ struct LogCommand: RecSyncSubcommand {
             console.out(line)
             if console.verbose {
                 for body in e.commit.message.split(separator: "\n").dropFirst() { console.out("    " + body) }
+            }
+            if let p = patches[e.commit.commit] {
+                for c in p.changes { c.lines(console, indent: "    ").forEach(console.out) }
             }
         }
         if entries.isEmpty { console.info("no history") }

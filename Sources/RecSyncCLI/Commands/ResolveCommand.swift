@@ -12,7 +12,7 @@ struct ResolveCommand: RecSyncSubcommand {
             switch value {
             case .ours: "Keep the record file as it is; the next push overwrites the store's version."
             case .theirs: "Take the store's version (or its deletion)."
-            case .merge: "Field by field: keep each side's change where only one side changed a field (fails when both changed the same field)."
+            case .merge: "Field by field: take each side's change where only one side changed a field; fields both changed differently stay in conflict."
             }
         }
 
@@ -29,7 +29,28 @@ struct ResolveCommand: RecSyncSubcommand {
         commandName: "resolve",
         abstract: "Settle conflicts: keep ours, take theirs, or merge field by field.",
         usage: "recsync resolve [<options>] (--ours | --theirs | --merge) [<records> ...]",
-        discussion: "Without RECORD, every pending conflict is settled. Resolved records are ready to push. Exit status 2 while conflicts remain.")
+        discussion: """
+            Without RECORD, every pending conflict is settled. Exit status 2 while conflicts \
+            remain.
+
+            --merge compares both sides with the version they started from: a field changed \
+            on one side only takes that side's value, one changed the same way on both takes \
+            it. Fields both sides changed differently are true clashes: the file then holds \
+            the merge of the rest and OUR value for each clash, the record stays in conflict \
+            and the clashing fields are listed ('recsync diff RECORD' shows both values). \
+            Then edit the file and run --merge again (a clash set to either side's value \
+            merges), or settle it: --ours keeps the file as it is (the merge, ours for the \
+            clashes), --theirs takes the store's version whole. A record deleted on one side \
+            cannot be merged: choose --ours or --theirs.
+
+            A conflict whose two sides are the same (the file already holds the store's \
+            version) settles itself: pull, push, status and resolve drop it.
+
+            EXAMPLES
+              recsync resolve --merge
+              recsync resolve --theirs todo/milk
+              recsync resolve --ours private/todo/milk.json
+            """)
 
     @OptionGroup var global: GlobalOptions
 
@@ -53,7 +74,16 @@ struct ResolveCommand: RecSyncSubcommand {
         if console.json {
             console.document([
                 "strategy": .string(strategy.rawValue),
-                "resolved": .array(outcomes.filter { $0.failure == nil }.map { .object(SyncOutput.recordObject($0.recordID, workspace: ws)) }),
+                "resolved": .array(outcomes.filter(\.resolved).map { o in
+                    var obj = SyncOutput.recordObject(o.recordID, workspace: ws)
+                    obj["toPush"] = .bool(o.toPush)
+                    return .object(obj)
+                }),
+                "clashes": .array(outcomes.filter { !$0.clashes.isEmpty }.map { o in
+                    var obj = SyncOutput.recordObject(o.recordID, workspace: ws)
+                    obj["fields"] = .array(o.clashes.map(JSONValue.string))
+                    return .object(obj)
+                }),
                 "failed": .array(outcomes.compactMap { o in
                     guard let why = o.failure else { return nil }
                     var obj = SyncOutput.recordObject(o.recordID, workspace: ws)
@@ -68,12 +98,18 @@ struct ResolveCommand: RecSyncSubcommand {
                 let path = ws.relative(ws.recordPath(o.recordID))
                 if let why = o.failure {
                     console.out("not resolved: \(path): \(why)")
+                } else if !o.clashes.isEmpty {
+                    console.out("merged \(path) in part; both sides changed \(o.clashes.map { "'\($0)'" }.joined(separator: ", ")) differently (the file keeps ours)")
                 } else {
-                    console.info("resolved \(path) (\(strategy.rawValue))")
+                    console.info("resolved \(path) (\(o.toPush ? strategy.rawValue : "the store's version"))")
                 }
             }
+            if outcomes.contains(where: { !$0.clashes.isEmpty }) {
+                console.hint("see both values with 'recsync diff', edit the file and run 'recsync resolve --merge' again, or settle with --ours (the file as it is) or --theirs")
+            }
             if pending.isEmpty {
-                if outcomes.contains(where: { $0.failure == nil }) { console.hint("run 'recsync push' to send the result") }
+                // Only what differs from the store's version is left to send.
+                if outcomes.contains(where: { $0.resolved && $0.toPush }) { console.hint("run 'recsync push' to send the result") }
             } else {
                 console.out("\(plural(pending.count, "conflict")) still pending")
             }

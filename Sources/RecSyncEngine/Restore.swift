@@ -1,0 +1,83 @@
+import RecSyncModel
+import RecSyncStore
+import RecSyncWorkspace
+
+/// What `restore` did to one record (`recsync restore`).
+public struct RestoreOutcome: Sendable, Hashable {
+    public var recordID: RecordID
+    /// The local change undone, in `status`'s words (`modified` or `deleted`); nil when the
+    /// file already held the synced version.
+    public var undone: LocalChange.Kind?
+}
+
+extension SyncEngine {
+    /// Puts record files back to the version they were last synced at (the one their sidecar's
+    /// change tag names, read from the store): undoes local edits and `rm`, like `git restore`.
+    ///
+    /// Every record is checked before anything is written, and a refusal is an error naming
+    /// all of them (nothing is written then): a record never pushed has no synced version (it
+    /// is deleted with `rm`), a record in conflict is settled with `resolve`, and a synced
+    /// version the store no longer has needs a pull. Without records (nil), every record
+    /// edited or removed here is restored (new records and conflicts are left alone).
+    public func restore(_ records: [RecordID]?) async throws(RecSyncError) -> [RestoreOutcome] {
+        let all = records == nil
+        let ids: [RecordID]
+        if let records { ids = records } else { ids = try await status().changes.filter { $0.kind != .new }.map(\.recordID) }
+        return try await workspace.withLock(purpose: "restore") { () async throws(RecSyncError) -> [RestoreOutcome] in try await restoreLocked(ids, all: all) }
+    }
+
+    private func restoreLocked(_ records: [RecordID], all: Bool) async throws(RecSyncError) -> [RestoreOutcome] {
+        let ws = workspace
+        let conflicted = Set(try ws.allConflicts().map(\.recordID))
+        let records = all ? records.filter { !conflicted.contains($0) } : records
+        var refusals: [String] = []
+        var plan: [(id: RecordID, synced: Record, stamp: FileStamp?, undone: LocalChange.Kind?)] = []
+        for id in Array(Set(records)).sorted() {
+            let path = ws.relative(ws.recordPath(id))
+            if conflicted.contains(id) {
+                refusals.append("\(path) is in conflict; settle it with 'recsync resolve --ours|--theirs|--merge \(path)'")
+                continue
+            }
+            let stamp = FileIO.stamp(ws.recordPath(id))
+            guard let tag = try ws.systemFields(id)?.changeTag else {
+                refusals.append(stamp == nil
+                    ? "\(path): no such record here (no file and no synced version)"
+                    : "\(path) is a new record (never pushed): there is no synced version to restore; delete it with 'recsync rm \(path)'")
+                continue
+            }
+            guard let synced = try await store.fetchRecordVersion(id, changeTag: tag) else {
+                refusals.append("\(path): its synced version \(tag.prefix(12)) is no longer in the store; 'recsync pull' first")
+                continue
+            }
+            // A file that does not decode is an edit too: restoring replaces it.
+            let local: [String: FieldValue]?
+            do { local = try ws.recordFields(id) } catch {
+                if case .fileSystem = error { throw error }
+                local = [:]
+            }
+            let undone: LocalChange.Kind? = local == nil ? .deleted : local == synced.fields ? nil : .modified
+            plan.append((id, synced, stamp, undone))
+        }
+        if !refusals.isEmpty {
+            throw .invalidArguments("nothing restored: " + refusals.joined(separator: "; "))
+        }
+        var batch = ws.recordBatch()
+        for p in plan where p.undone != nil {
+            batch.write(ws.recordPath(p.id), WorkspaceEncoding.encodeFields(p.synced.fields), expect: p.stamp.map { .unchanged($0) } ?? .absent)
+        }
+        try batch.commit()
+        var indexes: [ZoneID: ZoneIndex] = [:]
+        for p in plan where p.undone != nil && !batch.skipped.contains(ws.recordPath(p.id)) {
+            let zone = p.id.zoneID
+            if indexes[zone] == nil { indexes[zone] = ZoneIndex.load(ws, zone: zone) }
+            indexes[zone]?.record(file: Workspace.fileName(for: p.id.recordName), recordName: p.id.recordName, tag: p.synced.changeTag ?? "",
+                                  hash: ZoneIndex.hash(p.synced.fields), fileStamp: batch.writtenStamps[ws.recordPath(p.id)], sideStamp: FileIO.stamp(ws.sidecarPath(p.id)))
+        }
+        for var index in indexes.values { try index.save() }
+        if !batch.skipped.isEmpty {
+            let paths = batch.skipped.sorted().map(ws.relative).joined(separator: ", ")
+            throw .fileSystem(path: paths, message: "changed while restore ran and left as it is; run 'recsync restore' again")
+        }
+        return plan.map { RestoreOutcome(recordID: $0.id, undone: $0.undone) }
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+import RecSyncTestSupport
+import Testing
+
+/// `show RECORD@REV`, `log -p` and `restore`, through the built binary.
+@Suite struct HistoryCLITests {
+    /// A workspace `a` where todo/milk went through three versions: {qty 1}, {qty 2, note},
+    /// then deleted; returns the fixture and the store's commits, newest first.
+    static func milkHistory(_ name: String = #function) throws -> (CLIFixture, [String]) {
+        let f = try CLIFixture(name).withStore()
+        try f.clone("a")
+        try f.put("todo/milk", #"{"qty": 1}"#, in: "a")
+        try f.run(["push"], in: "a")
+        try f.put("todo/milk", #"{"qty": 2, "note": "x"}"#, in: "a")
+        try f.run(["push"], in: "a")
+        try f.run(["rm", "todo/milk"], in: "a")
+        try f.run(["push"], in: "a")
+        let log = try f.json(["log"], in: "a")
+        let commits = ((log["commits"] as? [[String: Any]]) ?? []).compactMap { $0["commit"] as? String }
+        return (f, commits)
+    }
+
+    @Test func showPrintsARecordAtAStoreRevision() throws {
+        let (f, commits) = try Self.milkHistory()
+        // commits: delete, v2, v1, zone creation..., store creation.
+        #expect(commits.count >= 4)
+        let v1 = commits[2], v2 = commits[1]
+        let byHash = try f.run(["show", "todo/milk@\(v1.prefix(8))"], in: "a")
+        #expect(try JSONSerialization.jsonObject(with: Data(byHash.stdout.utf8)) as? [String: Int] == ["qty": 1])
+        let back = try f.run(["show", "private/todo/milk.json@~1"], in: "a")
+        #expect(back.stdout.contains(#""note""#) && back.stdout.contains("2"), "\(back)")
+        let doc = try f.json(["show", "todo/milk@~2"], in: "a")
+        #expect(doc["command"] as? String == "show" && doc["commit"] as? String == v1)
+        #expect(doc["recordName"] as? String == "milk" && doc["zone"] as? String == "todo" && doc["path"] as? String == "private/todo/milk.json")
+        #expect((doc["fields"] as? [String: Any])?["qty"] as? Int == 1 && doc["changeTag"] is String && doc["commitTime"] is Int)
+        let full = try f.json(["show", "todo/milk@\(v2)"], in: "a")
+        #expect((full["fields"] as? [String: Any])?["note"] as? String == "x")
+    }
+
+    @Test func showRefusesUnknownRevisionsAndAbsentRecords() throws {
+        let (f, commits) = try Self.milkHistory()
+        let unknown = try f.run(["show", "todo/milk@deadbeef"], in: "a", expect: 1)
+        #expect(unknown.stderr.contains("unknown revision 'deadbeef'"), "\(unknown)")
+        let tooFar = try f.run(["show", "todo/milk@~3"], in: "a", expect: 1)
+        #expect(tooFar.stderr.contains("has 3 versions"), "\(tooFar)")
+        // Deleted now: the current version does not exist.
+        let gone = try f.json(["show", "todo/milk"], in: "a", expect: 1)
+        #expect((gone["error"] as? [String: Any])?["kind"] as? String == "unknownItem", "\(gone)")
+        // Before it was created (the store's first commit).
+        let before = try f.run(["show", "todo/milk@\(commits.last!.prefix(10))"], in: "a", expect: 1)
+        #expect(before.stderr.contains("does not exist") && before.stdout.contains("did not exist at revision"), "\(before)")
+        let missing = try f.run(["show", "todo/nothing@~0"], in: "a", expect: 1)
+        #expect(missing.stderr.contains("version"), "\(missing)")
+    }
+
+    @Test func logPatchShowsTheFieldsEachVersionChanged() throws {
+        let (f, _) = try Self.milkHistory()
+        let text = try f.run(["log", "-p", "todo/milk"], in: "a")
+        for line in ["+  qty: 1", "-  qty: 1", "+  qty: 2", #"+  note: "x""#, #"-  note: "x""#, "-  qty: 2", "[deleted]"] {
+            #expect(text.stdout.contains(line), "missing '\(line)' in\n\(text)")
+        }
+        let doc = try f.json(["log", "--patch", "todo/milk"], in: "a")
+        let commits = try #require(doc["commits"] as? [[String: Any]])
+        #expect(commits.map { $0["kind"] as? String } == ["deleted", "modified", "new"])
+        let modified = try #require(commits[1]["fields"] as? [[String: Any]])
+        #expect(modified.count == 2)
+        let note = try #require(modified.first { $0["key"] as? String == "note" })
+        #expect(note["old"] is NSNull && note["new"] as? String == "x")
+        let limited = try f.json(["log", "-p", "-n", "1", "todo/milk"], in: "a")
+        #expect((limited["commits"] as? [[String: Any]])?.count == 1)
+        // -p is about one record.
+        let bare = try f.run(["log", "-p"], in: "a", expect: 1)
+        #expect(bare.stderr.contains("name a record"), "\(bare)")
+        let zone = try f.run(["log", "-p", "todo"], in: "a", expect: 1)
+        #expect(zone.stderr.contains("name a record"), "\(zone)")
+    }
+
+    /// A workspace `a` with todo/milk {qty 1} and todo/eggs {n 1} pushed.
+    static func twoSynced(_ name: String = #function) throws -> CLIFixture {
+        let f = try CLIFixture(name).withStore()
+        try f.clone("a")
+        try f.put("todo/milk", #"{"qty": 1}"#, in: "a")
+        try f.put("todo/eggs", #"{"n": 1}"#, in: "a")
+        try f.run(["push"], in: "a")
+        return f
+    }
+
+    @Test func restoreUndoesEditsAndRemovals() throws {
+        let f = try Self.twoSynced()
+        try f.put("todo/milk", #"{"qty": 5, "extra": true}"#, in: "a")
+        try f.run(["rm", "todo/eggs"], in: "a")
+        let doc = try f.json(["restore", "todo/milk", "private/todo/eggs.json"], in: "a")
+        let restored = try #require(doc["restored"] as? [[String: Any]])
+        #expect(restored.map { $0["kind"] as? String } == ["deleted", "modified"])  // eggs, milk
+        #expect(try f.fields("a", "private/todo/milk.json") as? [String: Int] == ["qty": 1])
+        #expect(try f.fields("a", "private/todo/eggs.json") as? [String: Int] == ["n": 1])
+        let status = try f.json(["status"], in: "a")
+        #expect((status["changes"] as? [Any])?.isEmpty == true, "\(status)")
+        let again = try f.json(["restore", "todo/milk"], in: "a")
+        #expect(paths(again, "unchanged") == ["private/todo/milk.json"] && paths(again, "restored").isEmpty)
+        try f.run(["push"], in: "a")  // nothing to push, no error
+    }
+
+    @Test func restoreAllLeavesNewRecordsAlone() throws {
+        let f = try Self.twoSynced()
+        try f.put("todo/milk", #"{"qty": 9}"#, in: "a")
+        try f.run(["rm", "todo/eggs"], in: "a")
+        try f.put("todo/bread", #"{"x": 1}"#, in: "a")
+        let out = try f.run(["restore", "--all"], in: "a")
+        #expect(out.stdout.contains("restored private/todo/eggs.json (its removal undone)"), "\(out)")
+        let status = try f.json(["status"], in: "a")
+        #expect(paths(status, "changes") == ["private/todo/bread.json"])
+        try f.run(["restore"], in: "a", expect: 64)
+        try f.run(["restore", "--all", "todo/milk"], in: "a", expect: 64)
+    }
+
+    @Test func restoreRefusesNewAndConflictedRecordsWritingNothing() throws {
+        let f = try Self.twoSynced()
+        try f.put("todo/bread", #"{"x": 1}"#, in: "a")
+        try f.put("todo/milk", #"{"qty": 7}"#, in: "a")
+        let refused = try f.run(["restore", "todo/milk", "todo/bread"], in: "a", expect: 1)
+        #expect(refused.stderr.contains("private/todo/bread.json is a new record (never pushed)") && refused.stderr.contains("recsync rm"), "\(refused)")
+        #expect(try f.fields("a", "private/todo/milk.json") as? [String: Int] == ["qty": 7], "nothing half-written")
+        #expect(try f.fields("a", "private/todo/bread.json") as? [String: Int] == ["x": 1])
+        let nothing = try f.run(["restore", "todo/none"], in: "a", expect: 1)
+        #expect(nothing.stderr.contains("no such record here"), "\(nothing)")
+
+        // A conflict: b changed milk on the store, a's edit meets it on pull.
+        try f.clone("b")
+        try f.put("todo/milk", #"{"qty": 3}"#, in: "b")
+        try f.run(["push"], in: "b")
+        try f.run(["pull"], in: "a", expect: 2)
+        let conflicted = try f.run(["restore", "todo/milk"], in: "a", expect: 1)
+        #expect(conflicted.stderr.contains("is in conflict; settle it with 'recsync resolve"), "\(conflicted)")
+        #expect(try f.fields("a", "private/todo/milk.json") as? [String: Int] == ["qty": 7])
+    }
+}
+
+/// `resolve --merge` field by field, identical sides, and the hints after resolve.
+@Suite struct ConflictCLITests {
+    /// Workspaces a and b share todo/r {title t, qty 1, note n}; b changes title and note and
+    /// pushes, a changes title and qty and pulls into a conflict.
+    static func clash(_ name: String = #function) throws -> CLIFixture {
+        let f = try CLIFixture(name).withStore()
+        try f.clone("a")
+        try f.put("todo/r", #"{"title": "t", "qty": 1, "note": "n"}"#, in: "a")
+        try f.run(["push"], in: "a")
+        try f.clone("b")
+        try f.put("todo/r", #"{"title": "b", "qty": 1, "note": "b note"}"#, in: "b")
+        try f.run(["push"], in: "b")
+        try f.put("todo/r", #"{"title": "a", "qty": 2, "note": "n"}"#, in: "a")
+        try f.run(["pull"], in: "a", expect: 2)
+        return f
+    }
+
+    @Test func mergeTakesWhatItCanAndLeavesTheTrueClash() throws {
+        let f = try Self.clash()
+        let out = try f.run(["resolve", "--merge"], in: "a", expect: 2)
+        #expect(out.stdout.contains("both sides changed 'title' differently (the file keeps ours)"), "\(out)")
+        #expect(out.stdout.contains("1 conflict still pending"), "\(out)")
+        let file = try f.fields("a", "private/todo/r.json")
+        #expect(file?["title"] as? String == "a" && file?["qty"] as? Int == 2 && file?["note"] as? String == "b note", "\(String(describing: file))")
+        let doc = try f.json(["resolve", "--merge"], in: "a", expect: 2)
+        let clashes = try #require(doc["clashes"] as? [[String: Any]])
+        #expect(clashes.count == 1 && clashes[0]["fields"] as? [String] == ["title"] && clashes[0]["path"] as? String == "private/todo/r.json")
+        #expect(paths(doc, "conflictsPending") == ["private/todo/r.json"])
+        // Taking their title by hand, then merging again, settles it; qty is left to push.
+        var edited = try #require(file)
+        edited["title"] = "b"
+        try f.put("todo/r", String(decoding: try JSONSerialization.data(withJSONObject: edited), as: UTF8.self), in: "a")
+        let done = try f.run(["resolve", "--merge"], in: "a")
+        #expect(done.stdout.contains("resolved private/todo/r.json (merge)") && done.stdout.contains("recsync push"), "\(done)")
+        try f.run(["push"], in: "a")
+        try f.run(["pull"], in: "b")
+        #expect(try f.fields("b", "private/todo/r.json")?["qty"] as? Int == 2)
+    }
+
+    @Test func theirsAfterAPartialMergeTakesTheStoreVersionAndSaysNothingOfPush() throws {
+        let f = try Self.clash()
+        try f.run(["resolve", "--merge"], in: "a", expect: 2)
+        let theirs = try f.run(["resolve", "--theirs"], in: "a")
+        #expect(theirs.stdout.contains("resolved private/todo/r.json (the store's version)"), "\(theirs)")
+        #expect(!theirs.stdout.contains("push") && !theirs.stderr.contains("push"), "nothing is left to push:\n\(theirs)")
+        #expect(try f.fields("a", "private/todo/r.json")?["title"] as? String == "b")
+        let status = try f.json(["status"], in: "a")
+        #expect((status["changes"] as? [Any])?.isEmpty == true && (status["conflicts"] as? [Any])?.isEmpty == true, "\(status)")
+    }
+
+    @Test func oursAfterAPartialMergeKeepsTheMergedFile() throws {
+        let f = try Self.clash()
+        try f.run(["resolve", "--merge"], in: "a", expect: 2)
+        let ours = try f.run(["resolve", "--ours", "todo/r"], in: "a")
+        #expect(ours.stdout.contains("recsync push"), "\(ours)")
+        try f.run(["push"], in: "a")
+        try f.run(["pull"], in: "b")
+        let r = try f.fields("b", "private/todo/r.json")
+        #expect(r?["title"] as? String == "a" && r?["qty"] as? Int == 2 && r?["note"] as? String == "b note")
+    }
+
+    @Test func aConflictWhoseSidesBecameTheSameResolvesItself() throws {
+        let f = try Self.clash()
+        // b makes the very change a made: the pull that brings it has nothing to decide.
+        try f.put("todo/r", #"{"title": "a", "qty": 2, "note": "n"}"#, in: "b")
+        try f.run(["push"], in: "b")
+        let pull = try f.json(["pull"], in: "a")
+        #expect(paths(pull, "conflicts").isEmpty && paths(pull, "conflictsPending").isEmpty, "\(pull)")
+        let status = try f.json(["status"], in: "a")
+        #expect((status["conflicts"] as? [Any])?.isEmpty == true && (status["changes"] as? [Any])?.isEmpty == true, "\(status)")
+    }
+
+    @Test func editingTheFileToTheirVersionResolvesItAtStatus() throws {
+        let f = try Self.clash()
+        try f.put("todo/r", #"{"title": "b", "qty": 1, "note": "b note"}"#, in: "a")
+        let status = try f.json(["status"], in: "a")
+        #expect((status["conflicts"] as? [Any])?.isEmpty == true && (status["changes"] as? [Any])?.isEmpty == true, "\(status)")
+        try f.run(["push"], in: "a")
+    }
+}
