@@ -44,7 +44,7 @@ struct ShowCommand: RecSyncSubcommand {
         if console.json {
             var o = SyncOutput.recordObject(id, workspace: ws)
             o["commit"] = .string(found.commit.commit)
-            o["commitTime"] = .int(found.commit.time * 1000)
+            o["time"] = .int(found.commit.time * 1000)
             o["recordType"] = .string(found.record.recordType)
             o["changeTag"] = found.record.changeTag.map(JSONValue.string) ?? .null
             o["fields"] = .object(found.record.fields.mapValues(WorkspaceEncoding.json(from:)))
