@@ -410,7 +410,7 @@ _recsync_resolve() {
     # Offer positional completions
     case "${positional_number}" in
     *)
-        __recsync_add_completions -o plusdirs -fX '!*.@(json)'
+        __recsync_add_completions -W "$(__recsync_custom_complete ---completion resolve -- positional@0 "${COMP_CWORD}" "$(__recsync_cursor_index_in_current_word)")"
         return
         ;;
     esac
@@ -437,7 +437,7 @@ _recsync_log() {
     # Offer positional completions
     case "${positional_number}" in
     1)
-        __recsync_add_completions -f
+        __recsync_add_completions -W "$(__recsync_custom_complete ---completion log -- positional@0 "${COMP_CWORD}" "$(__recsync_cursor_index_in_current_word)")"
         return
         ;;
     esac
@@ -461,7 +461,7 @@ _recsync_show() {
     # Offer positional completions
     case "${positional_number}" in
     1)
-        __recsync_add_completions -o plusdirs -fX '!*.@(json)'
+        __recsync_add_completions -W "$(__recsync_custom_complete ---completion show -- positional@0 "${COMP_CWORD}" "$(__recsync_cursor_index_in_current_word)")"
         return
         ;;
     esac
@@ -485,7 +485,7 @@ _recsync_restore() {
     # Offer positional completions
     case "${positional_number}" in
     *)
-        __recsync_add_completions -o plusdirs -fX '!*.@(json)'
+        __recsync_add_completions -W "$(__recsync_custom_complete ---completion restore -- positional@0 "${COMP_CWORD}" "$(__recsync_cursor_index_in_current_word)")"
         return
         ;;
     esac

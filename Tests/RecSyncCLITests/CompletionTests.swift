@@ -37,6 +37,18 @@ import Testing
         #expect(try complete(f, ["unsubscribe"], "positional@0", "") == ["zone-alice-todo"])
     }
 
+    @Test func resolveOffersOnlyRecordsInConflict() throws {
+        let f = try workspace()
+        try f.run(["push"], in: "w")
+        try f.clone("w2")
+        try f.run(["put", "todo/milk"], in: "w2", input: #"{"a": 10}"#)
+        try f.run(["push"], in: "w2")
+        try f.run(["put", "todo/milk"], in: "w", input: #"{"a": 20}"#)
+        try f.run(["pull"], in: "w", expect: 2)
+        #expect(try complete(f, ["resolve"], "positional@0", "") == ["todo/milk"])
+        #expect(try complete(f, ["resolve"], "positional@0", "tools").isEmpty)
+    }
+
     @Test func outsideAWorkspaceNothingIsOffered() throws {
         let f = try workspace()
         #expect(try complete(f, ["diff"], "positional@0", "", in: ".").isEmpty)

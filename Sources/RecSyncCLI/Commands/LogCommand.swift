@@ -26,7 +26,7 @@ struct LogCommand: RecSyncSubcommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: "A zone or record to follow (default: the whole store).", completion: .file())
+    @Argument(help: "A zone or record to follow (default: the whole store).", completion: Completions.records)
     var target: String?
 
     @Option(name: [.customShort("n"), .long], help: "Show at most this many commits.")

@@ -57,7 +57,7 @@ struct ResolveCommand: RecSyncSubcommand {
     @Flag(help: "How to settle.")
     var strategy: Strategy
 
-    @Argument(help: ArgumentHelp("The records to settle (default: all conflicts).", discussion: RecordReference.help), completion: .file(extensions: ["json"]))
+    @Argument(help: ArgumentHelp("The records to settle (default: all conflicts).", discussion: RecordReference.help), completion: Completions.conflicts)
     var records: [String] = []
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {

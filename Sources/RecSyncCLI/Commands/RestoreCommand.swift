@@ -23,7 +23,7 @@ struct RestoreCommand: RecSyncSubcommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: ArgumentHelp("The records to restore.", discussion: RecordReference.help), completion: .file(extensions: ["json"]))
+    @Argument(help: ArgumentHelp("The records to restore.", discussion: RecordReference.help), completion: Completions.records)
     var records: [String] = []
 
     @Flag(help: "Restore every record edited or removed here.")

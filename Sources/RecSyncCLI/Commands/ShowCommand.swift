@@ -26,7 +26,7 @@ struct ShowCommand: RecSyncSubcommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: ArgumentHelp("The record, and optionally @REV.", discussion: RecordReference.help), completion: .file(extensions: ["json"]))
+    @Argument(help: ArgumentHelp("The record, and optionally @REV.", discussion: RecordReference.help), completion: Completions.records)
     var record: String
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {

@@ -37,6 +37,14 @@ enum Completions {
         return result
     }
 
+    /// Records in conflict, as `ZONE/NAME` (`OWNER/ZONE/NAME` in a shared zone).
+    static let conflicts = CompletionKind.custom { words, _, prefix in
+        guard let ws = workspace(words), let conflicts = try? ws.allConflicts() else { return [] }
+        return conflicts.map(\.recordID).sorted().map { id in
+            id.zoneID.ownerName == ws.user ? "\(id.zoneID.zoneName)/\(id.recordName)" : "\(id.zoneID.ownerName)/\(id.zoneID.zoneName)/\(id.recordName)"
+        }.filter { $0.hasPrefix(prefix) }
+    }
+
     /// The workspace's subscription IDs.
     static let subscriptionIDs = CompletionKind.custom { words, _, prefix in
         guard let ws = workspace(words), let subscriptions = try? ws.subscriptions() else { return [] }
