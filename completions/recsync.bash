@@ -181,13 +181,13 @@ _recsync() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    store|init|clone|pull|push|status|diff|resolve|log|zone|get|put|rm|changes|share|unshare|subscribe|subscriptions|unsubscribe|watch|notifications|help)
+    store|init|clone|pull|push|status|diff|resolve|log|zone|get|put|rm|ls|import|export|changes|share|unshare|subscribe|subscriptions|unsubscribe|watch|notifications|help)
         # Offer subcommand argument completions
         "_recsync_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'store init clone pull push status diff resolve log zone get put rm changes share unshare subscribe subscriptions unsubscribe watch notifications help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'store init clone pull push status diff resolve log zone get put rm ls import export changes share unshare subscribe subscriptions unsubscribe watch notifications help' -- "${cur}"))
         ;;
     esac
 }
@@ -554,7 +554,7 @@ _recsync_get() {
     non_repeating_flags=(--quiet -q --verbose -v --json --remote --version -h --help)
     repeating_options=()
     non_repeating_options=(-C)
-    __recsync_offer_flags_options 1
+    __recsync_offer_flags_options -1
 
     # Offer option value completions
     case "${prev}" in
@@ -566,7 +566,7 @@ _recsync_get() {
 
     # Offer positional completions
     case "${positional_number}" in
-    1)
+    *)
         __recsync_add_completions -o plusdirs -fX '!*.@(json)'
         return
         ;;
@@ -578,7 +578,7 @@ _recsync_put() {
     non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
     repeating_options=()
     non_repeating_options=(-C --type --file)
-    __recsync_offer_flags_options 1
+    __recsync_offer_flags_options -1
 
     # Offer option value completions
     case "${prev}" in
@@ -597,7 +597,7 @@ _recsync_put() {
 
     # Offer positional completions
     case "${positional_number}" in
-    1)
+    *)
         __recsync_add_completions -o plusdirs -fX '!*.@(json)'
         return
         ;;
@@ -609,7 +609,7 @@ _recsync_rm() {
     non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
     repeating_options=()
     non_repeating_options=(-C)
-    __recsync_offer_flags_options 1
+    __recsync_offer_flags_options -1
 
     # Offer option value completions
     case "${prev}" in
@@ -621,8 +621,82 @@ _recsync_rm() {
 
     # Offer positional completions
     case "${positional_number}" in
-    1)
+    *)
         __recsync_add_completions -o plusdirs -fX '!*.@(json)'
+        return
+        ;;
+    esac
+}
+
+_recsync_ls() {
+    repeating_flags=()
+    non_repeating_flags=(--quiet -q --verbose -v --json --long -l --version -h --help)
+    repeating_options=()
+    non_repeating_options=(-C)
+    __recsync_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '-C')
+        __recsync_add_completions -d
+        return
+        ;;
+    esac
+}
+
+_recsync_import() {
+    repeating_flags=()
+    non_repeating_flags=(--quiet -q --verbose -v --json --system --version -h --help)
+    repeating_options=()
+    non_repeating_options=(-C --format --id --type)
+    __recsync_offer_flags_options 2
+
+    # Offer option value completions
+    case "${prev}" in
+    '-C')
+        __recsync_add_completions -d
+        return
+        ;;
+    '--format')
+        __recsync_add_completions -W 'jsonl'$'\n''csv'
+        return
+        ;;
+    '--id')
+        return
+        ;;
+    '--type')
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    2)
+        __recsync_add_completions -o plusdirs -fX '!*.@(jsonl|ndjson|json|csv)'
+        return
+        ;;
+    esac
+}
+
+_recsync_export() {
+    repeating_flags=()
+    non_repeating_flags=(--quiet -q --verbose -v --json --system --version -h --help)
+    repeating_options=()
+    non_repeating_options=(-C --format --output -o)
+    __recsync_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '-C')
+        __recsync_add_completions -d
+        return
+        ;;
+    '--format')
+        __recsync_add_completions -W 'jsonl'$'\n''csv'
+        return
+        ;;
+    '--output'|'-o')
+        __recsync_add_completions -f
         return
         ;;
     esac

@@ -56,7 +56,8 @@ struct PutCommand: RecSyncSubcommand {
         }
         let fields: [String: FieldValue]
         do { fields = try WorkspaceEncoding.decodeFields(bytes) } catch {
-            throw .invalidArguments("the fields given for '\(records[0])' are not valid: \(error.message)")
+            let whose = records.count == 1 ? "the fields of '\(records[0])'" : "the fields given"
+            throw .invalidArguments("\(whose) are not valid: \(error.message)")
         }
         let puts = try ws.put(ids, fields: fields, type: type)
         let states = puts.map { put in

@@ -207,6 +207,11 @@ extension Workspace {
             for (key, cell) in zip(header, row) where !cell.isEmpty { members[key] = .string(cell) }
             rows.append((start, members))
         }
+        // CSV.swift reads a quote left open as a cell running to the end of the file; quotes
+        // come in pairs in any well-formed CSV.
+        if text.utf8.reduce(0, { $1 == 34 ? $0 + 1 : $0 }) % 2 == 1 {
+            throw .malformed(MalformedInput(path: source, line: rows.last?.line ?? 1, detail: "a quote is left open (a cell starting with \" runs to the end of the file)"))
+        }
         if let error = reader.error {
             throw .malformed(MalformedInput(path: source, line: line, detail: "cannot be read as CSV (\(error))"))
         }
