@@ -225,6 +225,7 @@ extension Workspace {
     /// write batch (one durability barrier, not one per record), as local edits for the next
     /// push. A bad line is an error and nothing is written. Records already there are
     /// overwritten; a record's type cannot change.
+    @discardableResult
     public func importRecords(_ bytes: [UInt8], into zone: ZoneID, options: ImportOptions, source: String) throws(RecSyncError) -> ImportReport {
         let records = try Self.parseImport(bytes, options: options, source: source, zone: zone)
         return try withLock(purpose: "import") { () throws(RecSyncError) -> ImportReport in
