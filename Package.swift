@@ -14,6 +14,8 @@ let package = Package(
         // `make docs`: DocC for the library products (swift package generate-documentation).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // `recsync import`/`export` of CSV files.
+        .package(url: "https://github.com/yaslab/CSV.swift", from: "2.5.2"),
     ],
     targets: [
         .systemLibrary(
@@ -28,7 +30,10 @@ let package = Package(
         .target(name: "RecSyncModel"),
         .target(name: "RecSyncStore", dependencies: ["RecSyncModel", "RecSyncGit", "CRecSyncSys"]),
         .target(name: "CRecSyncSys"),
-        .target(name: "RecSyncWorkspace", dependencies: ["RecSyncModel", "RecSyncGit", "CRecSyncSys"]),
+        .target(
+            name: "RecSyncWorkspace",
+            dependencies: ["RecSyncModel", "RecSyncGit", "CRecSyncSys", .product(name: "CSV", package: "CSV.swift")]
+        ),
         // Committing a workspace into its own git repository (`pull --commit`).
         .target(name: "RecSyncSnapshots", dependencies: ["RecSyncModel", "RecSyncGit", "RecSyncWorkspace"]),
         .target(name: "RecSyncEngine", dependencies: ["RecSyncModel", "RecSyncStore", "RecSyncWorkspace", "RecSyncSnapshots"]),

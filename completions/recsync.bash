@@ -181,13 +181,13 @@ _recsync() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    store|init|clone|pull|push|status|diff|resolve|log|show|restore|zone|get|put|rm|changes|share|unshare|subscribe|subscriptions|unsubscribe|watch|notifications|help)
+    store|init|clone|pull|push|status|diff|resolve|log|show|restore|zone|get|put|rm|ls|import|export|changes|share|unshare|subscribe|subscriptions|unsubscribe|watch|notifications|help)
         # Offer subcommand argument completions
         "_recsync_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'store init clone pull push status diff resolve log show restore zone get put rm changes share unshare subscribe subscriptions unsubscribe watch notifications help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'store init clone pull push status diff resolve log show restore zone get put rm ls import export changes share unshare subscribe subscriptions unsubscribe watch notifications help' -- "${cur}"))
         ;;
     esac
 }
@@ -602,7 +602,7 @@ _recsync_get() {
     non_repeating_flags=(--quiet -q --verbose -v --json --remote --version -h --help)
     repeating_options=()
     non_repeating_options=(-C)
-    __recsync_offer_flags_options 1
+    __recsync_offer_flags_options -1
 
     # Offer option value completions
     case "${prev}" in
@@ -614,8 +614,8 @@ _recsync_get() {
 
     # Offer positional completions
     case "${positional_number}" in
-    1)
-        __recsync_add_completions -o plusdirs -fX '!*.@(json)'
+    *)
+        __recsync_add_completions -W "$(__recsync_custom_complete ---completion get -- positional@0 "${COMP_CWORD}" "$(__recsync_cursor_index_in_current_word)")"
         return
         ;;
     esac
@@ -626,7 +626,7 @@ _recsync_put() {
     non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
     repeating_options=()
     non_repeating_options=(-C --type --file)
-    __recsync_offer_flags_options 1
+    __recsync_offer_flags_options -1
 
     # Offer option value completions
     case "${prev}" in
@@ -645,8 +645,8 @@ _recsync_put() {
 
     # Offer positional completions
     case "${positional_number}" in
-    1)
-        __recsync_add_completions -o plusdirs -fX '!*.@(json)'
+    *)
+        __recsync_add_completions -W "$(__recsync_custom_complete ---completion put -- positional@0 "${COMP_CWORD}" "$(__recsync_cursor_index_in_current_word)")"
         return
         ;;
     esac
@@ -655,6 +655,30 @@ _recsync_put() {
 _recsync_rm() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(-C)
+    __recsync_offer_flags_options -1
+
+    # Offer option value completions
+    case "${prev}" in
+    '-C')
+        __recsync_add_completions -d
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    *)
+        __recsync_add_completions -W "$(__recsync_custom_complete ---completion rm -- positional@0 "${COMP_CWORD}" "$(__recsync_cursor_index_in_current_word)")"
+        return
+        ;;
+    esac
+}
+
+_recsync_ls() {
+    repeating_flags=()
+    non_repeating_flags=(--quiet -q --verbose -v --json --long -l --version -h --help)
     repeating_options=()
     non_repeating_options=(-C)
     __recsync_offer_flags_options 1
@@ -670,7 +694,77 @@ _recsync_rm() {
     # Offer positional completions
     case "${positional_number}" in
     1)
-        __recsync_add_completions -o plusdirs -fX '!*.@(json)'
+        __recsync_add_completions -W "$(__recsync_custom_complete ---completion ls -- positional@0 "${COMP_CWORD}" "$(__recsync_cursor_index_in_current_word)")"
+        return
+        ;;
+    esac
+}
+
+_recsync_import() {
+    repeating_flags=()
+    non_repeating_flags=(--quiet -q --verbose -v --json --system --version -h --help)
+    repeating_options=()
+    non_repeating_options=(-C --format --id --type)
+    __recsync_offer_flags_options 2
+
+    # Offer option value completions
+    case "${prev}" in
+    '-C')
+        __recsync_add_completions -d
+        return
+        ;;
+    '--format')
+        __recsync_add_completions -W 'jsonl'$'\n''csv'
+        return
+        ;;
+    '--id')
+        return
+        ;;
+    '--type')
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    1)
+        __recsync_add_completions -W "$(__recsync_custom_complete ---completion import -- positional@0 "${COMP_CWORD}" "$(__recsync_cursor_index_in_current_word)")"
+        return
+        ;;
+    2)
+        __recsync_add_completions -o plusdirs -fX '!*.@(jsonl|ndjson|json|csv)'
+        return
+        ;;
+    esac
+}
+
+_recsync_export() {
+    repeating_flags=()
+    non_repeating_flags=(--quiet -q --verbose -v --json --system --version -h --help)
+    repeating_options=()
+    non_repeating_options=(-C --format --output -o)
+    __recsync_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '-C')
+        __recsync_add_completions -d
+        return
+        ;;
+    '--format')
+        __recsync_add_completions -W 'jsonl'$'\n''csv'
+        return
+        ;;
+    '--output'|'-o')
+        __recsync_add_completions -f
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    1)
+        __recsync_add_completions -W "$(__recsync_custom_complete ---completion export -- positional@0 "${COMP_CWORD}" "$(__recsync_cursor_index_in_current_word)")"
         return
         ;;
     esac

@@ -13,8 +13,16 @@ public struct RecSyncCommand: AsyncParsableCommand {
             and sync state in .recsync/. A store is a git repository; give its path or a \
             file:// URL.
 
-            RECORD arguments are a record file path (private/ZONE/NAME.json, \
-            shared/OWNER/ZONE/NAME.json) or ZONE/NAME for a record in one of your own zones.
+            RECORD arguments are ZONE/NAME for a record in one of your own zones, \
+            OWNER/ZONE/NAME for one in a zone OWNER shares with you (an own zone named \
+            OWNER wins; the path always says which), or a record file path \
+            (private/ZONE/NAME.json, shared/OWNER/ZONE/NAME.json). ZONE arguments are a zone \
+            name, OWNER/ZONE, or a zone directory. NAME may contain '/'.
+
+            Paths are relative to the current directory, both the ones recsync prints and \
+            the ones it reads, as git's are in a subdirectory; a path that starts with \
+            private/ or shared/ and names nothing from the current directory is read from \
+            the workspace root, so saved paths keep working.
 
             \(ExitCodes.table)
             """,
@@ -23,7 +31,8 @@ public struct RecSyncCommand: AsyncParsableCommand {
             StoreCommand.self, InitCommand.self, CloneCommand.self,
             PullCommand.self, PushCommand.self, StatusCommand.self, DiffCommand.self,
             ResolveCommand.self, LogCommand.self, ShowCommand.self, RestoreCommand.self, ZoneCommand.self,
-            GetCommand.self, PutCommand.self, RmCommand.self, ChangesCommand.self,
+            GetCommand.self, PutCommand.self, RmCommand.self, LsCommand.self,
+            ImportCommand.self, ExportCommand.self, ChangesCommand.self,
             ShareCommand.self, UnshareCommand.self,
             SubscribeCommand.self, SubscriptionsCommand.self, UnsubscribeCommand.self, WatchCommand.self, NotificationsCommand.self,
         ])

@@ -68,7 +68,7 @@ public struct MalformedInput: Sendable, Hashable {
     /// `path: line L, column C: detail`, each part when known.
     public var message: String {
         var text = detail
-        if let line, let column { text = "line \(line), column \(column): " + text }
+        if let line { text = "line \(line)" + (column.map { ", column \($0)" } ?? "") + ": " + text }
         if let path { text = "\(path): " + text }
         return text
     }

@@ -210,7 +210,8 @@ public enum StoreEncoding {
 
     // MARK: Decoding helpers
 
-    static func kindName(_ j: JSONValue) -> String {
+    /// What kind of JSON value `j` is, in words ("a string", "an array"), for messages.
+    public static func kindName(_ j: JSONValue) -> String {
         switch j {
         case .null: "null"
         case .bool: "a boolean"

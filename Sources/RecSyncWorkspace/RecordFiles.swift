@@ -56,12 +56,27 @@ extension Workspace {
     /// name needs a `type`, since only a sidecar can then hold its name.
     @discardableResult
     public func put(_ id: RecordID, fields: [String: FieldValue], type: String? = nil) throws(RecSyncError) -> RecordPut {
+        try put([id], fields: fields, type: type)[0]
+    }
+
+    /// Writes the same fields into several records (`put` for each), all or nothing: every
+    /// record is checked before any is written, and all are written in one batch.
+    @discardableResult
+    public func put(_ ids: [RecordID], fields: [String: FieldValue], type: String? = nil) throws(RecSyncError) -> [RecordPut] {
         if let type { try NameRules.validateRecordType(type) }
+        var batch = WriteBatch()
+        var results: [RecordPut] = []
+        for id in ids { results.append(try stagePut(id, fields: fields, type: type, into: &batch)) }
+        try batch.commit()
+        return results
+    }
+
+    /// Checks one record of a `put` and adds its writes to `batch`.
+    private func stagePut(_ id: RecordID, fields: [String: FieldValue], type: String?, into batch: inout WriteBatch) throws(RecSyncError) -> RecordPut {
         let recordPath = recordPath(id), sidecarPath = sidecarPath(id)
         let system = try systemFields(id)
         // The checks a push makes (types, sizes), now rather than later.
         try Record(recordID: id, recordType: system?.recordType ?? type ?? "Record", fields: fields).validate()
-        var batch = WriteBatch()
         if let system, let type, system.recordType != type {
             throw .invalidArguments("\(relative(recordPath)) is a '\(system.recordType)' record; a record's type cannot change (rm it, push, then put it again with --type \(type))")
         }
@@ -74,7 +89,6 @@ extension Workspace {
         }
         let existed = FileIO.stamp(recordPath) != nil
         batch.write(recordPath, WorkspaceEncoding.encodeFields(fields))
-        try batch.commit()
         return system?.changeTag == nil ? .new : existed ? .modified : .restored
     }
 
@@ -83,20 +97,31 @@ extension Workspace {
     /// sidecar (a type note) goes too.
     @discardableResult
     public func removeRecord(_ id: RecordID) throws(RecSyncError) -> Bool {
-        let recordPath = recordPath(id), sidecarPath = sidecarPath(id)
-        guard FileIO.stamp(recordPath) != nil else {
-            throw .invalidArguments("no record file at \(relative(recordPath))")
-        }
-        var synced = false
-        if let side = try readRecordFile(sidecarPath) {
-            // A damaged sidecar names no version the store could delete: the record goes as
-            // one never pushed does, sidecar and all.
-            synced = (try? WorkspaceEncoding.decodeSystemFields(side))?.changeTag != nil
-        }
+        try removeRecords([id])[0]
+    }
+
+    /// Removes several records' files (`removeRecord` for each), all or nothing: a record
+    /// with no file is an error naming it before any file is removed.
+    @discardableResult
+    public func removeRecords(_ ids: [RecordID]) throws(RecSyncError) -> [Bool] {
         var batch = WriteBatch()
-        batch.remove(recordPath)
-        if !synced { batch.remove(sidecarPath) }
+        var results: [Bool] = []
+        for id in ids {
+            let recordPath = recordPath(id), sidecarPath = sidecarPath(id)
+            guard FileIO.stamp(recordPath) != nil else {
+                throw .invalidArguments("no record file at \(relative(recordPath))")
+            }
+            var synced = false
+            if let side = try readRecordFile(sidecarPath) {
+                // A damaged sidecar names no version the store could delete: the record goes as
+                // one never pushed does, sidecar and all.
+                synced = (try? WorkspaceEncoding.decodeSystemFields(side))?.changeTag != nil
+            }
+            batch.remove(recordPath)
+            if !synced { batch.remove(sidecarPath) }
+            results.append(synced)
+        }
         try batch.commit()
-        return synced
+        return results
     }
 }

@@ -3,28 +3,42 @@ import RecSyncModel
 
 /// How people name records and zones of a workspace (on the command line).
 ///
-/// A record is either the path of its file in the workspace (`private/notes/r1.json`,
-/// `shared/bob/recipes/r2.json`, relative to `directory`; a sidecar path works too)
-/// or `ZONE/NAME` for a record in one of the user's own zones (NAME may itself contain `/`).
-/// A zone is its name (one of the user's own zones) or the path of its directory.
+/// A record is one of:
+/// - the path of its file (`private/notes/r1.json`, `shared/bob/recipes/r2.json`; a sidecar
+///   path works too), relative to `directory`, the directory the command runs in. A path
+///   that starts with `private/` or `shared/` and names nothing there is read relative to
+///   the workspace root instead, so a path saved from another directory keeps working;
+/// - `ZONE/NAME` for a record in one of the user's own zones (NAME may itself contain `/`);
+/// - `OWNER/ZONE/NAME` for a record of a zone OWNER shares with the user (its directory
+///   `shared/OWNER/ZONE` is in the workspace). An own zone named OWNER wins: `ZONE/NAME`
+///   is read first, and the path form always says which is meant.
+///
+/// A zone is its name (one of the user's own zones), `OWNER/ZONE`, or its directory's path.
 extension Workspace {
     /// The record a name given by a person stands for (a command-line argument).
     public func record(named text: String, from directory: String) throws(RecSyncError) -> RecordID {
-        let path = Self.absolute(text, relativeTo: directory)
+        let path = resolvedPath(text, from: directory)
         if let components = components(of: path), text.hasSuffix(".json") || FileIO.stamp(path) != nil {
             return try recordFromPath(components, text: text)
         }
-        guard let slash = text.firstIndex(of: "/"), !text.hasSuffix(".json") else {
-            throw .invalidArguments("'\(text)' does not name a record; give a record file path (private/ZONE/NAME.json) or ZONE/NAME")
+        let parts = text.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+        guard parts.count >= 2, !text.hasSuffix(".json") else {
+            throw .invalidArguments("'\(text)' does not name a record; give ZONE/NAME, OWNER/ZONE/NAME (a zone shared with you) or a record file path (private/ZONE/NAME.json)")
         }
-        let zone = try ZoneID(normalizing: String(text[..<slash]), ownerName: user)
-        return try RecordID(recordName: String(text[text.index(after: slash)...]), zoneID: zone)
+        if parts.count == 3, !FileIO.isDirectory("\(root)/private/\(NameEscaping.escape(parts[0]))"),
+           let owner = try? ZoneID(normalizing: parts[1], ownerName: parts[0]), owner.ownerName != user,
+           FileIO.isDirectory(zoneDirectory(owner)) {
+            return try RecordID(recordName: parts[2], zoneID: owner)
+        }
+        let zone = try ZoneID(normalizing: parts[0], ownerName: user)
+        return try RecordID(recordName: parts.dropFirst().joined(separator: "/"), zoneID: zone)
     }
 
-    /// The zone a name given by a person stands for: a zone name, or a zone directory's path.
+    /// The zone a name given by a person stands for: a zone name, `OWNER/ZONE`, or a zone
+    /// directory's path.
     public func zone(named text: String, from directory: String) throws(RecSyncError) -> ZoneID {
         if text.contains("/") {
-            let path = Self.absolute(text, relativeTo: directory)
+            let path = resolvedPath(text, from: directory)
             if let c = components(of: path) {
                 if c.count == 2, c[0] == "private", let z = NameEscaping.unescape(c[1]) {
                     return try ZoneID(normalizing: z, ownerName: user)
@@ -33,15 +47,29 @@ extension Workspace {
                     return try ZoneID(normalizing: z, ownerName: o)
                 }
             }
-            throw .invalidArguments("'\(text)' does not name a zone; give a zone name or a zone directory (private/ZONE, shared/OWNER/ZONE)")
+            let parts = text.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+            if parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty, !FileIO.isDirectory(path) {
+                try NameRules.validateOwnerName(parts[0])
+                return try ZoneID(normalizing: parts[1], ownerName: parts[0])
+            }
+            throw .invalidArguments("'\(text)' does not name a zone; give a zone name, OWNER/ZONE or a zone directory (private/ZONE, shared/OWNER/ZONE)")
         }
         return try ZoneID(normalizing: text, ownerName: user)
+    }
+
+    /// A path given by a person, made absolute against `directory`; one starting with
+    /// `private/` or `shared/` that names nothing there (nor its parent) is taken from the root.
+    func resolvedPath(_ text: String, from directory: String) -> String {
+        let path = Self.absolute(text, relativeTo: directory)
+        guard directory != root, text.hasPrefix("private/") || text.hasPrefix("shared/"),
+              FileIO.info(path) == nil, FileIO.info(FileIO.split(path).dir) == nil else { return path }
+        return Self.absolute(text, relativeTo: root)
     }
 
     /// Whether a name given by a person stands for a zone rather than a record (for `log`).
     public func namesZone(_ text: String, from directory: String) -> Bool {
         if !text.contains("/") { return true }
-        let path = Self.absolute(text, relativeTo: directory)
+        let path = resolvedPath(text, from: directory)
         return FileIO.isDirectory(path) && components(of: path) != nil
     }
 

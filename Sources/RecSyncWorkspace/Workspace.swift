@@ -37,14 +37,19 @@ public final class Workspace: Sendable {
     public static let stateDirName = ".recsync"
     public let root: String
     public let config: WorkspaceConfig
+    /// The directory the workspace was found from (`find(from:)`; the root otherwise): the
+    /// paths recsync prints are relative to it (`relative(_:)`), as `git status` prints them
+    /// in a subdirectory.
+    public let directory: String
 
     public var stateDir: String { "\(root)/\(Self.stateDirName)" }
     public var user: String { config.user }
 
     /// Registers the root with `Confinement`: from now on no path under it is opened through a link.
-    init(root: String, config: WorkspaceConfig) {
+    init(root: String, config: WorkspaceConfig, directory: String? = nil) {
         self.root = root
         self.config = config
+        self.directory = directory ?? root
         Confinement.register(root)
     }
 
@@ -55,7 +60,8 @@ public final class Workspace: Sendable {
         var dir = URL(fileURLWithPath: directory).standardizedFileURL.path
         while true {
             if FileManager.default.fileExists(atPath: "\(dir)/\(stateDirName)/config") {
-                return try open(at: dir)
+                let found = try open(at: dir)
+                return Workspace(root: found.root, config: found.config, directory: URL(fileURLWithPath: directory).standardizedFileURL.path)
             }
             let parent = (dir as NSString).deletingLastPathComponent
             if parent == dir || parent.isEmpty { throw .notAWorkspace(directory) }
@@ -149,7 +155,7 @@ public final class Workspace: Sendable {
         try FileIO.writeAtomically("\(stateDir)/config", Array(data) + [10])
     }
 
-    public func withConfig(_ config: WorkspaceConfig) -> Workspace { Workspace(root: root, config: config) }
+    public func withConfig(_ config: WorkspaceConfig) -> Workspace { Workspace(root: root, config: config, directory: directory) }
 
     // MARK: Zones
 
@@ -163,8 +169,22 @@ public final class Workspace: Sendable {
 
     public func scope(of zone: ZoneID) -> DatabaseScope { zone.ownerName == user ? .private : .shared }
 
-    /// A path relative to the root, for messages.
+    /// A path as recsync prints it: relative to the directory the command runs in
+    /// (`directory`), with `../` where needed; a path outside the workspace stays absolute.
+    /// Every path a user reads (text, JSON, error messages) goes through this.
     public func relative(_ path: String) -> String {
+        guard path == root || path.hasPrefix(root + "/") else { return path }
+        if directory == root { return rootRelative(path) }
+        let from = directory.split(separator: "/"), to = path.split(separator: "/")
+        var common = 0
+        while common < from.count, common < to.count, from[common] == to[common] { common += 1 }
+        let parts = Array(repeating: "..", count: from.count - common) + to[common...].map(String.init)
+        return parts.isEmpty ? "." : parts.joined(separator: "/")
+    }
+
+    /// A path relative to the root (`private/ZONE/NAME.json`), whatever the directory: for
+    /// what is kept or compared, not shown.
+    public func rootRelative(_ path: String) -> String {
         path.hasPrefix(root + "/") ? String(path.dropFirst(root.count + 1)) : path
     }
 
@@ -452,8 +472,7 @@ public final class Workspace: Sendable {
             if bytes.map({ (try? WorkspaceEncoding.decodeSystemFields($0)) == nil }) ?? true { FileIO.unlinkIfPresent(path) }
             return nil
         }
-        let relative = String(path.dropFirst(root.count + 1))
-        let target = "\(stateDir)/lost+found/interrupted-\(getpid())/\(relative)"
+        let target = "\(stateDir)/lost+found/interrupted-\(getpid())/\(rootRelative(path))"
         do {
             try FileIO.move(path, to: target)
             return target

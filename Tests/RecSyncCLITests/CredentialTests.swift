@@ -17,7 +17,7 @@ import Testing
         #expect(!config.contains(secret), "\(config)")
         #expect(config.contains("https://alice@127.0.0.1:9/team.git"), "\(config)")
         #expect(!initialized.stdout.contains(secret) && !initialized.stderr.contains(secret), "\(initialized)")
-        #expect(initialized.stdout.contains("credential helper"), "\(initialized)")
+        #expect(initialized.stderr.contains("credential helper"), "\(initialized)")
         #expect((try? String(contentsOfFile: helperFile, encoding: .utf8))?.contains(secret) == true, "the helper was given the password")
 
         // A clone whose server refuses: the error does not show the password, nothing is left.

@@ -53,7 +53,7 @@ struct JSONSchema {
             .map { $0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "\u{1}", with: "|") }
     }
 
-    /// Problems of `value` against a type: `string`, `int`, `bool`, `null`, `any`, `object`,
+    /// Problems of `value` against a type: `string`, `int`, `time`, `bool`, `null`, `any`, `object`,
     /// `[T]`, `A|B`, or a shape's name.
     func problems(_ value: Any, type: String, at path: String) -> [String] {
         let alternatives = type.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -68,6 +68,10 @@ struct JSONSchema {
         case "bool": return (value as? NSNumber).map(Self.isBool) == true ? [] : ["\(path): expected true or false, got \(value)"]
         case "null": return value is NSNull ? [] : ["\(path): expected null, got \(value)"]
         case "object": return value is [String: Any] ? [] : ["\(path): expected an object, got \(value)"]
+        case "time":
+            // Milliseconds since the epoch: a count of seconds is below 10^11 until the year 5138.
+            guard let n = value as? Int, !problemsOfInt(value) else { return ["\(path): expected a time, got \(value)"] }
+            return n >= 100_000_000_000 ? [] : ["\(path): \(n) looks like seconds; times are milliseconds since the epoch"]
         default: break
         }
         if type.hasPrefix("[") && type.hasSuffix("]") {
@@ -92,10 +96,6 @@ struct JSONSchema {
                 continue
             }
             found += problems(value, type: key.type, at: "\(path).\(key.name)")
-            // Times are milliseconds: a count of seconds since 1970 is below 10^11 until 5138.
-            if ["time", "created", "modified"].contains(key.name), let n = value as? Int, n < 100_000_000_000 {
-                found.append("\(path).\(key.name): \(n) looks like seconds; times are milliseconds since the epoch")
-            }
         }
         return found
     }
@@ -126,6 +126,8 @@ struct JSONSchema {
         guard let keys = tables[table] else { return ["docs/json.md has no table `\(table)`"] }
         return problems(rest, keys: keys, at: table, what: table)
     }
+
+    func problemsOfInt(_ value: Any) -> Bool { !problems(value, type: "int", at: "").isEmpty }
 
     /// JSONSerialization gives true and false as NSNumbers of type char ("c").
     static func isBool(_ n: NSNumber) -> Bool { String(cString: n.objCType) == "c" }
@@ -177,7 +179,12 @@ struct JSONSchema {
         try check(f, ["status"], schema: schema, seen: &seen)
         try check(f, ["diff"], schema: schema, seen: &seen)
         try check(f, ["push"], schema: schema, seen: &seen)
-        try check(f, ["get", "todo/milk"], schema: schema, seen: &seen)
+        try check(f, ["get", "todo/milk", "todo/bread"], schema: schema, seen: &seen)
+        try check(f, ["ls"], schema: schema, seen: &seen)
+        try check(f, ["ls", "todo", "--long"], schema: schema, seen: &seen)
+        try check(f, ["import", "spare", "-", "--format", "csv", "--id", "id"], input: "id,title\nx1,One\nx2,Two\n", schema: schema, seen: &seen)
+        try check(f, ["export", "spare", "-o", "spare.jsonl"], schema: schema, seen: &seen)
+        try check(f, ["import", "spare", "-", "--format", "jsonl"], input: "{\"a\": 1}\nnot json\n", expect: 1, schema: schema, seen: &seen)
         try check(f, ["log"], schema: schema, seen: &seen)
         try check(f, ["log", "todo/milk"], schema: schema, seen: &seen)
         try check(f, ["log", "-p", "todo/milk"], schema: schema, seen: &seen)

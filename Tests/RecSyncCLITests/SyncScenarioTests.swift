@@ -36,7 +36,7 @@ import Testing
         #expect(try f.json(["status"], in: "phone")["clean"] as? Bool == true)
         // The type given with `put --type` reached the store.
         let remote = try f.json(["get", "notes/r3", "--remote"], in: "laptop")
-        #expect(remote["recordType"] as? String == "Note")
+        #expect((remote["records"] as? [[String: Any]])?.first?["recordType"] as? String == "Note")
     }
 
     /// A record this workspace pushed after its last pull, then deleted elsewhere, goes on the next pull.

@@ -21,6 +21,36 @@ import Testing
         #expect(try ws.record(named: "shared/bob/recipes/r.json", from: ws.root) == Build.id("r", in: Build.zone("recipes", owner: "bob")))
     }
 
+    @Test func aSharedRecordIsNamedByOwnerZoneAndName() throws {
+        // Only once the shared zone is in the workspace; before, the first part is the zone.
+        #expect(try ws.record(named: "bob/recipes/r", from: ws.root) == Build.id("recipes/r", in: Build.zone("bob")))
+        try FileIO.makeDirectories("\(ws.root)/shared/bob/recipes")
+        #expect(try ws.record(named: "bob/recipes/r", from: ws.root) == Build.id("r", in: Build.zone("recipes", owner: "bob")))
+        #expect(try ws.zone(named: "bob/recipes", from: ws.root) == Build.zone("recipes", owner: "bob"))
+        // An own zone named like the owner wins.
+        try FileIO.makeDirectories("\(ws.root)/private/bob")
+        #expect(try ws.record(named: "bob/recipes/r", from: ws.root) == Build.id("recipes/r", in: Build.zone("bob")))
+    }
+
+    @Test func pathsAreReadFromTheCurrentDirectoryThenTheRoot() throws {
+        try FileIO.makeDirectories("\(ws.root)/private/notes")
+        let id = Build.id("r", in: Build.zone("notes"))
+        #expect(try ws.record(named: "r.json", from: "\(ws.root)/private/notes") == id)
+        #expect(try ws.record(named: "private/notes/r.json", from: "\(ws.root)/private/notes") == id)
+        #expect(try ws.zone(named: "private/notes", from: "\(ws.root)/private/notes") == Build.zone("notes"))
+    }
+
+    @Test func printedPathsAreRelativeToTheDirectoryFoundFrom() throws {
+        try FileIO.makeDirectories("\(ws.root)/private/notes")
+        let here = try Workspace.find(from: "\(ws.root)/private/notes")
+        #expect(here.relative("\(ws.root)/private/notes/r.json") == "r.json")
+        #expect(here.relative("\(ws.root)/private/todo/r.json") == "../todo/r.json")
+        #expect(here.relative("\(ws.root)/private/notes") == ".")
+        #expect(here.rootRelative("\(ws.root)/private/todo/r.json") == "private/todo/r.json")
+        #expect(here.relative("/elsewhere/x") == "/elsewhere/x")
+        #expect(ws.relative("\(ws.root)/private/notes/r.json") == "private/notes/r.json")
+    }
+
     @Test func aLongNameIsFoundThroughItsSidecar() throws {
         let long = try RecordID(recordName: String(repeating: "n", count: 255), zoneID: Build.zone("notes"))
         try ws.put(long, fields: [:], type: "Note")

@@ -3,48 +3,71 @@ import RecSyncModel
 import RecSyncStore
 import RecSyncWorkspace
 
-/// `recsync get RECORD`: prints a record's fields.
+/// `recsync get RECORD...`: prints records' fields.
 struct GetCommand: RecSyncSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "get",
-        abstract: "Print a record's fields (canonical plain JSON) from the workspace, or with --remote from the store.",
-        discussion: RecordReference.help)
+        abstract: "Print records' fields (canonical plain JSON) from the workspace, or with --remote from the store.",
+        discussion: """
+            One record prints its fields as its record file holds them (pretty JSON). Several \
+            print one compact JSON object of fields per line (JSON lines), in the order given. \
+            With --json: {"records": [...]}, each record with recordName, zone, owner, path, \
+            fields, recordType and changeTag. Every RECORD is looked up before anything is \
+            printed: one that is not there is an error naming it, and nothing is printed. \
+            \(RecordReference.help)
+
+            EXAMPLES
+              recsync get todo/milk
+              recsync get todo/milk todo/eggs --json
+              recsync get alice/plans/trip --remote
+            """)
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: "The record.", completion: .file(extensions: ["json"]))
-    var record: String
+    @Argument(help: "The records.", completion: Completions.records)
+    var records: [String]
 
-    @Flag(help: "Fetch the store's current version instead of reading the workspace.")
+    @Flag(help: "Fetch the store's current versions instead of reading the workspace.")
     var remote = false
+
+    func validate() throws {
+        if records.isEmpty { throw ValidationError("give at least one RECORD") }
+    }
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let ws = try context.workspace()
-        let id = try RecordReference.record(record, in: ws, from: context.directory)
-        let fields: [String: FieldValue]
-        var system: SystemFields?
+        var ids: [RecordID] = []
+        for record in records { ids.append(try RecordReference.record(record, in: ws, from: context.directory)) }
+        var found: [(id: RecordID, fields: [String: FieldValue], system: SystemFields?)] = []
         if remote {
-            let results = try await context.store(for: ws).fetchRecords([id])
-            guard let result = results.first else { throw .unknownItem(id) }
-            let stored = try result.result.get()
-            fields = stored.fields
-            system = stored.systemFields
-        } else {
-            guard let local = try ws.recordFields(id) else {
-                throw .invalidArguments("no record file at \(ws.relative(ws.recordPath(id))); pull first, or use --remote")
+            let results = try await context.store(for: ws).fetchRecords(ids)
+            for id in ids {
+                guard let result = results.first(where: { $0.recordID == id }) else { throw .unknownItem(id) }
+                let stored = try result.result.get()
+                found.append((id, stored.fields, stored.systemFields))
             }
-            fields = local
-            system = try ws.systemFields(id)
+        } else {
+            for id in ids {
+                guard let local = try ws.recordFields(id) else {
+                    throw .invalidArguments("no record file at \(ws.relative(ws.recordPath(id))); pull first, or use --remote")
+                }
+                found.append((id, local, try ws.systemFields(id)))
+            }
         }
         let console = context.console
-        if console.json {
-            var o = SyncOutput.recordObject(id, workspace: ws)
-            o["fields"] = .object(fields.mapValues(WorkspaceEncoding.json(from:)))
-            o["recordType"] = system.map { .string($0.recordType) } ?? .null
-            o["changeTag"] = system?.changeTag.map(JSONValue.string) ?? .null
-            console.document(o)
+        console.document(["records": .array(found.map { r in
+            var o = SyncOutput.recordObject(r.id, workspace: ws)
+            o["fields"] = .object(r.fields.mapValues(WorkspaceEncoding.json(from:)))
+            o["recordType"] = r.system.map { .string($0.recordType) } ?? .null
+            o["changeTag"] = r.system?.changeTag.map(JSONValue.string) ?? .null
+            return .object(o)
+        })])
+        if found.count == 1 {
+            console.out(bytes: WorkspaceEncoding.encodeFields(found[0].fields))
         } else {
-            console.out(bytes: WorkspaceEncoding.encodeFields(fields))
+            for r in found {
+                console.out(bytes: JSON.serialize(.object(r.fields.mapValues(WorkspaceEncoding.json(from:))), pretty: false) + [10])
+            }
         }
         return ExitCodes.success
     }

@@ -4,7 +4,7 @@ import RecSyncModel
 import RecSyncStore
 import RecSyncWorkspace
 
-/// `recsync put RECORD`: writes a record's fields into the workspace.
+/// `recsync put RECORD...`: writes records' fields into the workspace.
 struct PutCommand: RecSyncSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "put",
@@ -12,13 +12,21 @@ struct PutCommand: RecSyncSubcommand {
         discussion: """
             The fields are checked and written canonically to the record file; 'recsync push' \
             sends them. A new record gets the zone's default record type unless --type names \
-            one. \(RecordReference.help)
+            one. Several RECORDs all get the same fields (one object, written to each); every \
+            one is checked before any is written, and a bad one is an error naming it with \
+            nothing written. To write many records with different fields, use \
+            'recsync import'. \(RecordReference.help)
+
+            EXAMPLES
+              echo '{"title": "milk", "done": false}' | recsync put todo/milk
+              recsync put todo/milk --type Item --file milk.json
+              echo '{"done": true}' | recsync put todo/a todo/b
             """)
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: "The record.", completion: .file(extensions: ["json"]))
-    var record: String
+    @Argument(help: "The records.", completion: Completions.records)
+    var records: [String]
 
     @Option(help: "The record type of a new record.")
     var type: String?
@@ -26,9 +34,17 @@ struct PutCommand: RecSyncSubcommand {
     @Option(help: "Read the fields from this file instead of stdin ('-' is stdin).", completion: .file(extensions: ["json"]))
     var file: String?
 
+    func validate() throws {
+        if records.isEmpty { throw ValidationError("give at least one RECORD") }
+    }
+
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let ws = try context.workspace()
-        let id = try RecordReference.record(record, in: ws, from: context.directory)
+        var ids: [RecordID] = []
+        for record in records {
+            let id = try RecordReference.record(record, in: ws, from: context.directory)
+            if !ids.contains(id) { ids.append(id) }
+        }
         if let type { try NameRules.validateRecordType(type) }
         let bytes: [UInt8]
         if let file, file != "-" {
@@ -40,18 +56,24 @@ struct PutCommand: RecSyncSubcommand {
         }
         let fields: [String: FieldValue]
         do { fields = try WorkspaceEncoding.decodeFields(bytes) } catch {
-            throw .invalidArguments("the fields of '\(record)' are not valid: \(error.message)")
+            let whose = records.count == 1 ? "the fields of '\(records[0])'" : "the fields given"
+            throw .invalidArguments("\(whose) are not valid: \(error.message)")
         }
-        let put = try ws.put(id, fields: fields, type: type)
-        let state = switch put {
-        case .new: "new record"
-        case .modified: "modified"
-        case .restored: "restored"
+        let puts = try ws.put(ids, fields: fields, type: type)
+        let states = puts.map { put in
+            switch put {
+            case .new: "new"
+            case .modified: "modified"
+            case .restored: "restored"
+            }
         }
-        let recordPath = ws.recordPath(id)
-        context.console.document(SyncOutput.recordObject(id, workspace: ws).merging(["kind": .string(put == .new ? "new" : put == .modified ? "modified" : "restored")]) { a, _ in a })
-        context.console.info("wrote \(ws.relative(recordPath)) (\(state)\(type.map { ", type \($0)" } ?? ""))")
-        context.console.hint("'recsync push' sends it to the store")
+        context.console.document(["records": .array(zip(ids, states).map { id, state in
+            .object(SyncOutput.recordObject(id, workspace: ws).merging(["kind": .string(state)]) { a, _ in a })
+        })])
+        for (id, state) in zip(ids, states) {
+            context.console.info("wrote \(ws.relative(ws.recordPath(id))) (\(state)\(type.map { ", type \($0)" } ?? ""))")
+        }
+        context.console.hint("'recsync push' sends \(ids.count == 1 ? "it" : "them") to the store")
         return ExitCodes.success
     }
 }

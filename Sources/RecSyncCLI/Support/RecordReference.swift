@@ -3,7 +3,11 @@ import RecSyncWorkspace
 
 /// How commands name records and zones on the command line (`Workspace.record(named:from:)`).
 enum RecordReference {
-    static let help = "A record file path (private/ZONE/NAME.json) or ZONE/NAME for your own zones."
+    static let help = """
+        A RECORD is ZONE/NAME (one of your zones), OWNER/ZONE/NAME (a zone OWNER shares with \
+        you), or its file's path (private/ZONE/NAME.json, shared/OWNER/ZONE/NAME.json), \
+        relative to the current directory or, when nothing is there, to the workspace root.
+        """
 
     /// The record a command-line argument names.
     static func record(_ text: String, in ws: Workspace, from directory: String) throws(RecSyncError) -> RecordID {
