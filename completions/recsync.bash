@@ -535,7 +535,7 @@ _recsync_zone_create() {
 
 _recsync_zone_delete() {
     repeating_flags=()
-    non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
+    non_repeating_flags=(--quiet -q --verbose -v --json --yes -y --version -h --help)
     repeating_options=()
     non_repeating_options=(-C)
     __recsync_offer_flags_options 1
@@ -551,7 +551,7 @@ _recsync_zone_delete() {
     # Offer positional completions
     case "${positional_number}" in
     1)
-        __recsync_add_completions -d
+        __recsync_add_completions -W "$(__recsync_custom_complete ---completion zone delete -- positional@0 "${COMP_CWORD}" "$(__recsync_cursor_index_in_current_word)")"
         return
         ;;
     esac
@@ -559,7 +559,7 @@ _recsync_zone_delete() {
 
 _recsync_zone_purge() {
     repeating_flags=()
-    non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
+    non_repeating_flags=(--quiet -q --verbose -v --json --yes -y --version -h --help)
     repeating_options=()
     non_repeating_options=(-C)
     __recsync_offer_flags_options 1
@@ -575,7 +575,7 @@ _recsync_zone_purge() {
     # Offer positional completions
     case "${positional_number}" in
     1)
-        __recsync_add_completions -d
+        __recsync_add_completions -W "$(__recsync_custom_complete ---completion zone purge -- positional@0 "${COMP_CWORD}" "$(__recsync_cursor_index_in_current_word)")"
         return
         ;;
     esac

@@ -52,7 +52,7 @@ import Testing
         // After a deletion and a zone deletion, the feeds from the tokens show only those.
         try f.run(["rm", "notes/r2"], in: "laptop")
         try f.run(["push"], in: "laptop")
-        try f.run(["zone", "delete", "old"], in: "laptop")
+        try f.run(["zone", "delete", "old", "--yes"], in: "laptop")
         let zoneFeed = try jsonLines(f.run(["changes", "--store", "store.git", "--zone", "notes", "--since", zoneToken]))
         #expect(zoneFeed.count == 2)
         #expect(zoneFeed.first?["kind"] as? String == "recordDeleted" && zoneFeed.first?["recordName"] as? String == "r2")

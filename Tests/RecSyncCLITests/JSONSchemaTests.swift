@@ -212,9 +212,9 @@ struct JSONSchema {
         try check(f, ["resolve", "--theirs"], schema: schema, seen: &seen)
         try check(f, ["rm", "todo/bread"], schema: schema, seen: &seen)
         try check(f, ["push"], schema: schema, seen: &seen)
-        try check(f, ["zone", "delete", "spare"], schema: schema, seen: &seen)
+        try check(f, ["zone", "delete", "spare", "--yes"], schema: schema, seen: &seen)
         try check(f, ["zone", "create", "spare"], schema: schema, seen: &seen)
-        try check(f, ["zone", "purge", "spare"], schema: schema, seen: &seen)
+        try check(f, ["zone", "purge", "spare", "--yes"], schema: schema, seen: &seen)
         try FileManager.default.createDirectory(atPath: f.ws("plain"), withIntermediateDirectories: true)
         try check(f, ["init"], in: "plain", schema: schema, seen: &seen)
 

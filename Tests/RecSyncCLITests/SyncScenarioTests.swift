@@ -126,8 +126,8 @@ import Testing
         try f.put("trash/r1", #"{"title": "edited, never pushed"}"#, in: "phone")
         try f.put("secret/r2", #"{"title": "new, never pushed"}"#, in: "phone")
 
-        try f.run(["zone", "delete", "trash"], in: "laptop")
-        try f.run(["zone", "purge", "private/secret"], in: "laptop")
+        try f.run(["zone", "delete", "trash", "--yes"], in: "laptop")
+        try f.run(["zone", "purge", "private/secret", "-y"], in: "laptop")
         #expect(!FileManager.default.fileExists(atPath: f.ws("laptop") + "/private/trash"))
         let list = try f.json(["zone", "list"], in: "laptop")
         #expect(((list["zones"] as? [[String: Any]]) ?? []).compactMap { $0["zone"] as? String } == ["keep"])

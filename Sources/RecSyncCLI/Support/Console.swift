@@ -17,7 +17,7 @@ public struct Console: Sendable {
     public let json: Bool
     /// The command's words (`zone delete`): every JSON document and line names it.
     public let command: String
-    /// Progress lines go to stderr (a terminal, and not quiet).
+    /// The progress line is drawn on stderr (a terminal, and not quiet): `ProgressLine`.
     public let showsProgress: Bool
     /// Colour codes on stdout.
     public let colours: Bool
@@ -72,12 +72,6 @@ public struct Console: Sendable {
         guard !quiet && !json else { return }
         let prefix = coloursOnStderr ? "\u{1B}[33mhint:\u{1B}[0m " : "hint: "
         Self.write(prefix + line + "\n", to: FileHandle.standardError)
-    }
-
-    /// A progress or event line: stderr, when it is a terminal.
-    public func progress(_ line: String) {
-        guard showsProgress else { return }
-        Self.write(line + "\n", to: FileHandle.standardError)
     }
 
     /// A warning on stderr (not silenced by --json: stdout stays one document).

@@ -11,37 +11,12 @@ struct SyncOutput {
     // MARK: Events
 
     /// The progress callback, when stderr is a terminal: records fetched and sent update the
-    /// one progress line (`ProgressLine`); zones removed, conflicts, expired tokens and warnings
-    /// are lines of their own.
+    /// one progress line (`ProgressLine`). Zones removed, conflicts, expired tokens and
+    /// warnings are in the report printed at the end, once.
     var events: @Sendable (SyncEvent) -> Void {
-        let console = console, ws = workspace
+        let console = console
         guard console.showsProgress else { return { _ in } }
-        return { event in
-            switch event {
-            case .recordsExpected, .recordsWritten, .recordsDeleted, .sending, .zoneChanged:
-                ProgressLine.shared.record(event, command: console.command)
-            default:
-                console.progress(Self.describe(event, workspace: ws))
-            }
-        }
-    }
-
-    static func describe(_ event: SyncEvent, workspace ws: Workspace) -> String {
-        switch event {
-        case .zoneChanged(let z): return "fetching \(ws.relative(ws.zoneDirectory(z)))/"
-        case .zoneRemoved(let z, .encryptedDataReset, _):
-            return "kept \(ws.relative(ws.zoneDirectory(z)))/ (zone encryptedDataReset): the next push uploads it again"
-        case .zoneRemoved(let z, let reason, let saved):
-            return "removed \(ws.relative(ws.zoneDirectory(z)))/ (zone \(reason.rawValue))" + (saved.map { "; unpushed edits saved in \($0)" } ?? "")
-        case .zoneCreated(let z): return "created zone \(z.zoneName)"
-        case .recordsWritten(let z, let n): return "\(ws.relative(ws.zoneDirectory(z)))/: \(plural(n, "record")) written"
-        case .recordsDeleted(let z, let n): return "\(ws.relative(ws.zoneDirectory(z)))/: \(plural(n, "record")) deleted"
-        case .conflict(let id): return "conflict: \(ws.relative(ws.recordPath(id)))"
-        case .tokenExpired(let what): return "the \(what) token expired; fetching again in full"
-        case .warning(let w): return "warning: \(w)"
-        case .recordsExpected(let z, let n): return "\(ws.relative(ws.zoneDirectory(z)))/: \(plural(n, "record")) to fetch"
-        case .sending(let n): return "sending \(plural(n, "record"))"
-        }
+        return { event in ProgressLine.shared.record(event, command: console.command) }
     }
 
     // MARK: Pull
