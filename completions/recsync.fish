@@ -228,7 +228,7 @@ complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_option
 complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync push" q quiet' -l 'quiet' -s 'q' -d 'Print only errors (and what --json asks for).'
 complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync push" v verbose' -l 'verbose' -s 'v' -d 'Print more detail (records saved, store commits, commit messages).'
 complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync push" json' -l 'json' -d 'Print one JSON document on stdout (always with "version": 1) instead of text.'
-complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync push" force' -l 'force' -d 'Overwrite the store\'s versions instead of reporting conflicts.'
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync push" force' -l 'force' -d 'Overwrite the store\'s versions instead of reporting conflicts; each version overwritten that you had not pulled is listed.'
 complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync push" version' -l 'version' -d 'Show the version.'
 complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync push" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync status" C' -s 'C' -d 'Run as if recsync was started in <dir>.' -rfa '(__recsync_complete_directories)'

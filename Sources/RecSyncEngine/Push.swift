@@ -130,6 +130,7 @@ extension SyncEngine {
             return report
         }
         events(.sending(records: saves.count + deletions.count))
+        if force { report.overwritten = try await versionsToOverwrite(saves: saves, deletions: deletions) }
         let note = PendingPush(saves: saves, device: try ws.deviceID())
         try notePendingPush(note, workspace: ws)
         let result = try await store.modifyRecognisingOwnSaves(saving: saves, deleting: deletions, savePolicy: force ? .allKeys : .ifServerRecordUnchanged, atomically: true, clientChangeTokenData: note.token)
@@ -217,6 +218,22 @@ extension SyncEngine {
     /// likewise and refused (userDeletedZone: never uploaded again); encryptedDataReset →
     /// kept and marked for uploading again. A zone with no tombstone is new. Returns the
     /// zones removed.
+    /// What a forced push is about to replace without having seen it: records whose store
+    /// change tag is not the one the workspace sent as its base. Read just before sending, so
+    /// a write that lands in between is overwritten too but not listed.
+    func versionsToOverwrite(saves: [Record], deletions: [RecordDeletion]) async throws(RecSyncError) -> [OverwrittenRecord] {
+        var known: [RecordID: String?] = [:]
+        for r in saves { known[r.recordID] = r.changeTag }
+        for d in deletions { known[d.recordID] = d.changeTag }
+        var overwritten: [OverwrittenRecord] = []
+        for result in try await store.fetchRecords(known.keys.sorted(), desiredKeys: []) {
+            guard case .success(let stored) = result.result, let tag = stored.changeTag else { continue }
+            let base = known[result.recordID] ?? nil
+            if tag != base { overwritten.append(OverwrittenRecord(recordID: result.recordID, changeTag: tag, knownTag: base)) }
+        }
+        return overwritten.sorted { $0.recordID < $1.recordID }
+    }
+
     func applyZoneDeletions(_ missing: [ZoneID], workspace ws: Workspace, report: inout PushReport, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) -> Set<ZoneID> {
         let mine = missing.filter { $0.ownerName == ws.user }
         guard !mine.isEmpty else { return [] }

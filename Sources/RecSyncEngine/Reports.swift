@@ -67,8 +67,26 @@ public struct PushReport: Sendable, Hashable {
     public var zonesRemoved: [ZoneDeletion] = []
     /// Where unpushed work of removed zones was saved.
     public var lostAndFound: [String] = []
+    /// With `force`: records whose store version was not the one this workspace last synced,
+    /// replaced (or deleted) by the push, with the change tag the store held just before.
+    public var overwritten: [OverwrittenRecord] = []
 
     public init() {}
+}
+
+/// A store version a forced push replaced without having seen it.
+public struct OverwrittenRecord: Sendable, Hashable {
+    public var recordID: RecordID
+    /// The change tag the store held just before the push.
+    public var changeTag: String
+    /// The change tag this workspace had last synced (nil: it never had the record).
+    public var knownTag: String?
+
+    public init(recordID: RecordID, changeTag: String, knownTag: String?) {
+        self.recordID = recordID
+        self.changeTag = changeTag
+        self.knownTag = knownTag
+    }
 }
 
 /// One local change, for `status`.

@@ -388,6 +388,37 @@ import Glibc
         #expect(try await alice.fetchRecords([b])[0].result.get().fields == ["v": .int64(99)])
     }
 
+    /// A forced push lists the store versions it replaced without having pulled them, with
+    /// the tag the store held and the one the workspace knew; records it had pulled are not.
+    @Test func aForcedPushListsWhatItOverwrote() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        let phone = try f.device("phone")
+        try laptop.write("notes", "a", #"{"v": 1}"#)
+        try laptop.write("notes", "b", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        try phone.write("notes", "a", #"{"v": 2}"#)
+        try phone.write("notes", "c", #"{"v": 2}"#)
+        let phonePush = try await phone.push()
+        #expect(phonePush.saved.count == 2)
+        try laptop.write("notes", "a", #"{"v": 3}"#)
+        try laptop.write("notes", "b", #"{"v": 3}"#)
+        try laptop.write("notes", "c", #"{"v": 3}"#)
+        let known = try #require(laptop.workspace.systemFields(RecordID(recordName: "a", zoneID: zone("notes")))?.changeTag)
+
+        let forced = try await laptop.push(force: true)
+        let alice = try f.store("alice")
+        let stored = try await alice.fetchRecords([RecordID(recordName: "a", zoneID: zone("notes")), RecordID(recordName: "c", zoneID: zone("notes"))])
+        #expect(forced.overwritten.map(\.recordID.recordName) == ["a", "c"], "\(forced.overwritten)")
+        #expect(forced.overwritten.first?.knownTag == known)
+        #expect(forced.overwritten.last?.knownTag == nil, "c was never pulled here")
+        #expect(forced.overwritten.allSatisfy { $0.changeTag != known })
+        #expect(try stored.map { try $0.result.get().fields["v"] } == [.int64(3), .int64(3)])
+        let plain = try await laptop.push()
+        #expect(plain.overwritten.isEmpty)
+    }
+
     /// A record file that cannot be decoded on the re-upload path (clean by its stat: only
     /// the re-upload reads it) is a listed problem, and nothing is sent.
     @Test func anUnreadableFileOnTheReuploadPathIsAProblemNotAnEmptyRecord() async throws {

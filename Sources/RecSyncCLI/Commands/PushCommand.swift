@@ -10,7 +10,7 @@ struct PushCommand: RecSyncSubcommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Flag(help: "Overwrite the store's versions instead of reporting conflicts.")
+    @Flag(help: "Overwrite the store's versions instead of reporting conflicts; each version overwritten that you had not pulled is listed.")
     var force = false
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {

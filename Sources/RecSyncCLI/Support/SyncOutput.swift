@@ -93,6 +93,12 @@ struct SyncOutput {
                 "notSent": .array(report.notSent.map(JSONValue.string)),
                 "zonesRemoved": .array(report.zonesRemoved.map(zoneRemovalJSON)),
                 "lostAndFound": .array(report.lostAndFound.map(JSONValue.string)),
+                "overwritten": .array(report.overwritten.map { o in
+                    var object = Self.recordObject(o.recordID, workspace: workspace)
+                    object["changeTag"] = .string(o.changeTag)
+                    object["knownTag"] = o.knownTag.map(JSONValue.string) ?? .null
+                    return .object(object)
+                }),
             ]
             doc["commit"] = report.commit.map(JSONValue.string) ?? .null
             console.document(doc)
@@ -106,6 +112,10 @@ struct SyncOutput {
             parts.append("\(plural(report.saved.count, "record")) saved, \(report.deleted.count) deleted")
             if !report.conflicts.isEmpty { parts.append(plural(report.conflicts.count, "conflict")) }
             console.info("pushed: " + parts.joined(separator: "; "))
+        }
+        for o in report.overwritten {
+            let what = o.knownTag == nil ? "a version you never pulled" : "a version you had not pulled"
+            console.out("overwrote \(workspace.relative(workspace.recordPath(o.recordID))): the store held \(what) (tag \(o.changeTag.prefix(12)))")
         }
         for id in report.saved { console.detail("  saved \(workspace.relative(workspace.recordPath(id)))") }
         for id in report.deleted { console.detail("  deleted \(workspace.relative(workspace.recordPath(id)))") }
