@@ -22,7 +22,7 @@ public struct RecSyncCommand: AsyncParsableCommand {
             PullCommand.self, PushCommand.self, StatusCommand.self, DiffCommand.self,
             ResolveCommand.self, LogCommand.self, ZoneCommand.self,
             GetCommand.self, PutCommand.self, RmCommand.self, ChangesCommand.self,
-            ShareCommand.self, UnshareCommand.self,
+            ShareCommand.self, UnshareCommand.self, ConfigCommand.self,
             SubscribeCommand.self, SubscriptionsCommand.self, UnsubscribeCommand.self, WatchCommand.self, NotificationsCommand.self,
         ])
 

@@ -15,6 +15,12 @@ struct Main {
             let opened = open("/dev/null", O_RDONLY)
             if opened >= 0 && opened != fd { close(opened) }
         }
+        // A mistyped subcommand gets git's "did you mean" rather than the parser's error.
+        if let message = CommandSuggestion.unknownCommand(in: Array(CommandLine.arguments.dropFirst())) {
+            let line = "recsync: " + message + "\n"
+            _ = line.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+            exit(ExitCodes.usage)
+        }
         await RecSyncCommand.main()
     }
 }
