@@ -165,13 +165,17 @@ _recsync() {
     local -a repeating_flags=()
     local -a non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
     local -a repeating_options=()
-    local -a non_repeating_options=(-C)
+    local -a non_repeating_options=(-C --color)
     __recsync_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     esac
@@ -181,13 +185,13 @@ _recsync() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    store|init|clone|pull|push|status|diff|resolve|log|show|restore|zone|get|put|rm|ls|import|export|changes|share|unshare|subscribe|subscriptions|unsubscribe|watch|notifications|help)
+    store|init|clone|pull|push|status|diff|resolve|log|show|restore|zone|get|put|rm|ls|import|export|changes|share|unshare|config|subscribe|subscriptions|unsubscribe|watch|notifications|help)
         # Offer subcommand argument completions
         "_recsync_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'store init clone pull push status diff resolve log show restore zone get put rm ls import export changes share unshare subscribe subscriptions unsubscribe watch notifications help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'store init clone pull push status diff resolve log show restore zone get put rm ls import export changes share unshare config subscribe subscriptions unsubscribe watch notifications help' -- "${cur}"))
         ;;
     esac
 }
@@ -219,13 +223,17 @@ _recsync_store_init() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C --user)
+    non_repeating_options=(-C --color --user)
     __recsync_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     '--user')
@@ -246,13 +254,17 @@ _recsync_store_doctor() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --check --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C)
+    non_repeating_options=(-C --color)
     __recsync_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     esac
@@ -270,13 +282,17 @@ _recsync_init() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --commit-snapshots --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C --remote --user)
+    non_repeating_options=(-C --color --remote --user)
     __recsync_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     '--remote')
@@ -293,13 +309,17 @@ _recsync_clone() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C --user)
+    non_repeating_options=(-C --color --user)
     __recsync_offer_flags_options 2
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     '--user')
@@ -324,13 +344,17 @@ _recsync_pull() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --commit --no-commit --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C)
+    non_repeating_options=(-C --color)
     __recsync_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     esac
@@ -340,13 +364,17 @@ _recsync_push() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --force --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C)
+    non_repeating_options=(-C --color)
     __recsync_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     esac
@@ -356,13 +384,17 @@ _recsync_status() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --exit-code --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C)
+    non_repeating_options=(-C --color)
     __recsync_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     esac
@@ -372,13 +404,17 @@ _recsync_diff() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C)
+    non_repeating_options=(-C --color)
     __recsync_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     esac
@@ -396,13 +432,17 @@ _recsync_resolve() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --ours --theirs --merge --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C)
+    non_repeating_options=(-C --color)
     __recsync_offer_flags_options -1
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     esac
@@ -420,13 +460,17 @@ _recsync_log() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json -p --patch --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C -n --limit)
+    non_repeating_options=(-C --color -n --limit)
     __recsync_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     '-n'|'--limit')
@@ -447,13 +491,17 @@ _recsync_show() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C)
+    non_repeating_options=(-C --color)
     __recsync_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     esac
@@ -471,13 +519,17 @@ _recsync_restore() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --all --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C)
+    non_repeating_options=(-C --color)
     __recsync_offer_flags_options -1
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     esac
@@ -518,13 +570,17 @@ _recsync_zone_create() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C --default-type)
+    non_repeating_options=(-C --color --default-type)
     __recsync_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     '--default-type')
@@ -537,13 +593,17 @@ _recsync_zone_delete() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --yes -y --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C)
+    non_repeating_options=(-C --color)
     __recsync_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     esac
@@ -561,13 +621,17 @@ _recsync_zone_purge() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --yes -y --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C)
+    non_repeating_options=(-C --color)
     __recsync_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     esac
@@ -585,13 +649,17 @@ _recsync_zone_list() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C)
+    non_repeating_options=(-C --color)
     __recsync_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     esac
@@ -601,13 +669,17 @@ _recsync_get() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --remote --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C)
+    non_repeating_options=(-C --color)
     __recsync_offer_flags_options -1
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     esac
@@ -625,13 +697,17 @@ _recsync_put() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C --type --file)
+    non_repeating_options=(-C --color --type --file)
     __recsync_offer_flags_options -1
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     '--type')
@@ -656,13 +732,17 @@ _recsync_rm() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C)
+    non_repeating_options=(-C --color)
     __recsync_offer_flags_options -1
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     esac
@@ -680,13 +760,17 @@ _recsync_ls() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --long -l --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C)
+    non_repeating_options=(-C --color)
     __recsync_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     esac
@@ -704,13 +788,17 @@ _recsync_import() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --system --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C --format --id --type)
+    non_repeating_options=(-C --color --format --id --type)
     __recsync_offer_flags_options 2
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     '--format')
@@ -742,13 +830,17 @@ _recsync_export() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --system --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C --format --output -o)
+    non_repeating_options=(-C --color --format --output -o)
     __recsync_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     '--format')
@@ -774,13 +866,17 @@ _recsync_changes() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C --store --user --scope --zone --since --limit)
+    non_repeating_options=(-C --color --store --user --scope --zone --since --limit --desired-keys)
     __recsync_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     '--store')
@@ -803,6 +899,9 @@ _recsync_changes() {
     '--limit')
         return
         ;;
+    '--desired-keys')
+        return
+        ;;
     esac
 }
 
@@ -810,13 +909,17 @@ _recsync_share() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --read-only --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C --with)
+    non_repeating_options=(-C --color --with)
     __recsync_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     '--with')
@@ -837,13 +940,17 @@ _recsync_unshare() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C --with)
+    non_repeating_options=(-C --color --with)
     __recsync_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     '--with')
@@ -860,17 +967,120 @@ _recsync_unshare() {
     esac
 }
 
-_recsync_subscribe() {
+_recsync_config() {
     repeating_flags=()
-    non_repeating_flags=(--quiet -q --verbose -v --json --since-beginning --include-own --version -h --help)
-    repeating_options=(--field --equals --exists)
-    non_repeating_options=(-C --database --zone --query --fires-on --id)
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __recsync_offer_flags_options 0
+
+    # Offer subcommand / subcommand argument completions
+    local -r subcommand="${unparsed_words[0]}"
+    unset 'unparsed_words[0]'
+    unparsed_words=("${unparsed_words[@]}")
+    case "${subcommand}" in
+    get|set|list)
+        # Offer subcommand argument completions
+        "_recsync_config_${subcommand}"
+        ;;
+    *)
+        # Offer subcommand completions
+        COMPREPLY+=($(compgen -W 'get set list' -- "${cur}"))
+        ;;
+    esac
+}
+
+_recsync_config_get() {
+    repeating_flags=()
+    non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(-C --color)
+    __recsync_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '-C')
+        __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    1)
+        __recsync_add_completions -W 'remote'$'\n''user'$'\n''commitSnapshots'
+        return
+        ;;
+    esac
+}
+
+_recsync_config_set() {
+    repeating_flags=()
+    non_repeating_flags=(--quiet -q --verbose -v --json --force --version -h --help)
+    repeating_options=()
+    non_repeating_options=(-C --color)
+    __recsync_offer_flags_options 2
+
+    # Offer option value completions
+    case "${prev}" in
+    '-C')
+        __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    1)
+        __recsync_add_completions -W 'remote'$'\n''user'$'\n''commitSnapshots'
+        return
+        ;;
+    esac
+}
+
+_recsync_config_list() {
+    repeating_flags=()
+    non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(-C --color)
     __recsync_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
+        return
+        ;;
+    esac
+}
+
+_recsync_subscribe() {
+    repeating_flags=()
+    non_repeating_flags=(--quiet -q --verbose -v --json --since-beginning --include-own --version -h --help)
+    repeating_options=(--field --equals --exists)
+    non_repeating_options=(-C --color --database --zone --query --fires-on --id)
+    __recsync_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '-C')
+        __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     '--database')
@@ -907,13 +1117,17 @@ _recsync_subscriptions() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C)
+    non_repeating_options=(-C --color)
     __recsync_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     esac
@@ -923,13 +1137,17 @@ _recsync_unsubscribe() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C)
+    non_repeating_options=(-C --color)
     __recsync_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     esac
@@ -947,13 +1165,17 @@ _recsync_watch() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --pull --once --include-own --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C --exec --settle)
+    non_repeating_options=(-C --color --exec --settle)
     __recsync_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     '--exec')
@@ -969,13 +1191,17 @@ _recsync_notifications() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --ack --include-own --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C)
+    non_repeating_options=(-C --color)
     __recsync_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '-C')
         __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     esac

@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import RecSyncModel
 
+import Glibc
+
 /// The `recsync` command; each subcommand lives in its own file under `Commands/`.
 public struct RecSyncCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
@@ -33,7 +35,7 @@ public struct RecSyncCommand: AsyncParsableCommand {
             ResolveCommand.self, LogCommand.self, ShowCommand.self, RestoreCommand.self, ZoneCommand.self,
             GetCommand.self, PutCommand.self, RmCommand.self, LsCommand.self,
             ImportCommand.self, ExportCommand.self, ChangesCommand.self,
-            ShareCommand.self, UnshareCommand.self,
+            ShareCommand.self, UnshareCommand.self, ConfigCommand.self,
             SubscribeCommand.self, SubscriptionsCommand.self, UnsubscribeCommand.self, WatchCommand.self, NotificationsCommand.self,
         ])
 
@@ -49,6 +51,12 @@ extension RecSyncCommand {
     /// other error is (docs/json.md).
     public static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
+        // A mistyped subcommand gets git's "did you mean" rather than the parser's error.
+        if let message = CommandSuggestion.unknownCommand(in: arguments) {
+            if arguments.contains("--json") { printUsageError(message, arguments: arguments) }
+            Console.write("recsync: " + message + "\n", to: .standardError)
+            Glibc.exit(ExitCodes.usage)
+        }
         do {
             var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? AsyncParsableCommand {
@@ -59,19 +67,24 @@ extension RecSyncCommand {
         } catch {
             let status = exitCode(for: error).rawValue
             if status == ExitCodes.usage, arguments.contains("--json") {
-                let document: JSONValue = .object([
-                    "command": .string(commandPath(in: arguments)),
-                    "error": .object([
-                        "kind": .string("usage"), "code": .int(Int64(CloudKitErrorCode.invalidArguments.rawValue)),
-                        "message": .string(message(for: error)),
-                    ]),
-                    "exitCode": .int(Int64(status)),
-                    "version": .int(1),
-                ])
-                Console.write(String(decoding: JSON.serialize(document, pretty: true), as: UTF8.self), to: .standardOutput)
+                printUsageError(message(for: error), arguments: arguments)
             }
             exit(withError: error)
         }
+    }
+
+    /// The JSON error document of a usage error (exit 64), on stdout.
+    static func printUsageError(_ message: String, arguments: [String]) {
+        let document: JSONValue = .object([
+            "command": .string(commandPath(in: arguments)),
+            "error": .object([
+                "kind": .string("usage"), "code": .int(Int64(CloudKitErrorCode.invalidArguments.rawValue)),
+                "message": .string(message),
+            ]),
+            "exitCode": .int(Int64(ExitCodes.usage)),
+            "version": .int(1),
+        ])
+        Console.write(String(decoding: JSON.serialize(document, pretty: true), as: UTF8.self), to: .standardOutput)
     }
 
     /// The subcommand words at the start of a command line (`zone delete`), skipping options.

@@ -197,6 +197,10 @@ struct JSONSchema {
         try check(f, ["subscribe", "--zone", "todo"], schema: schema, seen: &seen)
         try check(f, ["subscribe", "--query", "Task", "--since-beginning", "--include-own"], schema: schema, seen: &seen)
         try check(f, ["subscriptions"], schema: schema, seen: &seen)
+        try check(f, ["config", "list"], schema: schema, seen: &seen)
+        try check(f, ["config", "get", "user"], schema: schema, seen: &seen)
+        try check(f, ["config", "set", "commitSnapshots", "false"], schema: schema, seen: &seen)
+        try check(f, ["config", "get", "nonsense"], expect: 1, schema: schema, seen: &seen)
         try check(f, ["notifications"], schema: schema, seen: &seen)
         try check(f, ["unsubscribe", "zone-alice-todo"], schema: schema, seen: &seen)
 
@@ -240,7 +244,7 @@ struct JSONSchema {
         try check(f, ["status"], in: nil, expect: 3, schema: schema, seen: &seen)
 
         // Feeds.
-        let feed = try f.run(["changes", "--store", "store.git", "--zone", "todo", "--limit", "1"], in: nil)
+        let feed = try f.run(["changes", "--zone", "todo", "--limit", "1"], in: "w")
         var lines = feed.lines
         let token = try f.run(["changes", "--store", "store.git"], in: nil)
         lines += token.lines

@@ -4,7 +4,7 @@ import RecSyncModel
 import RecSyncStore
 import RecSyncWorkspace
 
-/// `recsync changes`: the store's raw change feed as JSON lines; no workspace needed.
+/// `recsync changes`: the store's raw change feed as JSON lines (the workspace's store, or `--store`).
 struct ChangesCommand: RecSyncSubcommand {
     enum Scope: String, ExpressibleByArgument, CaseIterable {
         case `private`, shared
@@ -15,21 +15,38 @@ struct ChangesCommand: RecSyncSubcommand {
         commandName: "changes",
         abstract: "Print a store's change feed from a token, as JSON lines.",
         discussion: """
-            Without --zone, the database feed: one line per changed zone ("kind": "zone"), per \
-            deleted zone ("zoneDeleted", with its reason), then a "token" line. With --zone, the \
-            zone feed: one line per changed record ("record": recordName, recordType, changeTag, \
-            fields as plain JSON), per deleted record ("recordDeleted"), then a "token" line. \
-            Every line has "version": 1. Pass the token back with --since to get what changed \
-            after it. Pages are followed to the end unless --limit is given; then the token line \
-            says whether more is coming.
+            Inside a workspace, the feed of its store as its user; elsewhere, give --store (and \
+            --user, default $RECSYNC_USER, else your login name). Every line is a JSON object \
+            with "version": 1, "command": "changes" and a "kind":
+
+              zone           a changed zone (database feed): zone, owner
+              zoneDeleted    a removed zone (database feed): zone, owner, reason
+              record         a changed record (zone feed): recordName, zone, owner, recordType,
+                             changeTag, fields (plain JSON; only --desired-keys when given)
+              recordDeleted  a deleted record (zone feed): recordName, zone, owner, recordType
+              error          a record the store could not deliver: recordName, zone, owner, message
+              warning        something in the store no workspace can hold: path, message
+              token          after every page: token, moreComing
+
+            Without --zone, the database feed; with --zone, the zone's record feed. Pass a \
+            token back with --since to get what changed after it: a consumer that stops \
+            half-way resumes from the last token line it read. Pages are followed to the end \
+            unless --limit is given; then one page, and its token line says whether more is \
+            coming.
+
+            EXAMPLES
+              recsync changes
+              recsync changes --zone todo --desired-keys title,done
+              recsync changes --zone todo --since "$(recsync changes --zone todo | tail -1 | jq -r .token)"
+              recsync changes --store /srv/stores/team.git --user bob --scope shared
             """)
 
     @OptionGroup var global: GlobalOptions
 
-    @Option(help: "The store: a path, a file:// URL, or a network URL.", completion: .directory)
-    var store: String
+    @Option(help: "The store: a path, a file:// URL, or a network URL (default: the workspace's).", completion: .directory)
+    var store: String?
 
-    @Option(help: "Who asks (default: $RECSYNC_USER, else your login name).")
+    @Option(help: "Who asks (default: the workspace's user; outside one, $RECSYNC_USER, else your login name).")
     var user: String?
 
     @Option(help: "The database: private (your zones) or shared (zones shared with you).")
@@ -44,40 +61,59 @@ struct ChangesCommand: RecSyncSubcommand {
     @Option(help: "At most this many items, in one page.")
     var limit: Int?
 
+    @Option(help: ArgumentHelp("Only these fields in record lines, comma-separated (CloudKit's desiredKeys).", valueName: "keys"))
+    var desiredKeys: String?
+
     func validate() throws {
         if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
+        if let desiredKeys, desiredKeys.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces).isEmpty }) || desiredKeys.isEmpty {
+            throw ValidationError("--desired-keys takes field names separated by commas, such as title,done")
+        }
+        if desiredKeys != nil && zone == nil { throw ValidationError("--desired-keys needs --zone: only record lines have fields") }
     }
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
-        let who = try context.user(user)
-        return try await GitStore.withStore(at: self.store, relativeTo: context.directory, actor: StoreActor(userRecordName: who)) { store throws(RecSyncError) -> Int32 in
+        let location: String, base: String, who: String
+        if let store {
+            (location, base, who) = (store, context.directory, try context.user(user))
+        } else {
+            let ws: Workspace
+            do { ws = try context.workspace() } catch .notAWorkspace {
+                throw .invalidArguments("not inside a workspace; give the store with --store PATH")
+            }
+            guard !ws.config.remote.isEmpty else {
+                throw .invalidArguments("this workspace has no remote; set one with 'recsync config set remote URL' or give --store")
+            }
+            (location, base, who) = (ws.config.remote, ws.root, try user.map { u throws(RecSyncError) in try context.user(u) } ?? ws.user)
+        }
+        let keys = desiredKeys.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+        return try await GitStore.withStore(at: location, relativeTo: base, actor: StoreActor(userRecordName: who)) { store throws(RecSyncError) -> Int32 in
             let console = context.console
             var token = since.map(ServerChangeToken.init(rawValue:))
             if let zone {
                 let id = try zoneID(zone, user: who)
+                let place: [String: JSONValue] = ["zone": .string(id.zoneName), "owner": .string(id.ownerName)]
                 while true {
-                    let page = try await store.recordZoneChanges(zone: id, since: token, resultsLimit: limit ?? 0, desiredKeys: nil)
+                    let page = try await store.recordZoneChanges(zone: id, since: token, resultsLimit: limit ?? 0, desiredKeys: keys)
                     for item in page.modifications {
                         switch item.result {
                         case .success(let r):
-                            console.jsonLine([
+                            console.jsonLine(place.merging([
                                 "kind": .string("record"), "recordName": .string(r.recordID.recordName),
                                 "recordType": .string(r.recordType), "changeTag": r.changeTag.map(JSONValue.string) ?? .null,
                                 "fields": .object(r.fields.mapValues(WorkspaceEncoding.json(from:))),
-                            ])
+                            ]) { $1 })
                         case .failure(let e):
-                            console.jsonLine(["kind": .string("error"), "recordName": .string(item.recordID.recordName), "message": .string(e.message)])
+                            console.jsonLine(place.merging(["kind": .string("error"), "recordName": .string(item.recordID.recordName), "message": .string(e.message)]) { $1 })
                         }
                     }
                     for d in page.deletions {
-                        console.jsonLine(["kind": .string("recordDeleted"), "recordName": .string(d.recordID.recordName), "recordType": .string(d.recordType)])
+                        console.jsonLine(place.merging(["kind": .string("recordDeleted"), "recordName": .string(d.recordID.recordName), "recordType": .string(d.recordType)]) { $1 })
                     }
                     warnings(page.warnings, console)
                     token = page.changeToken
-                    if !page.moreComing || limit != nil {
-                        tokenLine(page.changeToken, moreComing: page.moreComing, console)
-                        return ExitCodes.success
-                    }
+                    tokenLine(page.changeToken, moreComing: page.moreComing, console)
+                    if !page.moreComing || limit != nil { return ExitCodes.success }
                 }
             }
             while true {
@@ -90,10 +126,8 @@ struct ChangesCommand: RecSyncSubcommand {
                 }
                 warnings(page.warnings, console)
                 token = page.changeToken
-                if !page.moreComing || limit != nil {
-                    tokenLine(page.changeToken, moreComing: page.moreComing, console)
-                    return ExitCodes.success
-                }
+                tokenLine(page.changeToken, moreComing: page.moreComing, console)
+                if !page.moreComing || limit != nil { return ExitCodes.success }
             }
         }
     }

@@ -6,7 +6,8 @@ import Synchronization
 import Glibc
 
 /// Where a command's output goes: results on stdout, errors on stderr, progress on stderr only
-/// when it is a terminal, colour only on a terminal and never with `NO_COLOR`.
+/// when it is a terminal, colour as `--color` says (by default only on a terminal, never with
+/// `NO_COLOR` or `TERM=dumb`).
 public struct Console: Sendable {
     public enum Colour: String, Sendable {
         case red = "31", green = "32", yellow = "33", cyan = "36", bold = "1"
@@ -28,11 +29,10 @@ public struct Console: Sendable {
         quiet = options.quiet
         verbose = options.verbose
         json = options.json
-        let noColour = !(environment["NO_COLOR"] ?? "").isEmpty
         let stderrTTY = isatty(STDERR_FILENO) == 1
         showsProgress = stderrTTY && !options.quiet
-        colours = isatty(STDOUT_FILENO) == 1 && !noColour
-        coloursOnStderr = stderrTTY && !noColour
+        colours = options.color.colours(isTerminal: isatty(STDOUT_FILENO) == 1, environment: environment)
+        coloursOnStderr = options.color.colours(isTerminal: stderrTTY, environment: environment)
     }
 
     /// A line of the command's result (text mode only; silent with --json).

@@ -174,6 +174,7 @@ public actor GitStore: RemoteStore {
     /// Creates a new, empty store: a bare repository whose first commit holds `recsync.json`.
     @discardableResult
     public static func create(at path: String, actor: StoreActor, storeID: String = UUID().uuidString.lowercased()) throws(RecSyncError) -> StoreManifest {
+        try checkNewStoreTarget(path)
         let repository: GitRepository
         do { repository = try GitRepository.initBare(at: path) } catch {
             if error.isExists {
@@ -195,6 +196,27 @@ public actor GitStore: RemoteStore {
             throw .invalidArguments("'\(path)' already has a \(GitBackend.headRef); it is not empty")
         }
         return manifest
+    }
+
+    /// Where a store may be created: a path that does not exist, or an empty directory. A
+    /// regular file, a git repository or a directory holding anything is refused with the
+    /// reason, before anything is written (git would otherwise make a repository among the files).
+    public static func checkNewStoreTarget(_ path: String) throws(RecSyncError) {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return }
+        guard isDirectory.boolValue else {
+            throw .invalidArguments("'\(path)' is a file, not a directory; give a new path or an empty directory for the store")
+        }
+        let entries: [String]
+        do { entries = try FileManager.default.contentsOfDirectory(atPath: path).sorted() } catch {
+            throw .fileSystem(path: path, message: "cannot be listed (\(error.localizedDescription)); give a new path or an empty directory for the store")
+        }
+        guard let first = entries.first else { return }
+        if entries.contains("HEAD") && entries.contains("objects") {
+            throw .invalidArguments("'\(path)' is already a git repository; choose an empty or new directory")
+        }
+        let more = entries.count > 1 ? " and \(entries.count - 1) more" : ""
+        throw .invalidArguments("'\(path)' is not empty (it holds '\(first)'\(more)); give a new path or an empty directory for the store")
     }
 
     public func databaseChanges(scope: DatabaseScope, since token: ServerChangeToken?, resultsLimit: Int) throws(RecSyncError) -> DatabaseChanges {

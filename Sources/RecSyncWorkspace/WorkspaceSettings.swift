@@ -1,0 +1,74 @@
+import Foundation
+import RecSyncGit
+import RecSyncModel
+
+/// A setting of `.recsync/config` that `recsync config` reads and writes.
+public enum WorkspaceSetting: String, CaseIterable, Sendable {
+    /// Where the store is (`WorkspaceConfig.remote`), kept without a password.
+    case remote
+    /// Who the workspace syncs as (`WorkspaceConfig.user`).
+    case user
+    /// Whether every pull commits a snapshot (`WorkspaceConfig.commitSnapshots`).
+    case commitSnapshots
+
+    /// The setting a key names; an unknown key is an error listing the known ones.
+    public init(key: String) throws(RecSyncError) {
+        guard let setting = Self(rawValue: key) else {
+            let known = Self.allCases.map(\.rawValue).joined(separator: ", ")
+            throw .invalidArguments("'\(key)' is not a workspace setting; the settings are \(known)")
+        }
+        self = setting
+    }
+
+    /// A `commitSnapshots` value as written on the command line (true/false, yes/no, on/off, 1/0).
+    public static func parseBool(_ text: String) throws(RecSyncError) -> Bool {
+        switch text.lowercased() {
+        case "true", "yes", "on", "1": return true
+        case "false", "no", "off", "0": return false
+        default: throw .invalidValue("commitSnapshots: '\(text)' is not true or false")
+        }
+    }
+}
+
+extension WorkspaceConfig {
+    /// The value of a setting: a string, or a boolean for `commitSnapshots`.
+    public func value(of setting: WorkspaceSetting) -> JSONValue {
+        switch setting {
+        case .remote: .string(GitRemoteURL.withoutPassword(remote))
+        case .user: .string(user)
+        case .commitSnapshots: .bool(commitSnapshots ?? false)
+        }
+    }
+}
+
+extension Workspace {
+    /// Whether anything here came from a store: a token, an index, a sidecar of a synced
+    /// record, a push under way. Such state belongs to one user on one store.
+    public var hasSyncState: Bool {
+        if !FileIO.list("\(stateDir)/tokens").isEmpty || !FileIO.list("\(stateDir)/index").isEmpty { return true }
+        if FileIO.info(pendingPushPath) != nil { return true }
+        return localZones().zones.contains { !holdsNoSyncedRecord($0) }
+    }
+
+    /// The ID of the store this workspace synced with: the config's, else the one its change
+    /// tokens name; nil when it never synced.
+    public func syncedStoreID() throws(RecSyncError) -> String? {
+        if let id = config.storeID { return id }
+        var paths = [scopeTokenPath(.private), scopeTokenPath(.shared)]
+        paths += zonesWithTokens().map(zoneTokenPath)
+        for path in paths {
+            guard let token = try loadToken(path) else { continue }
+            do { return try ChangeTokenContent.decode(token).storeID } catch {
+                throw .fileSystem(path: path, message: "does not hold a change token recsync can read (\(error.message)); run 'recsync doctor'")
+            }
+        }
+        return nil
+    }
+
+    /// Forgets where syncing got to with the store (change tokens, the network mirror), so
+    /// the next pull fetches everything again: for a workspace switched to another store.
+    public func resetSyncState() throws(RecSyncError) {
+        try FileIO.remove("\(stateDir)/tokens")
+        try FileIO.remove("\(stateDir)/mirror")
+    }
+}
