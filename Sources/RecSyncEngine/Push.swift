@@ -38,6 +38,7 @@ extension SyncEngine {
         let keepAll = Set(zones.filter { storeZoneByID[$0] == nil || ws.awaitsReupload($0) })
         for (zone, scan) in zip(zones, try await scanZones(zones, workspace: ws, changesOnly: true, keepingAllRecordsOf: keepAll)) {
             problems += scan.problems
+            report.untracked += scan.untracked
             scans.append(scan)
             if ws.awaitsReupload(zone) { reupload.insert(zone) }
             if let shared = storeZoneByID[zone], shared.permission(for: ws.user) == .readOnly, !scan.changes.isEmpty {

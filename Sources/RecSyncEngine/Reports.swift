@@ -67,6 +67,9 @@ public struct PushReport: Sendable, Hashable {
     public var zonesRemoved: [ZoneDeletion] = []
     /// Where unpushed work of removed zones was saved.
     public var lostAndFound: [String] = []
+    /// Files that are not records and no ignore rule covers: not sent, and not a reason to
+    /// refuse the rest (paths as shown).
+    public var untracked: [String] = []
     /// With `force`: records whose store version was not the one this workspace last synced,
     /// replaced (or deleted) by the push, with the change tag the store held just before.
     public var overwritten: [OverwrittenRecord] = []
@@ -107,6 +110,8 @@ public struct StatusReport: Sendable, Hashable {
     public var zonesToUploadAgain: [ZoneID] = []
     public var conflicts: [RecordID] = []
     public var problems: [String] = []
+    /// Files that are not records and no ignore rule covers (paths as shown): a warning only.
+    public var untracked: [String] = []
 
     public init() {}
     public var isClean: Bool { changes.isEmpty && newZones.isEmpty && zonesToUploadAgain.isEmpty && conflicts.isEmpty && problems.isEmpty }

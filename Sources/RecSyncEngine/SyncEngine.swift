@@ -97,6 +97,7 @@ public struct SyncEngine: Sendable {
                 report.newZones.append(zone)
             }
             report.problems += scan.problems
+            report.untracked += scan.untracked
             report.problems += try RetryList.load(workspace, zone: zone).problems(workspace, zone: zone)
             for r in scan.changes {
                 let kind: LocalChange.Kind = switch r.state {
@@ -107,6 +108,7 @@ public struct SyncEngine: Sendable {
                 report.changes.append(LocalChange(kind: kind, recordID: r.recordID, path: workspace.relative(workspace.recordPath(r.recordID))))
             }
         }
+        report.untracked = (report.untracked + (try workspace.untrackedOutsideZones())).sorted()
         report.conflicts = try workspace.allConflicts().map(\.recordID).sorted()
         return report
     }

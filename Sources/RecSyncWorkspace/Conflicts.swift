@@ -110,7 +110,11 @@ extension Workspace {
     public func setAsideUnpushedWork(of zone: ZoneID, scan: ZoneScan, stamp: String) throws(RecSyncError) -> String? {
         let dir = zoneDirectory(zone)
         let unpushed = scan.records.contains { $0.state == .new || $0.state == .modified }
-        let others = FileIO.list(dir).contains { $0.hasPrefix(".") && $0 != ".system" && !$0.contains(TempFile.marker) }
+        // Anything that is not a record file (dot files, untracked or ignored files) is the
+        // user's, and goes with the directory.
+        let others = FileIO.list(dir).contains { name in
+            name != ".system" && !name.contains(TempFile.marker) && (name.hasPrefix(".") || !name.hasSuffix(".json"))
+        }
         let conflictDir = conflictDirectory(zone)
         let conflicts = !FileIO.list(conflictDir).isEmpty
         guard unpushed || others || conflicts || !scan.problems.isEmpty else { return nil }

@@ -49,6 +49,9 @@ public struct ZoneScan: Sendable {
     public var records: [LocalRecord]
     /// `path: problem` for files that cannot be read as records.
     public var problems: [String]
+    /// Files that are not record files (`notes.txt`, a `README`) and no ignore rule covers: a
+    /// warning, never a reason to refuse a push (see `IgnoreRules`).
+    public var untracked: [String] = []
     /// The index, refreshed where files were read and found unchanged.
     public var index: ZoneIndex
 
@@ -72,9 +75,24 @@ extension Workspace {
         var index = ZoneIndex.load(self, zone: zone)
         index.loadAll()  // every file is looked up
         var problems: [String] = []
+        var untracked: [String] = []
         var records: [LocalRecord] = []
-        let files = Set(FileIO.listUnsorted(dir).filter { !$0.hasPrefix(".") })
+        var files = Set(FileIO.listUnsorted(dir).filter { !$0.hasPrefix(".") })
         let sidecars = Set(FileIO.listUnsorted("\(dir)/.system").filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") })
+        // Names that cannot be records and have no sidecar: ignored, or untracked (a warning).
+        // A record file with a sidecar is tracked whatever the rules say, as in git.
+        let rules = try IgnoreRules.load(self)
+        let zonePath = rootRelative(dir)
+        for file in files where !sidecars.contains(file) {
+            let isRecordName = file.hasSuffix(".json")
+            let isDirectory = FileIO.isDirectory("\(dir)/\(file)")
+            if rules.ignores("\(zonePath)/\(file)", isDirectory: isDirectory) {
+                files.remove(file)
+            } else if !isRecordName {
+                files.remove(file)
+                untracked.append(relative("\(dir)/\(file)") + (isDirectory ? "/" : ""))
+            }
+        }
         // Stat relative to open directories: no path walk per file.
         let handles = DirectoryHandles(zoneDirectory: dir)
         func keep(_ inspection: Inspection) {
@@ -104,7 +122,7 @@ extension Workspace {
                 keep(try await inspect(zone: zone, file: file, index: &index, base: base, handles: handles, sidecarListed: true))
             }
         }
-        return ZoneScan(zone: zone, records: records, problems: problems, index: index)
+        return ZoneScan(zone: zone, records: records, problems: problems, untracked: untracked.sorted(), index: index)
     }
 
     /// What one file name of a zone holds.

@@ -10,7 +10,15 @@ struct StatusCommand: RecSyncSubcommand {
         discussion: """
             One line per item: A new record, M modified, D deleted, Z new zone (created on push), \
             U zone to upload again after an encrypted-data reset (on push), \
-            C conflict pending, ! a file that cannot be pushed (with the problem).
+            C conflict pending, ! a file that cannot be pushed (with the problem), \
+            ? a file that is not a record (a warning: push leaves it alone; hide it with \
+            .recsyncignore, gitignore syntax; editor droppings such as *~, *.swp, .#* are \
+            always ignored).
+
+            EXAMPLES
+              recsync status
+              recsync status --exit-code --quiet || echo "something to push"
+              recsync status --json | jq -r '.changes[] | "\\(.kind) \\(.path)"'
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -33,7 +41,8 @@ struct StatusCommand: RecSyncSubcommand {
                 "newZones": .array(report.newZones.map { .object(["zone": .string($0.zoneName), "owner": .string($0.ownerName), "path": .string(ws.relative(ws.zoneDirectory($0)))]) }),
                 "zonesToUploadAgain": .array(report.zonesToUploadAgain.map { .object(["zone": .string($0.zoneName), "owner": .string($0.ownerName), "path": .string(ws.relative(ws.zoneDirectory($0)))]) }),
                 "conflicts": .array(report.conflicts.map { .object(SyncOutput.recordObject($0, workspace: ws)) }),
-                "problems": .array(report.problems.map(JSONValue.string)),
+                "problems": .array(report.problems.map(SyncOutput.problemJSON)),
+                "untracked": .array(report.untracked.map(SyncOutput.untrackedJSON)),
                 "clean": .bool(report.isClean),
             ])
             return status(of: report)
@@ -53,6 +62,7 @@ struct StatusCommand: RecSyncSubcommand {
         }
         for id in report.conflicts { console.out(console.paint("C", .red) + " " + ws.relative(ws.recordPath(id))) }
         for problem in report.problems { console.out(console.paint("!", .red) + " " + problem) }
+        for path in report.untracked { console.out(console.paint("?", .yellow) + " \(path) (\(SyncOutput.untrackedReason))") }
         if report.isClean {
             console.info("nothing to push; the workspace matches what was last synced")
         } else if !report.conflicts.isEmpty {

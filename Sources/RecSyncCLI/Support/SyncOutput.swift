@@ -83,6 +83,7 @@ struct SyncOutput {
         let pending = try workspace.allConflicts().map(\.recordID).sorted()
         // Records held back for a pending conflict are in notSent too: conflicts decide first.
         let status = !pending.isEmpty ? ExitCodes.conflictsPending : report.notSent.isEmpty ? ExitCodes.success : ExitCodes.error
+        for path in report.untracked { console.warning("\(path) was not sent: \(Self.untrackedReason)") }
         if console.json {
             var doc: [String: JSONValue] = [
                 "zonesCreated": .array(report.zonesCreated.map(zoneJSON)),
@@ -90,7 +91,8 @@ struct SyncOutput {
                 "deleted": .array(report.deleted.map(recordJSON)),
                 "conflicts": .array(report.conflicts.map(recordJSON)),
                 "conflictsPending": .array(pending.map(recordJSON)),
-                "notSent": .array(report.notSent.map(JSONValue.string)),
+                "notSent": .array(report.notSent.map(Self.problemJSON)),
+                "untracked": .array(report.untracked.map(Self.untrackedJSON)),
                 "zonesRemoved": .array(report.zonesRemoved.map(zoneRemovalJSON)),
                 "lostAndFound": .array(report.lostAndFound.map(JSONValue.string)),
                 "overwritten": .array(report.overwritten.map { o in
@@ -156,6 +158,21 @@ struct SyncOutput {
     }
 
     func recordJSON(_ id: RecordID) -> JSONValue { .object(Self.recordObject(id, workspace: workspace)) }
+
+    /// A `path: message` line of the library as `{"path", "message"}` (docs/json.md's
+    /// `problem`). The library builds these lines as path, colon, space, message; a line
+    /// without that shape is all message.
+    static func problemJSON(_ line: String) -> JSONValue {
+        guard let split = line.range(of: ": ") else { return .object(["path": .string(""), "message": .string(line)]) }
+        return .object(["path": .string(String(line[..<split.lowerBound])), "message": .string(String(line[split.upperBound...]))])
+    }
+
+    /// An untracked file as a `problem`.
+    static func untrackedJSON(_ path: String) -> JSONValue {
+        .object(["path": .string(path), "message": .string(SyncOutput.untrackedReason)])
+    }
+
+    static let untrackedReason = "not a record file; add it to .recsyncignore to hide it"
 
     static func recordObject(_ id: RecordID, workspace ws: Workspace) -> [String: JSONValue] {
         ["recordName": .string(id.recordName), "zone": .string(id.zoneID.zoneName), "owner": .string(id.zoneID.ownerName), "path": .string(ws.relative(ws.recordPath(id)))]
