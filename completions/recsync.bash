@@ -185,13 +185,13 @@ _recsync() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    store|init|clone|pull|push|status|diff|resolve|log|show|restore|zone|get|put|rm|ls|import|export|changes|share|unshare|config|subscribe|subscriptions|unsubscribe|watch|notifications|help)
+    store|init|clone|pull|push|status|diff|resolve|log|show|restore|zone|get|put|rm|ls|import|export|changes|share|unshare|config|doctor|subscribe|subscriptions|unsubscribe|watch|notifications|help)
         # Offer subcommand argument completions
         "_recsync_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'store init clone pull push status diff resolve log show restore zone get put rm ls import export changes share unshare config subscribe subscriptions unsubscribe watch notifications help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'store init clone pull push status diff resolve log show restore zone get put rm ls import export changes share unshare config doctor subscribe subscriptions unsubscribe watch notifications help' -- "${cur}"))
         ;;
     esac
 }
@@ -1049,6 +1049,26 @@ _recsync_config_set() {
 _recsync_config_list() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(-C --color)
+    __recsync_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '-C')
+        __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
+        return
+        ;;
+    esac
+}
+
+_recsync_doctor() {
+    repeating_flags=()
+    non_repeating_flags=(--quiet -q --verbose -v --json --fix --version -h --help)
     repeating_options=()
     non_repeating_options=(-C --color)
     __recsync_offer_flags_options 0

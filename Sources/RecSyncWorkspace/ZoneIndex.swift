@@ -127,6 +127,16 @@ public struct ZoneIndex: Sendable {
         set { changes[file] = .some(newValue) }
     }
 
+    /// The file names the index has an entry for, in no set order (reads the whole index).
+    public mutating func indexedFiles() -> [String] {
+        loadAll()
+        var files = Set((decoded ?? [:]).keys)
+        for (file, entry) in changes {
+            if entry == nil { files.remove(file) } else { files.insert(file) }
+        }
+        return Array(files)
+    }
+
     /// The stamps of a record file and its sidecar as indexed, if the index has the file:
     /// what a scan compares with `stat`, without reading the rest of the entry.
     public func stamps(_ file: String) -> (file: FileStamp?, side: FileStamp?)? {

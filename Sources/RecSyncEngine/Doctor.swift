@@ -1,0 +1,82 @@
+import RecSyncModel
+import RecSyncStore
+import RecSyncWorkspace
+
+extension SyncEngine {
+    /// `recsync doctor`: checks a workspace and its store, and with `fix` repairs what is safe.
+    ///
+    /// The workspace (see `Workspace.check`): leftovers of a killed write batch, orphan and
+    /// damaged sidecars, synced files whose sidecar is gone, stale index entries, tokens that
+    /// do not decode. A sync holding the lock is reported (`workspaceBusy`) and nothing is
+    /// repaired. The store: whether it opens (`recsync.json`), lock files a killed writer left
+    /// (`storePath`: the repository or a network store's mirror; removed with `fix` when
+    /// stale), every entry a pull would skip (zone metadata that does not decode, names no
+    /// workspace can hold) and every record whose stored form does not decode — it reads every
+    /// record, as `git fsck` reads every object.
+    public static func doctor(
+        workspace ws: Workspace, openStore: () throws(RecSyncError) -> any RemoteStore, storePath: String?, fix: Bool
+    ) async throws(RecSyncError) -> [DoctorFinding] {
+        var findings: [DoctorFinding] = []
+        do {
+            findings += try ws.withLock(purpose: "doctor") { () throws(RecSyncError) in try ws.check(fix: fix) }
+        } catch .workspaceLocked {
+            findings.append(DoctorFinding(kind: .workspaceBusy, path: ws.relative(ws.stateDir), detail: "a sync holds the workspace lock; checked without repairing anything", fixable: false))
+            findings += try ws.check(fix: false)
+        }
+        let store: any RemoteStore
+        do {
+            if let storePath {
+                for lock in try GitStore.doctor(at: storePath, removeStale: fix) {
+                    let kind: DoctorFinding.Kind = lock.verdict == .inUse ? .storeLockInUse : .staleStoreLock
+                    findings.append(DoctorFinding(kind: kind, path: lock.path, detail: lock.message, fixable: kind == .staleStoreLock, fixed: lock.verdict == .removed))
+                }
+            }
+            store = try openStore()
+        } catch {
+            findings.append(DoctorFinding(kind: .storeUnreadable, path: storePath ?? ws.config.remote, detail: error.message, fixable: false))
+            return findings
+        }
+        findings += try await storeFindings(store)
+        return findings
+    }
+
+    /// What a pull would skip or fail to read, in every zone the user sees.
+    static func storeFindings(_ store: any RemoteStore) async throws(RecSyncError) -> [DoctorFinding] {
+        var findings: [DoctorFinding] = []
+        func warned(_ warnings: [StoreWarning]) {
+            findings += warnings.map { DoctorFinding(kind: .storeEntry, path: $0.path, detail: $0.message, fixable: false) }
+        }
+        for scope in [DatabaseScope.private, .shared] {
+            var token: ServerChangeToken?
+            var zones: [ZoneID] = []
+            while true {
+                let page = try await store.databaseChanges(scope: scope, since: token)
+                warned(page.warnings)
+                zones += page.modifications
+                token = page.changeToken
+                if !page.moreComing { break }
+            }
+            for zone in zones {
+                var zoneToken: ServerChangeToken?
+                while true {
+                    let page: RecordZoneChanges
+                    do {
+                        page = try await store.recordZoneChanges(zone: zone, since: zoneToken, resultsLimit: 0, desiredKeys: [])
+                    } catch .storeCorrupt(let why) {
+                        findings.append(DoctorFinding(kind: .storeEntry, path: "zones/\(zone.ownerName)/\(zone.zoneName)", detail: why, fixable: false))
+                        break
+                    }
+                    warned(page.warnings)
+                    for item in page.modifications {
+                        if case .failure(let error) = item.result {
+                            findings.append(DoctorFinding(kind: .undecodableRecord, path: "\(zone)/\(item.recordID.recordName)", detail: error.message, fixable: false))
+                        }
+                    }
+                    zoneToken = page.changeToken
+                    if !page.moreComing { break }
+                }
+            }
+        }
+        return findings
+    }
+}

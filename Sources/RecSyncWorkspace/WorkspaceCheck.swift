@@ -1,0 +1,116 @@
+import RecSyncModel
+
+extension Workspace {
+    /// Checks the workspace for what `recsync doctor` looks at: leftovers of a killed write
+    /// batch, sidecars without a record file that are not pending deletions, record files
+    /// whose sidecar is gone though the index says they were synced, index entries for files
+    /// that are gone, change tokens that do not decode.
+    ///
+    /// With `fix`, repairs what is safe — batch leftovers (`removeStaleTemporaryFiles`) and
+    /// stale index entries — and marks those findings fixed. Call it holding the workspace
+    /// lock when fixing: no sync may be writing meanwhile.
+    ///
+    /// A sidecar naming a synced version with no record file is a deletion waiting for a push,
+    /// not a problem.
+    public func check(fix: Bool) throws(RecSyncError) -> [DoctorFinding] {
+        var findings = batchLeftovers()
+        if fix && !findings.isEmpty {
+            let kept = removeStaleTemporaryFiles()
+            // Temp files beside their targets, which the registry-less cleanup does not visit:
+            // named with recsync's marker, never anyone's data.
+            for dir in temporaryFileDirectories() {
+                for name in FileIO.list(dir) where name.hasPrefix(".") && name.contains(TempFile.marker) {
+                    FileIO.unlinkIfPresent("\(dir)/\(name)")
+                }
+            }
+            for kept in kept {
+                findings.append(DoctorFinding(kind: .batchLeftover, path: relative(kept), detail: "a file an interrupted write left that is not what it meant to write; kept aside here: look at it and copy back what you need", fixable: false))
+            }
+            for i in findings.indices where findings[i].fixable { findings[i].fixed = true; findings[i].detail = "removed: " + findings[i].detail }
+        }
+        for zone in localZones().zones {
+            findings += try checkZone(zone, fix: fix)
+        }
+        findings += unreadableTokens()
+        return findings
+    }
+
+    /// The registries and temp files an interrupted write batch left.
+    func batchLeftovers() -> [DoctorFinding] {
+        var findings = leftoverRegistries.map {
+            DoctorFinding(kind: .batchLeftover, path: relative($0), detail: "the list of files a killed sync was writing; the files it names are taken back", fixable: true)
+        }
+        for dir in temporaryFileDirectories() {
+            for name in FileIO.list(dir) where name.hasPrefix(".") && name.contains(TempFile.marker) {
+                findings.append(DoctorFinding(kind: .batchLeftover, path: relative("\(dir)/\(name)"), detail: "a temp file a killed sync left", fixable: true))
+            }
+        }
+        return findings
+    }
+
+    /// Where a write batch puts its temp files: the sync state and every zone directory.
+    func temporaryFileDirectories() -> [String] {
+        var dirs = ["\(stateDir)/tokens", "\(stateDir)/index", stateDir]
+        for zone in localZones().zones { dirs += [zoneDirectory(zone), "\(zoneDirectory(zone))/.system"] }
+        return dirs
+    }
+
+    /// Sidecars, record files and index entries of one zone that do not fit together.
+    func checkZone(_ zone: ZoneID, fix: Bool) throws(RecSyncError) -> [DoctorFinding] {
+        let dir = zoneDirectory(zone)
+        let files = Set(FileIO.list(dir).filter { !$0.hasPrefix(".") })
+        let sidecars = Set(FileIO.list("\(dir)/.system").filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") })
+        var index = ZoneIndex.load(self, zone: zone)
+        var findings: [DoctorFinding] = []
+        for file in sidecars.subtracting(files).sorted() {
+            let path = "\(dir)/.system/\(file)"
+            let bytes: [UInt8]?
+            do { bytes = try readRecordFile(path) } catch {
+                findings.append(DoctorFinding(kind: .damagedSidecar, path: relative(path), detail: error.message, fixable: false))
+                continue
+            }
+            guard let bytes else { continue }
+            let system: SystemFields
+            do { system = try WorkspaceEncoding.decodeSystemFields(bytes) } catch {
+                findings.append(DoctorFinding(kind: .damagedSidecar, path: relative(path), detail: "does not decode (\(error.message)); restore it from a snapshot, or delete it and run 'recsync pull'", fixable: false))
+                continue
+            }
+            if system.changeTag == nil {
+                findings.append(DoctorFinding(kind: .orphanSidecar, path: relative(path), detail: "names a record that was never pushed and whose file is gone; nothing uses it: delete it", fixable: false))
+            }
+        }
+        for file in files.subtracting(sidecars).sorted() where file.hasSuffix(".json") {
+            guard index[file] != nil else { continue }
+            findings.append(DoctorFinding(kind: .missingSidecar, path: relative("\(dir)/\(file)"), detail: "was synced, but its sidecar .system/\(file) is gone: it now reads as a new record and a push would conflict with the store's version. Run 'recsync pull', then settle with 'recsync resolve'", fixable: false))
+        }
+        var removed = false
+        for file in index.indexedFiles().sorted() where !files.contains(file) && !sidecars.contains(file) {
+            var finding = DoctorFinding(kind: .staleIndexEntry, path: relative(indexPath(zone)), detail: "has an entry for \(relative("\(dir)/\(file)")), which is gone with its sidecar", fixable: true)
+            if fix {
+                index[file] = nil
+                finding.fixed = true
+                finding.detail = "removed an entry for \(relative("\(dir)/\(file)")), which is gone with its sidecar"
+                removed = true
+            }
+            findings.append(finding)
+        }
+        if removed { try index.save() }
+        return findings
+    }
+
+    /// Change token files that do not decode.
+    func unreadableTokens() -> [DoctorFinding] {
+        var paths = [scopeTokenPath(.private), scopeTokenPath(.shared)]
+        paths += zonesWithTokens().map(zoneTokenPath)
+        var findings: [DoctorFinding] = []
+        for path in paths {
+            do {
+                guard let token = try loadToken(path) else { continue }
+                _ = try ChangeTokenContent.decode(token)
+            } catch {
+                findings.append(DoctorFinding(kind: .unreadableToken, path: relative(path), detail: "\(error.message); delete it and the next pull fetches in full", fixable: false))
+            }
+        }
+        return findings
+    }
+}
