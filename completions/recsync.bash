@@ -342,7 +342,7 @@ _recsync_clone() {
 
 _recsync_pull() {
     repeating_flags=()
-    non_repeating_flags=(--quiet -q --verbose -v --json --commit --no-commit --version -h --help)
+    non_repeating_flags=(--quiet -q --verbose -v --json --commit --no-commit -n --dry-run --version -h --help)
     repeating_options=()
     non_repeating_options=(-C --color)
     __recsync_offer_flags_options 0
@@ -362,7 +362,7 @@ _recsync_pull() {
 
 _recsync_push() {
     repeating_flags=()
-    non_repeating_flags=(--quiet -q --verbose -v --json --force --version -h --help)
+    non_repeating_flags=(--quiet -q --verbose -v --json --force -n --dry-run --version -h --help)
     repeating_options=()
     non_repeating_options=(-C --color)
     __recsync_offer_flags_options 0

@@ -117,12 +117,12 @@ public struct SyncEngine: Sendable {
     /// most `zoneWorkers` at once, and returns them in order. With `changesOnly` (status), each
     /// zone's index is saved and let go as soon as it is scanned, and only changed records are
     /// kept: at a million records, holding every zone's index and records at once would not fit.
-    func scanZones(_ zones: [ZoneID], workspace ws: Workspace, changesOnly: Bool = false, keepingAllRecordsOf keepAll: Set<ZoneID> = []) async throws(RecSyncError) -> [ZoneScan] {
+    func scanZones(_ zones: [ZoneID], workspace ws: Workspace, changesOnly: Bool = false, keepingAllRecordsOf keepAll: Set<ZoneID> = [], savingIndex: Bool = true) async throws(RecSyncError) -> [ZoneScan] {
         let base = baseLookup
         let results = await Self.sideBySide(zones, workers: zoneWorkers) { (zone: ZoneID) async throws(RecSyncError) -> ZoneScan in
             let onlyChanges = changesOnly && !keepAll.contains(zone)
             var scan = try await ws.scan(zone: zone, base: base, changesOnly: onlyChanges)
-            if changesOnly {
+            if changesOnly && savingIndex {
                 // The index only saves work: status is right without it, so a failure to save
                 // it (a full disk) is reported, not fatal.
                 do throws(RecSyncError) { try scan.index.save() } catch {

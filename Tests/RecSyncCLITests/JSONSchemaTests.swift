@@ -111,8 +111,10 @@ struct JSONSchema {
         if document["error"] != nil {
             return found + problems(rest, keys: tables["Errors"] ?? [], at: command, what: "Errors")
         }
-        guard let keys = tables[command] else { return found + ["docs/json.md has no table for `\(command)`"] }
-        return found + problems(rest, keys: keys, at: command, what: command)
+        // A dry run is its own document: `push --dry-run`.
+        let table = document["dryRun"] as? Bool == true ? "\(command) --dry-run" : command
+        guard let keys = tables[table] else { return found + ["docs/json.md has no table for `\(table)`"] }
+        return found + problems(rest, keys: keys, at: table, what: table)
     }
 
     /// A feed line: `changes` lines by their `kind`, `watch` lines are notifications.
@@ -178,6 +180,8 @@ struct JSONSchema {
         try check(f, ["put", "todo/bread"], input: #"{"title": "Bread"}"#, schema: schema, seen: &seen)
         try check(f, ["status"], schema: schema, seen: &seen)
         try check(f, ["diff"], schema: schema, seen: &seen)
+        try check(f, ["push", "--dry-run"], schema: schema, seen: &seen)
+        try check(f, ["pull", "-n"], schema: schema, seen: &seen)
         try check(f, ["push"], schema: schema, seen: &seen)
         try check(f, ["get", "todo/milk", "todo/bread"], schema: schema, seen: &seen)
         try check(f, ["ls"], schema: schema, seen: &seen)

@@ -143,6 +143,72 @@ struct SyncOutput {
         console.hint("see both sides with 'recsync diff', settle with 'recsync resolve --ours|--theirs|--merge [RECORD...]', then 'recsync push'")
     }
 
+    // MARK: Dry runs
+
+    /// Prints what a push would do; 1 when files would stop it, else 0.
+    func pushPlan(_ plan: PushPlan, force: Bool) -> Int32 {
+        let status = plan.problems.isEmpty ? ExitCodes.success : ExitCodes.error
+        if console.json {
+            console.document([
+                "dryRun": .bool(true),
+                "zonesToCreate": .array(plan.zonesToCreate.map(zoneJSON)),
+                "changes": .array(plan.changes.map { c in
+                    var o = Self.recordObject(c.recordID, workspace: workspace)
+                    o["kind"] = .string(c.kind.rawValue)
+                    return .object(o)
+                }),
+                "conflicts": .array(plan.conflicts.map(recordJSON)),
+                "conflictsChecked": .bool(plan.conflictsChecked),
+                "conflictsPending": .array(plan.conflictsPending.map(recordJSON)),
+                "zonesRemoved": .array(plan.zonesRemoved.map(zoneRemovalJSON)),
+                "problems": .array(plan.problems.map(Self.problemJSON)),
+                "untracked": .array(plan.untracked.map(Self.untrackedJSON)),
+            ])
+            return status
+        }
+        for d in plan.zonesRemoved { console.out("would remove \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (zone \(d.reason.rawValue) on the store)") }
+        for z in plan.zonesToCreate { console.out("would create zone \(z.zoneName)") }
+        for c in plan.changes {
+            let letter = switch c.kind { case .new: "A"; case .modified: "M"; case .deleted: "D" }
+            console.out("would send \(letter) \(c.path)")
+        }
+        for id in plan.conflicts {
+            let path = workspace.relative(workspace.recordPath(id))
+            console.out(force ? "would overwrite \(path): the store holds a version you have not pulled" : "would conflict: \(path) changed on the store since you last pulled it")
+        }
+        for id in plan.conflictsPending { console.out("held back: \(workspace.relative(workspace.recordPath(id))) (conflict pending)") }
+        for p in plan.problems { console.out("would stop the push: \(p)") }
+        if let why = plan.storeError { console.warning("could not ask the store (\(why)); conflicts were not checked") }
+        if plan.changes.isEmpty && plan.zonesToCreate.isEmpty && plan.problems.isEmpty { console.info("nothing to push") }
+        return status
+    }
+
+    /// Prints what a pull would do.
+    func pullPlan(_ plan: PullPlan) -> Int32 {
+        for w in plan.warnings { console.warning(w) }
+        if console.json {
+            console.document([
+                "dryRun": .bool(true),
+                "zonesChanged": .array(plan.zonesChanged.map(zoneJSON)),
+                "zonesRemoved": .array(plan.zonesRemoved.map(zoneRemovalJSON)),
+                "recordsToWrite": .array(plan.recordsToWrite.map(recordJSON)),
+                "recordsToDelete": .array(plan.recordsToDelete.map(recordJSON)),
+                "conflicts": .array(plan.conflicts.map(recordJSON)),
+                "expiredTokens": .array(plan.expiredTokens.map(JSONValue.string)),
+                "warnings": .array(plan.warnings.map(JSONValue.string)),
+            ])
+            return ExitCodes.success
+        }
+        for d in plan.zonesRemoved { console.out("would remove \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (zone \(d.reason.rawValue) on the store)") }
+        let conflicts = Set(plan.conflicts)
+        for id in plan.recordsToWrite where !conflicts.contains(id) { console.out("would write \(workspace.relative(workspace.recordPath(id)))") }
+        for id in plan.recordsToDelete where !conflicts.contains(id) { console.out("would delete \(workspace.relative(workspace.recordPath(id)))") }
+        for id in plan.conflicts { console.out("would conflict: \(workspace.relative(workspace.recordPath(id))) (edited here, changed on the store)") }
+        for what in plan.expiredTokens { console.out("would fetch again in full: the \(what) token expired") }
+        if plan.zonesRemoved.isEmpty && plan.recordsToWrite.isEmpty && plan.recordsToDelete.isEmpty { console.info("already up to date") }
+        return ExitCodes.success
+    }
+
     // MARK: JSON pieces
 
     func zoneObject(_ z: ZoneID) -> [String: JSONValue] {

@@ -1,0 +1,38 @@
+import RecSyncEngine
+import RecSyncModel
+import RecSyncTestSupport
+import RecSyncWorkspace
+import Testing
+
+/// `pushPlan` and `pullPlan` predict what `push` and `pull` then do.
+@Suite struct DryRunPlanTests {
+    @Test func plansPredictThePushAndThePull() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        let phone = try f.device("phone")
+        try laptop.write("notes", "a", #"{"v": 1}"#)
+        try laptop.write("notes", "b", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        try phone.write("notes", "a", #"{"v": 2}"#)
+        try phone.write("notes", "c", #"{"v": 2}"#)
+        _ = try await phone.push()
+        try laptop.write("notes", "a", #"{"v": 3}"#)
+        try laptop.write("notes", "d", #"{"v": 3}"#)
+
+        let a = try RecordID(recordName: "a", zoneID: zone("notes")), c = try RecordID(recordName: "c", zoneID: zone("notes"))
+        let d = try RecordID(recordName: "d", zoneID: zone("notes"))
+        let push = try await laptop.pushPlan()
+        #expect(push.changes.map(\.recordID) == [a, d])
+        #expect(push.conflicts == [a])
+        #expect(push.conflictsChecked && push.zonesToCreate.isEmpty)
+        let pull = try await laptop.pullPlan()
+        #expect(pull.recordsToWrite == [a, c])
+        #expect(pull.conflicts == [a])
+        // Nothing moved: the plans again say the same, and the real pull agrees.
+        #expect(try await laptop.pullPlan() == pull)
+        let pulled = try await laptop.pull()
+        #expect(pulled.conflicts == [a])
+        #expect(try laptop.fields("notes", "c") == ["v": .int64(2)])
+    }
+}
