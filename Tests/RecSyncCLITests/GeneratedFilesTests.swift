@@ -35,6 +35,14 @@ import Testing
                            regenerate: "re-record with RECORD_SNAPSHOTS=1 swift test --filter RecSyncCLITests")
     }
 
+    /// Every subcommand's help ends with EXAMPLES (issue 12).
+    @Test func everySubcommandHasExamples() throws {
+        for command in JSONSchemaTests.leafCommands() {
+            let output = try recsync.run(["help"] + command.split(separator: " ").map(String.init), in: home.path)
+            #expect(output.status == 0 && output.stdout.contains("\nEXAMPLES\n"), "'recsync help \(command)' has no EXAMPLES")
+        }
+    }
+
     @Test(arguments: [("bash", "recsync.bash"), ("zsh", "_recsync"), ("fish", "recsync.fish")])
     func completionScriptIsCurrent(_ shell: String, _ file: String) throws {
         let output = try recsync.run(["--generate-completion-script", shell], in: home.path)
