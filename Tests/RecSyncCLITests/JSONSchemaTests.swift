@@ -144,7 +144,9 @@ struct JSONSchema {
         let output = try f.run(arguments + ["--json"], in: dir, input: input, expect: status, sourceLocation: sourceLocation)
         let parsed = try? JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any]
         let document = try #require(parsed, "recsync \(arguments.joined(separator: " ")) --json printed no JSON object:\n\(output.description)", sourceLocation: sourceLocation)
-        let command = document["command"] as? String ?? "?"
+        // The command the arguments name (aliases by their name), not what the document says.
+        let words = arguments.filter { !$0.hasPrefix("-") }.map { $0 == "fsck" ? "doctor" : $0 }
+        let command = Self.leafCommands().filter { words.starts(with: $0.split(separator: " ").map(String.init)) }.max { $0.count < $1.count } ?? "?"
         let problems = schema.documentProblems(document, command: command)
         #expect(problems.isEmpty, "recsync \(arguments.joined(separator: " ")) --json:\n\(problems.joined(separator: "\n"))", sourceLocation: sourceLocation)
         seen.insert(document["error"] == nil ? command : "error")
