@@ -55,7 +55,7 @@ extension SyncEngine {
     /// store is not an error: the plan lists what would be sent, with `conflictsChecked` false.
     /// A push decides again when it runs; between the two someone else may push.
     public func pushPlan() async throws(RecSyncError) -> PushPlan {
-        try await Self.pushPlan(workspace: workspace, engine: self)
+        try await inOneOperation { () async throws(RecSyncError) -> PushPlan in try await Self.pushPlan(workspace: workspace, engine: self) }
     }
 
     /// `pushPlan()` for a workspace whose store could not even be opened (a network store
@@ -140,6 +140,10 @@ extension SyncEngine {
     /// What `pull()` would write, delete and turn into conflicts, without writing anything: it
     /// reads the store's changes from the workspace's tokens and does not save them.
     public func pullPlan() async throws(RecSyncError) -> PullPlan {
+        try await inOneOperation { () async throws(RecSyncError) -> PullPlan in try await pullPlanInOneOperation() }
+    }
+
+    private func pullPlanInOneOperation() async throws(RecSyncError) -> PullPlan {
         try await workspace.withLock(purpose: "pull --dry-run") { () async throws(RecSyncError) -> PullPlan in
             let ws = workspace
             var plan = PullPlan()

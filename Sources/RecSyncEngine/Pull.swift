@@ -12,7 +12,9 @@ extension SyncEngine {
     /// Local edits are never overwritten: an incoming change to an edited record is a conflict.
     public func pull(events: @escaping @Sendable (SyncEvent) -> Void = { _ in }) async throws(RecSyncError) -> PullReport {
         store.prepareForBulkRead()
-        return try await workspace.withLock(purpose: "pull") { () async throws(RecSyncError) -> PullReport in try await pullLocked(events: events) }
+        return try await workspace.withLock(purpose: "pull") { () async throws(RecSyncError) -> PullReport in
+            try await inOneOperation { () async throws(RecSyncError) -> PullReport in try await pullLocked(events: events) }
+        }
     }
 
     private func pullLocked(events: @escaping @Sendable (SyncEvent) -> Void) async throws(RecSyncError) -> PullReport {

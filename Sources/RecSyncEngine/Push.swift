@@ -11,7 +11,16 @@ extension SyncEngine {
     /// sidecars, atomically per zone; refused records become conflicts. `force` overwrites
     /// the store's versions (CloudKit's allKeys policy).
     public func push(force: Bool = false, events: @Sendable (SyncEvent) -> Void = { _ in }) async throws(RecSyncError) -> PushReport {
-        try await workspace.withLock(purpose: "push") { () async throws(RecSyncError) -> PushReport in try await pushLocked(force: force, events: events) }
+        try await workspace.withLock(purpose: "push") { () async throws(RecSyncError) -> PushReport in
+            // A push reads the store as the mirror last saw it, and asks the remote only when
+            // its write is refused (the store moved): the write is a compare-and-swap on the
+            // remote's head, so a landed write proves every read was current. Not for a push
+            // that settles an interrupted one first, nor for --force, whose list of what it
+            // overwrites must come from the store as it is.
+            let interrupted = try workspace.pendingPushNote() != nil
+            let fromLastLook = !force && !interrupted
+            return try await inOneOperation(fromLastLook: fromLastLook) { () async throws(RecSyncError) -> PushReport in try await pushLocked(force: force, events: events) }
+        }
     }
 
     private func pushLocked(force: Bool, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) -> PushReport {

@@ -44,6 +44,25 @@ public struct SyncEngine: Sendable {
         }
     }
 
+    /// Runs `body` as one operation on the store (`RemoteStore.beginOperation`): a network
+    /// store looks at the remote once for all of `body`'s reads, not once per call.
+    func inOneOperation<T>(fromLastLook: Bool = false, _ body: () async throws(RecSyncError) -> T) async throws(RecSyncError) -> T {
+        try await Self.inOneOperation(on: store, fromLastLook: fromLastLook, body)
+    }
+
+    /// `body` runs in the caller's isolation (an actor's own state stays with it).
+    static func inOneOperation<T>(on store: any RemoteStore, fromLastLook: Bool = false, isolation: isolated (any Actor)? = #isolation, _ body: () async throws(RecSyncError) -> T) async throws(RecSyncError) -> T {
+        await store.beginOperation(fromLastLook: fromLastLook)
+        do {
+            let result = try await body()
+            await store.endOperation()
+            return result
+        } catch {
+            await store.endOperation()
+            throw error
+        }
+    }
+
     /// Refuses a store other than the one this workspace synced with before; remembers it on first use.
     func checkStore() throws(RecSyncError) -> Workspace {
         if let known = workspace.config.storeID {
@@ -62,6 +81,10 @@ public struct SyncEngine: Sendable {
 
     /// Local changes since the last sync, new zones, and pending conflicts.
     public func status() async throws(RecSyncError) -> StatusReport {
+        try await inOneOperation { () async throws(RecSyncError) -> StatusReport in try await statusInOneOperation() }
+    }
+
+    private func statusInOneOperation() async throws(RecSyncError) -> StatusReport {
         var report = StatusReport()
         // A pull killed half-way leaves files it was creating: clear them up first (when no
         // sync is running), or they would read as new records.

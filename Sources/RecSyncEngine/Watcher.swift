@@ -139,6 +139,11 @@ public actor SubscriptionNotifier {
     /// gets a reset (pull everything) and starts again from the head; one kept in memory
     /// starts at the head the first time it is looked at.
     public func pending() async throws(RecSyncError) -> NotificationRound {
+        // One look at the store for every subscription's check.
+        try await SyncEngine.inOneOperation(on: store) { () async throws(RecSyncError) -> NotificationRound in try await pendingInOneOperation() }
+    }
+
+    private func pendingInOneOperation() async throws(RecSyncError) -> NotificationRound {
         let user = store.userRecordName
         var round = NotificationRound(notifications: [], cursors: [:], warnings: [])
         // Subscriptions that share a scope and a cursor are checked together.

@@ -73,6 +73,23 @@ public protocol RemoteStore: Actor {
     /// One earlier version of a record, named by its change tag (the ancestor of a conflict);
     /// nil when the store no longer has it or the zone is not visible.
     func fetchRecordVersion(_ id: RecordID, changeTag: String) async throws(RecSyncError) -> Record?
+
+    /// Marks the start of one operation made of several calls (a pull, a push, a status): a
+    /// store reached over the network may then look at the remote once, at the operation's
+    /// first call, and answer the later calls from that look, instead of asking the remote
+    /// again at every call. Writes are not affected: they still land by compare-and-swap
+    /// against the remote itself, so a write based on a stale look is refused and decided
+    /// again. Operations nest; each `beginOperation` is paired with one `endOperation`.
+    ///
+    /// `fromLastLook`: the operation's reads may answer from the last look the store took,
+    /// however old, with no look of their own: for an operation whose point is a write (a
+    /// push). When the write lands, the store had not moved since that look, so every read
+    /// was current; when it is refused, the store looks then, and the write is decided again
+    /// against what it finds. Does nothing by default.
+    func beginOperation(fromLastLook: Bool) async
+
+    /// Ends what `beginOperation` began: the next operation looks at the remote again.
+    func endOperation() async
 }
 
 extension RemoteStore {
@@ -81,6 +98,12 @@ extension RemoteStore {
     public nonisolated func changeSignal() throws(RecSyncError) -> StoreChangeSignal? { nil }
 
     public nonisolated func prepareForBulkRead() {}
+
+    public func beginOperation(fromLastLook: Bool) async {}
+
+    public func beginOperation() async { await beginOperation(fromLastLook: false) }
+
+    public func endOperation() async {}
 
     public func databaseChanges(scope: DatabaseScope, since token: ServerChangeToken?) async throws(RecSyncError) -> DatabaseChanges {
         try await databaseChanges(scope: scope, since: token, resultsLimit: 0)

@@ -101,4 +101,8 @@ public actor FaultInjectingStore: RemoteStore {
     public func fetchRecordVersion(_ id: RecordID, changeTag: String) async throws(RecSyncError) -> Record? {
         try await inner.fetchRecordVersion(id, changeTag: changeTag)
     }
+
+    public func beginOperation(fromLastLook: Bool) async { await inner.beginOperation(fromLastLook: fromLastLook) }
+
+    public func endOperation() async { await inner.endOperation() }
 }

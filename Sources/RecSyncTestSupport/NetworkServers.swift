@@ -111,6 +111,13 @@ public final class GitDaemon: Sendable {
         try start()
     }
 
+    /// The connections the daemon has accepted so far (each fetch, push or `ls-remote` is
+    /// one), from its `--verbose` log: what a test counts round trips by.
+    public var connectionsAccepted: Int {
+        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        return text.components(separatedBy: "\n").filter { $0.contains("Connection from") }.count
+    }
+
     /// The git:// address of a repository under the base path.
     public func url(_ repository: String) -> String { "git://127.0.0.1:\(port)/\(repository)" }
 
@@ -119,7 +126,7 @@ public final class GitDaemon: Sendable {
         var attempt = 0
         while true {
             let server = try ServerProcess("/usr/bin/git", [
-                "daemon", "--reuseaddr", "--base-path=\(basePath)", "--export-all", "--enable=receive-pack",
+                "daemon", "--verbose", "--reuseaddr", "--base-path=\(basePath)", "--export-all", "--enable=receive-pack",
                 "--listen=127.0.0.1", "--port=\(port)", basePath,
             ], log: log, environment: GitCLI.hermeticEnvironment)
             process.withLock { $0 = server }

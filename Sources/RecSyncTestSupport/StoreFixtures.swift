@@ -88,10 +88,16 @@ public final class StoreFixture: Sendable {
 
     /// A new device on a `.network` store: its own mirror, acting as `user`.
     public func device(as user: String, deviceID: String? = nil, options: NetworkOptions? = nil) throws(RecSyncError) -> GitStore {
-        guard let daemon else { throw .invalidArguments("device(as:) needs a .network fixture") }
         let n = devices.add(1, ordering: .relaxed).newValue
+        return try reopen(directory.file("device-\(n)/mirror"), as: user, deviceID: deviceID, options: options)
+    }
+
+    /// A handle on a device's existing mirror (`GitStore.path`), as a later process of that
+    /// device opens it; `lookingNow: false` leaves the first fetch to the first call.
+    public func reopen(_ mirror: String, as user: String, deviceID: String? = nil, options: NetworkOptions? = nil, lookingNow: Bool = true) throws(RecSyncError) -> GitStore {
+        guard let daemon else { throw .invalidArguments("a device needs a .network fixture") }
         let actor = try StoreActor(userRecordName: user, deviceID: deviceID, clock: clock.read)
-        return try GitStore.open(remote: daemon.url("store.git"), mirror: directory.file("device-\(n)/mirror"), actor: actor, options: options ?? isolatedNetworkOptions)
+        return try GitStore.open(remote: daemon.url("store.git"), mirror: mirror, actor: actor, options: options ?? isolatedNetworkOptions, lookingNow: lookingNow)
     }
 
     /// A handle acting as `user`, from the client `deviceID` (nil: the user's shared slot).

@@ -45,6 +45,54 @@ import Testing
         try GitCLI.run(["fsck", "--no-dangling"], in: f.storePath)
     }
 
+    /// Round trips, counted at the server: a push that lands on the mirror's head is one
+    /// connection (git push's count), a pull or a status one, however many zones.
+    @Test func aPushIsOneConnectionAndAPullOneWhateverTheZones() async throws {
+        let f = try CLIFixture().withStore()
+        let daemon = try GitDaemon(basePath: f.directory.path)
+        let url = daemon.url("store.git")
+        try f.run(["clone", url, "laptop"])
+        try f.run(["clone", url, "phone"])
+        for zone in ["a", "b", "c"] {
+            try f.put("\(zone)/r", #"{"n": 0}"#, in: "laptop")
+        }
+        try f.run(["push"], in: "laptop")
+        try f.run(["pull"], in: "phone")
+
+        func connections(_ arguments: [String], in ws: String, expect: Int32 = 0) throws -> Int {
+            let before = daemon.connectionsAccepted
+            try f.run(arguments, in: ws, expect: expect)
+            return daemon.connectionsAccepted - before
+        }
+        try f.put("b/r", #"{"n": 1}"#, in: "laptop")
+        #expect(try connections(["push"], in: "laptop") == 1)
+        #expect(try connections(["pull"], in: "phone") == 1)
+        #expect(try f.fields("phone", "private/b/r.json")?["n"] as? Int == 1)
+        #expect(try connections(["pull"], in: "phone") == 1, "a pull with nothing to bring")
+        #expect(try connections(["status"], in: "phone") == 1)
+
+        // The phone's mirror is behind: its push is refused, it fetches, and the record it
+        // changed is decided against the store as it is (a conflict, exit 2), nothing lost.
+        try f.put("b/r", #"{"n": 2}"#, in: "laptop")
+        try f.run(["push"], in: "laptop")
+        try f.put("b/r", #"{"n": 3}"#, in: "phone")
+        #expect(try connections(["push"], in: "phone", expect: 2) == 2, "the refused push, then one fetch")
+        try f.run(["resolve", "--ours"], in: "phone")
+        try f.run(["push"], in: "phone")
+        try f.run(["pull"], in: "laptop")
+        #expect(try f.fields("laptop", "private/b/r.json")?["n"] as? Int == 3)
+        // And an edit elsewhere while behind lands on top of what it had not seen.
+        try f.put("a/r", #"{"n": 4}"#, in: "laptop")
+        try f.run(["push"], in: "laptop")
+        try f.put("c/r", #"{"n": 5}"#, in: "phone")
+        try f.run(["push"], in: "phone")
+        try f.run(["pull"], in: "laptop")
+        try f.run(["pull"], in: "phone")
+        #expect(f.records("laptop") == f.records("phone"))
+        #expect(try f.fields("phone", "private/a/r.json")?["n"] as? Int == 4)
+        #expect(try f.fields("laptop", "private/c/r.json")?["n"] as? Int == 5)
+    }
+
     @Test func watchPollsANetworkStoreAndSurvivesARestart() async throws {
         let f = try CLIFixture().withStore()
         let daemon = try GitDaemon(basePath: f.directory.path)

@@ -90,6 +90,103 @@ import Testing
         #expect(try await laptop.log(limit: 10).count == 4)
     }
 
+    // MARK: Round trips
+
+    @Test func anOperationLooksAtTheRemoteOnceAndCallsOutsideOneLookEachTime() async throws {
+        let fixture = try StoreFixture(.network)
+        let daemon = try #require(fixture.daemon)
+        let laptop = try fixture.device(as: "alice")
+        let phone = try fixture.device(as: "alice")
+        try await laptop.createZones([notes])
+
+        await phone.beginOperation()
+        var before = daemon.connectionsAccepted
+        #expect(try await phone.fetchAllRecordZones(scope: .private).map(\.zoneID) == [notes])
+        _ = try await laptop.save([Build.record("r", in: notes, ["title": .string("from the laptop")])])
+        // Later reads of the operation answer from its one look: the laptop's save is not in it.
+        before = daemon.connectionsAccepted
+        #expect(try await phone.allZoneChanges(notes, since: nil).records.isEmpty)
+        _ = try await phone.fetchAllRecordZones(scope: .shared)
+        #expect(daemon.connectionsAccepted == before, "no connection for reads inside the operation")
+        await phone.endOperation()
+
+        // The next operation, and every call outside one, looks again.
+        #expect(try await phone.allZoneChanges(notes, since: nil).records.map(\.recordID.recordName) == ["r"])
+        before = daemon.connectionsAccepted
+        _ = try await phone.fetchAllRecordZones(scope: .private)
+        _ = try await phone.fetchAllRecordZones(scope: .shared)
+        #expect(daemon.connectionsAccepted == before + 2)
+    }
+
+    @Test func aWriteFromTheLastLookLandsInOneConnectionOrIsDecidedAgainstTheStore() async throws {
+        let fixture = try StoreFixture(.network)
+        let daemon = try #require(fixture.daemon)
+        let laptop = try fixture.device(as: "alice")
+        let phone = try fixture.device(as: "alice")
+        try await laptop.createZones([notes])
+        let shared = try await laptop.save([Build.record("shared", in: notes, ["title": .string("v1")])])[0]
+        _ = try await phone.allZoneChanges(notes, since: nil)  // the phone's mirror sees v1
+        let mirror = phone.path
+
+        // A later process of the phone: the mirror is current, the write lands with a single
+        // connection (the push), and no fetch.
+        let quiet = try fixture.reopen(mirror, as: "alice", lookingNow: false)
+        var before = daemon.connectionsAccepted
+        await quiet.beginOperation(fromLastLook: true)
+        _ = try await quiet.save([Build.record("new", in: notes, ["title": .string("phone")])])
+        await quiet.endOperation()
+        #expect(daemon.connectionsAccepted == before + 1)
+
+        // The store moved since the mirror's look: the laptop changed `shared`. The phone's
+        // write from its last look (tag of v1) is refused by the remote and decided again
+        // against the store as it is: a conflict carrying the laptop's version, nothing lost.
+        let v2 = try await laptop.save([Build.record("shared", in: notes, ["title": .string("v2 laptop")], tag: shared.changeTag)])[0]
+        let stale = try fixture.reopen(mirror, as: "alice", lookingNow: false)
+        before = daemon.connectionsAccepted
+        await stale.beginOperation(fromLastLook: true)
+        let result = try await stale.modifyRecords(
+            saving: [Build.record("shared", in: notes, ["title": .string("v2 phone")], tag: shared.changeTag)], deleting: [],
+            savePolicy: .ifServerRecordUnchanged, atomically: true)
+        await stale.endOperation()
+        guard case .failure(.serverRecordChanged(let clash)) = result.saveResults[0].result else {
+            Issue.record("expected a conflict, got \(result.saveResults[0].result)")
+            return
+        }
+        #expect(clash.server?.changeTag == v2.changeTag && clash.server?.fields["title"] == .string("v2 laptop"))
+        #expect(daemon.connectionsAccepted == before + 2, "the refused push, then one fetch")
+
+        // An unrelated write from a stale look lands on top of the laptop's, which stays.
+        _ = try await laptop.save([Build.record("other", in: notes, ["title": .string("laptop")])])
+        let again = try fixture.reopen(mirror, as: "alice", lookingNow: false)
+        await again.beginOperation(fromLastLook: true)
+        _ = try await again.save([Build.record("late", in: notes, ["title": .string("phone")])])
+        await again.endOperation()
+        let names = try await laptop.allZoneChanges(notes, since: nil).records.map(\.recordID.recordName).sorted()
+        #expect(names == ["late", "new", "other", "shared"])
+        #expect(try await laptop.fetchRecords([v2.recordID])[0].result.get().fields["title"] == .string("v2 laptop"))
+    }
+
+    @Test func aRemoteReplacedByAnotherStoreIsRefusedOnTheFirstLook() async throws {
+        let fixture = try StoreFixture(.network)
+        let daemon = try #require(fixture.daemon)
+        let phone = try fixture.device(as: "alice")
+        let mirror = phone.path
+        let original = phone.storeID
+        // Someone serves another store at the same address.
+        try FileManager.default.removeItem(atPath: fixture.path)
+        try GitStore.create(at: fixture.path, actor: StoreActor(userRecordName: "admin"))
+        _ = daemon
+        let later = try fixture.reopen(mirror, as: "alice", lookingNow: false)
+        #expect(later.storeID == original, "the mirror still holds the old store")
+        do {
+            _ = try await later.fetchAllRecordZones(scope: .private)
+            Issue.record("read another store's history as this one's")
+        } catch {
+            guard case .notAStore(let message) = error else { Issue.record("\(error)"); return }
+            #expect(message.contains("another store"))
+        }
+    }
+
     /// Contract tests run over git:// with every handle its own device (mirror).
     enum Contract: String, CaseIterable, CustomStringConvertible {
         case nilTokenFetch, incrementalFetch, pagingAcrossHeadMoves, zoneDeletionReasons, rewrittenHistoryExpiresTokens

@@ -50,7 +50,9 @@ public struct CommandContext: Sendable {
         let mirror = "\(workspace.stateDir)/mirror"
         try FileIO.refuseLinks(within: mirror)  // libgit2 writes into it by path
         let actor = try StoreActor(userRecordName: workspace.user, deviceID: workspace.deviceID())
-        return try GitStore.open(location: workspace.config.remote, relativeTo: workspace.root, actor: actor, mirror: mirror)
+        // The mirror is fetched when the store is first used, not on opening: a push that
+        // lands on the mirror's head then needs no fetch at all.
+        return try GitStore.open(location: workspace.config.remote, relativeTo: workspace.root, actor: actor, mirror: mirror, lookingNow: false)
     }
 
     /// A sync engine for the workspace that contains the directory.

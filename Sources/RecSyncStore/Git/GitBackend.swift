@@ -27,6 +27,11 @@ final class GitBackend: StoreBackend {
     init(repository: GitRepository, remote: RemoteMirror? = nil) throws(RecSyncError) {
         self.repository = repository
         self.remote = remote
+        manifest = try Self.manifestAtHead(of: repository)
+    }
+
+    /// The `recsync.json` at the repository's head.
+    static func manifestAtHead(of repository: GitRepository) throws(RecSyncError) -> StoreManifest {
         let head: GitOID?
         do { head = try repository.referenceTarget(Self.headRef) } catch { throw Self.wrap(error, "reading the store's head") }
         guard let head else {
@@ -41,7 +46,7 @@ final class GitBackend: StoreBackend {
         }
         let bytes: [UInt8]
         do throws(GitError) { bytes = try repository.blob(entry.oid) } catch { throw Self.wrap(error, "reading recsync.json") }
-        manifest = try StoreManifest.decode(bytes)
+        return try StoreManifest.decode(bytes)
     }
 
     static func wrap(_ error: GitError, _ doing: String) -> RecSyncError {

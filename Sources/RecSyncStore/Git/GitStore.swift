@@ -67,9 +67,15 @@ public actor GitStore: RemoteStore {
     /// Opens the store at a network remote, kept as a bare mirror at `mirror` (created if
     /// missing; the workspace passes `.recsync/mirror`), and fetches it.
     ///
-    /// Every operation then fetches first (once), and writes push without force: a refused push
-    /// means the store moved, and the write is recomputed against the new head.
-    public static func open(remote: String, mirror: String, actor: StoreActor, options: NetworkOptions = .fromEnvironment()) throws(RecSyncError) -> GitStore {
+    /// Every call then fetches first (once per operation: see `beginOperation`), and writes
+    /// push without force: a refused push means the store moved, and the write is recomputed
+    /// against the new head.
+    ///
+    /// `lookingNow: false` leaves the fetch to the first call when the mirror already holds
+    /// the store (an earlier command fetched it): the remote is then first asked when the
+    /// store is used, and not at all by a push that lands on the mirror's head
+    /// (`beginOperation(fromLastLook:)`).
+    public static func open(remote: String, mirror: String, actor: StoreActor, options: NetworkOptions = .fromEnvironment(), lookingNow: Bool = true) throws(RecSyncError) -> GitStore {
         guard let url = GitRemoteURL(remote) else {
             throw .invalidArguments("'\(GitRemoteURL.withoutPassword(remote))' is not a remote address recsync understands; use ssh://[user@]host[:port]/path, user@host:path, https://host/path, git://host/path or file:///path")
         }
@@ -84,10 +90,12 @@ public actor GitStore: RemoteStore {
             throw .invalidArguments("cannot use '\(mirror)' as the mirror of \(url.redacted) (\(error.message)); remove it and recsync will create it again")
         }
         let link = RemoteMirror(remote: url, options: options)
-        try link.fetch(into: repository)
-        let head: GitOID?
-        do { head = try repository.referenceTarget(GitBackend.headRef) } catch { throw GitBackend.wrap(error, "reading the mirror's head") }
-        guard head != nil else {
+        func mirrorHead() throws(RecSyncError) -> GitOID? {
+            do { return try repository.referenceTarget(GitBackend.headRef) } catch { throw GitBackend.wrap(error, "reading the mirror's head") }
+        }
+        let mirrorHeld = try mirrorHead() != nil
+        if lookingNow || !mirrorHeld { try link.fetch(into: repository) }
+        guard try mirrorHead() != nil else {
             throw .notAStore("\(url.redacted) has no \(GitBackend.headRef): it is not a recsync store (or is empty); create one with 'recsync store init PATH' on the server and serve that repository")
         }
         return try GitStore(backend: GitBackend(repository: repository, remote: link), actor: actor, path: mirror)
@@ -95,11 +103,11 @@ public actor GitStore: RemoteStore {
 
     /// Opens the store at `location` (see `StoreLocation`) as `actor`: a path or `file://`
     /// URL in place, relative to `base`; a network URL through the bare mirror at `mirror`
-    /// (a new temporary directory when nil).
-    public static func open(location: String, relativeTo base: String, actor: StoreActor, mirror: String? = nil) throws(RecSyncError) -> GitStore {
+    /// (a new temporary directory when nil). `lookingNow`: see `open(remote:mirror:actor:options:lookingNow:)`.
+    public static func open(location: String, relativeTo base: String, actor: StoreActor, mirror: String? = nil, lookingNow: Bool = true) throws(RecSyncError) -> GitStore {
         if StoreLocation.isNetwork(location) {
             let mirrorPath = mirror ?? FileManager.default.temporaryDirectory.appendingPathComponent("recsync-mirror-\(UUID().uuidString.prefix(8))").path
-            return try GitStore.open(remote: location, mirror: mirrorPath, actor: actor)
+            return try GitStore.open(remote: location, mirror: mirrorPath, actor: actor, lookingNow: lookingNow)
         }
         return try GitStore(path: try StoreLocation.storePath(location, relativeTo: base), actor: actor)
     }
@@ -163,12 +171,36 @@ public actor GitStore: RemoteStore {
         return try core.backend.head()
     }
 
-    /// Fetches a network store's head into the mirror: once at the start of each operation,
-    /// so every operation reads the store as it is now (later lookups of the head within the
-    /// operation read the mirror; a write that lost a race fetches again before recomputing).
+    /// Operations begun and not yet ended (see `beginOperation`).
+    private var operationDepth = 0
+    /// Whether the mirror has looked at the remote within the current operation.
+    private var lookedInOperation = false
+
+    public func beginOperation(fromLastLook: Bool) async {
+        if operationDepth == 0 && fromLastLook { lookedInOperation = true }
+        operationDepth += 1
+    }
+
+    public func endOperation() async {
+        operationDepth = max(0, operationDepth - 1)
+        if operationDepth == 0 { lookedInOperation = false }
+    }
+
+    /// Fetches a network store's head into the mirror, so that a call reads the store as it
+    /// is now: at every call outside an operation, and once per operation inside one (the
+    /// later calls of the operation read the mirror). Writes need no look of their own: they
+    /// push by compare-and-swap, and a push the remote refused fetches and recomputes.
     private func refresh() throws(RecSyncError) {
         guard let link = core.backend.remote else { return }
+        if operationDepth > 0 && lookedInOperation { return }
         try link.fetch(into: core.backend.repository)
+        if operationDepth > 0 { lookedInOperation = true }
+        // The remote may have been replaced by another store since the mirror was opened (or
+        // last fetched by an earlier command): never read one store's history as another's.
+        let fetched = try GitBackend.manifestAtHead(of: core.backend.repository).storeID
+        guard fetched == storeID else {
+            throw .notAStore("\(link.remote.redacted) now holds another store (store \(fetched); its mirror at \(path) held store \(storeID)); if that is intended, clone it into a new directory")
+        }
     }
 
     /// Creates a new, empty store: a bare repository whose first commit holds `recsync.json`.
