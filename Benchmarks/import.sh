@@ -12,7 +12,13 @@ export RECSYNC_USER=bench NO_COLOR=1
 work=$(mktemp -d "${TMPDIR:-/tmp}/recsync-import-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-seconds() { python3 -c 'import sys,time; t=time.time(); import subprocess; subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); print(f"{time.time()-t:.2f}")' "$@"; }
+# seconds CMD...: the wall time of CMD; its stderr (hints) is shown only if it fails.
+seconds() { python3 -c 'import subprocess, sys, time
+t = time.time()
+r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+if r.returncode:
+    sys.stderr.write(r.stderr.decode()); sys.exit(r.returncode)
+print(f"{time.time() - t:.2f}")' "$@"; }
 
 printf '%-8s %-28s %8s %8s %8s\n' records method write push total
 sizes=("$@")
@@ -25,8 +31,8 @@ for i in range(int(sys.argv[1])):
 PY
     for method in import by-hand; do
         rm -rf "$work/store.git" "$work/ws"
-        "$RECSYNC" store init "$work/store.git" > /dev/null
-        "$RECSYNC" clone "$work/store.git" "$work/ws" > /dev/null
+        "$RECSYNC" store init "$work/store.git" > /dev/null 2>&1
+        "$RECSYNC" clone "$work/store.git" "$work/ws" > /dev/null 2>&1
         if [ "$method" = import ]; then
             w=$(seconds "$RECSYNC" -C "$work/ws" import items "$work/data.jsonl" --id id)
         else
