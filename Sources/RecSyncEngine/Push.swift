@@ -152,6 +152,9 @@ extension SyncEngine {
         // The scans saved and let go of their indexes; these reads are lazy (see `ZoneIndex`).
         var indexes: [ZoneID: ZoneIndex] = Dictionary(uniqueKeysWithValues: scans.map { ($0.zone, ZoneIndex.load(ws, zone: $0.zone)) })
         var indexed: [(ZoneID, String, RecordID, String, [String: FieldValue], FileStamp?)] = []
+        // Zones that went from the store between the look this push read and its write (a
+        // race, or a push from the mirror's last look): nothing of them landed.
+        var goneMeanwhile = Set<ZoneID>()
         for item in result.saveResults {
             guard let local = byID[item.recordID]?.record else { continue }
             let path = ws.relative(ws.recordPath(item.recordID))
@@ -169,6 +172,8 @@ extension SyncEngine {
                 try await saveConflict(local, server: c.server, workspace: ws, report: &report, events: events)
             case .failure(.unknownItem):
                 try await saveConflict(local, server: nil, workspace: ws, report: &report, events: events)
+            case .failure(.zoneNotFound(let zone)), .failure(.userDeletedZone(let zone)):
+                goneMeanwhile.insert(zone)
             case .failure(let e):
                 report.notSent.append("\(path): \(e.message)")
             }
@@ -182,6 +187,8 @@ extension SyncEngine {
                 report.deleted.append(item.recordID)
             case .failure(.serverRecordChanged(let c)):
                 try await saveConflict(local, server: c.server, workspace: ws, report: &report, events: events)
+            case .failure(.zoneNotFound(let zone)), .failure(.userDeletedZone(let zone)):
+                goneMeanwhile.insert(zone)
             case .failure(let e):
                 report.notSent.append("\(ws.relative(ws.recordPath(item.recordID))): \(e.message)")
             }
@@ -204,6 +211,15 @@ extension SyncEngine {
         for var index in indexes.values { try index.save() }
         // The sidecars say what landed: the note is no longer needed.
         try ws.clearPendingPushNote()
+        // A zone that went meanwhile is removed here as one found before sending would have
+        // been (unpushed work to lost+found; a purged one refused), not left for another push.
+        if !goneMeanwhile.isEmpty {
+            let mine = goneMeanwhile.filter { $0.ownerName == ws.user }
+            let removed = try await applyZoneDeletions(mine.sorted(), workspace: ws, report: &report, events: events)
+            for zone in goneMeanwhile.subtracting(removed).sorted() {
+                report.notSent.append("\(ws.relative(ws.zoneDirectory(zone)))/: \(RecSyncError.zoneNotFound(zone).message)")
+            }
+        }
         // The store already held exactly what was sent: no conflict to show.
         let same = Set(try settleIdenticalConflictsLocked())
         report.conflicts.removeAll { same.contains($0) }

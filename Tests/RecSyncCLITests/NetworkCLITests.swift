@@ -91,6 +91,24 @@ import Testing
         #expect(f.records("laptop") == f.records("phone"))
         #expect(try f.fields("phone", "private/a/r.json")?["n"] as? Int == 4)
         #expect(try f.fields("laptop", "private/c/r.json")?["n"] as? Int == 5)
+
+        // A zone deleted on the store after the phone's last look: the push that finds out
+        // (its write refused there) removes it as a pull would, edits kept in lost+found,
+        // while its edit in another zone lands; no second push needed, nothing brought back.
+        try f.run(["zone", "delete", "a", "--yes"], in: "laptop")
+        try f.put("a/r", #"{"n": 6}"#, in: "phone")
+        try f.put("c/r", #"{"n": 7}"#, in: "phone")
+        let pushed = try f.run(["push", "--json"], in: "phone")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(pushed.stdout.utf8)) as? [String: Any])
+        #expect((report["zonesRemoved"] as? [[String: Any]])?.compactMap { $0["zone"] as? String } == ["a"], "\(pushed.stdout)")
+        #expect((report["notSent"] as? [Any])?.isEmpty == true, "\(pushed.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: "\(f.ws("phone"))/private/a"))
+        let kept = try FileManager.default.subpathsOfDirectory(atPath: "\(f.ws("phone"))/.recsync/lost+found")
+        #expect(kept.contains { $0.hasSuffix("alice/a/r.json") }, "\(kept)")
+        try f.run(["status", "--exit-code"], in: "phone")
+        try f.run(["pull"], in: "laptop")
+        #expect(try f.fields("laptop", "private/c/r.json")?["n"] as? Int == 7)
+        #expect(!FileManager.default.fileExists(atPath: "\(f.ws("laptop"))/private/a"))
     }
 
     @Test func watchPollsANetworkStoreAndSurvivesARestart() async throws {
