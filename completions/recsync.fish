@@ -404,7 +404,7 @@ complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_option
 complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync export" -eq 1' -fka '(__recsync_custom_completion ---completion export -- positional@0 (count (__recsync_tokens -pc)) (__recsync_tokens -tC))'
 complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync export" format' -l 'format' -d 'The output format (default: from -o\'s extension, else jsonl).' -rfka 'jsonl csv'
 complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync export" system' -l 'system' -d 'Add each record\'s name, zone, owner, type, change tag and dates.'
-complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync export" o output' -l 'output' -s 'o' -d 'Write to this file instead of stdout (replaced whole, atomically).' -rF
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync export" o output' -l 'output' -s 'o' -d 'Write to this file instead of stdout (a regular file, replaced whole, atomically).' -rF
 complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync export" version' -l 'version' -d 'Show the version.'
 complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync export" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync changes" C' -s 'C' -d 'Run as if recsync was started in <dir>.' -rfa '(__recsync_complete_directories)'

@@ -1,10 +1,17 @@
 import Foundation
+import Glibc
 import RecSyncTestSupport
 import Testing
 
 /// Getting data in and out: import, export, ls, several records at once, OWNER/ZONE/NAME,
 /// and paths relative to the directory a command runs in.
 @Suite struct DataTransferTests {
+    /// The type bits of what `lstat` finds at `path` (0 when nothing is there).
+    func fileType(_ path: String) -> mode_t {
+        var st = stat()
+        return lstat(path, &st) == 0 ? st.st_mode & S_IFMT : 0
+    }
+
     func write(_ f: CLIFixture, _ name: String, _ text: String) throws -> String {
         let path = f.directory.file(name)
         try writeFile(path, text)
@@ -62,6 +69,10 @@ import Testing
             ("same.jsonl", "{\"v\": 1}\n{\"v\": 2}\n{\"v\": 1}\n", [], "same.jsonl: line 3: holds the same fields as line 1"),
             ("cells.csv", "id,title\na,one\nb,two,extra\n", ["--id", "id"], "cells.csv: line 3: has 3 cells where the header names 2 columns"),
             ("quote.csv", "id,title\na,\"one\nb,two\n", ["--id", "id"], "quote.csv: line 2: a quote is left open"),
+            // CSV.swift alone reads these without an error, the rest of the file as one cell.
+            ("after.csv", "id,note\n1,\"bad\"x\n2,ok\n3,ok\n", ["--id", "id"], "after.csv: line 2: a cell's closing quote is followed by 'x'"),
+            ("aftercrlf.csv", "id,note\r\n1,ok\r\n2,\"bad\"xyz,\r\n3,ok\r\n", ["--id", "id"], "aftercrlf.csv: line 3: a cell's closing quote is followed by 'x'"),
+            ("inner.csv", "id,note\n1,\"two\nlines\"\n2,ab\"cd\n", ["--id", "id"], "inner.csv: line 4: a quote inside a cell"),
             ("header.csv", "id,id\na,b\n", [], "header.csv: line 1: the header names column 'id' twice"),
             ("csvdup.csv", "id,title\na,one\na,two\n", ["--id", "id"], "csvdup.csv: line 3: record 'a' is on line 2 already"),
         ]
@@ -113,6 +124,25 @@ import Testing
         let second = try f.run(["export", "two", "--system"], in: "ws").stdout
         #expect(second == first.replacingOccurrences(of: #""zone":"one""#, with: #""zone":"two""#))
         #expect(try listing(f, ["two"], in: "ws").allSatisfy { $0["recordType"] as? String == "Item" })
+
+        // A field named like a system column would be hidden by it, and lost on the way back.
+        try f.run(["import", "clash", "-", "--id", "id"], in: "ws", input: #"{"id": "c", "owner": "bob", "title": "t"}"# + "\n")
+        for format in ["jsonl", "csv"] {
+            let out = try f.run(["export", "clash", "--system", "--format", format], in: "ws", expect: 1)
+            #expect(out.stderr.contains("private/clash/c.json: its field 'owner' has the name of a system column"), "\(out.stderr)")
+            #expect(out.stdout.isEmpty)
+        }
+        #expect(try f.run(["export", "clash"], in: "ws").stdout == #"{"owner":"bob","title":"t"}"# + "\n")
+
+        // -o replaces a regular file, and nothing else: not a link, a FIFO or a device.
+        let target = f.directory.file("target")
+        try FileManager.default.createSymbolicLink(atPath: target, withDestinationPath: f.directory.file("elsewhere"))
+        #expect(try f.run(["export", "one", "-o", target], in: "ws", expect: 1).stderr.contains("is a symbolic link"))
+        #expect(fileType(target) == S_IFLNK && !FileManager.default.fileExists(atPath: f.directory.file("elsewhere")))
+        let fifo = f.directory.file("fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        #expect(try f.run(["export", "one", "-o", fifo], in: "ws", expect: 1).stderr.contains("not a regular file"))
+        #expect(fileType(fifo) == S_IFIFO, "the FIFO is still there")
 
         // Plain export (fields only) → import → export: the same lines.
         let plain = try f.run(["export", "one"], in: "ws").stdout

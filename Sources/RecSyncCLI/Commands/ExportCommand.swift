@@ -38,17 +38,16 @@ struct ExportCommand: RecSyncSubcommand {
     @Flag(help: "Add each record's name, zone, owner, type, change tag and dates.")
     var system = false
 
-    @Option(name: .shortAndLong, help: "Write to this file instead of stdout (replaced whole, atomically).", completion: .file())
+    @Option(name: .shortAndLong, help: "Write to this file instead of stdout (a regular file, replaced whole, atomically).", completion: .file())
     var output: String?
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let ws = try context.workspace()
         let zoneID = try RecordReference.zone(zone, in: ws, from: context.directory)
         let fileFormat = format ?? output.flatMap(RecordFileFormat.forFile) ?? .jsonl
-        let bytes = try ws.exportRecords(of: zoneID, format: fileFormat, system: system)
         if let output {
             let path = StoreLocation.absolute(output, relativeTo: context.directory)
-            try FileIO.writeAtomically(path, bytes)
+            try ws.exportRecords(of: zoneID, format: fileFormat, system: system, to: path)
             context.console.document([
                 "zone": .string(zoneID.zoneName), "owner": .string(zoneID.ownerName),
                 "path": .string(ws.relative(path)), "format": .string(fileFormat.rawValue),
@@ -56,6 +55,7 @@ struct ExportCommand: RecSyncSubcommand {
             context.console.info("wrote \(ws.relative(path))")
         } else {
             // The records are the output, with --json too.
+            let bytes = try ws.exportRecords(of: zoneID, format: fileFormat, system: system)
             if FileIO.writeFully(STDOUT_FILENO, bytes) != nil {
                 throw .fileSystem(path: "stdout", message: "could not write the records to standard output")
             }

@@ -46,12 +46,35 @@ extension Workspace {
         }
     }
 
+    /// Exports a zone's records (see `exportRecords(of:format:system:)`) into the file at
+    /// `path`, replaced whole and atomically. Only a regular file is replaced: a link, a
+    /// directory, a FIFO or a device there is refused (replacing `/dev/null` or a link's name
+    /// with a file is never what was meant; a shell's `>` writes through them).
+    public func exportRecords(of zone: ZoneID, format: RecordFileFormat, system: Bool, to path: String) throws(RecSyncError) {
+        if let existing = FileIO.info(path), !existing.isRegular {
+            let what = existing.isSymlink ? "a symbolic link" : existing.isDirectory ? "a directory" : "not a regular file (a FIFO, socket or device)"
+            throw .invalidArguments("-o \(path): is \(what); give the path of a regular file to replace, or write to stdout and redirect it ('recsync export \(zone.zoneName) > \(path)')")
+        }
+        try FileIO.writeAtomically(path, try exportRecords(of: zone, format: format, system: system))
+    }
+
     /// A zone's records as JSON lines or CSV (`RecordFileFormat`), sorted by record name; what
     /// `importRecords` reads back. With `system`, each record also carries `SystemColumns`
     /// (times as integer milliseconds, absent ones null or an empty cell). In CSV, strings are
     /// written as they are and other values as their plain JSON text.
+    ///
+    /// With `system`, a record with a field named like a system column is an error naming it:
+    /// the column would hide the field, and `import --system` would not read it back.
     public func exportRecords(of zone: ZoneID, format: RecordFileFormat, system: Bool) throws(RecSyncError) -> [UInt8] {
         let records = try records(in: zone)
+        if system {
+            let columns = Set(SystemColumns.all)
+            for r in records {
+                if let clash = r.fields.keys.filter(columns.contains).sorted().first {
+                    throw .invalidArguments("\(relative(recordPath(r.recordID))): its field '\(clash)' has the name of a system column (\(SystemColumns.all.joined(separator: ", "))); export without --system, or rename the field")
+                }
+            }
+        }
         let rows: [[String: JSONValue]] = records.map { r in
             var row = r.fields.mapValues(WorkspaceEncoding.json(from:))
             if system {
