@@ -730,7 +730,7 @@ _recsync_put() {
 
 _recsync_rm() {
     repeating_flags=()
-    non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
+    non_repeating_flags=(--quiet -q --verbose -v --json --force -f --version -h --help)
     repeating_options=()
     non_repeating_options=(-C --color)
     __recsync_offer_flags_options -1

@@ -180,7 +180,11 @@ import Testing
         let missing = try f.run(["rm", "todo/a", "todo/zz"], in: "ws", expect: 1)
         #expect(missing.stderr.contains("private/todo/zz.json"))
         #expect(FileManager.default.fileExists(atPath: "\(f.ws("ws"))/private/todo/a.json"))
-        let removed = try f.json(["rm", "todo/a", "todo/b"], in: "ws")
+        // Never pushed: rm refuses to lose them, as git rm does, unless --force.
+        let refused = try f.run(["rm", "todo/a", "todo/b"], in: "ws", expect: 1)
+        #expect(refused.stderr.contains("private/todo/a.json is a new record, never pushed") && refused.stderr.contains("--force"), "\(refused.stderr)")
+        #expect(FileManager.default.fileExists(atPath: "\(f.ws("ws"))/private/todo/b.json"))
+        let removed = try f.json(["rm", "-f", "todo/a", "todo/b"], in: "ws")
         #expect((removed["records"] as? [[String: Any]])?.count == 2)
         #expect(try listing(f, [], in: "ws").isEmpty)
         #expect(try f.run(["get", "todo/a"], in: "ws", expect: 1).stderr.contains("no record file"))
@@ -239,7 +243,11 @@ import Testing
         #expect(try f.run(["get", "private/todo/b.json"], in: sub).stdout.contains("1"))
         try f.run(["rm", "b.json"], in: sub)
         #expect(try f.run(["status"], in: "ws/private").lines.contains("D todo/b.json"))
-        try f.run(["rm", "private/todo/a.json"], in: "ws/private/notes")
+        // a.json has an edit not pushed: rm refuses to lose it (as git rm does) unless --force.
+        let refused = try f.run(["rm", "private/todo/a.json"], in: "ws/private/notes", expect: 1)
+        #expect(refused.stderr.contains("../todo/a.json has edits not pushed"), "\(refused.stderr)")
+        #expect(try f.fields("ws", "private/todo/a.json")?["v"] as? Int == 2)
+        try f.run(["rm", "--force", "private/todo/a.json"], in: "ws/private/notes")
         #expect(!FileManager.default.fileExists(atPath: "\(f.ws("ws"))/private/todo/a.json"))
         // -C counts as the directory the command runs in.
         #expect(try f.run(["-C", "private/notes", "status"], in: "ws").lines.contains("D n.json"))
