@@ -12,7 +12,11 @@ extension SyncEngine {
     /// Local edits are never overwritten: an incoming change to an edited record is a conflict.
     public func pull(events: @escaping @Sendable (SyncEvent) -> Void = { _ in }) async throws(RecSyncError) -> PullReport {
         store.prepareForBulkRead()
-        return try await workspace.withLock(purpose: "pull") { () async throws(RecSyncError) -> PullReport in try await pullLocked(events: events) }
+        return try await workspace.withLock(purpose: "pull") { () async throws(RecSyncError) -> PullReport in
+            let report = try await pullLocked(events: events)
+            try workspace.recordContact(at: StoreActor.systemClock())
+            return report
+        }
     }
 
     private func pullLocked(events: @escaping @Sendable (SyncEvent) -> Void) async throws(RecSyncError) -> PullReport {

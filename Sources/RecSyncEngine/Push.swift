@@ -11,7 +11,11 @@ extension SyncEngine {
     /// sidecars, atomically per zone; refused records become conflicts. `force` overwrites
     /// the store's versions (CloudKit's allKeys policy).
     public func push(force: Bool = false, events: @Sendable (SyncEvent) -> Void = { _ in }) async throws(RecSyncError) -> PushReport {
-        try await workspace.withLock(purpose: "push") { () async throws(RecSyncError) -> PushReport in try await pushLocked(force: force, events: events) }
+        try await workspace.withLock(purpose: "push") { () async throws(RecSyncError) -> PushReport in
+            let report = try await pushLocked(force: force, events: events)
+            try workspace.recordContact(at: StoreActor.systemClock())
+            return report
+        }
     }
 
     private func pushLocked(force: Bool, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) -> PushReport {
