@@ -19,6 +19,16 @@ struct SyncOutput {
         return { event in ProgressLine.shared.record(event, command: console.command) }
     }
 
+    /// One line on stderr for each pause of `--retry` or `--wait` (not on stdout: with --json
+    /// it holds only the final document).
+    var retryWait: (RetryWait) -> Void {
+        let console = console
+        return { wait in
+            let count = wait.retries.map { "retry \(wait.retry) of \($0)" } ?? "waiting for the store, retry \(wait.retry)"
+            console.warning("\(wait.error.message); trying again in \(String(format: "%.1f", wait.pause)) s (\(count))")
+        }
+    }
+
     /// "3 minutes ago": how long before `now` the time `then` was (milliseconds since the epoch).
     static func ago(_ then: Int64, now: Int64) -> String {
         let seconds = (now - then) / 1000
