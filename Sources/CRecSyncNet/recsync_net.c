@@ -367,7 +367,16 @@ void recsync_net_watch_end(recsync_net_watch *watch) {
     pthread_cond_signal(&watch->wake);
     pthread_mutex_unlock(&watch->lock);
     if (started) pthread_join(watch->timer, NULL);
-    if (current_watch == watch) current_watch = watch->previous;
+    /* Off this thread's stack of watches, even if one begun after it is still current. */
+    if (current_watch == watch) {
+        current_watch = watch->previous;
+    } else {
+        for (recsync_net_watch *later = current_watch; later; later = later->previous) {
+            if (later->previous != watch) continue;
+            later->previous = watch->previous;
+            break;
+        }
+    }
     watch_release(watch);
 }
 
