@@ -242,15 +242,22 @@ private final class RemoteSession {
     /// The error for a failed call; read right after it (libgit2's error is thread-local).
     func failure(_ result: Int32, doing: String, connected: Bool) -> GitNetworkError {
         let cause = lastMessage()
-        state.rejectHelperCredential()
         let remote = state.remote.redacted
         if let timeout = timeoutFailure(doing: doing, connected: connected) { return timeout }
         if let problem = state.hostProblem { return GitNetworkError(.untrustedHost, problem) }
         if result == GIT_ECERTIFICATE.rawValue {
             return GitNetworkError(.untrustedHost, "cannot verify the identity of \(remote): \(cause); check the URL, and trust the server's key or certificate only if you know it is genuine")
         }
-        if let problem = state.authProblem { return GitNetworkError(.authentication, problem) }
-        if result == GIT_EAUTH.rawValue { return GitNetworkError(.authentication, state.refusedMessage(cause: cause)) }
+        // Only a refusal tells git's credential helper to forget what it gave (as git does): a
+        // failure of the network says nothing about it, and a retry offers it again.
+        if let problem = state.authProblem {
+            state.rejectHelperCredential()
+            return GitNetworkError(.authentication, problem)
+        }
+        if result == GIT_EAUTH.rawValue {
+            state.rejectHelperCredential()
+            return GitNetworkError(.authentication, state.refusedMessage(cause: cause))
+        }
         if !connected {
             return GitNetworkError(.unreachable, "cannot reach \(remote): \(cause); check the URL and that the server is running")
         }

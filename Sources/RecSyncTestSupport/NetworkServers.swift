@@ -220,7 +220,9 @@ enum GitNetworkLogin {
 
 /// An HTTP server that refuses every request with `401 Basic` and records the Authorization
 /// headers it was sent: enough to watch how credentials are offered, and that they are not
-/// offered in a loop.
+/// offered in a loop. With `hangWhenAuthorized`, a request that carries credentials gets no
+/// answer at all (the connection stays open until the server goes): a server that hangs
+/// after the client authenticated.
 public final class HTTPAuthRefuser: Sendable {
     public let port: Int
     private let listener: Int32
@@ -228,24 +230,13 @@ public final class HTTPAuthRefuser: Sendable {
 
     private final class Recorder: Sendable {
         let seen = Mutex<[String?]>([])
+        /// Connections left unanswered, closed with the server.
+        let held = Mutex<[Int32]>([])
     }
 
-    public init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { p in p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        guard bound == 0, listen(fd, 16) == 0 else {
-            close(fd)
-            throw ServerUnavailable(reason: "cannot listen on 127.0.0.1")
-        }
-        _ = withUnsafeMutablePointer(to: &address) { p in p.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        port = Int(UInt16(bigEndian: address.sin_port))
+    public init(hangWhenAuthorized: Bool = false) throws {
+        let (fd, port) = try loopbackListener(backlog: 16)
+        self.port = port
         listener = fd
         let recorder = recorder
         let server = Thread {
@@ -262,6 +253,10 @@ public final class HTTPAuthRefuser: Sendable {
                 let text = String(decoding: request, as: UTF8.self)
                 let auth = text.split(separator: "\r\n").first { $0.lowercased().hasPrefix("authorization:") }.map(String.init)
                 recorder.seen.withLock { $0.append(auth) }
+                if hangWhenAuthorized && auth != nil {
+                    recorder.held.withLock { $0.append(client) }
+                    continue
+                }
                 let response = "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"recsync-test\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
                 _ = response.withCString { write(client, $0, strlen($0)) }
                 close(client)
@@ -278,6 +273,7 @@ public final class HTTPAuthRefuser: Sendable {
     deinit {
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
+        recorder.held.withLock { $0.forEach { close($0) } }
     }
 }
 

@@ -489,17 +489,7 @@ import Testing
         #expect(!"\(withToken)".contains("tok-Very-Secret-123"))
 
         // git's credential helpers: asked once (get), told of the refusal (erase).
-        let helperLog = fixture.directory.file("helper.log")
-        let config = fixture.directory.file("gitconfig")
-        try """
-            [credential]
-            \thelper = "!f() { echo \\"$1\\" >> '\(helperLog)'; if [ \\"$1\\" = get ]; then echo username=helper-user; echo password=helper-Pass-456; fi; }; f"
-            """.write(toFile: config, atomically: true, encoding: .utf8)
-        var withHelper = base
-        withHelper.useCredentialHelper = true
-        var environment = GitCLI.hermeticEnvironment
-        environment["GIT_CONFIG_GLOBAL"] = config
-        withHelper.credentialHelperEnvironment = environment
+        let (withHelper, helperLog) = try credentialHelper(base, fixture)
         let helperRefused = await open(withHelper, "m2")
         #expect(helperRefused?.code == .notAuthenticated)
         #expect(helperRefused?.message.contains("credential helper") == true && helperRefused?.message.contains("helper-Pass-456") == false, "\(String(describing: helperRefused))")
@@ -508,6 +498,40 @@ import Testing
         // Nothing to offer: says where credentials come from.
         let none = await open(base, "m3")
         #expect(none?.code == .notAuthenticated && none?.message.contains("needs credentials") == true, "\(String(describing: none))")
+    }
+
+    /// `options` asking git's credential helper, which answers helper-user / helper-Pass-456
+    /// and logs each action (get, store, erase) to the file it returns.
+    func credentialHelper(_ options: NetworkOptions, _ fixture: StoreFixture) throws -> (NetworkOptions, log: String) {
+        let helperLog = fixture.directory.file("helper.log")
+        let config = fixture.directory.file("gitconfig")
+        try """
+            [credential]
+            \thelper = "!f() { echo \\"$1\\" >> '\(helperLog)'; if [ \\"$1\\" = get ]; then echo username=helper-user; echo password=helper-Pass-456; fi; }; f"
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        var withHelper = options
+        withHelper.useCredentialHelper = true
+        var environment = GitCLI.hermeticEnvironment
+        environment["GIT_CONFIG_GLOBAL"] = config
+        withHelper.credentialHelperEnvironment = environment
+        return (withHelper, helperLog)
+    }
+
+    /// A server that hangs once the helper's credentials were sent: the failure is the
+    /// network's, so the helper is not told to forget them (git rejects on a refusal only),
+    /// and the next try (--retry, --wait) offers them again.
+    @Test func aNetworkFailureAfterTheHelperAnsweredKeepsItsCredential() async throws {
+        let fixture = try StoreFixture(.memory)
+        let server = try HTTPAuthRefuser(hangWhenAuthorized: true)
+        let actor = try StoreActor(userRecordName: "alice", clock: fixture.clock.read)
+        let (options, helperLog) = try credentialHelper(limited(fixture.isolatedNetworkOptions, idle: 0.5), fixture)
+        let (error, elapsed) = await timed {
+            _ = try GitStore.open(remote: server.url("store.git"), mirror: fixture.directory.file("mirror"), actor: actor, options: options)
+        }
+        #expect(error?.code == .networkUnavailable && error?.message.contains("sent nothing for 0.5 s") == true, "\(String(describing: error))")
+        #expect(elapsed < .seconds(3))
+        #expect(server.authorizations.last == "Authorization: Basic \(Data("helper-user:helper-Pass-456".utf8).base64EncodedString())", "\(server.authorizations)")
+        #expect(try String(contentsOfFile: helperLog, encoding: .utf8) == "get\n", "asked, and neither approved nor erased")
     }
 
     // MARK: Latency
