@@ -221,8 +221,9 @@ enum GitNetworkLogin {
 /// An HTTP server that refuses every request with `401 Basic` and records the Authorization
 /// headers it was sent: enough to watch how credentials are offered, and that they are not
 /// offered in a loop. With `hangWhenAuthorized`, a request that carries credentials gets no
-/// answer at all (the connection stays open until the server goes): a server that hangs
-/// after the client authenticated.
+/// answer at all: a server that hangs after the client authenticated. Such a connection is
+/// closed after 20 s (or with the server), so that a client with no time limit of its own
+/// fails then instead of hanging the test run.
 public final class HTTPAuthRefuser: Sendable {
     public let port: Int
     private let listener: Int32
@@ -232,6 +233,14 @@ public final class HTTPAuthRefuser: Sendable {
         let seen = Mutex<[String?]>([])
         /// Connections left unanswered, closed with the server.
         let held = Mutex<[Int32]>([])
+
+        /// Closes an unanswered connection, if the server has not already.
+        func hangUp(_ client: Int32) {
+            held.withLock { open in
+                guard let i = open.firstIndex(of: client) else { return }
+                close(open.remove(at: i))
+            }
+        }
     }
 
     public init(hangWhenAuthorized: Bool = false) throws {
@@ -255,6 +264,10 @@ public final class HTTPAuthRefuser: Sendable {
                 recorder.seen.withLock { $0.append(auth) }
                 if hangWhenAuthorized && auth != nil {
                     recorder.held.withLock { $0.append(client) }
+                    Thread.detachNewThread {
+                        usleep(20_000_000)
+                        recorder.hangUp(client)
+                    }
                     continue
                 }
                 let response = "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"recsync-test\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
@@ -273,7 +286,10 @@ public final class HTTPAuthRefuser: Sendable {
     deinit {
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
-        recorder.held.withLock { $0.forEach { close($0) } }
+        recorder.held.withLock { open in
+            open.forEach { close($0) }
+            open = []
+        }
     }
 }
 
@@ -336,6 +352,7 @@ public final class SilentServer: Sendable {
     /// the accepting thread does not keep the server alive.
     private final class Sockets: Sendable {
         let held: Mutex<(listener: Int32, accepted: [Int32])?>
+        let count = Atomic<Int>(0)
         init(listener: Int32) { held = Mutex((listener, [])) }
 
         func close() {
@@ -361,7 +378,10 @@ public final class SilentServer: Sendable {
                     var p = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
                     if poll(&p, 1, 0) == 1 {
                         let client = accept(listener, nil, nil)
-                        if client >= 0 { h?.accepted.append(client) }
+                        if client >= 0 {
+                            h?.accepted.append(client)
+                            sockets.count.add(1, ordering: .relaxed)
+                        }
                     }
                     return true
                 }
@@ -373,7 +393,7 @@ public final class SilentServer: Sendable {
     }
 
     /// How many connections it has accepted.
-    public var connections: Int { sockets.held.withLock { $0?.accepted.count ?? 0 } }
+    public var connections: Int { sockets.count.load(ordering: .relaxed) }
 
     /// Hangs up every connection and stops listening.
     public func stop() { sockets.close() }
