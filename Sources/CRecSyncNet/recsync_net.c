@@ -207,6 +207,12 @@ static int connect_address(const struct addrinfo *address, int64_t timeout_ms, i
 
 static int stream_connect(git_stream *stream) {
     recsync_stream *st = (recsync_stream *)stream;
+    /* An operation a limit has ended does not get to start again behind the watch's back
+       (a transport that would reconnect after its connection was shut down). */
+    if (st->watch && recsync_net_watch_outcome(st->watch) != RECSYNC_NET_OK) {
+        git_error_set(GIT_ERROR_NET, "failed to connect to %s port %s: the operation already ran out of time", st->host, st->port);
+        return -1;
+    }
     struct addrinfo hints;
     memset(&hints, 0, sizeof hints);
     hints.ai_socktype = SOCK_STREAM;
