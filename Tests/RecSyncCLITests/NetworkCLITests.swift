@@ -124,9 +124,12 @@ import Testing
         #expect((doc["error"] as? [String: Any])?["kind"] as? String == "networkUnavailable" && doc["exitCode"] as? Int == 5)
         #expect(jsonRun.stderr.contains("(retry 1 of 1)"), "\(jsonRun)")
 
-        // A pull is retried the same way.
+        // A pull is retried the same way, a dry run too; push --dry-run needs no store.
         let pulled = try f.run(["pull", "--retry", "1"], in: "phone", expect: 5)
         #expect(pulled.stderr.contains("(retry 1 of 1)"), "\(pulled)")
+        #expect(try f.run(["pull", "--dry-run", "--retry=1"], in: "phone", expect: 5).stderr.contains("(retry 1 of 1)"))
+        #expect(try f.run(["push", "--dry-run", "--wait"], in: "laptop", expect: 64).stderr.contains("--dry-run does not wait for the store"))
+        #expect(try f.run(["push", "--retry", "--wait"], in: "laptop", expect: 64).stderr.contains("cannot be used together"))
 
         // --wait: the server comes back during a pause, and the offline edits land.
         let waiting = try WatchProcess(f, in: "laptop", ["push", "--wait"])
