@@ -135,7 +135,10 @@ import Testing
         let waiting = try WatchProcess(f, in: "laptop", ["push", "--wait"])
         #expect(await waitUntil(seconds: 10) { waiting.stderr.contains("(waiting for the store, retry 2)") }, "\(waiting.stderr)")
         try daemon.start()
-        #expect(await waitUntil(seconds: 20) { !waiting.process.isRunning }, "push --wait is still waiting: \(waiting.stderr)")
+        // (If this fails, the message says whether the daemon was still serving: under heavy
+        // load another test's stray kill of a reused pid has been suspected, not proven.)
+        #expect(await waitUntil(seconds: 30) { !waiting.process.isRunning },
+                "push --wait is still waiting (the daemon \(Loopback.isListening(daemon.port) ? "listens" : "does not listen") on port \(daemon.port)): \(waiting.stderr)")
         waiting.process.waitUntilExit()
         #expect(waiting.process.terminationStatus == 0, "\(waiting.stderr)")
         try f.run(["pull"], in: "phone")
