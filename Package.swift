@@ -23,9 +23,11 @@ let package = Package(
             pkgConfig: "libgit2",
             providers: [.apt(["libgit2-dev"])]
         ),
+        // libgit2's TCP connections through a stream of ours, with connect and idle time limits.
+        .target(name: "CRecSyncNet", dependencies: ["CLibGit2"]),
         .target(
             name: "RecSyncGit",
-            dependencies: ["CLibGit2", "CRecSyncSys", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["CLibGit2", "CRecSyncSys", "CRecSyncNet", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(name: "RecSyncModel"),
         .target(name: "RecSyncStore", dependencies: ["RecSyncModel", "RecSyncGit", "CRecSyncSys"]),

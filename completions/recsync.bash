@@ -342,9 +342,9 @@ _recsync_clone() {
 
 _recsync_pull() {
     repeating_flags=()
-    non_repeating_flags=(--quiet -q --verbose -v --json --commit --no-commit -n --dry-run --version -h --help)
+    non_repeating_flags=(--quiet -q --verbose -v --json --commit --no-commit -n --dry-run --wait --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C --color)
+    non_repeating_options=(-C --color --retry)
     __recsync_offer_flags_options 0
 
     # Offer option value completions
@@ -355,6 +355,9 @@ _recsync_pull() {
         ;;
     '--color')
         __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
+        return
+        ;;
+    '--retry')
         return
         ;;
     esac
@@ -362,9 +365,9 @@ _recsync_pull() {
 
 _recsync_push() {
     repeating_flags=()
-    non_repeating_flags=(--quiet -q --verbose -v --json --force -n --dry-run --version -h --help)
+    non_repeating_flags=(--quiet -q --verbose -v --json --force -n --dry-run --wait --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C --color)
+    non_repeating_options=(-C --color --retry)
     __recsync_offer_flags_options 0
 
     # Offer option value completions
@@ -375,6 +378,9 @@ _recsync_push() {
         ;;
     '--color')
         __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
+        return
+        ;;
+    '--retry')
         return
         ;;
     esac

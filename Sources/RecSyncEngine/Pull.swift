@@ -13,7 +13,11 @@ extension SyncEngine {
     public func pull(events: @escaping @Sendable (SyncEvent) -> Void = { _ in }) async throws(RecSyncError) -> PullReport {
         store.prepareForBulkRead()
         return try await workspace.withLock(purpose: "pull") { () async throws(RecSyncError) -> PullReport in
-            try await inOneOperation { () async throws(RecSyncError) -> PullReport in try await pullLocked(events: events) }
+            try await inOneOperation { () async throws(RecSyncError) -> PullReport in
+                let report = try await pullLocked(events: events)
+                try workspace.recordContact(at: StoreActor.systemClock())
+                return report
+            }
         }
     }
 

@@ -19,7 +19,11 @@ extension SyncEngine {
             // overwrites must come from the store as it is.
             let interrupted = try workspace.pendingPushNote() != nil
             let fromLastLook = !force && !interrupted
-            return try await inOneOperation(fromLastLook: fromLastLook) { () async throws(RecSyncError) -> PushReport in try await pushLocked(force: force, events: events) }
+            return try await inOneOperation(fromLastLook: fromLastLook) { () async throws(RecSyncError) -> PushReport in
+                let report = try await pushLocked(force: force, events: events)
+                try workspace.recordContact(at: StoreActor.systemClock())
+                return report
+            }
         }
     }
 

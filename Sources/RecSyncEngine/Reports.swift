@@ -112,6 +112,12 @@ public struct StatusReport: Sendable, Hashable {
     public var problems: [String] = []
     /// Files that are not records and no ignore rule covers (paths as shown): a warning only.
     public var untracked: [String] = []
+    /// When the workspace last pulled from or pushed to its store (milliseconds since the
+    /// epoch); nil if it never did.
+    public var lastContact: Int64?
+    /// Why the store could not be reached, when this status is from the workspace alone
+    /// (`SyncEngine.offlineStatus`).
+    public var storeError: String?
 
     public init() {}
     public var isClean: Bool { changes.isEmpty && newZones.isEmpty && zonesToUploadAgain.isEmpty && conflicts.isEmpty && problems.isEmpty }

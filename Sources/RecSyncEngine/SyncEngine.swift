@@ -79,13 +79,28 @@ public struct SyncEngine: Sendable {
 
     // MARK: Status
 
-    /// Local changes since the last sync, new zones, and pending conflicts.
+    /// Local changes since the last sync, new zones, pending conflicts, and when the workspace
+    /// last pulled or pushed.
     public func status() async throws(RecSyncError) -> StatusReport {
-        try await inOneOperation { () async throws(RecSyncError) -> StatusReport in try await statusInOneOperation() }
+        try await inOneOperation { () async throws(RecSyncError) -> StatusReport in try await Self.status(workspace: workspace, engine: self) }
     }
 
-    private func statusInOneOperation() async throws(RecSyncError) -> StatusReport {
+    /// `status()` for a workspace whose store could not be opened (a network store that does
+    /// not answer), from the workspace alone: `storeError` says why. A zone of yours that
+    /// nothing was ever synced in counts as new; a file the stat index cannot vouch for
+    /// counts as modified (the store is not there to compare it with); zones the store
+    /// removed are not known.
+    public static func offlineStatus(workspace: Workspace, storeError: RecSyncError) async throws(RecSyncError) -> StatusReport {
+        var report = try await status(workspace: workspace, engine: nil)
+        report.storeError = storeError.message
+        return report
+    }
+
+    static func status(workspace: Workspace, engine: SyncEngine?) async throws(RecSyncError) -> StatusReport {
         var report = StatusReport()
+        do throws(RecSyncError) { report.lastContact = try workspace.lastContact() } catch {
+            report.problems.append("\(error.message)")
+        }
         // A pull killed half-way leaves files it was creating: clear them up first (when no
         // sync is running), or they would read as new records.
         if !workspace.leftoverRegistries.isEmpty {
@@ -101,28 +116,43 @@ public struct SyncEngine: Sendable {
         }
         // Conflicts whose sides are the same by now settle themselves, when no sync is running
         // (one that is settles them itself); a read-only workspace still gets its status.
-        do throws(RecSyncError) { _ = try settleIdenticalConflicts() } catch .workspaceLocked {} catch .fileSystem {}
+        if let engine {
+            do throws(RecSyncError) { _ = try engine.settleIdenticalConflicts() } catch .workspaceLocked {} catch .fileSystem {}
+        }
         let (zones, problems) = workspace.localZones()
         report.problems += problems
-        let onStore = Set(try await store.fetchAllRecordZones(scope: .private).map(\.zoneID))
-        let missing = zones.filter { !onStore.contains($0) && $0.ownerName == workspace.user }
+        var newZones: Set<ZoneID> = []
         // A zone the store deleted or purged is not new: the next pull or push removes it.
         var removed = Set<ZoneID>()
-        for deletion in try await missing.isEmpty ? [] : store.fetchZoneDeletions(missing) where deletion.reason != .encryptedDataReset {
-            removed.insert(deletion.zoneID)
-            report.problems.append("\(workspace.relative(workspace.zoneDirectory(deletion.zoneID)))/: zone \(deletion.reason.rawValue) on the store; the next pull or push removes it here (unpushed edits go to lost+found). Only 'recsync zone create \(deletion.zoneID.zoneName)' brings it back")
+        let scans: [ZoneScan]
+        if let engine {
+            let store = engine.store
+            let onStore = Set(try await store.fetchAllRecordZones(scope: .private).map(\.zoneID))
+            let missing = zones.filter { !onStore.contains($0) && $0.ownerName == workspace.user }
+            for deletion in try await missing.isEmpty ? [] : store.fetchZoneDeletions(missing) where deletion.reason != .encryptedDataReset {
+                removed.insert(deletion.zoneID)
+                report.problems.append("\(workspace.relative(workspace.zoneDirectory(deletion.zoneID)))/: zone \(deletion.reason.rawValue) on the store; the next pull or push removes it here (unpushed edits go to lost+found). Only 'recsync zone create \(deletion.zoneID.zoneName)' brings it back")
+            }
+            newZones = Set(missing).subtracting(removed)
+            scans = try await engine.scanZones(zones, workspace: workspace, changesOnly: true)
+        } else {
+            // Offline: a zone of yours that nothing was ever synced in is new (as push --dry-run).
+            let held = Set(workspace.zonesWithTokens())
+            newZones = Set(zones.filter { $0.ownerName == workspace.user && !held.contains($0) && workspace.holdsNoSyncedRecord($0) })
+            var offline: [ZoneScan] = []
+            for zone in zones { offline.append(try await workspace.scan(zone: zone, base: { _, _ throws(RecSyncError) in nil }, changesOnly: true)) }
+            scans = offline
         }
-        let scans = try await scanZones(zones, workspace: workspace, changesOnly: true)
         for (zone, scan) in zip(zones, scans) {
             if workspace.awaitsReupload(zone) {
                 report.zonesToUploadAgain.append(zone)
-            } else if missing.contains(zone) && !removed.contains(zone) {
+            } else if newZones.contains(zone) {
                 report.newZones.append(zone)
             }
-            report.problems += scan.problems
+            report.problems += scan.problems.sorted()
             report.untracked += scan.untracked
             report.problems += try RetryList.load(workspace, zone: zone).problems(workspace, zone: zone)
-            for r in scan.changes {
+            for r in scan.changes.sorted(by: { $0.fileName < $1.fileName }) {
                 let kind: LocalChange.Kind = switch r.state {
                 case .new: .new
                 case .deleted: .deleted

@@ -97,11 +97,10 @@ public actor SubscriptionNotifier {
     let source: Source
     let includeOwn: Bool
     var memoryCursors: [String: SubscriptionCursor] = [:]
-    /// Subscriptions whose last delivery failed, and until when they are left alone: a pause
-    /// that doubles from 0.5 s up to `maxRetryPause`, per subscription, so one failing
-    /// command does not hold back the others' notifications.
-    var retryAt: [String: (until: Date, pause: Double)] = [:]
-    public static let maxRetryPause: Double = 30
+    /// Subscriptions whose last delivery failed, and until when they are left alone: a
+    /// `Backoff` per subscription, so one failing command does not hold back the others'
+    /// notifications.
+    var retryAt: [String: (until: Date, backoff: Backoff)] = [:]
 
     /// The workspace's subscriptions; with `includeOwn`, each reports this workspace's own
     /// changes too.
@@ -289,8 +288,8 @@ public actor SubscriptionNotifier {
                 retryAt[id] = nil
                 try acknowledge(round, only: [id])
             } else {
-                let pause = min(Self.maxRetryPause, (retryAt[id]?.pause ?? 0.25) * 2)
-                retryAt[id] = (Date().addingTimeInterval(pause), pause)
+                var backoff = retryAt[id]?.backoff ?? Backoff()
+                retryAt[id] = (Date().addingTimeInterval(backoff.next()), backoff)
                 undelivered.append(id)
             }
         }
@@ -386,7 +385,8 @@ public struct WatchLoop: Sendable {
     public var settle: Double = 0.2
     /// Look anyway this often, in case a change signal was missed.
     public var period: Double = 5
-    public var maxBackoff: Double = 30
+    /// The pause after a failed look (or pull), growing while failures go on.
+    public var backoff = Backoff()
 
     public init(waitForChange: @escaping @Sendable (_ timeout: Double) async -> Bool) {
         self.waitForChange = waitForChange
@@ -400,7 +400,7 @@ public struct WatchLoop: Sendable {
         prepare: (@Sendable ([SubscriptionNotification]) async -> Bool)? = nil,
         notify: @Sendable (SubscriptionNotification) async -> Bool
     ) async {
-        var backoff = 0.5
+        var backoff = self.backoff
         var first = true
         var failing = false
         while !shouldStop() {
@@ -422,18 +422,17 @@ public struct WatchLoop: Sendable {
                     // grows, not at every look. (A notification that failed alone pauses alone:
                     // `SubscriptionNotifier.retryAt`.)
                     failing = true
-                    await pause(backoff, shouldStop: shouldStop)
-                    backoff = min(maxBackoff, backoff * 2)
+                    await pause(backoff.next(), shouldStop: shouldStop)
                     continue
                 }
                 if failing { onRecovered() }
                 failing = false
-                backoff = 0.5
+                backoff.reset()
             } catch {
                 failing = true
-                onError(error, backoff)
-                await pause(backoff, shouldStop: shouldStop)
-                backoff = min(maxBackoff, backoff * 2)
+                let seconds = backoff.next()
+                onError(error, seconds)
+                await pause(seconds, shouldStop: shouldStop)
             }
         }
     }

@@ -35,6 +35,18 @@ public struct GitNetworkOptions: Sendable {
     public var credentialHelperEnvironment: [String: String]?
     /// The git executable used for `git credential` (the only thing recsync runs git for).
     public var gitExecutable: String
+    /// Seconds a host has to accept a connection before the operation gives up
+    /// (`RECSYNC_CONNECT_TIMEOUT`); 0: as long as the system tries (about two minutes).
+    public var connectTimeout: Double
+    /// Seconds a connection may stay silent (nothing received or sent, no progress) before the
+    /// operation gives up (`RECSYNC_IDLE_TIMEOUT`); 0: for ever.
+    public var idleTimeout: Double
+    /// A setting from the environment that cannot be used, with what to do about it: network
+    /// stores refuse to open while it is set (rather than quietly use the default).
+    public var settingProblem: String?
+
+    public static let defaultConnectTimeout: Double = 10
+    public static let defaultIdleTimeout: Double = 60
 
     public init(
         sshDirectory: String,
@@ -45,7 +57,9 @@ public struct GitNetworkOptions: Sendable {
         tokenUsername: String = "x-access-token",
         useCredentialHelper: Bool = false,
         credentialHelperEnvironment: [String: String]? = nil,
-        gitExecutable: String = "/usr/bin/git"
+        gitExecutable: String = "/usr/bin/git",
+        connectTimeout: Double = GitNetworkOptions.defaultConnectTimeout,
+        idleTimeout: Double = GitNetworkOptions.defaultIdleTimeout
     ) {
         self.sshDirectory = sshDirectory
         self.knownHostsFiles = knownHostsFiles
@@ -56,17 +70,20 @@ public struct GitNetworkOptions: Sendable {
         self.useCredentialHelper = useCredentialHelper
         self.credentialHelperEnvironment = credentialHelperEnvironment
         self.gitExecutable = gitExecutable
+        self.connectTimeout = connectTimeout
+        self.idleTimeout = idleTimeout
     }
 
     /// The settings a user expects: keys in `~/.ssh`, ssh-agent when `SSH_AUTH_SOCK` is set,
     /// `RECSYNC_SSH_KNOWN_HOSTS` (else `~/.ssh/known_hosts`), `RECSYNC_TOKEN` /
-    /// `RECSYNC_USERNAME`, else git's credential helpers.
+    /// `RECSYNC_USERNAME`, else git's credential helpers; time limits from
+    /// `RECSYNC_CONNECT_TIMEOUT` and `RECSYNC_IDLE_TIMEOUT` (seconds).
     public static func fromEnvironment(_ env: [String: String] = ProcessInfo.processInfo.environment) -> GitNetworkOptions {
         let home = env["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
         let ssh = "\(home)/.ssh"
         let knownHosts = env["RECSYNC_SSH_KNOWN_HOSTS"].flatMap { $0.isEmpty ? nil : $0 }
         let agent = env["SSH_AUTH_SOCK"].map { !$0.isEmpty && FileManager.default.fileExists(atPath: $0) } ?? false
-        return GitNetworkOptions(
+        var options = GitNetworkOptions(
             sshDirectory: ssh,
             knownHostsFiles: [knownHosts ?? "\(ssh)/known_hosts"],
             useSSHAgent: agent,
@@ -76,6 +93,22 @@ public struct GitNetworkOptions: Sendable {
             useCredentialHelper: true,
             credentialHelperEnvironment: nil
         )
+        var problems: [String] = []
+        options.connectTimeout = seconds(env, "RECSYNC_CONNECT_TIMEOUT", default: defaultConnectTimeout, problems: &problems)
+        options.idleTimeout = seconds(env, "RECSYNC_IDLE_TIMEOUT", default: defaultIdleTimeout, problems: &problems)
+        options.settingProblem = problems.isEmpty ? nil : problems.joined(separator: "; ")
+        return options
+    }
+
+    /// A number of seconds from the environment: unset or empty gives `fallback`; anything but
+    /// a number from 0 to a day is a problem (and gives `fallback`).
+    static func seconds(_ env: [String: String], _ name: String, default fallback: Double, problems: inout [String]) -> Double {
+        guard let text = env[name]?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return fallback }
+        guard let value = Double(text), value.isFinite, (0...86_400).contains(value) else {
+            problems.append("\(name)='\(text)' is not a number of seconds from 0 to 86400; set it to e.g. \(Int(fallback)) (0: no limit), or unset it for the default (\(Int(fallback)) s)")
+            return fallback
+        }
+        return value
     }
 
     /// The login name: `USER`, else `LOGNAME`, else the password database's name for this uid.

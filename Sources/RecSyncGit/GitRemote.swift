@@ -1,4 +1,5 @@
 import CLibGit2
+import CRecSyncNet
 import CRecSyncSys
 import Foundation
 
@@ -144,16 +145,43 @@ private func withStringArray<T>(_ strings: [String], _ body: (UnsafePointer<git_
     }
 }
 
+/// libgit2's TCP connections go through CRecSyncNet's stream, which bounds how long a
+/// connection may take and how long it may stay silent (libgit2 1.5 has no such option).
+enum NetworkTimeLimits {
+    /// Whether the stream is registered (after libgit2 is initialised); once per process.
+    static let registered: Bool = {
+        _ = LibGit2.ready
+        return recsync_net_register() == 0
+    }()
+
+    /// Milliseconds for the C side: 0 is no limit, anything else at least 1 ms.
+    static func milliseconds(_ seconds: Double) -> Int32 {
+        guard seconds > 0 else { return 0 }
+        return Int32(clamping: max(1, Int((seconds * 1000).rounded(.up))))
+    }
+
+    /// Seconds as a message shows them ("10 s", "0.5 s").
+    static func shown(_ seconds: Double) -> String {
+        seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
+    }
+}
+
 /// One connected libgit2 remote (anonymous, or detached without a repository) and the state
 /// its callbacks share.
 private final class RemoteSession {
     let pointer: OpaquePointer
     let state: RemoteCallbackState
+    /// Bounds this session's connections (`recsync_net_watch_begin`); current on this thread
+    /// until `deinit`, which runs on it too (libgit2's network calls are synchronous).
+    let watch: OpaquePointer
 
     /// Creates the remote and connects; any failure here means the remote was not reached (or
     /// not trusted, or did not accept our credentials).
     init(repository: GitRepository?, remote: GitRemoteURL, options: GitNetworkOptions, direction: git_direction, doing: String) throws(GitNetworkError) {
         _ = LibGit2.ready
+        guard NetworkTimeLimits.registered else {
+            throw GitNetworkError(.unreachable, "cannot reach \(remote.redacted): libgit2 refused recsync's network stream, so connections could not be bounded in time; report this as a bug")
+        }
         var out: OpaquePointer?
         let result: Int32
         if let repository {
@@ -165,7 +193,12 @@ private final class RemoteSession {
             let error = GitError.last("git_remote_create", result)
             throw GitNetworkError(.unreachable, "cannot use \(remote.redacted) as a remote: \(RemoteCallbackState.scrub(error.message, remote: remote, options: options)); check the URL")
         }
+        guard let watch = recsync_net_watch_begin(NetworkTimeLimits.milliseconds(options.connectTimeout), NetworkTimeLimits.milliseconds(options.idleTimeout)) else {
+            git_remote_free(out)
+            throw GitNetworkError(.unreachable, "cannot reach \(remote.redacted): out of memory")
+        }
         pointer = out
+        self.watch = watch
         state = RemoteCallbackState(remote: remote, options: options)
         var callbacks = callbacks()
         var proxy = git_proxy_options()
@@ -178,6 +211,7 @@ private final class RemoteSession {
     deinit {
         git_remote_disconnect(pointer)
         git_remote_free(pointer)
+        recsync_net_watch_end(watch)
     }
 
     /// Callbacks whose payload is `state`; valid while this session lives.
@@ -187,6 +221,11 @@ private final class RemoteSession {
         callbacks.credentials = credentialsCallback
         callbacks.certificate_check = certificateCallback
         callbacks.push_update_reference = pushUpdateReferenceCallback
+        // Progress is not silence: objects indexed, a pack built or sent, the server's messages.
+        callbacks.transfer_progress = transferProgressCallback
+        callbacks.sideband_progress = sidebandProgressCallback
+        callbacks.pack_progress = packProgressCallback
+        callbacks.push_transfer_progress = pushTransferProgressCallback
         callbacks.payload = Unmanaged.passUnretained(state).toOpaque()
         return callbacks
     }
@@ -203,14 +242,22 @@ private final class RemoteSession {
     /// The error for a failed call; read right after it (libgit2's error is thread-local).
     func failure(_ result: Int32, doing: String, connected: Bool) -> GitNetworkError {
         let cause = lastMessage()
-        state.rejectHelperCredential()
         let remote = state.remote.redacted
+        if let timeout = timeoutFailure(doing: doing, connected: connected) { return timeout }
         if let problem = state.hostProblem { return GitNetworkError(.untrustedHost, problem) }
         if result == GIT_ECERTIFICATE.rawValue {
             return GitNetworkError(.untrustedHost, "cannot verify the identity of \(remote): \(cause); check the URL, and trust the server's key or certificate only if you know it is genuine")
         }
-        if let problem = state.authProblem { return GitNetworkError(.authentication, problem) }
-        if result == GIT_EAUTH.rawValue { return GitNetworkError(.authentication, state.refusedMessage(cause: cause)) }
+        // Only a refusal tells git's credential helper to forget what it gave (as git does): a
+        // failure of the network says nothing about it, and a retry offers it again.
+        if let problem = state.authProblem {
+            state.rejectHelperCredential()
+            return GitNetworkError(.authentication, problem)
+        }
+        if result == GIT_EAUTH.rawValue {
+            state.rejectHelperCredential()
+            return GitNetworkError(.authentication, state.refusedMessage(cause: cause))
+        }
         if !connected {
             return GitNetworkError(.unreachable, "cannot reach \(remote): \(cause); check the URL and that the server is running")
         }
@@ -219,6 +266,23 @@ private final class RemoteSession {
 
     /// The operation worked: a credential from a helper is approved so the helper keeps it.
     func succeeded() { state.approveHelperCredential() }
+
+    /// The error for an operation a time limit ended, nil if none did.
+    private func timeoutFailure(doing: String, connected: Bool) -> GitNetworkError? {
+        let url = state.remote
+        let options = state.options
+        let endpoint = "\(url.host.contains(":") ? "[\(url.host)]" : url.host) port \(url.effectivePort.map(String.init) ?? "?")"
+        switch recsync_net_watch_outcome(watch) {
+        case RECSYNC_NET_CONNECT_TIMEOUT:
+            return GitNetworkError(.unreachable, "cannot reach \(url.redacted): \(endpoint) did not accept a connection within \(NetworkTimeLimits.shown(options.connectTimeout)) (the host is down or off the network, or a firewall drops the connection); check the network and the URL, try again later (pull and push take --retry or --wait), or allow longer with RECSYNC_CONNECT_TIMEOUT")
+        case RECSYNC_NET_IDLE_TIMEOUT where !connected:
+            return GitNetworkError(.unreachable, "cannot reach \(url.redacted): \(endpoint) accepted the connection but sent nothing for \(NetworkTimeLimits.shown(options.idleTimeout)) (the server is overloaded or hung, or that port is not a git server); check the URL, try again later (pull and push take --retry or --wait), or allow longer with RECSYNC_IDLE_TIMEOUT")
+        case RECSYNC_NET_IDLE_TIMEOUT:
+            return GitNetworkError(.interrupted, "the connection to \(url.redacted) went silent for \(NetworkTimeLimits.shown(options.idleTimeout)) while \(doing) and was given up; nothing was half-applied (the remote moves its ref atomically), try again (pull and push take --retry or --wait), or allow longer with RECSYNC_IDLE_TIMEOUT")
+        default:
+            return nil
+        }
+    }
 }
 
 /// What the C callbacks of one remote operation share (through the payload pointer).
@@ -404,7 +468,30 @@ private func state(_ payload: UnsafeMutableRawPointer?) -> RemoteCallbackState? 
 
 private let credentialsCallback: git_credential_acquire_cb = { out, _, usernameFromURL, allowed, payload in
     guard let out, let state = state(payload) else { return GIT_EAUTH.rawValue }
+    // A credential helper may ask the user: the connection waits for them, not for the network.
+    recsync_net_hold()
+    defer { recsync_net_release() }
     return state.credential(out, urlUser: usernameFromURL.map { String(cString: $0) }, allowed: allowed)
+}
+
+private let transferProgressCallback: git_indexer_progress_cb = { _, _ in
+    recsync_net_progress()
+    return 0
+}
+
+private let sidebandProgressCallback: git_transport_message_cb = { _, _, _ in
+    recsync_net_progress()
+    return 0
+}
+
+private let packProgressCallback: git_packbuilder_progress = { _, _, _, _ in
+    recsync_net_progress()
+    return 0
+}
+
+private let pushTransferProgressCallback: git_push_transfer_progress_cb = { _, _, _, _ in
+    recsync_net_progress()
+    return 0
 }
 
 private let certificateCallback: git_transport_certificate_check_cb = { cert, valid, host, payload in

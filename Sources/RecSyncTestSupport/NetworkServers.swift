@@ -227,7 +227,10 @@ enum GitNetworkLogin {
 
 /// An HTTP server that refuses every request with `401 Basic` and records the Authorization
 /// headers it was sent: enough to watch how credentials are offered, and that they are not
-/// offered in a loop.
+/// offered in a loop. With `hangWhenAuthorized`, a request that carries credentials gets no
+/// answer at all: a server that hangs after the client authenticated. Such a connection is
+/// closed after 20 s (or with the server), so that a client with no time limit of its own
+/// fails then instead of hanging the test run.
 public final class HTTPAuthRefuser: Sendable {
     public let port: Int
     private let listener: Int32
@@ -235,24 +238,21 @@ public final class HTTPAuthRefuser: Sendable {
 
     private final class Recorder: Sendable {
         let seen = Mutex<[String?]>([])
+        /// Connections left unanswered, closed with the server.
+        let held = Mutex<[Int32]>([])
+
+        /// Closes an unanswered connection, if the server has not already.
+        func hangUp(_ client: Int32) {
+            held.withLock { open in
+                guard let i = open.firstIndex(of: client) else { return }
+                close(open.remove(at: i))
+            }
+        }
     }
 
-    public init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { p in p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        guard bound == 0, listen(fd, 16) == 0 else {
-            close(fd)
-            throw ServerUnavailable(reason: "cannot listen on 127.0.0.1")
-        }
-        _ = withUnsafeMutablePointer(to: &address) { p in p.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        port = Int(UInt16(bigEndian: address.sin_port))
+    public init(hangWhenAuthorized: Bool = false) throws {
+        let (fd, port) = try loopbackListener(backlog: 16)
+        self.port = port
         listener = fd
         let recorder = recorder
         let server = Thread {
@@ -269,6 +269,14 @@ public final class HTTPAuthRefuser: Sendable {
                 let text = String(decoding: request, as: UTF8.self)
                 let auth = text.split(separator: "\r\n").first { $0.lowercased().hasPrefix("authorization:") }.map(String.init)
                 recorder.seen.withLock { $0.append(auth) }
+                if hangWhenAuthorized && auth != nil {
+                    recorder.held.withLock { $0.append(client) }
+                    Thread.detachNewThread {
+                        usleep(20_000_000)
+                        recorder.hangUp(client)
+                    }
+                    continue
+                }
                 let response = "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"recsync-test\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
                 _ = response.withCString { write(client, $0, strlen($0)) }
                 close(client)
@@ -285,6 +293,10 @@ public final class HTTPAuthRefuser: Sendable {
     deinit {
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
+        recorder.held.withLock { open in
+            open.forEach { close($0) }
+            open = []
+        }
     }
 }
 
@@ -292,4 +304,170 @@ extension Array where Element == UInt8 {
     fileprivate func ends(with suffix: [UInt8]) -> Bool {
         count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix
     }
+}
+
+/// A listening socket on 127.0.0.1 (any free port), closed on deinit.
+private func loopbackListener(backlog: Int32) throws -> (fd: Int32, port: Int) {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { throw ServerUnavailable(reason: "cannot make a socket: \(String(cString: strerror(errno)))") }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { p in p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+    guard bound == 0, listen(fd, backlog) == 0 else {
+        close(fd)
+        throw ServerUnavailable(reason: "cannot listen on 127.0.0.1: \(String(cString: strerror(errno)))")
+    }
+    _ = withUnsafeMutablePointer(to: &address) { p in p.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+    return (fd, Int(UInt16(bigEndian: address.sin_port)))
+}
+
+/// A non-blocking connect to 127.0.0.1:port; the socket, and whether it connected within
+/// `seconds`.
+private func loopbackConnect(_ port: Int, within seconds: Double) -> (fd: Int32, connected: Bool) {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { return (fd, false) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = UInt16(port).bigEndian
+    let result = withUnsafePointer(to: &address) { p in
+        p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    if result == 0 { return (fd, true) }
+    guard errno == EINPROGRESS else { return (fd, false) }
+    var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+    guard poll(&p, 1, Int32(seconds * 1000)) == 1 else { return (fd, false) }
+    var error: Int32 = 0
+    var length = socklen_t(MemoryLayout<Int32>.size)
+    getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length)
+    return (fd, error == 0)
+}
+
+/// A server on 127.0.0.1 that accepts every connection and never says a word: a hung server,
+/// or a port that is not the git or ssh server it was taken for.
+///
+/// After `hangUpAfter` seconds it closes every connection and stops listening, so that a
+/// client with no time limit of its own fails then, instead of hanging the test run.
+public final class SilentServer: Sendable {
+    public let port: Int
+    private let sockets: Sockets
+
+    /// The listener and the connections it accepted; nil once closed. A class of its own so
+    /// the accepting thread does not keep the server alive.
+    private final class Sockets: Sendable {
+        let held: Mutex<(listener: Int32, accepted: [Int32])?>
+        let count = Atomic<Int>(0)
+        init(listener: Int32) { held = Mutex((listener, [])) }
+
+        func close() {
+            held.withLock { h in
+                guard let open = h else { return }
+                open.accepted.forEach { Glibc.close($0) }
+                Glibc.close(open.listener)
+                h = nil
+            }
+        }
+    }
+
+    public init(hangUpAfter seconds: Double = 20) throws {
+        let (fd, port) = try loopbackListener(backlog: 16)
+        self.port = port
+        let sockets = Sockets(listener: fd)
+        self.sockets = sockets
+        let deadline = Date().addingTimeInterval(seconds)
+        Thread.detachNewThread {
+            while Date() < deadline {
+                let open = sockets.held.withLock { h -> Bool in
+                    guard let listener = h?.listener else { return false }
+                    var p = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+                    if poll(&p, 1, 0) == 1 {
+                        let client = accept(listener, nil, nil)
+                        if client >= 0 {
+                            h?.accepted.append(client)
+                            sockets.count.add(1, ordering: .relaxed)
+                        }
+                    }
+                    return true
+                }
+                if !open { return }
+                usleep(20_000)
+            }
+            sockets.close()
+        }
+    }
+
+    /// How many connections it has accepted.
+    public var connections: Int { sockets.count.load(ordering: .relaxed) }
+
+    /// Hangs up every connection and stops listening.
+    public func stop() { sockets.close() }
+
+    public func url(_ scheme: String, _ path: String) -> String { "\(scheme)://127.0.0.1:\(port)/\(path)" }
+
+    deinit { stop() }
+}
+
+/// A port on 127.0.0.1 where a connection is never accepted nor refused: the listener's
+/// accept queue is full (and nobody accepts), so Linux drops new connection requests (SYNs)
+/// the way a firewall that drops packets, or a host gone off the network, does. The client's
+/// connect waits for an answer that does not come.
+///
+/// This stands in for an unreachable host, which loopback cannot have without firewall
+/// rules. Creation checks that the kernel really drops: it throws `ServerUnavailable` where
+/// it answers instead. After `giveUpAfter` seconds it closes, so a client without a time
+/// limit is then refused (on its next SYN retransmission) instead of hanging the test run.
+public final class UnansweredPort: Sendable {
+    public let port: Int
+    private let sockets: Sockets
+
+    /// The listener and the connections that fill its queue; nil once closed.
+    private final class Sockets: Sendable {
+        let held: Mutex<[Int32]?>
+        init(_ fds: [Int32]) { held = Mutex(fds) }
+
+        func close() {
+            held.withLock { h in
+                h?.forEach { Glibc.close($0) }
+                h = nil
+            }
+        }
+    }
+
+    public init(giveUpAfter seconds: Double = 20) throws {
+        let (fd, port) = try loopbackListener(backlog: 0)
+        self.port = port
+        var held = [fd]
+        // Connections that fill the accept queue (with a backlog of 0, Linux queues one), up
+        // to the first that the kernel leaves unanswered.
+        var dropping = false
+        for _ in 0..<8 {
+            let (client, connected) = loopbackConnect(port, within: 0.3)
+            held.append(client)
+            if !connected {
+                dropping = true
+                break
+            }
+        }
+        guard dropping else {
+            held.forEach { Glibc.close($0) }
+            throw ServerUnavailable(reason: "this kernel answers connections to a full accept queue, so a host that drops packets cannot be imitated on 127.0.0.1")
+        }
+        let sockets = Sockets(held)
+        self.sockets = sockets
+        Thread.detachNewThread {
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline, sockets.held.withLock({ $0 != nil }) { usleep(50_000) }
+            sockets.close()
+        }
+    }
+
+    public func url(_ scheme: String, _ path: String) -> String { "\(scheme)://127.0.0.1:\(port)/\(path)" }
+
+    /// Closes the listener and the connections that filled its queue.
+    public func close() { sockets.close() }
+
+    deinit { close() }
 }

@@ -121,7 +121,7 @@ public final class Workspace: Sendable {
     }
 
     /// What `.recsync/.gitignore` keeps out of a snapshot: machine-specific state.
-    static let machineSpecificState = ["index/", "lock", "watch.lock", "subscriptions.lock", "device.lock", "mirror/", "writing*", "device", "pending-push", "subscriptions/"]
+    static let machineSpecificState = ["index/", "lock", "watch.lock", "subscriptions.lock", "device.lock", "mirror/", "writing*", "device", "pending-push", "subscriptions/", "last-contact"]
 
     /// Writes `.recsync/.gitignore`, or adds the entries a workspace made by an earlier version
     /// lacks (keeping any the user added).
@@ -280,6 +280,8 @@ public final class Workspace: Sendable {
     public func indexPath(_ zone: ZoneID) -> String { "\(stateDir)/index/\(zoneStateKey(zone)).idx" }
     /// What a push sent and the client change token it sent with, until its sidecars are written.
     public var pendingPushPath: String { "\(stateDir)/pending-push" }
+    /// When this workspace last pulled from or pushed to its store (`recordContact`).
+    public var lastContactPath: String { "\(stateDir)/last-contact" }
     public func reuploadMarker(_ zone: ZoneID) -> String { "\(stateDir)/reupload/\(zoneStateKey(zone))" }
     /// Whether a zone is marked to be created and uploaded again (after an encrypted-data
     /// reset): the marker must be a regular file, so a link placed there means nothing.
@@ -360,6 +362,23 @@ public final class Workspace: Sendable {
             batch.remove(path)
             try batch.commit()
         }
+    }
+
+    /// Notes that this workspace pulled from or pushed to its store at `time` (milliseconds
+    /// since the epoch): what `status` measures "last contact with the store" from.
+    public func recordContact(at time: Int64) throws(RecSyncError) {
+        try FileIO.writeAtomically(lastContactPath, Array("\(time)\n".utf8))
+    }
+
+    /// When this workspace last pulled from or pushed to its store; nil if it never did (or
+    /// was made by a version that did not note it).
+    public func lastContact() throws(RecSyncError) -> Int64? {
+        guard let bytes = try FileIO.read(lastContactPath, limit: 4096) else { return nil }
+        let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let time = Int64(text), time >= 0 else {
+            throw .malformed(MalformedInput(path: relative(lastContactPath), detail: "not a time in milliseconds; the next pull or push writes it again"))
+        }
+        return time
     }
 
     /// Zones that have a zone token, i.e. that a pull has brought in.

@@ -35,8 +35,8 @@ final class CLIFixture: Sendable {
 
     /// Runs recsync in `dir` (a workspace name, or the fixture's root) expecting `status`.
     @discardableResult
-    func run(_ arguments: [String], in dir: String? = nil, input: String? = nil, expect status: Int32 = 0, sourceLocation: SourceLocation = #_sourceLocation) throws -> ProcessOutput {
-        let output = try recsync.run(arguments, in: dir.map(ws) ?? directory.path, input: input)
+    func run(_ arguments: [String], in dir: String? = nil, input: String? = nil, environment: [String: String] = [:], expect status: Int32 = 0, sourceLocation: SourceLocation = #_sourceLocation) throws -> ProcessOutput {
+        let output = try recsync.run(arguments, in: dir.map(ws) ?? directory.path, input: input, environment: environment)
         #expect(output.status == status, "recsync \(arguments.joined(separator: " ")) in \(dir ?? "."):\n\(output)", sourceLocation: sourceLocation)
         return output
     }

@@ -138,4 +138,134 @@ import Testing
         let log = watch.stderr
         #expect(log.contains("cannot reach"), "the outage was reported on stderr: \(log)")
     }
+
+    /// The server killed: status still works, from the workspace alone, and says when the
+    /// store was last reached; push fails at once (exit 5), --retry N waits N times, and
+    /// --wait waits until the server is back, when the edits made offline land.
+    @Test func offlineEditsWaitForTheStoreWithRetryAndWait() async throws {
+        let f = try CLIFixture().withStore()
+        let daemon = try GitDaemon(basePath: f.directory.path)
+        let url = daemon.url("store.git")
+        try f.run(["clone", url, "laptop"])
+        try f.run(["clone", url, "phone"])
+        try f.run(["zone", "create", "notes"], in: "laptop")
+        try f.put("notes/r", #"{"v": 1}"#, in: "laptop")
+        try f.run(["push"], in: "laptop")
+        let online = try f.json(["status"], in: "laptop")
+        #expect(online["storeChecked"] as? Bool == true)
+        let synced = try #require(online["lastContact"] as? Int, "\(online)")
+
+        daemon.stop()
+        try f.put("notes/r", #"{"v": 2}"#, in: "laptop")
+        try f.put("notes/offline", #"{"v": 3}"#, in: "laptop")
+        let status = try f.run(["status"], in: "laptop")
+        #expect(status.stdout.contains("M private/notes/r.json") && status.stdout.contains("A private/notes/offline.json"), "\(status)")
+        #expect(status.stderr.contains("last contact with the store: "), "\(status)")
+        #expect(status.stderr.contains("cannot reach \(url)") && status.stderr.contains("this status is from the workspace alone"), "\(status)")
+        let offline = try f.json(["status"], in: "laptop")
+        #expect(offline["storeChecked"] as? Bool == false && offline["lastContact"] as? Int == synced, "\(offline)")
+        #expect(paths(offline, "changes") == ["private/notes/offline.json", "private/notes/r.json"])
+
+        // No retry: exit 5 at once, no wait.
+        let clock = ContinuousClock()
+        var start = clock.now
+        let failed = try f.run(["push"], in: "laptop", expect: 5)
+        let once = clock.now - start
+        #expect(once < .seconds(2) && !failed.stderr.contains("trying again"), "\(once)\n\(failed)")
+
+        // --retry 2: two pauses (0.5 s and 1 s, each ± a fifth), one line each on stderr.
+        start = clock.now
+        let retried = try f.run(["push", "--retry", "2"], in: "laptop", expect: 5)
+        let waited = clock.now - start
+        print("push --retry 2 against a killed server: exit 5 after \(waited) (a push without --retry: \(once))")
+        let waits = retried.stderr.split(separator: "\n").filter { $0.contains("; trying again in ") }
+        #expect(waits.count == 2, "\(retried)")
+        #expect(waits.first?.hasSuffix("(retry 1 of 2)") == true && waits.last?.hasSuffix("(retry 2 of 2)") == true, "\(retried)")
+        #expect(waits.allSatisfy { $0.hasPrefix("recsync: warning: cannot reach \(url)") }, "\(retried)")
+        #expect(waited >= .seconds(1.2) && waited < .seconds(5))
+
+        // --json: stdout holds the final document and nothing else; the wait is on stderr.
+        let jsonRun = try f.run(["push", "--retry=1", "--json"], in: "laptop", expect: 5)
+        let doc = try #require(try JSONSerialization.jsonObject(with: Data(jsonRun.stdout.utf8)) as? [String: Any], "\(jsonRun)")
+        #expect((doc["error"] as? [String: Any])?["kind"] as? String == "networkUnavailable" && doc["exitCode"] as? Int == 5)
+        #expect(jsonRun.stderr.contains("(retry 1 of 1)"), "\(jsonRun)")
+
+        // A pull is retried the same way, a dry run too; push --dry-run needs no store.
+        let pulled = try f.run(["pull", "--retry", "1"], in: "phone", expect: 5)
+        #expect(pulled.stderr.contains("(retry 1 of 1)"), "\(pulled)")
+        #expect(try f.run(["pull", "--dry-run", "--retry=1"], in: "phone", expect: 5).stderr.contains("(retry 1 of 1)"))
+        #expect(try f.run(["push", "--dry-run", "--wait"], in: "laptop", expect: 64).stderr.contains("--dry-run does not wait for the store"))
+        #expect(try f.run(["push", "--retry", "--wait"], in: "laptop", expect: 64).stderr.contains("cannot be used together"))
+
+        // --wait: the server comes back during a pause, and the offline edits land.
+        let waiting = try WatchProcess(f, in: "laptop", ["push", "--wait"])
+        #expect(await waitUntil(seconds: 10) { waiting.stderr.contains("(waiting for the store, retry 2)") }, "\(waiting.stderr)")
+        try daemon.start()
+        // (If this fails, the message says whether the daemon was still serving: under heavy
+        // load another test's stray kill of a reused pid has been suspected, not proven.)
+        #expect(await waitUntil(seconds: 30) { !waiting.process.isRunning },
+                "push --wait is still waiting (the daemon \(Loopback.isListening(daemon.port) ? "listens" : "does not listen") on port \(daemon.port)): \(waiting.stderr)")
+        waiting.process.waitUntilExit()
+        #expect(waiting.process.terminationStatus == 0, "\(waiting.stderr)")
+        try f.run(["pull"], in: "phone")
+        #expect(try f.fields("phone", "private/notes/r.json")?["v"] as? Int == 2)
+        #expect(try f.fields("phone", "private/notes/offline.json")?["v"] as? Int == 3)
+        let back = try f.json(["status"], in: "laptop")
+        #expect(back["storeChecked"] as? Bool == true && (back["lastContact"] as? Int ?? 0) > synced && paths(back, "changes").isEmpty, "\(back)")
+
+        // How long ago, in words.
+        let threeMinutesAgo = Int64(Date().timeIntervalSince1970 * 1000) - 185_000
+        try "\(threeMinutesAgo)\n".write(toFile: "\(f.ws("laptop"))/.recsync/last-contact", atomically: true, encoding: .utf8)
+        #expect(try f.run(["status"], in: "laptop").stderr.contains("last contact with the store: 3 minutes ago ("))
+    }
+
+    /// A server that accepts and never answers, and a host that drops connection requests:
+    /// both are given up after the time limits set in the environment (short here), with exit
+    /// status 5 and a message naming the host and the variable.
+    @Test func timeLimitsFromTheEnvironmentBoundAHungServer() async throws {
+        let f = try CLIFixture().withStore()
+        let daemon = try GitDaemon(basePath: f.directory.path)
+        let url = daemon.url("store.git")
+        try f.run(["clone", url, "laptop"])
+        let config = "\(f.ws("laptop"))/.recsync/config"
+        let original = try #require(readFile(config))
+        func pointAt(_ remote: String) throws {
+            try original.replacingOccurrences(of: url, with: remote).write(toFile: config, atomically: true, encoding: .utf8)
+        }
+        let clock = ContinuousClock()
+
+        // The server now accepts the connection and never says a word.
+        let silent = try SilentServer()
+        try pointAt(silent.url("git", "store.git"))
+        var start = clock.now
+        let hung = try f.run(["pull"], in: "laptop", environment: ["RECSYNC_IDLE_TIMEOUT": "0.5"], expect: 5)
+        var elapsed = clock.now - start
+        print("pull from a server that never answers, RECSYNC_IDLE_TIMEOUT=0.5: exit 5 after \(elapsed)")
+        #expect(hung.stderr.contains("127.0.0.1 port \(silent.port) accepted the connection but sent nothing for 0.5 s") && hung.stderr.contains("RECSYNC_IDLE_TIMEOUT"), "\(hung)")
+        #expect(elapsed < .seconds(3))
+        // Retried like a server that is down.
+        let retried = try f.run(["pull", "--retry", "1"], in: "laptop", environment: ["RECSYNC_IDLE_TIMEOUT": "0.5"], expect: 5)
+        #expect(retried.stderr.contains("(retry 1 of 1)"), "\(retried)")
+        #expect(silent.connections == 3)
+
+        // A host that drops the connection request: the connect limit.
+        do {
+            let unanswered = try UnansweredPort()
+            try pointAt(unanswered.url("git", "store.git"))
+            start = clock.now
+            let dropped = try f.run(["push"], in: "laptop", environment: ["RECSYNC_CONNECT_TIMEOUT": "0.5"], expect: 5)
+            elapsed = clock.now - start
+            print("push to a host that drops the connection request, RECSYNC_CONNECT_TIMEOUT=0.5: exit 5 after \(elapsed)")
+            #expect(dropped.stderr.contains("127.0.0.1 port \(unanswered.port) did not accept a connection within 0.5 s") && dropped.stderr.contains("RECSYNC_CONNECT_TIMEOUT"), "\(dropped)")
+            #expect(elapsed < .seconds(3))
+        } catch let unavailable as ServerUnavailable {
+            print("connect time limit case skipped: \(unavailable.reason)")
+        }
+
+        // A value that is not a number of seconds is refused, not ignored.
+        try pointAt(url)
+        let bad = try f.run(["pull"], in: "laptop", environment: ["RECSYNC_CONNECT_TIMEOUT": "ten"], expect: 1)
+        #expect(bad.stderr.contains("RECSYNC_CONNECT_TIMEOUT='ten' is not a number of seconds"), "\(bad)")
+        try f.run(["pull"], in: "laptop", environment: ["RECSYNC_CONNECT_TIMEOUT": "2", "RECSYNC_IDLE_TIMEOUT": "0"])
+    }
 }

@@ -365,7 +365,7 @@ final class WatchProcess {
     let outPath: String
     let errPath: String
 
-    init(_ f: CLIFixture, in dir: String, _ arguments: [String]) throws {
+    init(_ f: CLIFixture, in dir: String, _ arguments: [String], environment: [String: String] = [:]) throws {
         let name = "watch-\(UUID().uuidString.prefix(8))"
         outPath = f.directory.file("\(name).out")
         errPath = f.directory.file("\(name).err")
@@ -374,7 +374,7 @@ final class WatchProcess {
         process.executableURL = URL(fileURLWithPath: f.recsync.executable)
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: f.ws(dir))
-        process.environment = f.recsync.environment
+        process.environment = f.recsync.environment.merging(environment) { _, new in new }
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
         process.standardInput = FileHandle.nullDevice

@@ -99,7 +99,7 @@ import Testing
         }
         loop.settle = 0.1
         loop.period = 0.5
-        loop.maxBackoff = 0.5
+        loop.backoff = Backoff(maximum: 0.5)
         let got = Collected()
         let task = Task {
             await loop.run(notifier: watcher, shouldStop: { got.stop.load(ordering: .relaxed) },

@@ -449,6 +449,121 @@ import Testing
         #expect(keyless?.code == .notAuthenticated && keyless?.message.contains("no ssh key to offer") == true, "\(String(describing: keyless))")
     }
 
+    // MARK: Time limits (libgit2 1.5 has none: CRecSyncNet's stream and watch)
+
+    /// Options with short limits, so that a test of them takes about a second.
+    func limited(_ options: NetworkOptions, connect: Double = 10, idle: Double = 60) -> NetworkOptions {
+        var options = options
+        options.connectTimeout = connect
+        options.idleTimeout = idle
+        return options
+    }
+
+    /// Runs `body`, and returns its error and how long it took.
+    func timed(_ body: () async throws -> Void) async -> (RecSyncError?, Duration) {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let error = await caught(body)
+        return (error, clock.now - start)
+    }
+
+    /// A server that accepts the connection and never answers (without the limit, a fetch
+    /// waits for ever; here the server hangs up after 20 s, so the test fails rather than hang).
+    @Test(arguments: ["git", "ssh"])
+    func aServerThatAcceptsAndNeverAnswersFailsWithinTheIdleTimeout(_ scheme: String) async throws {
+        let fixture = try StoreFixture(.memory)
+        let server = try SilentServer()
+        let actor = try StoreActor(userRecordName: "alice", clock: fixture.clock.read)
+        let url = server.url(scheme, "store.git")
+        let options = limited(fixture.isolatedNetworkOptions, idle: 0.5)
+        let (error, elapsed) = await timed {
+            _ = try GitStore.open(remote: url, mirror: fixture.directory.file("mirror"), actor: actor, options: options)
+        }
+        print("\(scheme):// server that never answers, idle limit 0.5 s: failed after \(elapsed)")
+        #expect(server.connections == 1, "the connection was made: it is the silence that is bounded")
+        #expect(error?.code == .networkUnavailable, "\(String(describing: error))")
+        #expect(error?.message.contains("127.0.0.1 port \(server.port) accepted the connection but sent nothing for 0.5 s") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("RECSYNC_IDLE_TIMEOUT") == true)
+        #expect(elapsed < .seconds(3))
+    }
+
+    /// A host that drops connection requests, imitated by a port whose accept queue is full
+    /// (without the limit, the connect waits for the kernel: about two minutes).
+    @Test(arguments: ["git", "ssh", "http"])
+    func aHostThatDropsConnectionRequestsFailsWithinTheConnectTimeout(_ scheme: String) async throws {
+        let fixture = try StoreFixture(.memory)
+        let port: UnansweredPort
+        do { port = try UnansweredPort() } catch let unavailable as ServerUnavailable {
+            print("connect time limit test skipped: \(unavailable.reason)")
+            return
+        }
+        let actor = try StoreActor(userRecordName: "alice", clock: fixture.clock.read)
+        let url = port.url(scheme, "store.git")
+        let options = limited(fixture.isolatedNetworkOptions, connect: 0.5)
+        let (error, elapsed) = await timed {
+            _ = try GitStore.open(remote: url, mirror: fixture.directory.file("mirror"), actor: actor, options: options)
+        }
+        print("\(scheme):// host that drops the connection request, connect limit 0.5 s: failed after \(elapsed)")
+        #expect(error?.code == .networkUnavailable, "\(String(describing: error))")
+        #expect(error?.message.contains("127.0.0.1 port \(port.port) did not accept a connection within 0.5 s") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("RECSYNC_CONNECT_TIMEOUT") == true)
+        #expect(elapsed < .seconds(3))
+    }
+
+    /// A real git daemon that stops answering after the pack arrived (a hook that hangs):
+    /// given up after the idle limit, and nothing moves.
+    @Test func aGitServerThatGoesSilentMidPushIsGivenUp() async throws {
+        let fixture = try StoreFixture(.network)
+        let phone = try fixture.device(as: "alice", options: limited(fixture.isolatedNetworkOptions, idle: 1))
+        try await phone.createZones([notes])
+        let before = try gitHead(fixture.path)
+        try installHook("pre-receive", in: fixture.path, "sleep 30")
+        let (error, elapsed) = await timed { _ = try await phone.save([Build.record("r", in: notes)]) }
+        fixture.daemon?.stop()  // and the hook with it
+        print("git:// push to a server that hangs after the pack, idle limit 1 s: failed after \(elapsed)")
+        #expect(error?.code == .networkFailure, "\(String(describing: error))")
+        #expect(error?.message.contains("went silent for 1 s while pushing") == true, "\(String(describing: error))")
+        #expect(elapsed < .seconds(5))
+        #expect(try gitHead(fixture.path) == before && gitHead(phone.path) == before)
+    }
+
+    /// The same over ssh, where libssh2 reads the socket itself: the watch sees its traffic
+    /// through the kernel (TCP_INFO) and ends the silence by shutting the socket down.
+    @Test func anSSHServerThatGoesSilentMidPushIsGivenUp() async throws {
+        let fixture = try StoreFixture(.git)
+        guard let server = try sshServer(fixture) else { return }
+        let knownHosts = fixture.directory.file("known_hosts")
+        try (server.knownHostsLine + "\n").write(toFile: knownHosts, atomically: true, encoding: .utf8)
+        let options = limited(NetworkOptions(sshDirectory: server.clientSSHDirectory, knownHostsFiles: [knownHosts], sshUser: server.user), idle: 1)
+        let actor = try StoreActor(userRecordName: "alice", clock: fixture.clock.read)
+        let phone = try GitStore.open(remote: server.url(fixture.path), mirror: fixture.directory.file("phone"), actor: actor, options: options)
+        try await phone.createZones([notes])
+        let before = try gitHead(fixture.path)
+        let marker = fixture.directory.file("hook-ran")
+        try installHook("pre-receive", in: fixture.path, "touch '\(marker)'; sleep 30")
+        let (error, elapsed) = await timed { _ = try await phone.save([Build.record("r", in: notes)]) }
+        print("ssh:// push to a server that hangs after the pack, idle limit 1 s: failed after \(elapsed)")
+        #expect(FileManager.default.fileExists(atPath: marker), "the pack arrived and the hook ran")
+        #expect(error?.code == .networkFailure, "\(String(describing: error))")
+        #expect(error?.message.contains("went silent for 1 s while pushing") == true, "\(String(describing: error))")
+        #expect(elapsed < .seconds(5))
+        #expect(try gitHead(phone.path) == before)
+    }
+
+    @Test func timeLimitsComeFromTheEnvironmentAndABadOneIsRefused() async throws {
+        let defaults = NetworkOptions.fromEnvironment(["HOME": "/nonexistent"])
+        #expect(defaults.connectTimeout == 10 && defaults.idleTimeout == 60 && defaults.settingProblem == nil)
+        let set = NetworkOptions.fromEnvironment(["HOME": "/nonexistent", "RECSYNC_CONNECT_TIMEOUT": "2.5", "RECSYNC_IDLE_TIMEOUT": "0"])
+        #expect(set.connectTimeout == 2.5 && set.idleTimeout == 0 && set.settingProblem == nil)
+        let bad = NetworkOptions.fromEnvironment(["HOME": "/nonexistent", "RECSYNC_CONNECT_TIMEOUT": "soon", "RECSYNC_IDLE_TIMEOUT": "-1"])
+        let problem = try #require(bad.settingProblem)
+        #expect(problem.contains("RECSYNC_CONNECT_TIMEOUT='soon'") && problem.contains("RECSYNC_IDLE_TIMEOUT='-1'"), "\(problem)")
+        let fixture = try StoreFixture(.memory)
+        let actor = try StoreActor(userRecordName: "alice", clock: fixture.clock.read)
+        let refused = await caught { try GitStore.open(remote: "git://127.0.0.1:9/store.git", mirror: fixture.directory.file("m"), actor: actor, options: bad) }
+        #expect(refused?.code == .invalidArguments && refused?.message == problem, "\(String(describing: refused))")
+    }
+
     // MARK: http(s) credentials
 
     @Test func httpCredentialsAreOfferedOnceAndNeverShown() async throws {
@@ -471,17 +586,7 @@ import Testing
         #expect(!"\(withToken)".contains("tok-Very-Secret-123"))
 
         // git's credential helpers: asked once (get), told of the refusal (erase).
-        let helperLog = fixture.directory.file("helper.log")
-        let config = fixture.directory.file("gitconfig")
-        try """
-            [credential]
-            \thelper = "!f() { echo \\"$1\\" >> '\(helperLog)'; if [ \\"$1\\" = get ]; then echo username=helper-user; echo password=helper-Pass-456; fi; }; f"
-            """.write(toFile: config, atomically: true, encoding: .utf8)
-        var withHelper = base
-        withHelper.useCredentialHelper = true
-        var environment = GitCLI.hermeticEnvironment
-        environment["GIT_CONFIG_GLOBAL"] = config
-        withHelper.credentialHelperEnvironment = environment
+        let (withHelper, helperLog) = try credentialHelper(base, fixture)
         let helperRefused = await open(withHelper, "m2")
         #expect(helperRefused?.code == .notAuthenticated)
         #expect(helperRefused?.message.contains("credential helper") == true && helperRefused?.message.contains("helper-Pass-456") == false, "\(String(describing: helperRefused))")
@@ -490,6 +595,40 @@ import Testing
         // Nothing to offer: says where credentials come from.
         let none = await open(base, "m3")
         #expect(none?.code == .notAuthenticated && none?.message.contains("needs credentials") == true, "\(String(describing: none))")
+    }
+
+    /// `options` asking git's credential helper, which answers helper-user / helper-Pass-456
+    /// and logs each action (get, store, erase) to the file it returns.
+    func credentialHelper(_ options: NetworkOptions, _ fixture: StoreFixture) throws -> (NetworkOptions, log: String) {
+        let helperLog = fixture.directory.file("helper.log")
+        let config = fixture.directory.file("gitconfig")
+        try """
+            [credential]
+            \thelper = "!f() { echo \\"$1\\" >> '\(helperLog)'; if [ \\"$1\\" = get ]; then echo username=helper-user; echo password=helper-Pass-456; fi; }; f"
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        var withHelper = options
+        withHelper.useCredentialHelper = true
+        var environment = GitCLI.hermeticEnvironment
+        environment["GIT_CONFIG_GLOBAL"] = config
+        withHelper.credentialHelperEnvironment = environment
+        return (withHelper, helperLog)
+    }
+
+    /// A server that hangs once the helper's credentials were sent: the failure is the
+    /// network's, so the helper is not told to forget them (git rejects on a refusal only),
+    /// and the next try (--retry, --wait) offers them again.
+    @Test func aNetworkFailureAfterTheHelperAnsweredKeepsItsCredential() async throws {
+        let fixture = try StoreFixture(.memory)
+        let server = try HTTPAuthRefuser(hangWhenAuthorized: true)
+        let actor = try StoreActor(userRecordName: "alice", clock: fixture.clock.read)
+        let (options, helperLog) = try credentialHelper(limited(fixture.isolatedNetworkOptions, idle: 0.5), fixture)
+        let (error, elapsed) = await timed {
+            _ = try GitStore.open(remote: server.url("store.git"), mirror: fixture.directory.file("mirror"), actor: actor, options: options)
+        }
+        #expect(error?.code == .networkUnavailable && error?.message.contains("sent nothing for 0.5 s") == true, "\(String(describing: error))")
+        #expect(elapsed < .seconds(3))
+        #expect(server.authorizations.last == "Authorization: Basic \(Data("helper-user:helper-Pass-456".utf8).base64EncodedString())", "\(server.authorizations)")
+        #expect(try String(contentsOfFile: helperLog, encoding: .utf8) == "get\n", "asked, and neither approved nor erased")
     }
 
     // MARK: Latency

@@ -7,7 +7,7 @@ struct PullCommand: RecSyncSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "pull",
         abstract: "Fetch the store's changes into the workspace.",
-        discussion: "Records you edited that also changed on the store become conflicts (exit status 2); zones removed on the store are removed here, with your unpushed edits saved under .recsync/lost+found/.\n\nEXAMPLES\n  recsync pull\n  recsync pull --dry-run\n  recsync pull --commit")
+        discussion: "Records you edited that also changed on the store become conflicts (exit status 2); zones removed on the store are removed here, with your unpushed edits saved under .recsync/lost+found/. A store that cannot be reached is exit status 5; with --retry or --wait the pull tries again after a pause, saying so on stderr.\n\nEXAMPLES\n  recsync pull\n  recsync pull --dry-run\n  recsync pull --commit\n  recsync pull --retry          # up to 5 more tries over about 15 s\n  recsync pull --wait --quiet   # until the store answers")
 
     @OptionGroup var global: GlobalOptions
 
@@ -17,11 +17,18 @@ struct PullCommand: RecSyncSubcommand {
     @Flag(name: [.customShort("n"), .customLong("dry-run")], help: "Show what would be written, deleted and become a conflict; change nothing.")
     var dryRun = false
 
+    @OptionGroup var retry: RetryOptions
+
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
-        let engine = try context.engine()
-        let output = SyncOutput(console: context.console, workspace: engine.workspace)
-        if dryRun { return output.pullPlan(try await engine.pullPlan()) }
-        let report = try await engine.pull(events: output.events)
+        let output = SyncOutput(console: context.console, workspace: try context.workspace())
+        if dryRun {
+            return output.pullPlan(try await retry.policy.run({ () async throws(RecSyncError) in try await context.engine().pullPlan() }, waiting: output.retryWait))
+        }
+        // The store is opened (a network store fetched) inside each try.
+        let (engine, report) = try await retry.policy.run({ () async throws(RecSyncError) in
+            let engine = try context.engine()
+            return (engine, try await engine.pull(events: output.events))
+        }, waiting: output.retryWait)
         if commit ?? engine.workspace.config.commitSnapshots ?? false {
             if let snapshot = try engine.commitSnapshot(after: report) {
                 context.console.info("committed snapshot \(snapshot.prefix(12)) to the workspace's git repository")

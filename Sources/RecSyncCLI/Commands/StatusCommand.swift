@@ -1,6 +1,7 @@
 import ArgumentParser
 import RecSyncEngine
 import RecSyncModel
+import RecSyncStore
 
 /// `recsync status`: local changes, new zones, conflicts and problems.
 struct StatusCommand: RecSyncSubcommand {
@@ -15,6 +16,11 @@ struct StatusCommand: RecSyncSubcommand {
             .recsyncignore, gitignore syntax; editor droppings such as *~, *.swp, .#* are \
             always ignored).
 
+            On stderr, when the workspace last pulled from or pushed to its store ("last \
+            contact with the store: 3 minutes ago"). A store that cannot be reached does not stop \
+            status: it says so on stderr and shows what the workspace alone tells (a file the \
+            stat index cannot vouch for counts as modified).
+
             EXAMPLES
               recsync status
               recsync status --exit-code --quiet || echo "something to push"
@@ -26,10 +32,15 @@ struct StatusCommand: RecSyncSubcommand {
     var exitCode = false
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
-        let engine = try context.engine()
-        let ws = engine.workspace
-        let report = try await engine.status()
+        let ws = try context.workspace()
+        let report: StatusReport
+        do { report = try await context.engine().status() } catch let error where SyncEngine.isUnreachable(error) {
+            report = try await SyncEngine.offlineStatus(workspace: ws, storeError: error)
+        }
         let console = context.console
+        if let storeError = report.storeError {
+            console.warning("\(storeError); this status is from the workspace alone")
+        }
         if console.json {
             console.document([
                 "changes": .array(report.changes.map { c in
@@ -44,6 +55,8 @@ struct StatusCommand: RecSyncSubcommand {
                 "problems": .array(report.problems.map(SyncOutput.problemJSON)),
                 "untracked": .array(report.untracked.map(SyncOutput.untrackedJSON)),
                 "clean": .bool(report.isClean),
+                "lastContact": report.lastContact.map { .int($0) } ?? .null,
+                "storeChecked": .bool(report.storeError == nil),
             ])
             return status(of: report)
         }
@@ -63,6 +76,13 @@ struct StatusCommand: RecSyncSubcommand {
         for id in report.conflicts { console.out(console.paint("C", .red) + " " + ws.relative(ws.recordPath(id))) }
         for problem in report.problems { console.out(console.paint("!", .red) + " " + problem) }
         for path in report.untracked { console.out(console.paint("?", .yellow) + " \(path) (\(SyncOutput.untrackedReason))") }
+        // On stderr, as hints are: stdout is only the lines above, for a script to parse.
+        if let contact = report.lastContact {
+            let when = Timestamps.iso8601(contact / 1000 * 1000).replacingOccurrences(of: ".000Z", with: "Z")
+            console.note("last contact with the store: \(SyncOutput.ago(contact, now: StoreActor.systemClock())) (\(when))")
+        } else {
+            console.note("last contact with the store: never (no pull or push yet)")
+        }
         if report.isClean {
             console.info("nothing to push; the workspace matches what was last synced")
         } else if !report.conflicts.isEmpty {

@@ -19,6 +19,30 @@ struct SyncOutput {
         return { event in ProgressLine.shared.record(event, command: console.command) }
     }
 
+    /// One line on stderr for each pause of `--retry` or `--wait` (not on stdout: with --json
+    /// it holds only the final document).
+    var retryWait: (RetryWait) -> Void {
+        let console = console
+        return { wait in
+            let count = wait.retries.map { "retry \(wait.retry) of \($0)" } ?? "waiting for the store, retry \(wait.retry)"
+            console.warning("\(wait.error.message); trying again in \(String(format: "%.1f", wait.pause)) s (\(count))")
+        }
+    }
+
+    /// "3 minutes ago": how long before `now` the time `then` was (milliseconds since the epoch).
+    static func ago(_ then: Int64, now: Int64) -> String {
+        let seconds = (now - then) / 1000
+        func count(_ n: Int64, _ unit: String) -> String { "\(n) \(unit)\(n == 1 ? "" : "s") ago" }
+        switch seconds {
+        case ..<0: return "in the future (this machine's clock was turned back)"
+        case ..<10: return "just now"
+        case ..<60: return count(seconds, "second")
+        case ..<3600: return count(seconds / 60, "minute")
+        case ..<(2 * 86_400): return count(seconds / 3600, "hour")
+        default: return count(seconds / 86_400, "day")
+        }
+    }
+
     // MARK: Pull
 
     /// Prints a pull report; returns the exit status (conflicts pending → 2).

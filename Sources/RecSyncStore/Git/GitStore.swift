@@ -79,6 +79,7 @@ public actor GitStore: RemoteStore {
         guard let url = GitRemoteURL(remote) else {
             throw .invalidArguments("'\(GitRemoteURL.withoutPassword(remote))' is not a remote address recsync understands; use ssh://[user@]host[:port]/path, user@host:path, https://host/path, git://host/path or file:///path")
         }
+        if let problem = options.settingProblem { throw .invalidArguments(problem) }
         let repository: GitRepository
         do {
             if FileManager.default.fileExists(atPath: mirror) {
