@@ -139,6 +139,22 @@ import Testing
         #expect(names(try await alice.allZoneChanges(notes, since: horizonToken).records) == ["r5", "r6"])
     }
 
+    @Test func aDamagedMarkerOnlyMakesTokensExpire() async throws {
+        let fixture = try StoreFixture(.git)
+        let alice = try gitStore(fixture, as: "alice")
+        try await alice.createZones([notes])
+        for i in 1...3 { try await alice.save([Build.record("r\(i)", in: notes)]) }
+        let kept = try await alice.allZoneChanges(notes, since: nil).token
+        _ = try await alice.compact(.keepLast(1))
+        #expect(try await alice.databaseChanges(scope: .private, since: nil).warnings.isEmpty, "compaction.json is no unknown entry")
+        #expect(try await alice.recordZoneChanges(zone: notes, since: kept).modifications.isEmpty)
+
+        try GitCLI.commitFiles([(path: "compaction.json", bytes: Array("{not json".utf8))], toStore: fixture.path)
+        let reopened = try gitStore(fixture, as: "alice")
+        #expect(await caught { try await reopened.recordZoneChanges(zone: notes, since: kept) }?.code == .changeTokenExpired)
+        #expect(names(try await reopened.allZoneChanges(notes, since: nil).records) == ["r1", "r2", "r3"])
+    }
+
     @Test func deletedZoneTombstonesAreDroppedOnlyWhenAskedAndPurgedOnesStay() async throws {
         let fixture = try StoreFixture(.git)
         let alice = try gitStore(fixture, as: "alice")
