@@ -203,6 +203,20 @@ import Testing
         #expect(try git(["rev-parse", "main"], in: fixture.path) == rewritten.hex)
     }
 
+    @Test func aServerThatForbidsRewritingHistoryIsAPermissionFailureAndNothingChanges() async throws {
+        let fixture = try StoreFixture(.network)
+        let admin = try fixture.device(as: "alice")
+        try await admin.createZones([notes])
+        for i in 1...3 { try await admin.save([Build.record("r\(i)", in: notes)]) }
+        _ = try git(["config", "receive.denyNonFastForwards", "true"], in: fixture.path)
+        let head = try git(["rev-parse", "main"], in: fixture.path)
+        let refused = await caught { try await admin.compact(.keepLast(1)) }
+        #expect(refused?.code == .permissionFailure && refused?.message.contains("denyNonFastForwards") == true, "\(String(describing: refused))")
+        #expect(try git(["rev-parse", "main"], in: fixture.path) == head)
+        // Writes go on as before.
+        try await admin.save([Build.record("r4", in: notes)])
+    }
+
     @Test func aNetworkCompactionWhoseHeadMovedIsComputedAgainAndLosesNothing() async throws {
         let fixture = try StoreFixture(.network)
         let admin = try fixture.device(as: "alice")

@@ -135,7 +135,7 @@ extension GitStore {
                 try HistoryRewrite.compute(in: repository, head: headOID, horizon: horizon, dropDeletedTombstones: dropDeletedTombstones, actor: actor)
             }
             guard var rewrite else {
-                var report = try nothingToCompact(head: headOID, horizon: horizon)
+                var report = try nothingToCompact(head: headOID)
                 report.attempts = attempt
                 return report
             }
@@ -156,16 +156,15 @@ extension GitStore {
                 rewrite.report.attempts = attempt
                 return rewrite.report
             }
-            // Another writer got in first: wait a little (less each time others keep winning
-            // is no help; a random pause lets the compaction slip between their pushes), then
-            // look again and compute on the new head.
+            // Another writer got in first: a short random pause, longer with each attempt, lets
+            // the compaction slip between their writes; then look again and compute on the new head.
             usleep(UInt32.random(in: 0...UInt32(min(100_000, 1_000 << min(attempt, 7)))))
         }
         throw .storeBusy("the store kept moving while recsync compacted it (\(Self.maxCompactionAttempts) attempts); nothing was changed. Run the compaction again when fewer writers are busy")
     }
 
     /// The report of a compaction with nothing to do.
-    private func nothingToCompact(head: GitOID, horizon: CompactionHorizon) throws(RecSyncError) -> CompactionReport {
+    private func nothingToCompact(head: GitOID) throws(RecSyncError) -> CompactionReport {
         var count = 0
         try walkHistory { (_, _) throws(GitError) -> Bool in
             count += 1
