@@ -70,7 +70,22 @@ extension GitRepository {
         try GitPackWindows.whileWritingPacks { () throws(GitNetworkError) -> GitPushResult in try pushUnguarded(commit, to: remoteRef, at: remote, options: options) }
     }
 
-    private func pushUnguarded(_ commit: GitOID, to remoteRef: String, at remote: GitRemoteURL, options: GitNetworkOptions) throws(GitNetworkError) -> GitPushResult {
+    /// Force-pushes `commit` to `remoteRef`, but only over `expected`: the compare-and-swap of
+    /// a history rewrite (`recsync store compact`).
+    ///
+    /// Guarded twice. Before anything is sent, libgit2's `push_negotiation` callback sees the
+    /// value the remote advertised for `remoteRef` and the push is called off unless it is
+    /// `expected`. Then libgit2 sends that advertised value as the update's old value, and
+    /// the server (git's receive-pack) moves the ref only if it still holds it, checked under
+    /// the ref's lock: a push that lands in between makes the remote refuse ours, reported
+    /// through `push_update_reference`.
+    public func forcePush(_ commit: GitOID, to remoteRef: String, expecting expected: GitOID, at remote: GitRemoteURL, options: GitNetworkOptions) throws(GitNetworkError) -> GitPushResult {
+        try GitPackWindows.whileWritingPacks { () throws(GitNetworkError) -> GitPushResult in
+            try pushUnguarded(commit, to: remoteRef, at: remote, options: options, expecting: expected)
+        }
+    }
+
+    private func pushUnguarded(_ commit: GitOID, to remoteRef: String, at remote: GitRemoteURL, options: GitNetworkOptions, expecting expected: GitOID? = nil) throws(GitNetworkError) -> GitPushResult {
         // libgit2 1.5 pushes only from a reference, not from an OID: name the commit for the
         // duration of the push.
         let source = "refs/recsync/push-\(UUID().uuidString.lowercased())"
@@ -91,9 +106,15 @@ extension GitRepository {
             git_push_options_init(&pushOptions, UInt32(GIT_PUSH_OPTIONS_VERSION))
             pushOptions.callbacks = session.callbacks()
             pushOptions.proxy_opts.type = GIT_PROXY_AUTO
-            let result = withStringArray(["\(source):\(remoteRef)"]) { array in
+            if let expected {
+                session.state.expectedOld = (remoteRef, expected)
+                pushOptions.callbacks.push_negotiation = pushNegotiationCallback
+            }
+            let refspec = expected == nil ? "\(source):\(remoteRef)" : "+\(source):\(remoteRef)"
+            let result = withStringArray([refspec]) { array in
                 git_remote_push(session.pointer, array, &pushOptions)
             }
+            if let moved = session.state.guardRefusal { return .rejected(moved) }
             if result == GIT_ENONFASTFORWARD.rawValue {
                 return .rejected(session.lastMessage())
             }
@@ -306,6 +327,25 @@ private final class RemoteCallbackState {
     var hostProblem: String?
     /// Per remote reference, the status the remote gave when it refused to update it.
     var refusals: [String: String] = [:]
+    /// A guarded force push: the reference and the value it must hold on the remote.
+    var expectedOld: (ref: String, oid: GitOID)?
+    /// Why the guard called the push off (the remote held another value), if it did.
+    var guardRefusal: String?
+
+    /// The `push_negotiation` check of a guarded force push: every update of the guarded
+    /// reference must start from the expected value (`update.src` is what the remote
+    /// advertised). Non-zero calls the push off before anything is sent.
+    func negotiate(_ updates: UnsafeBufferPointer<UnsafePointer<git_push_update>?>) -> Int32 {
+        guard let (ref, oid) = expectedOld else { return 0 }
+        for case let update? in updates where String(cString: update.pointee.dst_refname) == ref {
+            let current = GitOID(raw: update.pointee.src)
+            if current != oid {
+                guardRefusal = "\(ref) on \(remote.redacted) is at \(current.hex), not at \(oid.hex) as expected: the store moved"
+                return GIT_EUSER.rawValue
+            }
+        }
+        return 0
+    }
 
     init(remote: GitRemoteURL, options: GitNetworkOptions) {
         self.remote = remote
@@ -504,4 +544,10 @@ private let pushUpdateReferenceCallback: git_push_update_reference_cb = { refnam
         state.refusals[String(cString: refname)] = String(cString: status)
     }
     return 0
+}
+
+private let pushNegotiationCallback: git_push_negotiation = { updates, count, payload in
+    guard let state = state(payload) else { return GIT_EUSER.rawValue }
+    guard let updates else { return 0 }
+    return state.negotiate(UnsafeBufferPointer(start: updates, count: count))
 }

@@ -517,6 +517,32 @@ public final class GitRepository {
             try check("git_signature_new", git_signature_new(&committerSignature, committer.name, committer.email, git_time_t(committer.time), 0))
         }
         defer { if committer != nil { git_signature_free(committerSignature) } }
+        return try writeCommit(tree: tree, parents: parents) { (out, tree, count, parents) in
+            git_commit_create(out, pointer, nil, signature, committerSignature, "UTF-8", message, tree, count, parents)
+        }
+    }
+
+    /// Writes a copy of a commit with another tree and other parents, keeping its author,
+    /// committer (names, e-mails, times and time zones), message and message encoding: the
+    /// step of replaying history onto a new base. `message` replaces the message when given.
+    public func copyCommit(_ oid: GitOID, tree: GitOID, parents: [GitOID], message: String? = nil) throws(GitError) -> GitOID {
+        var raw = oid.raw
+        var original: OpaquePointer?
+        try check("git_commit_lookup", git_commit_lookup(&original, pointer, &raw))
+        defer { git_commit_free(original) }
+        let text = message ?? git_commit_message_raw(original).map { String(cString: $0) } ?? ""
+        return try writeCommit(tree: tree, parents: parents) { (out, tree, count, parents) in
+            git_commit_create(out, pointer, nil, git_commit_author(original), git_commit_committer(original),
+                              git_commit_message_encoding(original), text, tree, count, parents)
+        }
+    }
+
+    /// Looks up the tree and parents of a commit to write, runs `create` (a `git_commit_create` call) with
+    /// them, and returns the new commit (noted for `writePack` in bulk mode).
+    private func writeCommit(
+        tree: GitOID, parents: [GitOID],
+        _ create: (UnsafeMutablePointer<git_oid>, OpaquePointer?, Int, UnsafeMutablePointer<OpaquePointer?>?) -> Int32
+    ) throws(GitError) -> GitOID {
         var treeRaw = tree.raw
         var treeObject: OpaquePointer?
         try check("git_tree_lookup", git_tree_lookup(&treeObject, pointer, &treeRaw))
@@ -530,9 +556,7 @@ public final class GitRepository {
             parentObjects.append(commit)
         }
         var out = git_oid()
-        let result = parentObjects.withUnsafeMutableBufferPointer { buf in
-            git_commit_create(&out, pointer, nil, signature, committerSignature, "UTF-8", message, treeObject, buf.count, buf.baseAddress)
-        }
+        let result = parentObjects.withUnsafeMutableBufferPointer { buf in create(&out, treeObject, buf.count, buf.baseAddress) }
         try check("git_commit_create", result)
         let commit = GitOID(raw: out)
         if mempack != nil { pendingObjects.append(commit) }

@@ -8,6 +8,7 @@ import RecSyncModel
 /// zones/<owner>/<zone>/records/<fanout>/<record>
 /// zones/<owner>/<zone>/client-tokens/<user>/<device>
 /// tombstones/<owner>/<zone>.json
+/// compaction.json                  after a compaction: old commit → new (`CompactionMarker`)
 /// ```
 /// Names are escaped into tree entry names by `escape`; the fan-out directory is two hex
 /// digits of the FNV-1a hash of the record name.
@@ -146,9 +147,15 @@ enum ZoneDocuments {
 
     /// The reason recorded in a tombstone; `deleted` when it cannot be read.
     static func decodeTombstone(_ bytes: [UInt8]) -> ZoneDeletionReason {
-        guard case .object(let o)? = try? JSON.parse(bytes), case .string(let r)? = o["reason"],
-              let reason = ZoneDeletionReason(rawValue: r) else { return .deleted }
-        return reason
+        recordedReason(bytes) ?? .deleted
+    }
+
+    /// The reason a tombstone states, nil when it states none recsync knows.
+    static func recordedReason(_ bytes: [UInt8]) -> ZoneDeletionReason? {
+        let json: JSONValue
+        do { json = try JSON.parse(bytes) } catch { return nil }
+        guard case .object(let o) = json, case .string(let r)? = o["reason"] else { return nil }
+        return ZoneDeletionReason(rawValue: r)
     }
 
     static func stamp(_ s: ChangeStamp) -> JSONValue {

@@ -1,6 +1,7 @@
 // Store-level measurements: write N records into a new git store, then fetch K changes.
 //
 // usage: recsync-bench [--records N] [--changes K] [--zones Z] [--runs R]
+//        recsync-bench --make-store PATH [--records N] [--zones Z] [--commits C]
 // Prints one line per figure. Run a release build: swift run -c release recsync-bench
 import Foundation
 import RecSyncModel
@@ -49,7 +50,16 @@ if let i = CommandLine.arguments.firstIndex(of: "--make-store"), i + 1 < Command
         for r in result.saveResults { _ = try r.result.get() }
         start = end
     }
-    print("made \(path): \(n) records in \(zones.count) zones")
+    // `--commits C`: then C more commits, each editing one record, for a long history
+    // (what `recsync store compact` folds).
+    let commits = argument("--commits", 0)
+    for c in 0..<commits {
+        var record = RecordGenerator.realisticRecord(index: (c * 7919) % max(n, 1), zoneID: zones[((c * 7919) % max(n, 1)) % zones.count])
+        record.fields["edit"] = .int64(Int64(c))
+        let result = try await store.modifyRecords(saving: [record], deleting: [], savePolicy: .allKeys, atomically: true)
+        for r in result.saveResults { _ = try r.result.get() }
+    }
+    print("made \(path): \(n) records in \(zones.count) zones, then \(commits) one-record commits")
     exit(0)
 }
 

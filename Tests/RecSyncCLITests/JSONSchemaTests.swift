@@ -243,6 +243,8 @@ struct JSONSchema {
         try check(f, ["zone", "delete", "spare", "--yes"], schema: schema, seen: &seen)
         try check(f, ["zone", "create", "spare"], schema: schema, seen: &seen)
         try check(f, ["zone", "purge", "spare", "--yes"], schema: schema, seen: &seen)
+        try check(f, ["store", "compact", "--keep-last", "2", "--drop-tombstones", "--yes"], schema: schema, seen: &seen)
+        try check(f, ["store", "compact", "--before", "2000-01-01", "store.git", "--yes"], in: nil, schema: schema, seen: &seen)
         try FileManager.default.createDirectory(atPath: f.ws("plain"), withIntermediateDirectories: true)
         try check(f, ["init"], in: "plain", schema: schema, seen: &seen)
 

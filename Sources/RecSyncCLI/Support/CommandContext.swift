@@ -43,7 +43,8 @@ public struct CommandContext: Sendable {
         try gitStore(for: workspace)
     }
 
-    private func gitStore(for workspace: Workspace) throws(RecSyncError) -> GitStore {
+    /// The workspace's store as a `GitStore`: for maintenance (`store compact`).
+    func gitStore(for workspace: Workspace) throws(RecSyncError) -> GitStore {
         guard !workspace.config.remote.isEmpty else {
             throw .invalidArguments("this workspace has no remote; set one with 'recsync init --remote URL'")
         }

@@ -86,6 +86,9 @@ protocol StoreBackend: AnyObject {
     func commitInfo(_ commit: String) throws(RecSyncError) -> (parent: String?, message: String)
     /// Whether `commit` exists and is the head or one of its ancestors.
     func isInHistory(_ commit: String, head: String) throws(RecSyncError) -> Bool
+    /// The commit that a compaction replayed `commit` as, from the marker at `head` (nil: no
+    /// compaction replayed it, or it was folded into the new root: a token naming it expires).
+    func rewrittenCommit(_ commit: String, head: String) throws(RecSyncError) -> String?
     /// The zones (optionally of one owner) whose content differs between two commits, each
     /// as it is at both (nil: not there; `base` nil: the empty store), and what was passed
     /// over at `target`. Walking history commit by commit (subscriptions) asks this for every

@@ -30,23 +30,27 @@ final class StoreCore<Backend: StoreBackend> {
         throw .zoneNotFound(id)
     }
 
-    /// Checks that a token's commit is still in the store's history.
-    func requireInHistory(_ commit: String, head: String, what: @autoclosure () -> String) throws(RecSyncError) {
-        guard try backend.isInHistory(commit, head: head) else { throw .changeTokenExpired(what()) }
+    /// The commit of the store's history a token's commit stands for: itself while it is in
+    /// the history, else the commit a compaction replayed it as (`rewrittenCommit`); a commit
+    /// that is in neither (history rewritten before it) fails with `changeTokenExpired`.
+    func resolveInHistory(_ commit: String, head: String, what: @autoclosure () -> String) throws(RecSyncError) -> String {
+        if try backend.isInHistory(commit, head: head) { return commit }
+        if let replayed = try backend.rewrittenCommit(commit, head: head), try backend.isInHistory(replayed, head: head) {
+            return replayed
+        }
+        throw .changeTokenExpired(what())
     }
 
     /// The part of history a token asks about: from `base` (nil: the beginning) to `target`,
     /// resuming after key `after`. Fails with `changeTokenExpired` when the token's commits are
-    /// no longer in the store's history.
+    /// no longer in the store's history and no compaction replayed them.
     func historyRange(of token: ChangeTokenContent, head: String, what: String) throws(RecSyncError) -> HistoryRange {
         var range = HistoryRange(base: nil, target: head, after: nil)
         if !token.commit.isEmpty {
-            try requireInHistory(token.commit, head: head, what: what)
-            range.base = token.commit
+            range.base = try resolveInHistory(token.commit, head: head, what: what)
         }
         if let target = token.target {
-            try requireInHistory(target, head: head, what: what)
-            range.target = target
+            range.target = try resolveInHistory(target, head: head, what: what)
             range.after = token.after
         }
         return range

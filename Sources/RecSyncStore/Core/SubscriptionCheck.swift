@@ -65,8 +65,7 @@ extension StoreCore {
             let content = try ChangeTokenContent.decodeDatabaseToken(token, storeID: storeID, scope: scope, user: user)
             // A cursor is a whole token; a paged one resumes from where its listing began.
             if !content.commit.isEmpty {
-                try requireInHistory(content.commit, head: head, what: "the \(scope.rawValue) database")
-                base = content.commit
+                base = try resolveInHistory(content.commit, head: head, what: "the \(scope.rawValue) database")
             }
         }
         let cursor = ChangeTokenContent(storeID: storeID, kind: .database(scope: scope, user: user), commit: head).token

@@ -23,6 +23,8 @@ final class GitBackend: StoreBackend {
     /// The owner trees `zoneChanges` listed last (a commit's later side is the next one's
     /// earlier side).
     private var ownerTrees: [(tree: GitOID, entries: [GitTreeEntry])] = []
+    /// The commit map of the last `compaction.json` read, by its blob.
+    private var compactionMarker: (blob: GitOID, commits: [String: String])?
 
     init(repository: GitRepository, remote: RemoteMirror? = nil) throws(RecSyncError) {
         self.repository = repository
@@ -95,11 +97,21 @@ final class GitBackend: StoreBackend {
         }
     }
 
+    func rewrittenCommit(_ commit: String, head: String) throws(RecSyncError) -> String? {
+        guard let e = try entry(CompactionMarker.path, at: head), e.kind == .blob else { return nil }
+        if let known = compactionMarker, known.blob == e.oid { return known.commits[commit] }
+        let bytes = try git("reading \(CompactionMarker.path)") { () throws(GitError) in try repository.blob(e.oid) }
+        // An unreadable marker replays nothing: tokens expire, and clients refetch from nil.
+        let commits = CompactionMarker.decode(bytes)?.commits ?? [:]
+        compactionMarker = (e.oid, commits)
+        return commits[commit]
+    }
+
     func zones(at commit: String, owner: String?) throws(RecSyncError) -> (zones: [ZoneEntry], warnings: [StoreWarning]) {
         let root = try tree(commit)
         var warnings: [StoreWarning] = []
         let top = try git("listing the store") { () throws(GitError) in try repository.treeEntries(root) }
-        for e in top where !(e.name == StoreLayout.manifestPath && e.kind == .blob)
+        for e in top where !((e.name == StoreLayout.manifestPath || e.name == CompactionMarker.path) && e.kind == .blob)
             && !((e.name == StoreLayout.zonesDir || e.name == StoreLayout.tombstonesDir) && e.kind == .tree) {
             warnings.append(StoreWarning(path: e.name, message: "unknown entry at the top of the store; ignored"))
         }

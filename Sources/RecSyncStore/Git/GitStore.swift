@@ -113,11 +113,11 @@ public actor GitStore: RemoteStore {
         return try GitStore(path: try StoreLocation.storePath(location, relativeTo: base), actor: actor)
     }
 
-    /// Opens the store at `location` for one look (`recsync changes`), runs `body`, and lets
+    /// Opens the store at `location` for one look (`recsync changes`, `store compact`), runs `body`, and lets
     /// it go: a network store through a throwaway mirror in the temporary directory, removed
     /// afterwards (a mirror that cannot be removed is an error naming it, once `body` is done).
     public static func withStore<T>(
-        at location: String, relativeTo base: String, actor: StoreActor, _ body: (any RemoteStore) async throws(RecSyncError) -> T
+        at location: String, relativeTo base: String, actor: StoreActor, _ body: (GitStore) async throws(RecSyncError) -> T
     ) async throws(RecSyncError) -> T {
         guard StoreLocation.isNetwork(location) else {
             return try await body(GitStore.open(location: location, relativeTo: base, actor: actor))

@@ -78,6 +78,28 @@ final class RemoteMirror {
         }
     }
 
+    /// Replaces the remote's head with `commit` (a rewritten history) if it still is `expected`:
+    /// a force push guarded by the expected old value (`GitRepository.forcePush`), then the
+    /// mirror's ref. Nil when it landed, else the remote's reason for refusing: the caller
+    /// fetches, and computes again if the store moved.
+    func forcePublish(_ commit: GitOID, over expected: GitOID, in repository: GitRepository) throws(RecSyncError) -> String? {
+        let result: GitPushResult
+        do {
+            result = try repository.forcePush(commit, to: GitBackend.headRef, expecting: expected, at: remote, options: options)
+        } catch {
+            throw Self.map(error)
+        }
+        guard case .rejected(let reason) = result else {
+            do {
+                _ = try repository.updateReference(GitBackend.headRef, to: commit, expected: expected, logMessage: "recsync: compacted")
+            } catch {
+                throw GitBackend.wrap(error, "recording the compacted head in the mirror")
+            }
+            return nil
+        }
+        return reason
+    }
+
     static func map(_ error: GitNetworkError) -> RecSyncError {
         switch error.kind {
         case .unreachable: .networkUnavailable(error.message)

@@ -133,6 +133,9 @@ final class MemoryBackend: StoreBackend {
         }
     }
 
+    /// The in-memory store is never compacted: nothing is replayed.
+    func rewrittenCommit(_ commit: String, head: String) throws(RecSyncError) -> String? { nil }
+
     func zones(at commit: String, owner: String?) throws(RecSyncError) -> (zones: [ZoneEntry], warnings: [StoreWarning]) {
         let snap = try snapshot(commit)
         let zones = snap.zones.filter { owner == nil || $0.key.ownerName == owner }.map { id, zone in

@@ -4,7 +4,7 @@ import ArgumentParser
 struct StoreCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "store",
-        abstract: "Create and inspect stores.",
+        abstract: "Create, inspect and compact stores.",
         discussion: """
             A store is a bare git repository with one branch, main. It holds recsync.json \
             (format and store ID), zones/OWNER/ZONE/zone.json (a zone's metadata and share \
@@ -16,6 +16,7 @@ struct StoreCommand: AsyncParsableCommand {
             EXAMPLES
               recsync store init ~/stores/notes.git
               recsync store doctor ~/stores/notes.git --check
+              recsync store compact --keep-last 1000
             """,
-        subcommands: [StoreInitCommand.self, StoreDoctorCommand.self])
+        subcommands: [StoreInitCommand.self, StoreDoctorCommand.self, StoreCompactCommand.self])
 }

@@ -1,0 +1,282 @@
+import Foundation
+import RecSyncGit
+import RecSyncModel
+
+/// Where `GitStore.compact` cuts a store's history.
+public enum CompactionHorizon: Sendable, Hashable {
+    /// Keep the `n` newest commits (first-parent): the horizon is the parent of the `n`th newest.
+    case keepLast(Int)
+    /// Keep the commits made at or after a moment: the horizon is the newest first-parent
+    /// commit older than it (commit time, whole seconds).
+    case before(Date)
+}
+
+/// What `GitStore.compact` did (or would have nothing to do).
+public struct CompactionReport: Sendable, Hashable {
+    /// False when there was nothing to compact: the store was left as it was.
+    public var compacted: Bool
+    /// The head before, and after (the same when nothing was compacted).
+    public var oldHead: String
+    public var newHead: String
+    /// The horizon commit of the old history (its tree is the new root's), and its commit
+    /// time (milliseconds since the epoch); nil when no commit qualified.
+    public var horizon: String?
+    public var horizonTime: Int64?
+    /// The new root commit.
+    public var newRoot: String?
+    /// First-parent commits from the head before and after.
+    public var commitsBefore: Int
+    public var commitsAfter: Int
+    /// Commits folded into the new root (the horizon and everything before it).
+    public var commitsFolded: Int
+    /// Commits after the horizon, replayed on the new root with their trees, authors,
+    /// messages and times.
+    public var commitsReplayed: Int
+    /// Zones whose `deleted` tombstones were dropped (`dropDeletedTombstones`).
+    public var tombstonesDropped: [ZoneID]
+    /// Old commits that tokens may still name and that now stand for new ones (the horizon
+    /// and the replayed commits, plus those carried over from earlier compactions).
+    public var tokenMapEntries: Int
+    /// How many times the compaction was computed: more than one when the store moved under it.
+    public var attempts: Int
+}
+
+/// The marker a compaction leaves in the store's tree (`compaction.json` at the top): which
+/// new commit each kept old commit became, so that change tokens naming them keep working.
+///
+/// It lives in the tree, not in a ref or a note, so that it moves with `main` in the same
+/// compare-and-swap, reaches every mirror by the fetch that brings the new history, and
+/// survives a plain `git clone` (which copies neither `refs/recsync/*` nor notes).
+struct CompactionMarker: Sendable, Hashable {
+    static let path = "compaction.json"
+    static let format = 1
+
+    /// The old horizon commit, its commit time (milliseconds since the epoch), and the new root.
+    var horizon: String
+    var horizonTime: Int64
+    var root: String
+    var compacted: ChangeStamp
+    /// Old commit → the commit of today's history it stands for.
+    var commits: [String: String]
+
+    func encoded() -> [UInt8] {
+        JSON.serialize(.object([
+            "format": .int(Int64(Self.format)),
+            "horizon": .object(["commit": .string(horizon), "time": .int(horizonTime), "root": .string(root)]),
+            "compacted": ZoneDocuments.stamp(compacted),
+            "commits": .object(commits.mapValues { .string($0) }),
+        ]), pretty: true)
+    }
+
+    /// Reads a marker; nil when it is not one this recsync wrote (tokens then simply expire).
+    static func decode(_ bytes: [UInt8]) -> CompactionMarker? {
+        let json: JSONValue
+        do { json = try JSON.parse(bytes) } catch { return nil }
+        guard case .object(let o) = json, case .int(let f)? = o["format"], f == Int64(format),
+              case .object(let h)? = o["horizon"], case .string(let horizon)? = h["commit"], case .string(let root)? = h["root"],
+              case .object(let map)? = o["commits"] else { return nil }
+        var commits: [String: String] = [:]
+        for (old, new) in map {
+            guard case .string(let n) = new, GitOID(hex: old) != nil, GitOID(hex: n) != nil else { return nil }
+            commits[old] = n
+        }
+        var time: Int64 = 0
+        if case .int(let t)? = h["time"] { time = t }
+        let stamp = o["compacted"].flatMap(ZoneDocuments.decodeStamp) ?? ChangeStamp(timestamp: 0, userRecordName: "")
+        return CompactionMarker(horizon: horizon, horizonTime: time, root: root, compacted: stamp, commits: commits)
+    }
+}
+
+extension GitStore {
+    /// How many times a compaction is recomputed when other writers moved the head first.
+    static let maxCompactionAttempts = 32
+
+    /// Rewrites the history before `horizon` into one root commit and replays the commits
+    /// after it on top, then moves `main` by compare-and-swap (issue 13 §4).
+    ///
+    /// The root's tree is the horizon commit's: every live record, zone, share and tombstone
+    /// stays (with `dropDeletedTombstones`, tombstones of zones deleted — not purged, not
+    /// reset — at or before the horizon go, from the root and the replayed trees alike). The
+    /// replayed commits keep their trees, authors, committers, messages and times; a last
+    /// commit adds `compaction.json` (`CompactionMarker`), through which change tokens naming
+    /// the horizon or a replayed commit keep working; tokens naming older commits expire
+    /// (`changeTokenExpired`), and clients refetch from nil.
+    ///
+    /// A local store's ref moves only if it still names the head the compaction read; a
+    /// network store is force-pushed, guarded the same way (`GitRepository.forcePush`). When
+    /// another writer got in first, the compaction is computed again on the new head.
+    public func compact(_ horizon: CompactionHorizon, dropDeletedTombstones: Bool = false) throws(RecSyncError) -> CompactionReport {
+        try compact(horizon, dropDeletedTombstones: dropDeletedTombstones, beforePublishing: { _ throws(RecSyncError) in })
+    }
+
+    /// `compact`, with `beforePublishing` run between computing and publishing each attempt
+    /// (tests move the store there).
+    func compact(_ horizon: CompactionHorizon, dropDeletedTombstones: Bool, beforePublishing: @Sendable (Int) throws(RecSyncError) -> Void) throws(RecSyncError) -> CompactionReport {
+        if case .keepLast(let n) = horizon, n < 1 {
+            throw .invalidArguments("--keep-last must be at least 1 (it counts the newest commits to keep)")
+        }
+        let backend = core.backend
+        let repository = backend.repository
+        let actor = core.actor
+        var refusal: String?
+        for attempt in 1...Self.maxCompactionAttempts {
+            if let link = backend.remote {
+                let seen = refusal == nil ? nil : try backend.head()
+                try link.fetch(into: repository)
+                // Refused while the remote still held what we expected: not a race but a server
+                // that forbids rewriting history.
+                if let refusal, try backend.head() == seen {
+                    throw .permissionFailure("\(link.remote.redacted) refused to replace its history (\(refusal)) although nobody else had written; a compaction needs a force push: allow it for you (receive.denyNonFastForwards = false, or lift the branch protection), or compact the store where it lives with 'recsync store compact PATH'")
+                }
+            }
+            let head = try backend.head()
+            guard let headOID = GitOID(hex: head) else { throw .storeCorrupt("the store's head '\(head)' is not a commit ID") }
+            let rewrite = try Self.git("compacting the store") { () throws(GitError) -> HistoryRewrite? in
+                try HistoryRewrite.compute(in: repository, head: headOID, horizon: horizon, dropDeletedTombstones: dropDeletedTombstones, actor: actor)
+            }
+            guard var rewrite else {
+                var report = try nothingToCompact(head: headOID)
+                report.attempts = attempt
+                return report
+            }
+            try beforePublishing(attempt)
+            let landed: Bool
+            if let link = backend.remote {
+                refusal = try link.forcePublish(rewrite.newHead, over: headOID, in: repository)
+                landed = refusal == nil
+            } else {
+                landed = try Self.git("moving the head") { () throws(GitError) in
+                    try repository.updateReference(GitBackend.headRef, to: rewrite.newHead, expected: headOID, logMessage: "recsync: compact history")
+                }
+                if !landed, let lock = repository.referenceLock(GitBackend.headRef), lock.isStale() {
+                    throw GitStore.staleLockError(lock, store: repository.path)
+                }
+            }
+            if landed {
+                rewrite.report.attempts = attempt
+                return rewrite.report
+            }
+            // Another writer got in first: a short random pause, longer with each attempt, lets
+            // the compaction slip between their writes; then look again and compute on the new head.
+            usleep(UInt32.random(in: 0...UInt32(min(100_000, 1_000 << min(attempt, 7)))))
+        }
+        throw .storeBusy("the store kept moving while recsync compacted it (\(Self.maxCompactionAttempts) attempts); nothing was changed. Run the compaction again when fewer writers are busy")
+    }
+
+    /// The report of a compaction with nothing to do.
+    private func nothingToCompact(head: GitOID) throws(RecSyncError) -> CompactionReport {
+        var count = 0
+        try walkHistory { (_, _) throws(GitError) -> Bool in
+            count += 1
+            return true
+        }
+        return CompactionReport(compacted: false, oldHead: head.hex, newHead: head.hex, horizon: nil, horizonTime: nil, newRoot: nil,
+                                commitsBefore: count, commitsAfter: count, commitsFolded: 0, commitsReplayed: 0,
+                                tombstonesDropped: [], tokenMapEntries: 0, attempts: 1)
+    }
+
+    static func git<T>(_ doing: String, _ body: () throws(GitError) -> T) throws(RecSyncError) -> T {
+        do { return try body() } catch { throw GitBackend.wrap(error, doing) }
+    }
+}
+
+/// One computed compaction: the new history's objects are written, no ref has moved yet.
+struct HistoryRewrite {
+    var newHead: GitOID
+    var report: CompactionReport
+
+    /// Writes the compacted history of `head` (one pack file); nil when there is nothing to
+    /// compact (no commit before the horizon, and no tombstone to drop).
+    static func compute(
+        in repository: GitRepository, head: GitOID, horizon: CompactionHorizon, dropDeletedTombstones: Bool, actor: StoreActor
+    ) throws(GitError) -> HistoryRewrite? {
+        // The first-parent chain, newest first.
+        var chain: [GitCommit] = []
+        var next: GitOID? = head
+        while let oid = next {
+            let commit = try repository.commit(oid)
+            chain.append(commit)
+            next = commit.parents.first
+        }
+        let horizonIndex: Int
+        switch horizon {
+        case .keepLast(let n):
+            guard n < chain.count else { return nil }
+            horizonIndex = n
+        case .before(let date):
+            let cut = Int64(date.timeIntervalSince1970.rounded(.up))
+            guard let i = chain.firstIndex(where: { $0.time < cut }) else { return nil }
+            horizonIndex = i
+        }
+        let horizonCommit = chain[horizonIndex]
+        let dropped = dropDeletedTombstones ? try deletedTombstones(in: repository, tree: horizonCommit.tree) : []
+        // Already a root, with nothing to drop: the history before the horizon is one commit.
+        if horizonCommit.parents.isEmpty && dropped.isEmpty { return nil }
+
+        let bulk = try GitRepository.open(at: repository.path, bulkWrites: true)
+        /// A tree without the dropped tombstones (only where it still holds the same blob).
+        func pruned(_ tree: GitOID) throws(GitError) -> GitOID {
+            var removals: [GitTreeUpdate] = []
+            for (path, blob, _) in dropped where try bulk.entry(atPath: path, inTree: tree)?.oid == blob {
+                removals.append(.remove(path: path))
+            }
+            return removals.isEmpty ? tree : try bulk.updateTree(base: tree, updates: removals)
+        }
+        let folded = chain.count - horizonIndex
+        let when = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(horizonCommit.time)))
+        let rootMessage = "Compacted history: \(folded) commits up to \(horizonCommit.oid.hex) (\(when)) folded into this one\n\nRecsync-Compacted-From: \(horizonCommit.oid.hex)\n"
+        let root = try bulk.copyCommit(horizonCommit.oid, tree: pruned(horizonCommit.tree), parents: [], message: rootMessage)
+        var map: [String: String] = [horizonCommit.oid.hex: root.hex]
+        var tip = root
+        var tipTree = try pruned(horizonCommit.tree)
+        for commit in chain[..<horizonIndex].reversed() {
+            tipTree = try pruned(commit.tree)
+            tip = try bulk.copyCommit(commit.oid, tree: tipTree, parents: [tip])
+            map[commit.oid.hex] = tip.hex
+        }
+        // Tokens an earlier compaction kept working keep working if their commit is kept again.
+        if let entry = try repository.entry(atPath: CompactionMarker.path, inTree: chain[0].tree), entry.kind == .blob,
+           let earlier = CompactionMarker.decode(try repository.blob(entry.oid)) {
+            for (old, replayed) in earlier.commits where map[old] == nil {
+                if let now = map[replayed] { map[old] = now }
+            }
+        }
+        let time = actor.clock()
+        let marker = CompactionMarker(horizon: horizonCommit.oid.hex, horizonTime: horizonCommit.time * 1000, root: root.hex,
+                                      compacted: ChangeStamp(timestamp: time, userRecordName: actor.userRecordName), commits: map)
+        let markerBlob = try bulk.createBlob(marker.encoded())
+        let markerTree = try bulk.updateTree(base: tipTree, updates: [.upsertBlob(path: CompactionMarker.path, oid: markerBlob)])
+        let signature = GitSignature(name: actor.displayName, email: actor.email, time: time / 1000)
+        let replayed = horizonIndex
+        var message = "\(actor.userRecordName): compact store history before \(when)\n\n"
+        message += "\(folded) commits folded into the root \(root.hex), \(replayed) replayed on it"
+        if !dropped.isEmpty { message += ", \(dropped.count) deleted-zone tombstones dropped" }
+        message += ".\nChange tokens naming the horizon or a replayed commit follow compaction.json; older ones expire.\n"
+        let newHead = try bulk.createCommit(tree: markerTree, parents: [tip], author: signature, message: message)
+        try bulk.writePack()
+
+        let report = CompactionReport(
+            compacted: true, oldHead: head.hex, newHead: newHead.hex, horizon: horizonCommit.oid.hex, horizonTime: horizonCommit.time * 1000,
+            newRoot: root.hex, commitsBefore: chain.count, commitsAfter: replayed + 2, commitsFolded: folded, commitsReplayed: replayed,
+            tombstonesDropped: dropped.map(\.zone), tokenMapEntries: map.count, attempts: 1)
+        return HistoryRewrite(newHead: newHead, report: report)
+    }
+
+    /// The tombstones at `tree` whose reason is `deleted`: path, blob, zone.
+    static func deletedTombstones(in repository: GitRepository, tree: GitOID) throws(GitError) -> [(path: String, blob: GitOID, zone: ZoneID)] {
+        guard let top = try repository.entry(atPath: StoreLayout.tombstonesDir, inTree: tree), top.kind == .tree else { return [] }
+        var result: [(path: String, blob: GitOID, zone: ZoneID)] = []
+        for owner in try repository.treeEntries(top.oid) where owner.kind == .tree {
+            guard let ownerName = StoreLayout.unescape(owner.name) else { continue }
+            for file in try repository.treeEntries(owner.oid) where file.kind == .blob && file.name.hasSuffix(".json") {
+                // Only a tombstone recsync can name and read as `deleted`; anything else stays.
+                guard let zoneName = StoreLayout.unescape(String(file.name.dropLast(5))) else { continue }
+                let zone: ZoneID
+                do { zone = try ZoneID(zoneName: zoneName, ownerName: ownerName) } catch { continue }
+                guard ZoneDocuments.recordedReason(try repository.blob(file.oid)) == .deleted else { continue }
+                result.append(("\(StoreLayout.tombstonesDir)/\(owner.name)/\(file.name)", file.oid, zone))
+            }
+        }
+        return result
+    }
+}
