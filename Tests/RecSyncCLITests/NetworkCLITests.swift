@@ -252,6 +252,8 @@ import Testing
         do {
             let unanswered = try UnansweredPort()
             try pointAt(unanswered.url("git", "store.git"))
+            // Something to send: a push with nothing to send does not ask the store.
+            try f.put("notes/r", #"{"n": 1}"#, in: "laptop")
             start = clock.now
             let dropped = try f.run(["push"], in: "laptop", environment: ["RECSYNC_CONNECT_TIMEOUT": "0.5"], expect: 5)
             elapsed = clock.now - start
