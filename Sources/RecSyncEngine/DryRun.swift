@@ -22,8 +22,8 @@ public struct PushPlan: Sendable, Hashable {
     public var zonesRemoved: [ZoneDeletion] = []
     /// Conflicts still pending from before: held back.
     public var conflictsPending: [RecordID] = []
-    /// Files that would stop the push (`path: problem`).
-    public var problems: [String] = []
+    /// Files that would stop the push.
+    public var problems: [FileProblem] = []
     /// Files that are not records: left alone.
     public var untracked: [String] = []
 

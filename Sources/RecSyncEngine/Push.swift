@@ -51,7 +51,7 @@ extension SyncEngine {
             scans.append(scan)
             if ws.awaitsReupload(zone) { reupload.insert(zone) }
             if let shared = storeZoneByID[zone], shared.permission(for: ws.user) == .readOnly, !scan.changes.isEmpty {
-                problems.append("\(ws.relative(ws.zoneDirectory(zone))): zone '\(zone)' is shared with \(ws.user) read-only; undo these changes or ask \(zone.ownerName) for write access")
+                problems.append(FileProblem(path: ws.relative(ws.zoneDirectory(zone)), message: "zone '\(zone)' is shared with \(ws.user) read-only; undo these changes or ask \(zone.ownerName) for write access"))
             }
             if storeZoneByID[zone] == nil {
                 if zone.ownerName == ws.user {
@@ -60,7 +60,7 @@ extension SyncEngine {
                     // has removed: upload them again rather than let a later pull drop them.
                     if zonesToCreate.contains(zone), scan.records.contains(where: { $0.knownTag != nil }) { reupload.insert(zone) }
                 } else if !scan.changes.isEmpty {
-                    problems.append("\(ws.relative(ws.zoneDirectory(zone))): zone '\(zone)' is not shared with \(ws.user); pull to remove it, then move your files elsewhere")
+                    problems.append(FileProblem(path: ws.relative(ws.zoneDirectory(zone)), message: "zone '\(zone)' is not shared with \(ws.user); pull to remove it, then move your files elsewhere"))
                 }
             }
         }
@@ -111,7 +111,7 @@ extension SyncEngine {
                     try record.validate()
                     saves.append(record)
                 } catch {
-                    problems.append("\(ws.relative(ws.recordPath(r.recordID))): \(error.message)")
+                    problems.append(FileProblem(path: ws.relative(ws.recordPath(r.recordID)), message: error.message))
                     byID[r.recordID] = nil
                 }
             }

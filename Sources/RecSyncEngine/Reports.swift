@@ -115,7 +115,8 @@ public struct StatusReport: Sendable, Hashable {
     /// Zones kept after an encrypted-data reset, which the next push creates and uploads again.
     public var zonesToUploadAgain: [ZoneID] = []
     public var conflicts: [RecordID] = []
-    public var problems: [String] = []
+    /// Files that cannot be pushed as they are, and why.
+    public var problems: [FileProblem] = []
     /// Files that are not records and no ignore rule covers (paths as shown): a warning only.
     public var untracked: [String] = []
 

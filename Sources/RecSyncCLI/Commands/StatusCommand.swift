@@ -61,7 +61,7 @@ struct StatusCommand: RecSyncSubcommand {
             console.out("\(letter) \(change.path)")
         }
         for id in report.conflicts { console.out(console.paint("C", .red) + " " + ws.relative(ws.recordPath(id))) }
-        for problem in report.problems { console.out(console.paint("!", .red) + " " + problem) }
+        for problem in report.problems { console.out(console.paint("!", .red) + " \(problem)") }
         for path in report.untracked { console.out(console.paint("?", .yellow) + " \(path) (\(SyncOutput.untrackedReason))") }
         if report.isClean {
             console.info("nothing to push; the workspace matches what was last synced")

@@ -236,7 +236,12 @@ struct SyncOutput {
 
     func recordJSON(_ id: RecordID) -> JSONValue { .object(Self.recordObject(id, workspace: workspace)) }
 
-    /// A `path: message` line of the library as `{"path", "message"}` (docs/json.md's
+    /// A file and its problem as `{"path", "message"}` (docs/json.md's `problem`).
+    static func problemJSON(_ problem: FileProblem) -> JSONValue {
+        .object(["path": .string(problem.path), "message": .string(problem.message)])
+    }
+
+    /// A `path: message` line of the library (a push's `notSent`) as `{"path", "message"}` (docs/json.md's
     /// `problem`). The library builds these lines as path, colon, space, message; a line
     /// without that shape is all message.
     static func problemJSON(_ line: String) -> JSONValue {
