@@ -78,7 +78,10 @@ extension Workspace {
         var untracked: [String] = []
         var records: [LocalRecord] = []
         var files = Set(FileIO.listUnsorted(dir).filter { !$0.hasPrefix(".") })
-        let sidecars = Set(FileIO.listUnsorted("\(dir)/.system").filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") })
+        // Sidecars are recsync's own files and are not stat'ed one by one; one the directory
+        // listing says is a link or other non-file is inspected in full (and reported).
+        let (sidecarNames, oddSidecars) = FileIO.listUnsortedNotingNonRegular("\(dir)/.system")
+        let sidecars = Set(sidecarNames.filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") })
         // Names that cannot be records and have no sidecar: ignored, or untracked (a warning).
         // A record file with a sidecar is tracked whatever the rules say, as in git.
         let rules = try IgnoreRules.load(self)
@@ -109,17 +112,18 @@ extension Workspace {
             let listed = sidecars.contains(file)
             if listed { sidecarsSeen += 1 }
             // The fast path of `inspect`, without building a record nobody keeps.
-            if changesOnly, listed, handles.zone >= 0, let stamps = index.stamps(file), stamps.side != nil, let stamp = stamps.file,
+            let odd = oddSidecars.contains(file)
+            if changesOnly, listed, !odd, handles.zone >= 0, let stamps = index.stamps(file), stamps.side != nil, let stamp = stamps.file,
                let info = FileIO.info(in: handles.zone, file), info.isRegular,
                info.stamp == stamp, file.hasSuffix(".json") {
                 continue
             }
-            keep(try await inspect(zone: zone, file: file, index: &index, base: base, handles: handles, sidecarListed: listed))
+            keep(try await inspect(zone: zone, file: file, index: &index, base: base, handles: handles, sidecarListed: odd ? nil : listed))
         }
         // A sidecar without its file (a deleted record), when there is any.
         if sidecarsSeen < sidecars.count {
             for file in sidecars where !files.contains(file) {
-                keep(try await inspect(zone: zone, file: file, index: &index, base: base, handles: handles, sidecarListed: true))
+                keep(try await inspect(zone: zone, file: file, index: &index, base: base, handles: handles, sidecarListed: oddSidecars.contains(file) ? nil : true))
             }
         }
         return ZoneScan(zone: zone, records: records, problems: problems, untracked: untracked.sorted(), index: index)
