@@ -24,7 +24,7 @@ import Testing
         let status = try f.json(["status"], in: "phone")
         #expect(((status["changes"] as? [[String: Any]]) ?? []).map { "\($0["kind"]!) \($0["path"]!)" }.sorted()
                 == ["deleted private/notes/r2.json", "new private/notes/r3.json"])
-        #expect(try f.run(["status", "-q"], in: "phone").lines == ["D private/notes/r2.json", "A private/notes/r3.json"])
+        #expect(try f.run(["status"], in: "phone").lines == ["D private/notes/r2.json", "A private/notes/r3.json"])
         try f.run(["push"], in: "laptop")
         try f.run(["push"], in: "phone")
         try f.run(["pull"], in: "laptop")
