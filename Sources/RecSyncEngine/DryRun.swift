@@ -11,6 +11,9 @@ public struct PushPlan: Sendable, Hashable {
     /// Records the store changed since this workspace last synced them (or holds though they
     /// are new here): a push would make them conflicts, or `force` overwrite them.
     public var conflicts: [RecordID] = []
+    /// Those of `conflicts` the store deleted since this workspace synced them: a push would
+    /// make them conflicts, or `force` bring them back.
+    public var deletedOnStore: [RecordID] = []
     /// Whether `conflicts` was checked with the store (false: it could not be reached).
     public var conflictsChecked = true
     /// Why the store could not be asked, when it could not.
@@ -19,8 +22,8 @@ public struct PushPlan: Sendable, Hashable {
     public var zonesRemoved: [ZoneDeletion] = []
     /// Conflicts still pending from before: held back.
     public var conflictsPending: [RecordID] = []
-    /// Files that would stop the push (`path: problem`).
-    public var problems: [String] = []
+    /// Files that would stop the push.
+    public var problems: [FileProblem] = []
     /// Files that are not records: left alone.
     public var untracked: [String] = []
 
@@ -101,6 +104,7 @@ extension SyncEngine {
             let pending = Set(try ws.allConflicts().map(\.recordID))
             plan.conflictsPending = pending.sorted()
             var known: [RecordID: String?] = [:]
+            var deletedHere = Set<RecordID>()
             var scans: [ZoneScan] = []
             if let engine {
                 scans = try await engine.scanZones(zones, workspace: ws, changesOnly: true, savingIndex: false)
@@ -118,6 +122,7 @@ extension SyncEngine {
                     }
                     plan.changes.append(LocalChange(kind: kind, recordID: r.recordID, path: ws.relative(ws.recordPath(r.recordID))))
                     known[r.recordID] = r.knownTag
+                    if kind == .deleted { deletedHere.insert(r.recordID) }
                 }
             }
             plan.changes.sort { $0.recordID < $1.recordID }
@@ -128,7 +133,10 @@ extension SyncEngine {
                     let base = known[result.recordID] ?? nil
                     switch result.result {
                     case .success(let stored) where stored.changeTag != base: plan.conflicts.append(result.recordID)
-                    case .failure(.unknownItem) where base != nil: plan.conflicts.append(result.recordID)  // deleted there
+                    case .failure(.unknownItem) where base != nil && !deletedHere.contains(result.recordID):
+                        // Deleted there (deleted here too, it is already what the push wants).
+                        plan.conflicts.append(result.recordID)
+                        plan.deletedOnStore.append(result.recordID)
                     default: break
                     }
                 }

@@ -55,7 +55,7 @@ extension SyncEngine {
             scans.append(scan)
             if ws.awaitsReupload(zone) { reupload.insert(zone) }
             if let shared = storeZoneByID[zone], shared.permission(for: ws.user) == .readOnly, !scan.changes.isEmpty {
-                problems.append("\(ws.relative(ws.zoneDirectory(zone))): zone '\(zone)' is shared with \(ws.user) read-only; undo these changes or ask \(zone.ownerName) for write access")
+                problems.append(FileProblem(path: ws.relative(ws.zoneDirectory(zone)), message: "zone '\(zone)' is shared with \(ws.user) read-only; undo these changes or ask \(zone.ownerName) for write access"))
             }
             if storeZoneByID[zone] == nil {
                 if zone.ownerName == ws.user {
@@ -64,7 +64,7 @@ extension SyncEngine {
                     // has removed: upload them again rather than let a later pull drop them.
                     if zonesToCreate.contains(zone), scan.records.contains(where: { $0.knownTag != nil }) { reupload.insert(zone) }
                 } else if !scan.changes.isEmpty {
-                    problems.append("\(ws.relative(ws.zoneDirectory(zone))): zone '\(zone)' is not shared with \(ws.user); pull to remove it, then move your files elsewhere")
+                    problems.append(FileProblem(path: ws.relative(ws.zoneDirectory(zone)), message: "zone '\(zone)' is not shared with \(ws.user); pull to remove it, then move your files elsewhere"))
                 }
             }
         }
@@ -115,7 +115,7 @@ extension SyncEngine {
                     try record.validate()
                     saves.append(record)
                 } catch {
-                    problems.append("\(ws.relative(ws.recordPath(r.recordID))): \(error.message)")
+                    problems.append(FileProblem(path: ws.relative(ws.recordPath(r.recordID)), message: error.message))
                     byID[r.recordID] = nil
                 }
             }
@@ -197,6 +197,9 @@ extension SyncEngine {
                 report.notSent.append("\(ws.relative(ws.recordPath(item.recordID))): \(e.message)")
             }
         }
+        // Only what landed was overwritten (an atomic zone with a refused item lands nothing).
+        let landed = Set(report.saved + report.deleted)
+        report.overwritten.removeAll { !landed.contains($0.recordID) }
         // Records the store deleted along with a deleteSelf target (result.cascadedDeletions)
         // are removed here by the next pull, the usual way (and kept if edited meanwhile).
         // Remember what was saved, for the next pull to check (see `checkPushedRecords`).
@@ -242,28 +245,38 @@ extension SyncEngine {
         return fields
     }
 
+    /// What a forced push is about to replace without having seen it: records whose store
+    /// change tag is not the one the workspace sent as its base, and records saved at a tag
+    /// the workspace knew that the store has deleted since (the push brings them back). Read
+    /// just before sending, so a write that lands in between is overwritten too but not listed.
+    /// A local deletion of a record the store deleted too replaces nothing.
+    func versionsToOverwrite(saves: [Record], deletions: [RecordDeletion]) async throws(RecSyncError) -> [OverwrittenRecord] {
+        var known: [RecordID: String?] = [:]
+        for r in saves { known[r.recordID] = r.changeTag }
+        for d in deletions { known[d.recordID] = d.changeTag }
+        let saved = Set(saves.map(\.recordID))
+        var overwritten: [OverwrittenRecord] = []
+        for result in try await store.fetchRecords(known.keys.sorted(), desiredKeys: []) {
+            let base = known[result.recordID] ?? nil
+            switch result.result {
+            case .success(let stored):
+                guard let tag = stored.changeTag, tag != base else { continue }
+                overwritten.append(OverwrittenRecord(recordID: result.recordID, changeTag: tag, knownTag: base))
+            case .failure(.unknownItem) where base != nil && saved.contains(result.recordID):
+                overwritten.append(OverwrittenRecord(recordID: result.recordID, changeTag: nil, knownTag: base))
+            default:
+                continue
+            }
+        }
+        return overwritten.sorted { $0.recordID < $1.recordID }
+    }
+
     /// Learns why zones of this workspace's user that the store lacks went away, before
     /// anything is created (only an explicit `zone create` brings a deleted zone back):
     /// deleted → removed here as a pull does (unpushed work to lost+found); purged → removed
     /// likewise and refused (userDeletedZone: never uploaded again); encryptedDataReset →
     /// kept and marked for uploading again. A zone with no tombstone is new. Returns the
     /// zones removed.
-    /// What a forced push is about to replace without having seen it: records whose store
-    /// change tag is not the one the workspace sent as its base. Read just before sending, so
-    /// a write that lands in between is overwritten too but not listed.
-    func versionsToOverwrite(saves: [Record], deletions: [RecordDeletion]) async throws(RecSyncError) -> [OverwrittenRecord] {
-        var known: [RecordID: String?] = [:]
-        for r in saves { known[r.recordID] = r.changeTag }
-        for d in deletions { known[d.recordID] = d.changeTag }
-        var overwritten: [OverwrittenRecord] = []
-        for result in try await store.fetchRecords(known.keys.sorted(), desiredKeys: []) {
-            guard case .success(let stored) = result.result, let tag = stored.changeTag else { continue }
-            let base = known[result.recordID] ?? nil
-            if tag != base { overwritten.append(OverwrittenRecord(recordID: result.recordID, changeTag: tag, knownTag: base)) }
-        }
-        return overwritten.sorted { $0.recordID < $1.recordID }
-    }
-
     func applyZoneDeletions(_ missing: [ZoneID], workspace ws: Workspace, report: inout PushReport, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) -> Set<ZoneID> {
         let mine = missing.filter { $0.ownerName == ws.user }
         guard !mine.isEmpty else { return [] }

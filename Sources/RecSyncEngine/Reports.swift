@@ -71,21 +71,27 @@ public struct PushReport: Sendable, Hashable {
     /// refuse the rest (paths as shown).
     public var untracked: [String] = []
     /// With `force`: records whose store version was not the one this workspace last synced,
-    /// replaced (or deleted) by the push, with the change tag the store held just before.
+    /// replaced (or deleted) by the push, with the change tag the store held just before; and
+    /// records deleted on the store since this workspace synced them, brought back by the push.
     public var overwritten: [OverwrittenRecord] = []
 
     public init() {}
 }
 
-/// A store version a forced push replaced without having seen it.
+/// A store version a forced push replaced without having seen it: another version, or the
+/// record's deletion.
 public struct OverwrittenRecord: Sendable, Hashable {
     public var recordID: RecordID
-    /// The change tag the store held just before the push.
-    public var changeTag: String
+    /// The change tag the store held just before the push (nil: the store had deleted the
+    /// record since this workspace synced it, and the push brought it back).
+    public var changeTag: String?
     /// The change tag this workspace had last synced (nil: it never had the record).
     public var knownTag: String?
 
-    public init(recordID: RecordID, changeTag: String, knownTag: String?) {
+    /// Whether the store had deleted the record: the push brought it back.
+    public var wasDeleted: Bool { changeTag == nil }
+
+    public init(recordID: RecordID, changeTag: String?, knownTag: String?) {
         self.recordID = recordID
         self.changeTag = changeTag
         self.knownTag = knownTag
@@ -109,7 +115,8 @@ public struct StatusReport: Sendable, Hashable {
     /// Zones kept after an encrypted-data reset, which the next push creates and uploads again.
     public var zonesToUploadAgain: [ZoneID] = []
     public var conflicts: [RecordID] = []
-    public var problems: [String] = []
+    /// Files that cannot be pushed as they are, and why.
+    public var problems: [FileProblem] = []
     /// Files that are not records and no ignore rule covers (paths as shown): a warning only.
     public var untracked: [String] = []
     /// When the workspace last pulled from or pushed to its store (milliseconds since the

@@ -99,19 +99,19 @@ public struct SyncEngine: Sendable {
     static func status(workspace: Workspace, engine: SyncEngine?) async throws(RecSyncError) -> StatusReport {
         var report = StatusReport()
         do throws(RecSyncError) { report.lastContact = try workspace.lastContact() } catch {
-            report.problems.append("\(error.message)")
+            report.problems.append(FileProblem(path: workspace.relative(workspace.lastContactPath), message: error.message))
         }
         // A pull killed half-way leaves files it was creating: clear them up first (when no
         // sync is running), or they would read as new records.
         if !workspace.leftoverRegistries.isEmpty {
             do throws(RecSyncError) {
                 let keptAside = try workspace.withLock(purpose: "status") { () throws(RecSyncError) in workspace.removeStaleTemporaryFiles() }
-                report.problems += keptAside.map { "\(workspace.relative($0)): a file an interrupted pull was writing held something else; kept there" }
+                report.problems += keptAside.map { FileProblem(path: workspace.relative($0), message: "a file an interrupted pull was writing held something else; kept there") }
             } catch .workspaceLocked {
                 // A sync is running: it clears them up itself.
             } catch {
                 // Status only reports; a workspace it cannot lock (read-only) still gets one.
-                report.problems.append("\(workspace.relative(workspace.stateDir)): files an interrupted pull was writing are left, and could not be cleared now (\(error.message)); the next pull clears them")
+                report.problems.append(FileProblem(path: workspace.relative(workspace.stateDir), message: "files an interrupted pull was writing are left, and could not be cleared now (\(error.message)); the next pull clears them"))
             }
         }
         // Conflicts whose sides are the same by now settle themselves, when no sync is running
@@ -131,7 +131,7 @@ public struct SyncEngine: Sendable {
             let missing = zones.filter { !onStore.contains($0) && $0.ownerName == workspace.user }
             for deletion in try await missing.isEmpty ? [] : store.fetchZoneDeletions(missing) where deletion.reason != .encryptedDataReset {
                 removed.insert(deletion.zoneID)
-                report.problems.append("\(workspace.relative(workspace.zoneDirectory(deletion.zoneID)))/: zone \(deletion.reason.rawValue) on the store; the next pull or push removes it here (unpushed edits go to lost+found). Only 'recsync zone create \(deletion.zoneID.zoneName)' brings it back")
+                report.problems.append(FileProblem(path: workspace.relative(workspace.zoneDirectory(deletion.zoneID)) + "/", message: "zone \(deletion.reason.rawValue) on the store; the next pull or push removes it here (unpushed edits go to lost+found). Only 'recsync zone create \(deletion.zoneID.zoneName)' brings it back"))
             }
             newZones = Set(missing).subtracting(removed)
             scans = try await engine.scanZones(zones, workspace: workspace, changesOnly: true)
@@ -179,7 +179,7 @@ public struct SyncEngine: Sendable {
                 // The index only saves work: status is right without it, so a failure to save
                 // it (a full disk) is reported, not fatal.
                 do throws(RecSyncError) { try scan.index.save() } catch {
-                    scan.problems.append("\(ws.relative(ws.indexPath(zone))): the stat index could not be saved (\(error.message)); status read every file, and the next one will too")
+                    scan.problems.append(FileProblem(path: ws.relative(ws.indexPath(zone)), message: "the stat index could not be saved (\(error.message)); status read every file, and the next one will too"))
                 }
                 scan.index.unload()
             }

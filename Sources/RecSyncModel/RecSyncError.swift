@@ -133,8 +133,8 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
     case notAStore(String)
     /// Another recsync process holds the workspace lock.
     case workspaceLocked(String)
-    /// Files in the workspace cannot be sent; one `path: problem` line each. Nothing was sent.
-    case invalidFiles([String])
+    /// Files in the workspace cannot be sent; each with its problem. Nothing was sent.
+    case invalidFiles([FileProblem])
     /// Reading or writing a local file failed; `cause` names the system call and its `errno`
     /// when one failed.
     case fileSystem(path: String, message: String, cause: SystemCallFailure? = nil)
@@ -209,7 +209,7 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .workspaceLocked(let holder):
             return "another recsync (\(holder)) is syncing this workspace; wait for it to finish"
         case .invalidFiles(let problems):
-            return "nothing was sent; fix these files first:\n" + problems.map { "  " + $0 }.joined(separator: "\n")
+            return "nothing was sent; fix these files first:\n" + problems.map { "  \($0)" }.joined(separator: "\n")
         case .fileSystem(let path, let message, _):
             return "\(path): \(message)"
         case .networkUnavailable(let m), .networkFailure(let m), .notAuthenticated(let m):
@@ -300,7 +300,7 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .zoneNotFound(let z), .userDeletedZone(let z):
             o["zone"] = .string(z.description)
         case .invalidFiles(let problems):
-            o["files"] = .array(problems.map { .string($0) })
+            o["files"] = .array(problems.map { .object(["path": .string($0.path), "message": .string($0.message)]) })
         case .notDelivered(let ids):
             o["subscriptions"] = .array(ids.map { .string($0) })
         default:

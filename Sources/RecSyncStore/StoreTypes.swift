@@ -17,6 +17,15 @@ public enum SharePermission: String, Sendable, Hashable, Codable {
     case readWrite
 }
 
+/// What a user is to a zone, as `zone list` shows it: its owner, a participant with a
+/// permission, or not among its users.
+public enum ZoneAccess: String, Sendable, Hashable {
+    case owner
+    case readWrite
+    case readOnly
+    case none
+}
+
 /// A user a zone is shared with.
 public struct ShareParticipant: Sendable, Hashable, Codable {
     public var userRecordName: String
@@ -50,6 +59,17 @@ public struct RecordZone: Sendable, Hashable, Codable {
     public func permission(for user: String) -> SharePermission? {
         if zoneID.ownerName == user { return .readWrite }
         return participants.first(where: { $0.userRecordName == user })?.permission
+    }
+
+    /// What `user` is to this zone: its owner, or a participant with their permission (for
+    /// showing; what a user may do is `permission(for:)`).
+    public func access(for user: String) -> ZoneAccess {
+        if zoneID.ownerName == user { return .owner }
+        switch participants.first(where: { $0.userRecordName == user })?.permission {
+        case .readWrite?: return .readWrite
+        case .readOnly?: return .readOnly
+        case nil: return .none
+        }
     }
 }
 

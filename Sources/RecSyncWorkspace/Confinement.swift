@@ -219,6 +219,14 @@ extension FileIO {
 
     /// The entries of an open directory (not `.`/`..`); the descriptor stays open.
     static func list(fd: Int32) -> [String] {
+        var ignored = Set<String>()
+        return list(fd: fd, notRegular: &ignored)
+    }
+
+    /// The entries of an open directory, noting in `notRegular` those `readdir` says are not
+    /// plain files (links, directories, FIFOs…). A file system that does not tell types
+    /// (DT_UNKNOWN) notes nothing: a caller that must know still has to `stat`.
+    static func list(fd: Int32, notRegular: inout Set<String>) -> [String] {
         let copy = dup(fd)
         guard copy >= 0, let dir = fdopendir(copy) else {
             if copy >= 0 { close(copy) }
@@ -229,7 +237,10 @@ extension FileIO {
         var names: [String] = []
         while let entry = readdir(dir) {
             let name = entryName(entry)
-            if name != "." && name != ".." { names.append(name) }
+            guard name != "." && name != ".." else { continue }
+            names.append(name)
+            let type = entryType(entry)
+            if type != UInt8(DT_REG) && type != UInt8(DT_UNKNOWN) { notRegular.insert(name) }
         }
         return names
     }

@@ -146,6 +146,23 @@ public enum FileIO {
         return list(fd: fd)
     }
 
+    /// Entries of a directory in the order the file system gives them, and those of them that
+    /// `readdir` says are not plain files (see `list(fd:notRegular:)`).
+    public static func listUnsortedNotingNonRegular(_ path: String) -> (names: [String], notRegular: Set<String>) {
+        let fd = openDirectory(path)
+        guard fd >= 0 else { return ([], []) }
+        defer { close(fd) }
+        var notRegular = Set<String>()
+        let names = list(fd: fd, notRegular: &notRegular)
+        return (names, notRegular)
+    }
+
+    /// The type byte (`DT_REG`, `DT_LNK`, …) of a `readdir` entry, read in place.
+    static func entryType(_ entry: UnsafeMutablePointer<dirent>) -> UInt8 {
+        let offset = MemoryLayout<dirent>.offset(of: \dirent.d_type) ?? 18
+        return UnsafeRawPointer(entry).load(fromByteOffset: offset, as: UInt8.self)
+    }
+
     /// The name of a `readdir` entry, read in place: an entry is only as long as its name, so
     /// copying the whole `d_name` array could read past the end of the kernel's buffer.
     public static func entryName(_ entry: UnsafeMutablePointer<dirent>) -> String {

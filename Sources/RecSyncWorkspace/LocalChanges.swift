@@ -47,8 +47,8 @@ public struct LocalRecord: Sendable {
 public struct ZoneScan: Sendable {
     public var zone: ZoneID
     public var records: [LocalRecord]
-    /// `path: problem` for files that cannot be read as records.
-    public var problems: [String]
+    /// Files that cannot be read as records, and why.
+    public var problems: [FileProblem]
     /// Files that are not record files (`notes.txt`, a `README`) and no ignore rule covers: a
     /// warning, never a reason to refuse a push (see `IgnoreRules`).
     public var untracked: [String] = []
@@ -74,11 +74,14 @@ extension Workspace {
         let dir = zoneDirectory(zone)
         var index = ZoneIndex.load(self, zone: zone)
         index.loadAll()  // every file is looked up
-        var problems: [String] = []
+        var problems: [FileProblem] = []
         var untracked: [String] = []
         var records: [LocalRecord] = []
         var files = Set(FileIO.listUnsorted(dir).filter { !$0.hasPrefix(".") })
-        let sidecars = Set(FileIO.listUnsorted("\(dir)/.system").filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") })
+        // Sidecars are recsync's own files and are not stat'ed one by one; one the directory
+        // listing says is a link or other non-file is inspected in full (and reported).
+        let (sidecarNames, oddSidecars) = FileIO.listUnsortedNotingNonRegular("\(dir)/.system")
+        let sidecars = Set(sidecarNames.filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") })
         // Names that cannot be records and have no sidecar: ignored, or untracked (a warning).
         // A record file with a sidecar is tracked whatever the rules say, as in git.
         let rules = try IgnoreRules.load(self)
@@ -109,17 +112,18 @@ extension Workspace {
             let listed = sidecars.contains(file)
             if listed { sidecarsSeen += 1 }
             // The fast path of `inspect`, without building a record nobody keeps.
-            if changesOnly, listed, handles.zone >= 0, let stamps = index.stamps(file), stamps.side != nil, let stamp = stamps.file,
+            let odd = oddSidecars.contains(file)
+            if changesOnly, listed, !odd, handles.zone >= 0, let stamps = index.stamps(file), stamps.side != nil, let stamp = stamps.file,
                let info = FileIO.info(in: handles.zone, file), info.isRegular,
                info.stamp == stamp, file.hasSuffix(".json") {
                 continue
             }
-            keep(try await inspect(zone: zone, file: file, index: &index, base: base, handles: handles, sidecarListed: listed))
+            keep(try await inspect(zone: zone, file: file, index: &index, base: base, handles: handles, sidecarListed: odd ? nil : listed))
         }
         // A sidecar without its file (a deleted record), when there is any.
         if sidecarsSeen < sidecars.count {
             for file in sidecars where !files.contains(file) {
-                keep(try await inspect(zone: zone, file: file, index: &index, base: base, handles: handles, sidecarListed: true))
+                keep(try await inspect(zone: zone, file: file, index: &index, base: base, handles: handles, sidecarListed: oddSidecars.contains(file) ? nil : true))
             }
         }
         return ZoneScan(zone: zone, records: records, problems: problems, untracked: untracked.sorted(), index: index)
@@ -128,7 +132,7 @@ extension Workspace {
     /// What one file name of a zone holds.
     public enum Inspection: Sendable {
         case record(LocalRecord)
-        case problem(String)
+        case problem(FileProblem)
         /// Neither a record file nor a sidecar with a synced version.
         case nothing
     }
@@ -176,13 +180,13 @@ extension Workspace {
         let fileExists = fileInfo != nil
         if let fileInfo {
             let rel = relative(path)
-            guard file.hasSuffix(".json") else { return .problem("\(rel): not a record file (record files end in .json)") }
+            guard file.hasSuffix(".json") else { return .problem(FileProblem(path: rel, message: "not a record file (record files end in .json)")) }
             if !fileInfo.isRegular {
-                return .problem("\(rel): is a directory, symbolic link, FIFO or device, not a record file; recsync reads only plain files: remove it")
+                return .problem(FileProblem(path: rel, message: "is a directory, symbolic link, FIFO or device, not a record file; recsync reads only plain files: remove it"))
             }
         }
         if let sideInfo, !sideInfo.isRegular {
-            return .problem("\(relative(sidePath)): the sidecar is a directory, symbolic link, FIFO or device, not a plain file; remove it")
+            return .problem(FileProblem(path: relative(sidePath), message: "the sidecar is a directory, symbolic link, FIFO or device, not a plain file; remove it"))
         }
         let fileStamp = fileInfo?.stamp
         let sideStamp = sideInfo?.stamp
@@ -199,8 +203,8 @@ extension Workspace {
             }
         }
         func problem(_ rel: String, _ error: RecSyncError) -> Inspection {
-            if case .fileSystem(_, let message, _) = error { return .problem("\(rel): \(message)") }
-            return .problem("\(rel): \(error.message)")
+            if case .fileSystem(_, let message, _) = error { return .problem(FileProblem(path: rel, message: message)) }
+            return .problem(FileProblem(path: rel, message: error.message))
         }
         var sideBytes: [UInt8]?
         if sideStamp != nil {
@@ -211,18 +215,18 @@ extension Workspace {
         }
         if let bytes = sideBytes {
             do { system = try WorkspaceEncoding.decodeSystemFields(bytes) } catch {
-                return .problem("\(relative(sidePath)): the sidecar is damaged (\(error.message)); restore it from a snapshot, or delete it to push the file as a new record")
+                return .problem(FileProblem(path: relative(sidePath), message: "the sidecar is damaged (\(error.message)); restore it from a snapshot, or delete it to push the file as a new record"))
             }
             if let s = system, s.recordID.zoneID != zone {
-                return .problem("\(relative(sidePath)): the sidecar belongs to zone '\(s.recordID.zoneID)', not '\(zone)'")
+                return .problem(FileProblem(path: relative(sidePath), message: "the sidecar belongs to zone '\(s.recordID.zoneID)', not '\(zone)'"))
             }
         }
         let recordName = system?.recordID.recordName ?? Self.recordName(forFile: file)
         guard let recordName, let id = try? RecordID(recordName: recordName, zoneID: zone) else {
-            return .problem("\(rel): the file name is not a valid record name (ASCII, 1–255 characters, not starting with '_' or '.'; write '/' as %2F and '%' as %25)")
+            return .problem(FileProblem(path: rel, message: "the file name is not a valid record name (ASCII, 1–255 characters, not starting with '_' or '.'; write '/' as %2F and '%' as %25)"))
         }
         if Self.fileName(for: recordName) != file {
-            return .problem("\(rel): holds record '\(recordName)', whose file name is '\(Self.fileName(for: recordName))'; rename it")
+            return .problem(FileProblem(path: rel, message: "holds record '\(recordName)', whose file name is '\(Self.fileName(for: recordName))'; rename it"))
         }
         var fields: [String: FieldValue]?
         var deleted: [String] = []
@@ -235,7 +239,7 @@ extension Workspace {
         }
         if let bytes = fileBytes {
             do { (fields, deleted) = try WorkspaceEncoding.decodeFieldsAndDeletions(bytes) } catch {
-                return .problem("\(rel): \(error.message)")
+                return .problem(FileProblem(path: rel, message: error.message))
             }
         }
         let tag = system?.changeTag

@@ -195,30 +195,30 @@ public final class Workspace: Sendable {
     /// never a zone: two spellings of one name would otherwise be two zones that compare equal.
     /// A link in place of a zone directory (or of `private`, `shared` or an owner's directory)
     /// is a problem too: recsync neither reads nor writes through it.
-    public func localZones() -> (zones: [ZoneID], problems: [String]) {
+    public func localZones() -> (zones: [ZoneID], problems: [FileProblem]) {
         var zones: [ZoneID] = []
-        var problems: [String] = []
+        var problems: [FileProblem] = []
         func isLink(_ relative: String) -> Bool {
             guard FileIO.isSymlink("\(root)/\(relative)") else { return false }
-            problems.append("\(relative): is a symbolic link; recsync does not read or write through links inside a workspace: replace it with a real directory")
+            problems.append(FileProblem(path: relative, message: "is a symbolic link; recsync does not read or write through links inside a workspace: replace it with a real directory"))
             return true
         }
         for base in ["private", "shared"] { _ = isLink(base) }
         for name in FileIO.list("\(root)/private") where !isLink("private/\(name)") && FileIO.isDirectory("\(root)/private/\(name)") {
             switch Self.zone(directory: name, in: "\(root)/private", ownerName: user) {
             case .success(let id): zones.append(id)
-            case .failure(let why): problems.append("private/\(name): not a valid zone directory (\(why.message)); rename the directory")
+            case .failure(let why): problems.append(FileProblem(path: "private/\(name)", message: "not a valid zone directory (\(why.message)); rename the directory"))
             }
         }
         for owner in FileIO.list("\(root)/shared") where !isLink("shared/\(owner)") && FileIO.isDirectory("\(root)/shared/\(owner)") {
             for name in FileIO.list("\(root)/shared/\(owner)") where !isLink("shared/\(owner)/\(name)") && FileIO.isDirectory("\(root)/shared/\(owner)/\(name)") {
                 guard let ownerName = NameEscaping.unescape(owner) else {
-                    problems.append("shared/\(owner)/\(name): not a valid zone directory (the owner directory is not an escaped user name)")
+                    problems.append(FileProblem(path: "shared/\(owner)/\(name)", message: "not a valid zone directory (the owner directory is not an escaped user name)"))
                     continue
                 }
                 switch Self.zone(directory: name, in: "\(root)/shared/\(owner)", ownerName: ownerName) {
                 case .success(let id): zones.append(id)
-                case .failure(let why): problems.append("shared/\(owner)/\(name): not a valid zone directory (\(why.message))")
+                case .failure(let why): problems.append(FileProblem(path: "shared/\(owner)/\(name)", message: "not a valid zone directory (\(why.message))"))
                 }
             }
         }

@@ -2,7 +2,8 @@ import RecSyncModel
 
 extension Workspace {
     /// Checks the workspace for what `recsync doctor` looks at: leftovers of a killed write
-    /// batch, sidecars without a record file that are not pending deletions, record files
+    /// batch, sidecars that are not plain files or do not decode, sidecars without a record
+    /// file that are not pending deletions, record files
     /// whose sidecar is gone though the index says they were synced, index entries for files
     /// that are gone, change tokens that do not decode.
     ///
@@ -62,20 +63,31 @@ extension Workspace {
         let sidecars = Set(FileIO.list("\(dir)/.system").filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") })
         var index = ZoneIndex.load(self, zone: zone)
         var findings: [DoctorFinding] = []
-        for file in sidecars.subtracting(files).sorted() {
+        // Every sidecar is read: one that is not a plain file or does not decode stops status,
+        // push, ls, get and export of its record (or zone). Only reported: it may be all that
+        // says which version the record file was synced at, and a pull does not bring it back.
+        for file in sidecars.sorted() {
             let path = "\(dir)/.system/\(file)"
+            let hasFile = files.contains(file)
+            let remedy = hasFile
+                ? "restore it from a snapshot; or delete it, and the record file reads as new: 'recsync push' then reports a conflict with the store's version, settled with 'recsync resolve'"
+                : "restore it from a snapshot, or delete it and run 'recsync pull'"
+            if let info = FileIO.info(path), !info.isRegular {
+                findings.append(DoctorFinding(kind: .damagedSidecar, path: relative(path), detail: "is a symbolic link, directory, FIFO or device, not a plain file (recsync does not follow it, and ls, get and export of the zone stop at it); \(remedy)", fixable: false))
+                continue
+            }
             let bytes: [UInt8]?
             do { bytes = try readRecordFile(path) } catch {
-                findings.append(DoctorFinding(kind: .damagedSidecar, path: relative(path), detail: error.message, fixable: false))
+                findings.append(DoctorFinding(kind: .damagedSidecar, path: relative(path), detail: "\(error.message); \(remedy)", fixable: false))
                 continue
             }
             guard let bytes else { continue }
             let system: SystemFields
             do { system = try WorkspaceEncoding.decodeSystemFields(bytes) } catch {
-                findings.append(DoctorFinding(kind: .damagedSidecar, path: relative(path), detail: "does not decode (\(error.message)); restore it from a snapshot, or delete it and run 'recsync pull'", fixable: false))
+                findings.append(DoctorFinding(kind: .damagedSidecar, path: relative(path), detail: "does not decode (\(error.message)); \(remedy)", fixable: false))
                 continue
             }
-            if system.changeTag == nil {
+            if !hasFile && system.changeTag == nil {
                 findings.append(DoctorFinding(kind: .orphanSidecar, path: relative(path), detail: "names a record that was never pushed and whose file is gone; nothing uses it: delete it", fixable: false))
             }
         }

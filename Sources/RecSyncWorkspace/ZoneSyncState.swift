@@ -77,10 +77,10 @@ public struct RetryList: Sendable, Equatable {
     }
 
     /// The status lines of the records listed, named by their files.
-    public func problems(_ ws: Workspace, zone: ZoneID) -> [String] {
+    public func problems(_ ws: Workspace, zone: ZoneID) -> [FileProblem] {
         let dir = ws.relative(ws.zoneDirectory(zone))
         return entries.sorted(by: { $0.key < $1.key }).map { name, why in
-            "\(dir)/\(Workspace.fileName(for: name)): the store's copy of this record cannot be read (\(why)); every pull fetches it again"
+            FileProblem(path: "\(dir)/\(Workspace.fileName(for: name))", message: "the store's copy of this record cannot be read (\(why)); every pull fetches it again")
         }
     }
 }

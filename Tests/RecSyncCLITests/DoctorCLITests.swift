@@ -44,6 +44,31 @@ import Testing
         try f.run(["doctor"], in: "w")
     }
 
+    /// A sidecar beside its record file that does not decode, or is a link, is found by
+    /// doctor (status too), and only reported: --fix leaves it, and says what to do.
+    @Test func aDamagedOrLinkedSidecarBesideItsFileIsFound() throws {
+        let f = try CLIFixture().withStore()
+        try f.clone("w")
+        try f.put("notes/a", #"{"n": 1}"#, in: "w")
+        try f.run(["push"], in: "w")
+        let sidecar = f.ws("w") + "/private/notes/.system/a.json"
+        try writeFile(sidecar, "garbage\n")
+        for arguments in [["doctor"], ["doctor", "--fix"]] {
+            let doc = try f.json(arguments, in: "w", expect: 1)
+            #expect(findings(doc).map { "\($0.kind) \($0.path) \($0.fixed)" } == ["damagedSidecar private/notes/.system/a.json false"], "\(doc)")
+            let detail = (doc["findings"] as? [[String: Any]])?.first?["detail"] as? String ?? ""
+            #expect(detail.contains("recsync resolve") && (doc["findings"] as? [[String: Any]])?.first?["fixable"] as? Bool == false, "\(doc)")
+        }
+        #expect(try String(contentsOfFile: sidecar, encoding: .utf8) == "garbage\n", "--fix leaves it")
+
+        try FileManager.default.removeItem(atPath: sidecar)
+        try FileManager.default.createSymbolicLink(atPath: sidecar, withDestinationPath: "/nonexistent")
+        #expect(findings(try f.json(["doctor"], in: "w", expect: 1)).map(\.kind) == ["damagedSidecar"])
+        let status = try f.json(["status"], in: "w")
+        #expect(paths(status, "problems") == ["private/notes/.system/a.json"], "\(status)")
+        try f.run(["push", "-n"], in: "w", expect: 1)
+    }
+
     @Test func findsWhatTheStoreCannotDeliver() throws {
         let f = try CLIFixture().withStore()
         try f.clone("w")

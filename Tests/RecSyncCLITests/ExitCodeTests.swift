@@ -114,6 +114,24 @@ import Testing
         try f.run(["status"], in: "phone", expect: 0)
     }
 
+    /// --quiet prints only errors: `status --exit-code --quiet || echo ...` (the README's
+    /// example) and `import -q` are silent; data a command was asked for still prints.
+    @Test func quietPrintsOnlyErrors() throws {
+        let f = try CLIFixture().withStore()
+        try f.clone("w")
+        try f.run(["zone", "create", "notes"], in: "w")
+        let imported = try f.run(["import", "notes", "-", "-q"], in: "w", input: "{\"a\": 1}\n")
+        #expect(imported.stdout.isEmpty && imported.stderr.isEmpty, "\(imported)")
+        try writeFile(f.ws("w") + "/private/notes/bad.json", "{bad")
+        try writeFile(f.ws("w") + "/private/notes/notes.txt", "x")
+        let quiet = try f.run(["status", "--exit-code", "--quiet"], in: "w", expect: 1)
+        #expect(quiet.stdout.isEmpty && quiet.stderr.isEmpty, "\(quiet)")
+        #expect(try f.run(["status", "--exit-code"], in: "w", expect: 1).lines.count == 3)
+        let failed = try f.run(["push", "-q"], in: "w", expect: 1)
+        #expect(failed.stderr.contains("bad.json"), "errors still print: \(failed)")
+        #expect(try f.run(["ls", "notes", "-q"], in: "w").lines.count == 1, "ls still lists")
+    }
+
     /// A workspace made with `init` and no remote gets one later, then pulls.
     @Test func initThenSetRemote() throws {
         let f = try CLIFixture().withStore()

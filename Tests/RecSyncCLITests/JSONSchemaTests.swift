@@ -251,6 +251,13 @@ struct JSONSchema {
         // Errors: the library's and the parser's.
         try check(f, ["get", "todo/none"], expect: 1, schema: schema, seen: &seen)
         try check(f, ["zone", "create", "a/b"], expect: 1, schema: schema, seen: &seen)
+        // A file that stops a push: `files` holds {path, message} objects, not text.
+        try writeFile(f.ws("w") + "/private/todo/bad.json", "{bad")
+        let invalid = try check(f, ["push"], expect: 1, schema: schema, seen: &seen)
+        let files = (invalid["error"] as? [String: Any])?["files"] as? [[String: Any]]
+        #expect(files?.map { $0["path"] as? String } == ["private/todo/bad.json"], "\(invalid)")
+        #expect((files?.first?["message"] as? String)?.hasPrefix("line 1") == true, "\(invalid)")
+        try FileManager.default.removeItem(atPath: f.ws("w") + "/private/todo/bad.json")
         try check(f, ["status", "--no-such-option"], expect: 64, schema: schema, seen: &seen)
         try check(f, ["status"], in: nil, expect: 3, schema: schema, seen: &seen)
 

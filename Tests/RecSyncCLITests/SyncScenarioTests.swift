@@ -24,7 +24,7 @@ import Testing
         let status = try f.json(["status"], in: "phone")
         #expect(((status["changes"] as? [[String: Any]]) ?? []).map { "\($0["kind"]!) \($0["path"]!)" }.sorted()
                 == ["deleted private/notes/r2.json", "new private/notes/r3.json"])
-        #expect(try f.run(["status", "-q"], in: "phone").lines == ["D private/notes/r2.json", "A private/notes/r3.json"])
+        #expect(try f.run(["status"], in: "phone").lines == ["D private/notes/r2.json", "A private/notes/r3.json"])
         try f.run(["push"], in: "laptop")
         try f.run(["push"], in: "phone")
         try f.run(["pull"], in: "laptop")
@@ -55,6 +55,43 @@ import Testing
         // and deletion to nothing; the pull checks what the laptop pushed since, and drops r1.
         let kept = try f.fields("laptop", "private/notes/r1.json")
         #expect(kept == nil)
+    }
+
+    /// A forced push of an edit to a record deleted on the store since it was pulled brings
+    /// it back, and says so: in the dry run, the text and the JSON (`changeTag` null).
+    @Test func aForcedPushOverADeletionOnTheStoreNamesWhatItBringsBack() throws {
+        let f = try CLIFixture().withStore()
+        try f.clone("a")
+        try f.clone("b")
+        try f.run(["zone", "create", "z"], in: "a")
+        try f.put("z/r", #"{"v": 1}"#, in: "a")
+        try f.run(["push"], in: "a")
+        try f.run(["pull"], in: "b")
+        try f.run(["rm", "z/r"], in: "b")
+        try f.run(["push"], in: "b")
+        try f.put("z/r", #"{"v": 2}"#, in: "a")
+
+        let schema = try JSONSchema.load()
+        let plan = try f.run(["push", "-n", "--force"], in: "a")
+        #expect(plan.stdout.contains("would bring back private/z/r.json: it was deleted on the store since you last pulled it"), "\(plan)")
+        let planDoc = try f.json(["push", "-n", "--force"], in: "a")
+        #expect(schema.documentProblems(planDoc, command: "push").isEmpty, "\(schema.documentProblems(planDoc, command: "push"))")
+        #expect(paths(planDoc, "deletedOnStore") == ["private/z/r.json"] && paths(planDoc, "conflicts") == ["private/z/r.json"], "\(planDoc)")
+
+        let forced = try f.json(["push", "--force"], in: "a")
+        #expect(schema.documentProblems(forced, command: "push").isEmpty, "\(schema.documentProblems(forced, command: "push"))")
+        let overwritten = forced["overwritten"] as? [[String: Any]] ?? []
+        #expect(overwritten.map { $0["path"] as? String } == ["private/z/r.json"], "\(forced)")
+        #expect(overwritten.first?["changeTag"] is NSNull && overwritten.first?["knownTag"] is String, "\(forced)")
+
+        // The text says it too.
+        try f.run(["pull"], in: "b")
+        try f.run(["rm", "z/r"], in: "b")
+        try f.run(["push"], in: "b")
+        try f.put("z/r", #"{"v": 3}"#, in: "a")
+        let text = try f.run(["push", "--force"], in: "a")
+        #expect(text.stdout.contains("brought back private/z/r.json: it was deleted on the store since you last pulled it"), "\(text)")
+        #expect(try f.json(["get", "z/r", "--remote"], in: "b")["records"] != nil)
     }
 
     /// True conflicts exit 2 and are settled with --ours, --theirs and --merge.

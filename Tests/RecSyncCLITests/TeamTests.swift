@@ -24,6 +24,13 @@ import Testing
         let list = try f.json(["zone", "list"], in: "alice")
         let zones = try #require(list["zones"] as? [[String: Any]])
         #expect((zones.first?["participants"] as? [[String: Any]])?.count == 2)
+        // Your permission: owner of your own zones, a participant's permission on shared ones.
+        #expect(zones.map { $0["permission"] as? String } == ["owner"], "\(zones)")
+        #expect(try f.run(["zone", "list"], in: "alice").stdout.hasPrefix("private\tplans\towner alice\towner\t"))
+        let asBob = try run(f, as: "bob", ["zone", "list", "--json"], in: "bob")
+        let bobZones = (try JSONSerialization.jsonObject(with: Data(asBob.stdout.utf8)) as? [String: Any])?["zones"] as? [[String: Any]]
+        #expect(bobZones?.map { $0["permission"] as? String } == ["readWrite"], "\(asBob)")
+        #expect(try run(f, as: "carol", ["zone", "list"], in: "carol").stdout.contains("shared\talice/plans\towner alice\treadOnly"))
 
         _ = try run(f, as: "bob", ["pull"], in: "bob")
         _ = try run(f, as: "carol", ["pull"], in: "carol")

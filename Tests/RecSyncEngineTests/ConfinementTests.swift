@@ -72,7 +72,7 @@ import Testing
         #expect(error?.message.contains("private/notes: is a symbolic link") == true, "\(String(describing: error))")
         Self.untouched(outside)
         let status = try await phone.status()
-        #expect(status.problems.contains { $0.hasPrefix("private/notes: is a symbolic link") }, "\(status.problems)")
+        #expect(status.problems.contains { $0.description.hasPrefix("private/notes: is a symbolic link") }, "\(status.problems)")
         #expect(await pushError(phone) != nil, "a push does not read through the link either")
         Self.untouched(outside)
     }
@@ -167,7 +167,7 @@ import Testing
         }
         #expect(!hung, "status waited on the FIFO")
         let problems = try status.get().problems
-        #expect(problems.contains { $0.hasPrefix("\(path): ") && $0.contains("FIFO") }, "\(problems)")
+        #expect(problems.contains { $0.description.hasPrefix("\(path): ") && $0.description.contains("FIFO") }, "\(problems)")
 
         let (pushed, pushHung) = await runUnblockingFIFOs([fifo]) { await pushError(phone) }
         #expect(!pushHung, "push waited on the FIFO")
@@ -205,7 +205,7 @@ import Testing
         #expect(FileManager.default.createFile(atPath: big, contents: nil))
         #expect(truncate(big, 30 << 30) == 0, "a sparse 30 GB file")
         let status = try await phone.status()
-        #expect(status.problems.contains { $0.hasPrefix("private/notes/big.json") && $0.contains("more than recsync reads") }, "\(status.problems)")
+        #expect(status.problems.contains { $0.description.hasPrefix("private/notes/big.json") && $0.description.contains("more than recsync reads") }, "\(status.problems)")
         let pushError = await pushError(phone)
         #expect(pushError?.message.contains("big.json") == true, "\(String(describing: pushError))")
         try FileManager.default.removeItem(atPath: big)

@@ -85,7 +85,7 @@ private func caught(_ body: () async throws(RecSyncError) -> Void) async -> RecS
     @Test func onlyAnUnreachableStoreIsTriedAgain() async throws {
         let refusals: [RecSyncError] = [
             .notAuthenticated("refused the ssh keys"), .invalidArguments("bad"), .notAStore("no store"),
-            .permissionFailure("refused the push"), .invalidFiles(["a.json: bad"]), .workspaceLocked("pid 1"), .storeBusy("moved"),
+            .permissionFailure("refused the push"), .invalidFiles([FileProblem(path: "a.json", message: "bad")]), .workspaceLocked("pid 1"), .storeBusy("moved"),
         ]
         for refusal in refusals {
             #expect(!RetryPolicy.isRetryable(refusal))

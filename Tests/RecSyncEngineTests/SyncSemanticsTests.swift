@@ -34,7 +34,7 @@ import Glibc
             #expect(status.newZones == [zone("notes")], "a push creates it again")
         } else {
             #expect(status.newZones.isEmpty)
-            #expect(status.problems.contains { $0.hasPrefix("private/notes/") && $0.contains(reason.rawValue) }, "status says why it is gone")
+            #expect(status.problems.contains { $0.description.hasPrefix("private/notes/") && $0.description.contains(reason.rawValue) }, "status says why it is gone")
         }
 
         let pushed = try await laptop.push()
@@ -235,7 +235,7 @@ import Glibc
         #expect(first.warnings.contains { $0.contains("alice/notes/b") })
         #expect(try laptop.fields("notes", "b") == ["v": .int64(1)], "the local copy is left as it was")
         let status = try await laptop.status()
-        #expect(status.problems.count == 1 && status.problems.first?.hasPrefix("private/notes/b.json") == true, "status shows it")
+        #expect(status.problems.count == 1 && status.problems.first?.description.hasPrefix("private/notes/b.json") == true, "status shows it")
         // Nothing changed on the store: the next pull still asks for it, by ID.
         let second = try await laptop.pull()
         #expect(second.warnings.contains { $0.contains("alice/notes/b") && $0.contains("still cannot be fetched") })
@@ -438,7 +438,7 @@ import Glibc
             Issue.record("expected the push to list a problem, got \(String(describing: error))")
             return
         }
-        #expect(problems.count == 1 && problems[0].hasPrefix("private/notes/a.json"))
+        #expect(problems.count == 1 && problems[0].description.hasPrefix("private/notes/a.json"))
         #expect(f.storage.history() == before, "nothing was sent")
     }
 }

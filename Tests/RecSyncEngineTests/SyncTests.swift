@@ -117,9 +117,9 @@ import Testing
             return
         }
         #expect(problems.count == 3, "\(problems)")
-        #expect(problems.contains { $0.hasPrefix("private/notes/broken.json:") && $0.contains("line 1") })
-        #expect(problems.contains { $0.hasPrefix("private/notes/badkey.json:") })
-        #expect(problems.contains { $0.hasPrefix("private/notes/_reserved.json:") })
+        #expect(problems.contains { $0.description.hasPrefix("private/notes/broken.json:") && $0.description.contains("line 1") })
+        #expect(problems.contains { $0.description.hasPrefix("private/notes/badkey.json:") })
+        #expect(problems.contains { $0.description.hasPrefix("private/notes/_reserved.json:") })
         #expect(f.storage.history() == headBefore, "nothing was sent")
         let filesAfter = TreeSnapshot.files(laptop.workspace.root) { $0.hasPrefix(".recsync/index") || $0 == ".recsync/lock" }
         #expect(filesAfter == filesBefore, "nothing changed locally")
@@ -230,7 +230,7 @@ import Testing
         }
         let status = try await laptop.status()
         #expect(status.changes.map(\.recordID.recordName) == ["b"])
-        #expect(status.problems.contains { $0.contains("the stat index could not be saved") }, "\(status.problems)")
+        #expect(status.problems.contains { $0.description.contains("the stat index could not be saved") }, "\(status.problems)")
     }
 }
 
@@ -247,7 +247,7 @@ extension StatusIndexTests {
         try FileManager.default.createDirectory(atPath: laptop.workspace.stateDir + "/lock/blocker", withIntermediateDirectories: true)
         let status = try await laptop.status()
         #expect(status.newZones == [zone("notes")])
-        #expect(status.problems.contains { $0.contains("could not be cleared now") }, "\(status.problems)")
+        #expect(status.problems.contains { $0.description.contains("could not be cleared now") }, "\(status.problems)")
     }
 }
 

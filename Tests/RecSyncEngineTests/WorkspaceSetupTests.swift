@@ -63,7 +63,7 @@ import Testing
         _ = try await laptop.push()
         _ = try await f.store("alice", deviceID: "admin").modifyRecordZones([.delete(zone("notes"))])
         try laptop.write("notes", "a", #"{"n": 2}"#)  // an edit not pushed
-        #expect(try await laptop.status().problems.contains { $0.contains("the next pull or push removes it") })
+        #expect(try await laptop.status().problems.contains { $0.description.contains("the next pull or push removes it") })
         let report = try await laptop.pull()
         #expect(report.zonesRemoved.map(\.zoneID) == [zone("notes")])
         #expect(!laptop.workspace.hasZoneDirectory(zone("notes")))

@@ -200,7 +200,7 @@ func names(_ records: [Record]) -> [String] { records.map(\.recordID.recordName)
             Issue.record("expected a refusal, got \(String(describing: error))")
             return
         }
-        #expect(problems.first?.contains("read-only") == true)
+        #expect(problems.first?.description.contains("read-only") == true)
         #expect(f.storage.history() == before)
 
         // With write access the same edit goes through.

@@ -42,7 +42,9 @@ struct DoctorCommand: RecSyncSubcommand {
         })])
         for f in findings {
             let mark = f.fixed ? console.paint("fixed", .green) : f.remains ? console.paint(f.kind.rawValue, .red) : f.kind.rawValue
-            console.out("\(mark): \(f.path): \(f.detail)")
+            // What was repaired, or is work under way, is information; what remains is the result.
+            let line = "\(mark): \(f.path): \(f.detail)"
+            if f.remains { console.out(line) } else { console.info(line) }
         }
         let remaining = findings.filter(\.remains)
         if findings.isEmpty { console.info("no problems found in the workspace or its store") }

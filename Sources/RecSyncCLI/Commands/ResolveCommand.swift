@@ -111,7 +111,7 @@ struct ResolveCommand: RecSyncSubcommand {
                 // Only what differs from the store's version is left to send.
                 if outcomes.contains(where: { $0.resolved && $0.toPush }) { console.hint("run 'recsync push' to send the result") }
             } else {
-                console.out("\(plural(pending.count, "conflict")) still pending")
+                console.info("\(plural(pending.count, "conflict")) still pending")
             }
         }
         if !pending.isEmpty { return ExitCodes.conflictsPending }

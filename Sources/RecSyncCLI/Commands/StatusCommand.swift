@@ -60,9 +60,10 @@ struct StatusCommand: RecSyncSubcommand {
             ])
             return status(of: report)
         }
-        for zone in report.newZones { console.out(console.paint("Z", .green) + " " + ws.relative(ws.zoneDirectory(zone)) + "/") }
+        // The lines are a report for people: --quiet leaves only the exit status (--exit-code).
+        for zone in report.newZones { console.info(console.paint("Z", .green) + " " + ws.relative(ws.zoneDirectory(zone)) + "/") }
         for zone in report.zonesToUploadAgain {
-            console.out(console.paint("U", .yellow) + " " + ws.relative(ws.zoneDirectory(zone)) + "/ (encrypted data reset on the store: the next push creates it and uploads its records again)")
+            console.info(console.paint("U", .yellow) + " " + ws.relative(ws.zoneDirectory(zone)) + "/ (encrypted data reset on the store: the next push creates it and uploads its records again)")
         }
         // A record in conflict is shown once, as a conflict.
         for change in report.changes where !report.conflicts.contains(change.recordID) {
@@ -71,11 +72,11 @@ struct StatusCommand: RecSyncSubcommand {
             case .modified: console.paint("M", .yellow)
             case .deleted: console.paint("D", .red)
             }
-            console.out("\(letter) \(change.path)")
+            console.info("\(letter) \(change.path)")
         }
-        for id in report.conflicts { console.out(console.paint("C", .red) + " " + ws.relative(ws.recordPath(id))) }
-        for problem in report.problems { console.out(console.paint("!", .red) + " " + problem) }
-        for path in report.untracked { console.out(console.paint("?", .yellow) + " \(path) (\(SyncOutput.untrackedReason))") }
+        for id in report.conflicts { console.info(console.paint("C", .red) + " " + ws.relative(ws.recordPath(id))) }
+        for problem in report.problems { console.info(console.paint("!", .red) + " \(problem)") }
+        for path in report.untracked { console.info(console.paint("?", .yellow) + " \(path) (\(SyncOutput.untrackedReason))") }
         // On stderr, as hints are: stdout is only the lines above, for a script to parse.
         if let contact = report.lastContact {
             let when = Timestamps.iso8601(contact / 1000 * 1000).replacingOccurrences(of: ".000Z", with: "Z")

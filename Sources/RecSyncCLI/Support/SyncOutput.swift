@@ -121,7 +121,7 @@ struct SyncOutput {
                 "lostAndFound": .array(report.lostAndFound.map(JSONValue.string)),
                 "overwritten": .array(report.overwritten.map { o in
                     var object = Self.recordObject(o.recordID, workspace: workspace)
-                    object["changeTag"] = .string(o.changeTag)
+                    object["changeTag"] = o.changeTag.map(JSONValue.string) ?? .null
                     object["knownTag"] = o.knownTag.map(JSONValue.string) ?? .null
                     return .object(object)
                 }),
@@ -140,8 +140,13 @@ struct SyncOutput {
             console.info("pushed: " + parts.joined(separator: "; "))
         }
         for o in report.overwritten {
-            let what = o.knownTag == nil ? "a version you never pulled" : "a version you had not pulled"
-            console.out("overwrote \(workspace.relative(workspace.recordPath(o.recordID))): the store held \(what) (tag \(o.changeTag.prefix(12)))")
+            let path = workspace.relative(workspace.recordPath(o.recordID))
+            if let tag = o.changeTag {
+                let what = o.knownTag == nil ? "a version you never pulled" : "a version you had not pulled"
+                console.out("overwrote \(path): the store held \(what) (tag \(tag.prefix(12)))")
+            } else {
+                console.out("brought back \(path): it was deleted on the store since you last pulled it")
+            }
         }
         for id in report.saved { console.detail("  saved \(workspace.relative(workspace.recordPath(id)))") }
         for id in report.deleted { console.detail("  deleted \(workspace.relative(workspace.recordPath(id)))") }
@@ -182,6 +187,7 @@ struct SyncOutput {
                     return .object(o)
                 }),
                 "conflicts": .array(plan.conflicts.map(recordJSON)),
+                "deletedOnStore": .array(plan.deletedOnStore.map(recordJSON)),
                 "conflictsChecked": .bool(plan.conflictsChecked),
                 "conflictsPending": .array(plan.conflictsPending.map(recordJSON)),
                 "zonesRemoved": .array(plan.zonesRemoved.map(zoneRemovalJSON)),
@@ -196,9 +202,14 @@ struct SyncOutput {
             let letter = switch c.kind { case .new: "A"; case .modified: "M"; case .deleted: "D" }
             console.out("would send \(letter) \(c.path)")
         }
+        let deletedOnStore = Set(plan.deletedOnStore)
         for id in plan.conflicts {
             let path = workspace.relative(workspace.recordPath(id))
-            console.out(force ? "would overwrite \(path): the store holds a version you have not pulled" : "would conflict: \(path) changed on the store since you last pulled it")
+            if deletedOnStore.contains(id) {
+                console.out(force ? "would bring back \(path): it was deleted on the store since you last pulled it" : "would conflict: \(path) was deleted on the store since you last pulled it")
+            } else {
+                console.out(force ? "would overwrite \(path): the store holds a version you have not pulled" : "would conflict: \(path) changed on the store since you last pulled it")
+            }
         }
         for id in plan.conflictsPending { console.out("held back: \(workspace.relative(workspace.recordPath(id))) (conflict pending)") }
         for p in plan.problems { console.out("would stop the push: \(p)") }
@@ -249,7 +260,12 @@ struct SyncOutput {
 
     func recordJSON(_ id: RecordID) -> JSONValue { .object(Self.recordObject(id, workspace: workspace)) }
 
-    /// A `path: message` line of the library as `{"path", "message"}` (docs/json.md's
+    /// A file and its problem as `{"path", "message"}` (docs/json.md's `problem`).
+    static func problemJSON(_ problem: FileProblem) -> JSONValue {
+        .object(["path": .string(problem.path), "message": .string(problem.message)])
+    }
+
+    /// A `path: message` line of the library (a push's `notSent`) as `{"path", "message"}` (docs/json.md's
     /// `problem`). The library builds these lines as path, colon, space, message; a line
     /// without that shape is all message.
     static func problemJSON(_ line: String) -> JSONValue {

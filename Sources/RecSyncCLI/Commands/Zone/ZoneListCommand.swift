@@ -25,7 +25,7 @@ struct ZoneListCommand: RecSyncSubcommand {
                 "scope": .string(row.scope.rawValue), "zone": .string(row.zone.zoneID.zoneName),
                 "owner": .string(row.zone.zoneID.ownerName), "path": .string(ws.relative(ws.zoneDirectory(row.zone.zoneID))),
                 "defaultRecordType": row.zone.defaultRecordType.map(JSONValue.string) ?? .null,
-                "permission": .string(row.zone.permission(for: ws.user)?.rawValue ?? "none"),
+                "permission": .string(row.zone.access(for: ws.user).rawValue),
                 "participants": .array(row.zone.participants.map {
                     .object(["user": .string($0.userRecordName), "permission": .string($0.permission.rawValue)])
                 }),
@@ -33,7 +33,7 @@ struct ZoneListCommand: RecSyncSubcommand {
         })])
         for row in rows {
             let name = row.scope == .private ? row.zone.zoneID.zoneName : "\(row.zone.zoneID.ownerName)/\(row.zone.zoneID.zoneName)"
-            var line = "\(row.scope.rawValue)\t\(name)\towner \(row.zone.zoneID.ownerName)\t\(row.zone.permission(for: ws.user)?.rawValue ?? "none")"
+            var line = "\(row.scope.rawValue)\t\(name)\towner \(row.zone.zoneID.ownerName)\t\(row.zone.access(for: ws.user).rawValue)"
             if !row.zone.participants.isEmpty {
                 line += "\tshared with " + row.zone.participants.map { "\($0.userRecordName) (\($0.permission.rawValue))" }.joined(separator: ", ")
             }
