@@ -85,7 +85,7 @@ cleanup() {
   local g
   for g in "${writer_groups[@]}" "${servers[@]}"; do kill -KILL -- "-$g" 2>/dev/null || true; done
   for g in "${writer_groups[@]}" "${servers[@]}"; do wait "$g" 2>/dev/null || true; done
-  rm -rf "$work"
+  if [ -n "${RECSYNC_KEEP_TEMP:-}" ]; then echo "bench: kept $work (RECSYNC_KEEP_TEMP)" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 143' TERM
@@ -332,24 +332,28 @@ export -f rs_writer git_writer
 # writers_row TOOL SCENARIO W N BARE CLONES_PREFIX: W writers of TOOL at once, each in its own
 # process group; then the row, and the lost-update check against the served bare repository.
 writers_row() {
-  local tool=$1 scen=$2 wn=$3 n=$4 bare=$5 pre=$6 w tag start t0 t1 out file rec name zone pids=() c0 c1 lost
+  local tool=$1 scen=$2 wn=$3 n=$4 bare=$5 pre=$6 w k tag start t0 t1 out file name zone pids=() c0 c1 lost
   local rd="$nw/wr-$tool-$scen-$wn"
   mkdir -p "$rd"
   # every clone up to date first (untimed), as a user's would be
   for w in $(seq "$wn"); do
     if [ "$tool" = recsync ]; then quiet "$recsync" -C "$pre$w" pull; else quiet git -C "$pre$w" pull -q; fi
   done
+  local files=()
+  for w in $(seq "$wn"); do
+    # the record: own-zone: the first of zone w-1; one-zone: the w-th of zone0; hot-record: the first of zone0
+    case $scen in
+      own-zone) zone="zone$((w - 1))"; k=1 ;;
+      one-zone) zone=zone0; k=$w ;;
+      hot-record) zone=zone0; k=1 ;;
+    esac
+    files+=("$(awk -F/ -v z="$zone" -v k="$k" '$3 == z && ++i == k {print; exit}' "$nw/records")")
+  done
   start=$(git -C "$bare" rev-parse main)
   c0=$(conns git)
   t0=$(now)
   for w in $(seq "$wn"); do
-    # the record: own-zone: the first of zone w-1; one-zone: the w-th of zone0; hot-record: the first of zone0
-    case $scen in
-      own-zone) zone="zone$((w - 1))"; file=$(awk -v z="$zone" -F/ '$3 == z' "$nw/records" | head -n 1) ;;
-      one-zone) zone=zone0; file=$(awk -F/ '$3 == "zone0"' "$nw/records" | sed -n "${w}p") ;;
-      hot-record) zone=zone0; file=$(awk -F/ '$3 == "zone0"' "$nw/records" | head -n 1) ;;
-    esac
-    name=${file##*/}; tag="${scen%%-*}$wn-w$w"
+    file=${files[w - 1]}; zone=${file#zones/*/}; zone=${zone%%/*}; name=${file##*/}; tag="${scen%%-*}$wn-w$w"
     out="$rd/w$w.out"
     if [ "$tool" = recsync ]; then
       setsid bash -c 'rs_writer "$@"' rs_writer "$recsync" "$pre$w" "private/$zone/$name.json" "$zone/$name" "$tag" "$pushes" "$out" &
