@@ -1,28 +1,74 @@
 #!/usr/bin/env bash
-# recsync against git on the same data: clone, incremental pull, push, status, peak memory.
+# recsync against git on the same data: clone, incremental pull, push, status, peak memory; then
+# the same over the network (git:// and ssh servers on 127.0.0.1), and concurrent writers.
 #
 # usage: Benchmarks/run.sh [--records "10000 100000"] [--runs 5] [--million] [--smoke]
-#   --records  the store sizes N to measure (default: 10000 100000)
-#   --million  also N = 1,000,000
-#   --smoke    N = 1000, 2 runs: keeps the script from rotting (CI runs this)
-# Prints one table: operation, N, recsync median (min-max), git median (min-max), ratio, peak RSS.
+#                          [--no-network | --only-network] [--net-records 10000]
+#                          [--writers "1 4 8 16"] [--pushes 20]
+#   --records      the store sizes N of the local table (default: 10000 100000)
+#   --million      also N = 1,000,000 in the local table
+#   --smoke        N = 1000, 2 runs, writers "1 4", 5 pushes each: keeps the script from rotting
+#                  (CI runs this)
+#   --no-network   only the local table
+#   --only-network only the network and writers tables (no local rows)
+#   --net-records  the store size N of the network and writers tables (default 10000)
+#   --writers      the numbers W of concurrent writers (default: 1 4 8 16)
+#   --pushes       single-record edits each writer pushes (default 20)
+# Prints up to three tables:
+#   local:   operation, N, recsync median (min-max), git median (min-max), ratio, peak RSS
+#   network: the same operations against a `git daemon` (git://) and an sshd (ssh://) started
+#            here on 127.0.0.1, side by side with git on the same server: operation, transport,
+#            N, recsync and git median (min-max), ratio, server connections per operation
+#   writers: W workspaces (git clones) pushing concurrently over git://: to their own zone, to
+#            one zone, to one hot record (conflicts, resolved keeping their own value); pushes/s,
+#            median and p99 push latency, retries per push, server connections per push, lost
+#            updates (acknowledged edits missing from the store's history or final state)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 sizes="10000 100000"
 runs=5
+local_rows=1
+network=1
+net_sizes=10000
+writer_counts="1 4 8 16"
+pushes=20
+opt_writers="" opt_pushes="" opt_net=""
+usage() {
+  echo "usage: $0 [--records \"N ...\"] [--runs R] [--million] [--smoke] [--no-network | --only-network]" >&2
+  echo "          [--net-records N] [--writers \"W ...\"] [--pushes P]" >&2
+  exit 64
+}
 while [ $# -gt 0 ]; do
   case "$1" in
     --records) sizes="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
     --million) sizes="$sizes 1000000"; shift ;;
-    --smoke) sizes="1000"; runs=2; shift ;;
-    *) echo "usage: $0 [--records \"N ...\"] [--runs R] [--million] [--smoke]" >&2; exit 64 ;;
+    --smoke) sizes="1000"; runs=2; net_sizes=1000; writer_counts="1 4"; pushes=5; shift ;;
+    --network) network=1; shift ;;
+    --no-network) network=0; shift ;;
+    --only-network) network=1; local_rows=0; shift ;;
+    --net-records) opt_net="$2"; shift 2 ;;
+    --writers) opt_writers="$2"; shift 2 ;;
+    --pushes) opt_pushes="$2"; shift 2 ;;
+    *) usage ;;
   esac
+done
+# Explicit values win over --smoke's, whichever came first.
+[ -n "$opt_net" ] && net_sizes=$opt_net
+[ -n "$opt_writers" ] && writer_counts=$opt_writers
+[ -n "$opt_pushes" ] && pushes=$opt_pushes
+for v in $runs $net_sizes $writer_counts $pushes; do
+  case "$v" in ''|*[!0-9]*|0) usage ;; esac
 done
 
 command -v git >/dev/null || { echo "bench: git is needed" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "bench: /usr/bin/time is needed (apt-get install time)" >&2; exit 1; }
+if [ "$network" = 1 ]; then
+  command -v setsid >/dev/null || { echo "bench: setsid (util-linux) is needed for --network" >&2; exit 1; }
+  { [ -x /usr/sbin/sshd ] && command -v ssh-keygen >/dev/null && command -v ssh >/dev/null; } ||
+    { echo "bench: the network mode needs openssh-server and openssh-client (/usr/sbin/sshd, ssh, ssh-keygen); or --no-network" >&2; exit 1; }
+fi
 
 swift build -c release --product recsync >&2
 swift build -c release --product recsync-bench >&2
@@ -31,7 +77,18 @@ recsync="$bin/recsync"
 
 started=$(date +%s)
 work="$(mktemp -d "${TMPDIR:-/tmp}/recsync-bench.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
+servers=()        # process groups of the servers started here (git daemon, sshd)
+writer_groups=()  # process groups of the concurrent writers running now
+# On any exit: kill the servers and writers (their whole process groups: connection handlers,
+# hooks, a recsync or git a writer was running), then remove the files.
+cleanup() {
+  local g
+  for g in "${writer_groups[@]}" "${servers[@]}"; do kill -KILL -- "-$g" 2>/dev/null || true; done
+  for g in "${writer_groups[@]}" "${servers[@]}"; do wait "$g" 2>/dev/null || true; done
+  if [ -n "${RECSYNC_KEEP_TEMP:-}" ]; then echo "bench: kept $work (RECSYNC_KEEP_TEMP)" >&2; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 143' TERM
 export RECSYNC_USER=bench NO_COLOR=1
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.invalid GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.invalid
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
@@ -57,17 +114,16 @@ stats() { # "v1 v2 ..." -> "median min max"
 fmt() { awk -v s="$1" 'BEGIN{ if (s>=1) printf "%.2f s", s; else printf "%.1f ms", s*1000 }'; }
 
 # edit_records DIR COUNT SALT: change COUNT record files (recsync workspace or git checkout) in place
+# (one sed for all the files of a kind: a sed per file took seconds for 1,000 on a loaded machine)
 edit_records() {
   local dir=$1 count=$2 salt=$3
   find "$dir" -path '*/.system' -prune -o -path '*/.git' -prune -o -path '*/.recsync' -prune -o -type f -name '*' -print \
-    | grep -v '/zone.json$' | grep -v 'recsync.json$' | sort | awk -v n="$count" 'NR <= n' \
-    | while read -r f; do
-        if grep -q '"type"' "$f"; then   # a store blob in a git checkout
-          sed -i "0,/\"value\": \"/s//\"value\": \"$salt /" "$f"
-        else                              # a workspace record file
-          sed -i "0,/\": \"/s//\": \"$salt /" "$f"
-        fi
-      done
+    | grep -v '/zone.json$' | grep -v 'recsync.json$' | sort | awk -v n="$count" 'NR <= n' >"$work/edit-list"
+  # store blobs in a git checkout have "type"s; workspace record files do not
+  xargs -r -d '\n' grep -l '"type"' <"$work/edit-list" >"$work/edit-blobs" || true
+  grep -vxF -f "$work/edit-blobs" "$work/edit-list" >"$work/edit-records" || true
+  xargs -r -d '\n' sed -i "0,/\"value\": \"/s//\"value\": \"$salt /" <"$work/edit-blobs"
+  xargs -r -d '\n' sed -i "0,/\": \"/s//\": \"$salt /" <"$work/edit-records"
 }
 
 rows=()
@@ -94,6 +150,349 @@ measure() {
   report "$label" "$n"
 }
 
+# ---------------------------------------------------------------------------------------------
+# Network mode: a git daemon and an sshd on 127.0.0.1, each serving a recsync store and a git
+# copy of the same store; then concurrent writers over git://.
+
+net_rows=(); writer_rows=()
+
+# start_server LOG READY cmd...: runs cmd in a process group of its own (setsid), which the EXIT
+# trap kills with everything it forked, and waits (at most 10 s) for READY in its log.
+# Fails (and kills it) when it does not get there: the port was taken meanwhile, say.
+start_server() {
+  local log=$1 ready=$2 pid state
+  shift 2
+  : >"$log"
+  setsid "$@" </dev/null >>"$log" 2>&1 &
+  pid=$!
+  servers+=("$pid")
+  for _ in $(seq 200); do
+    grep -qF -- "$ready" "$log" && return 0
+    state=$(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null || echo X)
+    case $state in Z|X) break ;; esac
+    sleep 0.05
+  done
+  kill -KILL -- "-$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  return 1
+}
+# free_port: a port nothing on 127.0.0.1 accepted connections on a moment ago
+free_port() {
+  local p
+  while :; do
+    p=$((20000 + RANDOM % 40000))
+    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+  done
+}
+
+# start_git_daemon DIR: `git daemon` serving every repository under DIR, pushes enabled, as the
+# tests' GitDaemon does (with --verbose: its log counts the connections). Sets gd_port, gd_log.
+start_git_daemon() {
+  local dir=$1
+  gd_log="$dir.git-daemon.log"
+  for _ in 1 2 3 4 5; do
+    gd_port=$(free_port)
+    start_server "$gd_log" "Ready to rumble" git daemon --reuseaddr --verbose --base-path="$dir" --export-all \
+      --enable=receive-pack --listen=127.0.0.1 --port="$gd_port" "$dir" && return 0
+  done
+  echo "bench: git daemon did not start:" >&2; cat "$gd_log" >&2; exit 1
+}
+
+# start_sshd DIR CLIENT_KEY: an sshd for the current user (root included: key logins only) with
+# its own host key, config and authorized_keys (CLIENT_KEY.pub), as the tests' SSHServer does.
+# Sets ssh_port, ssh_log and writes DIR/known_hosts with its host key.
+start_sshd() {
+  local dir=$1 key=$2
+  mkdir -p "$dir"
+  ssh-keygen -q -t ed25519 -N '' -C recsync-bench-host -f "$dir/host_key"
+  cp "$key.pub" "$dir/authorized_keys"
+  # As root, sshd wants its privilege-separation directory (the package's service creates it).
+  if [ "$(id -u)" = 0 ] && [ ! -d /run/sshd ]; then mkdir -p -m 755 /run/sshd; fi
+  ssh_log="$dir/sshd.log"
+  for _ in 1 2 3 4 5; do
+    ssh_port=$(free_port)
+    cat >"$dir/sshd_config" <<EOF
+Port $ssh_port
+ListenAddress 127.0.0.1
+HostKey $dir/host_key
+AuthorizedKeysFile $dir/authorized_keys
+PidFile $dir/sshd.pid
+StrictModes no
+UsePAM no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PubkeyAuthentication yes
+PermitRootLogin prohibit-password
+EOF
+    if start_server "$ssh_log" "Server listening on 127.0.0.1 port $ssh_port" /usr/sbin/sshd -D -e -f "$dir/sshd_config"; then
+      echo "[127.0.0.1]:$ssh_port $(cut -d' ' -f1,2 "$dir/host_key.pub")" >"$dir/known_hosts"
+      return 0
+    fi
+  done
+  echo "bench: sshd did not start:" >&2; cat "$ssh_log" >&2; exit 1
+}
+
+# conns TRANSPORT: server connections so far (git daemon: requests; sshd: logins)
+conns() {
+  case $1 in
+    git) grep -c 'Request \(upload\|receive\)-pack' "$gd_log" || true ;;
+    ssh) grep -c 'Accepted publickey' "$ssh_log" || true ;;
+  esac
+}
+# quiet cmd...: an untimed step; its output only when it fails (and then the benchmark stops)
+quiet() {
+  "$@" >"$work/quiet" 2>&1 || { echo "bench: failed: $*" >&2; cat "$work/quiet" >&2; exit 1; }
+}
+span() { # "3 3 4" -> "3", "3 5" -> "3-5"
+  printf '%s\n' $1 | sort -n | awk 'NR == 1 {a = $1} {b = $1} END {print (a == b) ? a : a "-" b}'
+}
+# net_report LABEL TRANSPORT N: one network row from rc/gc (seconds) and rconns/gconns
+net_report() {
+  local rm rmin rmax gm gmin gmax
+  read -r rm rmin rmax <<<"$(stats "${rc[*]}")"; read -r gm gmin gmax <<<"$(stats "${gc[*]}")"
+  net_rows+=("$(printf '%-28s %-9s %7s  %-26s %-26s %7s  %s' "$1" "$2" "$3" \
+    "$(fmt "$rm") ($(fmt "$rmin")-$(fmt "$rmax"))" "$(fmt "$gm") ($(fmt "$gmin")-$(fmt "$gmax"))" \
+    "$(awk -v a="$rm" -v b="$gm" 'BEGIN{printf "%.2f", a/b}')" "$(span "${rconns[*]}")/$(span "${gconns[*]}")")")
+}
+# net_measure LABEL TRANSPORT N PREPARE_RECSYNC RECSYNC_COMMAND PREPARE_GIT GIT_COMMAND: as
+# measure, over the network, counting the server connections of each timed command
+net_measure() {
+  local label=$1 tr=$2 n=$3 prep_r=$4 cmd_r=$5 prep_g=$6 cmd_g=$7 c
+  rc=(); gc=(); rconns=(); gconns=()
+  for i in $(seq "$runs"); do
+    eval "$prep_r"
+    c=$(conns "$tr"); eval "time_cmd t r $cmd_r"; rc+=("$t"); rconns+=($(($(conns "$tr") - c)))
+    eval "$prep_g"
+    c=$(conns "$tr"); eval "time_cmd t r $cmd_g"; gc+=("$t"); gconns+=($(($(conns "$tr") - c)))
+  done
+  net_report "$label" "$tr" "$n"
+}
+
+# One writer: a recsync workspace pushing P edits of one record, each a new value of its title
+# (TAG-wW-eE, unique in the run). A push is acknowledged when it exits 0 and its JSON report
+# lists no conflict and nothing not sent, and a commit; a conflict is settled keeping this
+# writer's value (resolve --ours) and pushed again, an error is retried; either is a retry.
+# One line per edit into OUT: value t0 t1 retries conflicts errors ok|gave-up
+rs_writer() {
+  local recsync=$1 ws=$2 file=$3 rec=$4 tag=$5 p=$6 out=$7 e v t0 t1 tries conflicts errors rc json status
+  for e in $(seq "$p"); do
+    v="$tag-e$e"
+    sed -i "s/\"title\": \"[^\"]*\"/\"title\": \"$v\"/" "$ws/$file"
+    t0=$(date +%s%N); tries=0; conflicts=0; errors=0; status=ok
+    while :; do
+      tries=$((tries + 1))
+      rc=0; json=$("$recsync" -C "$ws" push --json 2>>"$out.err") || rc=$?
+      if [ "$rc" = 0 ] && grep -Eq '"notSent" *: *\[\]' <<<"$json" && grep -Eq '"conflicts" *: *\[\]' <<<"$json" \
+        && grep -Eq '"conflictsPending" *: *\[\]' <<<"$json" && ! grep -Eq '"commit" *: *null' <<<"$json"; then
+        break
+      fi
+      if [ "$rc" = 2 ]; then
+        conflicts=$((conflicts + 1))
+        "$recsync" -C "$ws" resolve --ours "$rec" >/dev/null 2>>"$out.err" || true
+      else
+        errors=$((errors + 1))
+        printf '%s: push exited %s: %s\n' "$v" "$rc" "$(grep -E '"(kind|message)"' <<<"$json" | tr -s ' \n' ' ')" >>"$out.err"
+      fi
+      [ "$tries" -ge 100 ] && { status=gave-up; break; }
+    done
+    t1=$(date +%s%N)
+    echo "$v $t0 $t1 $((tries - 1)) $conflicts $errors $status" >>"$out"
+  done
+}
+# One writer of the git loop: a clone committing P edits of one file (the same title value as
+# rs_writer), each followed by `git pull -q --rebase && git push -q` until the push succeeds.
+# A rebase conflict (the hot file) is settled keeping this writer's version, then the pair is
+# tried again; every further try of the pair is a retry.
+git_writer() {
+  local dir=$1 file=$2 tag=$3 p=$4 out=$5 e v t0 t1 tries conflicts errors status
+  for e in $(seq "$p"); do
+    v="$tag-e$e"
+    sed -i "/\"title\": {/,/\"value\"/ s/\"value\": \"[^\"]*\"/\"value\": \"$v\"/" "$dir/$file"
+    t0=$(date +%s%N); tries=0; conflicts=0; errors=0; status=ok
+    git -C "$dir" commit -q -am "$v" >>"$out.err" 2>&1
+    while :; do
+      tries=$((tries + 1))
+      if git -C "$dir" pull -q --rebase >>"$out.err" 2>&1; then
+        git -C "$dir" push -q >>"$out.err" 2>&1 && break
+      elif [ -d "$dir/.git/rebase-merge" ] || [ -d "$dir/.git/rebase-apply" ]; then
+        conflicts=$((conflicts + 1))   # during a rebase, "theirs" is the commit being replayed: ours
+        git -C "$dir" checkout -q --theirs -- "$file" >>"$out.err" 2>&1 && git -C "$dir" add -- "$file" \
+          && GIT_EDITOR=true git -C "$dir" rebase --continue >>"$out.err" 2>&1 || errors=$((errors + 1))
+      else
+        errors=$((errors + 1))
+      fi
+      [ "$tries" -ge 100 ] && { status=gave-up; break; }
+    done
+    t1=$(date +%s%N)
+    echo "$v $t0 $t1 $((tries - 1)) $conflicts $errors $status" >>"$out"
+  done
+}
+export -f rs_writer git_writer
+
+# writers_row TOOL SCENARIO W N BARE CLONES_PREFIX: W writers of TOOL at once, each in its own
+# process group; then the row, and the lost-update check against the served bare repository.
+writers_row() {
+  local tool=$1 scen=$2 wn=$3 n=$4 bare=$5 pre=$6 w k tag start t0 t1 out file name zone pids=() c0 c1 lost
+  local rd="$nw/wr-$tool-$scen-$wn"
+  mkdir -p "$rd"
+  # every clone up to date first (untimed), as a user's would be
+  for w in $(seq "$wn"); do
+    if [ "$tool" = recsync ]; then quiet "$recsync" -C "$pre$w" pull; else quiet git -C "$pre$w" pull -q; fi
+  done
+  local files=()
+  for w in $(seq "$wn"); do
+    # the record: own-zone: the first of zone w-1; one-zone: the w-th of zone0; hot-record: the first of zone0
+    case $scen in
+      own-zone) zone="zone$((w - 1))"; k=1 ;;
+      one-zone) zone=zone0; k=$w ;;
+      hot-record) zone=zone0; k=1 ;;
+    esac
+    files+=("$(awk -F/ -v z="$zone" -v k="$k" '$3 == z && ++i == k {print; exit}' "$nw/records")")
+  done
+  start=$(git -C "$bare" rev-parse main)
+  c0=$(conns git)
+  t0=$(now)
+  for w in $(seq "$wn"); do
+    file=${files[w - 1]}; zone=${file#zones/*/}; zone=${zone%%/*}; name=${file##*/}; tag="${scen%%-*}$wn-w$w"
+    out="$rd/w$w.out"
+    if [ "$tool" = recsync ]; then
+      setsid bash -c 'rs_writer "$@"' rs_writer "$recsync" "$pre$w" "private/$zone/$name.json" "$zone/$name" "$tag" "$pushes" "$out" &
+    else
+      setsid bash -c 'git_writer "$@"' git_writer "$pre$w" "$file" "$tag" "$pushes" "$out" &
+    fi
+    pids+=("$!"); writer_groups+=("$!")
+  done
+  for w in "${pids[@]}"; do wait "$w" || { echo "bench: a $tool writer failed (see $rd)" >&2; exit 1; }; done
+  t1=$(now)
+  writer_groups=()
+  c1=$(conns git)
+  # Lost updates: an acknowledged value missing from the history the run added, or (own-zone,
+  # one-zone) a writer's last acknowledged value missing from the final tree.
+  # (added lines only: git's writers put the value in their commit messages too)
+  git -C "$bare" log -p --format= "$start..main" | grep '^+' | grep -oE '[a-z]+[0-9]+-w[0-9]+-e[0-9]+' | sort -u >"$rd/history" || true
+  git -C "$bare" grep -h -oE '[a-z]+[0-9]+-w[0-9]+-e[0-9]+' main -- zones | sort -u >"$rd/final" || true
+  cat "$rd"/*.out | awk '$7 == "ok" {print $1}' | sort -u >"$rd/acked"
+  lost=$(comm -23 "$rd/acked" "$rd/history" | wc -l)
+  if [ "$scen" != hot-record ]; then
+    for w in $(seq "$wn"); do
+      awk '$7 == "ok" {v = $1} END {if (v != "") print v}' "$rd/w$w.out"
+    done | sort -u >"$rd/last"
+    lost=$((lost + $(comm -23 "$rd/last" "$rd/final" | wc -l)))
+  fi
+  if grep -q 'gave-up' "$rd"/*.out; then echo "bench: $tool $scen W=$wn: edits given up after 100 attempts (see $rd)" >&2; fi
+  if [ "$lost" != 0 ]; then echo "bench: $tool $scen W=$wn: $lost acknowledged edits lost:" >&2; comm -23 "$rd/acked" "$rd/history" >&2; fi
+  if cat "$rd"/*.out | awk '$6 > 0 {e = 1} END {exit !e}'; then
+    echo "bench: $tool $scen W=$wn: pushes that failed (retried), first ones:" >&2
+    grep -h 'push exited' "$rd"/*.err | head -n 5 >&2 || true
+  fi
+  # latencies sorted, then: pushes/s, median, p99 (nearest rank), retries and connections per push
+  writer_rows+=("$(awk '$7 == "ok" {printf "%.6f %d\n", ($3 - $2) / 1e9, $4}' "$rd"/*.out | sort -g | awk \
+    -v tool="$tool" -v scen="$scen" -v n="$n" -v w="$wn" -v p="$pushes" -v conns="$((c1 - c0))" -v lost="$lost" \
+    -v wall="$(awk -v a="$t0" -v b="$t1" 'BEGIN{print (b - a) / 1e9}')" '
+    function f(s) { return (s >= 1) ? sprintf("%.2f s", s) : sprintf("%.1f ms", s * 1000) }
+    { lat[++k] = $1; retries += $2 }
+    END {
+      if (k == 0) { printf "%-11s %-7s %6s %4s %3s  nothing acknowledged", scen, tool, n, w, p; exit }
+      med = (k % 2) ? lat[(k + 1) / 2] : (lat[k / 2] + lat[k / 2 + 1]) / 2
+      i99 = int(0.99 * k); if (i99 < 0.99 * k) i99++
+      printf "%-11s %-7s %6s %4s %3s  %9.1f  %9s  %9s  %9.2f  %10.1f  %4s", scen, tool, n, w, p,
+        k / wall, f(med), f(lat[i99]), retries / k, conns / k, lost
+    }')")
+}
+
+# writers_bench N: the writers table on a store of N records in max(10, W) zones
+writers_bench() {
+  local n=$1 zones=10 maxw=0 w scen wn
+  for w in $writer_counts; do [ "$w" -gt "$maxw" ] && maxw=$w; done
+  [ "$maxw" -gt "$zones" ] && zones=$maxw
+  echo "== writers, N = $n: making the store ($zones zones), $maxw workspaces and git clones" >&2
+  "$bin/recsync-bench" --make-store "$nw/srv/wr-rs.git" --records "$n" --zones "$zones" >&2
+  cp -r "$nw/srv/wr-rs.git" "$nw/srv/wr-g.git"
+  # the store's record paths (zones/OWNER/ZONE/records/XX/NAME), for both kinds of writer
+  git -C "$nw/srv/wr-g.git" ls-tree -r --name-only main -- zones | grep '/records/' | sort >"$nw/records"
+  for w in $(seq "$maxw"); do
+    quiet "$recsync" clone "git://127.0.0.1:$gd_port/wr-rs.git" "$nw/wr-r$w"
+    quiet git clone -q "git://127.0.0.1:$gd_port/wr-g.git" "$nw/wr-g$w"
+  done
+  for scen in own-zone one-zone hot-record; do
+    for wn in $writer_counts; do
+      echo "== writers: $scen, W = $wn, $pushes pushes each" >&2
+      writers_row recsync "$scen" "$wn" "$n" "$nw/srv/wr-rs.git" "$nw/wr-r"
+      writers_row git "$scen" "$wn" "$n" "$nw/srv/wr-g.git" "$nw/wr-g"
+    done
+  done
+}
+
+# network_bench N: the network table for N records over git:// and ssh, then the writers table
+network_bench() {
+  local n=$1 tr url_r url_g d user
+  local net_started
+  net_started=$(date +%s)
+  nw="$work/net-$n"
+  echo "== network, N = $n: making the store, starting git daemon and sshd" >&2
+  mkdir -p "$nw/srv" "$nw/home/.ssh"
+  "$bin/recsync-bench" --make-store "$nw/base.git" --records "$n" --zones 10 >&2
+  for tr in git ssh; do  # each transport starts from the same data
+    cp -r "$nw/base.git" "$nw/srv/rs-$tr.git"; cp -r "$nw/base.git" "$nw/srv/g-$tr.git"
+  done
+  start_git_daemon "$nw/srv"
+  # recsync finds its ssh key in $HOME/.ssh and trusts the hosts of RECSYNC_SSH_KNOWN_HOSTS;
+  # git gets the same key and known_hosts through GIT_SSH_COMMAND. No agent for either.
+  ssh-keygen -q -t ed25519 -N '' -C recsync-bench-client -f "$nw/home/.ssh/id_ed25519"
+  start_sshd "$nw/sshd" "$nw/home/.ssh/id_ed25519"
+  export HOME="$nw/home" RECSYNC_SSH_KNOWN_HOSTS="$nw/sshd/known_hosts"
+  export GIT_SSH_COMMAND="ssh -F /dev/null -i '$HOME/.ssh/id_ed25519' -o IdentitiesOnly=yes -o IdentityAgent=none -o UserKnownHostsFile='$RECSYNC_SSH_KNOWN_HOSTS' -o StrictHostKeyChecking=yes -o BatchMode=yes"
+  unset SSH_AUTH_SOCK
+  user=$(id -un)
+
+  for tr in git ssh; do
+    case $tr in
+      git) url_r="git://127.0.0.1:$gd_port/rs-$tr.git"; url_g="git://127.0.0.1:$gd_port/g-$tr.git" ;;
+      ssh) url_r="ssh://$user@127.0.0.1:$ssh_port$nw/srv/rs-$tr.git"; url_g="ssh://$user@127.0.0.1:$ssh_port$nw/srv/g-$tr.git" ;;
+    esac
+    d="$nw/$tr"; mkdir -p "$d"
+    echo "== network, N = $n, $tr: clone, pull, push" >&2
+    # 1. clone (each run into a new directory, as in the local table)
+    rc=(); gc=(); rconns=(); gconns=()
+    for i in $(seq "$runs"); do
+      c=$(conns "$tr"); time_cmd t r "$recsync" clone "$url_r" "$d/rc$i"; rc+=("$t"); rconns+=($(($(conns "$tr") - c)))
+      c=$(conns "$tr"); time_cmd t r git clone -q "$url_g" "$d/gc$i"; gc+=("$t"); gconns+=($(($(conns "$tr") - c)))
+    done
+    mv "$d/rc1" "$d/rc"; mv "$d/gc1" "$d/gc"
+    net_report "clone" "$tr" "$n"
+
+    # the workspace / checkout that produces the changes (over git://, untimed)
+    quiet "$recsync" clone "git://127.0.0.1:$gd_port/rs-$tr.git" "$d/rcb"
+    quiet git clone -q "git://127.0.0.1:$gd_port/g-$tr.git" "$d/gcb"
+
+    # 2. incremental pull of 100 changes (the other clones push them first, untimed)
+    net_measure "pull, 100 changed records" "$tr" "$n" \
+      'edit_records "$d/rcb/private" 100 "p$i"; quiet "$recsync" -C "$d/rcb" push' \
+      '"$recsync" -C "$d/rc" pull' \
+      'edit_records "$d/gcb/zones" 100 "p$i"; (cd "$d/gcb" && git add -A && git commit -q -m "p$i" && git push -q)' \
+      'git -C "$d/gc" pull -q'
+
+    # 3. push of one record
+    net_measure "push, one record" "$tr" "$n" \
+      'edit_records "$d/rc/private" 1 "o$i"' '"$recsync" -C "$d/rc" push' \
+      'edit_records "$d/gc/zones" 1 "o$i"' 'sh -c "cd $d/gc && git add -A && git commit -q -m o$i && git push -q"'
+
+    # 4. push of 1,000 edits
+    net_measure "push, 1000 edited records" "$tr" "$n" \
+      'edit_records "$d/rc/private" 1000 "e$i"' '"$recsync" -C "$d/rc" push' \
+      'edit_records "$d/gc/zones" 1000 "e$i"' 'sh -c "cd $d/gc && git add -A && git commit -q -m e$i && git push -q"'
+
+    # 5. a pull with nothing new (one untimed pull first: the one after a push takes its own commit)
+    quiet "$recsync" -C "$d/rc" pull; quiet git -C "$d/gc" pull -q
+    net_measure "pull, nothing changed" "$tr" "$n" ':' '"$recsync" -C "$d/rc" pull' ':' 'git -C "$d/gc" pull -q'
+  done
+  echo "== network table, N = $n: $(($(date +%s) - net_started)) s" >&2
+
+  writers_bench "$n"
+  echo "== network and writers, N = $n: $(($(date +%s) - net_started)) s" >&2
+}
+
+[ "$local_rows" = 1 ] || sizes=""
 for n in $sizes; do
   echo "== N = $n: making the store" >&2
   d="$work/$n"; mkdir -p "$d"
@@ -140,7 +539,25 @@ for n in $sizes; do
   mv "$d" "$work/done-$n"
 done
 
-printf '%-34s %9s  %-26s %-26s %7s  %8s\n' "operation" "N" "recsync median (min-max)" "git median (min-max)" "ratio" "peak RSS"
-printf '%s\n' "${rows[@]}"
-echo "runs per figure: $runs; peak RSS is the recsync process's maximum over the runs"
+[ "$network" = 1 ] && for n in $net_sizes; do network_bench "$n"; done
+
+if [ "${#rows[@]}" -gt 0 ]; then
+  printf '%-34s %9s  %-26s %-26s %7s  %8s\n' "operation" "N" "recsync median (min-max)" "git median (min-max)" "ratio" "peak RSS"
+  printf '%s\n' "${rows[@]}"
+  echo "runs per figure: $runs; peak RSS is the recsync process's maximum over the runs"
+fi
+if [ "${#net_rows[@]}" -gt 0 ]; then
+  [ "${#rows[@]}" -gt 0 ] && echo
+  echo "network (servers on 127.0.0.1; the same server and data for recsync and git)"
+  printf '%-28s %-9s %7s  %-26s %-26s %7s  %s\n' "operation" "transport" "N" "recsync median (min-max)" "git median (min-max)" "ratio" "connections r/g"
+  printf '%s\n' "${net_rows[@]}"
+  echo "runs per figure: $runs; connections: server connections one operation opened (recsync/git)"
+  echo
+  echo "writers (W workspaces or git clones pushing single-record edits concurrently over git://)"
+  printf '%-11s %-7s %6s %4s %3s  %9s  %9s  %9s  %9s  %10s  %4s\n' "scenario" "tool" "N" "W" "P" "pushes/s" "median" "p99" "retries" "conns/push" "lost"
+  printf '%s\n' "${writer_rows[@]}"
+  echo "latency: from an edit's first push attempt to its acknowledgement; retries: further attempts per"
+  echo "acknowledged push (recsync: push again after a conflict or an error; git: pull --rebase and push"
+  echo "again); lost: acknowledged edits missing from the store's history or (own-zone, one-zone) its final state"
+fi
 echo "measured in $(( ($(date +%s) - started) / 60 )) min $(( ($(date +%s) - started) % 60 )) s; removing the files it made (that takes a while)" >&2
