@@ -106,7 +106,13 @@ import Testing
                            onError: { e, _ in got.errors.withLock { $0.append(e.message) } },
                            notify: { n in got.items.withLock { $0.append(n) }; return true })
         }
-        try await Task.sleep(nanoseconds: 400_000_000)
+        // The subscription starts at the head the loop first looks at: the outage begins only
+        // once it has looked (and waits for changes), or on a busy machine the change after
+        // the outage may be where it starts. (A fixed 400 ms sleep lost that race.)
+        let looking = Date()
+        while last.withLock({ $0 }) == nil, Date().timeIntervalSince(looking) < 60 {
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
         let moved = fixture.directory.file("moved.git")
         try FileManager.default.moveItem(atPath: fixture.path, toPath: moved)
         // Gone until the watcher has noticed (bounded, generously for busy machines).
