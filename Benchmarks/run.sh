@@ -154,7 +154,7 @@ measure() {
 # Network mode: a git daemon and an sshd on 127.0.0.1, each serving a recsync store and a git
 # copy of the same store; then concurrent writers over git://.
 
-net_rows=(); writer_rows=()
+net_rows=(); writer_rows=(); writer_notes=()
 
 # start_server LOG READY cmd...: runs cmd in a process group of its own (setsid), which the EXIT
 # trap kills with everything it forked, and waits (at most 10 s) for READY in its log.
@@ -268,6 +268,12 @@ net_measure() {
   net_report "$label" "$tr" "$n"
 }
 
+# A writer retries an edit until it is acknowledged, as a user would: under contention some
+# attempts lose every race for a long while (git's loop too), and they get through once the
+# others are done. Only an edit still not through after this many seconds is given up (a bug,
+# or a server gone), and reported.
+giveup=1800
+export giveup
 # One writer: a recsync workspace pushing P edits of one record, each a new value of its title
 # (TAG-wW-eE, unique in the run). A push is acknowledged when it exits 0 and its JSON report
 # lists no conflict and nothing not sent, and a commit; a conflict is settled keeping this
@@ -293,7 +299,7 @@ rs_writer() {
         errors=$((errors + 1))
         printf '%s: push exited %s: %s\n' "$v" "$rc" "$(grep -E '"(kind|message)"' <<<"$json" | tr -s ' \n' ' ')" >>"$out.err"
       fi
-      [ "$tries" -ge 100 ] && { status=gave-up; break; }
+      [ $(($(date +%s%N) - t0)) -ge $((giveup * 1000000000)) ] && { status=gave-up; break; }
     done
     t1=$(date +%s%N)
     echo "$v $t0 $t1 $((tries - 1)) $conflicts $errors $status" >>"$out"
@@ -321,7 +327,7 @@ git_writer() {
       else
         errors=$((errors + 1))
       fi
-      [ "$tries" -ge 100 ] && { status=gave-up; break; }
+      [ $(($(date +%s%N) - t0)) -ge $((giveup * 1000000000)) ] && { status=gave-up; break; }
     done
     t1=$(date +%s%N)
     echo "$v $t0 $t1 $((tries - 1)) $conflicts $errors $status" >>"$out"
@@ -379,7 +385,10 @@ writers_row() {
     done | sort -u >"$rd/last"
     lost=$((lost + $(comm -23 "$rd/last" "$rd/final" | wc -l)))
   fi
-  if grep -q 'gave-up' "$rd"/*.out; then echo "bench: $tool $scen W=$wn: edits given up after 100 attempts (see $rd)" >&2; fi
+  if grep -q 'gave-up' "$rd"/*.out; then
+    writer_notes+=("$tool $scen W=$wn: $(cat "$rd"/*.out | grep -c gave-up) edits given up after ${giveup} s of retries")
+    echo "bench: ${writer_notes[-1]} (see $rd)" >&2
+  fi
   if [ "$lost" != 0 ]; then echo "bench: $tool $scen W=$wn: $lost acknowledged edits lost:" >&2; comm -23 "$rd/acked" "$rd/history" >&2; fi
   if cat "$rd"/*.out | awk '$6 > 0 {e = 1} END {exit !e}'; then
     echo "bench: $tool $scen W=$wn: pushes that failed (retried), first ones:" >&2
@@ -398,6 +407,7 @@ writers_row() {
       printf "%-11s %-7s %6s %4s %3s  %9.1f  %9s  %9s  %9.2f  %10.1f  %4s", scen, tool, n, w, p,
         k / wall, f(med), f(lat[i99]), retries / k, conns / k, lost
     }')")
+  echo "   ${writer_rows[-1]}" >&2
 }
 
 # writers_bench N: the writers table on a store of N records in max(10, W) zones
@@ -472,19 +482,19 @@ network_bench() {
       'edit_records "$d/gcb/zones" 100 "p$i"; (cd "$d/gcb" && git add -A && git commit -q -m "p$i" && git push -q)' \
       'git -C "$d/gc" pull -q'
 
-    # 3. push of one record
+    # 3. a pull with nothing new (the workspace is up to date: the pulls above took everything;
+    # after its own push recsync would first take its own commit)
+    net_measure "pull, nothing changed" "$tr" "$n" ':' '"$recsync" -C "$d/rc" pull' ':' 'git -C "$d/gc" pull -q'
+
+    # 4. push of one record
     net_measure "push, one record" "$tr" "$n" \
       'edit_records "$d/rc/private" 1 "o$i"' '"$recsync" -C "$d/rc" push' \
       'edit_records "$d/gc/zones" 1 "o$i"' 'sh -c "cd $d/gc && git add -A && git commit -q -m o$i && git push -q"'
 
-    # 4. push of 1,000 edits
+    # 5. push of 1,000 edits
     net_measure "push, 1000 edited records" "$tr" "$n" \
       'edit_records "$d/rc/private" 1000 "e$i"' '"$recsync" -C "$d/rc" push' \
       'edit_records "$d/gc/zones" 1000 "e$i"' 'sh -c "cd $d/gc && git add -A && git commit -q -m e$i && git push -q"'
-
-    # 5. a pull with nothing new (one untimed pull first: the one after a push takes its own commit)
-    quiet "$recsync" -C "$d/rc" pull; quiet git -C "$d/gc" pull -q
-    net_measure "pull, nothing changed" "$tr" "$n" ':' '"$recsync" -C "$d/rc" pull' ':' 'git -C "$d/gc" pull -q'
   done
   echo "== network table, N = $n: $(($(date +%s) - net_started)) s" >&2
 
@@ -559,5 +569,6 @@ if [ "${#net_rows[@]}" -gt 0 ]; then
   echo "latency: from an edit's first push attempt to its acknowledgement; retries: further attempts per"
   echo "acknowledged push (recsync: push again after a conflict or an error; git: pull --rebase and push"
   echo "again); lost: acknowledged edits missing from the store's history or (own-zone, one-zone) its final state"
+  [ "${#writer_notes[@]}" -gt 0 ] && printf 'not acknowledged: %s\n' "${writer_notes[@]}"
 fi
 echo "measured in $(( ($(date +%s) - started) / 60 )) min $(( ($(date +%s) - started) % 60 )) s; removing the files it made (that takes a while)" >&2
