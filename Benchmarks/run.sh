@@ -5,6 +5,7 @@
 # usage: Benchmarks/run.sh [--records "10000 100000"] [--runs 5] [--million] [--smoke]
 #                          [--no-network | --only-network] [--net-records 10000]
 #                          [--writers "1 4 8 16"] [--pushes 20]
+#                          [--no-load] [--load-records 10000] [--load-mb 2048]
 #   --records      the store sizes N of the local table (default: 10000 100000)
 #   --million      also N = 1,000,000 in the local table
 #   --smoke        N = 1000, 2 runs, writers "1 4", 5 pushes each: keeps the script from rotting
@@ -14,8 +15,13 @@
 #   --net-records  the store size N of the network and writers tables (default 10000)
 #   --writers      the numbers W of concurrent writers (default: 1 4 8 16)
 #   --pushes       single-record edits each writer pushes (default 20)
-# Prints up to three tables:
+#   --no-load      no durability-under-load table (it runs with the local table)
+#   --load-records the store size N of the durability-under-load table (default 10000)
+#   --load-mb      what dd writes beside the loaded runs, in MB (default 2048)
+# Prints up to four tables:
 #   local:   operation, N, recsync median (min-max), git median (min-max), ratio, peak RSS
+#   load:    clone and incremental pull, idle and while dd writes --load-mb MB on the same file
+#            system, recsync and git: operation, tool, N, idle and loaded median, loaded/idle
 #   network: the same operations against a `git daemon` (git://) and an sshd (ssh://) started
 #            here on 127.0.0.1, side by side with git on the same server: operation, transport,
 #            N, recsync and git median (min-max), ratio, server connections per operation
@@ -31,12 +37,15 @@ runs=5
 local_rows=1
 network=1
 net_sizes=10000
+load=1
+load_sizes=10000
+load_mb=2048
 writer_counts="1 4 8 16"
 pushes=20
-opt_writers="" opt_pushes="" opt_net=""
+opt_writers="" opt_pushes="" opt_net="" opt_load_n="" opt_load_mb=""
 usage() {
   echo "usage: $0 [--records \"N ...\"] [--runs R] [--million] [--smoke] [--no-network | --only-network]" >&2
-  echo "          [--net-records N] [--writers \"W ...\"] [--pushes P]" >&2
+  echo "          [--net-records N] [--writers \"W ...\"] [--pushes P] [--no-load] [--load-records N] [--load-mb MB]" >&2
   exit 64
 }
 while [ $# -gt 0 ]; do
@@ -44,7 +53,10 @@ while [ $# -gt 0 ]; do
     --records) sizes="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
     --million) sizes="$sizes 1000000"; shift ;;
-    --smoke) sizes="1000"; runs=2; net_sizes=1000; writer_counts="1 4"; pushes=5; shift ;;
+    --smoke) sizes="1000"; runs=2; net_sizes=1000; load_sizes=1000; load_mb=256; writer_counts="1 4"; pushes=5; shift ;;
+    --no-load) load=0; shift ;;
+    --load-records) opt_load_n="$2"; shift 2 ;;
+    --load-mb) opt_load_mb="$2"; shift 2 ;;
     --network) network=1; shift ;;
     --no-network) network=0; shift ;;
     --only-network) network=1; local_rows=0; shift ;;
@@ -58,7 +70,9 @@ done
 [ -n "$opt_net" ] && net_sizes=$opt_net
 [ -n "$opt_writers" ] && writer_counts=$opt_writers
 [ -n "$opt_pushes" ] && pushes=$opt_pushes
-for v in $runs $net_sizes $writer_counts $pushes; do
+[ -n "$opt_load_n" ] && load_sizes=$opt_load_n
+[ -n "$opt_load_mb" ] && load_mb=$opt_load_mb
+for v in $runs $net_sizes $writer_counts $pushes $load_sizes $load_mb; do
   case "$v" in ''|*[!0-9]*|0) usage ;; esac
 done
 
@@ -101,7 +115,7 @@ now() { date +%s%N; }
 time_cmd() {
   local __t=$1 __r=$2; shift 2
   local t0 t1
-  sync
+  [ "${keep_dirty:-0}" = 1 ] || sync
   t0=$(now)
   /usr/bin/time -f %M -o "$work/rss" "$@" >/dev/null 2>"$work/err" || { echo "bench: failed: $*" >&2; cat "$work/err" >&2; exit 1; }
   t1=$(now)
@@ -148,6 +162,76 @@ measure() {
     eval "time_cmd t r $cmd_g"; gc+=("$t")
   done
   report "$label" "$n"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Durability under load: recsync makes each write batch durable; does that cost follow its own
+# writes, or everything another process left dirty on the file system? The same clone and
+# incremental pull, idle and while `dd` writes $load_mb MB to a file beside them.
+
+load_rows=()
+# time_loaded VAR RSSVAR cmd...: as time_cmd, while dd writes $load_mb MB on the same file system.
+# dd starts first (after an untimed sync) and has a head start of half a second, so the command
+# begins with a lot dirty and more coming; it is waited for, removed and synced untimed afterwards.
+time_loaded() {
+  local __tl=$1 __rl=$2 ddpid; shift 2
+  sync
+  dd if=/dev/zero of="$work/load.bin" bs=1M count="$load_mb" status=none &
+  ddpid=$!
+  sleep 0.5
+  keep_dirty=1 time_cmd "$__tl" "$__rl" "$@"
+  wait "$ddpid" || { echo "bench: dd failed" >&2; exit 1; }
+  rm -f "$work/load.bin"; sync
+}
+# load_row LABEL TOOL N: one row from the idle timings in li and the loaded ones in ll
+load_row() {
+  local im imin imax lm lmin lmax
+  read -r im imin imax <<<"$(stats "${li[*]}")"; read -r lm lmin lmax <<<"$(stats "${ll[*]}")"
+  load_rows+=("$(printf '%-28s %-8s %7s  %-26s %-26s %7s' "$1" "$2" "$3" \
+    "$(fmt "$im") ($(fmt "$imin")-$(fmt "$imax"))" "$(fmt "$lm") ($(fmt "$lmin")-$(fmt "$lmax"))" \
+    "$(awk -v a="$lm" -v b="$im" 'BEGIN{printf "%.2f", a/b}')")")
+}
+# load_bench N: clone and incremental pull of 100 changes, idle and loaded, recsync and git
+load_bench() {
+  local n=$1 d="$work/load-$n" tool i r
+  echo "== durability under load, N = $n: making the store" >&2
+  mkdir -p "$d"
+  "$bin/recsync-bench" --make-store "$d/store.git" --records "$n" --zones 10 >&2
+  cp -r "$d/store.git" "$d/git-store.git"
+  for tool in recsync git; do
+    li=(); ll=()
+    for i in $(seq "$runs"); do
+      if [ "$tool" = recsync ]; then
+        time_cmd t r "$recsync" clone "$d/store.git" "$d/ri$i"; li+=("$t")
+        time_loaded t r "$recsync" clone "$d/store.git" "$d/rl$i"; ll+=("$t")
+      else
+        time_cmd t r git clone -q "$d/git-store.git" "$d/gi$i"; li+=("$t")
+        time_loaded t r git clone -q "$d/git-store.git" "$d/gl$i"; ll+=("$t")
+      fi
+    done
+    load_row clone "$tool" "$n"
+  done
+  quiet "$recsync" clone "$d/store.git" "$d/rcb"
+  quiet git clone -q "$d/git-store.git" "$d/gcb"
+  for tool in recsync git; do
+    li=(); ll=()
+    for i in $(seq "$runs"); do
+      for r in i l; do
+        if [ "$tool" = recsync ]; then
+          edit_records "$d/rcb/private" 100 "l$r$i"; quiet "$recsync" -C "$d/rcb" push
+          if [ "$r" = i ]; then time_cmd t x "$recsync" -C "$d/ri1" pull; li+=("$t")
+          else time_loaded t x "$recsync" -C "$d/ri1" pull; ll+=("$t"); fi
+        else
+          edit_records "$d/gcb/zones" 100 "l$r$i"
+          (cd "$d/gcb" && git add -A && git commit -q -m "l$r$i" && git push -q)
+          if [ "$r" = i ]; then time_cmd t x git -C "$d/gi1" pull -q; li+=("$t")
+          else time_loaded t x git -C "$d/gi1" pull -q; ll+=("$t"); fi
+        fi
+      done
+    done
+    load_row "pull, 100 changed records" "$tool" "$n"
+  done
+  mv "$d" "$work/done-load-$n"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -549,12 +633,20 @@ for n in $sizes; do
   mv "$d" "$work/done-$n"
 done
 
+[ "$load" = 1 ] && [ "$local_rows" = 1 ] && for n in $load_sizes; do load_bench "$n"; done
 [ "$network" = 1 ] && for n in $net_sizes; do network_bench "$n"; done
 
 if [ "${#rows[@]}" -gt 0 ]; then
   printf '%-34s %9s  %-26s %-26s %7s  %8s\n' "operation" "N" "recsync median (min-max)" "git median (min-max)" "ratio" "peak RSS"
   printf '%s\n' "${rows[@]}"
   echo "runs per figure: $runs; peak RSS is the recsync process's maximum over the runs"
+fi
+if [ "${#load_rows[@]}" -gt 0 ]; then
+  echo
+  echo "durability under load (the same command idle, and while dd writes $load_mb MB to the same file system)"
+  printf '%-28s %-8s %7s  %-26s %-26s %7s\n' "operation" "tool" "N" "idle median (min-max)" "loaded median (min-max)" "loaded/idle"
+  printf '%s\n' "${load_rows[@]}"
+  echo "runs per figure: $runs; recsync makes every write batch durable, git does not sync"
 fi
 if [ "${#net_rows[@]}" -gt 0 ]; then
   [ "${#rows[@]}" -gt 0 ] && echo
