@@ -30,6 +30,40 @@ public struct Location: Sendable, Hashable {
     }
 }
 
+/// A file kept beside a record (CloudKit's `CKAsset`): its content is its own blob in the
+/// store, outside the record's 1 MB, named here by what identifies that content.
+///
+/// Two references are equal exactly when their content is: a record whose asset changed
+/// has different field data, so its change tag changes too.
+public struct AssetReference: Sendable, Hashable {
+    /// The content's git blob ID (40 lowercase hex digits): where the store keeps it.
+    public let oid: String
+    /// The content's length in bytes.
+    public let size: Int64
+    /// The SHA-256 of the content (64 lowercase hex digits), checked when it is read back.
+    public let sha256: String
+
+    /// The largest asset a store takes unless its `recsync.json` says otherwise (50 MiB, CloudKit's limit).
+    public static let defaultMaxBytes: Int64 = 52_428_800
+
+    public init(oid: String, size: Int64, sha256: String) throws(RecSyncError) {
+        guard Self.isHex(oid, count: 40) else {
+            throw .invalidValue("asset object ID '\(oid.prefix(80))' is not 40 lowercase hex digits")
+        }
+        guard Self.isHex(sha256, count: 64) else {
+            throw .invalidValue("asset checksum '\(sha256.prefix(80))' is not a SHA-256 (64 lowercase hex digits)")
+        }
+        guard size >= 0 else { throw .invalidValue("asset size \(size) is negative") }
+        self.oid = oid
+        self.size = size
+        self.sha256 = sha256
+    }
+
+    static func isHex(_ s: String, count: Int) -> Bool {
+        s.utf8.count == count && s.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+}
+
 /// The type tag of a field value, as spelled in the store encoding.
 public enum FieldType: String, Sendable, Hashable, CaseIterable {
     case string = "STRING"
@@ -41,6 +75,8 @@ public enum FieldType: String, Sendable, Hashable, CaseIterable {
     case reference = "REFERENCE"
     case location = "LOCATION"
     case json = "JSON"
+    /// A file (CloudKit Web Services spells it `ASSETID`).
+    case asset = "ASSET"
 }
 
 /// One field's value.
@@ -59,6 +95,8 @@ public indirect enum FieldValue: Sendable, Hashable {
     case location(Location)
     /// Nested JSON (an extension CloudKit lacks).
     case json(JSONValue)
+    /// A file kept as its own blob (see `AssetReference`).
+    case asset(AssetReference)
     case list([FieldValue])
 
     /// The scalar type of this value, or nil for a list.
@@ -73,7 +111,17 @@ public indirect enum FieldValue: Sendable, Hashable {
         case .reference: .reference
         case .location: .location
         case .json: .json
+        case .asset: .asset
         case .list: nil
+        }
+    }
+
+    /// The asset references among the values (a record's files).
+    public var assets: [AssetReference] {
+        switch self {
+        case .asset(let a): [a]
+        case .list(let items): items.flatMap(\.assets)
+        default: []
         }
     }
 
@@ -88,6 +136,9 @@ public indirect enum FieldValue: Sendable, Hashable {
             guard let first = items.first else { return }
             guard let type = first.scalarType, type != .json else {
                 throw .invalidValue("field '\(key)' is a list of lists or JSON values; lists hold scalar values only (use a JSON field instead)")
+            }
+            guard type != .asset else {
+                throw .invalidValue("field '\(key)' is a list of assets; recsync keeps one file per field: use one ASSET field per file")
             }
             for item in items {
                 guard item.scalarType == type else {

@@ -49,8 +49,15 @@ public struct Record: Sendable, Hashable {
         }
         let size = StoreEncoding.fieldDataSize(of: self)
         if size > Record.maxFieldDataBytes {
-            throw .limitExceeded("record '\(recordID.recordName)' holds \(size) bytes of field data; the limit is 1 MB. Split it or move large values elsewhere")
+            throw .limitExceeded("record '\(recordID.recordName)' holds \(size) bytes of field data; the limit is 1 MB (assets not counted). Split it, or keep large values as assets (files)")
         }
+    }
+
+    /// The record's asset fields (key → reference).
+    public var assetFields: [String: AssetReference] {
+        var result: [String: AssetReference] = [:]
+        for (key, value) in fields { if case .asset(let a) = value { result[key] = a } }
+        return result
     }
 
     /// The system fields alone (CloudKit's `encodeSystemFields`): the record without user fields.

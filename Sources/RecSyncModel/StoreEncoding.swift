@@ -147,6 +147,7 @@ public enum StoreEncoding {
         case .reference(let r): .object(["action": .string(referenceActionName(r.action)), "recordName": .string(r.recordName)])
         case .location(let l): .object(["latitude": .double(l.latitude), "longitude": .double(l.longitude)])
         case .json(let j): j
+        case .asset(let a): .object(["fileChecksum": .string(a.sha256), "oid": .string(a.oid), "size": .int(a.size)])
         case .list(let items): .array(items.map(rawValue))
         }
     }
@@ -198,6 +199,15 @@ public enum StoreEncoding {
             w.double(l.longitude)
             w.endObject()
         case .json(let j): w.value(j)
+        case .asset(let a):
+            w.beginObject()
+            w.key("fileChecksum")
+            w.string(a.sha256)
+            w.key("oid")
+            w.string(a.oid)
+            w.key("size")
+            w.int(a.size)
+            w.endObject()
         case .list(let items):
             w.beginArray()
             for item in items {
@@ -285,6 +295,19 @@ public enum StoreEncoding {
         case .json:
             try j.validate(context: "field '\(key)'")
             return .json(j)
+        case .asset:
+            guard case .object(let o) = j else { throw wrong("an object with 'fileChecksum', 'oid' and 'size'") }
+            for k in o.keys where !["fileChecksum", "oid", "size"].contains(k) {
+                throw .malformedInput("field '\(key)': unexpected key '\(k)' in an ASSET value")
+            }
+            guard case .string(let sum)? = o["fileChecksum"], case .string(let oid)? = o["oid"], case .int(let size)? = o["size"] else {
+                throw .malformedInput("field '\(key)': an ASSET value needs strings 'fileChecksum' and 'oid' and an integer 'size'")
+            }
+            do {
+                return .asset(try AssetReference(oid: oid, size: size, sha256: sum))
+            } catch {
+                throw .malformedInput("field '\(key)': " + error.message)
+            }
         }
     }
 

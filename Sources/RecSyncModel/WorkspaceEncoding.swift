@@ -10,19 +10,33 @@
 ///  "photo": {"$bytes": "AAEC"},
 ///  "parent": {"$ref": "r1", "action": "deleteSelf"},
 ///  "place": {"$location": {"lat": 52.5, "lon": 13.4}},
-///  "meta": {"$json": ["a", "b"]}}
+///  "meta": {"$json": ["a", "b"]},
+///  "scan": {"$asset": "scan"}}
 /// ```
+///
+/// An asset is a file beside its record (`<record>.assets/<field>`, see `AssetFiles`): the record
+/// file names it, `{"$asset": "<field>"}`, and the workspace reads its content through an
+/// `AssetResolver`. Where there is no file (conflict copies, `show`/`get` output) it is spelled
+/// out: `{"$asset": {"oid": …, "sha256": …, "size": …}}`.
 ///
 /// An object none of whose keys starts with `$` is a JSON field as it stands; so is an array
 /// that is not a list. `null` deletes the field (CloudKit: setting a field to nil removes it):
 /// a pending change until pushed, after which the file is rewritten without it.
 public enum WorkspaceEncoding {
-    /// The canonical pretty object of a record's fields, ending with a newline.
+    /// Reads the asset a record file names (`{"$asset": file}`) for field `key`.
+    public typealias AssetResolver = (_ key: String, _ file: String) throws(RecSyncError) -> AssetReference
+
+    /// The canonical pretty object of a record's fields, ending with a newline. An asset is
+    /// written as `{"$asset": "<key>"}`: its file is named after its field.
     public static func encodeFields(_ fields: [String: FieldValue]) -> [UInt8] {
         var w = JSONWriter(pretty: true, capacity: 512)
         w.beginObject()
         for (k, v) in JSONWriter.sorted(fields) {
             w.key(k)
+            if case .asset = v {
+                w.value(.object(["$asset": .string(k)]))
+                continue
+            }
             writePlain(v, to: &w)
         }
         w.endObject()
@@ -37,7 +51,10 @@ public enum WorkspaceEncoding {
 
     /// Reads a fields object, and the keys set to `null`: field deletions, which a file
     /// without those keys would not spell (sorted).
-    public static func decodeFieldsAndDeletions(_ bytes: [UInt8]) throws(RecSyncError) -> (fields: [String: FieldValue], deleted: [String]) {
+    ///
+    /// An asset named by file (`{"$asset": "scan"}`) is read through `assets`; without one it
+    /// is refused.
+    public static func decodeFieldsAndDeletions(_ bytes: [UInt8], assets: AssetResolver? = nil) throws(RecSyncError) -> (fields: [String: FieldValue], deleted: [String]) {
         let json = try JSON.parse(bytes)
         guard case .object(let members) = json else {
             throw .malformedInput("the fields file must hold a JSON object of fields, found \(StoreEncoding.kindName(json))")
@@ -47,6 +64,14 @@ public enum WorkspaceEncoding {
         fields.reserveCapacity(members.count)
         for (key, value) in members {
             try NameRules.validateFieldKey(key)
+            if case .object(let o) = value, o.count == 1, case .string(let file)? = o["$asset"] {
+                guard let assets else {
+                    throw .malformedInput("field '\(key)': '$asset' names the file '\(file)', which only a workspace record can read; give the asset as {\"$asset\": {\"oid\": …, \"sha256\": …, \"size\": …}} here")
+                }
+                try validateAssetFileName(file, key: key)
+                fields[key] = .asset(try assets(key, file))
+                continue
+            }
             if let v = try fieldValue(from: value, key: key) {
                 fields[key] = v
             } else {
@@ -73,6 +98,8 @@ public enum WorkspaceEncoding {
             return .object(["$location": .object(["lat": .double(l.latitude), "lon": .double(l.longitude)])])
         case .json(let j):
             return jsonNeedsWrapper(j) ? .object(["$json": j]) : j
+        case .asset(let a):
+            return .object(["$asset": .object(["oid": .string(a.oid), "sha256": .string(a.sha256), "size": .int(a.size)])])
         case .list(let items):
             return .array(items.map(json(from:)))
         }
@@ -271,8 +298,34 @@ public enum WorkspaceEncoding {
             }
         case "$json":
             return .json(value)
+        case "$asset":
+            switch value {
+            case .object(let a):
+                for k in a.keys where !["oid", "sha256", "size"].contains(k) {
+                    throw .malformedInput("field '\(key)': unexpected key '\(k)' in '$asset' (expected 'oid', 'sha256' and 'size')")
+                }
+                guard case .string(let oid)? = a["oid"], case .string(let sum)? = a["sha256"], case .int(let size)? = a["size"] else {
+                    throw .malformedInput("field '\(key)': '$asset' needs strings 'oid' and 'sha256' and an integer 'size'")
+                }
+                do {
+                    return .asset(try AssetReference(oid: oid, size: size, sha256: sum))
+                } catch {
+                    throw .malformedInput("field '\(key)': " + error.message)
+                }
+            case .string:
+                throw .malformedInput("field '\(key)': an asset file can be named only by a field of its own, not inside a list or JSON value")
+            default:
+                throw .malformedInput("field '\(key)': '$asset' must name the asset's file, found \(StoreEncoding.kindName(value))")
+            }
         default:
-            throw .malformedInput("field '\(key)': unknown tag '\(tag)'; the tags are $date, $bytes, $ref, $location and $json (other objects must not have keys starting with '$')")
+            throw .malformedInput("field '\(key)': unknown tag '\(tag)'; the tags are $date, $bytes, $ref, $location, $json and $asset (other objects must not have keys starting with '$')")
+        }
+    }
+
+    /// Checks that an asset's file name is one plain name inside the record's asset directory.
+    public static func validateAssetFileName(_ file: String, key: String) throws(RecSyncError) {
+        guard file == key else {
+            throw .malformedInput("field '\(key)': '$asset' names '\(file)', but an asset's file is named after its field: write {\"$asset\": \"\(key)\"} and keep the file as '\(key)' in the record's .assets directory")
         }
     }
 

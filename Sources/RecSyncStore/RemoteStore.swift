@@ -74,6 +74,17 @@ public protocol RemoteStore: Actor {
     /// nil when the store no longer has it or the zone is not visible.
     func fetchRecordVersion(_ id: RecordID, changeTag: String) async throws(RecSyncError) -> Record?
 
+    /// Stores a file as an asset (CloudKit uploads a `CKAsset` before the record that
+    /// references it), streaming: the reference to put in a record's `.asset` field. A file
+    /// over the store's `maxAssetBytes` is refused (`limitExceeded`) before anything is sent.
+    /// Saving a record checks that each asset it references is in the store at that size.
+    func uploadAsset(fileAt path: String) async throws(RecSyncError) -> AssetReference
+
+    /// Writes an asset of a record in `zone` into a new file at `path` (it must not exist),
+    /// streaming, and makes the file durable. Content that does not match the reference (size,
+    /// SHA-256) or is missing is `storeCorrupt` for that asset, and no file is left behind.
+    func downloadAsset(_ asset: AssetReference, zone: ZoneID, to path: String) async throws(RecSyncError)
+
     /// Marks the start of one operation made of several calls (a pull, a push, a status): a
     /// store reached over the network may then look at the remote once, at the operation's
     /// first call, and answer the later calls from that look, instead of asking the remote

@@ -7,6 +7,7 @@ import RecSyncModel
 /// zones/<owner>/<zone>/zone.json
 /// zones/<owner>/<zone>/records/<fanout>/<record>
 /// zones/<owner>/<zone>/client-tokens/<user>/<device>
+/// zones/<owner>/<zone>/assets/<fanout>/<record>/<field>   an asset's content (a blob)
 /// tombstones/<owner>/<zone>.json
 /// compaction.json                  after a compaction: old commit → new (`CompactionMarker`)
 /// ```
@@ -21,6 +22,7 @@ public enum StoreLayout {
     public static let zoneFile = "zone.json"
     public static let recordsDir = "records"
     public static let clientTokensDir = "client-tokens"
+    public static let assetsDir = "assets"
 
     /// A name as a tree entry (see `NameEscaping`).
     public static func escape(_ name: String) -> String { NameEscaping.escape(name) }
@@ -53,6 +55,13 @@ public enum StoreLayout {
     public static func clientTokenPath(_ zone: ZoneID, client: String) -> String {
         "\(zoneDir(zone))/\(clientTokensDir)/" + client.split(separator: "/", omittingEmptySubsequences: false).map { escape(String($0)) }.joined(separator: "/")
     }
+    /// Where a zone's assets live: beside `records/`, so the record change walk never visits
+    /// them, and inside the zone, so they go with it (deleted, purged) and stay reachable
+    /// from the head (`git gc` keeps them, a push sends them).
+    public static func assetsPath(_ zone: ZoneID) -> String { "\(zoneDir(zone))/\(assetsDir)" }
+    /// A record's asset directory: one blob per asset field, named by the field key.
+    public static func assetDir(_ id: RecordID) -> String { "\(assetsPath(id.zoneID))/\(recordKey(id.recordName))" }
+    public static func assetPath(_ id: RecordID, field: String) -> String { "\(assetDir(id))/\(escape(field))" }
     public static func tombstonePath(_ zone: ZoneID) -> String {
         "\(tombstonesDir)/\(escape(zone.ownerName))/\(escape(zone.zoneName)).json"
     }
@@ -64,19 +73,27 @@ public struct StoreManifest: Sendable, Hashable {
     public var storeID: String
     public var created: Int64
     public var fanout: String
+    /// The largest asset the store takes (`maxAssetBytes`; nil: `AssetReference.defaultMaxBytes`).
+    public var maxAssetBytes: Int64?
 
-    public init(format: Int = StoreLayout.formatVersion, storeID: String, created: Int64, fanout: String = StoreLayout.fanoutScheme) {
+    public init(format: Int = StoreLayout.formatVersion, storeID: String, created: Int64, fanout: String = StoreLayout.fanoutScheme, maxAssetBytes: Int64? = nil) {
         self.format = format
         self.storeID = storeID
         self.created = created
         self.fanout = fanout
+        self.maxAssetBytes = maxAssetBytes
     }
 
+    /// The asset size limit in force.
+    public var assetLimit: Int64 { maxAssetBytes ?? AssetReference.defaultMaxBytes }
+
     public func encoded() -> [UInt8] {
-        JSON.serialize(.object([
+        var o: [String: JSONValue] = [
             "format": .int(Int64(format)), "storeID": .string(storeID),
             "created": .int(created), "fanout": .string(fanout),
-        ]), pretty: true)
+        ]
+        if let maxAssetBytes { o["maxAssetBytes"] = .int(maxAssetBytes) }
+        return JSON.serialize(.object(o), pretty: true)
     }
 
     public static func decode(_ bytes: [UInt8]) throws(RecSyncError) -> StoreManifest {
@@ -97,7 +114,13 @@ public struct StoreManifest: Sendable, Hashable {
         guard fanout == StoreLayout.fanoutScheme else {
             throw .storeCorrupt("the store uses fan-out '\(fanout)', which this recsync does not know")
         }
-        return StoreManifest(format: Int(format), storeID: id, created: created, fanout: fanout)
+        var maxAssetBytes: Int64?
+        switch o["maxAssetBytes"] {
+        case nil: break
+        case .int(let n)? where n > 0: maxAssetBytes = n
+        default: throw .storeCorrupt("recsync.json: 'maxAssetBytes' must be a positive integer (bytes); fix it in the store")
+        }
+        return StoreManifest(format: Int(format), storeID: id, created: created, fanout: fanout, maxAssetBytes: maxAssetBytes)
     }
 }
 

@@ -98,6 +98,14 @@ public actor FaultInjectingStore: RemoteStore {
         try await inner.fetchRecords(ids, desiredKeys: desiredKeys)
     }
 
+    public func uploadAsset(fileAt path: String) async throws(RecSyncError) -> AssetReference {
+        try await inner.uploadAsset(fileAt: path)
+    }
+
+    public func downloadAsset(_ asset: AssetReference, zone: ZoneID, to path: String) async throws(RecSyncError) {
+        try await inner.downloadAsset(asset, zone: zone, to: path)
+    }
+
     public func fetchRecordVersion(_ id: RecordID, changeTag: String) async throws(RecSyncError) -> Record? {
         try await inner.fetchRecordVersion(id, changeTag: changeTag)
     }

@@ -138,6 +138,12 @@ public enum RecordGenerator {
             let lon = Bool.random(using: &g) ? [180.0, -180.0, 0.0].randomElement(using: &g)! : Double.random(in: -180...180, using: &g)
             return .location(valid { () throws(RecSyncError) in try Location(latitude: lat, longitude: lon) })
         case .json: return .json(json(using: &g, depth: 3))
+        case .asset:
+            let hex: [Character] = Array("0123456789abcdef")
+            let oid = String((0..<40).map { _ in hex.randomElement(using: &g)! })
+            let sum = String((0..<64).map { _ in hex.randomElement(using: &g)! })
+            let size = Int64.random(in: 0...AssetReference.defaultMaxBytes, using: &g)
+            return .asset(valid { () throws(RecSyncError) in try AssetReference(oid: oid, size: size, sha256: sum) })
         }
     }
 
@@ -168,8 +174,9 @@ public enum RecordGenerator {
     }
 
     /// A random valid field value of any type, lists included; `depth` bounds nested JSON.
+    /// Never an asset: an asset needs its content in the store (build those explicitly).
     public static func fieldValue<G: RandomNumberGenerator>(using g: inout G, depth: Int = 3) -> FieldValue {
-        let types = FieldType.allCases
+        let types = FieldType.allCases.filter { $0 != .asset }
         let pick = Int.random(in: 0..<(types.count + 3), using: &g)
         if pick < types.count {
             let t = types[pick]

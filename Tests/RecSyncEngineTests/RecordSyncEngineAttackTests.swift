@@ -168,6 +168,14 @@ actor HookedStore: RemoteStore {
         return try await inner.fetchRecords(ids, desiredKeys: desiredKeys)
     }
 
+    func uploadAsset(fileAt path: String) async throws(RecSyncError) -> AssetReference {
+        try await inner.uploadAsset(fileAt: path)
+    }
+
+    func downloadAsset(_ asset: AssetReference, zone: ZoneID, to path: String) async throws(RecSyncError) {
+        try await inner.downloadAsset(asset, zone: zone, to: path)
+    }
+
     func fetchRecordVersion(_ id: RecordID, changeTag: String) async throws(RecSyncError) -> Record? {
         try await inner.fetchRecordVersion(id, changeTag: changeTag)
     }

@@ -49,6 +49,7 @@ extension StoreCore {
                 let id = client.recordID
                 if let e = inputErrors[i] { plan.saveResults[i] = .failure(e); continue }
                 if let e = try access(id.zoneID) { plan.saveResults[i] = .failure(e); continue }
+                if let e = try checkAssets(client) { plan.saveResults[i] = .failure(e); continue }
                 let currentTag = try backend.recordTag(id, at: head)
                 switch try decideSave(client, currentTag: currentTag, policy: savePolicy, time: time) {
                 case .failure(let e):
@@ -76,7 +77,7 @@ extension StoreCore {
 
             var writes: [StoreWrite] = []
             for (id, record) in plan.saved.sorted(by: { $0.key < $1.key }) {
-                writes.append(.saveRecord(id, StoreEncoding.encode(record)))
+                writes.append(.saveRecord(id, StoreEncoding.encode(record), assets: record.assetFields.mapValues(\.oid)))
             }
             for id in plan.deleted.sorted() { writes.append(.deleteRecord(id)) }
             var message = commitMessage(saved: Array(plan.saved.keys), deleted: Array(plan.deleted))

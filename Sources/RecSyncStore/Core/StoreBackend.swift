@@ -55,7 +55,9 @@ struct RawRecordChangeBatch: Sendable {
 
 /// One write in a commit.
 enum StoreWrite: Sendable {
-    case saveRecord(RecordID, [UInt8])
+    /// A record's blob, and its asset fields (field key → asset blob ID): the record's asset
+    /// directory is made to hold exactly these.
+    case saveRecord(RecordID, [UInt8], assets: [String: String])
     case deleteRecord(RecordID)
     case saveZone(ZoneID, [UInt8])
     case removeZone(ZoneID)
@@ -116,6 +118,13 @@ protocol StoreBackend: AnyObject {
     func recordCountEstimate(zone: ZoneID, at commit: String) throws(RecSyncError) -> Int
     /// Every record of a zone at a commit.
     func allRecords(zone: ZoneID, at commit: String) throws(RecSyncError) -> [(recordName: String, tag: String)]
+    /// Stores an open file's content as an asset blob, streaming (never whole in memory).
+    func storeAsset(fd: Int32, size: Int64, path: String) throws(RecSyncError) -> AssetReference
+    /// The size of a stored asset blob, nil when the store lacks it (or it is not a blob).
+    func assetSize(_ oid: String) throws(RecSyncError) -> Int64?
+    /// Writes a stored asset blob's content to an open file; what was written (nil: the
+    /// store lacks the blob).
+    func readAsset(_ oid: String, toFD fd: Int32, path: String) throws(RecSyncError) -> AssetReference?
     /// Commits `writes` on top of `parent` and moves the head by compare-and-swap.
     func commit(parent: String, writes: [StoreWrite], message: String, actor: StoreActor, time: Int64) throws(RecSyncError) -> CommitOutcome
 }

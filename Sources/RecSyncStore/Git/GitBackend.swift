@@ -374,6 +374,28 @@ final class GitBackend: StoreBackend {
         return result
     }
 
+    func storeAsset(fd: Int32, size: Int64, path: String) throws(RecSyncError) -> AssetReference {
+        let digest = try git("storing \(path) as an asset") { () throws(GitError) in try repository.createBlob(fromFD: fd, size: size, path: path) }
+        return try AssetReference(oid: digest.oid.hex, size: digest.size, sha256: digest.sha256)
+    }
+
+    func assetSize(_ oid: String) throws(RecSyncError) -> Int64? {
+        guard let o = GitOID(hex: oid) else { return nil }
+        return try git("reading the size of asset \(oid)") { () throws(GitError) -> Int64? in
+            try repository.blobSize(o)
+        }
+    }
+
+    func readAsset(_ oid: String, toFD fd: Int32, path: String) throws(RecSyncError) -> AssetReference? {
+        guard let o = GitOID(hex: oid) else { return nil }
+        let digest = try git("reading asset \(oid) into \(path)") { () throws(GitError) -> BlobDigest? in
+            guard try repository.contains(o) else { return nil }
+            return try repository.writeBlob(o, toFD: fd, path: path)
+        }
+        guard let digest else { return nil }
+        return try AssetReference(oid: digest.oid.hex, size: digest.size, sha256: digest.sha256)
+    }
+
     func commit(parent: String, writes: [StoreWrite], message: String, actor: StoreActor, time: Int64) throws(RecSyncError) -> CommitOutcome {
         let recordCount = writes.reduce(0) { n, w in if case .saveRecord = w { n + 1 } else { n } }
         let parentOID = try oid(parent)
@@ -383,14 +405,18 @@ final class GitBackend: StoreBackend {
             var updates: [GitTreeUpdate] = []
             updates.reserveCapacity(writes.count)
             var tags: [RecordID: String] = [:]
+            let baseTree = try repo.commit(parentOID).tree
+            var assetTrees = AssetTrees(repository: repo, baseTree: baseTree)
             for write in writes {
                 switch write {
-                case .saveRecord(let id, let bytes):
+                case .saveRecord(let id, let bytes, let assets):
                     let blob = try repo.createBlob(bytes)
                     tags[id] = blob.hex
                     updates.append(.upsertBlob(path: StoreLayout.recordPath(id), oid: blob))
+                    updates += try assetTrees.updates(for: id, keeping: assets)
                 case .deleteRecord(let id):
                     updates.append(.remove(path: StoreLayout.recordPath(id)))
+                    updates += try assetTrees.updates(for: id, keeping: [:])
                 case .saveZone(let id, let bytes):
                     updates.append(.upsertBlob(path: StoreLayout.zoneFilePath(id), oid: try repo.createBlob(bytes)))
                 case .removeZone(let id):
@@ -403,7 +429,6 @@ final class GitBackend: StoreBackend {
                     updates.append(.upsertBlob(path: StoreLayout.clientTokenPath(id, client: client), oid: try repo.createBlob(bytes)))
                 }
             }
-            let baseTree = try repo.commit(parentOID).tree
             let newTree = try repo.updateTree(base: baseTree, updates: updates)
             let signature = GitSignature(name: actor.displayName, email: actor.email, time: time / 1000)
             let commit = try repo.createCommit(tree: newTree, parents: [parentOID], author: signature, message: message)
@@ -425,5 +450,51 @@ final class GitBackend: StoreBackend {
             }
         }
         return landed ? .committed(commit: commit.hex, tags: tags) : .headMoved
+    }
+}
+
+/// Keeps records' asset directories (`StoreLayout.assetDir`) in step with their records
+/// within one commit: what to remove and add so a record's directory holds exactly its
+/// asset fields. A zone without assets costs one lookup per commit.
+struct AssetTrees {
+    let repository: GitRepository
+    let baseTree: GitOID
+    /// The assets tree of each zone at the base commit (nil: the zone has none).
+    private var zones: [ZoneID: GitOID?] = [:]
+
+    init(repository: GitRepository, baseTree: GitOID) {
+        self.repository = repository
+        self.baseTree = baseTree
+    }
+
+    mutating func updates(for id: RecordID, keeping assets: [String: String]) throws(GitError) -> [GitTreeUpdate] {
+        if zones[id.zoneID] == nil {
+            let e = try repository.entry(atPath: StoreLayout.assetsPath(id.zoneID), inTree: baseTree)
+            zones[id.zoneID] = .some(e?.kind == .tree ? e?.oid : nil)
+        }
+        var existing: [String: GitOID] = [:]
+        if case .some(.some(let tree)) = zones[id.zoneID],
+           let dir = try repository.entry(atPath: StoreLayout.recordKey(id.recordName), inTree: tree) {
+            if dir.kind == .tree {
+                for e in try repository.treeEntries(dir.oid) { existing[e.name] = e.oid }
+            } else {
+                // Someone put a file where a directory belongs: replaced by the record's assets.
+                return [.remove(path: StoreLayout.assetDir(id))] + assets.sorted(by: { $0.key < $1.key }).compactMap { key, hex in
+                    GitOID(hex: hex).map { .upsertBlob(path: StoreLayout.assetPath(id, field: key), oid: $0) }
+                }
+            }
+        }
+        var result: [GitTreeUpdate] = []
+        for (key, hex) in assets.sorted(by: { $0.key < $1.key }) {
+            guard let oid = GitOID(hex: hex) else { continue }
+            let name = StoreLayout.escape(key)
+            if existing.removeValue(forKey: name) != oid {
+                result.append(.upsertBlob(path: StoreLayout.assetPath(id, field: key), oid: oid))
+            }
+        }
+        for name in existing.keys.sorted() {
+            result.append(.remove(path: "\(StoreLayout.assetDir(id))/\(name)"))
+        }
+        return result
     }
 }

@@ -297,6 +297,18 @@ public actor GitStore: RemoteStore {
         return try core.fetchRecords(ids, desiredKeys: desiredKeys)
     }
 
+    /// Writes the asset into the store's repository (the mirror, for a network store: the
+    /// commit that references it pushes it).
+    public func uploadAsset(fileAt path: String) throws(RecSyncError) -> AssetReference {
+        try core.uploadAsset(fileAt: path)
+    }
+
+    public func downloadAsset(_ asset: AssetReference, zone: ZoneID, to path: String) throws(RecSyncError) {
+        // Content-addressed: a mirror that lacks the blob has not fetched the record yet.
+        if try core.backend.assetSize(asset.oid) == nil { try refresh() }
+        try core.downloadAsset(asset, zone: zone, to: path)
+    }
+
     public func fetchRecordVersion(_ id: RecordID, changeTag: String) throws(RecSyncError) -> Record? {
         try refresh()
         return try core.fetchRecordVersion(id, changeTag: changeTag)

@@ -1,4 +1,6 @@
 import Foundation
+import Glibc
+import RecSyncGit
 import RecSyncModel
 import Synchronization
 
@@ -30,6 +32,8 @@ public final class MemoryStorage: Sendable {
         var commits: [String: Commit] = [:]
         var head: String = ""
         var blobs: [String: [UInt8]] = [:]
+        /// Asset contents by blob ID (kept for good: a test store collects no garbage).
+        var assets: [String: [UInt8]] = [:]
         var sequence = 0
         /// Test hook: how many upcoming commits lose their compare-and-swap as if another writer won.
         var simulatedLostRaces = 0
@@ -193,6 +197,38 @@ final class MemoryBackend: StoreBackend {
         (try snapshot(commit).zones[zone]?.records ?? [:]).map { ($0.key, $0.value) }
     }
 
+    func storeAsset(fd: Int32, size: Int64, path: String) throws(RecSyncError) -> AssetReference {
+        // A test store: the content is held in memory, read in chunks like a git store's.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Int(size))
+        let start = lseek(fd, 0, SEEK_CUR)
+        let digest: BlobDigest
+        do {
+            digest = try BlobDigest.of(fd: fd, size: size, path: path)
+            _ = lseek(fd, start, SEEK_SET)
+            try BlobDigest.readChunks(fd: fd, size: size, path: path) { chunk in bytes.append(contentsOf: chunk) }
+        } catch {
+            throw GitBackend.wrap(error, "reading \(path)")
+        }
+        let asset = try AssetReference(oid: digest.oid.hex, size: size, sha256: digest.sha256)
+        storage.state.withLock { $0.assets[asset.oid] = bytes }
+        return asset
+    }
+
+    func assetSize(_ oid: String) throws(RecSyncError) -> Int64? {
+        storage.state.withLock { $0.assets[oid].map { Int64($0.count) } }
+    }
+
+    func readAsset(_ oid: String, toFD fd: Int32, path: String) throws(RecSyncError) -> AssetReference? {
+        guard let bytes = storage.state.withLock({ $0.assets[oid] }) else { return nil }
+        let digest = BlobDigest.of(bytes)
+        let written: Result<Void, GitError> = bytes.withUnsafeBytes { buf in
+            Result { () throws(GitError) in try GitRepository.writeAll(fd, buf, path: path) }
+        }
+        do { try written.get() } catch { throw GitBackend.wrap(error, "writing \(path)") }
+        return try AssetReference(oid: digest.oid.hex, size: digest.size, sha256: digest.sha256)
+    }
+
     func commit(parent: String, writes: [StoreWrite], message: String, actor: StoreActor, time: Int64) throws(RecSyncError) -> CommitOutcome {
         storage.state.withLock { s -> CommitOutcome in
             if s.simulatedLostRaces > 0 {
@@ -206,7 +242,7 @@ final class MemoryBackend: StoreBackend {
             var touched = Set<ZoneID>()
             for write in writes {
                 switch write {
-                case .saveRecord(let id, let bytes):
+                case .saveRecord(let id, let bytes, _):
                     let tag = ContentHash.of(bytes)
                     s.blobs[tag] = bytes
                     tags[id] = tag

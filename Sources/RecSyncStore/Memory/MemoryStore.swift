@@ -52,6 +52,14 @@ public actor MemoryStore: RemoteStore {
         try core.fetchRecords(ids, desiredKeys: desiredKeys)
     }
 
+    public func uploadAsset(fileAt path: String) throws(RecSyncError) -> AssetReference {
+        try core.uploadAsset(fileAt: path)
+    }
+
+    public func downloadAsset(_ asset: AssetReference, zone: ZoneID, to path: String) throws(RecSyncError) {
+        try core.downloadAsset(asset, zone: zone, to: path)
+    }
+
     public func fetchRecordVersion(_ id: RecordID, changeTag: String) throws(RecSyncError) -> Record? {
         try core.fetchRecordVersion(id, changeTag: changeTag)
     }

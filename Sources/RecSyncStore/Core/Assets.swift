@@ -1,0 +1,75 @@
+import Glibc
+import RecSyncModel
+
+extension StoreCore {
+    /// Stores a file as an asset, streaming (CloudKit uploads an asset before the record that
+    /// references it): the reference to put in a record's field. A file over the store's
+    /// limit (`maxAssetBytes` in `recsync.json`) is refused before anything is written.
+    func uploadAsset(fileAt path: String) throws(RecSyncError) -> AssetReference {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else {
+            let e = errno
+            throw .fileSystem(path: path, message: "cannot open the asset file: \(String(cString: strerror(e)))", cause: SystemCallFailure(call: "open", errno: e))
+        }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
+            throw .invalidArguments("\(path) is not a plain file; an asset is a regular file")
+        }
+        let size = Int64(st.st_size)
+        try checkAssetSize(size, what: path)
+        return try backend.storeAsset(fd: fd, size: size, path: path)
+    }
+
+    /// Refuses an asset larger than the store takes.
+    func checkAssetSize(_ size: Int64, what: @autoclosure () -> String) throws(RecSyncError) {
+        let limit = backend.manifest.assetLimit
+        if size > limit {
+            throw .limitExceeded("\(what()) is \(size) bytes; this store takes assets of at most \(limit) bytes (maxAssetBytes in the store's recsync.json). Make the file smaller, or raise the limit in the store")
+        }
+    }
+
+    /// Why a record to be saved cannot be, on account of its assets: one over the limit, or
+    /// one the store does not hold at the stated size (upload it first). Nil when all is well.
+    func checkAssets(_ record: Record) throws(RecSyncError) -> RecSyncError? {
+        for (key, asset) in record.assetFields.sorted(by: { $0.key < $1.key }) {
+            let what = "asset '\(key)' of record '\(record.recordID.recordName)'"
+            do { try checkAssetSize(asset.size, what: what) } catch { return error }
+            guard let stored = try backend.assetSize(asset.oid) else {
+                return .invalidArguments("\(what) (object \(asset.oid)) is not in the store; upload the file before saving the record that references it")
+            }
+            if stored != asset.size {
+                return .invalidArguments("\(what) says \(asset.size) bytes but object \(asset.oid) holds \(stored); upload the file again and save the reference it returns")
+            }
+        }
+        return nil
+    }
+
+    /// Writes an asset's content into a new file at `path` (created; it must not exist) and
+    /// makes it durable. The content must match the reference (size and SHA-256): a garbage
+    /// or missing blob is an error about that one asset, and the file is removed again.
+    func downloadAsset(_ asset: AssetReference, zone: ZoneID, to path: String) throws(RecSyncError) {
+        _ = try visibleZone(zone, at: try backend.head())
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        guard fd >= 0 else {
+            let e = errno
+            throw .fileSystem(path: path, message: "cannot create the asset file: \(String(cString: strerror(e)))", cause: SystemCallFailure(call: "open", errno: e))
+        }
+        var done = false
+        defer {
+            close(fd)
+            if !done { unlink(path) }
+        }
+        guard let got = try backend.readAsset(asset.oid, toFD: fd, path: path) else {
+            throw .storeCorrupt("the store lacks asset object \(asset.oid) (\(asset.size) bytes) in zone '\(zone)'; whoever saved it must push it again")
+        }
+        guard got == asset else {
+            throw .storeCorrupt("asset object \(asset.oid) in zone '\(zone)' does not match its reference (\(got.size) bytes, SHA-256 \(got.sha256); expected \(asset.size) bytes, \(asset.sha256)); the store is damaged: save the asset again")
+        }
+        guard fsync(fd) == 0 else {
+            let e = errno
+            throw .fileSystem(path: path, message: "cannot sync the asset file: \(String(cString: strerror(e)))", cause: SystemCallFailure(call: "fsync", errno: e))
+        }
+        done = true
+    }
+}
