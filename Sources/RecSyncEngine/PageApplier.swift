@@ -17,6 +17,8 @@ struct PageApplier {
     /// changed under it: file → (record ID, the incoming version or nil for a deletion, the
     /// change tag the local copy was synced at).
     var guarded: [String: (id: RecordID, server: Record?, knownTag: String?)] = [:]
+    /// Assets the batch puts in place: remembered with their stamps once it is durable.
+    var assetWrites: [(id: RecordID, field: String, path: String, asset: AssetReference)] = []
     var written = 0
     var deleted = 0
     var conflicts: [RecordID] = []
@@ -87,13 +89,13 @@ struct PageApplier {
                 pending?[id] = conflict
                 return
             }
-            write(record, file: file, expect: .absent, knownTag: nil)
+            try await write(record, file: file, expect: .absent, knownTag: nil)
             return
         }
         switch local.state {
         case .clean:
             if local.knownTag == record.changeTag { return }  // our own change coming back
-            write(record, file: file, expect: local.fileStamp.map { .unchanged($0) } ?? .absent, knownTag: local.knownTag)
+            try await write(record, file: file, expect: local.fileStamp.map { .unchanged($0) } ?? .absent, knownTag: local.knownTag)
         case .new, .modified:
             if let fields = local.fields, fields == record.fields {
                 // Both sides hold the same values: adopt the store's version, nothing to merge.
@@ -124,6 +126,7 @@ struct PageApplier {
         switch local.state {
         case .clean, .deleted:
             workspace.unstage(id, in: &batch, expect: local.fileStamp.map { .unchanged($0) } ?? .absent)
+            workspace.unstageAssets(id, keeping: [], in: &batch)
             guarded[file] = (id, nil, local.knownTag)
             indexRemovals.insert(file)
             deleted += 1
@@ -134,12 +137,37 @@ struct PageApplier {
         }
     }
 
-    mutating func write(_ record: Record, file: String, expect: WriteBatch.Expectation, knownTag: String?) {
+    mutating func write(_ record: Record, file: String, expect: WriteBatch.Expectation, knownTag: String?) async throws(RecSyncError) {
+        try await stageAssets(of: record)
         let hash = workspace.stage(record, in: &batch, expect: expect)
         guarded[file] = (record.recordID, record, knownTag)
         indexUpdates[file] = (record.recordID.recordName, record.changeTag ?? "", hash, nil)
         indexRemovals.remove(file)
         written += 1
+    }
+
+    /// Streams the record's assets that the workspace does not hold yet into temporary files
+    /// beside their targets (each durable), to land with the record file; removes asset files
+    /// of fields the record no longer has. A file that already holds the asset is left alone.
+    mutating func stageAssets(of record: Record) async throws(RecSyncError) {
+        let id = record.recordID
+        let assets = record.assetFields
+        let dir = workspace.assetDirectory(id)
+        if assets.isEmpty {
+            if FileIO.isDirectory(dir) { workspace.unstageAssets(id, keeping: [], in: &batch) }
+            return
+        }
+        let resolve = workspace.assetResolver(id)
+        let group = Workspace.fileName(for: id.recordName)
+        for (key, asset) in assets.sorted(by: { $0.key < $1.key }) {
+            let path = workspace.assetPath(id, field: key)
+            if FileIO.info(path) != nil, (try? resolve(key, key)) == asset { continue }
+            let temp = try workspace.assetTemporaryPath(id)
+            try await engine.store.downloadAsset(asset, zone: id.zoneID, to: temp)
+            batch.place(temp, at: path, group: group)
+            assetWrites.append((id, key, path, asset))
+        }
+        workspace.unstageAssets(id, keeping: Set(assets.keys), in: &batch)
     }
 
     mutating func conflict(_ id: RecordID, file: String, client: [String: FieldValue]?, server: Record?, ancestorTag: String?) async throws(RecSyncError) {
@@ -155,6 +183,10 @@ struct PageApplier {
     /// the user changed while the page was being applied was left alone: it becomes a conflict.
     mutating func finish(index: inout ZoneIndex) async throws(RecSyncError) {
         try batch.commit()
+        for w in assetWrites where !batch.skipped.contains(Workspace.fileName(for: w.id.recordName)) {
+            if let stamp = batch.writtenStamps[w.path] { workspace.rememberAsset(w.id, field: w.field, stamp: stamp, asset: w.asset) }
+        }
+        assetWrites.removeAll()
         for file in batch.skipped {
             guard let g = guarded[file] else { continue }
             indexUpdates[file] = nil

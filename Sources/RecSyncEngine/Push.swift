@@ -120,9 +120,16 @@ extension SyncEngine {
                 }
             }
         }
+        // An asset over the store's limit is refused here, before anything is sent.
+        let assetLimit = store.maxAssetBytes
+        for save in saves {
+            for (key, asset) in save.assetFields.sorted(by: { $0.key < $1.key }) where asset.size > assetLimit {
+                problems.append(FileProblem(path: ws.relative(ws.assetPath(save.recordID, field: key)), message: "is \(asset.size) bytes; the store takes assets of at most \(assetLimit) bytes (maxAssetBytes in the store's recsync.json): make it smaller"))
+            }
+        }
         guard problems.isEmpty else { throw .invalidFiles(problems) }
 
-        // 2. Zones first, then records.
+        // 2. Zones first, then assets (CloudKit uploads them before the records), then records.
         if !zonesToCreate.isEmpty {
             // Only the upload after an encrypted-data reset may bring a zone back; a zone new
             // here is refused if it was deleted or purged since its tombstone was looked up.
@@ -143,6 +150,7 @@ extension SyncEngine {
             try finishReupload(reupload, workspace: ws)
             return report
         }
+        try await uploadAssets(of: saves, workspace: ws)
         events(.sending(records: saves.count + deletions.count))
         if force { report.overwritten = try await versionsToOverwrite(saves: saves, deletions: deletions) }
         let note = PendingPush(saves: saves, device: try ws.deviceID())
@@ -238,6 +246,23 @@ extension SyncEngine {
     ///
     /// The fields of a record file, read for sending; a file that is gone or does not decode
     /// is an error naming it (nothing may be sent in its place).
+    /// Uploads the asset files the records to be saved reference, each content once,
+    /// streaming. A file that no longer holds what the scan read (edited meanwhile) stops the
+    /// push before any record is sent.
+    func uploadAssets(of saves: [Record], workspace ws: Workspace) async throws(RecSyncError) {
+        var sent = Set<String>()
+        for save in saves {
+            for (key, asset) in save.assetFields.sorted(by: { $0.key < $1.key }) where !sent.contains(asset.oid) {
+                let path = ws.assetPath(save.recordID, field: key)
+                let uploaded = try await store.uploadAsset(fileAt: path)
+                guard uploaded == asset else {
+                    throw .invalidFiles([FileProblem(path: ws.relative(path), message: "changed while push read it; push again once it is written")])
+                }
+                sent.insert(asset.oid)
+            }
+        }
+    }
+
     static func readFields(of id: RecordID, workspace ws: Workspace) throws(RecSyncError) -> [String: FieldValue] {
         guard let fields = try ws.recordFields(id) else {
             throw .fileSystem(path: ws.relative(ws.recordPath(id)), message: "the file went away while the push read it; run the push again")

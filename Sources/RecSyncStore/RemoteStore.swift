@@ -74,6 +74,9 @@ public protocol RemoteStore: Actor {
     /// nil when the store no longer has it or the zone is not visible.
     func fetchRecordVersion(_ id: RecordID, changeTag: String) async throws(RecSyncError) -> Record?
 
+    /// The largest asset the store takes, in bytes (`maxAssetBytes` in its `recsync.json`).
+    nonisolated var maxAssetBytes: Int64 { get }
+
     /// Stores a file as an asset (CloudKit uploads a `CKAsset` before the record that
     /// references it), streaming: the reference to put in a record's `.asset` field. A file
     /// over the store's `maxAssetBytes` is refused (`limitExceeded`) before anything is sent.
@@ -105,6 +108,8 @@ public protocol RemoteStore: Actor {
 
 extension RemoteStore {
     public nonisolated var remote: String? { nil }
+
+    public nonisolated var maxAssetBytes: Int64 { AssetReference.defaultMaxBytes }
 
     public nonisolated func changeSignal() throws(RecSyncError) -> StoreChangeSignal? { nil }
 

@@ -98,6 +98,8 @@ public actor FaultInjectingStore: RemoteStore {
         try await inner.fetchRecords(ids, desiredKeys: desiredKeys)
     }
 
+    public nonisolated var maxAssetBytes: Int64 { inner.maxAssetBytes }
+
     public func uploadAsset(fileAt path: String) async throws(RecSyncError) -> AssetReference {
         try await inner.uploadAsset(fileAt: path)
     }

@@ -86,6 +86,12 @@ extension Workspace {
         // A record file with a sidecar is tracked whatever the rules say, as in git.
         let rules = try IgnoreRules.load(self)
         let zonePath = rootRelative(dir)
+        // Records' asset directories (`<record>.assets`): read through their record files.
+        var assetDirs = Set<String>()
+        for file in files where file.hasSuffix(Self.assetDirectorySuffix) && FileIO.isDirectory("\(dir)/\(file)") {
+            assetDirs.insert(file)
+            files.remove(file)
+        }
         for file in files where !sidecars.contains(file) {
             let isRecordName = file.hasSuffix(".json")
             let isDirectory = FileIO.isDirectory("\(dir)/\(file)")
@@ -115,7 +121,7 @@ extension Workspace {
             let odd = oddSidecars.contains(file)
             if changesOnly, listed, !odd, handles.zone >= 0, let stamps = index.stamps(file), stamps.side != nil, let stamp = stamps.file,
                let info = FileIO.info(in: handles.zone, file), info.isRegular,
-               info.stamp == stamp, file.hasSuffix(".json") {
+               info.stamp == stamp, file.hasSuffix(".json"), !assetDirs.contains(Self.assetDirectoryName(forFile: file)) {
                 continue
             }
             keep(try await inspect(zone: zone, file: file, index: &index, base: base, handles: handles, sidecarListed: odd ? nil : listed))
@@ -169,9 +175,12 @@ extension Workspace {
         default: sideInfo = handles.map { $0.system >= 0 ? FileIO.info(in: $0.system, file) : nil } ?? FileIO.info("\(dir)/.system/\(file)")
         }
         if fileInfo == nil && sideInfo == nil { return .nothing }
-        // Fast path: both files exactly as recsync left them (no path strings, no reads).
+        // Fast path: both files exactly as recsync left them (no path strings, no reads), and
+        // no asset files, which the index does not vouch for (their own cache does).
+        let assetDirName = Self.assetDirectoryName(forFile: file)
         if let entry, let fileInfo, let sideInfo, fileInfo.isRegular,
            entry.file == fileInfo.stamp, entry.side == sideInfo.stamp, file.hasSuffix(".json"),
+           (handles.map { $0.zone >= 0 ? FileIO.info(in: $0.zone, assetDirName) : nil } ?? FileIO.info("\(dir)/\(assetDirName)")) == nil,
            let id = try? RecordID(recordName: entry.name, zoneID: zone) {
             return .record(LocalRecord(recordID: id, fileName: file, state: .clean, system: nil, fields: nil, fileStamp: fileInfo.stamp, knownTag: entry.tag))
         }
@@ -238,7 +247,7 @@ extension Workspace {
             }
         }
         if let bytes = fileBytes {
-            do { (fields, deleted) = try WorkspaceEncoding.decodeFieldsAndDeletions(bytes) } catch {
+            do { (fields, deleted) = try WorkspaceEncoding.decodeFieldsAndDeletions(bytes, assets: assetResolver(id)) } catch {
                 return .problem(FileProblem(path: rel, message: error.message))
             }
         }

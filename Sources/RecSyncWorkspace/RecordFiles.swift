@@ -13,7 +13,7 @@ extension Workspace {
     public func recordFields(_ id: RecordID) throws(RecSyncError) -> [String: FieldValue]? {
         let path = recordPath(id)
         guard let bytes = try readRecordFile(path) else { return nil }
-        do { return try WorkspaceEncoding.decodeFields(bytes) } catch {
+        do { return try WorkspaceEncoding.decodeFieldsAndDeletions(bytes, assets: assetResolver(id)).fields } catch {
             throw error.located(at: relative(path))
         }
     }

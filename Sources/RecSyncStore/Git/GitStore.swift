@@ -48,6 +48,7 @@ public actor GitStore: RemoteStore {
         self.core = StoreCore(backend: backend, actor: actor)
         self.userRecordName = actor.userRecordName
         self.storeID = backend.manifest.storeID
+        self.maxAssetBytes = backend.manifest.assetLimit
         self.path = path
         self.remote = backend.remote?.remote.redacted
     }
@@ -299,6 +300,9 @@ public actor GitStore: RemoteStore {
 
     /// Writes the asset into the store's repository (the mirror, for a network store: the
     /// commit that references it pushes it).
+    /// From the store's manifest as it was opened.
+    public nonisolated let maxAssetBytes: Int64
+
     public func uploadAsset(fileAt path: String) throws(RecSyncError) -> AssetReference {
         try core.uploadAsset(fileAt: path)
     }

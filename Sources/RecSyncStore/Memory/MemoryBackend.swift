@@ -43,8 +43,8 @@ public final class MemoryStorage: Sendable {
     let state = Mutex(State())
 
     /// A new, empty store.
-    public init(storeID: String = UUID().uuidString.lowercased(), created: Int64 = 0) {
-        manifest = StoreManifest(storeID: storeID, created: created)
+    public init(storeID: String = UUID().uuidString.lowercased(), created: Int64 = 0, maxAssetBytes: Int64? = nil) {
+        manifest = StoreManifest(storeID: storeID, created: created, maxAssetBytes: maxAssetBytes)
         state.withLock { s in
             s.commits["m0"] = Commit(parent: nil, snapshot: Snapshot(), message: "create store", author: "")
             s.head = "m0"

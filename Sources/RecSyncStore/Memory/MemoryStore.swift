@@ -14,6 +14,7 @@ public actor MemoryStore: RemoteStore {
         self.core = StoreCore(backend: MemoryBackend(storage: storage), actor: actor)
         self.userRecordName = actor.userRecordName
         self.storeID = storage.manifest.storeID
+        self.maxAssetBytes = storage.manifest.assetLimit
     }
 
     public func databaseChanges(scope: DatabaseScope, since token: ServerChangeToken?, resultsLimit: Int) throws(RecSyncError) -> DatabaseChanges {
@@ -51,6 +52,8 @@ public actor MemoryStore: RemoteStore {
     public func fetchRecords(_ ids: [RecordID], desiredKeys: [String]?) throws(RecSyncError) -> [RecordResult] {
         try core.fetchRecords(ids, desiredKeys: desiredKeys)
     }
+
+    public nonisolated let maxAssetBytes: Int64
 
     public func uploadAsset(fileAt path: String) throws(RecSyncError) -> AssetReference {
         try core.uploadAsset(fileAt: path)

@@ -22,6 +22,8 @@ public struct WriteBatch {
         var late: Bool
         var expect: Expectation?
         var group: String?
+        /// The name of a file already written and synced beside the target (`place`).
+        var prepared: String?
 
         /// What a skip is recorded under: the group, or the path itself.
         var key: String { group ?? path }
@@ -51,6 +53,17 @@ public struct WriteBatch {
     /// then every later operation of the same `group` is skipped too.
     public mutating func write(_ path: String, _ bytes: [UInt8], late: Bool = false, expect: Expectation? = nil, group: String? = nil) {
         writes.append(Write(path: path, bytes: bytes, late: late, expect: expect, group: group))
+    }
+
+    /// Renames a file already written and made durable beside its target (a pulled asset,
+    /// streamed into `preparedPath` in the target's directory) into place with the batch.
+    /// It lands before the batch's other writes, and only if the first write of its group
+    /// (the record file) still finds what it expects; otherwise the group is skipped and the
+    /// prepared file removed. A failed batch removes it too: it never lands half-written.
+    public mutating func place(_ preparedPath: String, at path: String, group: String? = nil) {
+        let (dir, name) = FileIO.split(preparedPath)
+        precondition(dir == FileIO.split(path).dir, "a prepared file must be beside its target")
+        writes.append(Write(path: path, bytes: [], late: false, expect: nil, group: group, prepared: name))
     }
 
     public mutating func remove(_ path: String, expect: Expectation? = nil, group: String? = nil) {
@@ -94,9 +107,17 @@ public struct WriteBatch {
         if temps.count + created.count > 1 {
             try directories.syncFileSystem(fallback: temps.map { ($0.file.directory, $0.file.name, $0.file.path) } + created.map { ($0.directory, $0.name, $0.path) })
         }
-        // The late writes' renames only after the others' are durable in their directories.
+        // Prepared files (assets) first, as long as their group's first write would still go
+        // ahead; the late writes' renames only after the others' are durable in their directories.
+        let prepared = temps.filter { $0.write.prepared != nil }
+        if !prepared.isEmpty {
+            for t in temps where t.write.prepared == nil && !t.write.late {
+                if !(t.write.expect?.holds(in: t.file.directory, t.file.target) ?? true) { skipped.insert(t.write.key) }
+            }
+            try renameIntoPlace(prepared, directories: directories)
+        }
         for late in [false, true] {
-            try renameIntoPlace(temps.filter { $0.write.late == late }, directories: directories)
+            try renameIntoPlace(temps.filter { $0.write.late == late && $0.write.prepared == nil }, directories: directories)
         }
         try removeFiles(in: &directories)
 
@@ -116,7 +137,7 @@ public struct WriteBatch {
         var inPlace = [Bool](repeating: false, count: writes.count)
         guard writes.count > 1 else { return inPlace }
         var groups = Set<String>(), notInPlace = Set<String>()
-        for (i, w) in writes.enumerated() where !w.late {
+        for (i, w) in writes.enumerated() where !w.late && w.prepared == nil {
             if w.expect == .absent { inPlace[i] = true; groups.insert(w.key) } else { notInPlace.insert(w.key) }
         }
         for (i, w) in writes.enumerated() where w.late && w.expect == nil {
@@ -135,6 +156,11 @@ public struct WriteBatch {
             if w.late && skipped.contains(w.key) { continue }
             let (dir, name) = FileIO.split(w.path)
             let dirFD = try directories.directory(dir)
+            if let prepared = w.prepared {
+                temps.append((TempFile(directory: dirFD, directoryPath: dir, name: prepared, target: name), w))
+                if let info = FileIO.info(in: dirFD, prepared) { writtenStamps[w.path] = info.stamp }
+                continue
+            }
             var opened: (fd: Int32, path: String)?
             if inPlace[i] {
                 switch try InPlaceFile.create(in: dirFD, name, path: w.path) {
