@@ -161,9 +161,13 @@ struct PageApplier {
         let group = Workspace.fileName(for: id.recordName)
         for (key, asset) in assets.sorted(by: { $0.key < $1.key }) {
             let path = workspace.assetPath(id, field: key)
+            // A file that cannot be read or hashed is simply fetched again.
             if FileIO.info(path) != nil, (try? resolve(key, key)) == asset { continue }
             let temp = try workspace.assetTemporaryPath(id)
-            try await engine.store.downloadAsset(asset, zone: id.zoneID, to: temp)
+            do { try await engine.store.downloadAsset(asset, zone: id.zoneID, to: temp) } catch {
+                FileIO.unlinkIfPresent(temp)
+                throw error
+            }
             batch.place(temp, at: path, group: group)
             assetWrites.append((id, key, path, asset))
         }

@@ -207,7 +207,7 @@ extension Workspace {
         let bytes = WorkspaceEncoding.encodeFields(record.fields)
         batch.write(recordPath(record.recordID), bytes, expect: expect, group: group)
         batch.write(sidecarPath(record.recordID), WorkspaceEncoding.encodeSystemFields(record.systemFields), late: true, group: group)
-        return ContentHash.of(bytes)
+        return ZoneIndex.hash(encoded: bytes, fields: record.fields)
     }
 
     /// Removes a record's file (only if it still is what `expect` says) and its sidecar.

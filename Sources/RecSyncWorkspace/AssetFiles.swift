@@ -36,6 +36,21 @@ extension Workspace {
     /// Where a record's asset field lives.
     public func assetPath(_ id: RecordID, field: String) -> String { "\(assetDirectory(id))/\(field)" }
 
+    /// Where the asset directories that temp files were made in are noted.
+    var assetTempsNote: String { "\(stateDir)/asset-temps" }
+
+    /// Removes the temp files in the asset directories noted in `assetTempsNote` (call it
+    /// holding the lock), then the note.
+    func removeStaleAssetTemporaryFiles() {
+        guard let note = try? FileIO.read(assetTempsNote) else { return }
+        for line in Set(String(decoding: note, as: UTF8.self).split(separator: "\n").map(String.init)) where line.hasPrefix(root + "/") {
+            for name in FileIO.list(line) where name.hasPrefix(".") && name.contains(TempFile.marker) {
+                FileIO.unlinkIfPresent("\(line)/\(name)")
+            }
+        }
+        FileIO.unlinkIfPresent(assetTempsNote)
+    }
+
     var assetCachePath: (ZoneID) -> String { { zone in "\(self.stateDir)/index/\(self.zoneStateKey(zone)).assets" } }
 
     /// Reads the assets a record file names, for `WorkspaceEncoding.decodeFieldsAndDeletions`.
@@ -62,9 +77,14 @@ extension Workspace {
     /// A new, unique path in a record's asset directory (made if missing) for streaming an
     /// asset into before a `WriteBatch.place` puts it in place: a hidden temporary name that
     /// no scan reads as an asset, and that `removeStaleTemporaryFiles` clears after a crash.
+    ///
+    /// The directory is noted first in `.recsync/asset-temps`, durably: a killed pull's
+    /// leftover there is then found by `removeStaleTemporaryFiles` without looking through
+    /// every record's asset directory.
     public func assetTemporaryPath(_ id: RecordID) throws(RecSyncError) -> String {
         let dir = assetDirectory(id)
         try FileIO.makeDirectories(dir)
+        try FileIO.appendDurably(assetTempsNote, Array((dir + "\n").utf8))
         return "\(dir)/\(TempFile.marker)a\(getpid())-\(assetTempCounter.add(1, ordering: .relaxed).newValue)"
     }
 

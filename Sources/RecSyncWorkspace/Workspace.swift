@@ -441,6 +441,7 @@ public final class Workspace: Sendable {
     /// Returns the files it had to keep aside in lost+found (ones that are not what was written).
     @discardableResult
     public func removeStaleTemporaryFiles() -> [String] {
+        removeStaleAssetTemporaryFiles()
         var dirs = [stateDir]
         var keptAside: [String] = []
         let registries = leftoverRegistries

@@ -228,10 +228,22 @@ public struct ZoneIndex: Sendable {
     /// The hash of what a record file means: its fields, and the fields it sets to `null`
     /// (deletions still to push), so that a file holding `"b": null` never hashes like the
     /// synced version it differs from.
+    ///
+    /// A record file names its assets only by field (`{"$asset": "photo"}`): what each holds
+    /// (`AssetReference`) is hashed too, so an edited asset file is an edited record.
     public static func hash(_ fields: [String: FieldValue], deleting deleted: [String] = []) -> String {
-        var bytes = WorkspaceEncoding.encodeFields(fields)
-        // No encoding of fields alone ends with a NUL: the two can never collide.
+        hash(encoded: WorkspaceEncoding.encodeFields(fields), fields: fields, deleting: deleted)
+    }
+
+    /// `hash` of fields whose canonical file bytes are already made.
+    public static func hash(encoded: [UInt8], fields: [String: FieldValue], deleting deleted: [String] = []) -> String {
+        var bytes = encoded
+        // No encoding of fields alone ends with a NUL or a 1: none of these can collide.
         for key in deleted { bytes += [0] + Array(key.utf8) }
+        for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
+            guard case .asset(let a) = value else { continue }
+            bytes += [1] + Array(key.utf8) + [0] + Array("\(a.oid) \(a.sha256) \(a.size)".utf8)
+        }
         return ContentHash.of(bytes)
     }
 

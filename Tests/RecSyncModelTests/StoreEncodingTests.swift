@@ -247,7 +247,7 @@ import Testing
         #expect(StoreEncoding.fieldDataSize(of: r) == #"{"s":{"type":"STRING","value":"x"}}"#.utf8.count)
         try r.validate()
         r.fields["s"] = .string(String(repeating: "a", count: Record.maxFieldDataBytes))
-        expectError(.limitExceeded("record 'big' holds \(Record.maxFieldDataBytes + 34) bytes of field data; the limit is 1 MB. Split it or move large values elsewhere")) {
+        expectError(.limitExceeded("record 'big' holds \(Record.maxFieldDataBytes + 34) bytes of field data; the limit is 1 MB (assets not counted). Split it, or keep large values as assets (files)")) {
             try r.validate()
         }
     }

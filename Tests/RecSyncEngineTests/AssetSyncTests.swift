@@ -1,0 +1,176 @@
+import Foundation
+import RecSyncEngine
+import RecSyncModel
+import RecSyncStore
+import RecSyncTestSupport
+import RecSyncWorkspace
+import Testing
+
+/// Asset files (`<record>.assets/<field>`) between workspaces and the store.
+@Suite struct AssetSyncTests {
+    func writeBytes(_ path: String, _ bytes: [UInt8]) throws {
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+
+    func bytes(_ path: String) -> [UInt8]? { FileManager.default.contents(atPath: path).map(Array.init) }
+    func holds(_ path: String, _ expected: [UInt8]) -> Bool { bytes(path) == expected }
+
+    func assetPath(_ e: SyncEngine, _ zone: String, _ record: String, _ field: String) -> String {
+        "\(e.workspace.root)/private/\(zone)/\(record).assets/\(field)"
+    }
+
+    let photo = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+
+    @Test func anAssetRoundTripsBetweenTwoWorkspacesAndAnEditIsAChange() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        let phone = try f.device("phone")
+        try laptop.write("notes", "trip", #"{"title": "Trip", "photo": {"$asset": "photo"}}"#)
+        try writeBytes(assetPath(laptop, "notes", "trip", "photo"), photo)
+        #expect(try await laptop.status().changes.map(\.kind) == [.new])
+        let pushed = try await laptop.push()
+        #expect(pushed.saved.count == 1)
+        #expect(try await laptop.status().isClean)
+
+        let pulled = try await phone.pull()
+        #expect(pulled.recordsWritten == 1)
+        #expect(holds(assetPath(phone, "notes", "trip", "photo"), photo))
+        #expect(String(decoding: bytes(phone.path("notes", "trip")) ?? [], as: UTF8.self).contains(#""$asset": "photo""#))
+        #expect(try await phone.status().isClean)
+        // No temp file is left beside the asset.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(phone.workspace.root)/private/notes/trip.assets") == ["photo"])
+
+        // Editing the file is editing the field: status sees it, push sends it, pull brings it.
+        var edited = photo
+        edited[7] ^= 0xFF
+        try writeBytes(assetPath(phone, "notes", "trip", "photo"), edited)
+        #expect(try await phone.status().changes.map(\.kind) == [.modified])
+        let second = try await phone.push()
+        #expect(second.saved.count == 1 && second.conflicts.isEmpty)
+        _ = try await laptop.pull()
+        #expect(holds(assetPath(laptop, "notes", "trip", "photo"), edited))
+        #expect(try await laptop.status().isClean)
+        #expect(try await phone.status().isClean)
+
+        // Dropping the field removes the file on the other side.
+        try laptop.write("notes", "trip", #"{"title": "Trip"}"#)
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        #expect(!FileManager.default.fileExists(atPath: assetPath(phone, "notes", "trip", "photo")))
+        #expect(String(decoding: bytes(phone.path("notes", "trip")) ?? [], as: UTF8.self) == "{\n  \"title\": \"Trip\"\n}\n")
+    }
+
+    @Test func aMissingAssetFileStopsThePushNamingIt() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        try laptop.write("notes", "r", #"{"photo": {"$asset": "photo"}}"#)
+        let error = await pushError(laptop)
+        guard case .invalidFiles(let problems)? = error else {
+            Issue.record("expected invalidFiles, got \(String(describing: error))")
+            return
+        }
+        #expect(problems.map(\.message).joined().contains("private/notes/r.assets/photo is missing"))
+    }
+
+    @Test func anAssetOverTheStoreLimitIsRefusedBeforeAnythingIsSent() async throws {
+        let dir = TempDirectory()
+        let storage = MemoryStorage(maxAssetBytes: 1000)
+        let ws = try Workspace.create(at: dir.file("laptop"), config: WorkspaceConfig(user: "alice", remote: "memory"))
+        let laptop = SyncEngine(workspace: ws, store: MemoryStore(storage: storage, actor: try StoreActor(userRecordName: "alice", deviceID: try ws.deviceID(), clock: FixedClock().read)))
+        try laptop.write("notes", "ok", #"{"n": 1}"#)
+        try laptop.write("notes", "big", #"{"photo": {"$asset": "photo"}}"#)
+        try writeBytes(assetPath(laptop, "notes", "big", "photo"), [UInt8](repeating: 0, count: 1001))
+        let error = await pushError(laptop)
+        guard case .invalidFiles(let problems)? = error else {
+            Issue.record("expected invalidFiles, got \(String(describing: error))")
+            return
+        }
+        #expect(problems.map(\.path) == ["private/notes/big.assets/photo"])
+        #expect(problems[0].message.contains("at most 1000 bytes"))
+        #expect(try await laptop.store.fetchAllRecordZones(scope: .private).isEmpty, "nothing was sent")
+    }
+
+    @Test func equalFilesInTwoRecordsAreOneAssetAndBothArrive() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        let phone = try f.device("phone")
+        for name in ["a", "b"] {
+            try laptop.write("notes", name, #"{"scan": {"$asset": "scan"}}"#)
+            try writeBytes(assetPath(laptop, "notes", name, "scan"), photo)
+        }
+        _ = try await laptop.push()
+        let stored = try await laptop.store.fetchRecords([Build.id("a", in: zone("notes")), Build.id("b", in: zone("notes"))])
+        let refs = try stored.map { try $0.result.get().fields["scan"] }
+        #expect(refs[0] == refs[1] && refs[0] != nil)
+        _ = try await phone.pull()
+        #expect(holds(assetPath(phone, "notes", "a", "scan"), photo))
+        #expect(holds(assetPath(phone, "notes", "b", "scan"), photo))
+    }
+
+    @Test func aPullThatFailsMidAssetLeavesNoAssetAndAKilledOnesLeftoverIsNeverSent() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        try laptop.write("notes", "r", #"{"photo": {"$asset": "photo"}}"#)
+        try writeBytes(assetPath(laptop, "notes", "r", "photo"), photo)
+        _ = try await laptop.push()
+
+        // The download breaks off half-way (the store cut off, the disk full).
+        let ws = try Workspace.create(at: f.directory.file("phone"), config: WorkspaceConfig(user: "alice", remote: "memory"))
+        let breaking = HalfAssetStore(try f.store("alice", deviceID: try ws.deviceID()))
+        let phone = SyncEngine(workspace: ws, store: breaking)
+        #expect(await pullError(phone) != nil)
+        let dir = "\(ws.root)/private/notes"
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/r.assets/photo"), "no half asset where a scan reads it")
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/r.json"))
+
+        // What a killed pull leaves (its hidden temp file, half-written) is never an asset.
+        try writeBytes("\(dir)/r.assets/.tmp-a999-1", Array(photo.prefix(1000)))
+        let healthy = SyncEngine(workspace: ws, store: try f.store("alice", deviceID: try ws.deviceID()))
+        _ = try await healthy.pull()
+        #expect(holds("\(dir)/r.assets/photo", photo))
+        #expect(try await healthy.status().isClean)
+        let pushed = try await healthy.push()
+        #expect(pushed.saved.isEmpty && pushed.commit == nil)
+    }
+}
+
+/// A store whose asset downloads write half the content and then fail.
+actor HalfAssetStore: RemoteStore {
+    nonisolated let userRecordName: String
+    nonisolated let storeID: String
+    let inner: any RemoteStore
+
+    init(_ inner: any RemoteStore) {
+        self.inner = inner
+        userRecordName = inner.userRecordName
+        storeID = inner.storeID
+    }
+
+    func downloadAsset(_ asset: AssetReference, zone: ZoneID, to path: String) async throws(RecSyncError) {
+        try await inner.downloadAsset(asset, zone: zone, to: path)
+        // Cut the file to half, as a download broken off would leave it, then fail.
+        truncate(path, off_t(asset.size / 2))
+        throw .networkFailure("connection reset half-way through asset \(asset.oid)")
+    }
+
+    func uploadAsset(fileAt path: String) async throws(RecSyncError) -> AssetReference { try await inner.uploadAsset(fileAt: path) }
+    func databaseChanges(scope: DatabaseScope, since token: ServerChangeToken?, resultsLimit: Int) async throws(RecSyncError) -> DatabaseChanges {
+        try await inner.databaseChanges(scope: scope, since: token, resultsLimit: resultsLimit)
+    }
+    func recordZoneChanges(zone: ZoneID, since token: ServerChangeToken?, resultsLimit: Int, desiredKeys: [String]?) async throws(RecSyncError) -> RecordZoneChanges {
+        try await inner.recordZoneChanges(zone: zone, since: token, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
+    }
+    func modifyRecords(saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool, clientChangeTokenData: String?) async throws(RecSyncError) -> ModifyRecordsResult {
+        try await inner.modifyRecords(saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically, clientChangeTokenData: clientChangeTokenData)
+    }
+    func modifyRecordZones(_ operations: [ZoneOperation]) async throws(RecSyncError) -> [ZoneOperationResult] { try await inner.modifyRecordZones(operations) }
+    func fetchAllRecordZones(scope: DatabaseScope) async throws(RecSyncError) -> [RecordZone] { try await inner.fetchAllRecordZones(scope: scope) }
+    func fetchZoneDeletions(_ zoneIDs: [ZoneID]) async throws(RecSyncError) -> [ZoneDeletion] { try await inner.fetchZoneDeletions(zoneIDs) }
+    func currentDatabaseToken(scope: DatabaseScope) async throws(RecSyncError) -> ServerChangeToken { try await inner.currentDatabaseToken(scope: scope) }
+    func checkSubscriptions(_ subscriptions: [Subscription], scope: DatabaseScope, since token: ServerChangeToken?) async throws(RecSyncError) -> SubscriptionCheck {
+        try await inner.checkSubscriptions(subscriptions, scope: scope, since: token)
+    }
+    func fetchRecords(_ ids: [RecordID], desiredKeys: [String]?) async throws(RecSyncError) -> [RecordResult] { try await inner.fetchRecords(ids, desiredKeys: desiredKeys) }
+    func fetchRecordVersion(_ id: RecordID, changeTag: String) async throws(RecSyncError) -> Record? { try await inner.fetchRecordVersion(id, changeTag: changeTag) }
+}

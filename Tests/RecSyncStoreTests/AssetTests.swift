@@ -1,0 +1,178 @@
+import Foundation
+import RecSyncModel
+import RecSyncStore
+import RecSyncTestSupport
+import Testing
+
+/// Assets (CloudKit's `CKAsset`) in the store: uploaded as their own blobs, referenced from
+/// records, kept reachable beside the records tree, checked when saved and when read.
+@Suite struct AssetTests {
+    let notes = Build.zone("notes")
+
+    func file(_ fixture: StoreFixture, _ name: String, _ bytes: [UInt8]) throws -> String {
+        let path = fixture.directory.file(name)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    func bytes(_ path: String) -> [UInt8]? { FileManager.default.contents(atPath: path).map(Array.init) }
+    func holds(_ path: String, _ expected: [UInt8]) -> Bool { bytes(path) == expected }
+
+    @Test(arguments: [StoreKind.memory, .git, .network])
+    func anAssetRoundTripsAndEqualContentIsStoredOnce(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes])
+        let content = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let asset = try await alice.uploadAsset(fileAt: try file(fixture, "photo.jpg", content))
+        #expect(asset.size == 300_000)
+        #expect(try await alice.uploadAsset(fileAt: try file(fixture, "copy.jpg", content)) == asset)
+        let saved = try await alice.save([
+            Build.record("a", in: notes, ["photo": .asset(asset), "title": .string("A")]),
+            Build.record("b", in: notes, ["scan": .asset(asset)]),
+        ])
+
+        // Another user's handle (another device, for a network store) reads it back.
+        let phone = try fixture.store(as: "alice")
+        let fetched = try await phone.fetchRecords([saved[0].recordID])[0].result.get()
+        #expect(fetched.fields["photo"] == .asset(asset))
+        let out = fixture.directory.file("out.jpg")
+        try await phone.downloadAsset(asset, zone: notes, to: out)
+        #expect(holds(out, content))
+        // The target must not exist: nothing is overwritten.
+        #expect(await caught { try await phone.downloadAsset(asset, zone: notes, to: out) }?.message.contains("cannot create the asset file") == true)
+        #expect(holds(out, content))
+
+        guard kind != .memory else { return }
+        try GitCLI.run(["fsck", "--strict", "--no-dangling"], in: fixture.path)
+        let a = try GitCLI.run(["rev-parse", "refs/heads/main:\(StoreLayout.assetPath(saved[0].recordID, field: "photo"))"], in: fixture.path)
+        let b = try GitCLI.run(["rev-parse", "refs/heads/main:\(StoreLayout.assetPath(saved[1].recordID, field: "scan"))"], in: fixture.path)
+        #expect(a == b && a.hasPrefix(asset.oid), "one blob for equal content, reachable from both records")
+        #expect(try GitCLI.run(["cat-file", "-s", asset.oid], in: fixture.path) == "300000\n")
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aRecordWhoseAssetIsNotInTheStoreIsRefusedAlone(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes])
+        let real = try await alice.uploadAsset(fileAt: try file(fixture, "f", Array("hello".utf8)))
+        let missing = try AssetReference(oid: String(repeating: "ab", count: 20), size: 5, sha256: String(repeating: "0", count: 64))
+        let wrongSize = try AssetReference(oid: real.oid, size: 6, sha256: real.sha256)
+        let result = try await alice.modifyRecords(saving: [
+            Build.record("ok", in: notes, ["f": .asset(real)]),
+            Build.record("missing", in: notes, ["f": .asset(missing)]),
+            Build.record("wrong", in: notes, ["f": .asset(wrongSize)]),
+        ], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
+        #expect(result.saveResults[0].result.failureCode == nil)
+        guard case .failure(let e1) = result.saveResults[1].result, case .failure(let e2) = result.saveResults[2].result else {
+            Issue.record("records with unusable assets were saved")
+            return
+        }
+        #expect(e1.message.contains("asset 'f' of record 'missing'") && e1.message.contains("upload the file"))
+        #expect(e2.message.contains("says 6 bytes"))
+    }
+
+    @Test func anAssetOverTheStoreLimitIsRefusedBeforeAnythingIsWritten() async throws {
+        let fixture = try StoreFixture(.git)
+        // The limit is the store's own setting, in its recsync.json.
+        let manifest = try GitCLI.run(["show", "refs/heads/main:recsync.json"], in: fixture.path)
+        var json = try #require(try JSONSerialization.jsonObject(with: Data(manifest.utf8)) as? [String: Any])
+        json["maxAssetBytes"] = 1000
+        try GitCLI.commitFiles([("recsync.json", Array(try JSONSerialization.data(withJSONObject: json)))], toStore: fixture.path)
+        let alice = try fixture.store(as: "alice")
+        #expect(alice.maxAssetBytes == 1000)
+        try await alice.createZones([notes])
+        let objectsBefore = try GitCLI.run(["count-objects", "-v"], in: fixture.path)
+        let error = await caught { try await alice.uploadAsset(fileAt: try file(fixture, "big", [UInt8](repeating: 1, count: 1001))) }
+        #expect(error?.code == .limitExceeded)
+        #expect(error?.message.contains("at most 1000 bytes") == true)
+        #expect(try GitCLI.run(["count-objects", "-v"], in: fixture.path) == objectsBefore, "nothing was written")
+        _ = try await alice.uploadAsset(fileAt: try file(fixture, "ok", [UInt8](repeating: 1, count: 1000)))
+
+        // A reference over the limit is refused at save too (a client that skipped upload).
+        let big = try AssetReference(oid: String(repeating: "cd", count: 20), size: 2000, sha256: String(repeating: "1", count: 64))
+        let result = try await alice.modifyRecords(saving: [Build.record("r", in: notes, ["f": .asset(big)])], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
+        #expect(result.saveResults[0].result.failureCode == .limitExceeded)
+    }
+
+    @Test func theAssetTreeFollowsItsRecords() async throws {
+        let fixture = try StoreFixture(.git)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes, Build.zone("other")])
+        let one = try await alice.uploadAsset(fileAt: try file(fixture, "1", Array("one".utf8)))
+        let two = try await alice.uploadAsset(fileAt: try file(fixture, "2", Array("two".utf8)))
+        var r = try await alice.save([Build.record("r", in: notes, ["a": .asset(one), "b": .asset(two)])])[0]
+        let dir = StoreLayout.assetDir(r.recordID)
+        func listing() throws -> String { try GitCLI.run(["ls-tree", "-r", "--name-only", "refs/heads/main", StoreLayout.assetsPath(notes)], in: fixture.path) }
+        #expect(try listing() == "\(dir)/a\n\(dir)/b\n")
+        let firstTag = r.changeTag
+
+        // Changing an asset changes the record's change tag; a dropped field drops its blob.
+        r.fields = ["a": .asset(two)]
+        r = try await alice.save([r])[0]
+        #expect(r.changeTag != firstTag)
+        #expect(try listing() == "\(dir)/a\n")
+        #expect(try GitCLI.run(["rev-parse", "refs/heads/main:\(dir)/a"], in: fixture.path).hasPrefix(two.oid))
+
+        // Deleting the record removes its assets; the record walk never saw them.
+        _ = try await alice.delete([r])
+        #expect(try listing() == "")
+        let changes = try await alice.recordZoneChanges(zone: notes, since: nil)
+        #expect(changes.modifications.isEmpty && changes.deletions.isEmpty)
+
+        // A deleted zone takes its assets along.
+        let s = try await alice.save([Build.record("s", in: notes, ["a": .asset(one)])])[0]
+        #expect(try listing() == "\(StoreLayout.assetDir(s.recordID))/a\n")
+        try await alice.zoneOp(.delete(notes))
+        #expect(try listing() == "")
+        try GitCLI.run(["fsck", "--strict"], in: fixture.path)
+    }
+
+    @Test func aGarbageOrMissingAssetBlobFailsThatAssetOnly() async throws {
+        let fixture = try StoreFixture(.git)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes])
+        let good = try await alice.uploadAsset(fileAt: try file(fixture, "g", Array("good".utf8)))
+        _ = try await alice.save([Build.record("good", in: notes, ["f": .asset(good)])])
+        // Someone with plain git commits a record whose asset blob does not hold what it says,
+        // and one whose blob is not there at all.
+        let garbage = try GitCLI.run(["hash-object", "-w", "--stdin"], in: fixture.path, input: "xxxx").trimmingCharacters(in: .whitespacesAndNewlines)
+        let lying = try AssetReference(oid: garbage, size: 4, sha256: good.sha256)
+        let absent = try AssetReference(oid: String(repeating: "ef", count: 20), size: 4, sha256: good.sha256)
+        let bad = Build.record("bad", in: notes, ["f": .asset(lying)])
+        let gone = Build.record("gone", in: notes, ["f": .asset(absent)])
+        try GitCLI.commitFiles([
+            (StoreLayout.recordPath(bad.recordID), StoreEncoding.encode(bad)),
+            (StoreLayout.recordPath(gone.recordID), StoreEncoding.encode(gone)),
+        ], toStore: fixture.path)
+
+        // The records themselves still read; each broken asset fails alone, leaving no file.
+        let phone = try fixture.store(as: "alice")
+        let page = try await phone.recordZoneChanges(zone: notes, since: nil)
+        #expect(page.modifications.count == 3)
+        let out = fixture.directory.file("out")
+        let e1 = await caught { try await phone.downloadAsset(lying, zone: notes, to: out) }
+        #expect(e1?.code == .serverRejectedRequest && e1?.message.contains("does not match") == true)
+        #expect(!FileManager.default.fileExists(atPath: out))
+        let e2 = await caught { try await phone.downloadAsset(absent, zone: notes, to: out) }
+        #expect(e2?.message.contains("lacks asset object") == true)
+        #expect(!FileManager.default.fileExists(atPath: out))
+        try await phone.downloadAsset(good, zone: notes, to: out)
+        #expect(bytes(out) == Array("good".utf8))
+    }
+
+    @Test func aPackedAssetReadsBackWhole() async throws {
+        let fixture = try StoreFixture(.git)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes])
+        let content = (0..<2_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ ($0 >> 9)) }
+        let asset = try await alice.uploadAsset(fileAt: try file(fixture, "p", content))
+        _ = try await alice.save([Build.record("p", in: notes, ["f": .asset(asset)])])
+        try GitCLI.run(["gc", "--quiet"], in: fixture.path)
+        #expect(try GitCLI.run(["count-objects", "-v"], in: fixture.path).contains("count: 0"), "every object is packed now")
+        let out = fixture.directory.file("out")
+        try await (try fixture.store(as: "alice")).downloadAsset(asset, zone: notes, to: out)
+        #expect(holds(out, content))
+    }
+}
