@@ -6,6 +6,7 @@
 #                          [--no-network | --only-network] [--net-records 10000]
 #                          [--writers "1 4 8 16"] [--pushes 20]
 #                          [--no-load] [--load-records 10000] [--load-mb 2048]
+#                          [--assets-mb 1024 | --no-assets]
 #   --records      the store sizes N of the local table (default: 10000 100000)
 #   --million      also N = 1,000,000 in the local table
 #   --smoke        N = 1000, 2 runs, writers "1 4", 5 pushes each: keeps the script from rotting
@@ -18,6 +19,8 @@
 #   --no-load      no durability-under-load table (it runs with the local table)
 #   --load-records the store size N of the durability-under-load table (default 10000)
 #   --load-mb      what dd writes beside the loaded runs, in MB (default 2048)
+#   --assets-mb    pull this many MB of assets (50 MB files) in the local table (default 1024;
+#                  --smoke: 16, as 2 MB files); --no-assets leaves the row out
 # Prints up to four tables:
 #   local:   operation, N, recsync median (min-max), git median (min-max), ratio, peak RSS
 #   load:    clone and incremental pull, idle and while dd writes --load-mb MB on the same file
@@ -42,7 +45,9 @@ load_sizes=10000
 load_mb=2048
 writer_counts="1 4 8 16"
 pushes=20
-opt_writers="" opt_pushes="" opt_net="" opt_load_n="" opt_load_mb=""
+assets_mb=1024
+asset_file_mb=50
+opt_writers="" opt_pushes="" opt_net="" opt_load_n="" opt_load_mb="" opt_assets_mb=""
 usage() {
   echo "usage: $0 [--records \"N ...\"] [--runs R] [--million] [--smoke] [--no-network | --only-network]" >&2
   echo "          [--net-records N] [--writers \"W ...\"] [--pushes P] [--no-load] [--load-records N] [--load-mb MB]" >&2
@@ -53,7 +58,9 @@ while [ $# -gt 0 ]; do
     --records) sizes="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
     --million) sizes="$sizes 1000000"; shift ;;
-    --smoke) sizes="1000"; runs=2; net_sizes=1000; load_sizes=1000; load_mb=256; writer_counts="1 4"; pushes=5; shift ;;
+    --smoke) sizes="1000"; runs=2; net_sizes=1000; load_sizes=1000; load_mb=256; writer_counts="1 4"; pushes=5; assets_mb=16; asset_file_mb=2; shift ;;
+    --assets-mb) opt_assets_mb="$2"; shift 2 ;;
+    --no-assets) assets_mb=0; shift ;;
     --no-load) load=0; shift ;;
     --load-records) opt_load_n="$2"; shift 2 ;;
     --load-mb) opt_load_mb="$2"; shift 2 ;;
@@ -72,6 +79,8 @@ done
 [ -n "$opt_pushes" ] && pushes=$opt_pushes
 [ -n "$opt_load_n" ] && load_sizes=$opt_load_n
 [ -n "$opt_load_mb" ] && load_mb=$opt_load_mb
+[ -n "$opt_assets_mb" ] && assets_mb=$opt_assets_mb
+case "$assets_mb" in ''|*[!0-9]*) usage ;; esac
 for v in $runs $net_sizes $writer_counts $pushes $load_sizes $load_mb; do
   case "$v" in ''|*[!0-9]*|0) usage ;; esac
 done
@@ -632,6 +641,37 @@ for n in $sizes; do
   # them (about 140 µs each), and files freed just before others are made slow those down.
   mv "$d" "$work/done-$n"
 done
+
+# ---------------------------------------------------------------------------------------------
+# Assets: an incremental pull that brings $assets_mb MB of assets ($asset_file_mb MB files, one
+# per record), beside git pulling the same files. Peak RSS shows that recsync streams them.
+assets_bench() {
+  local mb=$1 d="$work/assets" k files
+  files=$(( (mb + asset_file_mb - 1) / asset_file_mb ))
+  echo "== assets: $files files of $asset_file_mb MB" >&2
+  mkdir -p "$d"
+  quiet "$recsync" store init "$d/store.git"
+  quiet "$recsync" clone "$d/store.git" "$d/a"
+  quiet "$recsync" -C "$d/a" zone create media
+  quiet "$recsync" clone "$d/store.git" "$d/b0"   # the zone, no records yet: pulls start here
+  git init -q --bare "$d/git-store.git"; git clone -q "$d/git-store.git" "$d/ga"
+  (cd "$d/ga" && git commit -q --allow-empty -m start && git push -q origin HEAD 2>/dev/null)
+  git clone -q "$d/git-store.git" "$d/g0"
+  for k in $(seq "$files"); do
+    mkdir -p "$d/a/private/media/f$k.assets" "$d/ga/f$k.assets"
+    head -c $((asset_file_mb * 1048576)) /dev/urandom >"$d/a/private/media/f$k.assets/file"
+    cp "$d/a/private/media/f$k.assets/file" "$d/ga/f$k.assets/file"
+    printf '{"file": {"$asset": "file"}, "n": %d}\n' "$k" >"$d/a/private/media/f$k.json"
+    cp "$d/a/private/media/f$k.json" "$d/ga/f$k.json"
+  done
+  quiet "$recsync" -C "$d/a" push
+  (cd "$d/ga" && git add -A && git commit -q -m assets && git push -q origin HEAD 2>/dev/null)
+  measure "pull, $mb MB of assets ($files files)" "$files" \
+    'rm -rf "$d/b"; cp -a "$d/b0" "$d/b"' '"$recsync" -C "$d/b" pull' \
+    'rm -rf "$d/g"; cp -a "$d/g0" "$d/g"' 'git -C "$d/g" pull -q'
+  rm -rf "$d"
+}
+[ "$assets_mb" -gt 0 ] && [ "$local_rows" = 1 ] && assets_bench "$assets_mb"
 
 [ "$load" = 1 ] && [ "$local_rows" = 1 ] && for n in $load_sizes; do load_bench "$n"; done
 [ "$network" = 1 ] && for n in $net_sizes; do network_bench "$n"; done
