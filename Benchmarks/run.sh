@@ -19,7 +19,7 @@
 #   --no-load      no durability-under-load table (it runs with the local table)
 #   --load-records the store size N of the durability-under-load table (default 10000)
 #   --load-mb      what dd writes beside the loaded runs, in MB (default 2048)
-#   --assets-mb    pull this many MB of assets (50 MB files) in the local table (default 1024;
+#   --assets-mb    pull about this many MB of assets (50 MB files, rounded up to whole files) in the local table (default 1024;
 #                  --smoke: 16, as 2 MB files); --no-assets leaves the row out
 # Prints up to four tables:
 #   local:   operation, N, recsync median (min-max), git median (min-max), ratio, peak RSS
@@ -666,7 +666,7 @@ assets_bench() {
   done
   quiet "$recsync" -C "$d/a" push
   (cd "$d/ga" && git add -A && git commit -q -m assets && git push -q origin HEAD 2>/dev/null)
-  measure "pull, $mb MB of assets ($files files)" "$files" \
+  measure "pull, $((files * asset_file_mb)) MB of assets ($files files)" "$files" \
     'rm -rf "$d/b"; cp -a "$d/b0" "$d/b"' '"$recsync" -C "$d/b" pull' \
     'rm -rf "$d/g"; cp -a "$d/g0" "$d/g"' 'git -C "$d/g" pull -q'
   rm -rf "$d"
