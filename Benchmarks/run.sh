@@ -654,7 +654,10 @@ assets_bench() {
   quiet "$recsync" clone "$d/store.git" "$d/a"
   quiet "$recsync" -C "$d/a" zone create media
   quiet "$recsync" clone "$d/store.git" "$d/b0"   # the zone, no records yet: pulls start here
-  git init -q --bare "$d/git-store.git"; git clone -q "$d/git-store.git" "$d/ga"
+  # No delta search on the git side (random 50 MB blobs do not delta; the default search made
+  # the untimed push take many minutes), in both the pushing clone and the served store.
+  git init -q --bare "$d/git-store.git"; git -C "$d/git-store.git" config pack.window 0
+  git clone -q "$d/git-store.git" "$d/ga" 2>/dev/null; git -C "$d/ga" config pack.window 0
   (cd "$d/ga" && git commit -q --allow-empty -m start && git push -q origin HEAD 2>/dev/null)
   git clone -q "$d/git-store.git" "$d/g0"
   for k in $(seq "$files"); do
