@@ -41,6 +41,8 @@ public enum FieldType: String, Sendable, Hashable, CaseIterable {
     case reference = "REFERENCE"
     case location = "LOCATION"
     case json = "JSON"
+    /// A value sealed by the client of an encrypted zone: the store sees only ciphertext.
+    case encrypted = "ENCRYPTED"
 }
 
 /// One field's value.
@@ -60,6 +62,9 @@ public indirect enum FieldValue: Sendable, Hashable {
     /// Nested JSON (an extension CloudKit lacks).
     case json(JSONValue)
     case list([FieldValue])
+    /// A field of an encrypted zone as the store keeps it: an opaque sealed box whose
+    /// plaintext is the field's typed store encoding (so its type is hidden too).
+    case encrypted([UInt8])
 
     /// The scalar type of this value, or nil for a list.
     public var scalarType: FieldType? {
@@ -73,6 +78,7 @@ public indirect enum FieldValue: Sendable, Hashable {
         case .reference: .reference
         case .location: .location
         case .json: .json
+        case .encrypted: .encrypted
         case .list: nil
         }
     }
@@ -86,7 +92,7 @@ public indirect enum FieldValue: Sendable, Hashable {
             try j.validate(context: "field '\(key)'")
         case .list(let items):
             guard let first = items.first else { return }
-            guard let type = first.scalarType, type != .json else {
+            guard let type = first.scalarType, type != .json, type != .encrypted else {
                 throw .invalidValue("field '\(key)' is a list of lists or JSON values; lists hold scalar values only (use a JSON field instead)")
             }
             for item in items {

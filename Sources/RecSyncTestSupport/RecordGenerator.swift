@@ -138,6 +138,7 @@ public enum RecordGenerator {
             let lon = Bool.random(using: &g) ? [180.0, -180.0, 0.0].randomElement(using: &g)! : Double.random(in: -180...180, using: &g)
             return .location(valid { () throws(RecSyncError) in try Location(latitude: lat, longitude: lon) })
         case .json: return .json(json(using: &g, depth: 3))
+        case .encrypted: return .encrypted(bytes(using: &g))
         }
     }
 
@@ -169,7 +170,8 @@ public enum RecordGenerator {
 
     /// A random valid field value of any type, lists included; `depth` bounds nested JSON.
     public static func fieldValue<G: RandomNumberGenerator>(using g: inout G, depth: Int = 3) -> FieldValue {
-        let types = FieldType.allCases
+        // Values a client writes: ciphertext is made only by an encrypted zone's client.
+        let types = FieldType.allCases.filter { $0 != .encrypted }
         let pick = Int.random(in: 0..<(types.count + 3), using: &g)
         if pick < types.count {
             let t = types[pick]

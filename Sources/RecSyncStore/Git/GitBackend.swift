@@ -245,6 +245,11 @@ final class GitBackend: StoreBackend {
         return try git("reading a client change token") { () throws(GitError) in try repository.blob(e.oid) }
     }
 
+    func userKey(_ user: String, at commit: String) throws(RecSyncError) -> [UInt8]? {
+        guard let e = try entry(StoreLayout.userKeyPath(user), at: commit), e.kind == .blob else { return nil }
+        return try git("reading a user's public key") { () throws(GitError) in try repository.blob(e.oid) }
+    }
+
     func recordTag(_ id: RecordID, at commit: String) throws(RecSyncError) -> String? {
         guard let e = try entry(StoreLayout.recordPath(id), at: commit), e.kind == .blob || e.kind == .executable else { return nil }
         return e.oid.hex
@@ -401,6 +406,8 @@ final class GitBackend: StoreBackend {
                     updates.append(.remove(path: StoreLayout.tombstonePath(id)))
                 case .saveClientToken(let id, let client, let bytes):
                     updates.append(.upsertBlob(path: StoreLayout.clientTokenPath(id, client: client), oid: try repo.createBlob(bytes)))
+                case .saveUserKey(let user, let bytes):
+                    updates.append(.upsertBlob(path: StoreLayout.userKeyPath(user), oid: try repo.createBlob(bytes)))
                 }
             }
             let baseTree = try repo.commit(parentOID).tree
