@@ -112,7 +112,7 @@ final class GitBackend: StoreBackend {
         var warnings: [StoreWarning] = []
         let top = try git("listing the store") { () throws(GitError) in try repository.treeEntries(root) }
         for e in top where !((e.name == StoreLayout.manifestPath || e.name == CompactionMarker.path) && e.kind == .blob)
-            && !((e.name == StoreLayout.zonesDir || e.name == StoreLayout.tombstonesDir) && e.kind == .tree) {
+            && !((e.name == StoreLayout.zonesDir || e.name == StoreLayout.tombstonesDir || e.name == StoreLayout.usersDir) && e.kind == .tree) {
             warnings.append(StoreWarning(path: e.name, message: "unknown entry at the top of the store; ignored"))
         }
         guard let zonesTree = top.first(where: { $0.name == StoreLayout.zonesDir && $0.kind == .tree }) else { return ([], warnings) }
