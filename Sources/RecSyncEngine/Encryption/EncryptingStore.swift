@@ -162,20 +162,16 @@ public actor EncryptingStore: RemoteStore {
         return out
     }
 
-    /// Records to save, with the fields their zones seal sealed under the current key. A
-    /// field whose value equals what the store holds keeps the stored ciphertext, so an
-    /// unchanged record keeps its change tag.
+    /// Records to save, with the fields their zones seal sealed under the current key.
+    ///
+    /// Every save seals afresh (a new nonce), unchanged fields too: the store stamps
+    /// `modified` on every save, so the blob and its change tag change anyway, and keeping
+    /// an unchanged field's old ciphertext would only tell a reader of the store which
+    /// fields an edit touched.
     func sealed(_ records: [Record]) async throws(RecSyncError) -> [Record] {
         guard !records.isEmpty else { return records }
         try await refreshZones(.private)
         if records.contains(where: { $0.recordID.zoneID.ownerName != userRecordName }) { try await refreshZones(.shared) }
-        let encryptedIDs = records.filter { zones[$0.recordID.zoneID]?.encryption != nil && $0.changeTag != nil }.map(\.recordID)
-        var stored: [RecordID: Record] = [:]
-        if !encryptedIDs.isEmpty {
-            for item in try await inner.fetchRecords(encryptedIDs, desiredKeys: nil) {
-                if case .success(let r) = item.result { stored[item.recordID] = r }
-            }
-        }
         var out: [Record] = []
         out.reserveCapacity(records.count)
         for record in records {
@@ -191,18 +187,12 @@ public actor EncryptingStore: RemoteStore {
                 throw .permissionFailure("zone \(zoneID) is encrypted and its current key is not wrapped for \(userRecordName); ask its owner to share it with you again")
             }
             var sealedRecord = record
-            let previous = stored[record.recordID].flatMap { $0.changeTag == record.changeTag ? $0 : nil }
             for (field, value) in record.fields where encryption.seals(field) {
                 let binding = FieldBinding(storeID: storeID, zoneID: zoneID, recordName: record.recordID.recordName, field: field)
                 if case .encrypted = value {
                     throw .invalidValue("\(binding.where): the value is already ciphertext; write the field's plain value")
                 }
-                if case .encrypted(let old)? = previous?.fields[field], ZoneCrypto.generation(of: old) == generation,
-                   (try? ZoneCrypto.open(old, keys: keys, binding: binding)) == value {
-                    sealedRecord.fields[field] = .encrypted(old)
-                } else {
-                    sealedRecord.fields[field] = try ZoneCrypto.seal(value, key: key, generation: generation, binding: binding)
-                }
+                sealedRecord.fields[field] = try ZoneCrypto.seal(value, key: key, generation: generation, binding: binding)
             }
             out.append(sealedRecord)
         }
