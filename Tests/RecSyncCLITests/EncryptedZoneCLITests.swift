@@ -45,6 +45,9 @@ import Testing
         _ = try run(f, as: "alice", ["pull"], in: "alice")
         #expect(try f.fields("alice", "private/diary/tuesday.json")?["title"] as? String == "gamma-secret-from-bob")
         #expect(try run(f, as: "alice", ["zone", "list"], in: "alice").stdout.contains("encrypted"))
+        // History reads open the sealed fields too.
+        #expect(try run(f, as: "alice", ["show", "diary/tuesday"], in: "alice").stdout.contains("gamma-secret-from-bob"))
+        #expect(try run(f, as: "alice", ["log", "-p", "diary/monday"], in: "alice").stdout.contains("alpha-secret-title"))
 
         // Unshared: a new key generation that bob never gets; alice still reads everything.
         _ = try run(f, as: "alice", ["unshare", "diary", "--with", "bob"], in: "alice")

@@ -44,9 +44,9 @@ public struct CommandContext: Sendable {
         try UserKeyStore(environment: environment)
     }
 
-    /// The workspace's store, for reading its history (`log`).
+    /// The workspace's store, for reading its history (`log`, `show`), encrypted fields opened.
     public func history(for workspace: Workspace) throws(RecSyncError) -> any StoreHistory {
-        try gitStore(for: workspace)
+        EncryptingHistory(try gitStore(for: workspace), keyStore: try keyStore())
     }
 
     /// The workspace's store as a `GitStore`: for maintenance (`store compact`).
