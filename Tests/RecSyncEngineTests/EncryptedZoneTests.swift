@@ -133,14 +133,22 @@ import Testing
         }
     }
 
-    /// A value slipped into an encrypted zone in clear (around recsync) is refused too.
+    /// The store refuses a clear value for a sealed field (a client that does not seal must
+    /// not leak into an encrypted zone); one committed around recsync with plain git is
+    /// refused when read.
     @Test func clearValueInAnEncryptedZoneIsRefused() async throws {
-        let p = try Pair(.memory)
-        let zone = try await p.diary()
-        _ = try await p.fixture.store(as: "alice").modifyRecords(saving: [Build.record("planted", in: zone, ["title": .string("not sealed")])])
+        let p = try Pair(.git)
+        let zone = try await p.diary(fields: ["title"])
+        let raw = try p.fixture.store(as: "alice")
+        let refused = try await raw.modifyRecords(saving: [Build.record("plain", in: zone, ["title": .string("not sealed")])])
+        #expect(refused.errors.first?.message.contains("arrived in clear") == true, "\(refused.errors)")
+        #expect(try await raw.modifyRecords(saving: [Build.record("other", in: zone, ["n": .int64(1)])]).errors.isEmpty, "unsealed fields may be clear")
+
+        let planted = Build.record("planted", in: zone, ["title": .string("not sealed")])
+        try GitCLI.commitFiles([(StoreLayout.recordPath(planted.recordID), StoreEncoding.encode(planted))], toStore: p.fixture.path)
         let result = try await p.alice.fetchRecords([Build.id("planted", in: zone)])[0].result
         guard case .failure(let e) = result else { Issue.record("a clear value was accepted"); return }
-        #expect(e.message.contains("in clear"), "\(e.message)")
+        #expect(e.message.contains("in clear") && e.message.contains("field 'title'"), "\(e.message)")
     }
 
     /// Sharing needs bob's published key; unsharing rotates the key: bob can still open what

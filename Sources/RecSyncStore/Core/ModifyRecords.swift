@@ -49,6 +49,14 @@ extension StoreCore {
                 let id = client.recordID
                 if let e = inputErrors[i] { plan.saveResults[i] = .failure(e); continue }
                 if let e = try access(id.zoneID) { plan.saveResults[i] = .failure(e); continue }
+                if case .success(let zone)? = zoneAccess[id.zoneID], let encryption = zone.encryption,
+                   let field = client.fields.keys.sorted().first(where: { key in
+                       if case .encrypted = client.fields[key] { false } else { encryption.seals(key) }
+                   }) {
+                    // A client that does not seal must not leak a value into an encrypted zone.
+                    plan.saveResults[i] = .failure(.invalidValue("zone '\(id.zoneID)' is encrypted, but field '\(field)' of record '\(id.recordName)' arrived in clear; it was not saved. Write through a client that seals fields (the recsync command, or EncryptingStore in the library)"))
+                    continue
+                }
                 let currentTag = try backend.recordTag(id, at: head)
                 switch try decideSave(client, currentTag: currentTag, policy: savePolicy, time: time) {
                 case .failure(let e):
