@@ -3,6 +3,7 @@ import Foundation
 import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport
+import RecSyncWorkspace
 import Testing
 
 /// Encrypted zones through the library: fields sealed on the client, zone keys wrapped per
@@ -241,5 +242,54 @@ import Testing
         for value in [Self.secret, "second-secret-value", "bob-secret-value"] {
             #expect(!dump.contains(value), "\(value) is in clear in the store")
         }
+    }
+
+    /// Workspaces (SyncEngine) over an encrypted zone: a conflict is kept in plaintext, and a
+    /// key reset is recovered from by another device with nothing lost.
+    @Test func workspacesRecoverFromAKeyResetWithNothingLost() async throws {
+        let f = EngineFixture("encrypted-reset")
+        let keys = UserKeyStore(directory: f.directory.file("keys"))
+        func device(_ name: String) throws -> SyncEngine {
+            let ws = try Workspace.create(at: f.directory.file(name), config: WorkspaceConfig(user: "alice", remote: "memory"))
+            return SyncEngine(workspace: ws, store: EncryptingStore(try f.store("alice", deviceID: try ws.deviceID()), keyStore: keys))
+        }
+        let laptop = try device("laptop")
+        let phone = try device("phone")
+        _ = try await EncryptionKeys.initialize(user: "alice", keyStore: keys, store: laptop.store)
+        var diary = RecordZone(zoneID: zone("diary"))
+        diary.encryption = ZoneEncryption()
+        _ = try await laptop.store.modifyRecordZones([.recreate(diary)])[0].result.get()
+        try laptop.write("diary", "a", #"{"title": "zeta-a"}"#)
+        try laptop.write("diary", "b", #"{"title": "zeta-b"}"#)
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        #expect(try phone.fields("diary", "a") == ["title": .string("zeta-a")])
+
+        // A conflict: the phone's copy of the server version is plaintext.
+        try laptop.write("diary", "a", #"{"title": "zeta-a from the laptop"}"#)
+        _ = try await laptop.push()
+        try phone.write("diary", "a", #"{"title": "zeta-a from the phone"}"#)
+        let conflicted = try await phone.push()
+        #expect(conflicted.conflicts == [Build.id("a", in: zone("diary"))])
+        let kept = TreeSnapshot.files(phone.workspace.root + "/.recsync/conflicts").values.map { String(decoding: $0, as: UTF8.self) }.joined()
+        #expect(kept.contains("zeta-a from the laptop") && !kept.contains("ENCRYPTED"), "\(kept)")
+        _ = try phone.resolve(strategy: .ours)
+        _ = try await phone.push()
+
+        try phone.write("diary", "c", #"{"title": "zeta-c, not pushed before the reset"}"#)
+        let report = try await EncryptionKeys.reset(user: "alice", keyStore: keys, store: laptop.store)
+        #expect(report.zonesReset == [zone("diary")])
+        let pulled = try await phone.pull()
+        #expect(pulled.zonesRemoved == [ZoneDeletion(zoneID: zone("diary"), reason: .encryptedDataReset)])
+        #expect(try phone.fields("diary", "c") != nil, "kept")
+        _ = try await phone.push()
+        _ = try await laptop.pull()
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        #expect(try converged(laptop, phone))
+        #expect(try laptop.fields("diary", "a") == ["title": .string("zeta-a from the phone")])
+        #expect(try laptop.fields("diary", "c") == ["title": .string("zeta-c, not pushed before the reset")])
+        let raw = try await f.store("alice").fetchRecords([Build.id("c", in: zone("diary"))])[0].result.get()
+        if case .encrypted = raw.fields["title"] {} else { Issue.record("not sealed after the reset: \(String(describing: raw.fields["title"]))") }
     }
 }

@@ -69,7 +69,7 @@ public actor EncryptingStore: RemoteStore {
 
     public func fetchAllRecordZones(scope: DatabaseScope) async throws(RecSyncError) -> [RecordZone] {
         let all = try await inner.fetchAllRecordZones(scope: scope)
-        for z in all { zones[z.zoneID] = z }
+        remember(all, scope: scope)
         return all
     }
 
@@ -202,8 +202,20 @@ public actor EncryptingStore: RemoteStore {
 
     // MARK: Keys
 
+    /// Reads a scope's zones again: changed ones forget their opened keys, and zones gone
+    /// from the store (deleted, reset, unshared) are forgotten.
     func refreshZones(_ scope: DatabaseScope) async throws(RecSyncError) {
-        for z in try await inner.fetchAllRecordZones(scope: scope) {
+        let all = try await inner.fetchAllRecordZones(scope: scope)
+        remember(all, scope: scope)
+    }
+
+    func remember(_ all: [RecordZone], scope: DatabaseScope) {
+        let present = Set(all.map(\.zoneID))
+        for id in zones.keys where (id.ownerName == userRecordName) == (scope == .private) && !present.contains(id) {
+            zones[id] = nil
+            zoneKeys[id] = nil
+        }
+        for z in all {
             if zones[z.zoneID] != z { zoneKeys[z.zoneID] = nil }
             zones[z.zoneID] = z
         }
