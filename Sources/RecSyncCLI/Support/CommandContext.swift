@@ -46,7 +46,7 @@ public struct CommandContext: Sendable {
 
     /// The workspace's store, for reading its history (`log`, `show`), encrypted fields opened.
     public func history(for workspace: Workspace) throws(RecSyncError) -> any StoreHistory {
-        EncryptingHistory(try gitStore(for: workspace), keyStore: try keyStore())
+        EncryptingStore(try gitStore(for: workspace), keyStore: try keyStore())
     }
 
     /// The workspace's store as a `GitStore`: for maintenance (`store compact`).

@@ -301,85 +301,26 @@ public actor EncryptingStore: RemoteStore {
     }
 }
 
-/// A store's history (`log`, `show`) with fields of encrypted zones opened.
-public actor EncryptingHistory: StoreHistory {
-    let history: any StoreHistory
-    let store: EncryptingStore
-
-    public init(_ history: any StoreHistory, keyStore: UserKeyStore) {
-        self.history = history
-        store = EncryptingStore(history, keyStore: keyStore)
+/// The store's history (`log`, `show`) with fields of encrypted zones opened, for a store
+/// that keeps one (a git store).
+extension EncryptingStore: StoreHistory {
+    func history() throws(RecSyncError) -> any StoreHistory {
+        guard let history = inner as? any StoreHistory else {
+            throw .invalidArguments("this store keeps no readable history")
+        }
+        return history
     }
 
-    public nonisolated var userRecordName: String { history.userRecordName }
-    public nonisolated var storeID: String { history.storeID }
-    public nonisolated var remote: String? { history.remote }
-    public nonisolated func changeSignal() throws(RecSyncError) -> StoreChangeSignal? { try history.changeSignal() }
-    public nonisolated func prepareForBulkRead() { history.prepareForBulkRead() }
-    public func beginOperation(fromLastLook: Bool) async { await store.beginOperation(fromLastLook: fromLastLook) }
-    public func endOperation() async { await store.endOperation() }
-
     public func log(limit: Int, zone: ZoneID?) async throws(RecSyncError) -> [StoreCommit] {
-        try await history.log(limit: limit, zone: zone)
+        try await history().log(limit: limit, zone: zone)
     }
 
     public func recordHistory(_ id: RecordID, limit: Int) async throws(RecSyncError) -> [(commit: String, tag: String?)] {
-        try await history.recordHistory(id, limit: limit)
+        try await history().recordHistory(id, limit: limit)
     }
 
     public func recordVersion(_ id: RecordID, changeTag: String) async throws(RecSyncError) -> Record? {
-        guard let record = try await history.recordVersion(id, changeTag: changeTag) else { return nil }
-        return try await store.open(record, history: true)
-    }
-
-    public func databaseChanges(scope: DatabaseScope, since token: ServerChangeToken?, resultsLimit: Int) async throws(RecSyncError) -> DatabaseChanges {
-        try await store.databaseChanges(scope: scope, since: token, resultsLimit: resultsLimit)
-    }
-
-    public func recordZoneChanges(zone: ZoneID, since token: ServerChangeToken?, resultsLimit: Int, desiredKeys: [String]?) async throws(RecSyncError) -> RecordZoneChanges {
-        try await store.recordZoneChanges(zone: zone, since: token, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
-    }
-
-    public func modifyRecords(
-        saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool, clientChangeTokenData: String?
-    ) async throws(RecSyncError) -> ModifyRecordsResult {
-        try await store.modifyRecords(saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically, clientChangeTokenData: clientChangeTokenData)
-    }
-
-    public func modifyRecordZones(_ operations: [ZoneOperation]) async throws(RecSyncError) -> [ZoneOperationResult] {
-        try await store.modifyRecordZones(operations)
-    }
-
-    public func fetchAllRecordZones(scope: DatabaseScope) async throws(RecSyncError) -> [RecordZone] {
-        try await store.fetchAllRecordZones(scope: scope)
-    }
-
-    public func fetchZoneDeletions(_ zoneIDs: [ZoneID]) async throws(RecSyncError) -> [ZoneDeletion] {
-        try await store.fetchZoneDeletions(zoneIDs)
-    }
-
-    @discardableResult
-    public func publishUserPublicKey(_ key: [UInt8]) async throws(RecSyncError) -> UserPublicKey {
-        try await store.publishUserPublicKey(key)
-    }
-
-    public func fetchUserPublicKey(_ user: String) async throws(RecSyncError) -> UserPublicKey? {
-        try await store.fetchUserPublicKey(user)
-    }
-
-    public func currentDatabaseToken(scope: DatabaseScope) async throws(RecSyncError) -> ServerChangeToken {
-        try await store.currentDatabaseToken(scope: scope)
-    }
-
-    public func checkSubscriptions(_ subscriptions: [Subscription], scope: DatabaseScope, since token: ServerChangeToken?) async throws(RecSyncError) -> SubscriptionCheck {
-        try await store.checkSubscriptions(subscriptions, scope: scope, since: token)
-    }
-
-    public func fetchRecords(_ ids: [RecordID], desiredKeys: [String]?) async throws(RecSyncError) -> [RecordResult] {
-        try await store.fetchRecords(ids, desiredKeys: desiredKeys)
-    }
-
-    public func fetchRecordVersion(_ id: RecordID, changeTag: String) async throws(RecSyncError) -> Record? {
-        try await store.fetchRecordVersion(id, changeTag: changeTag)
+        guard let record = try await history().recordVersion(id, changeTag: changeTag) else { return nil }
+        return try await open(record, history: true)
     }
 }
