@@ -147,7 +147,9 @@ import Testing
 
         let planted = Build.record("planted", in: zone, ["title": .string("not sealed")])
         try GitCLI.commitFiles([(StoreLayout.recordPath(planted.recordID), StoreEncoding.encode(planted))], toStore: p.fixture.path)
-        let result = try await p.alice.fetchRecords([Build.id("planted", in: zone)])[0].result
+        // Read by a client that has not seen the zone yet (a first pull).
+        let fresh = EncryptingStore(try p.fixture.store(as: "alice"), keyStore: p.keyStore("alice"))
+        let result = try await fresh.fetchRecords([Build.id("planted", in: zone)])[0].result
         guard case .failure(let e) = result else { Issue.record("a clear value was accepted"); return }
         #expect(e.message.contains("in clear") && e.message.contains("field 'title'"), "\(e.message)")
     }

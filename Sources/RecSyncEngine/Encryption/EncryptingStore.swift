@@ -15,6 +15,8 @@ public actor EncryptingStore: RemoteStore {
     var zones: [ZoneID: RecordZone] = [:]
     /// Opened zone keys by generation.
     var zoneKeys: [ZoneID: [Int: SymmetricKey]] = [:]
+    /// Zones looked for and not found: not looked for again for every record.
+    var unknownZones: Set<ZoneID> = []
 
     public init(_ inner: any RemoteStore, keyStore: UserKeyStore) {
         self.inner = inner
@@ -137,12 +139,14 @@ public actor EncryptingStore: RemoteStore {
     func open(_ record: Record, history: Bool = false) async throws(RecSyncError) -> Record {
         let zoneID = record.recordID.zoneID
         let sealed = record.fields.contains { if case .encrypted = $0.value { true } else { false } }
-        var encryption = zones[zoneID]?.encryption
-        if !sealed && encryption == nil { return record }
-        if sealed && encryption == nil {
+        // A zone not seen yet is looked up once (its scope read again), so that a clear value
+        // where an encrypted zone seals the field is caught on a first pull too.
+        if zones[zoneID] == nil && (sealed || !unknownZones.contains(zoneID)) {
             try await refreshZones(zoneID.ownerName == userRecordName ? .private : .shared)
-            encryption = zones[zoneID]?.encryption
+            if zones[zoneID] == nil { unknownZones.insert(zoneID) }
         }
+        let encryption = zones[zoneID]?.encryption
+        if !sealed && encryption == nil { return record }
         guard let encryption else {
             throw .invalidValue("record '\(record.recordID.recordName)' in zone \(zoneID) holds encrypted fields, but the zone is not encrypted; it was not applied")
         }
@@ -216,6 +220,7 @@ public actor EncryptingStore: RemoteStore {
             zoneKeys[id] = nil
         }
         for z in all {
+            unknownZones.remove(z.zoneID)
             if zones[z.zoneID] != z { zoneKeys[z.zoneID] = nil }
             zones[z.zoneID] = z
         }
