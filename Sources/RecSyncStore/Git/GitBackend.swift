@@ -384,7 +384,7 @@ final class GitBackend: StoreBackend {
         let parentOID = try oid(parent)
         let (commit, tags) = try git("writing a commit") { () throws(GitError) -> (GitOID, [RecordID: String]) in
             // Large modifications write into memory and land as one pack file.
-            let repo = recordCount > Self.bulkThreshold ? try GitRepository.open(at: repository.path, bulkWrites: true) : repository
+            let repo = recordCount > Self.bulkThreshold || remote != nil ? try GitRepository.open(at: repository.path, bulkWrites: true) : repository
             var updates: [GitTreeUpdate] = []
             updates.reserveCapacity(writes.count)
             var tags: [RecordID: String] = [:]
