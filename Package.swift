@@ -38,7 +38,14 @@ let package = Package(
         ),
         // Committing a workspace into its own git repository (`pull --commit`).
         .target(name: "RecSyncSnapshots", dependencies: ["RecSyncModel", "RecSyncGit", "RecSyncWorkspace"]),
-        .target(name: "RecSyncEngine", dependencies: ["RecSyncModel", "RecSyncStore", "RecSyncWorkspace", "RecSyncSnapshots"]),
+        .target(
+            name: "RecSyncEngine",
+            dependencies: [
+                "RecSyncModel", "RecSyncStore", "RecSyncWorkspace", "RecSyncSnapshots",
+                // Encrypted zones: X25519, HKDF and ChaChaPoly on the client.
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .target(
             name: "RecSyncCLI",
             dependencies: [

@@ -185,13 +185,13 @@ _recsync() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    store|init|clone|pull|push|status|diff|resolve|log|show|restore|zone|get|put|rm|ls|import|export|changes|share|unshare|config|doctor|subscribe|subscriptions|unsubscribe|watch|notifications|help)
+    store|init|clone|pull|push|status|diff|resolve|log|show|restore|zone|get|put|rm|ls|import|export|changes|share|unshare|keys|config|doctor|subscribe|subscriptions|unsubscribe|watch|notifications|help)
         # Offer subcommand argument completions
         "_recsync_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'store init clone pull push status diff resolve log show restore zone get put rm ls import export changes share unshare config doctor subscribe subscriptions unsubscribe watch notifications help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'store init clone pull push status diff resolve log show restore zone get put rm ls import export changes share unshare keys config doctor subscribe subscriptions unsubscribe watch notifications help' -- "${cur}"))
         ;;
     esac
 }
@@ -611,9 +611,9 @@ _recsync_zone() {
 
 _recsync_zone_create() {
     repeating_flags=()
-    non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
+    non_repeating_flags=(--quiet -q --verbose -v --json --encrypted --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C --color --default-type)
+    non_repeating_options=(-C --color --default-type --encrypt)
     __recsync_offer_flags_options 1
 
     # Offer option value completions
@@ -627,6 +627,9 @@ _recsync_zone_create() {
         return
         ;;
     '--default-type')
+        return
+        ;;
+    '--encrypt')
         return
         ;;
     esac
@@ -1005,6 +1008,129 @@ _recsync_unshare() {
     case "${positional_number}" in
     1)
         __recsync_add_completions -W "$(__recsync_custom_complete ---completion unshare -- positional@0 "${COMP_CWORD}" "$(__recsync_cursor_index_in_current_word)")"
+        return
+        ;;
+    esac
+}
+
+_recsync_keys() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __recsync_offer_flags_options 0
+
+    # Offer subcommand / subcommand argument completions
+    local -r subcommand="${unparsed_words[0]}"
+    unset 'unparsed_words[0]'
+    unparsed_words=("${unparsed_words[@]}")
+    case "${subcommand}" in
+    init|show|reset|export|import)
+        # Offer subcommand argument completions
+        "_recsync_keys_${subcommand}"
+        ;;
+    *)
+        # Offer subcommand completions
+        COMPREPLY+=($(compgen -W 'init show reset export import' -- "${cur}"))
+        ;;
+    esac
+}
+
+_recsync_keys_init() {
+    repeating_flags=()
+    non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(-C --color)
+    __recsync_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '-C')
+        __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
+        return
+        ;;
+    esac
+}
+
+_recsync_keys_show() {
+    repeating_flags=()
+    non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(-C --color)
+    __recsync_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '-C')
+        __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
+        return
+        ;;
+    esac
+}
+
+_recsync_keys_reset() {
+    repeating_flags=()
+    non_repeating_flags=(--quiet -q --verbose -v --json --yes --version -h --help)
+    repeating_options=()
+    non_repeating_options=(-C --color)
+    __recsync_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '-C')
+        __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
+        return
+        ;;
+    esac
+}
+
+_recsync_keys_export() {
+    repeating_flags=()
+    non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(-C --color)
+    __recsync_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '-C')
+        __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
+        return
+        ;;
+    esac
+}
+
+_recsync_keys_import() {
+    repeating_flags=()
+    non_repeating_flags=(--quiet -q --verbose -v --json --replace --version -h --help)
+    repeating_options=()
+    non_repeating_options=(-C --color)
+    __recsync_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '-C')
+        __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     esac

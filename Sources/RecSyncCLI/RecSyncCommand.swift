@@ -35,7 +35,7 @@ public struct RecSyncCommand: AsyncParsableCommand {
             ResolveCommand.self, LogCommand.self, ShowCommand.self, RestoreCommand.self, ZoneCommand.self,
             GetCommand.self, PutCommand.self, RmCommand.self, LsCommand.self,
             ImportCommand.self, ExportCommand.self, ChangesCommand.self,
-            ShareCommand.self, UnshareCommand.self, ConfigCommand.self, DoctorCommand.self,
+            ShareCommand.self, UnshareCommand.self, KeysCommand.self, ConfigCommand.self, DoctorCommand.self,
             SubscribeCommand.self, SubscriptionsCommand.self, UnsubscribeCommand.self, WatchCommand.self, NotificationsCommand.self,
         ])
 

@@ -77,6 +77,8 @@ public enum FieldType: String, Sendable, Hashable, CaseIterable {
     case json = "JSON"
     /// A file (CloudKit Web Services spells it `ASSETID`).
     case asset = "ASSET"
+    /// A value sealed by the client of an encrypted zone: the store sees only ciphertext.
+    case encrypted = "ENCRYPTED"
 }
 
 /// One field's value.
@@ -98,6 +100,9 @@ public indirect enum FieldValue: Sendable, Hashable {
     /// A file kept as its own blob (see `AssetReference`).
     case asset(AssetReference)
     case list([FieldValue])
+    /// A field of an encrypted zone as the store keeps it: an opaque sealed box whose
+    /// plaintext is the field's typed store encoding (so its type is hidden too).
+    case encrypted([UInt8])
 
     /// The scalar type of this value, or nil for a list.
     public var scalarType: FieldType? {
@@ -112,6 +117,7 @@ public indirect enum FieldValue: Sendable, Hashable {
         case .location: .location
         case .json: .json
         case .asset: .asset
+        case .encrypted: .encrypted
         case .list: nil
         }
     }
@@ -134,7 +140,7 @@ public indirect enum FieldValue: Sendable, Hashable {
             try j.validate(context: "field '\(key)'")
         case .list(let items):
             guard let first = items.first else { return }
-            guard let type = first.scalarType, type != .json else {
+            guard let type = first.scalarType, type != .json, type != .encrypted else {
                 throw .invalidValue("field '\(key)' is a list of lists or JSON values; lists hold scalar values only (use a JSON field instead)")
             }
             guard type != .asset else {

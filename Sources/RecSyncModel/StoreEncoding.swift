@@ -96,7 +96,7 @@ public enum StoreEncoding {
             result = .list([])
         } else if type.hasSuffix("_LIST") {
             let elementName = String(type.dropLast(5))
-            guard let elementType = FieldType(rawValue: elementName), elementType != .json else {
+            guard let elementType = FieldType(rawValue: elementName), elementType != .json, elementType != .encrypted else {
                 throw .malformedInput("field '\(key)': unknown type '\(type)'")
             }
             guard case .array(let items) = value else {
@@ -148,6 +148,7 @@ public enum StoreEncoding {
         case .location(let l): .object(["latitude": .double(l.latitude), "longitude": .double(l.longitude)])
         case .json(let j): j
         case .asset(let a): .object(["fileChecksum": .string(a.sha256), "oid": .string(a.oid), "size": .int(a.size)])
+        case .encrypted(let b): .string(Base64.encode(b))
         case .list(let items): .array(items.map(rawValue))
         }
     }
@@ -183,7 +184,7 @@ public enum StoreEncoding {
         case .double(let d): w.double(d)
         case .boolean(let b): w.bool(b)
         case .timestamp(let t): w.int(t)
-        case .bytes(let b): w.string(Base64.encode(b))
+        case .bytes(let b), .encrypted(let b): w.string(Base64.encode(b))
         case .reference(let r):
             w.beginObject()
             w.key("action")
@@ -308,6 +309,11 @@ public enum StoreEncoding {
             } catch {
                 throw .malformedInput("field '\(key)': " + error.message)
             }
+        case .encrypted:
+            guard case .string(let s) = j, let bytes = Base64.decode(s) else {
+                throw .malformedInput("field '\(key)': an ENCRYPTED value must be a base64 string (standard alphabet, with '=' padding)")
+            }
+            return .encrypted(bytes)
         }
     }
 
@@ -335,7 +341,7 @@ public enum StoreEncoding {
 }
 
 /// Standard base64 (RFC 4648 alphabet, `=` padding), strict on decode.
-enum Base64 {
+public enum Base64 {
     private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
     private static let inverse: [UInt8] = {
         var t = [UInt8](repeating: 0xFF, count: 256)
@@ -343,7 +349,7 @@ enum Base64 {
         return t
     }()
 
-    static func encode(_ bytes: [UInt8]) -> String {
+    public static func encode(_ bytes: [UInt8]) -> String {
         var out: [UInt8] = []
         out.reserveCapacity((bytes.count + 2) / 3 * 4)
         var i = 0
@@ -374,7 +380,7 @@ enum Base64 {
     }
 
     /// Decodes canonical base64: length a multiple of 4, padding only at the end, unused bits zero.
-    static func decode(_ text: String) -> [UInt8]? {
+    public static func decode(_ text: String) -> [UInt8]? {
         let s = Array(text.utf8)
         guard s.count % 4 == 0 else { return nil }
         var out: [UInt8] = []

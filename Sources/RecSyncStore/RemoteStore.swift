@@ -57,6 +57,14 @@ public protocol RemoteStore: Actor {
     /// names live zones only.
     func fetchZoneDeletions(_ zoneIDs: [ZoneID]) async throws(RecSyncError) -> [ZoneDeletion]
 
+    /// Publishes the acting user's X25519 public key (`users/<user>/key.json`), which owners of
+    /// encrypted zones wrap zone keys for; replaces an older one.
+    @discardableResult
+    func publishUserPublicKey(_ key: [UInt8]) async throws(RecSyncError) -> UserPublicKey
+
+    /// A user's published public key; nil when they have published none.
+    func fetchUserPublicKey(_ user: String) async throws(RecSyncError) -> UserPublicKey?
+
     /// A database token at the store's head: where a subscription that starts now begins.
     func currentDatabaseToken(scope: DatabaseScope) async throws(RecSyncError) -> ServerChangeToken
 

@@ -9,6 +9,7 @@ import RecSyncModel
 /// zones/<owner>/<zone>/client-tokens/<user>/<device>
 /// zones/<owner>/<zone>/assets/<fanout>/<record>/<field>   an asset's content (a blob)
 /// tombstones/<owner>/<zone>.json
+/// users/<user>/key.json            a user's public key (encrypted zones)
 /// compaction.json                  after a compaction: old commit → new (`CompactionMarker`)
 /// ```
 /// Names are escaped into tree entry names by `escape`; the fan-out directory is two hex
@@ -23,6 +24,7 @@ public enum StoreLayout {
     public static let recordsDir = "records"
     public static let clientTokensDir = "client-tokens"
     public static let assetsDir = "assets"
+    public static let usersDir = "users"
 
     /// A name as a tree entry (see `NameEscaping`).
     public static func escape(_ name: String) -> String { NameEscaping.escape(name) }
@@ -62,6 +64,7 @@ public enum StoreLayout {
     /// A record's asset directory: one blob per asset field, named by the field key.
     public static func assetDir(_ id: RecordID) -> String { "\(assetsPath(id.zoneID))/\(recordKey(id.recordName))" }
     public static func assetPath(_ id: RecordID, field: String) -> String { "\(assetDir(id))/\(escape(field))" }
+    public static func userKeyPath(_ user: String) -> String { "\(usersDir)/\(escape(user))/key.json" }
     public static func tombstonePath(_ zone: ZoneID) -> String {
         "\(tombstonesDir)/\(escape(zone.ownerName))/\(escape(zone.zoneName)).json"
     }
@@ -135,6 +138,16 @@ enum ZoneDocuments {
         if let t = zone.defaultRecordType { o["defaultRecordType"] = .string(t) }
         if let c = zone.created { o["created"] = stamp(c) }
         if let i = zone.incarnation { o["incarnation"] = .string(i) }
+        if let e = zone.encryption {
+            var enc: [String: JSONValue] = ["keys": .array(e.keys.map {
+                .object([
+                    "generation": .int(Int64($0.generation)), "userRecordName": .string($0.userRecordName),
+                    "ephemeralPublicKey": .string(Base64.encode($0.ephemeralPublicKey)), "sealedKey": .string(Base64.encode($0.sealedKey)),
+                ])
+            })]
+            if let f = e.fields { enc["fields"] = .array(f.map { .string($0) }) }
+            o["encryption"] = .object(enc)
+        }
         if !zone.participants.isEmpty {
             o["share"] = .object(["participants": .array(zone.participants.map {
                 .object(["userRecordName": .string($0.userRecordName), "permission": .string($0.permission.rawValue)])
@@ -153,6 +166,7 @@ enum ZoneDocuments {
         if case .string(let t)? = o["defaultRecordType"] { zone.defaultRecordType = t }
         if let c = o["created"] { zone.created = decodeStamp(c) }
         if case .string(let i)? = o["incarnation"] { zone.incarnation = i }
+        if let enc = o["encryption"] { zone.encryption = try decodeEncryption(enc, path: path) }
         if case .object(let share)? = o["share"], case .array(let list)? = share["participants"] {
             for item in list {
                 guard case .object(let p) = item, case .string(let user)? = p["userRecordName"],
@@ -162,6 +176,50 @@ enum ZoneDocuments {
             }
         }
         return zone
+    }
+
+    static func decodeEncryption(_ j: JSONValue, path: String) throws(RecSyncError) -> ZoneEncryption {
+        let bad = RecSyncError.storeCorrupt("\(path): 'encryption' is malformed; it needs 'keys' (generation, userRecordName, base64 ephemeralPublicKey and sealedKey) and optional 'fields'. Restore zone.json from the store's history")
+        guard case .object(let o) = j, case .array(let list)? = o["keys"] else { throw bad }
+        var e = ZoneEncryption()
+        if let f = o["fields"] {
+            guard case .array(let names) = f else { throw bad }
+            e.fields = []
+            for n in names {
+                guard case .string(let s) = n else { throw bad }
+                e.fields?.append(s)
+            }
+        }
+        for item in list {
+            guard case .object(let k) = item, case .int(let g)? = k["generation"], g > 0, g < Int64(Int32.max),
+                  case .string(let user)? = k["userRecordName"],
+                  case .string(let eph)? = k["ephemeralPublicKey"], let ephBytes = Base64.decode(eph),
+                  case .string(let sealed)? = k["sealedKey"], let sealedBytes = Base64.decode(sealed)
+            else { throw bad }
+            e.keys.append(WrappedZoneKey(generation: Int(g), userRecordName: user, ephemeralPublicKey: ephBytes, sealedKey: sealedBytes))
+        }
+        return e
+    }
+
+    static func encodeUserKey(_ key: UserPublicKey) -> [UInt8] {
+        JSON.serialize(.object([
+            "userRecordName": .string(key.userRecordName), "algorithm": .string("X25519"),
+            "publicKey": .string(Base64.encode(key.publicKey)), "created": .int(key.created),
+        ]), pretty: true)
+    }
+
+    static func decodeUserKey(_ bytes: [UInt8], user: String) throws(RecSyncError) -> UserPublicKey {
+        let path = StoreLayout.userKeyPath(user)
+        let json: JSONValue
+        do { json = try JSON.parse(bytes) } catch {
+            throw .storeCorrupt("\(path) is not valid JSON: \(error.message); \(user) can publish it again with 'recsync keys init'")
+        }
+        guard case .object(let o) = json, case .string("X25519")? = o["algorithm"], case .string(let name)? = o["userRecordName"], name == user,
+              case .string(let text)? = o["publicKey"], let key = Base64.decode(text), key.count == 32
+        else { throw .storeCorrupt("\(path) is not an X25519 public key of \(user); \(user) can publish it again with 'recsync keys init'") }
+        var created: Int64 = 0
+        if case .int(let c)? = o["created"] { created = c }
+        return UserPublicKey(userRecordName: user, publicKey: key, created: created)
     }
 
     static func encodeTombstone(reason: ZoneDeletionReason, stamp s: ChangeStamp) -> [UInt8] {

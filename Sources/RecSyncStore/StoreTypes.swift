@@ -48,6 +48,9 @@ public struct RecordZone: Sendable, Hashable, Codable {
     public var created: ChangeStamp?
     /// Identifies this creation of the zone: a zone deleted and created again gets a new one.
     public var incarnation: String?
+    /// Set for an encrypted zone: which fields its clients seal, and its key wrapped for
+    /// each participant. Once set, a save without it keeps the stored one.
+    public var encryption: ZoneEncryption?
 
     public init(zoneID: ZoneID, defaultRecordType: String? = nil, participants: [ShareParticipant] = []) {
         self.zoneID = zoneID
@@ -70,6 +73,58 @@ public struct RecordZone: Sendable, Hashable, Codable {
         case .readOnly?: return .readOnly
         case nil: return .none
         }
+    }
+}
+
+/// An encrypted zone's settings as kept in its `zone.json`: opaque to the store.
+public struct ZoneEncryption: Sendable, Hashable, Codable {
+    /// The field keys sealed by clients; nil: every field.
+    public var fields: [String]?
+    /// The zone key of each generation, wrapped for each user who may read it. Empty in a
+    /// request to create an encrypted zone: the client mints the key.
+    public var keys: [WrappedZoneKey]
+
+    public init(fields: [String]? = nil, keys: [WrappedZoneKey] = []) {
+        self.fields = fields
+        self.keys = keys
+    }
+
+    /// The generation new writes use (the highest): 0 when no key is there yet.
+    public var currentGeneration: Int { keys.map(\.generation).max() ?? 0 }
+
+    /// Whether clients seal field `key`.
+    public func seals(_ key: String) -> Bool { fields?.contains(key) ?? true }
+}
+
+/// One generation of a zone key, sealed for one user (X25519 + HKDF-SHA256 + ChaChaPoly).
+public struct WrappedZoneKey: Sendable, Hashable, Codable {
+    public var generation: Int
+    public var userRecordName: String
+    /// The sender's one-time X25519 public key (32 bytes).
+    public var ephemeralPublicKey: [UInt8]
+    /// Nonce, ciphertext and tag of the 32-byte zone key.
+    public var sealedKey: [UInt8]
+
+    public init(generation: Int, userRecordName: String, ephemeralPublicKey: [UInt8], sealedKey: [UInt8]) {
+        self.generation = generation
+        self.userRecordName = userRecordName
+        self.ephemeralPublicKey = ephemeralPublicKey
+        self.sealedKey = sealedKey
+    }
+}
+
+/// A user's published public key (`users/<user>/key.json`), which others wrap zone keys for.
+public struct UserPublicKey: Sendable, Hashable {
+    public var userRecordName: String
+    /// An X25519 public key (32 bytes).
+    public var publicKey: [UInt8]
+    /// Milliseconds since the epoch when it was made.
+    public var created: Int64
+
+    public init(userRecordName: String, publicKey: [UInt8], created: Int64) {
+        self.userRecordName = userRecordName
+        self.publicKey = publicKey
+        self.created = created
     }
 }
 

@@ -82,6 +82,15 @@ public actor FaultInjectingStore: RemoteStore {
         try await inner.fetchAllRecordZones(scope: scope)
     }
 
+    @discardableResult
+    public func publishUserPublicKey(_ key: [UInt8]) async throws(RecSyncError) -> UserPublicKey {
+        try await inner.publishUserPublicKey(key)
+    }
+
+    public func fetchUserPublicKey(_ user: String) async throws(RecSyncError) -> UserPublicKey? {
+        try await inner.fetchUserPublicKey(user)
+    }
+
     public func fetchZoneDeletions(_ zoneIDs: [ZoneID]) async throws(RecSyncError) -> [ZoneDeletion] {
         try await inner.fetchZoneDeletions(zoneIDs)
     }

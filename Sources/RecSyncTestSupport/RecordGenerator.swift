@@ -144,6 +144,7 @@ public enum RecordGenerator {
             let sum = String((0..<64).map { _ in hex.randomElement(using: &g)! })
             let size = Int64.random(in: 0...AssetReference.defaultMaxBytes, using: &g)
             return .asset(valid { () throws(RecSyncError) in try AssetReference(oid: oid, size: size, sha256: sum) })
+        case .encrypted: return .encrypted(bytes(using: &g))
         }
     }
 
@@ -176,7 +177,8 @@ public enum RecordGenerator {
     /// A random valid field value of any type, lists included; `depth` bounds nested JSON.
     /// Never an asset: an asset needs its content in the store (build those explicitly).
     public static func fieldValue<G: RandomNumberGenerator>(using g: inout G, depth: Int = 3) -> FieldValue {
-        let types = FieldType.allCases.filter { $0 != .asset }
+        // Values a client writes: ciphertext is made only by an encrypted zone's client.
+        let types = FieldType.allCases.filter { $0 != .asset && $0 != .encrypted }
         let pick = Int.random(in: 0..<(types.count + 3), using: &g)
         if pick < types.count {
             let t = types[pick]

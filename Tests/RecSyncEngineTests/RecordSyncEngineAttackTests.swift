@@ -151,6 +151,15 @@ actor HookedStore: RemoteStore {
         try await inner.fetchAllRecordZones(scope: scope)
     }
 
+    @discardableResult
+    func publishUserPublicKey(_ key: [UInt8]) async throws(RecSyncError) -> UserPublicKey {
+        try await inner.publishUserPublicKey(key)
+    }
+
+    func fetchUserPublicKey(_ user: String) async throws(RecSyncError) -> UserPublicKey? {
+        try await inner.fetchUserPublicKey(user)
+    }
+
     func fetchZoneDeletions(_ zoneIDs: [ZoneID]) async throws(RecSyncError) -> [ZoneDeletion] {
         try await inner.fetchZoneDeletions(zoneIDs)
     }

@@ -33,14 +33,20 @@ public struct CommandContext: Sendable {
     }
 
     /// The workspace's store, opened as the workspace's user (a network remote through the
-    /// workspace's mirror in `.recsync/mirror`).
+    /// workspace's mirror in `.recsync/mirror`), with fields of encrypted zones sealed and
+    /// opened on this side.
     public func store(for workspace: Workspace) throws(RecSyncError) -> any RemoteStore {
-        try gitStore(for: workspace)
+        EncryptingStore(try gitStore(for: workspace), keyStore: try keyStore())
     }
 
-    /// The workspace's store, for reading its history (`log`).
+    /// Where this user's private keys are kept (`$XDG_CONFIG_HOME/recsync/keys`).
+    public func keyStore() throws(RecSyncError) -> UserKeyStore {
+        try UserKeyStore(environment: environment)
+    }
+
+    /// The workspace's store, for reading its history (`log`, `show`), encrypted fields opened.
     public func history(for workspace: Workspace) throws(RecSyncError) -> any StoreHistory {
-        try gitStore(for: workspace)
+        EncryptingStore(try gitStore(for: workspace), keyStore: try keyStore())
     }
 
     /// The workspace's store as a `GitStore`: for maintenance (`store compact`).

@@ -50,6 +50,18 @@ extension StoreCore {
                 if let e = inputErrors[i] { plan.saveResults[i] = .failure(e); continue }
                 if let e = try access(id.zoneID) { plan.saveResults[i] = .failure(e); continue }
                 if let e = try checkAssets(client) { plan.saveResults[i] = .failure(e); continue }
+                if case .success(let zone)? = zoneAccess[id.zoneID], let encryption = zone.encryption,
+                   let field = client.fields.keys.sorted().first(where: { key in
+                       if case .encrypted = client.fields[key] { false } else { encryption.seals(key) }
+                   }) {
+                    // A client that does not seal must not leak a value into an encrypted zone.
+                    if case .asset = client.fields[field] {
+                        plan.saveResults[i] = .failure(.invalidValue("zone '\(id.zoneID)' seals field '\(field)', but record '\(id.recordName)' holds a file (ASSET) there, and recsync does not encrypt files; it was not saved. Keep files in fields the zone does not seal (zone create --encrypt FIELDS lists the sealed ones)"))
+                        continue
+                    }
+                    plan.saveResults[i] = .failure(.invalidValue("zone '\(id.zoneID)' is encrypted, but field '\(field)' of record '\(id.recordName)' arrived in clear; it was not saved. Write through a client that seals fields (the recsync command, or EncryptingStore in the library)"))
+                    continue
+                }
                 let currentTag = try backend.recordTag(id, at: head)
                 switch try decideSave(client, currentTag: currentTag, policy: savePolicy, time: time) {
                 case .failure(let e):

@@ -35,6 +35,9 @@ extension StoreCore {
                             if p.userRecordName == user { throw .invalidArguments("zone '\(zoneID)': the owner cannot be a participant of their own zone") }
                         }
                         if let existing {
+                            // An encrypted zone stays encrypted: a client that does not know
+                            // about encryption must not turn it off by saving the zone.
+                            if zone.encryption == nil { zone.encryption = existing.encryption }
                             zone.created = existing.created
                             zone.incarnation = existing.incarnation
                             summary.append("updated \(zoneID)")

@@ -65,6 +65,8 @@ enum StoreWrite: Sendable {
     case removeTombstone(ZoneID)
     /// The client change token of one client (`StoreActor.clientSlot`) in a zone.
     case saveClientToken(ZoneID, client: String, [UInt8])
+    /// A user's public key (`users/<user>/key.json`).
+    case saveUserKey(String, [UInt8])
 }
 
 /// The outcome of a compare-and-swap commit.
@@ -104,6 +106,8 @@ protocol StoreBackend: AnyObject {
     func tombstone(_ id: ZoneID, at commit: String) throws(RecSyncError) -> ZoneDeletionReason?
     /// The client change token a client last recorded in a zone, as of a commit; nil if none.
     func clientToken(_ zone: ZoneID, client: String, at commit: String) throws(RecSyncError) -> [UInt8]?
+    /// A user's published public key document at a commit, nil if none.
+    func userKey(_ user: String, at commit: String) throws(RecSyncError) -> [UInt8]?
     /// The change tag of a record at a commit, nil if absent.
     func recordTag(_ id: RecordID, at commit: String) throws(RecSyncError) -> String?
     /// The stored bytes of a record version, nil if the store no longer has it.

@@ -112,7 +112,7 @@ final class GitBackend: StoreBackend {
         var warnings: [StoreWarning] = []
         let top = try git("listing the store") { () throws(GitError) in try repository.treeEntries(root) }
         for e in top where !((e.name == StoreLayout.manifestPath || e.name == CompactionMarker.path) && e.kind == .blob)
-            && !((e.name == StoreLayout.zonesDir || e.name == StoreLayout.tombstonesDir) && e.kind == .tree) {
+            && !((e.name == StoreLayout.zonesDir || e.name == StoreLayout.tombstonesDir || e.name == StoreLayout.usersDir) && e.kind == .tree) {
             warnings.append(StoreWarning(path: e.name, message: "unknown entry at the top of the store; ignored"))
         }
         guard let zonesTree = top.first(where: { $0.name == StoreLayout.zonesDir && $0.kind == .tree }) else { return ([], warnings) }
@@ -243,6 +243,11 @@ final class GitBackend: StoreBackend {
     func clientToken(_ zone: ZoneID, client: String, at commit: String) throws(RecSyncError) -> [UInt8]? {
         guard let e = try entry(StoreLayout.clientTokenPath(zone, client: client), at: commit), e.kind == .blob else { return nil }
         return try git("reading a client change token") { () throws(GitError) in try repository.blob(e.oid) }
+    }
+
+    func userKey(_ user: String, at commit: String) throws(RecSyncError) -> [UInt8]? {
+        guard let e = try entry(StoreLayout.userKeyPath(user), at: commit), e.kind == .blob else { return nil }
+        return try git("reading a user's public key") { () throws(GitError) in try repository.blob(e.oid) }
     }
 
     func recordTag(_ id: RecordID, at commit: String) throws(RecSyncError) -> String? {
@@ -401,7 +406,7 @@ final class GitBackend: StoreBackend {
         let parentOID = try oid(parent)
         let (commit, tags) = try git("writing a commit") { () throws(GitError) -> (GitOID, [RecordID: String]) in
             // Large modifications write into memory and land as one pack file.
-            let repo = recordCount > Self.bulkThreshold ? try GitRepository.open(at: repository.path, bulkWrites: true) : repository
+            let repo = recordCount > Self.bulkThreshold || remote != nil ? try GitRepository.open(at: repository.path, bulkWrites: true) : repository
             var updates: [GitTreeUpdate] = []
             updates.reserveCapacity(writes.count)
             var tags: [RecordID: String] = [:]
@@ -427,6 +432,8 @@ final class GitBackend: StoreBackend {
                     updates.append(.remove(path: StoreLayout.tombstonePath(id)))
                 case .saveClientToken(let id, let client, let bytes):
                     updates.append(.upsertBlob(path: StoreLayout.clientTokenPath(id, client: client), oid: try repo.createBlob(bytes)))
+                case .saveUserKey(let user, let bytes):
+                    updates.append(.upsertBlob(path: StoreLayout.userKeyPath(user), oid: try repo.createBlob(bytes)))
                 }
             }
             let newTree = try repo.updateTree(base: baseTree, updates: updates)

@@ -278,6 +278,17 @@ public actor GitStore: RemoteStore {
         return try core.fetchAllRecordZones(scope: scope)
     }
 
+    @discardableResult
+    public func publishUserPublicKey(_ key: [UInt8]) throws(RecSyncError) -> UserPublicKey {
+        try refresh()
+        return try core.publishUserPublicKey(key)
+    }
+
+    public func fetchUserPublicKey(_ user: String) throws(RecSyncError) -> UserPublicKey? {
+        try refresh()
+        return try core.fetchUserPublicKey(user)
+    }
+
     public func fetchZoneDeletions(_ zoneIDs: [ZoneID]) throws(RecSyncError) -> [ZoneDeletion] {
         try refresh()
         return try core.fetchZoneDeletions(zoneIDs)

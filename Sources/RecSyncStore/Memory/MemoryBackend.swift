@@ -19,6 +19,7 @@ public final class MemoryStorage: Sendable {
     struct Snapshot: Sendable {
         var zones: [ZoneID: Zone] = [:]
         var tombstones: [ZoneID: [UInt8]] = [:]
+        var userKeys: [String: [UInt8]] = [:]
     }
 
     struct Commit: Sendable {
@@ -165,6 +166,10 @@ final class MemoryBackend: StoreBackend {
         try snapshot(commit).zones[zone]?.clientTokens[client]
     }
 
+    func userKey(_ user: String, at commit: String) throws(RecSyncError) -> [UInt8]? {
+        try snapshot(commit).userKeys[user]
+    }
+
     func recordTag(_ id: RecordID, at commit: String) throws(RecSyncError) -> String? {
         try snapshot(commit).zones[id.zoneID]?.records[id.recordName]
     }
@@ -267,6 +272,8 @@ final class MemoryBackend: StoreBackend {
                 case .saveClientToken(let id, let client, let bytes):
                     snap.zones[id]?.clientTokens[client] = bytes
                     touched.insert(id)
+                case .saveUserKey(let user, let bytes):
+                    snap.userKeys[user] = bytes
                 }
             }
             for id in touched { snap.zones[id]?.contentID = "\(version):\(id)" }

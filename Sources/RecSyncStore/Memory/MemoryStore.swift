@@ -37,6 +37,15 @@ public actor MemoryStore: RemoteStore {
         try core.fetchAllRecordZones(scope: scope)
     }
 
+    @discardableResult
+    public func publishUserPublicKey(_ key: [UInt8]) throws(RecSyncError) -> UserPublicKey {
+        return try core.publishUserPublicKey(key)
+    }
+
+    public func fetchUserPublicKey(_ user: String) throws(RecSyncError) -> UserPublicKey? {
+        return try core.fetchUserPublicKey(user)
+    }
+
     public func fetchZoneDeletions(_ zoneIDs: [ZoneID]) throws(RecSyncError) -> [ZoneDeletion] {
         try core.fetchZoneDeletions(zoneIDs)
     }

@@ -29,6 +29,7 @@ struct ZoneListCommand: RecSyncSubcommand {
                 "participants": .array(row.zone.participants.map {
                     .object(["user": .string($0.userRecordName), "permission": .string($0.permission.rawValue)])
                 }),
+                "encrypted": row.zone.encryption.map { e in e.fields.map { .array($0.map(JSONValue.string)) } ?? .bool(true) } ?? .bool(false),
             ])
         })])
         for row in rows {
@@ -38,6 +39,7 @@ struct ZoneListCommand: RecSyncSubcommand {
                 line += "\tshared with " + row.zone.participants.map { "\($0.userRecordName) (\($0.permission.rawValue))" }.joined(separator: ", ")
             }
             if let type = row.zone.defaultRecordType { line += "\tdefault type \(type)" }
+            if let e = row.zone.encryption { line += "\tencrypted" + (e.fields.map { " (\($0.joined(separator: ", ")))" } ?? "") }
             console.out(line)
         }
         if rows.isEmpty { console.info("no zones yet; create one with 'recsync zone create NAME'") }

@@ -1,0 +1,345 @@
+import Crypto
+import RecSyncModel
+import RecSyncStore
+
+/// A store as a client of encrypted zones sees it: fields of records in an encrypted zone
+/// are sealed before they leave for the store and opened when they come back, and zone keys
+/// are minted, wrapped for participants and rotated as zones are created and shared.
+///
+/// The store underneath (the "server") sees only ciphertext; everything above (pull, push,
+/// the workspace) sees plaintext. Zones that are not encrypted pass through untouched.
+public actor EncryptingStore: RemoteStore {
+    let inner: any RemoteStore
+    let keyStore: UserKeyStore
+    /// What each zone's `zone.json` said last time it was looked at.
+    var zones: [ZoneID: RecordZone] = [:]
+    /// Opened zone keys by generation.
+    var zoneKeys: [ZoneID: [Int: SymmetricKey]] = [:]
+    /// Zones looked for and not found: not looked for again for every record.
+    var unknownZones: Set<ZoneID> = []
+
+    public init(_ inner: any RemoteStore, keyStore: UserKeyStore) {
+        self.inner = inner
+        self.keyStore = keyStore
+    }
+
+    public nonisolated var userRecordName: String { inner.userRecordName }
+    public nonisolated var storeID: String { inner.storeID }
+    public nonisolated var remote: String? { inner.remote }
+    public nonisolated func changeSignal() throws(RecSyncError) -> StoreChangeSignal? { try inner.changeSignal() }
+    public nonisolated func prepareForBulkRead() { inner.prepareForBulkRead() }
+    public func beginOperation(fromLastLook: Bool) async { await inner.beginOperation(fromLastLook: fromLastLook) }
+    public func endOperation() async { await inner.endOperation() }
+
+    public func databaseChanges(scope: DatabaseScope, since token: ServerChangeToken?, resultsLimit: Int) async throws(RecSyncError) -> DatabaseChanges {
+        try await inner.databaseChanges(scope: scope, since: token, resultsLimit: resultsLimit)
+    }
+
+    public func recordZoneChanges(zone: ZoneID, since token: ServerChangeToken?, resultsLimit: Int, desiredKeys: [String]?) async throws(RecSyncError) -> RecordZoneChanges {
+        var changes = try await inner.recordZoneChanges(zone: zone, since: token, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
+        changes.modifications = await opened(changes.modifications)
+        return changes
+    }
+
+    public func modifyRecords(
+        saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool, clientChangeTokenData: String?
+    ) async throws(RecSyncError) -> ModifyRecordsResult {
+        let sealed = try await sealed(saving)
+        var result = try await inner.modifyRecords(saving: sealed, deleting: deleting, savePolicy: savePolicy, atomically: atomically, clientChangeTokenData: clientChangeTokenData)
+        result.saveResults = await opened(result.saveResults)
+        return result
+    }
+
+    public func modifyRecordZones(_ operations: [ZoneOperation]) async throws(RecSyncError) -> [ZoneOperationResult] {
+        var sent: [ZoneOperation] = []
+        try await refreshZones(.private)
+        for operation in operations {
+            switch operation {
+            case .save(let zone): sent.append(.save(try await keyed(zone, resetUpload: false)))
+            case .recreate(let zone): sent.append(.recreate(try await keyed(zone, resetUpload: false)))
+            case .uploadAfterReset(let zone): sent.append(.uploadAfterReset(try await keyed(zone, resetUpload: true)))
+            default: sent.append(operation)
+            }
+        }
+        let results = try await inner.modifyRecordZones(sent)
+        for r in results {
+            zoneKeys[r.operation.zoneID] = nil
+            if case .success(let zone) = r.result { zones[r.operation.zoneID] = zone }
+        }
+        return results
+    }
+
+    public func fetchAllRecordZones(scope: DatabaseScope) async throws(RecSyncError) -> [RecordZone] {
+        let all = try await inner.fetchAllRecordZones(scope: scope)
+        remember(all, scope: scope)
+        return all
+    }
+
+    public func fetchZoneDeletions(_ zoneIDs: [ZoneID]) async throws(RecSyncError) -> [ZoneDeletion] {
+        try await inner.fetchZoneDeletions(zoneIDs)
+    }
+
+    @discardableResult
+    public func publishUserPublicKey(_ key: [UInt8]) async throws(RecSyncError) -> UserPublicKey {
+        try await inner.publishUserPublicKey(key)
+    }
+
+    public func fetchUserPublicKey(_ user: String) async throws(RecSyncError) -> UserPublicKey? {
+        try await inner.fetchUserPublicKey(user)
+    }
+
+    /// Assets pass through in clear: a zone that seals a field refuses a file in it (the
+    /// store checks), so only files in fields a zone leaves in clear get here.
+    public nonisolated var maxAssetBytes: Int64 { inner.maxAssetBytes }
+
+    public func uploadAsset(fileAt path: String) async throws(RecSyncError) -> AssetReference {
+        try await inner.uploadAsset(fileAt: path)
+    }
+
+    public func downloadAsset(_ asset: AssetReference, zone: ZoneID, to path: String) async throws(RecSyncError) {
+        try await inner.downloadAsset(asset, zone: zone, to: path)
+    }
+
+    public func currentDatabaseToken(scope: DatabaseScope) async throws(RecSyncError) -> ServerChangeToken {
+        try await inner.currentDatabaseToken(scope: scope)
+    }
+
+    public func checkSubscriptions(_ subscriptions: [Subscription], scope: DatabaseScope, since token: ServerChangeToken?) async throws(RecSyncError) -> SubscriptionCheck {
+        try await inner.checkSubscriptions(subscriptions, scope: scope, since: token)
+    }
+
+    public func fetchRecords(_ ids: [RecordID], desiredKeys: [String]?) async throws(RecSyncError) -> [RecordResult] {
+        await opened(try await inner.fetchRecords(ids, desiredKeys: desiredKeys))
+    }
+
+    public func fetchRecordVersion(_ id: RecordID, changeTag: String) async throws(RecSyncError) -> Record? {
+        guard let record = try await inner.fetchRecordVersion(id, changeTag: changeTag) else { return nil }
+        return try await open(record)
+    }
+
+    // MARK: Fields
+
+    /// Records as the store returned them, opened; a record that will not open fails alone.
+    func opened(_ results: [RecordResult]) async -> [RecordResult] {
+        var out: [RecordResult] = []
+        out.reserveCapacity(results.count)
+        for item in results {
+            switch item.result {
+            case .success(let record):
+                do throws(RecSyncError) { out.append(RecordResult(recordID: item.recordID, result: .success(try await open(record)))) } catch {
+                    out.append(RecordResult(recordID: item.recordID, result: .failure(error)))
+                }
+            case .failure(.serverRecordChanged(var conflict)):
+                do throws(RecSyncError) {
+                    if let r = conflict.server { conflict.server = try await open(r) }
+                    if let r = conflict.client { conflict.client = try await open(r) }
+                    if let r = conflict.ancestor { conflict.ancestor = try await open(r) }
+                    out.append(RecordResult(recordID: item.recordID, result: .failure(.serverRecordChanged(conflict))))
+                } catch {
+                    out.append(RecordResult(recordID: item.recordID, result: .failure(error)))
+                }
+            case .failure:
+                out.append(item)
+            }
+        }
+        return out
+    }
+
+    /// One record with its sealed fields opened. A clear value where the zone seals the field
+    /// is refused too (a reader of the store must not be able to slip values in), except in
+    /// `history`, where an old version may predate the zone's current settings.
+    func open(_ record: Record, history: Bool = false) async throws(RecSyncError) -> Record {
+        let zoneID = record.recordID.zoneID
+        let sealed = record.fields.contains { if case .encrypted = $0.value { true } else { false } }
+        // A zone not seen yet is looked up once (its scope read again), so that a clear value
+        // where an encrypted zone seals the field is caught on a first pull too.
+        if zones[zoneID] == nil && (sealed || !unknownZones.contains(zoneID)) {
+            try await refreshZones(zoneID.ownerName == userRecordName ? .private : .shared)
+            if zones[zoneID] == nil { unknownZones.insert(zoneID) }
+        }
+        let encryption = zones[zoneID]?.encryption
+        if !sealed && encryption == nil { return record }
+        guard let encryption else {
+            throw .invalidValue("record '\(record.recordID.recordName)' in zone \(zoneID) holds encrypted fields, but the zone is not encrypted; it was not applied")
+        }
+        var out = record
+        for (key, value) in record.fields {
+            let binding = FieldBinding(storeID: storeID, zoneID: zoneID, recordName: record.recordID.recordName, field: key)
+            guard case .encrypted(let bytes) = value else {
+                if encryption.seals(key) && !history {
+                    throw .invalidValue("\(binding.where): the value is in clear in an encrypted zone (written around recsync); it was not applied")
+                }
+                continue
+            }
+            let generation = ZoneCrypto.generation(of: bytes) ?? 0
+            var keys = zoneKeys[zoneID] ?? [:]
+            if keys[generation] == nil { keys = try await openKeys(zoneID, refresh: true) }
+            out.fields[key] = try ZoneCrypto.open(bytes, keys: keys, binding: binding)
+        }
+        return out
+    }
+
+    /// Records to save, with the fields their zones seal sealed under the current key.
+    ///
+    /// Every save seals afresh (a new nonce), unchanged fields too: the store stamps
+    /// `modified` on every save, so the blob and its change tag change anyway, and keeping
+    /// an unchanged field's old ciphertext would only tell a reader of the store which
+    /// fields an edit touched.
+    func sealed(_ records: [Record]) async throws(RecSyncError) -> [Record] {
+        guard !records.isEmpty else { return records }
+        try await refreshZones(.private)
+        if records.contains(where: { $0.recordID.zoneID.ownerName != userRecordName }) { try await refreshZones(.shared) }
+        var out: [Record] = []
+        out.reserveCapacity(records.count)
+        for record in records {
+            let zoneID = record.recordID.zoneID
+            guard let encryption = zones[zoneID]?.encryption else {
+                out.append(record)
+                continue
+            }
+            let generation = encryption.currentGeneration
+            var keys = zoneKeys[zoneID] ?? [:]
+            if keys[generation] == nil { keys = try await openKeys(zoneID, refresh: false) }
+            guard let key = keys[generation] else {
+                throw .permissionFailure("zone \(zoneID) is encrypted and its current key is not wrapped for \(userRecordName); ask its owner to share it with you again")
+            }
+            var sealedRecord = record
+            for (field, value) in record.fields where encryption.seals(field) {
+                let binding = FieldBinding(storeID: storeID, zoneID: zoneID, recordName: record.recordID.recordName, field: field)
+                if case .encrypted = value {
+                    throw .invalidValue("\(binding.where): the value is already ciphertext; write the field's plain value")
+                }
+                // Files are not sealed (yet): left in clear, the store refuses this record alone.
+                if case .asset = value { continue }
+                sealedRecord.fields[field] = try ZoneCrypto.seal(value, key: key, generation: generation, binding: binding)
+            }
+            out.append(sealedRecord)
+        }
+        return out
+    }
+
+    // MARK: Keys
+
+    /// Reads a scope's zones again: changed ones forget their opened keys, and zones gone
+    /// from the store (deleted, reset, unshared) are forgotten.
+    func refreshZones(_ scope: DatabaseScope) async throws(RecSyncError) {
+        let all = try await inner.fetchAllRecordZones(scope: scope)
+        remember(all, scope: scope)
+    }
+
+    func remember(_ all: [RecordZone], scope: DatabaseScope) {
+        let present = Set(all.map(\.zoneID))
+        for id in zones.keys where (id.ownerName == userRecordName) == (scope == .private) && !present.contains(id) {
+            zones[id] = nil
+            zoneKeys[id] = nil
+        }
+        for z in all {
+            unknownZones.remove(z.zoneID)
+            if zones[z.zoneID] != z { zoneKeys[z.zoneID] = nil }
+            zones[z.zoneID] = z
+        }
+    }
+
+    func privateKey() throws(RecSyncError) -> Curve25519.KeyAgreement.PrivateKey {
+        guard let key = try keyStore.load(userRecordName) else {
+            throw .permissionFailure("no encryption key of \(userRecordName) on this machine (\(keyStore.path(for: userRecordName))); run 'recsync keys init' for a new one, or 'recsync keys import FILE' to bring yours from another device")
+        }
+        return key
+    }
+
+    /// Every generation of a zone's key wrapped for this user, opened.
+    func openKeys(_ zoneID: ZoneID, refresh: Bool) async throws(RecSyncError) -> [Int: SymmetricKey] {
+        if refresh { try await refreshZones(zoneID.ownerName == userRecordName ? .private : .shared) }
+        guard let encryption = zones[zoneID]?.encryption else { return [:] }
+        let own = try privateKey()
+        var keys: [Int: SymmetricKey] = [:]
+        for wrapped in encryption.keys where wrapped.userRecordName == userRecordName {
+            keys[wrapped.generation] = try ZoneCrypto.unwrap(wrapped, zone: zoneID, with: own)
+        }
+        zoneKeys[zoneID] = keys
+        return keys
+    }
+
+    /// A zone to save with its keys as they must be: minted for a new encrypted zone (or one
+    /// uploaded again after a reset), wrapped for participants added, rotated when one left.
+    func keyed(_ zone: RecordZone, resetUpload: Bool) async throws(RecSyncError) -> RecordZone {
+        var zone = zone
+        let existing = zones[zone.zoneID]?.encryption
+        if let existing {
+            zone.encryption = try await rewrapped(existing, zone: zone, previous: zones[zone.zoneID]?.participants ?? [])
+        } else if var requested = zone.encryption ?? (resetUpload ? ZoneEncryption() : nil) {
+            // Only encrypted zones are reset, so a zone uploaded again after one is encrypted.
+            let key = ZoneCrypto.newZoneKey()
+            requested.keys = []
+            for user in [zone.zoneID.ownerName] + zone.participants.map(\.userRecordName) {
+                requested.keys.append(try ZoneCrypto.wrap(key, generation: 1, zone: zone.zoneID, for: user, publicKey: try await publicKey(of: user)))
+            }
+            zone.encryption = requested
+            zoneKeys[zone.zoneID] = [1: key]
+        }
+        return zone
+    }
+
+    func rewrapped(_ encryption: ZoneEncryption, zone: RecordZone, previous: [ShareParticipant]) async throws(RecSyncError) -> ZoneEncryption {
+        let readers = Set([zone.zoneID.ownerName] + zone.participants.map(\.userRecordName))
+        let before = Set([zone.zoneID.ownerName] + previous.map(\.userRecordName))
+        guard readers != before else { return encryption }
+        var keys = try await openKeys(zone.zoneID, refresh: false)
+        var generation = encryption.currentGeneration
+        if !before.subtracting(readers).isEmpty {
+            // Someone left: new writes use a key they never had.
+            generation += 1
+            keys[generation] = ZoneCrypto.newZoneKey()
+        }
+        var out = ZoneEncryption(fields: encryption.fields)
+        for user in readers.sorted() {
+            let publicKey = try await publicKey(of: user)
+            for (g, key) in keys.sorted(by: { $0.key < $1.key }) {
+                out.keys.append(try ZoneCrypto.wrap(key, generation: g, zone: zone.zoneID, for: user, publicKey: publicKey))
+            }
+        }
+        return out
+    }
+
+    /// A user's public key: this machine's for the acting user (published if the store has
+    /// none), the published one for anyone else.
+    func publicKey(of user: String) async throws(RecSyncError) -> [UInt8] {
+        if user == userRecordName {
+            let own = Array(try privateKey().publicKey.rawRepresentation)
+            let published = try await inner.fetchUserPublicKey(user)
+            if published == nil { try await inner.publishUserPublicKey(own) }
+            guard published == nil || published?.publicKey == own else {
+                throw .permissionFailure("the public key published for \(user) is not the one of the private key on this machine (it was reset on another device); run 'recsync keys import FILE' with the key exported there ('recsync keys export')")
+            }
+            return own
+        }
+        guard let published = try await inner.fetchUserPublicKey(user) else {
+            throw .invalidArguments("\(user) has published no public key, so the encrypted zone cannot be shared with them; ask \(user) to run 'recsync keys init' in a workspace of this store, then try again")
+        }
+        return published.publicKey
+    }
+}
+
+/// The store's history (`log`, `show`) with fields of encrypted zones opened, for a store
+/// that keeps one (a git store).
+extension EncryptingStore: StoreHistory {
+    func history() throws(RecSyncError) -> any StoreHistory {
+        guard let history = inner as? any StoreHistory else {
+            throw .invalidArguments("this store keeps no readable history")
+        }
+        return history
+    }
+
+    public func log(limit: Int, zone: ZoneID?) async throws(RecSyncError) -> [StoreCommit] {
+        try await history().log(limit: limit, zone: zone)
+    }
+
+    public func recordHistory(_ id: RecordID, limit: Int) async throws(RecSyncError) -> [(commit: String, tag: String?)] {
+        try await history().recordHistory(id, limit: limit)
+    }
+
+    public func recordVersion(_ id: RecordID, changeTag: String) async throws(RecSyncError) -> Record? {
+        guard let record = try await history().recordVersion(id, changeTag: changeTag) else { return nil }
+        return try await open(record, history: true)
+    }
+}

@@ -1,0 +1,113 @@
+import Crypto
+import Foundation
+import Glibc
+import RecSyncModel
+import RecSyncStore
+
+/// A user's key pair as `recsync keys` shows it.
+public struct UserKeyReport: Sendable, Hashable {
+    public var user: String
+    /// The key file on this machine.
+    public var path: String
+    /// The X25519 public key (32 bytes).
+    public var publicKey: [UInt8]
+    /// The first 16 hex digits of the public key's SHA-256: what to compare between devices.
+    public var fingerprint: String
+    /// Whether the store's published key is this one (nil: not asked).
+    public var published: Bool?
+    /// Whether this call made a new key pair.
+    public var created: Bool
+    /// The encrypted zones a reset dropped on the store.
+    public var zonesReset: [ZoneID] = []
+}
+
+/// `recsync keys`: making, showing, resetting and moving a user's encryption key.
+public enum EncryptionKeys {
+    /// The user's key pair, made if there is none on this machine, and its public key
+    /// published on the store (refused when the store holds another key of theirs).
+    public static func initialize(user: String, keyStore: UserKeyStore, store: any RemoteStore) async throws(RecSyncError) -> UserKeyReport {
+        var created = false
+        let key: Curve25519.KeyAgreement.PrivateKey
+        if let existing = try keyStore.load(user) {
+            key = existing
+        } else {
+            if try await store.fetchUserPublicKey(user) != nil {
+                throw .invalidArguments("\(user) already has a key published on the store, made on another device; bring it here with 'recsync keys export' there and 'recsync keys import FILE' here, or run 'recsync keys reset' if it is lost")
+            }
+            key = Curve25519.KeyAgreement.PrivateKey()
+            try keyStore.save(key, for: user)
+            created = true
+        }
+        let own = Array(key.publicKey.rawRepresentation)
+        if let published = try await store.fetchUserPublicKey(user), published.publicKey != own {
+            throw .invalidArguments("the key published for \(user) on the store is not the one in \(keyStore.path(for: user)); import the current one with 'recsync keys import FILE' (exported on the device that made it), or run 'recsync keys reset' if it is lost")
+        }
+        try await store.publishUserPublicKey(own)
+        return report(user, keyStore, key, published: true, created: created)
+    }
+
+    /// The user's key on this machine and whether the store publishes the same.
+    public static func show(user: String, keyStore: UserKeyStore, store: any RemoteStore) async throws(RecSyncError) -> UserKeyReport {
+        guard let key = try keyStore.load(user) else {
+            throw .invalidArguments("no encryption key of \(user) on this machine (\(keyStore.path(for: user))); run 'recsync keys init', or 'recsync keys import FILE'")
+        }
+        let published = try await store.fetchUserPublicKey(user)
+        return report(user, keyStore, key, published: published?.publicKey == Array(key.publicKey.rawRepresentation), created: false)
+    }
+
+    /// What CloudKit calls resetting encrypted data, for a user who lost their key: every
+    /// encrypted zone of theirs is dropped on the store with reason `encryptedDataReset`
+    /// (devices that hold copies upload them again, under a new zone key), then a new key
+    /// pair is made and published.
+    public static func reset(user: String, keyStore: UserKeyStore, store: any RemoteStore) async throws(RecSyncError) -> UserKeyReport {
+        let encrypted = try await store.fetchAllRecordZones(scope: .private).filter { $0.encryption != nil }.map(\.zoneID)
+        if !encrypted.isEmpty {
+            for result in try await store.modifyRecordZones(encrypted.map { .markEncryptedDataReset($0) }) {
+                if case .failure(let error) = result.result, error.code != .zoneNotFound { throw error }
+            }
+        }
+        let key = Curve25519.KeyAgreement.PrivateKey()
+        try keyStore.save(key, for: user)
+        try await store.publishUserPublicKey(Array(key.publicKey.rawRepresentation))
+        var out = report(user, keyStore, key, published: true, created: true)
+        out.zonesReset = encrypted
+        return out
+    }
+
+    /// The key file's content, to move the key to another device (`keys import` there).
+    public static func export(user: String, keyStore: UserKeyStore) throws(RecSyncError) -> [UInt8] {
+        guard let key = try keyStore.load(user) else {
+            throw .invalidArguments("no encryption key of \(user) on this machine (\(keyStore.path(for: user))); nothing to export")
+        }
+        return UserKeyStore.encode(key, user: user)
+    }
+
+    /// Installs a key exported on another device. A different key already here is replaced
+    /// only with `replace` (it may be the only copy of what opens older data).
+    public static func importKey(_ bytes: [UInt8], from source: String, user: String, keyStore: UserKeyStore, replace: Bool) throws(RecSyncError) -> UserKeyReport {
+        let key = try UserKeyStore.decode(bytes, user: user, path: source)
+        if let existing = try keyStore.load(user), existing.rawRepresentation != key.rawRepresentation, !replace {
+            throw .invalidArguments("\(keyStore.path(for: user)) already holds another key of \(user); pass --replace to overwrite it (export it first if it may still open data)")
+        }
+        try keyStore.save(key, for: user)
+        return report(user, keyStore, key, published: nil, created: false)
+    }
+
+    /// Writes a new file readable by its owner only (for `keys export`); refuses to overwrite.
+    public static func writeNewPrivateFile(_ path: String, _ bytes: [UInt8]) throws(RecSyncError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw .fileSystem(path: path, message: errno == EEXIST ? "already exists; choose a new file name" : "cannot create it: \(String(cString: strerror(errno)))")
+        }
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd) == 0
+        close(fd)
+        guard written == bytes.count, synced else { throw .fileSystem(path: path, message: "cannot write it: \(String(cString: strerror(errno)))") }
+    }
+
+    static func report(_ user: String, _ keyStore: UserKeyStore, _ key: Curve25519.KeyAgreement.PrivateKey, published: Bool?, created: Bool) -> UserKeyReport {
+        let publicKey = Array(key.publicKey.rawRepresentation)
+        let digest = SHA256.hash(data: publicKey).map { String(format: "%02x", $0) }.joined()
+        return UserKeyReport(user: user, path: keyStore.path(for: user), publicKey: publicKey, fingerprint: String(digest.prefix(16)), published: published, created: created)
+    }
+}

@@ -1,0 +1,137 @@
+import Crypto
+import Glibc
+import RecSyncModel
+
+/// Where a user's private key lives on this machine: `$XDG_CONFIG_HOME/recsync/keys/`
+/// (default `~/.config/recsync/keys/`), one file per user, mode 0600 in a 0700 directory.
+///
+/// Never inside a workspace or a store: a workspace can itself be a git repository, and the
+/// store is what the key protects against.
+public struct UserKeyStore: Sendable {
+    /// The directory holding the key files.
+    public let directory: String
+
+    public init(directory: String) {
+        self.directory = directory
+    }
+
+    /// The key directory an environment names: `XDG_CONFIG_HOME`, else `HOME/.config`.
+    public init(environment: [String: String]) throws(RecSyncError) {
+        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
+            directory = "\(xdg)/recsync/keys"
+        } else if let home = environment["HOME"], home.hasPrefix("/") {
+            directory = "\(home)/.config/recsync/keys"
+        } else {
+            throw .invalidArguments("cannot tell where to keep encryption keys: set HOME or XDG_CONFIG_HOME to an absolute path")
+        }
+    }
+
+    /// The key file of a user.
+    public func path(for user: String) -> String { "\(directory)/\(NameEscaping.escape(user)).key" }
+
+    /// The user's private key on this machine; nil when there is none. A file others may
+    /// read or write is refused, not used.
+    public func load(_ user: String) throws(RecSyncError) -> Curve25519.KeyAgreement.PrivateKey? {
+        let file = path(for: user)
+        var st = stat()
+        guard lstat(file, &st) == 0 else {
+            if errno == ENOENT { return nil }
+            throw .fileSystem(path: file, message: "cannot read the key file: \(String(cString: strerror(errno)))")
+        }
+        guard st.st_mode & S_IFMT == S_IFREG else {
+            throw .fileSystem(path: file, message: "the key file is not a regular file; remove it and run 'recsync keys import' or 'recsync keys reset'")
+        }
+        guard st.st_mode & 0o077 == 0 else {
+            throw .permissionFailure("\(file) can be read or written by other users (mode \(String(st.st_mode & 0o777, radix: 8))); run 'chmod 600 \(file)' if nobody else could have read it, else 'recsync keys reset'")
+        }
+        guard st.st_uid == getuid() else {
+            throw .permissionFailure("\(file) belongs to another user; recsync uses only your own key files")
+        }
+        let bytes = try Self.read(file)
+        return try Self.decode(bytes, user: user, path: file)
+    }
+
+    /// Writes a user's private key (temp file 0600 → fsync → rename → fsync directory),
+    /// replacing any there.
+    public func save(_ key: Curve25519.KeyAgreement.PrivateKey, for user: String) throws(RecSyncError) {
+        try makeDirectory()
+        try Self.write(Self.encode(key, user: user), to: path(for: user), in: directory)
+    }
+
+    /// A key file's content: `{"userRecordName", "algorithm": "X25519", "privateKey": base64}`.
+    public static func encode(_ key: Curve25519.KeyAgreement.PrivateKey, user: String) -> [UInt8] {
+        JSON.serialize(.object([
+            "userRecordName": .string(user), "algorithm": .string("X25519"),
+            "privateKey": .string(Base64.encode(Array(key.rawRepresentation))),
+        ]), pretty: true)
+    }
+
+    /// Reads a key file's content (also what `keys import` reads).
+    public static func decode(_ bytes: [UInt8], user: String, path: String) throws(RecSyncError) -> Curve25519.KeyAgreement.PrivateKey {
+        let json: JSONValue
+        do { json = try JSON.parse(bytes) } catch {
+            throw .fileSystem(path: path, message: "not a recsync key file (\(error.message))")
+        }
+        guard case .object(let o) = json, case .string("X25519")? = o["algorithm"], case .string(let text)? = o["privateKey"],
+              let raw = Base64.decode(text), raw.count == 32
+        else { throw .fileSystem(path: path, message: "not a recsync key file: it needs 'algorithm' X25519 and a base64 32-byte 'privateKey'") }
+        if case .string(let owner)? = o["userRecordName"], owner != user {
+            throw .invalidArguments("\(path) holds the key of \(owner), not of \(user)")
+        }
+        do { return try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: raw) } catch {
+            throw .fileSystem(path: path, message: "the private key in it is not a valid X25519 key")
+        }
+    }
+
+    func makeDirectory() throws(RecSyncError) {
+        var path = ""
+        for part in directory.split(separator: "/") {
+            path += "/\(part)"
+            if mkdir(path, path == directory ? 0o700 : 0o755) != 0, errno != EEXIST {
+                throw .fileSystem(path: path, message: "cannot create the key directory: \(String(cString: strerror(errno)))")
+            }
+        }
+        var st = stat()
+        guard lstat(directory, &st) == 0, st.st_mode & S_IFMT == S_IFDIR else {
+            throw .fileSystem(path: directory, message: "the key directory is not a directory")
+        }
+        if st.st_mode & 0o077 != 0, chmod(directory, 0o700) != 0 {
+            throw .fileSystem(path: directory, message: "cannot make the key directory private (chmod 700): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    static func read(_ file: String) throws(RecSyncError) -> [UInt8] {
+        let fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { throw .fileSystem(path: file, message: "cannot open the key file: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 { throw .fileSystem(path: file, message: "cannot read the key file: \(String(cString: strerror(errno)))") }
+            if n == 0 { break }
+            out += buffer[0..<n]
+            if out.count > 65536 { throw .fileSystem(path: file, message: "too large to be a key file") }
+        }
+        return out
+    }
+
+    static func write(_ bytes: [UInt8], to file: String, in directory: String) throws(RecSyncError) {
+        let temp = "\(file).tmp-\(getpid())"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .fileSystem(path: temp, message: "cannot create the key file: \(String(cString: strerror(errno)))") }
+        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd) == 0
+        close(fd)
+        guard written == bytes.count, synced, rename(temp, file) == 0 else {
+            let message = String(cString: strerror(errno))
+            unlink(temp)
+            throw .fileSystem(path: file, message: "cannot write the key file: \(message)")
+        }
+        let dfd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dfd >= 0 {
+            _ = fsync(dfd)
+            close(dfd)
+        }
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import RecSyncTestSupport
+import Testing
+
+/// Encrypted zones through the `recsync` binary: two users, each with their own key
+/// directory, sharing, unsharing, tampering, and a key reset other devices recover from.
+@Suite struct EncryptedZoneCLITests {
+    /// recsync as `user`, keys in `<fixture>/keys-<user>` (bob's machine is not alice's).
+    func run(_ f: CLIFixture, as user: String, _ arguments: [String], in dir: String, expect status: Int32 = 0, sourceLocation: SourceLocation = #_sourceLocation) throws -> ProcessOutput {
+        try f.run(arguments, in: dir, environment: ["RECSYNC_USER": user, "XDG_CONFIG_HOME": f.directory.file("config-\(user)")], expect: status, sourceLocation: sourceLocation)
+    }
+
+    /// Every object of the store, as `git cat-file --batch-all-objects --batch` prints them.
+    func storeObjects(_ f: CLIFixture) throws -> String {
+        try GitCLI.run(["cat-file", "--batch-all-objects", "--batch"], in: f.storePath)
+    }
+
+    func setUp(_ name: String = #function) throws -> CLIFixture {
+        let f = try CLIFixture(name).withStore()
+        for user in ["alice", "bob"] {
+            _ = try run(f, as: user, ["clone", "store.git", user], in: ".")
+            _ = try run(f, as: user, ["keys", "init"], in: user)
+        }
+        return f
+    }
+
+    @Test func twoUsersShareAnEncryptedZoneAndTheStoreHoldsNoClearValue() throws {
+        let f = try CLIFixture().withStore()
+        for user in ["alice", "bob"] { _ = try run(f, as: user, ["clone", "store.git", user], in: ".") }
+        _ = try run(f, as: "alice", ["keys", "init"], in: "alice")
+        _ = try run(f, as: "alice", ["zone", "create", "diary", "--encrypted"], in: "alice")
+        try writeFile(f.ws("alice") + "/private/diary/monday.json", #"{"title": "alpha-secret-title", "mood": 7, "tags": ["beta-secret-tag"]}"#)
+        _ = try run(f, as: "alice", ["push"], in: "alice")
+        // bob has no key yet: sharing says what he must do.
+        let refused = try run(f, as: "alice", ["share", "diary", "--with", "bob"], in: "alice", expect: 1)
+        #expect(refused.stderr.contains("ask bob to run 'recsync keys init'"), "\(refused)")
+        _ = try run(f, as: "bob", ["keys", "init"], in: "bob")
+        _ = try run(f, as: "alice", ["share", "diary", "--with", "bob"], in: "alice")
+        _ = try run(f, as: "bob", ["pull"], in: "bob")
+        let seen = try f.fields("bob", "shared/alice/diary/monday.json")
+        #expect(seen?["title"] as? String == "alpha-secret-title")
+        #expect(seen?["mood"] as? Int == 7)
+        try writeFile(f.ws("bob") + "/shared/alice/diary/tuesday.json", #"{"title": "gamma-secret-from-bob"}"#)
+        _ = try run(f, as: "bob", ["push"], in: "bob")
+        _ = try run(f, as: "alice", ["pull"], in: "alice")
+        #expect(try f.fields("alice", "private/diary/tuesday.json")?["title"] as? String == "gamma-secret-from-bob")
+        #expect(try run(f, as: "alice", ["zone", "list"], in: "alice").stdout.contains("encrypted"))
+        // History reads open the sealed fields too.
+        #expect(try run(f, as: "alice", ["show", "diary/tuesday"], in: "alice").stdout.contains("gamma-secret-from-bob"))
+        #expect(try run(f, as: "alice", ["log", "-p", "diary/monday"], in: "alice").stdout.contains("alpha-secret-title"))
+
+        // Unshared: a new key generation that bob never gets; alice still reads everything.
+        _ = try run(f, as: "alice", ["unshare", "diary", "--with", "bob"], in: "alice")
+        try writeFile(f.ws("alice") + "/private/diary/wednesday.json", #"{"title": "delta-secret-after-bob"}"#)
+        _ = try run(f, as: "alice", ["push"], in: "alice")
+        let zoneDoc = try GitCLI.run(["show", "main:zones/alice/diary/zone.json"], in: f.storePath)
+        #expect(zoneDoc.contains("\"generation\" : 2") || zoneDoc.contains("\"generation\": 2"), "\(zoneDoc)")
+        #expect(!zoneDoc.contains("\"bob\""), "\(zoneDoc)")
+        _ = try run(f, as: "alice", ["pull"], in: "alice")
+        #expect(try f.fields("alice", "private/diary/monday.json")?["title"] as? String == "alpha-secret-title")
+
+        let objects = try storeObjects(f)
+        #expect(objects.contains("\"ENCRYPTED\""))
+        for clear in ["alpha-secret-title", "beta-secret-tag", "gamma-secret-from-bob", "delta-secret-after-bob"] {
+            #expect(!objects.contains(clear), "\(clear) is in clear in the store")
+        }
+        // What stays in clear, as the README says: record names and types.
+        #expect(objects.contains("monday"))
+    }
+
+    /// A ciphertext moved to another record with plain git: that record is reported by name
+    /// and field and not written; the others arrive; nothing garbled lands in the workspace.
+    @Test func movedCiphertextIsReportedAndTheOtherRecordsArrive() throws {
+        let f = try setUp()
+        _ = try run(f, as: "alice", ["zone", "create", "diary", "--encrypt", "title"], in: "alice")
+        try writeFile(f.ws("alice") + "/private/diary/one.json", #"{"title": "first", "n": 1}"#)
+        try writeFile(f.ws("alice") + "/private/diary/two.json", #"{"title": "second", "n": 2}"#)
+        _ = try run(f, as: "alice", ["push"], in: "alice")
+        let tree = try GitCLI.run(["ls-tree", "-r", "--name-only", "main", "zones/alice/diary/records"], in: f.storePath)
+        let paths = tree.split(separator: "\n").map(String.init)
+        let onePath = try #require(paths.first { $0.hasSuffix("/one") })
+        let twoPath = try #require(paths.first { $0.hasSuffix("/two") })
+        let one = try GitCLI.run(["show", "main:\(onePath)"], in: f.storePath)
+        let two = try GitCLI.run(["show", "main:\(twoPath)"], in: f.storePath)
+        // two's title replaced by one's (valid ciphertext, wrong record).
+        func title(_ blob: String) throws -> String {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(blob.utf8)) as? [String: Any])
+            return try #require(((object["fields"] as? [String: Any])?["title"] as? [String: Any])?["value"] as? String)
+        }
+        let forged = two.replacingOccurrences(of: try title(two), with: try title(one))
+        try GitCLI.commitFiles([(twoPath, Array(forged.utf8))], toStore: f.storePath)
+        _ = try run(f, as: "alice", ["clone", "store.git", "alice2"], in: ".")
+        let pulled = try run(f, as: "alice", ["pull"], in: "alice2")
+        #expect(pulled.stderr.contains("record 'two' in zone alice/diary, field 'title'") && pulled.stderr.contains("tampered"), "\(pulled)")
+        #expect(try f.fields("alice2", "private/diary/one.json")?["title"] as? String == "first")
+        #expect(try f.fields("alice2", "private/diary/two.json") == nil)
+    }
+
+    /// `keys reset`: the zone is reset on the store; another device sees encryptedDataReset,
+    /// keeps its copy and uploads it again (with its unpushed work), and nothing is lost.
+    @Test func keyResetIsRecoveredFromWithNothingLost() throws {
+        let f = try setUp()
+        _ = try run(f, as: "alice", ["zone", "create", "diary", "--encrypted"], in: "alice")
+        try writeFile(f.ws("alice") + "/private/diary/one.json", #"{"title": "epsilon-one"}"#)
+        try writeFile(f.ws("alice") + "/private/diary/two.json", #"{"title": "epsilon-two"}"#)
+        _ = try run(f, as: "alice", ["push"], in: "alice")
+        // A second device of alice's, on the same machine (same key directory).
+        _ = try run(f, as: "alice", ["clone", "store.git", "phone"], in: ".")
+        try writeFile(f.ws("phone") + "/private/diary/three.json", #"{"title": "epsilon-three, not pushed yet"}"#)
+        let before = try GitCLI.run(["show", "main:users/alice/key.json"], in: f.storePath)
+
+        let reset = try run(f, as: "alice", ["keys", "reset", "--yes", "--json"], in: "alice")
+        #expect(reset.stdout.contains("\"zonesReset\""), "\(reset)")
+        #expect(try GitCLI.run(["show", "main:tombstones/alice/diary.json"], in: f.storePath).contains("encryptedDataReset"))
+        #expect(try GitCLI.run(["show", "main:users/alice/key.json"], in: f.storePath) != before)
+
+        let pulled = try run(f, as: "alice", ["pull"], in: "phone")
+        #expect(pulled.stdout.contains("encryptedDataReset") || pulled.stderr.contains("encryptedDataReset"), "\(pulled)")
+        #expect(try f.fields("phone", "private/diary/one.json")?["title"] as? String == "epsilon-one")
+        _ = try run(f, as: "alice", ["push"], in: "phone")
+        _ = try run(f, as: "alice", ["pull"], in: "alice")
+        for (name, title) in [("one", "epsilon-one"), ("two", "epsilon-two"), ("three", "epsilon-three, not pushed yet")] {
+            #expect(try f.fields("alice", "private/diary/\(name).json")?["title"] as? String == title, "\(name) lost on alice")
+            #expect(try f.fields("phone", "private/diary/\(name).json")?["title"] as? String == title, "\(name) lost on the phone")
+        }
+        let status = try run(f, as: "alice", ["status", "--json"], in: "alice")
+        #expect((try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["clean"] as? Bool == true, "\(status)")
+        let objects = try storeObjects(f)
+        #expect(!objects.contains("epsilon-"))
+        // The zone came back encrypted, keyed to the new public key only.
+        let zoneDoc = try GitCLI.run(["show", "main:zones/alice/diary/zone.json"], in: f.storePath)
+        #expect(zoneDoc.contains("\"encryption\""), "\(zoneDoc)")
+    }
+
+    /// A key file others can read is refused with what to do.
+    @Test func keyFileWithWidePermissionsIsRefused() throws {
+        let f = try setUp()
+        let keyFile = f.directory.file("config-alice/recsync/keys/alice.key")
+        #expect(chmod(keyFile, 0o644) == 0)
+        let shown = try run(f, as: "alice", ["keys", "show"], in: "alice", expect: 1)
+        #expect(shown.stderr.contains("chmod 600"), "\(shown)")
+    }
+}

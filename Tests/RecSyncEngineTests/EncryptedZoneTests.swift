@@ -1,0 +1,297 @@
+import Foundation
+@testable import RecSyncEngine
+import RecSyncModel
+import RecSyncStore
+import RecSyncTestSupport
+import RecSyncWorkspace
+import Testing
+
+/// Encrypted zones through the library: fields sealed on the client, zone keys wrapped per
+/// participant and rotated, tampering refused, the store never holding a clear value.
+@Suite struct EncryptedZoneTests {
+    /// Two users of one store, each with a key directory of their own.
+    struct Pair {
+        let fixture: StoreFixture
+        let alice: EncryptingStore
+        let bob: EncryptingStore
+        let keys: TempDirectory
+
+        init(_ kind: StoreKind, name: String = #function) throws {
+            fixture = try StoreFixture(kind, name: name)
+            keys = TempDirectory("\(name)-keys")
+            alice = EncryptingStore(try fixture.store(as: "alice"), keyStore: UserKeyStore(directory: keys.file("alice")))
+            bob = EncryptingStore(try fixture.store(as: "bob"), keyStore: UserKeyStore(directory: keys.file("bob")))
+        }
+
+        func keyStore(_ user: String) -> UserKeyStore { UserKeyStore(directory: keys.file(user)) }
+
+        /// alice's encrypted zone `diary` (every field, or `fields`), keys made for both.
+        func diary(fields: [String]? = nil) async throws -> ZoneID {
+            _ = try await EncryptionKeys.initialize(user: "alice", keyStore: keyStore("alice"), store: alice)
+            _ = try await EncryptionKeys.initialize(user: "bob", keyStore: keyStore("bob"), store: bob)
+            let zone = Build.zone("diary")
+            var z = RecordZone(zoneID: zone)
+            z.encryption = ZoneEncryption(fields: fields)
+            _ = try await alice.modifyRecordZones([.recreate(z)])[0].result.get()
+            return zone
+        }
+    }
+
+    static let secret = "the quick secret fox"
+
+    @Test(arguments: [StoreKind.memory, .git])
+    func roundTripBetweenTwoUsersKeepsValuesAndTypes(kind: StoreKind) async throws {
+        let p = try Pair(kind, name: "roundtrip-\(kind)")
+        let zone = try await p.diary()
+        try await p.alice.share(zone, with: "bob", permission: .readWrite)
+        let fields: [String: FieldValue] = [
+            "title": .string(Self.secret), "count": .int64(42), "when": .timestamp(1_767_225_600_000),
+            "tags": .list([.string("a"), .string("b")]), "blob": .bytes([0, 1, 2, 255]), "data": .json(.object(["k": .bool(true)])),
+        ]
+        let saved = try await p.alice.modifyRecords(saving: [Build.record("r1", in: zone, fields)])
+        #expect(saved.errors.isEmpty)
+        #expect(try saved.saveResults[0].result.get().fields == fields, "the saved record comes back opened")
+        // The store underneath holds ciphertext only.
+        let raw = try await p.fixture.store(as: "alice").fetchRecords([Build.id("r1", in: zone)])
+        for (_, value) in try raw[0].result.get().fields {
+            guard case .encrypted = value else { Issue.record("a field is in clear on the store: \(value)"); continue }
+        }
+        // bob reads it through the shared scope, and writes back.
+        let changes = try await p.bob.recordZoneChanges(zone: zone, since: nil)
+        #expect(try changes.modifications.map { try $0.result.get().fields } == [fields])
+        var edited = try changes.modifications[0].result.get()
+        edited.fields["title"] = .string("bob's edit")
+        #expect(try await p.bob.modifyRecords(saving: [edited]).errors.isEmpty)
+        let back = try await p.alice.fetchRecords([Build.id("r1", in: zone)])
+        #expect(try back[0].result.get().fields["title"] == .string("bob's edit"))
+    }
+
+    /// Only the listed fields are sealed; the others stay plain on the store.
+    @Test func onlyListedFieldsAreSealed() async throws {
+        let p = try Pair(.memory)
+        let zone = try await p.diary(fields: ["title"])
+        _ = try await p.alice.modifyRecords(saving: [Build.record("r1", in: zone, ["title": .string(Self.secret), "n": .int64(7)])])
+        let raw = try await p.fixture.store(as: "alice").fetchRecords([Build.id("r1", in: zone)])[0].result.get()
+        #expect(raw.fields["n"] == .int64(7))
+        if case .encrypted = raw.fields["title"] {} else { Issue.record("title is not sealed: \(String(describing: raw.fields["title"]))") }
+    }
+
+    /// Every save seals afresh: the same value saved again gets a new ciphertext, so the
+    /// store cannot tell which fields an edit touched (its change tag changes anyway, since
+    /// the store stamps `modified`).
+    @Test func savingAgainSealsEveryFieldAfresh() async throws {
+        let p = try Pair(.git)
+        let zone = try await p.diary()
+        let first = try await p.alice.modifyRecords(saving: [Build.record("r1", in: zone, ["title": .string("x"), "n": .int64(1)])]).saveResults[0].result.get()
+        var edited = first
+        edited.fields["n"] = .int64(2)
+        let second = try await p.alice.modifyRecords(saving: [edited]).saveResults[0].result.get()
+        #expect(second.fields == ["title": .string("x"), "n": .int64(2)])
+        let raw = try p.fixture.store(as: "alice")
+        let before = try await raw.fetchRecordVersion(Build.id("r1", in: zone), changeTag: try #require(first.changeTag))
+        let after = try await raw.fetchRecords([Build.id("r1", in: zone)])[0].result.get()
+        #expect(before?.fields["title"] != nil && after.fields["title"] != before?.fields["title"])
+        #expect(try await p.alice.fetchRecordVersion(Build.id("r1", in: zone), changeTag: try #require(first.changeTag))?.fields == first.fields)
+    }
+
+    /// A ciphertext moved to another field or record, or altered, fails to open: that record
+    /// alone fails, with a message naming it and the field; the others arrive.
+    @Test func tamperedOrMovedCiphertextIsRefusedForThatRecordOnly() async throws {
+        let p = try Pair(.git)
+        let zone = try await p.diary()
+        _ = try await p.alice.modifyRecords(saving: [
+            Build.record("r1", in: zone, ["title": .string("one"), "body": .string("first body")]),
+            Build.record("r2", in: zone, ["title": .string("two")]),
+            Build.record("r3", in: zone, ["title": .string("three")]),
+        ])
+        let raw = try p.fixture.store(as: "alice")
+        let stored = try await raw.fetchRecords([Build.id("r1", in: zone), Build.id("r2", in: zone), Build.id("r3", in: zone)]).map { try $0.result.get() }
+        var moved = stored[1]
+        moved.fields["title"] = stored[0].fields["title"]  // r1's title into r2
+        var swapped = stored[0]
+        swapped.fields["title"] = stored[0].fields["body"]  // r1's body into its title
+        var flipped = stored[2]
+        guard case .encrypted(var bytes)? = flipped.fields["title"] else { Issue.record("not sealed"); return }
+        bytes[bytes.count - 1] ^= 1
+        flipped.fields["title"] = .encrypted(bytes)
+        #expect(try await raw.modifyRecords(saving: [moved, swapped, flipped], deleting: [], savePolicy: .allKeys, atomically: true).errors.isEmpty)
+        // A fourth record written properly still arrives.
+        _ = try await p.alice.modifyRecords(saving: [Build.record("r4", in: zone, ["title": .string("four")])])
+
+        let changes = try await p.alice.recordZoneChanges(zone: zone, since: nil)
+        var failures: [String: String] = [:]
+        var ok: [String] = []
+        for item in changes.modifications {
+            switch item.result {
+            case .success: ok.append(item.recordID.recordName)
+            case .failure(let e): failures[item.recordID.recordName] = e.message
+            }
+        }
+        #expect(ok == ["r4"])
+        #expect(Set(failures.keys) == ["r1", "r2", "r3"])
+        for (name, message) in failures {
+            #expect(message.contains("record '\(name)'") && message.contains("field 'title'") && message.contains("tampered"), "\(message)")
+        }
+    }
+
+    /// The store refuses a clear value for a sealed field (a client that does not seal must
+    /// not leak into an encrypted zone); one committed around recsync with plain git is
+    /// refused when read.
+    @Test func clearValueInAnEncryptedZoneIsRefused() async throws {
+        let p = try Pair(.git)
+        let zone = try await p.diary(fields: ["title"])
+        let raw = try p.fixture.store(as: "alice")
+        let refused = try await raw.modifyRecords(saving: [Build.record("plain", in: zone, ["title": .string("not sealed")])])
+        #expect(refused.errors.first?.message.contains("arrived in clear") == true, "\(refused.errors)")
+        #expect(try await raw.modifyRecords(saving: [Build.record("other", in: zone, ["n": .int64(1)])]).errors.isEmpty, "unsealed fields may be clear")
+
+        let planted = Build.record("planted", in: zone, ["title": .string("not sealed")])
+        try GitCLI.commitFiles([(StoreLayout.recordPath(planted.recordID), StoreEncoding.encode(planted))], toStore: p.fixture.path)
+        // Read by a client that has not seen the zone yet (a first pull).
+        let fresh = EncryptingStore(try p.fixture.store(as: "alice"), keyStore: p.keyStore("alice"))
+        let result = try await fresh.fetchRecords([Build.id("planted", in: zone)])[0].result
+        guard case .failure(let e) = result else { Issue.record("a clear value was accepted"); return }
+        #expect(e.message.contains("in clear") && e.message.contains("field 'title'"), "\(e.message)")
+    }
+
+    /// Sharing needs bob's published key; unsharing rotates the key: bob can still open what
+    /// was written before (he had it), not what is written after; alice reads both.
+    @Test func unshareRotatesTheKey() async throws {
+        let p = try Pair(.git)
+        _ = try await EncryptionKeys.initialize(user: "alice", keyStore: p.keyStore("alice"), store: p.alice)
+        let zone = Build.zone("diary")
+        var z = RecordZone(zoneID: zone)
+        z.encryption = ZoneEncryption()
+        _ = try await p.alice.modifyRecordZones([.recreate(z)])[0].result.get()
+        await #expect(throws: RecSyncError.self) { try await p.alice.share(zone, with: "bob", permission: .readOnly) }
+        do { try await p.alice.share(zone, with: "bob", permission: .readOnly) } catch {
+            #expect(error.message.contains("recsync keys init"), "\(error.message)")
+        }
+        _ = try await EncryptionKeys.initialize(user: "bob", keyStore: p.keyStore("bob"), store: p.bob)
+        try await p.alice.share(zone, with: "bob", permission: .readOnly)
+        _ = try await p.alice.modifyRecords(saving: [Build.record("before", in: zone, ["title": .string("bob may read this")])])
+        #expect(try await p.bob.fetchRecords([Build.id("before", in: zone)])[0].result.get().fields["title"] == .string("bob may read this"))
+        let keptByBob = try await p.fixture.store(as: "bob").fetchAllRecordZones(scope: .shared).first?.encryption
+
+        try await p.alice.unshare(zone, with: "bob")
+        let after = try #require(try await p.fixture.store(as: "alice").fetchAllRecordZones(scope: .private).first?.encryption)
+        #expect(after.currentGeneration == 2)
+        #expect(!after.keys.contains { $0.userRecordName == "bob" })
+        _ = try await p.alice.modifyRecords(saving: [Build.record("after", in: zone, ["title": .string("not for bob")])])
+        let both = try await p.alice.fetchRecords([Build.id("before", in: zone), Build.id("after", in: zone)])
+        #expect(try both.map { try $0.result.get().fields["title"] } == [.string("bob may read this"), .string("not for bob")])
+
+        // Even holding the zone document he saw before (generation 1 wrapped for him) and
+        // reading the store directly, bob cannot open what was sealed with generation 2.
+        let bobKey = try #require(try p.keyStore("bob").load("bob"))
+        let wrapped = try #require(keptByBob?.keys.first { $0.userRecordName == "bob" })
+        #expect(wrapped.generation == 1)
+        let raw = try await p.fixture.store(as: "alice").fetchRecords([Build.id("after", in: zone)])[0].result.get()
+        guard case .encrypted(let sealed)? = raw.fields["title"] else { Issue.record("not sealed"); return }
+        #expect(sealed[1...4] == [0, 0, 0, 2], "written with generation 2")
+        let generation1 = try ZoneCrypto.unwrap(wrapped, zone: zone, with: bobKey)
+        let binding = FieldBinding(storeID: p.alice.storeID, zoneID: zone, recordName: "after", field: "title")
+        #expect(throws: RecSyncError.self) { try ZoneCrypto.open(sealed, keys: [2: generation1], binding: binding) }
+        #expect(throws: RecSyncError.self) { try ZoneCrypto.open(sealed, keys: [1: generation1], binding: binding) }
+        // What bob had: generation 1 still opens the record written before.
+        let rawBefore = try await p.fixture.store(as: "alice").fetchRecords([Build.id("before", in: zone)])[0].result.get()
+        guard case .encrypted(let old)? = rawBefore.fields["title"] else { Issue.record("not sealed"); return }
+        let opened = try ZoneCrypto.open(old, keys: [1: generation1], binding: FieldBinding(storeID: p.alice.storeID, zoneID: zone, recordName: "before", field: "title"))
+        #expect(opened == .string("bob may read this"))
+    }
+
+    /// The user's key file is refused when others can read it.
+    @Test func keyFileReadableByOthersIsRefused() async throws {
+        let p = try Pair(.memory)
+        _ = try await EncryptionKeys.initialize(user: "alice", keyStore: p.keyStore("alice"), store: p.alice)
+        let path = p.keyStore("alice").path(for: "alice")
+        var st = stat()
+        #expect(stat(path, &st) == 0 && st.st_mode & 0o777 == 0o600)
+        #expect(stat(p.keys.file("alice"), &st) == 0 && st.st_mode & 0o777 == 0o700)
+        chmod(path, 0o644)
+        #expect(throws: RecSyncError.self) { try p.keyStore("alice").load("alice") }
+        do { _ = try p.keyStore("alice").load("alice") } catch { #expect(error.message.contains("chmod 600"), "\(error.message)") }
+    }
+
+    /// A key reset drops the user's encrypted zones with reason encryptedDataReset and
+    /// publishes a new key; a zone created again is keyed to it.
+    @Test func keyResetMarksZonesAndPublishesANewKey() async throws {
+        let p = try Pair(.git)
+        let zone = try await p.diary()
+        let old = try await p.alice.fetchUserPublicKey("alice")
+        let report = try await EncryptionKeys.reset(user: "alice", keyStore: p.keyStore("alice"), store: p.alice)
+        #expect(report.zonesReset == [zone])
+        #expect(try await p.alice.fetchZoneDeletions([zone]) == [ZoneDeletion(zoneID: zone, reason: .encryptedDataReset)])
+        let new = try await p.alice.fetchUserPublicKey("alice")
+        #expect(new != nil && new?.publicKey != old?.publicKey && new?.publicKey == report.publicKey)
+        // The upload after the reset makes the zone encrypted again, under a new key.
+        let back = try #require(try await p.alice.modifyRecordZones([.uploadAfterReset(RecordZone(zoneID: zone))])[0].result.get())
+        #expect(back.encryption?.keys.map(\.userRecordName) == ["alice"])
+        #expect(try await p.alice.modifyRecords(saving: [Build.record("r", in: zone, ["title": .string("again")])]).errors.isEmpty)
+        #expect(try await p.alice.fetchRecords([Build.id("r", in: zone)])[0].result.get().fields["title"] == .string("again"))
+    }
+
+    /// After pushes into an encrypted zone, no clear value appears in any object of the store.
+    @Test func noClearValueInAnyStoreObject() async throws {
+        let p = try Pair(.git)
+        let zone = try await p.diary()
+        try await p.alice.share(zone, with: "bob", permission: .readWrite)
+        _ = try await p.alice.modifyRecords(saving: [Build.record("r1", in: zone, ["title": .string(Self.secret), "n": .string("second-secret-value")])])
+        _ = try await p.bob.modifyRecords(saving: [Build.record("r2", in: zone, ["title": .string("bob-secret-value")])])
+        try await p.alice.unshare(zone, with: "bob")
+        let dump = try GitCLI.run(["cat-file", "--batch-all-objects", "--batch"], in: p.fixture.path)
+        #expect(dump.contains("ENCRYPTED"), "the dump is the store's objects")
+        for value in [Self.secret, "second-secret-value", "bob-secret-value"] {
+            #expect(!dump.contains(value), "\(value) is in clear in the store")
+        }
+    }
+
+    /// Workspaces (SyncEngine) over an encrypted zone: a conflict is kept in plaintext, and a
+    /// key reset is recovered from by another device with nothing lost.
+    @Test func workspacesRecoverFromAKeyResetWithNothingLost() async throws {
+        let f = EngineFixture("encrypted-reset")
+        let keys = UserKeyStore(directory: f.directory.file("keys"))
+        func device(_ name: String) throws -> SyncEngine {
+            let ws = try Workspace.create(at: f.directory.file(name), config: WorkspaceConfig(user: "alice", remote: "memory"))
+            return SyncEngine(workspace: ws, store: EncryptingStore(try f.store("alice", deviceID: try ws.deviceID()), keyStore: keys))
+        }
+        let laptop = try device("laptop")
+        let phone = try device("phone")
+        _ = try await EncryptionKeys.initialize(user: "alice", keyStore: keys, store: laptop.store)
+        var diary = RecordZone(zoneID: zone("diary"))
+        diary.encryption = ZoneEncryption()
+        _ = try await laptop.store.modifyRecordZones([.recreate(diary)])[0].result.get()
+        try laptop.write("diary", "a", #"{"title": "zeta-a"}"#)
+        try laptop.write("diary", "b", #"{"title": "zeta-b"}"#)
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        #expect(try phone.fields("diary", "a") == ["title": .string("zeta-a")])
+
+        // A conflict: the phone's copy of the server version is plaintext.
+        try laptop.write("diary", "a", #"{"title": "zeta-a from the laptop"}"#)
+        _ = try await laptop.push()
+        try phone.write("diary", "a", #"{"title": "zeta-a from the phone"}"#)
+        let conflicted = try await phone.push()
+        #expect(conflicted.conflicts == [Build.id("a", in: zone("diary"))])
+        let kept = TreeSnapshot.files(phone.workspace.root + "/.recsync/conflicts").values.map { String(decoding: $0, as: UTF8.self) }.joined()
+        #expect(kept.contains("zeta-a from the laptop") && !kept.contains("ENCRYPTED"), "\(kept)")
+        _ = try phone.resolve(strategy: .ours)
+        _ = try await phone.push()
+
+        try phone.write("diary", "c", #"{"title": "zeta-c, not pushed before the reset"}"#)
+        let report = try await EncryptionKeys.reset(user: "alice", keyStore: keys, store: laptop.store)
+        #expect(report.zonesReset == [zone("diary")])
+        let pulled = try await phone.pull()
+        #expect(pulled.zonesRemoved == [ZoneDeletion(zoneID: zone("diary"), reason: .encryptedDataReset)])
+        #expect(try phone.fields("diary", "c") != nil, "kept")
+        _ = try await phone.push()
+        _ = try await laptop.pull()
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        #expect(try converged(laptop, phone))
+        #expect(try laptop.fields("diary", "a") == ["title": .string("zeta-a from the phone")])
+        #expect(try laptop.fields("diary", "c") == ["title": .string("zeta-c, not pushed before the reset")])
+        let raw = try await f.store("alice").fetchRecords([Build.id("c", in: zone("diary"))])[0].result.get()
+        if case .encrypted = raw.fields["title"] {} else { Issue.record("not sealed after the reset: \(String(describing: raw.fields["title"]))") }
+    }
+}
