@@ -76,6 +76,21 @@ import Testing
         if case .encrypted = raw.fields["title"] {} else { Issue.record("title is not sealed: \(String(describing: raw.fields["title"]))") }
     }
 
+    /// recsync does not encrypt files: a file in a field the zone seals is refused, saying
+    /// why (its content would sit in clear); in a field the zone leaves in clear it is stored.
+    @Test func aFileInASealedFieldIsRefused() async throws {
+        let p = try Pair(.git)
+        let zone = try await p.diary(fields: ["title"])
+        let file = p.keys.file("photo.jpg")
+        try Data("not really a photo".utf8).write(to: URL(fileURLWithPath: file))
+        let asset = try await p.alice.uploadAsset(fileAt: file)
+        let refused = try await p.alice.modifyRecords(saving: [Build.record("sealed", in: zone, ["title": .asset(asset)])])
+        #expect(throws: RecSyncError.self) { try refused.saveResults[0].result.get() }
+        #expect("\(refused.errors)".contains("does not encrypt files"), "\(refused.errors)")
+        let saved = try await p.alice.modifyRecords(saving: [Build.record("clear", in: zone, ["title": .string(Self.secret), "photo": .asset(asset)])])
+        #expect(try saved.saveResults[0].result.get().fields["photo"] == .asset(asset))
+    }
+
     /// Every save seals afresh: the same value saved again gets a new ciphertext, so the
     /// store cannot tell which fields an edit touched (its change tag changes anyway, since
     /// the store stamps `modified`).
