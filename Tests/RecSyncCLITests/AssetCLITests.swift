@@ -1,0 +1,77 @@
+import Foundation
+import RecSyncTestSupport
+import Testing
+
+/// Assets through the `recsync` binary: a file beside its record goes to the store as its
+/// own blob and comes back byte for byte in another workspace; edits, dedupe and the limit.
+@Suite struct AssetCLITests {
+    func run(_ f: CLIFixture, as user: String, _ arguments: [String], in dir: String, expect status: Int32 = 0, sourceLocation: SourceLocation = #_sourceLocation) throws -> ProcessOutput {
+        try f.run(arguments, in: dir, environment: ["RECSYNC_USER": user], expect: status, sourceLocation: sourceLocation)
+    }
+
+    /// `count` bytes that compress badly (as a photo does), fixed by `seed`.
+    func photo(_ count: Int, seed: UInt64) -> Data {
+        var g = SeededRandom(seed: seed)
+        return Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &g) })
+    }
+
+    func blobSizes(_ f: CLIFixture) throws -> [Int] {
+        try GitCLI.run(["cat-file", "--batch-all-objects", "--batch-check=%(objecttype) %(objectsize)"], in: f.storePath)
+            .split(separator: "\n").compactMap { line in
+                let parts = line.split(separator: " ")
+                return parts.count == 2 && parts[0] == "blob" ? Int(parts[1]) : nil
+            }
+    }
+
+    @Test func aFileBesideItsRecordRoundTripsBetweenWorkspaces() throws {
+        let f = try CLIFixture().withStore()
+        // Two workspaces of alice's (a laptop and a phone).
+        for ws in ["alice", "bob"] { _ = try run(f, as: "alice", ["clone", "store.git", ws], in: ".") }
+        _ = try run(f, as: "alice", ["zone", "create", "photos"], in: "alice")
+        let trip = photo(300_000, seed: 1)
+        try FileManager.default.createDirectory(atPath: f.ws("alice") + "/private/photos/trip.assets", withIntermediateDirectories: true)
+        try trip.write(to: URL(fileURLWithPath: f.ws("alice") + "/private/photos/trip.assets/photo"))
+        try writeFile(f.ws("alice") + "/private/photos/trip.json", #"{"title": "Trip", "photo": {"$asset": "photo"}}"#)
+        // The same content in a second record is one blob in the store.
+        try FileManager.default.createDirectory(atPath: f.ws("alice") + "/private/photos/copy.assets", withIntermediateDirectories: true)
+        try trip.write(to: URL(fileURLWithPath: f.ws("alice") + "/private/photos/copy.assets/photo"))
+        try writeFile(f.ws("alice") + "/private/photos/copy.json", #"{"photo": {"$asset": "photo"}}"#)
+        _ = try run(f, as: "alice", ["push"], in: "alice")
+        #expect(try blobSizes(f).filter { $0 == trip.count }.count == 1)
+        _ = try GitCLI.run(["fsck", "--strict"], in: f.storePath)
+
+        _ = try run(f, as: "alice", ["pull"], in: "bob")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: f.ws("bob") + "/private/photos/trip.assets/photo")) == trip)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: f.ws("bob") + "/private/photos/copy.assets/photo")) == trip)
+        #expect(try f.fields("bob", "private/photos/trip.json")?["photo"] as? [String: String] == ["$asset": "photo"])
+
+        // Editing the file is editing the record: status sees it, push sends it, pull brings it.
+        let edited = photo(200_000, seed: 2)
+        try edited.write(to: URL(fileURLWithPath: f.ws("bob") + "/private/photos/trip.assets/photo"))
+        #expect(try run(f, as: "alice", ["status"], in: "bob").stdout.contains("trip"))
+        _ = try run(f, as: "alice", ["push"], in: "bob")
+        _ = try run(f, as: "alice", ["pull"], in: "alice")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: f.ws("alice") + "/private/photos/trip.assets/photo")) == edited)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: f.ws("alice") + "/private/photos/copy.assets/photo")) == trip)
+        _ = try GitCLI.run(["fsck", "--strict"], in: f.storePath)
+    }
+
+    @Test func aFileOverTheLimitIsRefusedBeforeAnythingIsSent() throws {
+        let f = try CLIFixture().withStore()
+        _ = try run(f, as: "alice", ["clone", "store.git", "alice"], in: ".")
+        _ = try run(f, as: "alice", ["zone", "create", "photos"], in: "alice")
+        let head = try GitCLI.run(["rev-parse", "main"], in: f.storePath)
+        let objects = try GitCLI.run(["count-objects", "-v"], in: f.storePath)
+        try FileManager.default.createDirectory(atPath: f.ws("alice") + "/private/photos/big.assets", withIntermediateDirectories: true)
+        // 50 MB and one byte, sparse: the limit is checked on the size, before reading.
+        let big = f.ws("alice") + "/private/photos/big.assets/video"
+        #expect(FileManager.default.createFile(atPath: big, contents: nil))
+        #expect(truncate(big, 50 * 1024 * 1024 + 1) == 0)
+        try writeFile(f.ws("alice") + "/private/photos/big.json", #"{"video": {"$asset": "video"}}"#)
+        try writeFile(f.ws("alice") + "/private/photos/small.json", #"{"title": "fine"}"#)
+        let push = try run(f, as: "alice", ["push"], in: "alice", expect: 1)
+        #expect(push.stderr.contains("big") && push.stderr.contains("52428800"), "\(push)")
+        #expect(try GitCLI.run(["rev-parse", "main"], in: f.storePath) == head, "nothing was committed")
+        #expect(try GitCLI.run(["count-objects", "-v"], in: f.storePath) == objects, "nothing was written")
+    }
+}
