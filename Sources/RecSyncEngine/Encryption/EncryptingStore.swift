@@ -1,6 +1,7 @@
 import Crypto
 import RecSyncModel
 import RecSyncStore
+import RecSyncWorkspace
 
 /// A store as a client of encrypted zones sees it: fields of records in an encrypted zone
 /// are sealed before they leave for the store and opened when they come back, and zone keys
@@ -17,10 +18,25 @@ public actor EncryptingStore: RemoteStore {
     var zoneKeys: [ZoneID: [Int: SymmetricKey]] = [:]
     /// Zones looked for and not found: not looked for again for every record.
     var unknownZones: Set<ZoneID> = []
+    /// Where the zones once seen encrypted are remembered (see `init`); nil: not kept.
+    let pinFile: String?
+    /// Where other users' public keys, once used, are remembered; nil: not kept.
+    let knownKeysFile: String?
+    /// Zones once seen encrypted, loaded from `pinFile` on first use.
+    var pinned: Set<ZoneID>?
 
-    public init(_ inner: any RemoteStore, keyStore: UserKeyStore) {
+    /// - Parameter pinDirectory: a directory (the workspace's state) where this client
+    ///   remembers what the store must not be able to change behind its back: every zone once
+    ///   seen encrypted (`encrypted-zones`), so that a `zone.json` stripped of its
+    ///   `encryption` by someone writing around recsync does not make it push that zone's
+    ///   values in clear; and the public key of each user it wrapped a zone key for
+    ///   (`known-keys`), so that a published key swapped by such a writer is refused, not
+    ///   given the zone key.
+    public init(_ inner: any RemoteStore, keyStore: UserKeyStore, pinDirectory: String? = nil) {
         self.inner = inner
         self.keyStore = keyStore
+        self.pinFile = pinDirectory.map { "\($0)/encrypted-zones" }
+        self.knownKeysFile = pinDirectory.map { "\($0)/known-keys" }
     }
 
     public nonisolated var userRecordName: String { inner.userRecordName }
@@ -71,7 +87,7 @@ public actor EncryptingStore: RemoteStore {
 
     public func fetchAllRecordZones(scope: DatabaseScope) async throws(RecSyncError) -> [RecordZone] {
         let all = try await inner.fetchAllRecordZones(scope: scope)
-        remember(all, scope: scope)
+        try remember(all, scope: scope)
         return all
     }
 
@@ -182,6 +198,9 @@ public actor EncryptingStore: RemoteStore {
         for record in records {
             let zoneID = record.recordID.zoneID
             guard let encryption = zones[zoneID]?.encryption else {
+                if try isPinned(zoneID) {
+                    throw .permissionFailure("zone \(zoneID) was encrypted, and its zone.json on the store no longer says so (written around recsync?); its records are not pushed in clear. If its owner really deleted it and created it again without encryption, remove its line from \(pinFile ?? "the pin file") and push again")
+                }
                 out.append(record)
                 continue
             }
@@ -210,10 +229,12 @@ public actor EncryptingStore: RemoteStore {
     /// from the store (deleted, reset, unshared) are forgotten.
     func refreshZones(_ scope: DatabaseScope) async throws(RecSyncError) {
         let all = try await inner.fetchAllRecordZones(scope: scope)
-        remember(all, scope: scope)
+        try remember(all, scope: scope)
     }
 
-    func remember(_ all: [RecordZone], scope: DatabaseScope) {
+    func remember(_ all: [RecordZone], scope: DatabaseScope) throws(RecSyncError) {
+        let encrypted = all.filter { $0.encryption != nil }.map(\.zoneID)
+        if pinFile != nil, !encrypted.isEmpty, try !Set(encrypted).isSubset(of: loadPins()) { try savePins(loadPins().union(encrypted)) }
         let present = Set(all.map(\.zoneID))
         for id in zones.keys where (id.ownerName == userRecordName) == (scope == .private) && !present.contains(id) {
             zones[id] = nil
@@ -224,6 +245,34 @@ public actor EncryptingStore: RemoteStore {
             if zones[z.zoneID] != z { zoneKeys[z.zoneID] = nil }
             zones[z.zoneID] = z
         }
+    }
+
+    func isPinned(_ zoneID: ZoneID) throws(RecSyncError) -> Bool {
+        guard pinFile != nil else { return false }
+        return try loadPins().contains(zoneID)
+    }
+
+    /// The pin file: one line per zone, `owner/zone` with both names escaped as in the store.
+    func loadPins() throws(RecSyncError) -> Set<ZoneID> {
+        if let pinned { return pinned }
+        var out: Set<ZoneID> = []
+        if let pinFile, let bytes = try FileIO.read(pinFile) {
+            for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+                let parts = line.split(separator: "/", omittingEmptySubsequences: false)
+                guard parts.count == 2, let owner = NameEscaping.unescape(String(parts[0])), let zone = NameEscaping.unescape(String(parts[1])),
+                      let id = try? ZoneID(zoneName: zone, ownerName: owner) else { continue }
+                out.insert(id)
+            }
+        }
+        pinned = out
+        return out
+    }
+
+    func savePins(_ pins: Set<ZoneID>) throws(RecSyncError) {
+        guard let pinFile else { return }
+        let lines = pins.map { "\(NameEscaping.escape($0.ownerName))/\(NameEscaping.escape($0.zoneName))\n" }.sorted()
+        try FileIO.writeAtomically(pinFile, Array(lines.joined().utf8))
+        pinned = pins
     }
 
     func privateKey() throws(RecSyncError) -> Curve25519.KeyAgreement.PrivateKey {
@@ -302,7 +351,35 @@ public actor EncryptingStore: RemoteStore {
         guard let published = try await inner.fetchUserPublicKey(user) else {
             throw .invalidArguments("\(user) has published no public key, so the encrypted zone cannot be shared with them; ask \(user) to run 'recsync keys init' in a workspace of this store, then try again")
         }
+        try checkKnownKey(published.publicKey, of: user)
         return published.publicKey
+    }
+
+    /// Trust on first use: the first public key of a user this client wraps a zone key for is
+    /// remembered; a different one later is refused until the user is asked.
+    func checkKnownKey(_ key: [UInt8], of user: String) throws(RecSyncError) {
+        guard let knownKeysFile else { return }
+        var known: [String: String] = [:]
+        if let bytes = try FileIO.read(knownKeysFile) {
+            for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+                let parts = line.split(separator: " ")
+                if parts.count == 2, let name = NameEscaping.unescape(String(parts[0])) { known[name] = String(parts[1]) }
+            }
+        }
+        let text = Base64.encode(key)
+        if let pinnedKey = known[user] {
+            guard pinnedKey == text else {
+                throw .permissionFailure("the public key published for \(user) (fingerprint \(Self.fingerprint(key))) is not the one this workspace used before (\(Self.fingerprint(Base64.decode(pinnedKey) ?? []))): someone writing to the store may have swapped it. If \(user) really reset their key, check the new fingerprint with them ('recsync keys show'), remove their line from \(knownKeysFile) and try again")
+            }
+            return
+        }
+        known[user] = text
+        let lines = known.map { "\(NameEscaping.escape($0.key)) \($0.value)\n" }.sorted()
+        try FileIO.writeAtomically(knownKeysFile, Array(lines.joined().utf8))
+    }
+
+    static func fingerprint(_ key: [UInt8]) -> String {
+        String(SHA256.hash(data: key).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined().prefix(16))
     }
 }
 
