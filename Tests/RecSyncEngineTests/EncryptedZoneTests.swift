@@ -289,6 +289,25 @@ import Testing
         await #expect(throws: RecSyncError.self) { try await later.share(zone, with: "bob", permission: .readWrite) }
     }
 
+    /// A zone.json put back to a version from before an unshare (the removed participant's
+    /// keys back, the old generation current) does not make a client seal with the old key.
+    @Test func rolledBackZoneKeysAreRefused() async throws {
+        let p = try Pair(.git)
+        let zone = try await p.diary()
+        let pins = p.keys.file("alice-pins")
+        try FileManager.default.createDirectory(atPath: pins, withIntermediateDirectories: true)
+        let alice = EncryptingStore(try p.fixture.store(as: "alice"), keyStore: p.keyStore("alice"), pinDirectory: pins)
+        try await alice.share(zone, with: "bob", permission: .readWrite)
+        let shared = try #require(try await p.fixture.store(as: "alice").fetchAllRecordZones(scope: .private).first)
+        try await alice.unshare(zone, with: "bob")
+        #expect(try await alice.modifyRecords(saving: [Build.record("r1", in: zone, ["title": .string("after")])]).errors.isEmpty)
+
+        try GitCLI.commitFiles([(StoreLayout.zoneFilePath(zone), ZoneDocuments.encodeZone(shared))], toStore: p.fixture.path)
+        let later = EncryptingStore(try p.fixture.store(as: "alice"), keyStore: p.keyStore("alice"), pinDirectory: pins)
+        let saved = try? await later.modifyRecords(saving: [Build.record("r2", in: zone, ["title": .string(Self.secret)])])
+        #expect(saved == nil || saved?.errors.isEmpty == false, "a save sealed with the key of before the unshare")
+    }
+
     /// Workspaces (SyncEngine) over an encrypted zone: a conflict is kept in plaintext, and a
     /// key reset is recovered from by another device with nothing lost.
     @Test func workspacesRecoverFromAKeyResetWithNothingLost() async throws {

@@ -22,8 +22,9 @@ public actor EncryptingStore: RemoteStore {
     let pinFile: String?
     /// Where other users' public keys, once used, are remembered; nil: not kept.
     let knownKeysFile: String?
-    /// Zones once seen encrypted, loaded from `pinFile` on first use.
-    var pinned: Set<ZoneID>?
+    /// Zones once seen encrypted, with the newest key generation seen, loaded from `pinFile`
+    /// on first use.
+    var pinned: [ZoneID: Int]?
 
     /// - Parameter pinDirectory: a directory (the workspace's state) where this client
     ///   remembers what the store must not be able to change behind its back: every zone once
@@ -205,6 +206,9 @@ public actor EncryptingStore: RemoteStore {
                 continue
             }
             let generation = encryption.currentGeneration
+            if pinFile != nil, let newest = try loadPins()[zoneID], generation < newest {
+                throw .permissionFailure("zone \(zoneID) on the store has key generation \(generation), older than generation \(newest) seen before: its zone.json was put back (written around recsync?), perhaps to give a removed participant the key again; its records are not pushed")
+            }
             var keys = zoneKeys[zoneID] ?? [:]
             if keys[generation] == nil { keys = try await openKeys(zoneID, refresh: false) }
             guard let key = keys[generation] else {
@@ -233,9 +237,19 @@ public actor EncryptingStore: RemoteStore {
     }
 
     func remember(_ all: [RecordZone], scope: DatabaseScope) throws(RecSyncError) {
-        let encrypted = all.filter { $0.encryption != nil }.map(\.zoneID)
-        if pinFile != nil, !encrypted.isEmpty, try !Set(encrypted).isSubset(of: loadPins()) { try savePins(loadPins().union(encrypted)) }
         let present = Set(all.map(\.zoneID))
+        if pinFile != nil {
+            // A zone gone (deleted, reset, unshared) may come back with a key of generation 1;
+            // that it was encrypted is kept.
+            var pins = try loadPins()
+            for (id, generation) in pins where generation > 0 && (id.ownerName == userRecordName) == (scope == .private) && !present.contains(id) {
+                pins[id] = 0
+            }
+            for z in all {
+                if let e = z.encryption, (pins[z.zoneID] ?? -1) < e.currentGeneration { pins[z.zoneID] = e.currentGeneration }
+            }
+            if pins != pinned { try savePins(pins) }
+        }
         for id in zones.keys where (id.ownerName == userRecordName) == (scope == .private) && !present.contains(id) {
             zones[id] = nil
             zoneKeys[id] = nil
@@ -249,28 +263,30 @@ public actor EncryptingStore: RemoteStore {
 
     func isPinned(_ zoneID: ZoneID) throws(RecSyncError) -> Bool {
         guard pinFile != nil else { return false }
-        return try loadPins().contains(zoneID)
+        return try loadPins()[zoneID] != nil
     }
 
-    /// The pin file: one line per zone, `owner/zone` with both names escaped as in the store.
-    func loadPins() throws(RecSyncError) -> Set<ZoneID> {
+    /// The pin file: one line per zone, `owner/zone generation` with both names escaped as in
+    /// the store.
+    func loadPins() throws(RecSyncError) -> [ZoneID: Int] {
         if let pinned { return pinned }
-        var out: Set<ZoneID> = []
+        var out: [ZoneID: Int] = [:]
         if let pinFile, let bytes = try FileIO.read(pinFile) {
             for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
-                let parts = line.split(separator: "/", omittingEmptySubsequences: false)
+                let fields = line.split(separator: " ")
+                let parts = (fields.first ?? "").split(separator: "/", omittingEmptySubsequences: false)
                 guard parts.count == 2, let owner = NameEscaping.unescape(String(parts[0])), let zone = NameEscaping.unescape(String(parts[1])),
                       let id = try? ZoneID(zoneName: zone, ownerName: owner) else { continue }
-                out.insert(id)
+                out[id] = fields.count > 1 ? Int(fields[1]) ?? 0 : 0
             }
         }
         pinned = out
         return out
     }
 
-    func savePins(_ pins: Set<ZoneID>) throws(RecSyncError) {
+    func savePins(_ pins: [ZoneID: Int]) throws(RecSyncError) {
         guard let pinFile else { return }
-        let lines = pins.map { "\(NameEscaping.escape($0.ownerName))/\(NameEscaping.escape($0.zoneName))\n" }.sorted()
+        let lines = pins.map { "\(NameEscaping.escape($0.key.ownerName))/\(NameEscaping.escape($0.key.zoneName)) \($0.value)\n" }.sorted()
         try FileIO.writeAtomically(pinFile, Array(lines.joined().utf8))
         pinned = pins
     }
