@@ -79,9 +79,18 @@ public actor EncryptingStore: RemoteStore {
             }
         }
         let results = try await inner.modifyRecordZones(sent)
+        var saved: [RecordZone] = []
         for r in results {
             zoneKeys[r.operation.zoneID] = nil
-            if case .success(let zone) = r.result { zones[r.operation.zoneID] = zone }
+            if case .success(let zone) = r.result {
+                zones[r.operation.zoneID] = zone
+                if let zone { saved.append(zone) }
+            }
+        }
+        if pinFile != nil, !saved.isEmpty {
+            var pins = try loadPins()
+            pinGenerations(saved, in: &pins)
+            if pins != pinned { try savePins(pins) }
         }
         return results
     }
@@ -245,9 +254,7 @@ public actor EncryptingStore: RemoteStore {
             for (id, generation) in pins where generation > 0 && (id.ownerName == userRecordName) == (scope == .private) && !present.contains(id) {
                 pins[id] = 0
             }
-            for z in all {
-                if let e = z.encryption, (pins[z.zoneID] ?? -1) < e.currentGeneration { pins[z.zoneID] = e.currentGeneration }
-            }
+            pinGenerations(all, in: &pins)
             if pins != pinned { try savePins(pins) }
         }
         for id in zones.keys where (id.ownerName == userRecordName) == (scope == .private) && !present.contains(id) {
@@ -258,6 +265,12 @@ public actor EncryptingStore: RemoteStore {
             unknownZones.remove(z.zoneID)
             if zones[z.zoneID] != z { zoneKeys[z.zoneID] = nil }
             zones[z.zoneID] = z
+        }
+    }
+
+    func pinGenerations(_ zones: [RecordZone], in pins: inout [ZoneID: Int]) {
+        for z in zones {
+            if let e = z.encryption, (pins[z.zoneID] ?? -1) < e.currentGeneration { pins[z.zoneID] = e.currentGeneration }
         }
     }
 
