@@ -231,6 +231,19 @@ import Testing
         #expect(try await p.alice.fetchRecords([Build.id("r", in: zone)])[0].result.get().fields["title"] == .string("again"))
     }
 
+    /// A version sealed before a key reset (the ancestor another device merges against) is
+    /// unavailable, not an error: the pull falls back to a conflict instead of failing.
+    @Test func versionSealedBeforeAResetIsUnavailable() async throws {
+        let p = try Pair(.git)
+        let zone = try await p.diary()
+        let first = try await p.alice.modifyRecords(saving: [Build.record("r", in: zone, ["title": .string("before")])]).saveResults[0].result.get()
+        _ = try await EncryptionKeys.reset(user: "alice", keyStore: p.keyStore("alice"), store: p.alice)
+        _ = try await p.alice.modifyRecordZones([.uploadAfterReset(RecordZone(zoneID: zone))])[0].result.get()
+        #expect(try await p.alice.modifyRecords(saving: [Build.record("r", in: zone, ["title": .string("after")])]).errors.isEmpty)
+        let ancestor = try await p.alice.fetchRecordVersion(Build.id("r", in: zone), changeTag: try #require(first.changeTag))
+        #expect(ancestor == nil)
+    }
+
     /// After pushes into an encrypted zone, no clear value appears in any object of the store.
     @Test func noClearValueInAnyStoreObject() async throws {
         let p = try Pair(.git)

@@ -128,7 +128,9 @@ public actor EncryptingStore: RemoteStore {
 
     public func fetchRecordVersion(_ id: RecordID, changeTag: String) async throws(RecSyncError) -> Record? {
         guard let record = try await inner.fetchRecordVersion(id, changeTag: changeTag) else { return nil }
-        return try await open(record)
+        // An old version (a merge's ancestor) sealed under a key since reset is unavailable,
+        // like one pruned: the merge falls back to a conflict instead of failing the pull.
+        return try? await open(record)
     }
 
     // MARK: Fields
@@ -147,7 +149,7 @@ public actor EncryptingStore: RemoteStore {
                 do throws(RecSyncError) {
                     if let r = conflict.server { conflict.server = try await open(r) }
                     if let r = conflict.client { conflict.client = try await open(r) }
-                    if let r = conflict.ancestor { conflict.ancestor = try await open(r) }
+                    if let r = conflict.ancestor { conflict.ancestor = try? await open(r) }  // see fetchRecordVersion
                     out.append(RecordResult(recordID: item.recordID, result: .failure(.serverRecordChanged(conflict))))
                 } catch {
                     out.append(RecordResult(recordID: item.recordID, result: .failure(error)))
