@@ -49,7 +49,11 @@ public actor EncryptingStore: RemoteStore {
     public func endOperation() async { await inner.endOperation() }
 
     public func databaseChanges(scope: DatabaseScope, since token: ServerChangeToken?, resultsLimit: Int) async throws(RecSyncError) -> DatabaseChanges {
-        try await inner.databaseChanges(scope: scope, since: token, resultsLimit: resultsLimit)
+        let changes = try await inner.databaseChanges(scope: scope, since: token, resultsLimit: resultsLimit)
+        // Zones changed are looked at now, so that a zone seen encrypted is remembered (see
+        // `init`) from the first pull or clone on, not only once a record of it is read.
+        if pinFile != nil, !changes.modifications.isEmpty { try await refreshZones(scope) }
+        return changes
     }
 
     public func recordZoneChanges(zone: ZoneID, since token: ServerChangeToken?, resultsLimit: Int, desiredKeys: [String]?) async throws(RecSyncError) -> RecordZoneChanges {
