@@ -24,6 +24,23 @@ import Testing
         return f
     }
 
+    /// A workspace cloned from a store with an encrypted zone remembers it from the clone on:
+    /// encryption stripped from zone.json with plain git later does not make it push in clear.
+    @Test func cloneRemembersEncryptedZonesAgainstADowngrade() throws {
+        let f = try setUp()
+        _ = try run(f, as: "alice", ["zone", "create", "diary", "--encrypted"], in: "alice")
+        _ = try run(f, as: "alice", ["clone", "store.git", "alice2"], in: ".")
+        let zoneDoc = try GitCLI.run(["show", "main:zones/alice/diary/zone.json"], in: f.storePath)
+        var zone = try #require(try JSONSerialization.jsonObject(with: Data(zoneDoc.utf8)) as? [String: Any])
+        zone["encryption"] = nil
+        let stripped = try JSONSerialization.data(withJSONObject: zone)
+        _ = try GitCLI.commitFiles([("zones/alice/diary/zone.json", Array(stripped))], toStore: f.storePath)
+        try writeFile(f.ws("alice2") + "/private/diary/leak.json", #"{"title": "epsilon-secret-after-strip"}"#)
+        let refused = try run(f, as: "alice", ["push"], in: "alice2", expect: 1)
+        #expect(refused.stderr.contains("no longer says so"), "\(refused)")
+        #expect(!(try storeObjects(f)).contains("epsilon-secret-after-strip"))
+    }
+
     @Test func twoUsersShareAnEncryptedZoneAndTheStoreHoldsNoClearValue() throws {
         let f = try CLIFixture().withStore()
         for user in ["alice", "bob"] { _ = try run(f, as: user, ["clone", "store.git", user], in: ".") }

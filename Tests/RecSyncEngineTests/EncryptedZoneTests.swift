@@ -1,7 +1,7 @@
 import Foundation
 @testable import RecSyncEngine
 import RecSyncModel
-import RecSyncStore
+@testable import RecSyncStore
 import RecSyncTestSupport
 import RecSyncWorkspace
 import Testing
@@ -246,6 +246,19 @@ import Testing
         #expect(try await p.alice.fetchRecords([Build.id("r", in: zone)])[0].result.get().fields["title"] == .string("again"))
     }
 
+    /// A version sealed before a key reset (the ancestor another device merges against) is
+    /// unavailable, not an error: the pull falls back to a conflict instead of failing.
+    @Test func versionSealedBeforeAResetIsUnavailable() async throws {
+        let p = try Pair(.git)
+        let zone = try await p.diary()
+        let first = try await p.alice.modifyRecords(saving: [Build.record("r", in: zone, ["title": .string("before")])]).saveResults[0].result.get()
+        _ = try await EncryptionKeys.reset(user: "alice", keyStore: p.keyStore("alice"), store: p.alice)
+        _ = try await p.alice.modifyRecordZones([.uploadAfterReset(RecordZone(zoneID: zone))])[0].result.get()
+        #expect(try await p.alice.modifyRecords(saving: [Build.record("r", in: zone, ["title": .string("after")])]).errors.isEmpty)
+        let ancestor = try await p.alice.fetchRecordVersion(Build.id("r", in: zone), changeTag: try #require(first.changeTag))
+        #expect(ancestor == nil)
+    }
+
     /// After pushes into an encrypted zone, no clear value appears in any object of the store.
     @Test func noClearValueInAnyStoreObject() async throws {
         let p = try Pair(.git)
@@ -259,6 +272,68 @@ import Testing
         for value in [Self.secret, "second-secret-value", "bob-secret-value"] {
             #expect(!dump.contains(value), "\(value) is in clear in the store")
         }
+    }
+
+    /// A zone.json stripped of its `encryption` with plain git (a downgrade by a store writer)
+    /// does not make a client that saw the zone encrypted push its values in clear.
+    @Test func strippedEncryptionIsNotADowngrade() async throws {
+        let p = try Pair(.git)
+        let zone = try await p.diary()
+        let pins = p.keys.file("alice-pins")
+        try FileManager.default.createDirectory(atPath: pins, withIntermediateDirectories: true)
+        let alice = EncryptingStore(try p.fixture.store(as: "alice"), keyStore: p.keyStore("alice"), pinDirectory: pins)
+        #expect(try await alice.modifyRecords(saving: [Build.record("r1", in: zone, ["title": .string("first")])]).errors.isEmpty)
+
+        var stripped = try #require(try await p.fixture.store(as: "alice").fetchAllRecordZones(scope: .private).first)
+        stripped.encryption = nil
+        try GitCLI.commitFiles([(StoreLayout.zoneFilePath(zone), ZoneDocuments.encodeZone(stripped))], toStore: p.fixture.path)
+
+        // A later run of the same workspace (a new EncryptingStore, the same pin file).
+        let later = EncryptingStore(try p.fixture.store(as: "alice"), keyStore: p.keyStore("alice"), pinDirectory: pins)
+        let leaked = try? await later.modifyRecords(saving: [Build.record("r2", in: zone, ["title": .string(Self.secret)])])
+        #expect(leaked == nil || leaked?.errors.isEmpty == false, "the save into a stripped zone was refused")
+        let dump = try GitCLI.run(["cat-file", "--batch-all-objects", "--batch"], in: p.fixture.path)
+        #expect(!dump.contains(Self.secret), "a value went to the store in clear after a downgrade")
+    }
+
+    /// A public key swapped on the store by someone writing around recsync is not given the
+    /// zone key once the client has used the genuine one (trust on first use).
+    @Test func swappedPublicKeyIsRefused() async throws {
+        let p = try Pair(.git)
+        let zone = try await p.diary()
+        let pins = p.keys.file("alice-pins")
+        try FileManager.default.createDirectory(atPath: pins, withIntermediateDirectories: true)
+        let alice = EncryptingStore(try p.fixture.store(as: "alice"), keyStore: p.keyStore("alice"), pinDirectory: pins)
+        try await alice.share(zone, with: "bob", permission: .readWrite)
+        try await alice.unshare(zone, with: "bob")
+
+        let mallory = UserKeyStore(directory: p.keys.file("mallory"))
+        let malloryKey = try await EncryptionKeys.initialize(user: "mallory", keyStore: mallory, store: try p.fixture.store(as: "mallory")).publicKey
+        try await p.fixture.store(as: "bob").publishUserPublicKey(malloryKey)
+        let published = try #require(try await p.fixture.store(as: "bob").fetchUserPublicKey("bob"))
+        #expect(published.publicKey != Array(try #require(try p.keyStore("bob").load("bob")).publicKey.rawRepresentation), "the store holds mallory's key for bob")
+
+        let later = EncryptingStore(try p.fixture.store(as: "alice"), keyStore: p.keyStore("alice"), pinDirectory: pins)
+        await #expect(throws: RecSyncError.self) { try await later.share(zone, with: "bob", permission: .readWrite) }
+    }
+
+    /// A zone.json put back to a version from before an unshare (the removed participant's
+    /// keys back, the old generation current) does not make a client seal with the old key.
+    @Test func rolledBackZoneKeysAreRefused() async throws {
+        let p = try Pair(.git)
+        let zone = try await p.diary()
+        let pins = p.keys.file("alice-pins")
+        try FileManager.default.createDirectory(atPath: pins, withIntermediateDirectories: true)
+        let alice = EncryptingStore(try p.fixture.store(as: "alice"), keyStore: p.keyStore("alice"), pinDirectory: pins)
+        try await alice.share(zone, with: "bob", permission: .readWrite)
+        let shared = try #require(try await p.fixture.store(as: "alice").fetchAllRecordZones(scope: .private).first)
+        try await alice.unshare(zone, with: "bob")
+
+        // Put back right after the unshare, before this client read the zone again.
+        try GitCLI.commitFiles([(StoreLayout.zoneFilePath(zone), ZoneDocuments.encodeZone(shared))], toStore: p.fixture.path)
+        let later = EncryptingStore(try p.fixture.store(as: "alice"), keyStore: p.keyStore("alice"), pinDirectory: pins)
+        let saved = try? await later.modifyRecords(saving: [Build.record("r2", in: zone, ["title": .string(Self.secret)])])
+        #expect(saved == nil || saved?.errors.isEmpty == false, "a save sealed with the key of before the unshare")
     }
 
     /// Workspaces (SyncEngine) over an encrypted zone: a conflict is kept in plaintext, and a

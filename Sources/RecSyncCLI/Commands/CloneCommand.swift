@@ -36,7 +36,7 @@ struct CloneCommand: RecSyncSubcommand {
         let (engine, report) = try await SyncEngine.clone(
             into: target, config: WorkspaceConfig(user: who, remote: remote),
             openStore: { ws throws(RecSyncError) -> any RemoteStore in
-                if let localStore { return EncryptingStore(localStore, keyStore: try context.keyStore()) }
+                if let localStore { return EncryptingStore(localStore, keyStore: try context.keyStore(), pinDirectory: ws.stateDir) }
                 return try context.store(for: ws)
             },
             started: { ws, store in

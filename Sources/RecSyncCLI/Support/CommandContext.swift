@@ -36,7 +36,7 @@ public struct CommandContext: Sendable {
     /// workspace's mirror in `.recsync/mirror`), with fields of encrypted zones sealed and
     /// opened on this side.
     public func store(for workspace: Workspace) throws(RecSyncError) -> any RemoteStore {
-        EncryptingStore(try gitStore(for: workspace), keyStore: try keyStore())
+        EncryptingStore(try gitStore(for: workspace), keyStore: try keyStore(), pinDirectory: workspace.stateDir)
     }
 
     /// Where this user's private keys are kept (`$XDG_CONFIG_HOME/recsync/keys`).
@@ -46,7 +46,7 @@ public struct CommandContext: Sendable {
 
     /// The workspace's store, for reading its history (`log`, `show`), encrypted fields opened.
     public func history(for workspace: Workspace) throws(RecSyncError) -> any StoreHistory {
-        EncryptingStore(try gitStore(for: workspace), keyStore: try keyStore())
+        EncryptingStore(try gitStore(for: workspace), keyStore: try keyStore(), pinDirectory: workspace.stateDir)
     }
 
     /// The workspace's store as a `GitStore`: for maintenance (`store compact`).

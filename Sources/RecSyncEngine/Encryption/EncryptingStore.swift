@@ -1,6 +1,7 @@
 import Crypto
 import RecSyncModel
 import RecSyncStore
+import RecSyncWorkspace
 
 /// A store as a client of encrypted zones sees it: fields of records in an encrypted zone
 /// are sealed before they leave for the store and opened when they come back, and zone keys
@@ -17,10 +18,26 @@ public actor EncryptingStore: RemoteStore {
     var zoneKeys: [ZoneID: [Int: SymmetricKey]] = [:]
     /// Zones looked for and not found: not looked for again for every record.
     var unknownZones: Set<ZoneID> = []
+    /// Where the zones once seen encrypted are remembered (see `init`); nil: not kept.
+    let pinFile: String?
+    /// Where other users' public keys, once used, are remembered; nil: not kept.
+    let knownKeysFile: String?
+    /// Zones once seen encrypted, with the newest key generation seen, loaded from `pinFile`
+    /// on first use.
+    var pinned: [ZoneID: Int]?
 
-    public init(_ inner: any RemoteStore, keyStore: UserKeyStore) {
+    /// - Parameter pinDirectory: a directory (the workspace's state) where this client
+    ///   remembers what the store must not be able to change behind its back: every zone once
+    ///   seen encrypted (`encrypted-zones`), so that a `zone.json` stripped of its
+    ///   `encryption` by someone writing around recsync does not make it push that zone's
+    ///   values in clear; and the public key of each user it wrapped a zone key for
+    ///   (`known-keys`), so that a published key swapped by such a writer is refused, not
+    ///   given the zone key.
+    public init(_ inner: any RemoteStore, keyStore: UserKeyStore, pinDirectory: String? = nil) {
         self.inner = inner
         self.keyStore = keyStore
+        self.pinFile = pinDirectory.map { "\($0)/encrypted-zones" }
+        self.knownKeysFile = pinDirectory.map { "\($0)/known-keys" }
     }
 
     public nonisolated var userRecordName: String { inner.userRecordName }
@@ -32,7 +49,11 @@ public actor EncryptingStore: RemoteStore {
     public func endOperation() async { await inner.endOperation() }
 
     public func databaseChanges(scope: DatabaseScope, since token: ServerChangeToken?, resultsLimit: Int) async throws(RecSyncError) -> DatabaseChanges {
-        try await inner.databaseChanges(scope: scope, since: token, resultsLimit: resultsLimit)
+        let changes = try await inner.databaseChanges(scope: scope, since: token, resultsLimit: resultsLimit)
+        // Zones changed are looked at now, so that a zone seen encrypted is remembered (see
+        // `init`) from the first pull or clone on, not only once a record of it is read.
+        if pinFile != nil, !changes.modifications.isEmpty { try await refreshZones(scope) }
+        return changes
     }
 
     public func recordZoneChanges(zone: ZoneID, since token: ServerChangeToken?, resultsLimit: Int, desiredKeys: [String]?) async throws(RecSyncError) -> RecordZoneChanges {
@@ -62,16 +83,25 @@ public actor EncryptingStore: RemoteStore {
             }
         }
         let results = try await inner.modifyRecordZones(sent)
+        var saved: [RecordZone] = []
         for r in results {
             zoneKeys[r.operation.zoneID] = nil
-            if case .success(let zone) = r.result { zones[r.operation.zoneID] = zone }
+            if case .success(let zone) = r.result {
+                zones[r.operation.zoneID] = zone
+                if let zone { saved.append(zone) }
+            }
+        }
+        if pinFile != nil, !saved.isEmpty {
+            var pins = try loadPins()
+            pinGenerations(saved, in: &pins)
+            if pins != pinned { try savePins(pins) }
         }
         return results
     }
 
     public func fetchAllRecordZones(scope: DatabaseScope) async throws(RecSyncError) -> [RecordZone] {
         let all = try await inner.fetchAllRecordZones(scope: scope)
-        remember(all, scope: scope)
+        try remember(all, scope: scope)
         return all
     }
 
@@ -114,7 +144,9 @@ public actor EncryptingStore: RemoteStore {
 
     public func fetchRecordVersion(_ id: RecordID, changeTag: String) async throws(RecSyncError) -> Record? {
         guard let record = try await inner.fetchRecordVersion(id, changeTag: changeTag) else { return nil }
-        return try await open(record)
+        // An old version (a merge's ancestor) sealed under a key since reset is unavailable,
+        // like one pruned: the merge falls back to a conflict instead of failing the pull.
+        return try? await open(record)
     }
 
     // MARK: Fields
@@ -133,7 +165,7 @@ public actor EncryptingStore: RemoteStore {
                 do throws(RecSyncError) {
                     if let r = conflict.server { conflict.server = try await open(r) }
                     if let r = conflict.client { conflict.client = try await open(r) }
-                    if let r = conflict.ancestor { conflict.ancestor = try await open(r) }
+                    if let r = conflict.ancestor { conflict.ancestor = try? await open(r) }  // see fetchRecordVersion
                     out.append(RecordResult(recordID: item.recordID, result: .failure(.serverRecordChanged(conflict))))
                 } catch {
                     out.append(RecordResult(recordID: item.recordID, result: .failure(error)))
@@ -194,10 +226,16 @@ public actor EncryptingStore: RemoteStore {
         for record in records {
             let zoneID = record.recordID.zoneID
             guard let encryption = zones[zoneID]?.encryption else {
+                if try isPinned(zoneID) {
+                    throw .permissionFailure("zone \(zoneID) was encrypted, and its zone.json on the store no longer says so (written around recsync?); its records are not pushed in clear. If its owner really deleted it and created it again without encryption, remove its line from \(pinFile ?? "the pin file") and push again")
+                }
                 out.append(record)
                 continue
             }
             let generation = encryption.currentGeneration
+            if pinFile != nil, let newest = try loadPins()[zoneID], generation < newest {
+                throw .permissionFailure("zone \(zoneID) on the store has key generation \(generation), older than generation \(newest) seen before: its zone.json was put back (written around recsync?), perhaps to give a removed participant the key again; its records are not pushed")
+            }
             var keys = zoneKeys[zoneID] ?? [:]
             if keys[generation] == nil { keys = try await openKeys(zoneID, refresh: false) }
             guard let key = keys[generation] else {
@@ -224,11 +262,21 @@ public actor EncryptingStore: RemoteStore {
     /// from the store (deleted, reset, unshared) are forgotten.
     func refreshZones(_ scope: DatabaseScope) async throws(RecSyncError) {
         let all = try await inner.fetchAllRecordZones(scope: scope)
-        remember(all, scope: scope)
+        try remember(all, scope: scope)
     }
 
-    func remember(_ all: [RecordZone], scope: DatabaseScope) {
+    func remember(_ all: [RecordZone], scope: DatabaseScope) throws(RecSyncError) {
         let present = Set(all.map(\.zoneID))
+        if pinFile != nil {
+            // A zone gone (deleted, reset, unshared) may come back with a key of generation 1;
+            // that it was encrypted is kept.
+            var pins = try loadPins()
+            for (id, generation) in pins where generation > 0 && (id.ownerName == userRecordName) == (scope == .private) && !present.contains(id) {
+                pins[id] = 0
+            }
+            pinGenerations(all, in: &pins)
+            if pins != pinned { try savePins(pins) }
+        }
         for id in zones.keys where (id.ownerName == userRecordName) == (scope == .private) && !present.contains(id) {
             zones[id] = nil
             zoneKeys[id] = nil
@@ -238,6 +286,42 @@ public actor EncryptingStore: RemoteStore {
             if zones[z.zoneID] != z { zoneKeys[z.zoneID] = nil }
             zones[z.zoneID] = z
         }
+    }
+
+    func pinGenerations(_ zones: [RecordZone], in pins: inout [ZoneID: Int]) {
+        for z in zones {
+            if let e = z.encryption, (pins[z.zoneID] ?? -1) < e.currentGeneration { pins[z.zoneID] = e.currentGeneration }
+        }
+    }
+
+    func isPinned(_ zoneID: ZoneID) throws(RecSyncError) -> Bool {
+        guard pinFile != nil else { return false }
+        return try loadPins()[zoneID] != nil
+    }
+
+    /// The pin file: one line per zone, `owner/zone generation` with both names escaped as in
+    /// the store.
+    func loadPins() throws(RecSyncError) -> [ZoneID: Int] {
+        if let pinned { return pinned }
+        var out: [ZoneID: Int] = [:]
+        if let pinFile, let bytes = try FileIO.read(pinFile) {
+            for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+                let fields = line.split(separator: " ")
+                let parts = (fields.first ?? "").split(separator: "/", omittingEmptySubsequences: false)
+                guard parts.count == 2, let owner = NameEscaping.unescape(String(parts[0])), let zone = NameEscaping.unescape(String(parts[1])),
+                      let id = try? ZoneID(zoneName: zone, ownerName: owner) else { continue }
+                out[id] = fields.count > 1 ? Int(fields[1]) ?? 0 : 0
+            }
+        }
+        pinned = out
+        return out
+    }
+
+    func savePins(_ pins: [ZoneID: Int]) throws(RecSyncError) {
+        guard let pinFile else { return }
+        let lines = pins.map { "\(NameEscaping.escape($0.key.ownerName))/\(NameEscaping.escape($0.key.zoneName)) \($0.value)\n" }.sorted()
+        try FileIO.writeAtomically(pinFile, Array(lines.joined().utf8))
+        pinned = pins
     }
 
     func privateKey() throws(RecSyncError) -> Curve25519.KeyAgreement.PrivateKey {
@@ -316,7 +400,35 @@ public actor EncryptingStore: RemoteStore {
         guard let published = try await inner.fetchUserPublicKey(user) else {
             throw .invalidArguments("\(user) has published no public key, so the encrypted zone cannot be shared with them; ask \(user) to run 'recsync keys init' in a workspace of this store, then try again")
         }
+        try checkKnownKey(published.publicKey, of: user)
         return published.publicKey
+    }
+
+    /// Trust on first use: the first public key of a user this client wraps a zone key for is
+    /// remembered; a different one later is refused until the user is asked.
+    func checkKnownKey(_ key: [UInt8], of user: String) throws(RecSyncError) {
+        guard let knownKeysFile else { return }
+        var known: [String: String] = [:]
+        if let bytes = try FileIO.read(knownKeysFile) {
+            for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+                let parts = line.split(separator: " ")
+                if parts.count == 2, let name = NameEscaping.unescape(String(parts[0])) { known[name] = String(parts[1]) }
+            }
+        }
+        let text = Base64.encode(key)
+        if let pinnedKey = known[user] {
+            guard pinnedKey == text else {
+                throw .permissionFailure("the public key published for \(user) (fingerprint \(Self.fingerprint(key))) is not the one this workspace used before (\(Self.fingerprint(Base64.decode(pinnedKey) ?? []))): someone writing to the store may have swapped it. If \(user) really reset their key, check the new fingerprint with them ('recsync keys show'), remove their line from \(knownKeysFile) and try again")
+            }
+            return
+        }
+        known[user] = text
+        let lines = known.map { "\(NameEscaping.escape($0.key)) \($0.value)\n" }.sorted()
+        try FileIO.writeAtomically(knownKeysFile, Array(lines.joined().utf8))
+    }
+
+    static func fingerprint(_ key: [UInt8]) -> String {
+        String(SHA256.hash(data: key).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined().prefix(16))
     }
 }
 
