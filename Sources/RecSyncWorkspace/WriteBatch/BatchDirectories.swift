@@ -1,6 +1,8 @@
 import CRecSyncSys
+import Dispatch
 import Glibc
 import RecSyncModel
+import Synchronization
 
 /// The directories a batch works in, each opened once: files are created and renamed
 /// relative to them, so the kernel does not walk the whole path for each of thousands of files.
@@ -36,18 +38,46 @@ struct BatchDirectories {
         }
     }
 
-    /// Makes every file written in these directories durable: `syncfs` on the file system
-    /// that holds them (one call instead of an fsync per file), or an fsync of each of
-    /// `files` where that fails.
-    func syncFileSystem(fallback files: [(directory: Int32, name: String, path: String)]) throws(RecSyncError) {
-        guard let any = open.values.first else { return }
-        if recsync_syncfs(any) == 0 { return }
-        for file in files {
-            let fd = try Syscall.retrying("openat", path: file.path, "cannot open to sync") { openat(file.directory, file.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
-            defer { close(fd) }
-            try Syscall.retrying("fsync", path: file.path, "cannot sync") { fsync(fd) }
+    /// Makes `files` (entries of directories opened here) durable.
+    ///
+    /// Up to `perFileLimit` files: an `fdatasync` of each, `syncWorkers` at a time, then an
+    /// `fsync` of each directory one was created in. Not one `syncfs` for those: it flushes
+    /// everything dirty on the file system, another process's large copy or build included,
+    /// and a pull of 100 records waited for it. Several at a time because the file system
+    /// commits the metadata of concurrent syncs together (ext4's journal does), where one
+    /// after another each would wait for its own commit.
+    ///
+    /// Above that (a clone, a large pull) the batch's own writes are most of what is dirty:
+    /// one `syncfs` costs less than a sync per file, loaded or not; where it fails, the files
+    /// one by one as above.
+    func syncFiles(_ files: [(directory: Int32, name: String, path: String)], createdIn created: Set<String>) throws(RecSyncError) {
+        if files.count > Self.perFileLimit, let any = open.values.first, recsync_syncfs(any) == 0 { return }
+        let workers = min(files.count, Self.syncWorkers)
+        let next = Atomic<Int>(0)
+        let failure = Mutex<RecSyncError?>(nil)
+        DispatchQueue.concurrentPerform(iterations: workers) { _ in
+            while true {
+                let i = next.add(1, ordering: .relaxed).oldValue
+                guard i < files.count, failure.withLock({ $0 == nil }) else { return }
+                let file = files[i]
+                do throws(RecSyncError) {
+                    let fd = try Syscall.retrying("openat", path: file.path, "cannot open to sync") { openat(file.directory, file.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
+                    defer { close(fd) }
+                    try Syscall.retrying("fdatasync", path: file.path, "cannot sync") { fdatasync(fd) }
+                } catch {
+                    failure.withLock { if $0 == nil { $0 = error } }
+                    return
+                }
+            }
         }
+        if let error = failure.withLock({ $0 }) { throw error }
+        try sync(created)
     }
+
+    /// How many files `syncFiles` syncs at once.
+    static let syncWorkers = 16
+    /// The most files `syncFiles` syncs one by one rather than with `syncfs`.
+    static let perFileLimit = 1_000
 
     mutating func closeAll() {
         for fd in open.values { close(fd) }

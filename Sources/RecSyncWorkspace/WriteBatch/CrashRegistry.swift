@@ -52,8 +52,7 @@ struct CrashRegistry {
 
     /// Writes the registry before the batch puts down any file. `durably` when files are
     /// created in place: the registry must outlive a crash before the first of them exists.
-    /// Otherwise it is not synced by itself: the batch's `syncfs` makes it durable with the
-    /// temp files.
+    /// Otherwise it is not synced by itself: the batch syncs it with the temp files.
     static func register(_ contents: Contents, at path: String, durably: Bool) throws(RecSyncError) -> CrashRegistry {
         if durably {
             try FileIO.writeAtomically(path, encode(contents))

@@ -5,7 +5,7 @@ import RecSyncModel
 ///
 /// `commit` writes every file beside its target (a `TempFile`) or, when it must not exist yet,
 /// at its target (an `InPlaceFile`, listed in the batch's `CrashRegistry` first), makes them
-/// durable (one `syncfs` for the batch), renames them into place, removes what is to be
+/// durable (an `fdatasync` of each, or one `syncfs` for a large batch), renames them into place, removes what is to be
 /// removed, then fsyncs every directory touched once. After `commit` returns, all of it
 /// survives a crash; before, a crash leaves each target either old or new.
 public struct WriteBatch {
@@ -105,7 +105,14 @@ public struct WriteBatch {
 
         try put(inPlace, in: &directories, created: &created, temps: &temps)
         if temps.count + created.count > 1 {
-            try directories.syncFileSystem(fallback: temps.map { ($0.file.directory, $0.file.name, $0.file.path) } + created.map { ($0.directory, $0.name, $0.path) })
+            var files: [(directory: Int32, name: String, path: String)] = temps.map { ($0.file.directory, $0.file.name, $0.file.path) } + created.map { ($0.directory, $0.name, $0.path) }
+            var createdIn = Set(created.map { FileIO.split($0.path).dir })
+            if let registry, registered != nil, !anyInPlace {  // written unsynced: durable with the files
+                let (dir, name) = FileIO.split(registry)
+                files.append((try directories.directory(dir), name, registry))
+                createdIn.insert(dir)
+            }
+            try directories.syncFiles(files, createdIn: createdIn)
         }
         // Prepared files (assets) first, as long as their group's first write would still go
         // ahead; the late writes' renames only after the others' are durable in their directories.
