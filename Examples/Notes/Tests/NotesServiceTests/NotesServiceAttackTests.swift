@@ -50,6 +50,24 @@ actor HookedStore: RemoteStore {
         try await inner.fetchZoneDeletions(zoneIDs)
     }
 
+    func publishUserPublicKey(_ key: [UInt8]) async throws(RecSyncError) -> UserPublicKey {
+        try await inner.publishUserPublicKey(key)
+    }
+
+    func fetchUserPublicKey(_ user: String) async throws(RecSyncError) -> UserPublicKey? {
+        try await inner.fetchUserPublicKey(user)
+    }
+
+    nonisolated var maxAssetBytes: Int64 { inner.maxAssetBytes }
+
+    func uploadAsset(fileAt path: String) async throws(RecSyncError) -> AssetReference {
+        try await inner.uploadAsset(fileAt: path)
+    }
+
+    func downloadAsset(_ asset: AssetReference, zone: ZoneID, to path: String) async throws(RecSyncError) {
+        try await inner.downloadAsset(asset, zone: zone, to: path)
+    }
+
     func currentDatabaseToken(scope: DatabaseScope) async throws(RecSyncError) -> ServerChangeToken {
         try await inner.currentDatabaseToken(scope: scope)
     }
