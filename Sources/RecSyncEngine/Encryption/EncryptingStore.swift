@@ -26,13 +26,20 @@ public actor EncryptingStore: RemoteStore {
     /// on first use.
     var pinned: [ZoneID: Int]?
 
-    /// - Parameter pinDirectory: a directory (the workspace's state) where this client
-    ///   remembers what the store must not be able to change behind its back: every zone once
-    ///   seen encrypted (`encrypted-zones`), so that a `zone.json` stripped of its
-    ///   `encryption` by someone writing around recsync does not make it push that zone's
-    ///   values in clear; and the public key of each user it wrapped a zone key for
-    ///   (`known-keys`), so that a published key swapped by such a writer is refused, not
-    ///   given the zone key.
+    /// Opens `inner` through this client's keys.
+    ///
+    /// - Parameters:
+    ///   - inner: the store to read and write; it only ever sees sealed values of the fields
+    ///     an encrypted zone seals.
+    ///   - keyStore: where this user's private key is (`UserKeyStore(environment:)`: the key
+    ///     directory under `$XDG_CONFIG_HOME/recsync/keys/`).
+    ///   - pinDirectory: a directory (the workspace's state) where this client
+    ///     remembers what the store must not be able to change behind its back: every zone once
+    ///     seen encrypted (`encrypted-zones`), so that a `zone.json` stripped of its
+    ///     `encryption` by someone writing around recsync does not make it push that zone's
+    ///     values in clear; and the public key of each user it wrapped a zone key for
+    ///     (`known-keys`), so that a published key swapped by such a writer is refused, not
+    ///     given the zone key.
     public init(_ inner: any RemoteStore, keyStore: UserKeyStore, pinDirectory: String? = nil) {
         self.inner = inner
         self.keyStore = keyStore
