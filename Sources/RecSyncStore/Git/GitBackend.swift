@@ -4,7 +4,8 @@ import RecSyncModel
 /// The DESIGN §2 tree in a git repository, read and written through libgit2.
 final class GitBackend: StoreBackend {
     static let headRef = "refs/heads/main"
-    /// Above this many written records, objects go to one pack file instead of loose objects.
+    /// Above this many written records, objects go to one pack file instead of loose objects
+    /// (a network store's mirror: always, see `commit`).
     ///
     /// Every loose object is fsynced on its own (≈3 ms each here: 100 edits took 318 ms);
     /// a pack is one file and its index (100 edits: 22 ms). Below the threshold the handful
@@ -405,7 +406,9 @@ final class GitBackend: StoreBackend {
         let recordCount = writes.reduce(0) { n, w in if case .saveRecord = w { n + 1 } else { n } }
         let parentOID = try oid(parent)
         let (commit, tags) = try git("writing a commit") { () throws(GitError) -> (GitOID, [RecordID: String]) in
-            // Large modifications write into memory and land as one pack file.
+            // Large modifications write into memory and land as one pack file; so does every
+            // commit to a network store's mirror, whose loose objects' fsyncs would stand
+            // between the user and the push (a one-record push: 32 fsyncs, 16 as a pack).
             let repo = recordCount > Self.bulkThreshold || remote != nil ? try GitRepository.open(at: repository.path, bulkWrites: true) : repository
             var updates: [GitTreeUpdate] = []
             updates.reserveCapacity(writes.count)
