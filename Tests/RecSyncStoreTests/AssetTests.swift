@@ -158,6 +158,13 @@ import Testing
         let e2 = await caught { try await phone.downloadAsset(absent, zone: notes, to: out) }
         #expect(e2?.message.contains("lacks asset object") == true)
         #expect(!FileManager.default.fileExists(atPath: out))
+        // A reference that understates its blob is refused from the object's header, before
+        // anything is read or written.
+        let big = try GitCLI.run(["hash-object", "-w", "--stdin"], in: fixture.path, input: String(repeating: "y", count: 100_000)).trimmingCharacters(in: .whitespacesAndNewlines)
+        let understated = try AssetReference(oid: big, size: 4, sha256: good.sha256)
+        let e3 = await caught { try await phone.downloadAsset(understated, zone: notes, to: out) }
+        #expect(e3?.message.contains("holds 100000 bytes where its reference says 4") == true, "\(String(describing: e3))")
+        #expect(!FileManager.default.fileExists(atPath: out))
         try await phone.downloadAsset(good, zone: notes, to: out)
         #expect(bytes(out) == Array("good".utf8))
     }

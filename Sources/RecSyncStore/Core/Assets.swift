@@ -50,6 +50,16 @@ extension StoreCore {
     /// or missing blob is an error about that one asset, and the file is removed again.
     func downloadAsset(_ asset: AssetReference, zone: ZoneID, to path: String) throws(RecSyncError) {
         _ = try visibleZone(zone, at: try backend.head())
+        // The object's size from its header first: a reference that understates a blob (a
+        // store written with plain git, or a client around recsync) must not make a pull
+        // inflate or write gigabytes before the comparison below refuses it.
+        guard let stored = try backend.assetSize(asset.oid) else {
+            throw .storeCorrupt("the store lacks asset object \(asset.oid) (\(asset.size) bytes) in zone '\(zone)'; whoever saved it must push it again")
+        }
+        guard stored == asset.size else {
+            throw .storeCorrupt("asset object \(asset.oid) in zone '\(zone)' holds \(stored) bytes where its reference says \(asset.size); the store is damaged: save the asset again")
+        }
+        try checkAssetSize(stored, what: "asset object \(asset.oid) in zone '\(zone)'")
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard fd >= 0 else {
             let e = errno
