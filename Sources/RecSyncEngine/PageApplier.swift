@@ -95,7 +95,7 @@ struct PageApplier {
         switch local.state {
         case .clean:
             if local.knownTag == record.changeTag { return }  // our own change coming back
-            try await write(record, file: file, expect: local.fileStamp.map { .unchanged($0) } ?? .absent, knownTag: local.knownTag)
+            try await write(record, file: file, expect: local.fileStamp.map { .unchanged($0) } ?? .absent, knownTag: local.knownTag, previous: local.fields)
         case .new, .modified:
             if let fields = local.fields, fields == record.fields {
                 // Both sides hold the same values: adopt the store's version, nothing to merge.
@@ -126,7 +126,7 @@ struct PageApplier {
         switch local.state {
         case .clean, .deleted:
             workspace.unstage(id, in: &batch, expect: local.fileStamp.map { .unchanged($0) } ?? .absent)
-            workspace.unstageAssets(id, keeping: [], in: &batch)
+            workspace.unstageAssets(id, were: Self.assetNames(local.fields), keeping: [], in: &batch)
             guarded[file] = (id, nil, local.knownTag)
             indexRemovals.insert(file)
             deleted += 1
@@ -137,8 +137,10 @@ struct PageApplier {
         }
     }
 
-    mutating func write(_ record: Record, file: String, expect: WriteBatch.Expectation, knownTag: String?) async throws(RecSyncError) {
-        try await stageAssets(of: record)
+    /// `previous`: the fields of the version the workspace held, whose asset files the new
+    /// version may drop.
+    mutating func write(_ record: Record, file: String, expect: WriteBatch.Expectation, knownTag: String?, previous: [String: FieldValue]? = nil) async throws(RecSyncError) {
+        try await stageAssets(of: record, previous: Self.assetNames(previous))
         let hash = workspace.stage(record, in: &batch, expect: expect)
         guarded[file] = (record.recordID, record, knownTag)
         indexUpdates[file] = (record.recordID.recordName, record.changeTag ?? "", hash, nil)
@@ -149,12 +151,12 @@ struct PageApplier {
     /// Streams the record's assets that the workspace does not hold yet into temporary files
     /// beside their targets (each durable), to land with the record file; removes asset files
     /// of fields the record no longer has. A file that already holds the asset is left alone.
-    mutating func stageAssets(of record: Record) async throws(RecSyncError) {
+    mutating func stageAssets(of record: Record, previous: Set<String>) async throws(RecSyncError) {
         let id = record.recordID
         let assets = record.assetFields
         let dir = workspace.assetDirectory(id)
         if assets.isEmpty {
-            if FileIO.isDirectory(dir) { workspace.unstageAssets(id, keeping: [], in: &batch) }
+            if FileIO.isDirectory(dir) { workspace.unstageAssets(id, were: previous, keeping: [], in: &batch) }
             return
         }
         let resolve = workspace.assetResolver(id)
@@ -171,7 +173,12 @@ struct PageApplier {
             batch.place(temp, at: path, group: group)
             assetWrites.append((id, key, path, asset))
         }
-        workspace.unstageAssets(id, keeping: Set(assets.keys), in: &batch)
+        workspace.unstageAssets(id, were: previous, keeping: Set(assets.keys), in: &batch)
+    }
+
+    /// The fields of a version that were assets (their files are the record's).
+    static func assetNames(_ fields: [String: FieldValue]?) -> Set<String> {
+        Set((fields ?? [:]).compactMap { key, value in if case .asset = value { key } else { nil } })
     }
 
     mutating func conflict(_ id: RecordID, file: String, client: [String: FieldValue]?, server: Record?, ancestorTag: String?) async throws(RecSyncError) {

@@ -88,12 +88,16 @@ extension Workspace {
         return "\(dir)/\(TempFile.marker)a\(getpid())-\(assetTempCounter.add(1, ordering: .relaxed).newValue)"
     }
 
-    /// Removes, in a batch, the files of a record's asset directory that none of `keeping`
-    /// names (the record no longer has those fields).
-    public func unstageAssets(_ id: RecordID, keeping: Set<String>, in batch: inout WriteBatch) {
+    /// Removes, in a batch, the files of a record's asset directory that were its assets
+    /// (`were`: the asset fields of the version the workspace held) and are not any more
+    /// (`keeping`). Any other file there is the user's (one dropped in before the record
+    /// names it, say) and is left alone.
+    public func unstageAssets(_ id: RecordID, were: Set<String>, keeping: Set<String>, in batch: inout WriteBatch) {
+        let gone = were.subtracting(keeping)
+        guard !gone.isEmpty else { return }
         let dir = assetDirectory(id)
         let group = Self.fileName(for: id.recordName)
-        for name in FileIO.list(dir) where !name.hasPrefix(".") && !keeping.contains(name) {
+        for name in FileIO.list(dir) where gone.contains(name) {
             batch.remove("\(dir)/\(name)", group: group)
         }
     }

@@ -22,6 +22,41 @@ import Testing
 
     let photo = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 13) }
 
+    /// A file the user put into a record's `.assets` directory, not (yet) named by the
+    /// record, is theirs: a pull that rewrites the record, drops its asset field or deletes
+    /// it removes the record's asset files only.
+    @Test func aFileTheRecordDoesNotNameSurvivesPulls() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        let phone = try f.device("phone")
+        try laptop.write("notes", "trip", #"{"title": "Trip", "photo": {"$asset": "photo"}}"#)
+        try writeBytes(assetPath(laptop, "notes", "trip", "photo"), photo)
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        let scan = assetPath(phone, "notes", "trip", "scan")
+        try writeBytes(scan, [1, 2, 3])
+
+        try laptop.write("notes", "trip", #"{"title": "Trip, edited", "photo": {"$asset": "photo"}}"#)
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        #expect(holds(scan, [1, 2, 3]), "an edit pulled")
+        try laptop.write("notes", "trip", #"{"title": "Trip"}"#)
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        #expect(!FileManager.default.fileExists(atPath: assetPath(phone, "notes", "trip", "photo")), "the dropped field's file goes")
+        #expect(holds(scan, [1, 2, 3]), "a field dropped")
+        try laptop.write("notes", "trip", #"{"title": "Trip", "photo": {"$asset": "photo"}}"#)
+        try writeBytes(assetPath(laptop, "notes", "trip", "photo"), photo)
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        try FileManager.default.removeItem(atPath: laptop.path("notes", "trip"))
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        #expect(!FileManager.default.fileExists(atPath: phone.path("notes", "trip")))
+        #expect(!FileManager.default.fileExists(atPath: assetPath(phone, "notes", "trip", "photo")), "the deleted record's file goes")
+        #expect(holds(scan, [1, 2, 3]), "the record deleted")
+    }
+
     @Test func anAssetRoundTripsBetweenTwoWorkspacesAndAnEditIsAChange() async throws {
         let f = EngineFixture()
         let laptop = try f.device("laptop")
