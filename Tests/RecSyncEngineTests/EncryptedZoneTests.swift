@@ -336,6 +336,32 @@ import Testing
         #expect(saved == nil || saved?.errors.isEmpty == false, "a save sealed with the key of before the unshare")
     }
 
+    /// The same rollback in two steps: first the zone hidden (a zone.json that does not
+    /// parse, so the zone is missing from the listing, without a tombstone), then the old one
+    /// put back. Hiding is not deleting: the pin stays, and the old key is still refused.
+    @Test func aZoneHiddenThenRolledBackIsRefused() async throws {
+        let p = try Pair(.git)
+        let zone = try await p.diary()
+        let pins = p.keys.file("alice-pins")
+        try FileManager.default.createDirectory(atPath: pins, withIntermediateDirectories: true)
+        let alice = EncryptingStore(try p.fixture.store(as: "alice"), keyStore: p.keyStore("alice"), pinDirectory: pins)
+        try await alice.share(zone, with: "bob", permission: .readWrite)
+        let shared = try #require(try await p.fixture.store(as: "alice").fetchAllRecordZones(scope: .private).first)
+        try await alice.unshare(zone, with: "bob")
+        _ = try await alice.fetchAllRecordZones(scope: .private)  // generation 2 seen and pinned
+
+        try GitCLI.commitFiles([(StoreLayout.zoneFilePath(zone), Array(#"{"encryption": "hidden"}"#.utf8))], toStore: p.fixture.path)
+        #expect(try await alice.fetchAllRecordZones(scope: .private).isEmpty, "the zone is hidden")
+        try GitCLI.commitFiles([(StoreLayout.zoneFilePath(zone), ZoneDocuments.encodeZone(shared))], toStore: p.fixture.path)
+        let later = EncryptingStore(try p.fixture.store(as: "alice"), keyStore: p.keyStore("alice"), pinDirectory: pins)
+        do {
+            let saved = try await later.modifyRecords(saving: [Build.record("r2", in: zone, ["title": .string(Self.secret)])])
+            Issue.record("a save sealed with the key of before the unshare: \(saved.saveResults)")
+        } catch {
+            #expect(error.message.contains("older than generation 2"), "\(error)")
+        }
+    }
+
     /// Workspaces (SyncEngine) over an encrypted zone: a conflict is kept in plaintext, and a
     /// key reset is recovered from by another device with nothing lost.
     @Test func workspacesRecoverFromAKeyResetWithNothingLost() async throws {

@@ -108,7 +108,7 @@ public actor EncryptingStore: RemoteStore {
 
     public func fetchAllRecordZones(scope: DatabaseScope) async throws(RecSyncError) -> [RecordZone] {
         let all = try await inner.fetchAllRecordZones(scope: scope)
-        try remember(all, scope: scope)
+        try await remember(all, scope: scope)
         return all
     }
 
@@ -269,16 +269,23 @@ public actor EncryptingStore: RemoteStore {
     /// from the store (deleted, reset, unshared) are forgotten.
     func refreshZones(_ scope: DatabaseScope) async throws(RecSyncError) {
         let all = try await inner.fetchAllRecordZones(scope: scope)
-        try remember(all, scope: scope)
+        try await remember(all, scope: scope)
     }
 
-    func remember(_ all: [RecordZone], scope: DatabaseScope) throws(RecSyncError) {
+    func remember(_ all: [RecordZone], scope: DatabaseScope) async throws(RecSyncError) {
         let present = Set(all.map(\.zoneID))
         if pinFile != nil {
             // A zone gone (deleted, reset, unshared) may come back with a key of generation 1;
-            // that it was encrypted is kept.
+            // that it was encrypted is kept. One of the user's own zones counts as gone only
+            // with a tombstone: a zone.json someone made unreadable hides the zone without
+            // one, and lowering its pin then would let an older zone.json put back after it
+            // pass (a removed participant's key in use again). A zone shared with the user
+            // has no tombstone the user can read; its going (unshared, or reset) is trusted.
             var pins = try loadPins()
-            for (id, generation) in pins where generation > 0 && (id.ownerName == userRecordName) == (scope == .private) && !present.contains(id) {
+            let vanished = pins.filter { $0.value > 0 && ($0.key.ownerName == userRecordName) == (scope == .private) && !present.contains($0.key) }.map(\.key)
+            let gone = scope == .private && !vanished.isEmpty
+                ? Set(try await inner.fetchZoneDeletions(vanished).map(\.zoneID)) : Set(vanished)
+            for id in vanished where gone.contains(id) {
                 pins[id] = 0
             }
             pinGenerations(all, in: &pins)
