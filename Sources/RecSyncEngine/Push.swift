@@ -242,10 +242,6 @@ extension SyncEngine {
         return report
     }
 
-    /// Saves and deletes atomically per zone, recognising this workspace's own earlier saves.
-    ///
-    /// The fields of a record file, read for sending; a file that is gone or does not decode
-    /// is an error naming it (nothing may be sent in its place).
     /// Uploads the asset files the records to be saved reference, each content once,
     /// streaming. A file that no longer holds what the scan read (edited meanwhile) stops the
     /// push before any record is sent.
@@ -263,6 +259,8 @@ extension SyncEngine {
         }
     }
 
+    /// The fields of a record file, read for sending; a file that is gone or does not decode
+    /// is an error naming it (nothing may be sent in its place).
     static func readFields(of id: RecordID, workspace ws: Workspace) throws(RecSyncError) -> [String: FieldValue] {
         guard let fields = try ws.recordFields(id) else {
             throw .fileSystem(path: ws.relative(ws.recordPath(id)), message: "the file went away while the push read it; run the push again")

@@ -163,6 +163,7 @@ import Testing
         try writeBytes("\(dir)/r.assets/.tmp-a999-1", Array(photo.prefix(1000)))
         let healthy = SyncEngine(workspace: ws, store: try f.store("alice", deviceID: try ws.deviceID()))
         _ = try await healthy.pull()
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/r.assets/.tmp-a999-1"), "the killed pull's temp file is cleared")
         #expect(holds("\(dir)/r.assets/photo", photo))
         #expect(try await healthy.status().isClean)
         let pushed = try await healthy.push()
