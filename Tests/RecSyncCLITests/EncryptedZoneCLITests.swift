@@ -41,6 +41,28 @@ import Testing
         #expect(!(try storeObjects(f)).contains("epsilon-secret-after-strip"))
     }
 
+    /// A key moves to another device with export and import; a FIFO or garbage given to
+    /// import is refused at once, not waited on.
+    @Test func aKeyMovesWithExportAndImportAndAFifoIsRefused() throws {
+        let f = try CLIFixture().withStore()
+        _ = try run(f, as: "alice", ["clone", "store.git", "alice"], in: ".")
+        _ = try run(f, as: "alice", ["keys", "init"], in: "alice")
+        _ = try run(f, as: "alice", ["keys", "export", "../alice.key"], in: "alice")
+        let laptop = try run(f, as: "alice", ["keys", "show"], in: "alice").stdout
+        // The phone is another machine: its own config directory.
+        let phone = ["RECSYNC_USER": "alice", "XDG_CONFIG_HOME": f.directory.file("config-phone")]
+        _ = try f.run(["clone", "store.git", "phone"], in: ".", environment: phone)
+        #expect(mkfifo(f.directory.file("fifo.key"), 0o600) == 0)
+        let fifo = try f.run(["keys", "import", "../fifo.key"], in: "phone", environment: phone, expect: 1)
+        #expect(fifo.stderr.contains("fifo.key"), "\(fifo)")
+        try writeFile(f.directory.file("garbage.key"), "not a key")
+        _ = try f.run(["keys", "import", "../garbage.key"], in: "phone", environment: phone, expect: 1)
+        _ = try f.run(["keys", "import", "../alice.key"], in: "phone", environment: phone)
+        let shown = try f.run(["keys", "show"], in: "phone", environment: phone).stdout
+        let fingerprint = { (text: String) in text.split(separator: "\n").first { $0.hasPrefix("fingerprint") } }
+        #expect(fingerprint(shown) != nil && fingerprint(shown) == fingerprint(laptop), "\(shown) / \(laptop)")
+    }
+
     @Test func twoUsersShareAnEncryptedZoneAndTheStoreHoldsNoClearValue() throws {
         let f = try CLIFixture().withStore()
         for user in ["alice", "bob"] { _ = try run(f, as: user, ["clone", "store.git", user], in: ".") }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import RecSyncEngine
 import RecSyncModel
+import RecSyncWorkspace
 
 /// `recsync keys`: your encryption key pair, for encrypted zones.
 struct KeysCommand: AsyncParsableCommand {
@@ -27,6 +28,12 @@ func printKeyReport(_ report: UserKeyReport, _ context: CommandContext, _ what: 
         context.console.info(published ? "published\tyes" : "published\tno: the store holds another key of \(report.user) (run 'recsync keys init' or 'recsync keys import FILE')")
     }
     return ExitCodes.success
+}
+
+/// A key file argument as an absolute path without `.` or `..` components (`../alice.key`
+/// from inside a workspace leaves it, and is read as the file it names).
+func keyFilePath(_ file: String, _ context: CommandContext) -> String {
+    URL(fileURLWithPath: file, relativeTo: URL(fileURLWithPath: context.directory, isDirectory: true)).standardizedFileURL.path
 }
 
 /// `recsync keys init`: makes your key pair if needed and publishes its public key.
@@ -99,7 +106,7 @@ struct KeysExportCommand: RecSyncSubcommand {
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let ws = try context.workspace()
         let bytes = try EncryptionKeys.export(user: ws.user, keyStore: try context.keyStore())
-        let path = file.hasPrefix("/") ? file : "\(context.directory)/\(file)"
+        let path = keyFilePath(file, context)
         try EncryptionKeys.writeNewPrivateFile(path, bytes)
         context.console.document(["user": .string(ws.user), "path": .string(path)])
         context.console.info("wrote the private key of \(ws.user) to \(path)")
@@ -121,11 +128,13 @@ struct KeysImportCommand: RecSyncSubcommand {
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let ws = try context.workspace()
-        let path = file.hasPrefix("/") ? file : "\(context.directory)/\(file)"
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw .fileSystem(path: path, message: "cannot read the key file")
+        let path = keyFilePath(file, context)
+        // A key file is a few hundred bytes: a FIFO, a link to one or a huge file is refused,
+        // not waited on or read whole.
+        guard let data = try FileIO.read(path, limit: 64 << 10) else {
+            throw .fileSystem(path: path, message: "cannot read the key file: it is missing or not a plain file")
         }
-        let report = try EncryptionKeys.importKey(Array(data), from: path, user: ws.user, keyStore: try context.keyStore(), replace: replace)
+        let report = try EncryptionKeys.importKey(data, from: path, user: ws.user, keyStore: try context.keyStore(), replace: replace)
         return printKeyReport(report, context, "installed the key of \(ws.user) from \(path)")
     }
 }
