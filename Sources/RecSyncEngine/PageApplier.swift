@@ -99,7 +99,7 @@ struct PageApplier {
         case .new, .modified:
             if let fields = local.fields, fields == record.fields {
                 // Both sides hold the same values: adopt the store's version, nothing to merge.
-                batch.write(workspace.sidecarPath(id), WorkspaceEncoding.encodeSystemFields(record.systemFields))
+                batch.write(workspace.sidecarPath(id), WorkspaceEncoding.encodeSystemFields(record.systemFields), machineOwned: true)
                 // The record file is not rewritten: the index keeps its stamp as inspected.
                 indexUpdates[file] = (id.recordName, record.changeTag ?? "", ZoneIndex.hash(record.fields), local.fileStamp)
                 return

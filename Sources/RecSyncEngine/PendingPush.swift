@@ -81,7 +81,7 @@ extension SyncEngine {
             guard ids.count == pending.records.count else { continue }
             for (result, sent) in zip(try await store.fetchRecords(ids, desiredKeys: nil), pending.records) {
                 guard case .success(let stored) = result.result, stored.recordType == sent.type, ZoneIndex.hash(stored.fields) == sent.hash else { continue }
-                batch.write(ws.sidecarPath(stored.recordID), WorkspaceEncoding.encodeSystemFields(stored.systemFields))
+                batch.write(ws.sidecarPath(stored.recordID), WorkspaceEncoding.encodeSystemFields(stored.systemFields), machineOwned: true)
             }
             // As a push that finished would: the next pull looks these up by name, since one
             // created by this save and deleted elsewhere since is in neither end of its diff.

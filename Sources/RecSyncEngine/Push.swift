@@ -172,7 +172,7 @@ extension SyncEngine {
             let path = ws.relative(ws.recordPath(item.recordID))
             switch item.result {
             case .success(let stored):
-                batch.write(ws.sidecarPath(stored.recordID), WorkspaceEncoding.encodeSystemFields(stored.systemFields))
+                batch.write(ws.sidecarPath(stored.recordID), WorkspaceEncoding.encodeSystemFields(stored.systemFields), machineOwned: true)
                 if !local.deletedFields.isEmpty, let stamp = local.fileStamp {
                     // The file's nulls are deletions the store has made: it now says so without
                     // them (unless edited meanwhile, which stays an edit).

@@ -127,7 +127,7 @@ extension SyncEngine {
     private func finish(_ conflict: Conflict, batch: inout WriteBatch, indexTheirs: Bool) throws(RecSyncError) {
         let ws = workspace, id = conflict.recordID
         if let system = conflict.serverSystem {
-            batch.write(ws.sidecarPath(id), WorkspaceEncoding.encodeSystemFields(system))
+            batch.write(ws.sidecarPath(id), WorkspaceEncoding.encodeSystemFields(system), machineOwned: true)
         } else {
             // The store has no such record: what remains here is a new record.
             batch.remove(ws.sidecarPath(id))

@@ -206,7 +206,7 @@ extension Workspace {
         let group = Self.fileName(for: record.recordID.recordName)
         let bytes = WorkspaceEncoding.encodeFields(record.fields)
         batch.write(recordPath(record.recordID), bytes, expect: expect, group: group)
-        batch.write(sidecarPath(record.recordID), WorkspaceEncoding.encodeSystemFields(record.systemFields), late: true, group: group)
+        batch.write(sidecarPath(record.recordID), WorkspaceEncoding.encodeSystemFields(record.systemFields), late: true, group: group, machineOwned: true)
         return ZoneIndex.hash(encoded: bytes, fields: record.fields)
     }
 

@@ -445,6 +445,7 @@ public final class Workspace: Sendable {
         var dirs = [stateDir]
         var keptAside: [String] = []
         let registries = leftoverRegistries
+        var unfinished = Set<String>()
         for registry in registries {
             guard let listed = try? FileIO.read(registry) else { continue }
             // A batch was interrupted: look where it said, and in every zone directory too,
@@ -453,6 +454,9 @@ public final class Workspace: Sendable {
             for creation in contents.creations where creation.path.hasPrefix(root + "/") {
                 if let kept = takeBack(creation.path, hash: creation.hash, machineOwned: creation.machineOwned) { keptAside.append(kept) }
             }
+            for restore in contents.restores where restore.path.hasPrefix(root + "/") {
+                if !putBack(restore) { unfinished.insert(registry) }
+            }
             dirs += contents.directories.filter { $0.hasPrefix(root + "/") }
         }
         if !registries.isEmpty {
@@ -460,7 +464,8 @@ public final class Workspace: Sendable {
                 dirs.append(zoneDirectory(zone))
                 dirs.append("\(zoneDirectory(zone))/.system")
             }
-            for registry in registries { FileIO.unlinkIfPresent(registry) }
+            // A registry whose files could not all be put back stays, for the next command.
+            for registry in registries where !unfinished.contains(registry) { FileIO.unlinkIfPresent(registry) }
         }
         while let dir = dirs.popLast() {
             for name in FileIO.list(dir) {
@@ -473,6 +478,22 @@ public final class Workspace: Sendable {
             }
         }
         return keptAside
+    }
+
+    /// Puts back what a machine-owned file held before an interrupted batch overwrote it in
+    /// place (it may be cut off half-way), durably. One that is gone stays gone. False when
+    /// it could not be written.
+    func putBack(_ restore: CrashRegistry.Restore) -> Bool {
+        let (dir, name) = FileIO.split(restore.path)
+        do throws(RecSyncError) {
+            guard let directory = try FileIO.openDirectory(dir, create: false) else { return true }
+            defer { close(directory.fd) }
+            guard let info = FileIO.info(in: directory.fd, name), !info.isDirectory, !info.isSymlink else { return true }
+            try WriteBatch.overwrite(in: directory.fd, name, path: restore.path, with: restore.bytes, sync: true)
+            return true
+        } catch {
+            return false
+        }
     }
 
     /// Undoes one in-place creation of an interrupted batch. A file holding exactly what the

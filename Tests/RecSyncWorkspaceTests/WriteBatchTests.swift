@@ -90,4 +90,84 @@ import Testing
         #expect(String(decoding: bytes, as: UTF8.self).hasPrefix("/w/private/notes\n"))
         #expect(CrashRegistry.decode(bytes) == contents)
     }
+
+    @Test func aMachineOwnedFileIsOverwrittenInPlaceAfterItsRecordFileLanded() throws {
+        let temp = TempDirectory("overwrite")
+        let dir = temp.path
+        try writeFile("\(dir)/a.json", "old a")
+        try writeFile("\(dir)/.system/a.json", "an old sidecar, longer than the new one")
+        try writeFile("\(dir)/.system/b.json", "b before")
+        let inodeA = try #require(FileIO.stamp("\(dir)/.system/a.json")).inode
+        let inodeB = try #require(FileIO.stamp("\(dir)/.system/b.json")).inode
+        let stamp = try #require(FileIO.stamp("\(dir)/a.json"))
+        var batch = WriteBatch(registry: "\(dir)/writing")
+        batch.write("\(dir)/a.json", Array("new a".utf8), expect: .unchanged(stamp), group: "a")
+        batch.write("\(dir)/.system/a.json", Array("side a".utf8), late: true, group: "a", machineOwned: true)
+        batch.write("\(dir)/.system/b.json", Array("side b, longer than what b held".utf8), machineOwned: true)
+        batch.write("\(dir)/.system/c.json", Array("side c".utf8), machineOwned: true)  // new: created as usual
+        try batch.commit()
+        #expect(readFile("\(dir)/a.json") == "new a")
+        #expect(readFile("\(dir)/.system/a.json") == "side a")
+        #expect(readFile("\(dir)/.system/b.json") == "side b, longer than what b held")
+        #expect(readFile("\(dir)/.system/c.json") == "side c")
+        // The same files, written over: no new inode, no freed block.
+        #expect(FileIO.stamp("\(dir)/.system/a.json")?.inode == inodeA)
+        #expect(FileIO.stamp("\(dir)/.system/b.json")?.inode == inodeB)
+        #expect(batch.writtenStamps["\(dir)/.system/a.json"] == FileIO.stamp("\(dir)/.system/a.json"))
+        #expect(batch.writtenStamps["\(dir)/.system/b.json"] == FileIO.stamp("\(dir)/.system/b.json"))
+        #expect(FileIO.list(dir) == [".system", "a.json"])  // no registry left
+    }
+
+    @Test func aMachineOwnedFileOfASkippedGroupKeepsWhatItHeld() throws {
+        let temp = TempDirectory("overwrite-skip")
+        let dir = temp.path
+        try writeFile("\(dir)/a.json", "old a")
+        try writeFile("\(dir)/.system/a.json", "sidecar of old a")
+        let stamp = try #require(FileIO.stamp("\(dir)/a.json"))
+        var batch = WriteBatch(registry: "\(dir)/writing")
+        batch.write("\(dir)/a.json", Array("new a".utf8), expect: .unchanged(stamp), group: "a")
+        batch.write("\(dir)/.system/a.json", Array("side a".utf8), late: true, group: "a", machineOwned: true)
+        batch.write("\(dir)/other", Array("other".utf8))
+        try writeFile("\(dir)/a.json", "the user's edit, made during the sync")
+        try batch.commit()
+        #expect(batch.skipped == ["a"])
+        #expect(readFile("\(dir)/a.json") == "the user's edit, made during the sync")
+        #expect(readFile("\(dir)/.system/a.json") == "sidecar of old a")
+        #expect(batch.writtenStamps["\(dir)/.system/a.json"] == nil)
+    }
+
+    @Test func aBatchKilledWhileOverwritingASidecarIsPutBackByTheNextCommand() throws {
+        let temp = TempDirectory("overwrite-crash")
+        let ws = try Workspace.create(at: temp.file("ws"), config: WorkspaceConfig(user: "alice", remote: "memory"))
+        let side = "\(ws.root)/private/notes/.system/a.json"
+        let other = "\(ws.root)/private/notes/.system/b.json"
+        let before = Array(#"{"recordName":"a","changeTag":"old"}"#.utf8)
+        try writeFile(side, #"{"recordName":"a","chan"#)  // cut off half-way through the new bytes
+        try writeFile(other, "b as the batch left it")
+        let inode = try #require(FileIO.stamp(side)).inode
+        // What the batch had made durable before it began overwriting.
+        let registry = CrashRegistry.Contents(directories: ["\(ws.root)/private/notes/.system"], creations: [], restores: [
+            CrashRegistry.Restore(path: side, bytes: before),
+            CrashRegistry.Restore(path: other, bytes: Array("b before".utf8)),
+            CrashRegistry.Restore(path: "\(ws.root)/private/notes/.system/gone.json", bytes: [1]),  // removed since: stays gone
+            CrashRegistry.Restore(path: temp.file("outside"), bytes: [1]),  // not under the root: ignored
+        ])
+        try FileIO.writeAtomically(ws.tempRegistry, CrashRegistry.encode(registry))
+        #expect(ws.leftoverRegistries == [ws.tempRegistry])
+        _ = ws.removeStaleTemporaryFiles()
+        #expect(try FileIO.read(side) == before)
+        #expect(FileIO.stamp(side)?.inode == inode)
+        #expect(readFile(other) == "b before")
+        #expect(FileIO.info("\(ws.root)/private/notes/.system/gone.json") == nil)
+        #expect(FileIO.info(temp.file("outside")) == nil)
+        #expect(ws.leftoverRegistries.isEmpty)
+    }
+
+    @Test func theCrashRegistryReadsBackWhatItPutsBack() throws {
+        let contents = CrashRegistry.Contents(directories: ["/w/private/notes/.system"], creations: [], restores: [
+            CrashRegistry.Restore(path: "/w/private/notes/.system/a\tb.json", bytes: Array("{\"x\":\"\\n\t\"}\n".utf8) + [0, 255]),
+            CrashRegistry.Restore(path: "/w/private/notes/.system/empty.json", bytes: []),
+        ])
+        #expect(CrashRegistry.decode(CrashRegistry.encode(contents)) == contents)
+    }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import RecSyncModel
 
 /// The file in which a running batch lists the directories it makes temp files in and the
@@ -7,7 +8,8 @@ import RecSyncModel
 ///
 /// One line per directory, then `c` (a record file) or `s` (a machine-owned file: a sidecar),
 /// a tab, the hash of the content the batch meant to write, a tab, and the path, per file
-/// created in place.
+/// created in place; then `r`, a tab, the base64 of its bytes before, a tab, and the path, per
+/// machine-owned file overwritten in place.
 struct CrashRegistry {
     /// A file a batch creates in place.
     struct Creation: Hashable {
@@ -18,10 +20,18 @@ struct CrashRegistry {
         var machineOwned: Bool
     }
 
+    /// A machine-owned file a batch overwrites in place, and what it held before: a batch cut
+    /// off half-way through it is put back to that.
+    struct Restore: Hashable {
+        var path: String
+        var bytes: [UInt8]
+    }
+
     /// What a registry lists.
     struct Contents: Hashable {
         var directories: [String]
         var creations: [Creation]
+        var restores: [Restore] = []
     }
 
     /// Where the registry is.
@@ -33,6 +43,9 @@ struct CrashRegistry {
         for c in contents.creations {
             text += "\(c.machineOwned ? "s" : "c")\t\(c.hash)\t\(c.path)\n"
         }
+        for r in contents.restores {
+            text += "r\t\(Data(r.bytes).base64EncodedString())\t\(r.path)\n"
+        }
         return Array(text.utf8)
     }
 
@@ -43,6 +56,10 @@ struct CrashRegistry {
             let parts = line.split(separator: "\t", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
             if parts.count == 3, parts[0] == "c" || parts[0] == "s" {
                 contents.creations.append(Creation(path: parts[2], hash: parts[1], machineOwned: parts[0] == "s"))
+            } else if parts.count == 3, parts[0] == "r" {
+                // A line cut off (the registry is written whole before any file is overwritten,
+                // so only a damaged one) puts nothing back.
+                if let bytes = Data(base64Encoded: parts[1]) { contents.restores.append(Restore(path: parts[2], bytes: Array(bytes))) }
             } else {
                 contents.directories.append(line)
             }
