@@ -5,7 +5,8 @@ import RecSyncWorkspace
 extension SyncEngine {
     /// Makes a workspace at `target` (a new path or an empty directory) and pulls everything
     /// into it: `recsync clone`. `openStore` opens the store once the workspace exists (a
-    /// network store keeps its mirror inside it); `started` is told before the pull and returns
+    /// network store keeps its mirror inside it, and looks at the remote as it opens: the pull
+    /// reads from that look rather than asking again); `started` is told before the pull and returns
     /// the handler for the pull's events. On any
     /// failure nothing half-made is left: the error is rethrown, or, when the clean-up fails
     /// too, a `fileSystem` error naming what is left to remove by hand.
@@ -20,7 +21,7 @@ extension SyncEngine {
             let store = try openStore(ws)
             let events = started(ws, store)
             let engine = SyncEngine(workspace: ws, store: store)
-            return (engine, try await engine.pull(events: events))
+            return (engine, try await engine.pull(fromLastLook: true, events: events))
         } catch {
             do throws(RecSyncError) { try Workspace.discardHalfMade(target, existed: existed) } catch let cleanup {
                 throw .fileSystem(path: target, message: "\(error.message); and what the clone made could not be removed (\(cleanup.message)): remove it by hand")

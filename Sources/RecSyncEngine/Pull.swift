@@ -11,9 +11,16 @@ extension SyncEngine {
     /// zone before the scope token. Killed anywhere, the next pull redoes at most one page.
     /// Local edits are never overwritten: an incoming change to an edited record is a conflict.
     public func pull(events: @escaping @Sendable (SyncEvent) -> Void = { _ in }) async throws(RecSyncError) -> PullReport {
+        try await pull(fromLastLook: false, events: events)
+    }
+
+    /// `fromLastLook`: the pull reads the store as it was at its last look (see
+    /// `RemoteStore.beginOperation`), for a clone, whose store looked when it was opened a
+    /// moment before: over ssh that is one connection, and one key exchange, fewer.
+    func pull(fromLastLook: Bool, events: @escaping @Sendable (SyncEvent) -> Void) async throws(RecSyncError) -> PullReport {
         store.prepareForBulkRead()
         return try await workspace.withLock(purpose: "pull") { () async throws(RecSyncError) -> PullReport in
-            try await inOneOperation { () async throws(RecSyncError) -> PullReport in
+            try await inOneOperation(fromLastLook: fromLastLook) { () async throws(RecSyncError) -> PullReport in
                 let report = try await pullLocked(events: events)
                 try workspace.recordContact(at: StoreActor.systemClock())
                 return report

@@ -46,7 +46,7 @@ import Testing
     }
 
     /// Round trips, counted at the server: a push that lands on the mirror's head is one
-    /// connection (git push's count), a pull or a status one, however many zones.
+    /// connection (git push's count), a pull, a status or a clone one, however many zones.
     @Test func aPushIsOneConnectionAndAPullOneWhateverTheZones() async throws {
         let f = try CLIFixture().withStore()
         let daemon = try GitDaemon(basePath: f.directory.path)
@@ -64,6 +64,10 @@ import Testing
             try f.run(arguments, in: ws, expect: expect)
             return daemon.connectionsAccepted - before
         }
+        // A clone looks once, as git clone does: the pull reads from the look that checked
+        // the store, without a second fetch.
+        #expect(try connections(["clone", url, "tablet"], in: ".") == 1)
+        #expect(try f.fields("tablet", "private/c/r.json")?["n"] as? Int == 0)
         try f.put("b/r", #"{"n": 1}"#, in: "laptop")
         #expect(try connections(["push"], in: "laptop") == 1)
         #expect(try connections(["pull"], in: "phone") == 1)
