@@ -24,12 +24,16 @@ public struct FileInfo: Sendable {
     public var isSymlink: Bool
     /// A plain file: the only kind recsync reads as a record or sidecar.
     public var isRegular: Bool
+    /// How many names the file has: recsync overwrites in place only a file with one (writing
+    /// through a hard link would change a file outside the workspace too).
+    public var linkCount: UInt64
 
     init(_ st: stat) {
         stamp = FileStamp(size: Int64(st.st_size), mtimeNanos: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec), inode: UInt64(st.st_ino))
         isDirectory = (st.st_mode & S_IFMT) == S_IFDIR
         isSymlink = (st.st_mode & S_IFMT) == S_IFLNK
         isRegular = (st.st_mode & S_IFMT) == S_IFREG
+        linkCount = UInt64(st.st_nlink)
     }
 
     /// A plain file as an index entry recorded it.
@@ -38,6 +42,7 @@ public struct FileInfo: Sendable {
         isDirectory = false
         isSymlink = false
         isRegular = true
+        linkCount = 1
     }
 }
 

@@ -481,14 +481,15 @@ public final class Workspace: Sendable {
     }
 
     /// Puts back what a machine-owned file held before an interrupted batch overwrote it in
-    /// place (it may be cut off half-way), durably. One that is gone stays gone. False when
-    /// it could not be written.
+    /// place (it may be cut off half-way), durably. One that is gone stays gone, and one that
+    /// is no longer a plain file of one name is left alone. False when it could not be written.
     func putBack(_ restore: CrashRegistry.Restore) -> Bool {
         let (dir, name) = FileIO.split(restore.path)
         do throws(RecSyncError) {
             guard let directory = try FileIO.openDirectory(dir, create: false) else { return true }
             defer { close(directory.fd) }
-            guard let info = FileIO.info(in: directory.fd, name), !info.isDirectory, !info.isSymlink else { return true }
+            // Gone, or not a plain file of one name any more: nothing is written through it.
+            guard let info = FileIO.info(in: directory.fd, name), info.isRegular, info.linkCount == 1 else { return true }
             try WriteBatch.overwrite(in: directory.fd, name, path: restore.path, with: restore.bytes, sync: true)
             return true
         } catch {

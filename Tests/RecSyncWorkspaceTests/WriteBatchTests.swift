@@ -136,6 +136,20 @@ import Testing
         #expect(batch.writtenStamps["\(dir)/.system/a.json"] == nil)
     }
 
+    @Test func aSidecarWithAnotherNameIsReplacedNotWrittenThrough() throws {
+        let temp = TempDirectory("overwrite-link")
+        let dir = temp.path
+        try writeFile(temp.file("outside"), "a file outside the workspace")
+        try FileManager.default.createDirectory(atPath: "\(dir)/ws/.system", withIntermediateDirectories: true)
+        #expect(link(temp.file("outside"), "\(dir)/ws/.system/a.json") == 0)
+        var batch = WriteBatch(registry: "\(dir)/ws/writing")
+        batch.write("\(dir)/ws/.system/a.json", Array("side a".utf8), machineOwned: true)
+        batch.write("\(dir)/ws/other", Array("other".utf8))
+        try batch.commit()
+        #expect(readFile("\(dir)/ws/.system/a.json") == "side a")
+        #expect(readFile(temp.file("outside")) == "a file outside the workspace")
+    }
+
     @Test func aBatchKilledWhileOverwritingASidecarIsPutBackByTheNextCommand() throws {
         let temp = TempDirectory("overwrite-crash")
         let ws = try Workspace.create(at: temp.file("ws"), config: WorkspaceConfig(user: "alice", remote: "memory"))

@@ -238,7 +238,7 @@ public struct WriteBatch {
         for (i, w) in writes.enumerated() where w.machineOwned && !inPlace[i] && w.prepared == nil {
             let (dir, name) = FileIO.split(w.path)
             guard let dirFD = try directories.existingDirectory(dir),
-                  let info = FileIO.info(in: dirFD, name), !info.isDirectory, !info.isSymlink, info.stamp.size <= Self.restoreLimit else { continue }
+                  let info = FileIO.info(in: dirFD, name), info.isRegular, info.linkCount == 1, info.stamp.size <= Self.restoreLimit else { continue }
             do throws(RecSyncError) {
                 if let bytes = try FileIO.read(in: dirFD, name, path: w.path, limit: Self.restoreLimit) { previous[i] = bytes }
             } catch {
@@ -265,7 +265,8 @@ public struct WriteBatch {
     }
 
     /// Writes `bytes` over the regular file `name` of an open directory, keeping its inode;
-    /// returns its stamp as written. The file must exist: nothing is created.
+    /// returns its stamp as written. The file must exist, with no other name: nothing is
+    /// created, and nothing is written through a hard link.
     @discardableResult
     static func overwrite(in directory: Int32, _ name: String, path: String, with bytes: [UInt8], sync: Bool) throws(RecSyncError) -> FileStamp {
         let confined = Confinement.locate(path) != nil
@@ -273,6 +274,11 @@ public struct WriteBatch {
             throw .fileSystem(path: path, message: "is gone: it was removed while recsync was writing it; run the command again")
         }
         defer { close(fd) }
+        var st = stat()
+        try Syscall.retrying("fstat", path: path, "cannot stat") { fstat(fd, &st) }
+        guard st.st_nlink == 1 else {
+            throw .fileSystem(path: path, message: "has another name (a hard link) now; recsync does not write through one. Remove the other name, or this file, and run the command again")
+        }
         var done = 0
         while done < bytes.count {
             let n = try bytes.withUnsafeBytes { buf in Syscall.attempt { pwrite(fd, buf.baseAddress! + done, buf.count - done, off_t(done)) } }
@@ -282,7 +288,6 @@ public struct WriteBatch {
         }
         try Syscall.retrying("ftruncate", path: path, "cannot write") { ftruncate(fd, off_t(bytes.count)) }
         if sync { try Syscall.retrying("fdatasync", path: path, "cannot sync") { fdatasync(fd) } }
-        var st = stat()
         try Syscall.retrying("fstat", path: path, "cannot stat") { fstat(fd, &st) }
         return FileInfo(st).stamp
     }
