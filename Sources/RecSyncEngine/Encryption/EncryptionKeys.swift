@@ -38,12 +38,18 @@ public enum EncryptionKeys {
             try keyStore.save(key, for: user)
             created = true
         }
-        let own = Array(key.publicKey.rawRepresentation)
+        let (own, signing) = try publicKeys(of: key)
         if let published = try await store.fetchUserPublicKey(user), published.publicKey != own {
             throw .invalidArguments("the key published for \(user) on the store is not the one in \(keyStore.path(for: user)); import the current one with 'recsync keys import FILE' (exported on the device that made it), or run 'recsync keys reset' if it is lost")
         }
-        try await store.publishUserPublicKey(own)
+        try await store.publishUserPublicKey(own, signingKey: signing)
         return report(user, keyStore, key, published: true, created: created)
+    }
+
+    /// The public halves of a user's key: the X25519 key others wrap zone keys for, and the
+    /// Ed25519 key derived from it that checks the user's signatures of their zones' keys.
+    static func publicKeys(of key: Curve25519.KeyAgreement.PrivateKey) throws(RecSyncError) -> (agreement: [UInt8], signing: [UInt8]) {
+        (Array(key.publicKey.rawRepresentation), Array(try ZoneCrypto.signingKey(for: key).publicKey.rawRepresentation))
     }
 
     /// The user's key on this machine and whether the store publishes the same.
@@ -52,7 +58,8 @@ public enum EncryptionKeys {
             throw .invalidArguments("no encryption key of \(user) on this machine (\(keyStore.path(for: user))); run 'recsync keys init', or 'recsync keys import FILE'")
         }
         let published = try await store.fetchUserPublicKey(user)
-        return report(user, keyStore, key, published: published?.publicKey == Array(key.publicKey.rawRepresentation), created: false)
+        let (own, signing) = try publicKeys(of: key)
+        return report(user, keyStore, key, published: published?.publicKey == own && published?.signingPublicKey == signing, created: false)
     }
 
     /// What CloudKit calls resetting encrypted data, for a user who lost their key: every
@@ -68,7 +75,8 @@ public enum EncryptionKeys {
         }
         let key = Curve25519.KeyAgreement.PrivateKey()
         try keyStore.save(key, for: user)
-        try await store.publishUserPublicKey(Array(key.publicKey.rawRepresentation))
+        let (own, signing) = try publicKeys(of: key)
+        try await store.publishUserPublicKey(own, signingKey: signing)
         var out = report(user, keyStore, key, published: true, created: true)
         out.zonesReset = encrypted
         return out
