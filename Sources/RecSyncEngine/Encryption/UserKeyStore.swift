@@ -29,10 +29,21 @@ public struct UserKeyStore: Sendable {
     /// The key file of a user.
     public func path(for user: String) -> String { "\(directory)/\(NameEscaping.escape(user)).key" }
 
+    /// Where `keys reset` keeps a user's new key until it takes the place of the old one.
+    public func pendingPath(for user: String) -> String { "\(path(for: user)).reset" }
+
     /// The user's private key on this machine; nil when there is none. A file others may
     /// read or write is refused, not used.
     public func load(_ user: String) throws(RecSyncError) -> Curve25519.KeyAgreement.PrivateKey? {
-        let file = path(for: user)
+        try load(path(for: user), user: user)
+    }
+
+    /// The new key a `keys reset` cut short left (see `savePending`); nil when there is none.
+    public func loadPending(_ user: String) throws(RecSyncError) -> Curve25519.KeyAgreement.PrivateKey? {
+        try load(pendingPath(for: user), user: user)
+    }
+
+    func load(_ file: String, user: String) throws(RecSyncError) -> Curve25519.KeyAgreement.PrivateKey? {
         var st = stat()
         guard lstat(file, &st) == 0 else {
             if errno == ENOENT { return nil }
@@ -56,6 +67,22 @@ public struct UserKeyStore: Sendable {
     public func save(_ key: Curve25519.KeyAgreement.PrivateKey, for user: String) throws(RecSyncError) {
         try makeDirectory()
         try Self.write(Self.encode(key, user: user), to: path(for: user), in: directory)
+    }
+
+    /// Writes the new key of a `keys reset` beside the current one, durably, before the store
+    /// is changed.
+    public func savePending(_ key: Curve25519.KeyAgreement.PrivateKey, for user: String) throws(RecSyncError) {
+        try makeDirectory()
+        try Self.write(Self.encode(key, user: user), to: pendingPath(for: user), in: directory)
+    }
+
+    /// Puts the pending key of a reset in place of the current one (rename → fsync directory).
+    public func promotePending(_ user: String) throws(RecSyncError) {
+        let file = path(for: user)
+        guard rename(pendingPath(for: user), file) == 0 else {
+            throw .fileSystem(path: file, message: "cannot put the new key in place (from \(pendingPath(for: user))): \(String(cString: strerror(errno))); run 'recsync keys reset --yes' again, which carries on with the same new key")
+        }
+        Self.syncDirectory(directory)
     }
 
     /// A key file's content: `{"userRecordName", "algorithm": "X25519", "privateKey": base64}`.
@@ -128,6 +155,11 @@ public struct UserKeyStore: Sendable {
             unlink(temp)
             throw .fileSystem(path: file, message: "cannot write the key file: \(message)")
         }
+        syncDirectory(directory)
+    }
+
+    /// Makes a rename in `directory` durable (best effort: some file systems refuse it).
+    static func syncDirectory(_ directory: String) {
         let dfd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dfd >= 0 {
             _ = fsync(dfd)
