@@ -1,11 +1,13 @@
 import Foundation
+import Glibc
 @testable import RecSyncEngine
 import RecSyncModel
 @testable import RecSyncStore
 import RecSyncTestSupport
 import Testing
 
-/// `recsync keys`: what a reset cut short leaves, and a published key file that does not parse.
+/// `recsync keys` and the key files on this machine: what a reset cut short leaves, a
+/// published key file that does not parse, and key files or directories others could swap.
 @Suite struct EncryptionKeysTests {
     typealias Pair = EncryptedZoneTests.Pair
 
@@ -74,5 +76,42 @@ import Testing
         let again = try await EncryptionKeys.initialize(user: "alice", keyStore: p.keyStore("alice"), store: p.alice)
         #expect(again.publicKey == made.publicKey && again.published == true)
         #expect(try await p.alice.fetchUserPublicKey("alice")?.publicKey == made.publicKey)
+    }
+
+    /// A key file is opened without following links or waiting on a FIFO and checked on the
+    /// open descriptor; a key directory others own or may write is refused.
+    @Test func keyFilesAndDirectoriesOthersCouldSwapAreRefused() async throws {
+        let p = try Pair(.memory)
+        _ = try await EncryptionKeys.initialize(user: "alice", keyStore: p.keyStore("alice"), store: p.alice)
+        let keys = p.keyStore("alice")
+        let file = keys.path(for: "alice")
+
+        chmod(keys.directory, 0o777)
+        #expect(throws: RecSyncError.permissionFailure("the key directory \(keys.directory) can be written by other users (mode 777), who could swap your key file; run 'chmod 700 \(keys.directory)', then check your key's fingerprint ('recsync keys show')")) {
+            try keys.load("alice")
+        }
+        chmod(keys.directory, 0o700)
+        chown(keys.directory, 4242, 4242)
+        do throws(RecSyncError) { _ = try keys.load("alice"); Issue.record("a key directory of another user was used") } catch {
+            #expect(error.message.contains("belongs to another user (uid 4242)"), "\(error.message)")
+        }
+        chown(keys.directory, getuid(), getgid())
+        chown(file, 4242, 4242)
+        do throws(RecSyncError) { _ = try keys.load("alice"); Issue.record("a key file of another user was used") } catch {
+            #expect(error.message.contains("belongs to another user (uid 4242)"), "\(error.message)")
+        }
+        chown(file, getuid(), getgid())
+
+        let real = p.keys.file("elsewhere.key")
+        #expect(rename(file, real) == 0 && symlink(real, file) == 0)
+        do throws(RecSyncError) { _ = try keys.load("alice"); Issue.record("a link was followed") } catch {
+            guard case .fileSystem(_, let message, _) = error else { Issue.record("\(error)"); return }
+            #expect(message.contains("symbolic link"), "\(message)")
+        }
+        #expect(unlink(file) == 0 && mkfifo(file, 0o600) == 0)
+        do throws(RecSyncError) { _ = try keys.load("alice"); Issue.record("a FIFO was read") } catch {
+            guard case .fileSystem(_, let message, _) = error else { Issue.record("\(error)"); return }
+            #expect(message.contains("not a regular file"), "\(message)")
+        }
     }
 }
