@@ -124,6 +124,24 @@ import Testing
         }
     }
 
+    /// A forged generation is not pinned: once the genuine zone.json is put back, the
+    /// zone works again instead of looking rolled back.
+    @Test func aForgedGenerationIsNotPinned() async throws {
+        let s = try await Scene(name: "forged-not-pinned")
+        let genuine = try await s.stored()
+        var forged = genuine
+        forged.encryption = try await s.addedGeneration(to: try #require(genuine.encryption))
+        try s.write([(StoreLayout.zoneFilePath(s.zone), ZoneDocuments.encodeZone(forged))])
+        let bob = try s.client("bob")
+        _ = try await bob.fetchAllRecordZones(scope: .shared)
+        await EncryptedZoneTests.expectRefusal("do not carry a valid signature of its owner alice") {
+            _ = try await bob.modifyRecords(saving: [Build.record("r2", in: s.zone, ["title": .string("refused")])])
+        }
+        try s.write([(StoreLayout.zoneFilePath(s.zone), ZoneDocuments.encodeZone(genuine))])
+        let later = try s.client("bob")
+        #expect(try await later.modifyRecords(saving: [Build.record("r2", in: s.zone, ["title": .string("taken")])]).errors.isEmpty)
+    }
+
     /// mallory signs her generation with a signing key of her own and publishes it as
     /// alice's (beside alice's genuine encryption key): a reader that has checked alice's
     /// signature before refuses the swapped signing key.

@@ -32,6 +32,8 @@ public actor EncryptingStore: RemoteStore {
     var sealedPins: [ZoneID: SealedFields]?
     /// Each zone's `encryption` as it was when its owner's signature last checked.
     var verified: [ZoneID: ZoneEncryption] = [:]
+    /// Other owners' signing keys as published and checked against `known-keys`.
+    var signers: [String: [UInt8]] = [:]
 
     /// Opens `inner` through this client's keys.
     ///
@@ -304,7 +306,13 @@ public actor EncryptingStore: RemoteStore {
             for id in vanished where gone.contains(id) {
                 pins[id] = 0
             }
-            pinGenerations(all, in: &pins)
+            // A generation is pinned only once its owner's signature checks: a forged one
+            // pinned would make the genuine zone.json, put back, look rolled back. A zone
+            // whose signature does not check is still remembered as encrypted.
+            for z in all {
+                guard let e = z.encryption else { continue }
+                if await signatureHolds(e, of: z.zoneID) { pinGenerations([z], in: &pins) } else if pins[z.zoneID] == nil { pins[z.zoneID] = 0 }
+            }
             if pins != pinned { try savePins(pins) }
         }
         for id in zones.keys where (id.ownerName == userRecordName) == (scope == .private) && !present.contains(id) {
@@ -442,11 +450,25 @@ public actor EncryptingStore: RemoteStore {
     /// `checkKnownKey` does) for anyone else.
     func signingPublicKey(of owner: String, zone: ZoneID) async throws(RecSyncError) -> [UInt8] {
         if owner == userRecordName { return try EncryptionKeys.publicKeys(of: try privateKey()).signing }
+        if let known = signers[owner] { return known }
         guard let published = try await inner.fetchUserPublicKey(owner), let signing = published.signingPublicKey else {
             throw .permissionFailure("the keys of encrypted zone \(zone) cannot be checked: its owner \(owner) has published no signing key (users/\(owner)/key.json is missing or was written by an earlier recsync). Nothing is sealed with or opened by them; ask \(owner) to run 'recsync keys init', then try again")
         }
         try checkKnownKey(published)
+        signers[owner] = signing
         return signing
+    }
+
+    /// Whether the owner's signature of `encryption` checks. Why it does not is not reported
+    /// here: the section is refused, saying why, when it is used (`trustedEncryption`).
+    func signatureHolds(_ encryption: ZoneEncryption, of zoneID: ZoneID) async -> Bool {
+        do throws(RecSyncError) {
+            let signer = try await signingPublicKey(of: zoneID.ownerName, zone: zoneID)
+            try ZoneCrypto.verify(encryption, zone: zoneID, storeID: storeID, ownerSigningKey: signer)
+            return true
+        } catch {
+            return false
+        }
     }
 
     /// A zone's `encryption` once its owner's signature checks and it seals every field it
