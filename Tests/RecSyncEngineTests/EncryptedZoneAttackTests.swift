@@ -195,5 +195,16 @@ import Testing
         #expect(try await bob.modifyRecords(saving: [Build.record("r2", in: s.zone, ["notes": .string("bob-notes")])]).errors.isEmpty)
         let pinned = try String(contentsOfFile: try #require(s.pins["bob"]) + "/sealed-fields", encoding: .utf8)
         #expect(pinned == "alice/diary\tbody\tnotes\ttitle\n", "\(pinned)")
+
+        // A pin line that does not parse is refused, not skipped (which would drop the pin).
+        try Data("alice/diary\tbody\nnot a zone\n".utf8).write(to: URL(fileURLWithPath: try #require(s.pins["bob"]) + "/sealed-fields"))
+        let damaged = try s.client("bob")
+        do throws(RecSyncError) {
+            _ = try await damaged.modifyRecords(saving: [Build.record("r3", in: s.zone, ["notes": .string("bob-notes")])])
+            Issue.record("a damaged pin file was used")
+        } catch {
+            guard case .fileSystem(let path, let message, _) = error else { Issue.record("\(error)"); return }
+            #expect(path.hasSuffix("/sealed-fields") && message.contains("'not a zone'"), "\(message)")
+        }
     }
 }

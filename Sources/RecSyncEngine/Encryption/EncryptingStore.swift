@@ -489,12 +489,8 @@ public actor EncryptingStore: RemoteStore {
     func checkSealedFields(_ encryption: ZoneEncryption, of zoneID: ZoneID) throws(RecSyncError) {
         guard let sealedFieldsFile else { return }
         let now = SealedFields(encryption.fields)
-        if let before = try loadSealedPins()[zoneID] {
-            let dropped = now.dropped(from: before)
-            guard dropped.isEmpty else {
-                let named = dropped == ["*"] ? "the fields it does not list (it sealed every field)" : dropped.map { "'\($0)'" }.joined(separator: ", ")
-                throw .permissionFailure("encrypted zone \(zoneID) of \(zoneID.ownerName) no longer seals \(named) on the store, which this workspace saw sealed: its zone.json was changed around recsync (or signed again after a key reset). Nothing was sealed or pushed with it, so no value goes out in clear. If \(zoneID.ownerName) really stopped sealing them, remove the zone's line from \(sealedFieldsFile) and try again")
-            }
+        if let before = try loadSealedPins()[zoneID], let named = now.dropped(from: before) {
+            throw .permissionFailure("encrypted zone \(zoneID) of \(zoneID.ownerName) no longer seals \(named) on the store, which this workspace saw sealed: its zone.json was changed around recsync (or signed again after a key reset). Nothing was sealed or pushed with it, so no value goes out in clear. If \(zoneID.ownerName) really stopped sealing them, remove the zone's line from \(sealedFieldsFile) and try again")
         }
         try pinSealedFields(now, of: zoneID)
     }
@@ -516,11 +512,20 @@ public actor EncryptingStore: RemoteStore {
         var out: [ZoneID: SealedFields] = [:]
         if let sealedFieldsFile, let bytes = try FileIO.read(sealedFieldsFile) {
             for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+                // A line that does not parse is refused, not skipped: skipping it would drop
+                // the zone's pin.
+                let bad = RecSyncError.fileSystem(path: sealedFieldsFile, message: "the line '\(line)' is not 'owner/zone' followed by tab-separated field names; fix it, or remove it to pin that zone's fields afresh")
                 let columns = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
                 let parts = columns[0].split(separator: "/", omittingEmptySubsequences: false)
-                guard parts.count == 2, let owner = NameEscaping.unescape(String(parts[0])), let zone = NameEscaping.unescape(String(parts[1])),
-                      let id = try? ZoneID(zoneName: zone, ownerName: owner) else { continue }
-                out[id] = columns.count == 1 ? .all : .only(Set(columns.dropFirst().filter { !$0.isEmpty }.compactMap(NameEscaping.unescape)))
+                guard parts.count == 2, let owner = NameEscaping.unescape(String(parts[0])), let zone = NameEscaping.unescape(String(parts[1])) else { throw bad }
+                let id: ZoneID
+                do { id = try ZoneID(zoneName: zone, ownerName: owner) } catch { throw bad }
+                var fields: Set<String> = []
+                for column in columns.dropFirst() where !column.isEmpty {
+                    guard let name = NameEscaping.unescape(column) else { throw bad }
+                    fields.insert(name)
+                }
+                out[id] = columns.count == 1 ? .all : .only(fields)
             }
         }
         sealedPins = out
@@ -600,13 +605,15 @@ enum SealedFields: Hashable {
         self = fields.map { .only(Set($0)) } ?? .all
     }
 
-    /// The fields `before` sealed that this does not; `["*"]` when `before` sealed every
-    /// field and this lists some.
-    func dropped(from before: SealedFields) -> [String] {
+    /// The fields `before` sealed that this does not, as a message names them; nil when
+    /// there are none.
+    func dropped(from before: SealedFields) -> String? {
         switch (before, self) {
-        case (_, .all): []
-        case (.all, .only): ["*"]
-        case (.only(let was), .only(let now)): was.subtracting(now).sorted()
+        case (_, .all): return nil
+        case (.all, .only): return "the fields it does not list (it sealed every field)"
+        case (.only(let was), .only(let now)):
+            let gone = was.subtracting(now).sorted()
+            return gone.isEmpty ? nil : gone.map { "'\($0)'" }.joined(separator: ", ")
         }
     }
 
