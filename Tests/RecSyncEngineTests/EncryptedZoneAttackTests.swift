@@ -124,6 +124,30 @@ import Testing
         }
     }
 
+    /// mallory puts herself on the zone's share list (which is not signed) and waits for
+    /// alice to share it with someone else: the zone key is wrapped for who alice signed it
+    /// for and whom she adds, not for mallory.
+    @Test func aParticipantAddedAroundRecsyncGetsNoKey() async throws {
+        let s = try await Scene(name: "planted-participant")
+        _ = try await EncryptionKeys.initialize(user: "mallory", keyStore: s.p.keyStore("mallory"), store: try s.p.fixture.store(as: "mallory"))
+        _ = try await EncryptionKeys.initialize(user: "carol", keyStore: s.p.keyStore("carol"), store: try s.p.fixture.store(as: "carol"))
+        var zone = try await s.stored()
+        zone.participants.append(ShareParticipant(userRecordName: "mallory", permission: .readWrite))
+        try s.write([(StoreLayout.zoneFilePath(s.zone), ZoneDocuments.encodeZone(zone))])
+
+        try await s.client("alice").share(s.zone, with: "carol", permission: .readOnly)
+        let keys = try #require(try await s.stored().encryption).keys
+        #expect(Set(keys.map(\.userRecordName)) == ["alice", "bob", "carol"], "\(keys.map(\.userRecordName))")
+        // Taken off the list around recsync, bob loses the key at the next change rather
+        // than keeping it unseen.
+        var dropped = try await s.stored()
+        dropped.participants.removeAll { $0.userRecordName == "bob" }
+        try s.write([(StoreLayout.zoneFilePath(s.zone), ZoneDocuments.encodeZone(dropped))])
+        try await s.client("alice").unshare(s.zone, with: "carol")
+        let after = try #require(try await s.stored().encryption)
+        #expect(Set(after.keys.map(\.userRecordName)) == ["alice"] && after.currentGeneration == 2)
+    }
+
     /// A forged generation is not pinned: once the genuine zone.json is put back, the
     /// zone works again instead of looking rolled back.
     @Test func aForgedGenerationIsNotPinned() async throws {

@@ -405,11 +405,21 @@ public actor EncryptingStore: RemoteStore {
         return zone
     }
 
+    /// The zone's keys wrapped again after its participants changed.
+    ///
+    /// Who holds the key before is what the owner signed (the users keys are wrapped for),
+    /// not the share list in `zone.json`, which anyone who can push may edit: a user put on
+    /// that list around recsync is given the key only when this save adds them, and one
+    /// taken off it loses it (a new generation) rather than keeping it.
     func rewrapped(_ encryption: ZoneEncryption, zone: RecordZone, previous: [ShareParticipant]) async throws(RecSyncError) -> ZoneEncryption {
-        let readers = Set([zone.zoneID.ownerName] + zone.participants.map(\.userRecordName))
-        let before = Set([zone.zoneID.ownerName] + previous.map(\.userRecordName))
+        let listed = Set(zone.participants.map(\.userRecordName))
+        let listedBefore = Set(previous.map(\.userRecordName))
+        guard listed != listedBefore else { return encryption }
+        var keys = try await openKeys(zone.zoneID, refresh: false)  // checks the owner's signature
+        let owner = zone.zoneID.ownerName
+        let before = Set([owner] + encryption.keys.map(\.userRecordName))
+        let readers = Set([owner]).union(listed.intersection(before)).union(listed.subtracting(listedBefore))
         guard readers != before else { return encryption }
-        var keys = try await openKeys(zone.zoneID, refresh: false)
         var generation = encryption.currentGeneration
         if !before.subtracting(readers).isEmpty {
             // Someone left: new writes use a key they never had.
