@@ -299,6 +299,14 @@ public actor EncryptingStore: RemoteStore {
             // one, and lowering its pin then would let an older zone.json put back after it
             // pass (a removed participant's key in use again). A zone shared with the user
             // has no tombstone the user can read; its going (unshared, or reset) is trusted.
+            // A generation is pinned only once its owner's signature checks: a forged one
+            // pinned would make the genuine zone.json, put back, look rolled back. A zone
+            // whose signature does not check is still remembered as encrypted. (Checked
+            // before the pins are read, so no await falls between reading and saving them.)
+            var signed: Set<ZoneID> = []
+            for z in all {
+                if let e = z.encryption, await signatureHolds(e, of: z.zoneID) { signed.insert(z.zoneID) }
+            }
             var pins = try loadPins()
             let vanished = pins.filter { $0.value > 0 && ($0.key.ownerName == userRecordName) == (scope == .private) && !present.contains($0.key) }.map(\.key)
             let gone = scope == .private && !vanished.isEmpty
@@ -306,13 +314,8 @@ public actor EncryptingStore: RemoteStore {
             for id in vanished where gone.contains(id) {
                 pins[id] = 0
             }
-            // A generation is pinned only once its owner's signature checks: a forged one
-            // pinned would make the genuine zone.json, put back, look rolled back. A zone
-            // whose signature does not check is still remembered as encrypted.
-            for z in all {
-                guard let e = z.encryption else { continue }
-                if await signatureHolds(e, of: z.zoneID) { pinGenerations([z], in: &pins) } else if pins[z.zoneID] == nil { pins[z.zoneID] = 0 }
-            }
+            pinGenerations(all.filter { signed.contains($0.zoneID) }, in: &pins)
+            for z in all where z.encryption != nil && pins[z.zoneID] == nil { pins[z.zoneID] = 0 }
             if pins != pinned { try savePins(pins) }
         }
         for id in zones.keys where (id.ownerName == userRecordName) == (scope == .private) && !present.contains(id) {
