@@ -92,13 +92,20 @@ public actor EncryptingStore: RemoteStore {
 
     public func modifyRecordZones(_ operations: [ZoneOperation]) async throws(RecSyncError) -> [ZoneOperationResult] {
         var sent: [ZoneOperation] = []
+        // The sections signed here (`keyed` signs exactly those it changes).
+        var justSigned: [ZoneID: ZoneEncryption] = [:]
         try await refreshZones(.private)
         for operation in operations {
+            let before = zones[operation.zoneID]?.encryption
             switch operation {
             case .save(let zone): sent.append(.save(try await keyed(zone, resetUpload: false)))
             case .recreate(let zone): sent.append(.recreate(try await keyed(zone, resetUpload: false)))
             case .uploadAfterReset(let zone): sent.append(.uploadAfterReset(try await keyed(zone, resetUpload: true)))
             default: sent.append(operation)
+            }
+            switch sent.last {
+            case .save(let z)?, .recreate(let z)?, .uploadAfterReset(let z)?: if let e = z.encryption, e != before { justSigned[z.zoneID] = e }
+            default: break
             }
         }
         let results = try await inner.modifyRecordZones(sent)
@@ -111,10 +118,10 @@ public actor EncryptingStore: RemoteStore {
             }
         }
         // What this client just signed for its own zone is the list from now on (a zone
-        // deleted and created again may seal fewer fields: its owner said so).
-        for zone in saved where zone.zoneID.ownerName == userRecordName {
-            if let fields = zone.encryption?.fields { try pinSealedFields(SealedFields(fields), of: zone.zoneID) }
-            else if zone.encryption != nil { try pinSealedFields(.all, of: zone.zoneID) }
+        // deleted and created again may seal fewer fields: its owner said so). A section
+        // passed through unchanged is not taken: it was not checked.
+        for zone in saved {
+            if let e = zone.encryption, justSigned[zone.zoneID] == e { try pinSealedFields(SealedFields(e.fields), of: zone.zoneID) }
         }
         if pinFile != nil, !saved.isEmpty {
             var pins = try loadPins()
