@@ -57,10 +57,14 @@ public protocol RemoteStore: Actor {
     /// names live zones only.
     func fetchZoneDeletions(_ zoneIDs: [ZoneID]) async throws(RecSyncError) -> [ZoneDeletion]
 
-    /// Publishes the acting user's X25519 public key (`users/<user>/key.json`), which owners of
-    /// encrypted zones wrap zone keys for; replaces an older one.
+    /// Publishes the acting user's public keys (`users/<user>/key.json`); replaces older ones.
+    ///
+    /// - Parameters:
+    ///   - key: the X25519 public key (32 bytes) owners of encrypted zones wrap zone keys for.
+    ///   - signingKey: the Ed25519 public key (32 bytes) that checks this user's signatures of
+    ///     their zones' keys.
     @discardableResult
-    func publishUserPublicKey(_ key: [UInt8]) async throws(RecSyncError) -> UserPublicKey
+    func publishUserPublicKey(_ key: [UInt8], signingKey: [UInt8]) async throws(RecSyncError) -> UserPublicKey
 
     /// A user's published public key; nil when they have published none.
     func fetchUserPublicKey(_ user: String) async throws(RecSyncError) -> UserPublicKey?

@@ -146,6 +146,7 @@ enum ZoneDocuments {
                 ])
             })]
             if let f = e.fields { enc["fields"] = .array(f.map { .string($0) }) }
+            if let signature = e.signature { enc["signature"] = .string(Base64.encode(signature)) }
             o["encryption"] = .object(enc)
         }
         if !zone.participants.isEmpty {
@@ -179,7 +180,7 @@ enum ZoneDocuments {
     }
 
     static func decodeEncryption(_ j: JSONValue, path: String) throws(RecSyncError) -> ZoneEncryption {
-        let bad = RecSyncError.storeCorrupt("\(path): 'encryption' is malformed; it needs 'keys' (generation, userRecordName, base64 ephemeralPublicKey and sealedKey) and optional 'fields'. Restore zone.json from the store's history")
+        let bad = RecSyncError.storeCorrupt("\(path): 'encryption' is malformed; it needs 'keys' (generation, userRecordName, base64 ephemeralPublicKey and sealedKey) and optional 'fields' and base64 'signature'. Restore zone.json from the store's history")
         guard case .object(let o) = j, case .array(let list)? = o["keys"] else { throw bad }
         var e = ZoneEncryption()
         if let f = o["fields"] {
@@ -189,6 +190,10 @@ enum ZoneDocuments {
                 guard case .string(let s) = n else { throw bad }
                 e.fields?.append(s)
             }
+        }
+        if let sig = o["signature"] {
+            guard case .string(let text) = sig, let bytes = Base64.decode(text) else { throw bad }
+            e.signature = bytes
         }
         for item in list {
             guard case .object(let k) = item, case .int(let g)? = k["generation"], g > 0, g < Int64(Int32.max),
@@ -202,24 +207,36 @@ enum ZoneDocuments {
     }
 
     static func encodeUserKey(_ key: UserPublicKey) -> [UInt8] {
-        JSON.serialize(.object([
+        var o: [String: JSONValue] = [
             "userRecordName": .string(key.userRecordName), "algorithm": .string("X25519"),
             "publicKey": .string(Base64.encode(key.publicKey)), "created": .int(key.created),
-        ]), pretty: true)
+        ]
+        if let signing = key.signingPublicKey {
+            o["signingAlgorithm"] = .string("Ed25519")
+            o["signingPublicKey"] = .string(Base64.encode(signing))
+        }
+        return JSON.serialize(.object(o), pretty: true)
     }
 
     static func decodeUserKey(_ bytes: [UInt8], user: String) throws(RecSyncError) -> UserPublicKey {
         let path = StoreLayout.userKeyPath(user)
         let json: JSONValue
         do { json = try JSON.parse(bytes) } catch {
-            throw .storeCorrupt("\(path) is not valid JSON: \(error.message); \(user) can publish it again with 'recsync keys init'")
+            throw .storeCorrupt("\(path) is not valid JSON: \(error.message); \(user) can publish it again with 'recsync keys init' on a device holding their key, or 'recsync keys reset' if it is lost")
         }
+        let remedy = "\(user) can publish it again with 'recsync keys init' on a device holding their key, or 'recsync keys reset' if it is lost"
         guard case .object(let o) = json, case .string("X25519")? = o["algorithm"], case .string(let name)? = o["userRecordName"], name == user,
               case .string(let text)? = o["publicKey"], let key = Base64.decode(text), key.count == 32
-        else { throw .storeCorrupt("\(path) is not an X25519 public key of \(user); \(user) can publish it again with 'recsync keys init'") }
+        else { throw .storeCorrupt("\(path) is not an X25519 public key of \(user); \(remedy)") }
+        var signing: [UInt8]?
+        if let s = o["signingPublicKey"] {
+            guard case .string(let text) = s, case .string("Ed25519")? = o["signingAlgorithm"], let bytes = Base64.decode(text), bytes.count == 32
+            else { throw .storeCorrupt("\(path): 'signingPublicKey' is not a base64 Ed25519 public key; \(remedy)") }
+            signing = bytes
+        }
         var created: Int64 = 0
         if case .int(let c)? = o["created"] { created = c }
-        return UserPublicKey(userRecordName: user, publicKey: key, created: created)
+        return UserPublicKey(userRecordName: user, publicKey: key, signingPublicKey: signing, created: created)
     }
 
     static func encodeTombstone(reason: ZoneDeletionReason, stamp s: ChangeStamp) -> [UInt8] {

@@ -83,10 +83,16 @@ public struct ZoneEncryption: Sendable, Hashable, Codable {
     /// The zone key of each generation, wrapped for each user who may read it. Empty in a
     /// request to create an encrypted zone: the client mints the key.
     public var keys: [WrappedZoneKey]
+    /// The zone owner's Ed25519 signature over the zone ID, the store ID, `fields` and
+    /// `keys`: what lets a reader tell the owner's keys from ones a store writer added. Nil
+    /// in a request (the client signs) and in a section an older recsync wrote, which
+    /// clients refuse.
+    public var signature: [UInt8]?
 
-    public init(fields: [String]? = nil, keys: [WrappedZoneKey] = []) {
+    public init(fields: [String]? = nil, keys: [WrappedZoneKey] = [], signature: [UInt8]? = nil) {
         self.fields = fields
         self.keys = keys
+        self.signature = signature
     }
 
     /// The generation new writes use (the highest): 0 when no key is there yet.
@@ -113,17 +119,21 @@ public struct WrappedZoneKey: Sendable, Hashable, Codable {
     }
 }
 
-/// A user's published public key (`users/<user>/key.json`), which others wrap zone keys for.
+/// A user's published public keys (`users/<user>/key.json`): the one others wrap zone keys
+/// for, and the one the user's signatures of their zones' keys are checked with.
 public struct UserPublicKey: Sendable, Hashable {
     public var userRecordName: String
     /// An X25519 public key (32 bytes).
     public var publicKey: [UInt8]
+    /// An Ed25519 public key (32 bytes); nil when published by an older recsync.
+    public var signingPublicKey: [UInt8]?
     /// Milliseconds since the epoch when it was made.
     public var created: Int64
 
-    public init(userRecordName: String, publicKey: [UInt8], created: Int64) {
+    public init(userRecordName: String, publicKey: [UInt8], signingPublicKey: [UInt8]? = nil, created: Int64) {
         self.userRecordName = userRecordName
         self.publicKey = publicKey
+        self.signingPublicKey = signingPublicKey
         self.created = created
     }
 }

@@ -83,8 +83,8 @@ public actor FaultInjectingStore: RemoteStore {
     }
 
     @discardableResult
-    public func publishUserPublicKey(_ key: [UInt8]) async throws(RecSyncError) -> UserPublicKey {
-        try await inner.publishUserPublicKey(key)
+    public func publishUserPublicKey(_ key: [UInt8], signingKey: [UInt8]) async throws(RecSyncError) -> UserPublicKey {
+        try await inner.publishUserPublicKey(key, signingKey: signingKey)
     }
 
     public func fetchUserPublicKey(_ user: String) async throws(RecSyncError) -> UserPublicKey? {

@@ -41,6 +41,41 @@ import Testing
         #expect(!(try storeObjects(f)).contains("epsilon-secret-after-strip"))
     }
 
+    /// A key generation added to zone.json with plain git (an entry the owner did not sign)
+    /// makes push refuse, naming the zone and its owner; nothing goes to the store.
+    @Test func aKeyGenerationAddedWithPlainGitIsRefusedByPush() throws {
+        let f = try setUp()
+        _ = try run(f, as: "alice", ["zone", "create", "diary", "--encrypted"], in: "alice")
+        let zoneDoc = try GitCLI.run(["show", "main:zones/alice/diary/zone.json"], in: f.storePath)
+        var zone = try #require(try JSONSerialization.jsonObject(with: Data(zoneDoc.utf8)) as? [String: Any])
+        var encryption = try #require(zone["encryption"] as? [String: Any])
+        var keys = try #require(encryption["keys"] as? [[String: Any]])
+        var added = try #require(keys.first)
+        added["generation"] = 2
+        keys.append(added)
+        encryption["keys"] = keys
+        zone["encryption"] = encryption
+        _ = try GitCLI.commitFiles([("zones/alice/diary/zone.json", Array(try JSONSerialization.data(withJSONObject: zone)))], toStore: f.storePath)
+        try writeFile(f.ws("alice") + "/private/diary/leak.json", #"{"title": "zeta-secret-after-forgery"}"#)
+        let refused = try run(f, as: "alice", ["push"], in: "alice", expect: 1)
+        #expect(refused.stderr.contains("do not carry a valid signature of its owner alice"), "\(refused)")
+        #expect(!(try storeObjects(f)).contains("zeta-secret-after-forgery"))
+        #expect(!(try GitCLI.run(["ls-tree", "-r", "--name-only", "main"], in: f.storePath)).contains("leak"))
+    }
+
+    /// A users/<me>/key.json that does not parse: `keys init` on a machine without the key
+    /// says so and points at `keys reset`, which replaces it.
+    @Test func aGarbagePublishedKeyIsReportedByInitAndReplacedByReset() throws {
+        let f = try CLIFixture().withStore()
+        _ = try run(f, as: "alice", ["clone", "store.git", "alice"], in: ".")
+        _ = try GitCLI.commitFiles([("users/alice/key.json", Array("garbage".utf8))], toStore: f.storePath)
+        let refused = try run(f, as: "alice", ["keys", "init"], in: "alice", expect: 1)
+        #expect(refused.stderr.contains("cannot be read") && refused.stderr.contains("recsync keys reset --yes"), "\(refused)")
+        _ = try run(f, as: "alice", ["keys", "reset", "--yes"], in: "alice")
+        let shown = try run(f, as: "alice", ["keys", "show"], in: "alice")
+        #expect(shown.stdout.contains("published\tyes") || shown.stderr.contains("published\tyes"), "\(shown)")
+    }
+
     /// A key moves to another device with export and import; a FIFO or garbage given to
     /// import is refused at once, not waited on.
     @Test func aKeyMovesWithExportAndImportAndAFifoIsRefused() throws {

@@ -191,7 +191,7 @@ actor HalfAssetStore: RemoteStore {
     }
 
     func uploadAsset(fileAt path: String) async throws(RecSyncError) -> AssetReference { try await inner.uploadAsset(fileAt: path) }
-    func publishUserPublicKey(_ key: [UInt8]) async throws(RecSyncError) -> UserPublicKey { try await inner.publishUserPublicKey(key) }
+    func publishUserPublicKey(_ key: [UInt8], signingKey: [UInt8]) async throws(RecSyncError) -> UserPublicKey { try await inner.publishUserPublicKey(key, signingKey: signingKey) }
     func fetchUserPublicKey(_ user: String) async throws(RecSyncError) -> UserPublicKey? { try await inner.fetchUserPublicKey(user) }
     func databaseChanges(scope: DatabaseScope, since token: ServerChangeToken?, resultsLimit: Int) async throws(RecSyncError) -> DatabaseChanges {
         try await inner.databaseChanges(scope: scope, since: token, resultsLimit: resultsLimit)

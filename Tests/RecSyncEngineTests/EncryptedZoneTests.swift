@@ -308,13 +308,33 @@ import Testing
         try await alice.unshare(zone, with: "bob")
 
         let mallory = UserKeyStore(directory: p.keys.file("mallory"))
-        let malloryKey = try await EncryptionKeys.initialize(user: "mallory", keyStore: mallory, store: try p.fixture.store(as: "mallory")).publicKey
-        try await p.fixture.store(as: "bob").publishUserPublicKey(malloryKey)
+        _ = try await EncryptionKeys.initialize(user: "mallory", keyStore: mallory, store: try p.fixture.store(as: "mallory"))
+        let malloryKeys = try EncryptionKeys.publicKeys(of: try #require(try mallory.load("mallory")))
+        try await p.fixture.store(as: "bob").publishUserPublicKey(malloryKeys.agreement, signingKey: malloryKeys.signing)
         let published = try #require(try await p.fixture.store(as: "bob").fetchUserPublicKey("bob"))
         #expect(published.publicKey != Array(try #require(try p.keyStore("bob").load("bob")).publicKey.rawRepresentation), "the store holds mallory's key for bob")
 
         let later = EncryptingStore(try p.fixture.store(as: "alice"), keyStore: p.keyStore("alice"), pinDirectory: pins)
-        await #expect(throws: RecSyncError.self) { try await later.share(zone, with: "bob", permission: .readWrite) }
+        await Self.expectRefusal("public key published for bob", "is not the one this workspace used before") {
+            try await later.share(zone, with: "bob", permission: .readWrite)
+        }
+        let zoneNow = try #require(try await p.fixture.store(as: "alice").fetchAllRecordZones(scope: .private).first)
+        #expect(!zoneNow.participants.contains { $0.userRecordName == "bob" } && !(zoneNow.encryption?.keys.contains { $0.userRecordName == "bob" } ?? true),
+                "nothing was wrapped for the swapped key")
+    }
+
+    /// Runs `body`, which must fail with `permissionFailure` saying each of `words`.
+    static func expectRefusal(_ words: String..., sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void) async {
+        do {
+            try await body()
+            Issue.record("not refused", sourceLocation: sourceLocation)
+        } catch {
+            guard case .permissionFailure(let message)? = error as? RecSyncError else {
+                Issue.record("refused with another error: \(error)", sourceLocation: sourceLocation)
+                return
+            }
+            for w in words { #expect(message.contains(w), "\(message)", sourceLocation: sourceLocation) }
+        }
     }
 
     /// A zone.json put back to a version from before an unshare (the removed participant's
@@ -332,8 +352,10 @@ import Testing
         // Put back right after the unshare, before this client read the zone again.
         try GitCLI.commitFiles([(StoreLayout.zoneFilePath(zone), ZoneDocuments.encodeZone(shared))], toStore: p.fixture.path)
         let later = EncryptingStore(try p.fixture.store(as: "alice"), keyStore: p.keyStore("alice"), pinDirectory: pins)
-        let saved = try? await later.modifyRecords(saving: [Build.record("r2", in: zone, ["title": .string(Self.secret)])])
-        #expect(saved == nil || saved?.errors.isEmpty == false, "a save sealed with the key of before the unshare")
+        await Self.expectRefusal("zone \(zone) on the store has key generation 1, older than generation 2 seen before") {
+            _ = try await later.modifyRecords(saving: [Build.record("r2", in: zone, ["title": .string(Self.secret)])])
+        }
+        if case .success = try await p.fixture.store(as: "alice").fetchRecords([Build.id("r2", in: zone)])[0].result { Issue.record("a record was pushed") }
     }
 
     /// The same rollback in two steps: first the zone hidden (a zone.json that does not

@@ -152,8 +152,8 @@ actor HookedStore: RemoteStore {
     }
 
     @discardableResult
-    func publishUserPublicKey(_ key: [UInt8]) async throws(RecSyncError) -> UserPublicKey {
-        try await inner.publishUserPublicKey(key)
+    func publishUserPublicKey(_ key: [UInt8], signingKey: [UInt8]) async throws(RecSyncError) -> UserPublicKey {
+        try await inner.publishUserPublicKey(key, signingKey: signingKey)
     }
 
     func fetchUserPublicKey(_ user: String) async throws(RecSyncError) -> UserPublicKey? {

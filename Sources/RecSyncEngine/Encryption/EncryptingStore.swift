@@ -25,6 +25,15 @@ public actor EncryptingStore: RemoteStore {
     /// Zones once seen encrypted, with the newest key generation seen, loaded from `pinFile`
     /// on first use.
     var pinned: [ZoneID: Int]?
+    /// Where the sealed-field list of each encrypted zone, once checked, is remembered; nil:
+    /// not kept.
+    let sealedFieldsFile: String?
+    /// The sealed-field lists loaded from `sealedFieldsFile` on first use.
+    var sealedPins: [ZoneID: SealedFields]?
+    /// Each zone's `encryption` as it was when its owner's signature last checked.
+    var verified: [ZoneID: ZoneEncryption] = [:]
+    /// Other owners' signing keys as published and checked against `known-keys`.
+    var signers: [String: [UInt8]] = [:]
 
     /// Opens `inner` through this client's keys.
     ///
@@ -39,12 +48,15 @@ public actor EncryptingStore: RemoteStore {
     ///     `encryption` by someone writing around recsync does not make it push that zone's
     ///     values in clear; and the public key of each user it wrapped a zone key for
     ///     (`known-keys`), so that a published key swapped by such a writer is refused, not
-    ///     given the zone key.
+    ///     given the zone key; and the fields each encrypted zone seals (`sealed-fields`), so
+    ///     that a list shortened on the store, even one signed again after the owner's key
+    ///     reset, does not make it push a field in clear.
     public init(_ inner: any RemoteStore, keyStore: UserKeyStore, pinDirectory: String? = nil) {
         self.inner = inner
         self.keyStore = keyStore
         self.pinFile = pinDirectory.map { "\($0)/encrypted-zones" }
         self.knownKeysFile = pinDirectory.map { "\($0)/known-keys" }
+        self.sealedFieldsFile = pinDirectory.map { "\($0)/sealed-fields" }
     }
 
     public nonisolated var userRecordName: String { inner.userRecordName }
@@ -80,13 +92,20 @@ public actor EncryptingStore: RemoteStore {
 
     public func modifyRecordZones(_ operations: [ZoneOperation]) async throws(RecSyncError) -> [ZoneOperationResult] {
         var sent: [ZoneOperation] = []
+        // The sections signed here (`keyed` signs exactly those it changes).
+        var justSigned: [ZoneID: ZoneEncryption] = [:]
         try await refreshZones(.private)
         for operation in operations {
+            let before = zones[operation.zoneID]?.encryption
             switch operation {
             case .save(let zone): sent.append(.save(try await keyed(zone, resetUpload: false)))
             case .recreate(let zone): sent.append(.recreate(try await keyed(zone, resetUpload: false)))
             case .uploadAfterReset(let zone): sent.append(.uploadAfterReset(try await keyed(zone, resetUpload: true)))
             default: sent.append(operation)
+            }
+            switch sent.last {
+            case .save(let z)?, .recreate(let z)?, .uploadAfterReset(let z)?: if let e = z.encryption, e != before { justSigned[z.zoneID] = e }
+            default: break
             }
         }
         let results = try await inner.modifyRecordZones(sent)
@@ -97,6 +116,12 @@ public actor EncryptingStore: RemoteStore {
                 zones[r.operation.zoneID] = zone
                 if let zone { saved.append(zone) }
             }
+        }
+        // What this client just signed for its own zone is the list from now on (a zone
+        // deleted and created again may seal fewer fields: its owner said so). A section
+        // passed through unchanged is not taken: it was not checked.
+        for zone in saved {
+            if let e = zone.encryption, justSigned[zone.zoneID] == e { try pinSealedFields(SealedFields(e.fields), of: zone.zoneID) }
         }
         if pinFile != nil, !saved.isEmpty {
             var pins = try loadPins()
@@ -117,8 +142,8 @@ public actor EncryptingStore: RemoteStore {
     }
 
     @discardableResult
-    public func publishUserPublicKey(_ key: [UInt8]) async throws(RecSyncError) -> UserPublicKey {
-        try await inner.publishUserPublicKey(key)
+    public func publishUserPublicKey(_ key: [UInt8], signingKey: [UInt8]) async throws(RecSyncError) -> UserPublicKey {
+        try await inner.publishUserPublicKey(key, signingKey: signingKey)
     }
 
     public func fetchUserPublicKey(_ user: String) async throws(RecSyncError) -> UserPublicKey? {
@@ -196,8 +221,8 @@ public actor EncryptingStore: RemoteStore {
             try await refreshZones(zoneID.ownerName == userRecordName ? .private : .shared)
             if zones[zoneID] == nil { unknownZones.insert(zoneID) }
         }
-        let encryption = zones[zoneID]?.encryption
-        if !sealed && encryption == nil { return record }
+        if !sealed && zones[zoneID]?.encryption == nil { return record }
+        let encryption = try await trustedEncryption(zoneID)
         guard let encryption else {
             throw .invalidValue("record '\(record.recordID.recordName)' in zone \(zoneID) holds encrypted fields, but the zone is not encrypted; it was not applied")
         }
@@ -232,7 +257,7 @@ public actor EncryptingStore: RemoteStore {
         out.reserveCapacity(records.count)
         for record in records {
             let zoneID = record.recordID.zoneID
-            guard let encryption = zones[zoneID]?.encryption else {
+            guard let encryption = try await trustedEncryption(zoneID) else {
                 if try isPinned(zoneID) {
                     throw .permissionFailure("zone \(zoneID) was encrypted, and its zone.json on the store no longer says so (written around recsync?); its records are not pushed in clear. If its owner really deleted it and created it again without encryption, remove its line from \(pinFile ?? "the pin file") and push again")
                 }
@@ -281,6 +306,14 @@ public actor EncryptingStore: RemoteStore {
             // one, and lowering its pin then would let an older zone.json put back after it
             // pass (a removed participant's key in use again). A zone shared with the user
             // has no tombstone the user can read; its going (unshared, or reset) is trusted.
+            // A generation is pinned only once its owner's signature checks: a forged one
+            // pinned would make the genuine zone.json, put back, look rolled back. A zone
+            // whose signature does not check is still remembered as encrypted. (Checked
+            // before the pins are read, so no await falls between reading and saving them.)
+            var signed: Set<ZoneID> = []
+            for z in all {
+                if let e = z.encryption, await signatureHolds(e, of: z.zoneID) { signed.insert(z.zoneID) }
+            }
             var pins = try loadPins()
             let vanished = pins.filter { $0.value > 0 && ($0.key.ownerName == userRecordName) == (scope == .private) && !present.contains($0.key) }.map(\.key)
             let gone = scope == .private && !vanished.isEmpty
@@ -288,7 +321,8 @@ public actor EncryptingStore: RemoteStore {
             for id in vanished where gone.contains(id) {
                 pins[id] = 0
             }
-            pinGenerations(all, in: &pins)
+            pinGenerations(all.filter { signed.contains($0.zoneID) }, in: &pins)
+            for z in all where z.encryption != nil && pins[z.zoneID] == nil { pins[z.zoneID] = 0 }
             if pins != pinned { try savePins(pins) }
         }
         for id in zones.keys where (id.ownerName == userRecordName) == (scope == .private) && !present.contains(id) {
@@ -348,7 +382,7 @@ public actor EncryptingStore: RemoteStore {
     /// Every generation of a zone's key wrapped for this user, opened.
     func openKeys(_ zoneID: ZoneID, refresh: Bool) async throws(RecSyncError) -> [Int: SymmetricKey] {
         if refresh { try await refreshZones(zoneID.ownerName == userRecordName ? .private : .shared) }
-        guard let encryption = zones[zoneID]?.encryption else { return [:] }
+        guard let encryption = try await trustedEncryption(zoneID) else { return [:] }
         let own = try privateKey()
         var keys: [Int: SymmetricKey] = [:]
         for wrapped in encryption.keys where wrapped.userRecordName == userRecordName {
@@ -375,14 +409,27 @@ public actor EncryptingStore: RemoteStore {
             zone.encryption = requested
             zoneKeys[zone.zoneID] = [1: key]
         }
+        if let encryption = zone.encryption, encryption != existing {
+            zone.encryption = try ZoneCrypto.signed(encryption, zone: zone.zoneID, storeID: storeID, by: try privateKey())
+        }
         return zone
     }
 
+    /// The zone's keys wrapped again after its participants changed.
+    ///
+    /// Who holds the key before is what the owner signed (the users keys are wrapped for),
+    /// not the share list in `zone.json`, which anyone who can push may edit: a user put on
+    /// that list around recsync is given the key only when this save adds them, and one
+    /// taken off it loses it (a new generation) rather than keeping it.
     func rewrapped(_ encryption: ZoneEncryption, zone: RecordZone, previous: [ShareParticipant]) async throws(RecSyncError) -> ZoneEncryption {
-        let readers = Set([zone.zoneID.ownerName] + zone.participants.map(\.userRecordName))
-        let before = Set([zone.zoneID.ownerName] + previous.map(\.userRecordName))
+        let listed = Set(zone.participants.map(\.userRecordName))
+        let listedBefore = Set(previous.map(\.userRecordName))
+        guard listed != listedBefore else { return encryption }
+        var keys = try await openKeys(zone.zoneID, refresh: false)  // checks the owner's signature
+        let owner = zone.zoneID.ownerName
+        let before = Set([owner] + encryption.keys.map(\.userRecordName))
+        let readers = Set([owner]).union(listed.intersection(before)).union(listed.subtracting(listedBefore))
         guard readers != before else { return encryption }
-        var keys = try await openKeys(zone.zoneID, refresh: false)
         var generation = encryption.currentGeneration
         if !before.subtracting(readers).isEmpty {
             // Someone left: new writes use a key they never had.
@@ -403,41 +450,138 @@ public actor EncryptingStore: RemoteStore {
     /// none), the published one for anyone else.
     func publicKey(of user: String) async throws(RecSyncError) -> [UInt8] {
         if user == userRecordName {
-            let own = Array(try privateKey().publicKey.rawRepresentation)
+            let (own, signing) = try EncryptionKeys.publicKeys(of: try privateKey())
             let published = try await inner.fetchUserPublicKey(user)
-            if published == nil { try await inner.publishUserPublicKey(own) }
             guard published == nil || published?.publicKey == own else {
                 throw .permissionFailure("the public key published for \(user) is not the one of the private key on this machine (it was reset on another device); run 'recsync keys import FILE' with the key exported there ('recsync keys export')")
             }
+            if published?.signingPublicKey != signing { try await inner.publishUserPublicKey(own, signingKey: signing) }
             return own
         }
         guard let published = try await inner.fetchUserPublicKey(user) else {
             throw .invalidArguments("\(user) has published no public key, so the encrypted zone cannot be shared with them; ask \(user) to run 'recsync keys init' in a workspace of this store, then try again")
         }
-        try checkKnownKey(published.publicKey, of: user)
+        try checkKnownKey(published)
         return published.publicKey
     }
 
-    /// Trust on first use: the first public key of a user this client wraps a zone key for is
-    /// remembered; a different one later is refused until the user is asked.
-    func checkKnownKey(_ key: [UInt8], of user: String) throws(RecSyncError) {
+    /// The public key that checks `owner`'s signatures of their zones' keys: derived from
+    /// this machine's private key for the acting user, the published one (pinned as
+    /// `checkKnownKey` does) for anyone else.
+    func signingPublicKey(of owner: String, zone: ZoneID) async throws(RecSyncError) -> [UInt8] {
+        if owner == userRecordName { return try EncryptionKeys.publicKeys(of: try privateKey()).signing }
+        if let known = signers[owner] { return known }
+        guard let published = try await inner.fetchUserPublicKey(owner), let signing = published.signingPublicKey else {
+            throw .permissionFailure("the keys of encrypted zone \(zone) cannot be checked: its owner \(owner) has published no signing key (users/\(owner)/key.json is missing or was written by an earlier recsync). Nothing is sealed with or opened by them; ask \(owner) to run 'recsync keys init', then try again")
+        }
+        try checkKnownKey(published)
+        signers[owner] = signing
+        return signing
+    }
+
+    /// Whether the owner's signature of `encryption` checks. Why it does not is not reported
+    /// here: the section is refused, saying why, when it is used (`trustedEncryption`).
+    func signatureHolds(_ encryption: ZoneEncryption, of zoneID: ZoneID) async -> Bool {
+        do throws(RecSyncError) {
+            let signer = try await signingPublicKey(of: zoneID.ownerName, zone: zoneID)
+            try ZoneCrypto.verify(encryption, zone: zoneID, storeID: storeID, ownerSigningKey: signer)
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// A zone's `encryption` once its owner's signature checks and it seals every field it
+    /// sealed before (see `init`); nil for a zone not encrypted. Nothing may be unwrapped,
+    /// sealed or opened with a section that did not pass.
+    func trustedEncryption(_ zoneID: ZoneID) async throws(RecSyncError) -> ZoneEncryption? {
+        guard let encryption = zones[zoneID]?.encryption else { return nil }
+        if verified[zoneID] != encryption {
+            let signer = try await signingPublicKey(of: zoneID.ownerName, zone: zoneID)
+            try ZoneCrypto.verify(encryption, zone: zoneID, storeID: storeID, ownerSigningKey: signer)
+            try checkSealedFields(encryption, of: zoneID)
+            verified[zoneID] = encryption
+        }
+        return encryption
+    }
+
+    /// Refuses a sealed-field list that leaves out a field pinned before; pins it otherwise.
+    func checkSealedFields(_ encryption: ZoneEncryption, of zoneID: ZoneID) throws(RecSyncError) {
+        guard let sealedFieldsFile else { return }
+        let now = SealedFields(encryption.fields)
+        if let before = try loadSealedPins()[zoneID], let named = now.dropped(from: before) {
+            throw .permissionFailure("encrypted zone \(zoneID) of \(zoneID.ownerName) no longer seals \(named) on the store, which this workspace saw sealed: its zone.json was changed around recsync (or signed again after a key reset). Nothing was sealed or pushed with it, so no value goes out in clear. If \(zoneID.ownerName) really stopped sealing them, remove the zone's line from \(sealedFieldsFile) and try again")
+        }
+        try pinSealedFields(now, of: zoneID)
+    }
+
+    func pinSealedFields(_ fields: SealedFields, of zoneID: ZoneID) throws(RecSyncError) {
+        guard let sealedFieldsFile else { return }
+        var pins = try loadSealedPins()
+        guard pins[zoneID] != fields else { return }
+        pins[zoneID] = fields
+        let lines = pins.map { "\(NameEscaping.escape($0.key.ownerName))/\(NameEscaping.escape($0.key.zoneName))\($0.value.pinText)\n" }.sorted()
+        try FileIO.writeAtomically(sealedFieldsFile, Array(lines.joined().utf8))
+        sealedPins = pins
+    }
+
+    /// The sealed-field pins: one line per zone, `owner/zone` (every field sealed) or
+    /// `owner/zone<TAB>field<TAB>field…`, names escaped as in the store (so no tab in them).
+    func loadSealedPins() throws(RecSyncError) -> [ZoneID: SealedFields] {
+        if let sealedPins { return sealedPins }
+        var out: [ZoneID: SealedFields] = [:]
+        if let sealedFieldsFile, let bytes = try FileIO.read(sealedFieldsFile) {
+            for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+                // A line that does not parse is refused, not skipped: skipping it would drop
+                // the zone's pin.
+                let bad = RecSyncError.fileSystem(path: sealedFieldsFile, message: "the line '\(line)' is not 'owner/zone' followed by tab-separated field names; fix it, or remove it to pin that zone's fields afresh")
+                let columns = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+                let parts = columns[0].split(separator: "/", omittingEmptySubsequences: false)
+                guard parts.count == 2, let owner = NameEscaping.unescape(String(parts[0])), let zone = NameEscaping.unescape(String(parts[1])) else { throw bad }
+                let id: ZoneID
+                do { id = try ZoneID(zoneName: zone, ownerName: owner) } catch { throw bad }
+                var fields: Set<String> = []
+                for column in columns.dropFirst() where !column.isEmpty {
+                    guard let name = NameEscaping.unescape(column) else { throw bad }
+                    fields.insert(name)
+                }
+                out[id] = columns.count == 1 ? .all : .only(fields)
+            }
+        }
+        sealedPins = out
+        return out
+    }
+
+    /// Trust on first use: the first public keys of a user this client wraps a zone key for,
+    /// or checks a signature of, are remembered; different ones later are refused until the
+    /// user is asked. A line from before signing keys gets the signing key added.
+    func checkKnownKey(_ key: UserPublicKey) throws(RecSyncError) {
         guard let knownKeysFile else { return }
-        var known: [String: String] = [:]
+        let user = key.userRecordName
+        var known: [String: [String]] = [:]
         if let bytes = try FileIO.read(knownKeysFile) {
             for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
-                let parts = line.split(separator: " ")
-                if parts.count == 2, let name = NameEscaping.unescape(String(parts[0])) { known[name] = String(parts[1]) }
+                let parts = line.split(separator: " ").map(String.init)
+                if parts.count >= 2, let name = NameEscaping.unescape(parts[0]) { known[name] = Array(parts.dropFirst()) }
             }
         }
-        let text = Base64.encode(key)
-        if let pinnedKey = known[user] {
-            guard pinnedKey == text else {
-                throw .permissionFailure("the public key published for \(user) (fingerprint \(Self.fingerprint(key))) is not the one this workspace used before (\(Self.fingerprint(Base64.decode(pinnedKey) ?? []))): someone writing to the store may have swapped it. If \(user) really reset their key, check the new fingerprint with them ('recsync keys show'), remove their line from \(knownKeysFile) and try again")
+        let text = Base64.encode(key.publicKey)
+        let signing = key.signingPublicKey.map { Base64.encode($0) }
+        let remedy = "someone writing to the store may have swapped it. If \(user) really reset their key, check the new fingerprint with them ('recsync keys show'), remove their line from \(knownKeysFile) and try again"
+        if let pinnedKeys = known[user] {
+            guard pinnedKeys[0] == text else {
+                throw .permissionFailure("the public key published for \(user) (fingerprint \(Self.fingerprint(key.publicKey))) is not the one this workspace used before (\(Self.fingerprint(Base64.decode(pinnedKeys[0]) ?? []))): \(remedy)")
             }
-            return
+            if pinnedKeys.count > 1 {
+                guard signing == pinnedKeys[1] else {
+                    throw .permissionFailure("the signing key published for \(user) is not the one this workspace used before, though their encryption key is: \(remedy)")
+                }
+                return
+            }
+            guard signing != nil else { return }
         }
-        known[user] = text
-        let lines = known.map { "\(NameEscaping.escape($0.key)) \($0.value)\n" }.sorted()
+        known[user] = [text] + (signing.map { [$0] } ?? [])
+        let lines = known.map { "\(NameEscaping.escape($0.key)) \($0.value.joined(separator: " "))\n" }.sorted()
         try FileIO.writeAtomically(knownKeysFile, Array(lines.joined().utf8))
     }
 
@@ -467,5 +611,37 @@ extension EncryptingStore: StoreHistory {
     public func recordVersion(_ id: RecordID, changeTag: String) async throws(RecSyncError) -> Record? {
         guard let record = try await history().recordVersion(id, changeTag: changeTag) else { return nil }
         return try await open(record, history: true)
+    }
+}
+
+/// The fields an encrypted zone seals, as pinned in a workspace.
+enum SealedFields: Hashable {
+    /// Every field (the zone lists none).
+    case all
+    /// These fields only.
+    case only(Set<String>)
+
+    init(_ fields: [String]?) {
+        self = fields.map { .only(Set($0)) } ?? .all
+    }
+
+    /// The fields `before` sealed that this does not, as a message names them; nil when
+    /// there are none.
+    func dropped(from before: SealedFields) -> String? {
+        switch (before, self) {
+        case (_, .all): return nil
+        case (.all, .only): return "the fields it does not list (it sealed every field)"
+        case (.only(let was), .only(let now)):
+            let gone = was.subtracting(now).sorted()
+            return gone.isEmpty ? nil : gone.map { "'\($0)'" }.joined(separator: ", ")
+        }
+    }
+
+    /// The pin line's tail after the zone.
+    var pinText: String {
+        switch self {
+        case .all: ""
+        case .only(let fields): "\t" + fields.sorted().map(NameEscaping.escape).joined(separator: "\t")
+        }
     }
 }

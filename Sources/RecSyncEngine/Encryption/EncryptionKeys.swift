@@ -25,25 +25,43 @@ public struct UserKeyReport: Sendable, Hashable {
 public enum EncryptionKeys {
     /// The user's key pair, made if there is none on this machine, and its public key
     /// published on the store (refused when the store holds another key of theirs).
+    ///
+    /// A published key file that does not parse is replaced when this machine holds the
+    /// user's key, and reported (with `keys reset` as the way out) when it does not.
     public static func initialize(user: String, keyStore: UserKeyStore, store: any RemoteStore) async throws(RecSyncError) -> UserKeyReport {
         var created = false
         let key: Curve25519.KeyAgreement.PrivateKey
-        if let existing = try keyStore.load(user) {
-            key = existing
+        let local = try keyStore.load(user)
+        let published: UserPublicKey?
+        do { published = try await store.fetchUserPublicKey(user) } catch {
+            guard case .storeCorrupt(let problem) = error else { throw error }
+            guard local != nil else {
+                throw .storeCorrupt("the public key file of \(user) on the store (users/\(NameEscaping.escape(user))/key.json) cannot be read (\(problem)), and this machine holds no key of \(user), so it cannot tell whether a key exists elsewhere. If one of your devices holds your key, run 'recsync keys init' there (it publishes the key again) or 'recsync keys export' there and 'recsync keys import FILE' here; if your key is lost, run 'recsync keys reset --yes', which replaces the file")
+            }
+            published = nil  // replaced below by this machine's key
+        }
+        if let local {
+            key = local
         } else {
-            if try await store.fetchUserPublicKey(user) != nil {
+            if published != nil {
                 throw .invalidArguments("\(user) already has a key published on the store, made on another device; bring it here with 'recsync keys export' there and 'recsync keys import FILE' here, or run 'recsync keys reset' if it is lost")
             }
             key = Curve25519.KeyAgreement.PrivateKey()
             try keyStore.save(key, for: user)
             created = true
         }
-        let own = Array(key.publicKey.rawRepresentation)
-        if let published = try await store.fetchUserPublicKey(user), published.publicKey != own {
+        let (own, signing) = try publicKeys(of: key)
+        if let published, published.publicKey != own {
             throw .invalidArguments("the key published for \(user) on the store is not the one in \(keyStore.path(for: user)); import the current one with 'recsync keys import FILE' (exported on the device that made it), or run 'recsync keys reset' if it is lost")
         }
-        try await store.publishUserPublicKey(own)
+        try await store.publishUserPublicKey(own, signingKey: signing)
         return report(user, keyStore, key, published: true, created: created)
+    }
+
+    /// The public halves of a user's key: the X25519 key others wrap zone keys for, and the
+    /// Ed25519 key derived from it that checks the user's signatures of their zones' keys.
+    static func publicKeys(of key: Curve25519.KeyAgreement.PrivateKey) throws(RecSyncError) -> (agreement: [UInt8], signing: [UInt8]) {
+        (Array(key.publicKey.rawRepresentation), Array(try ZoneCrypto.signingKey(for: key).publicKey.rawRepresentation))
     }
 
     /// The user's key on this machine and whether the store publishes the same.
@@ -52,23 +70,36 @@ public enum EncryptionKeys {
             throw .invalidArguments("no encryption key of \(user) on this machine (\(keyStore.path(for: user))); run 'recsync keys init', or 'recsync keys import FILE'")
         }
         let published = try await store.fetchUserPublicKey(user)
-        return report(user, keyStore, key, published: published?.publicKey == Array(key.publicKey.rawRepresentation), created: false)
+        let (own, signing) = try publicKeys(of: key)
+        return report(user, keyStore, key, published: published?.publicKey == own && published?.signingPublicKey == signing, created: false)
     }
 
     /// What CloudKit calls resetting encrypted data, for a user who lost their key: every
     /// encrypted zone of theirs is dropped on the store with reason `encryptedDataReset`
-    /// (devices that hold copies upload them again, under a new zone key), then a new key
+    /// (devices that hold copies upload them again, under a new zone key), and a new key
     /// pair is made and published.
+    ///
+    /// The new key is saved beside the current one (`UserKeyStore.savePending`) before
+    /// anything on the store changes and takes its place only once the zones are dropped: a
+    /// reset cut short leaves this machine a key that matches the store, and a retried reset
+    /// carries on with the same new key.
     public static func reset(user: String, keyStore: UserKeyStore, store: any RemoteStore) async throws(RecSyncError) -> UserKeyReport {
+        let key: Curve25519.KeyAgreement.PrivateKey
+        if let pending = try keyStore.loadPending(user) {
+            key = pending
+        } else {
+            key = Curve25519.KeyAgreement.PrivateKey()
+            try keyStore.savePending(key, for: user)
+        }
         let encrypted = try await store.fetchAllRecordZones(scope: .private).filter { $0.encryption != nil }.map(\.zoneID)
         if !encrypted.isEmpty {
             for result in try await store.modifyRecordZones(encrypted.map { .markEncryptedDataReset($0) }) {
                 if case .failure(let error) = result.result, error.code != .zoneNotFound { throw error }
             }
         }
-        let key = Curve25519.KeyAgreement.PrivateKey()
-        try keyStore.save(key, for: user)
-        try await store.publishUserPublicKey(Array(key.publicKey.rawRepresentation))
+        try keyStore.promotePending(user)
+        let (own, signing) = try publicKeys(of: key)
+        try await store.publishUserPublicKey(own, signingKey: signing)
         var out = report(user, keyStore, key, published: true, created: true)
         out.zonesReset = encrypted
         return out

@@ -29,26 +29,68 @@ public struct UserKeyStore: Sendable {
     /// The key file of a user.
     public func path(for user: String) -> String { "\(directory)/\(NameEscaping.escape(user)).key" }
 
+    /// Where `keys reset` keeps a user's new key until it takes the place of the old one.
+    public func pendingPath(for user: String) -> String { "\(path(for: user)).reset" }
+
     /// The user's private key on this machine; nil when there is none. A file others may
-    /// read or write is refused, not used.
+    /// read or write, or in a directory others own or may write, is refused, not used.
     public func load(_ user: String) throws(RecSyncError) -> Curve25519.KeyAgreement.PrivateKey? {
-        let file = path(for: user)
+        try load(path(for: user), user: user)
+    }
+
+    /// The new key a `keys reset` cut short left (see `savePending`); nil when there is none.
+    public func loadPending(_ user: String) throws(RecSyncError) -> Curve25519.KeyAgreement.PrivateKey? {
+        try load(pendingPath(for: user), user: user)
+    }
+
+    /// Reads a key file: opened without following a link or waiting on a FIFO, and checked
+    /// on the open descriptor (a regular file of the current user that only they can read),
+    /// so that what is checked is what is read.
+    func load(_ file: String, user: String) throws(RecSyncError) -> Curve25519.KeyAgreement.PrivateKey? {
+        guard try checkDirectory() else { return nil }
+        let fd = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else {
+            switch errno {
+            case ENOENT: return nil
+            case ELOOP: throw .fileSystem(path: file, message: "the key file is a symbolic link, which recsync does not follow; put the key file itself there ('recsync keys import FILE'), or run 'recsync keys reset' if it is lost")
+            default: throw .fileSystem(path: file, message: "cannot open the key file: \(String(cString: strerror(errno)))")
+            }
+        }
+        defer { close(fd) }
         var st = stat()
-        guard lstat(file, &st) == 0 else {
-            if errno == ENOENT { return nil }
+        guard fstat(fd, &st) == 0 else {
             throw .fileSystem(path: file, message: "cannot read the key file: \(String(cString: strerror(errno)))")
         }
         guard st.st_mode & S_IFMT == S_IFREG else {
             throw .fileSystem(path: file, message: "the key file is not a regular file; remove it and run 'recsync keys import' or 'recsync keys reset'")
         }
+        guard st.st_uid == getuid() else {
+            throw .permissionFailure("\(file) belongs to another user (uid \(st.st_uid)); recsync uses only your own key files: remove it, then run 'recsync keys import FILE' or 'recsync keys reset'")
+        }
         guard st.st_mode & 0o077 == 0 else {
             throw .permissionFailure("\(file) can be read or written by other users (mode \(String(st.st_mode & 0o777, radix: 8))); run 'chmod 600 \(file)' if nobody else could have read it, else 'recsync keys reset'")
         }
-        guard st.st_uid == getuid() else {
-            throw .permissionFailure("\(file) belongs to another user; recsync uses only your own key files")
+        return try Self.decode(try Self.read(fd, path: file), user: user, path: file)
+    }
+
+    /// Whether the key directory exists; refuses one that is not a directory, belongs to
+    /// another user, or others may write to (they could swap the key file in it).
+    func checkDirectory() throws(RecSyncError) -> Bool {
+        var st = stat()
+        guard lstat(directory, &st) == 0 else {
+            if errno == ENOENT || errno == ENOTDIR { return false }
+            throw .fileSystem(path: directory, message: "cannot look at the key directory: \(String(cString: strerror(errno)))")
         }
-        let bytes = try Self.read(file)
-        return try Self.decode(bytes, user: user, path: file)
+        guard st.st_mode & S_IFMT == S_IFDIR else {
+            throw .fileSystem(path: directory, message: "the key directory is not a directory (a link or a file); remove it and run 'recsync keys import FILE' or 'recsync keys init'")
+        }
+        guard st.st_uid == getuid() else {
+            throw .permissionFailure("the key directory \(directory) belongs to another user (uid \(st.st_uid)); recsync uses only a key directory of your own: set XDG_CONFIG_HOME to a directory of yours")
+        }
+        guard st.st_mode & 0o022 == 0 else {
+            throw .permissionFailure("the key directory \(directory) can be written by other users (mode \(String(st.st_mode & 0o777, radix: 8))), who could swap your key file; run 'chmod 700 \(directory)', then check your key's fingerprint ('recsync keys show')")
+        }
+        return true
     }
 
     /// Writes a user's private key (temp file 0600 → fsync → rename → fsync directory),
@@ -56,6 +98,22 @@ public struct UserKeyStore: Sendable {
     public func save(_ key: Curve25519.KeyAgreement.PrivateKey, for user: String) throws(RecSyncError) {
         try makeDirectory()
         try Self.write(Self.encode(key, user: user), to: path(for: user), in: directory)
+    }
+
+    /// Writes the new key of a `keys reset` beside the current one, durably, before the store
+    /// is changed.
+    public func savePending(_ key: Curve25519.KeyAgreement.PrivateKey, for user: String) throws(RecSyncError) {
+        try makeDirectory()
+        try Self.write(Self.encode(key, user: user), to: pendingPath(for: user), in: directory)
+    }
+
+    /// Puts the pending key of a reset in place of the current one (rename → fsync directory).
+    public func promotePending(_ user: String) throws(RecSyncError) {
+        let file = path(for: user)
+        guard rename(pendingPath(for: user), file) == 0 else {
+            throw .fileSystem(path: file, message: "cannot put the new key in place (from \(pendingPath(for: user))): \(String(cString: strerror(errno))); run 'recsync keys reset --yes' again, which carries on with the same new key")
+        }
+        Self.syncDirectory(directory)
     }
 
     /// A key file's content: `{"userRecordName", "algorithm": "X25519", "privateKey": base64}`.
@@ -100,10 +158,7 @@ public struct UserKeyStore: Sendable {
         }
     }
 
-    static func read(_ file: String) throws(RecSyncError) -> [UInt8] {
-        let fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { throw .fileSystem(path: file, message: "cannot open the key file: \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
+    static func read(_ fd: Int32, path file: String) throws(RecSyncError) -> [UInt8] {
         var out: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
@@ -128,6 +183,11 @@ public struct UserKeyStore: Sendable {
             unlink(temp)
             throw .fileSystem(path: file, message: "cannot write the key file: \(message)")
         }
+        syncDirectory(directory)
+    }
+
+    /// Makes a rename in `directory` durable (best effort: some file systems refuse it).
+    static func syncDirectory(_ directory: String) {
         let dfd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dfd >= 0 {
             _ = fsync(dfd)

@@ -10,6 +10,11 @@ import RecSyncStore
 /// Associated data binds a wrapped key to (zone, user, generation) and a sealed field to
 /// (store, zone, record name, field key, generation), so a ciphertext moved to another record,
 /// field, zone or store fails to open.
+///
+/// A wrapped key says nothing of who wrapped it (the sender key is one-time), so the owner
+/// signs the zone's whole `encryption` section with an Ed25519 key derived from their X25519
+/// private key (the key file stays one 32-byte secret), and readers check that signature
+/// before they unwrap or seal anything.
 enum ZoneCrypto {
     /// The first byte of a sealed field: the format of what follows.
     static let fieldFormat: UInt8 = 1
@@ -48,6 +53,59 @@ enum ZoneCrypto {
 
     static func wrappingKey(_ secret: SharedSecret, ephemeral: [UInt8], recipient: [UInt8]) -> SymmetricKey {
         secret.hkdfDerivedSymmetricKey(using: SHA256.self, salt: Array("recsync zone key wrap v1".utf8), sharedInfo: ephemeral + recipient, outputByteCount: 32)
+    }
+
+    /// The user's Ed25519 signing key, derived from their X25519 private key (HKDF-SHA256),
+    /// so that existing key files, `keys export` and `keys import` carry it unchanged.
+    static func signingKey(for key: Curve25519.KeyAgreement.PrivateKey) throws(RecSyncError) -> Curve25519.Signing.PrivateKey {
+        let seed = HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: key.rawRepresentation), salt: Array("recsync signing key v1".utf8),
+                                          info: Array("Ed25519".utf8), outputByteCount: 32)
+        do { return try Curve25519.Signing.PrivateKey(rawRepresentation: seed.withUnsafeBytes { Array($0) }) } catch {
+            throw .internalError("deriving the signing key from the encryption key failed: \(error)")
+        }
+    }
+
+    /// What the owner signs of a zone's `encryption`: the store, the zone, the sealed-field
+    /// list and every wrapped key, in a canonical order (the store may reorder JSON arrays).
+    static func signedContent(_ encryption: ZoneEncryption, zone: ZoneID, storeID: String) -> [UInt8] {
+        var parts = ["recsync zone encryption v1", storeID, zone.ownerName, zone.zoneName]
+        if let fields = encryption.fields {
+            let sorted = Set(fields).sorted()
+            parts += ["fields", String(sorted.count)] + sorted
+        } else {
+            parts += ["all fields"]
+        }
+        let keys = encryption.keys.sorted { ($0.generation, $0.userRecordName) < ($1.generation, $1.userRecordName) }
+        parts += ["keys", String(keys.count)]
+        for k in keys {
+            parts += [String(k.generation), k.userRecordName, Base64.encode(k.ephemeralPublicKey), Base64.encode(k.sealedKey)]
+        }
+        return lengthPrefixed(parts)
+    }
+
+    /// The section signed by the zone's owner.
+    static func signed(_ encryption: ZoneEncryption, zone: ZoneID, storeID: String, by owner: Curve25519.KeyAgreement.PrivateKey) throws(RecSyncError) -> ZoneEncryption {
+        var out = encryption
+        out.signature = nil
+        let key = try signingKey(for: owner)
+        do { out.signature = Array(try key.signature(for: signedContent(out, zone: zone, storeID: storeID))) } catch {
+            throw .internalError("signing the keys of zone \(zone) failed: \(error)")
+        }
+        return out
+    }
+
+    /// Checks that the zone's owner signed its `encryption` section; refuses it otherwise,
+    /// naming the zone and its owner.
+    static func verify(_ encryption: ZoneEncryption, zone: ZoneID, storeID: String, ownerSigningKey: [UInt8]) throws(RecSyncError) {
+        let owner = zone.ownerName
+        guard let signature = encryption.signature else {
+            throw .permissionFailure("the keys of encrypted zone \(zone) are not signed by its owner \(owner): written by an earlier recsync, or by someone writing to the store around recsync. Nothing is sealed with or opened by them. \(owner) can run 'recsync keys reset --yes' to make the zone again under signed keys (workspaces upload their copies again)")
+        }
+        guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: ownerSigningKey),
+              key.isValidSignature(signature, for: signedContent(encryption, zone: zone, storeID: storeID))
+        else {
+            throw .permissionFailure("the keys of encrypted zone \(zone) do not carry a valid signature of its owner \(owner): someone writing to the store around recsync changed them (added a key generation or a reader, or dropped a sealed field), or \(owner) reset their key. Nothing is sealed with or opened by them. Ask \(owner) ('recsync keys show' to compare fingerprints) and restore zone.json from the store's history")
+        }
     }
 
     /// Seals one field value: its typed store encoding, so the type is hidden too.

@@ -279,9 +279,9 @@ public actor GitStore: RemoteStore {
     }
 
     @discardableResult
-    public func publishUserPublicKey(_ key: [UInt8]) throws(RecSyncError) -> UserPublicKey {
+    public func publishUserPublicKey(_ key: [UInt8], signingKey: [UInt8]) throws(RecSyncError) -> UserPublicKey {
         try refresh()
-        return try core.publishUserPublicKey(key)
+        return try core.publishUserPublicKey(key, signingKey: signingKey)
     }
 
     public func fetchUserPublicKey(_ user: String) throws(RecSyncError) -> UserPublicKey? {

@@ -38,8 +38,8 @@ public actor MemoryStore: RemoteStore {
     }
 
     @discardableResult
-    public func publishUserPublicKey(_ key: [UInt8]) throws(RecSyncError) -> UserPublicKey {
-        return try core.publishUserPublicKey(key)
+    public func publishUserPublicKey(_ key: [UInt8], signingKey: [UInt8]) throws(RecSyncError) -> UserPublicKey {
+        return try core.publishUserPublicKey(key, signingKey: signingKey)
     }
 
     public func fetchUserPublicKey(_ user: String) throws(RecSyncError) -> UserPublicKey? {
