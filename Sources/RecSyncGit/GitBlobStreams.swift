@@ -120,7 +120,8 @@ extension GitRepository {
     ///
     /// A loose object is read through the object database's read stream, in chunks. libgit2
     /// 1.5 has no read stream for packed objects (`git_odb_open_rstream` fails for them):
-    /// a packed blob is inflated whole once (`git_odb_read`), then written in chunks.
+    /// a packed blob is inflated whole once (`git_odb_read`, through small pack windows:
+    /// `GitPackWindows.whileReadingLargeObject`), then written in chunks.
     public func writeBlob(_ oid: GitOID, toFD fd: Int32, path: String) throws(GitError) -> BlobDigest {
         var odb: OpaquePointer?
         try check("git_repository_odb", git_repository_odb(&odb, pointer))
@@ -154,7 +155,7 @@ extension GitRepository {
         }
         git_error_clear()
         var object: OpaquePointer?
-        try check("git_odb_read", git_odb_read(&object, odb, &raw))
+        try GitPackWindows.whileReadingLargeObject { () throws(GitError) in try check("git_odb_read", git_odb_read(&object, odb, &raw)) }
         defer { git_odb_object_free(object) }
         guard git_odb_object_type(object) == GIT_OBJECT_BLOB else {
             throw GitError(function: "git_odb_read", code: -1, message: "object \(oid) is not a blob")

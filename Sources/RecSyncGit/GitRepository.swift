@@ -29,8 +29,13 @@ enum LibGit2 {
 /// libgit2's defaults back while any write is under way and the bound again after the last.
 public enum GitPackWindows {
     /// The bounded sizes: 32 MiB windows, at most 128 MiB mapped.
-    public static let readingWindowSize = 32 << 20
+    public static let readingWindowSize = 8 << 20
     public static let readingMappedLimit = 128 << 20
+    /// The sizes while one large object (an asset) is inflated from a pack: 4 MiB windows, at
+    /// most 16 MiB mapped. libgit2 1.5 reads a packed object whole, so the object itself is
+    /// already in memory; the windows it was read through need not stay mapped beside it.
+    public static let largeObjectWindowSize = 1 << 20
+    public static let largeObjectMappedLimit = 4 << 20
 
     private struct State {
         /// The bound asked for (window size, mapped limit); nil: libgit2's defaults.
@@ -39,6 +44,21 @@ public enum GitPackWindows {
         var defaults: (Int, Int)?
         /// Pack writes under way.
         var writers = 0
+        /// Large objects being read.
+        var largeReads = 0
+
+        /// What applies now: libgit2's defaults while a pack is written (see above), else the
+        /// tightest asked for; nil while nothing was ever asked (the defaults are in place).
+        var effective: (Int, Int)? {
+            guard let defaults else { return nil }
+            if writers > 0 { return defaults }
+            if largeReads > 0 { return (largeObjectWindowSize, largeObjectMappedLimit) }
+            return bound ?? defaults
+        }
+
+        mutating func readDefaults() {
+            if defaults == nil { defaults = (Int(recsync_git_get_mwindow_size()), Int(recsync_git_get_mwindow_mapped_limit())) }
+        }
     }
 
     private static let state = Mutex(State())
@@ -48,9 +68,9 @@ public enum GitPackWindows {
     public static func boundForReading(windowSize: Int = readingWindowSize, mappedLimit: Int = readingMappedLimit) {
         _ = LibGit2.ready
         state.withLock { s in
-            if s.defaults == nil { s.defaults = (Int(recsync_git_get_mwindow_size()), Int(recsync_git_get_mwindow_mapped_limit())) }
+            s.readDefaults()
             s.bound = (windowSize, mappedLimit)
-            if s.writers == 0 { apply(windowSize, mappedLimit) }
+            if let (size, limit) = s.effective { apply(size, limit) }
         }
     }
 
@@ -59,14 +79,30 @@ public enum GitPackWindows {
 
     /// Runs a pack write (a fetch, a push, a commit's pack) with libgit2's default windows.
     public static func whileWritingPacks<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        try adjusting({ $0.writers += 1 }, back: { $0.writers -= 1 }, body)
+    }
+
+    /// Runs the read of one large packed object with small windows (unless a pack is being
+    /// written meanwhile): a pull of three 50 MB assets from a packed store peaked at 229 MB
+    /// with the reading bound, two thirds of it mapped pack.
+    public static func whileReadingLargeObject<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        _ = LibGit2.ready
+        return try adjusting({ s in s.readDefaults(); s.largeReads += 1 }, back: { $0.largeReads -= 1 }, body)
+    }
+
+    /// Runs `body` with the state changed by `change` (then by `back`), applying the windows that
+    /// follow whenever they differ from those before.
+    private static func adjusting<T, E: Error>(_ change: (inout State) -> Void, back: (inout State) -> Void, _ body: () throws(E) -> T) throws(E) -> T {
         state.withLock { s in
-            s.writers += 1
-            if s.writers == 1, s.bound != nil, let (size, limit) = s.defaults { apply(size, limit) }
+            let before = s.effective
+            change(&s)
+            if let now = s.effective, before.map({ $0 != now }) ?? true { apply(now.0, now.1) }
         }
         defer {
             state.withLock { s in
-                s.writers -= 1
-                if s.writers == 0, let (size, limit) = s.bound { apply(size, limit) }
+                let before = s.effective
+                back(&s)
+                if let now = s.effective, before.map({ $0 != now }) ?? true { apply(now.0, now.1) }
             }
         }
         return try body()
