@@ -169,6 +169,33 @@ import Testing
         let pushed = try await healthy.push()
         #expect(pushed.saved.isEmpty && pushed.commit == nil)
     }
+
+    /// Push sends a modified record's assets only when they changed: an unchanged file (same
+    /// as the synced version) is neither read nor uploaded again.
+    @Test func pushDoesNotUploadAnUnchangedAssetAgain() async throws {
+        let f = EngineFixture()
+        let ws = try Workspace.create(at: f.directory.file("laptop"), config: WorkspaceConfig(user: "alice", remote: "memory"))
+        let counting = FaultInjectingStore(try f.store("alice", deviceID: try ws.deviceID()))
+        let laptop = SyncEngine(workspace: ws, store: counting)
+        try laptop.write("notes", "r", #"{"v": 1, "photo": {"$asset": "photo"}, "scan": {"$asset": "scan"}}"#)
+        try writeBytes(assetPath(laptop, "notes", "r", "photo"), photo)
+        try writeBytes(assetPath(laptop, "notes", "r", "scan"), [1, 2, 3])
+        _ = try await laptop.push()
+        #expect(await counting.assetUploads.count == 2)
+
+        try laptop.write("notes", "r", #"{"v": 2, "photo": {"$asset": "photo"}, "scan": {"$asset": "scan"}}"#)
+        let edited = try await laptop.push()
+        #expect(edited.saved.count == 1)
+        #expect(await counting.assetUploads.count == 2, "neither file was sent again")
+
+        try writeBytes(assetPath(laptop, "notes", "r", "scan"), [4, 5, 6])
+        _ = try await laptop.push()
+        #expect(await counting.assetUploads == [assetPath(laptop, "notes", "r", "photo"), assetPath(laptop, "notes", "r", "scan"), assetPath(laptop, "notes", "r", "scan")], "only the changed file")
+        let phone = try f.device("phone")
+        _ = try await phone.pull()
+        #expect(holds(assetPath(phone, "notes", "r", "photo"), photo))
+        #expect(holds(assetPath(phone, "notes", "r", "scan"), [4, 5, 6]))
+    }
 }
 
 /// A store whose asset downloads write half the content and then fail.
