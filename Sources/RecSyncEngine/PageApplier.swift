@@ -19,6 +19,12 @@ struct PageApplier {
     var guarded: [String: (id: RecordID, server: Record?, knownTag: String?)] = [:]
     /// Assets the batch puts in place: remembered with their stamps once it is durable.
     var assetWrites: [(id: RecordID, field: String, path: String, asset: AssetReference)] = []
+    /// Record files the batch writes that name assets, and the names, with the stamps of the
+    /// ones already in place (nil: the batch places it): noted in the asset cache once the
+    /// batch is durable, so the next scan need not read them.
+    var assetNamesWritten: [String: [String: FileStamp?]] = [:]
+    /// What asset files hashed to, read once for the page and written once by `finish`.
+    let assetCache: AssetDigestCache
     var written = 0
     var deleted = 0
     var conflicts: [RecordID] = []
@@ -37,6 +43,7 @@ struct PageApplier {
         self.listing = listing
         batch = workspace.recordBatch(zone: zone)
         handles = Workspace.DirectoryHandles(zoneDirectory: workspace.zoneDirectory(zone))
+        assetCache = workspace.assetDigestCache(zone)
     }
 
     /// The pending conflict of a record, if any.
@@ -51,7 +58,7 @@ struct PageApplier {
     mutating func local(_ id: RecordID, index: inout ZoneIndex) async throws(RecSyncError) -> LocalRecord? {
         let file = Workspace.fileName(for: id.recordName)
         if let listing, !listing.files.contains(file), !listing.sidecars.contains(file), index[file] == nil { return nil }
-        switch try await workspace.inspect(zone: zone, file: file, index: &index, base: engine.baseLookup, handles: handles) {
+        switch try await workspace.inspect(zone: zone, file: file, index: &index, base: engine.baseLookup, handles: handles, assetCache: assetCache) {
         case .record(let r): return r
         case .nothing: return nil
         case .problem:
@@ -95,7 +102,7 @@ struct PageApplier {
         switch local.state {
         case .clean:
             if local.knownTag == record.changeTag { return }  // our own change coming back
-            try await write(record, file: file, expect: local.fileStamp.map { .unchanged($0) } ?? .absent, knownTag: local.knownTag, previous: local.fields)
+            try await write(record, file: file, expect: local.fileStamp.map { .unchanged($0) } ?? .absent, knownTag: local.knownTag, previous: heldAssets(local))
         case .new, .modified:
             if let fields = local.fields, fields == record.fields {
                 // Both sides hold the same values: adopt the store's version, nothing to merge.
@@ -126,7 +133,7 @@ struct PageApplier {
         switch local.state {
         case .clean, .deleted:
             workspace.unstage(id, in: &batch, expect: local.fileStamp.map { .unchanged($0) } ?? .absent)
-            workspace.unstageAssets(id, were: Self.assetNames(local.fields), keeping: [], in: &batch)
+            workspace.unstageAssets(id, were: heldAssets(local), keeping: [], in: &batch)
             guarded[file] = (id, nil, local.knownTag)
             indexRemovals.insert(file)
             deleted += 1
@@ -137,10 +144,10 @@ struct PageApplier {
         }
     }
 
-    /// `previous`: the fields of the version the workspace held, whose asset files the new
-    /// version may drop.
-    mutating func write(_ record: Record, file: String, expect: WriteBatch.Expectation, knownTag: String?, previous: [String: FieldValue]? = nil) async throws(RecSyncError) {
-        try await stageAssets(of: record, previous: Self.assetNames(previous))
+    /// `previous`: the asset fields of the version the workspace held (`heldAssets`), whose
+    /// files the new version may drop.
+    mutating func write(_ record: Record, file: String, expect: WriteBatch.Expectation, knownTag: String?, previous: Set<String> = []) async throws(RecSyncError) {
+        try await stageAssets(of: record, previous: previous)
         let hash = workspace.stage(record, in: &batch, expect: expect)
         guarded[file] = (record.recordID, record, knownTag)
         indexUpdates[file] = (record.recordID.recordName, record.changeTag ?? "", hash, nil)
@@ -156,15 +163,22 @@ struct PageApplier {
         let assets = record.assetFields
         let dir = workspace.assetDirectory(id)
         if assets.isEmpty {
-            if FileIO.isDirectory(dir) { workspace.unstageAssets(id, were: previous, keeping: [], in: &batch) }
+            if FileIO.isDirectory(dir) {
+                workspace.unstageAssets(id, were: previous, keeping: [], in: &batch)
+                assetNamesWritten[Workspace.fileName(for: id.recordName)] = [:]
+            }
             return
         }
-        let resolve = workspace.assetResolver(id)
+        let resolve = workspace.assetResolver(id, cache: assetCache)
         let group = Workspace.fileName(for: id.recordName)
+        var inPlace: [String: FileStamp?] = [:]
         for (key, asset) in assets.sorted(by: { $0.key < $1.key }) {
             let path = workspace.assetPath(id, field: key)
             // A file that cannot be read or hashed is simply fetched again.
-            if FileIO.info(path) != nil, (try? resolve(key, key)) == asset { continue }
+            if let info = FileIO.info(path), (try? resolve(key, key)) == asset {
+                inPlace[key] = info.stamp
+                continue
+            }
             let temp = try workspace.assetTemporaryPath(id)
             do { try await engine.store.downloadAsset(asset, zone: id.zoneID, to: temp) } catch {
                 FileIO.unlinkIfPresent(temp)
@@ -172,8 +186,19 @@ struct PageApplier {
             }
             batch.place(temp, at: path, group: group)
             assetWrites.append((id, key, path, asset))
+            inPlace[key] = .some(nil)
         }
+        assetNamesWritten[group] = inPlace
         workspace.unstageAssets(id, were: previous, keeping: Set(assets.keys), in: &batch)
+    }
+
+    /// The asset fields of the version of a record the workspace holds: from its fields when
+    /// the file was read, else from the asset cache, which vouched for the `stat` fast path
+    /// that left the file unread.
+    func heldAssets(_ local: LocalRecord) -> Set<String> {
+        if let fields = local.fields { return Self.assetNames(fields) }
+        guard let stamp = local.fileStamp else { return [] }
+        return Set(assetCache.assetNames(ofFile: local.fileName, stamp: stamp) ?? [])
     }
 
     /// The fields of a version that were assets (their files are the record's).
@@ -195,9 +220,25 @@ struct PageApplier {
     mutating func finish(index: inout ZoneIndex) async throws(RecSyncError) {
         try batch.commit()
         for w in assetWrites where !batch.skipped.contains(Workspace.fileName(for: w.id.recordName)) {
-            if let stamp = batch.writtenStamps[w.path] { workspace.rememberAsset(w.id, field: w.field, stamp: stamp, asset: w.asset) }
+            if let stamp = batch.writtenStamps[w.path] { workspace.rememberAsset(w.id, field: w.field, stamp: stamp, asset: w.asset, in: assetCache) }
         }
         assetWrites.removeAll()
+        let zoneDir = workspace.zoneDirectory(zone)
+        for (file, assets) in assetNamesWritten where !batch.skipped.contains(file) {
+            guard let stamp = batch.writtenStamps["\(zoneDir)/\(file)"] else { continue }
+            var stamps: [String: FileStamp] = [:]
+            for (name, known) in assets {
+                let path = "\(zoneDir)/\(Workspace.assetDirectoryName(forFile: file))/\(name)"
+                stamps[name] = known ?? batch.writtenStamps[path]
+            }
+            if stamps.count == assets.count {
+                assetCache.rememberClean(file: file, stamp: stamp, assets: stamps)
+            } else {
+                assetCache.forgetClean(file: file)
+            }
+        }
+        assetNamesWritten.removeAll()
+        assetCache.save()
         for file in batch.skipped {
             guard let g = guarded[file] else { continue }
             indexUpdates[file] = nil

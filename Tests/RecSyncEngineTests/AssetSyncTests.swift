@@ -170,6 +170,40 @@ import Testing
         #expect(pushed.saved.isEmpty && pushed.commit == nil)
     }
 
+    /// status reads nothing of a synced record with assets whose files are as recsync left
+    /// them (the record file and each asset file by `stat`), as for a record without.
+    @Test func statusTrustsTheStatOfARecordWithAssets() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        let phone = try f.device("phone")
+        try laptop.write("notes", "r", #"{"v": 1, "photo": {"$asset": "photo"}}"#)
+        try writeBytes(assetPath(laptop, "notes", "r", "photo"), photo)
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        for engine in [laptop, phone] {
+            #expect(try await engine.status().isClean)
+            // Same size, same mtime, same inode, other content: only a read would tell.
+            let path = engine.path("notes", "r")
+            let before = try #require(FileIO.info(path)).stamp
+            let text = try #require(readFile(path))
+            let fd = open(path, O_WRONLY)
+            #expect(fd >= 0)
+            _ = Array(text.replacingOccurrences(of: "1", with: "7").utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            close(fd)
+            var times = [timespec(tv_sec: Int(before.mtimeNanos / 1_000_000_000), tv_nsec: Int(before.mtimeNanos % 1_000_000_000)),
+                         timespec(tv_sec: Int(before.mtimeNanos / 1_000_000_000), tv_nsec: Int(before.mtimeNanos % 1_000_000_000))]
+            #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+            #expect(FileIO.info(path)?.stamp == before)
+            #expect(try await engine.status().isClean, "the record file was not read")
+            // The asset file is looked at by stat: a new one is a change.
+            var edited = photo
+            edited[0] ^= 0xFF
+            try writeBytes(assetPath(engine, "notes", "r", "photo"), edited)
+            #expect(try await engine.status().changes.map(\.kind) == [.modified])
+            try writeBytes(assetPath(engine, "notes", "r", "photo"), photo)
+        }
+    }
+
     /// Push sends a modified record's assets only when they changed: an unchanged file (same
     /// as the synced version) is neither read nor uploaded again.
     @Test func pushDoesNotUploadAnUnchangedAssetAgain() async throws {
