@@ -23,6 +23,9 @@ struct PageApplier {
     /// ones already in place (nil: the batch places it): noted in the asset cache once the
     /// batch is durable, so the next scan need not read them.
     var assetNamesWritten: [String: [String: FileStamp?]] = [:]
+    /// Records whose asset files the batch removes: their `.assets` directory goes too once
+    /// the batch is durable, if nothing else is left in it.
+    var assetDirectoriesEmptied: Set<RecordID> = []
     /// What asset files hashed to, read once for the page and written once by `finish`.
     let assetCache: AssetDigestCache
     var written = 0
@@ -134,6 +137,7 @@ struct PageApplier {
         case .clean, .deleted:
             workspace.unstage(id, in: &batch, expect: local.fileStamp.map { .unchanged($0) } ?? .absent)
             workspace.unstageAssets(id, were: heldAssets(local), keeping: [], in: &batch)
+            assetDirectoriesEmptied.insert(id)
             guarded[file] = (id, nil, local.knownTag)
             indexRemovals.insert(file)
             deleted += 1
@@ -165,6 +169,7 @@ struct PageApplier {
         if assets.isEmpty {
             if FileIO.isDirectory(dir) {
                 workspace.unstageAssets(id, were: previous, keeping: [], in: &batch)
+                assetDirectoriesEmptied.insert(id)
                 assetNamesWritten[Workspace.fileName(for: id.recordName)] = [:]
             }
             return
@@ -239,6 +244,8 @@ struct PageApplier {
         }
         assetNamesWritten.removeAll()
         assetCache.save()
+        for id in assetDirectoriesEmptied { workspace.removeAssetDirectoryIfEmpty(id) }
+        assetDirectoriesEmptied.removeAll()
         for file in batch.skipped {
             guard let g = guarded[file] else { continue }
             indexUpdates[file] = nil

@@ -134,6 +134,14 @@ extension Workspace {
         }
     }
 
+    /// Removes a record's asset directory if it is empty (its record deleted, or its last
+    /// asset dropped): never a file in it, which may be the user's.
+    public func removeAssetDirectoryIfEmpty(_ id: RecordID) {
+        // rmdir refuses a directory that holds anything; a missing one is already gone, and
+        // one that cannot be removed is only left behind, as before.
+        if Glibc.rmdir(assetDirectory(id)) != 0 { return }
+    }
+
     /// Notes what a file recsync has just written holds (a pulled asset): the next scan
     /// need not read it.
     /// `cache`: the zone's `assetDigestCache`, saved by the caller.

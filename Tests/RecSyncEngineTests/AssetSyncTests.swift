@@ -230,6 +230,32 @@ import Testing
         #expect(holds(assetPath(phone, "notes", "r", "photo"), photo))
         #expect(holds(assetPath(phone, "notes", "r", "scan"), [4, 5, 6]))
     }
+
+    /// A record's `.assets` directory goes when a pull deletes the record or drops its last
+    /// asset, if nothing is left in it; a file of the user's there keeps it.
+    @Test func anEmptiedAssetDirectoryIsRemoved() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        let phone = try f.device("phone")
+        for name in ["a", "b", "c"] {
+            try laptop.write("notes", name, #"{"photo": {"$asset": "photo"}}"#)
+            try writeBytes(assetPath(laptop, "notes", name, "photo"), photo)
+        }
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        let dir = "\(phone.workspace.root)/private/notes"
+        try writeBytes("\(dir)/c.assets/mine", [1])
+
+        try FileManager.default.removeItem(atPath: laptop.path("notes", "a"))
+        try laptop.write("notes", "b", #"{"title": "no photo"}"#)
+        try FileManager.default.removeItem(atPath: laptop.path("notes", "c"))
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/a.assets"), "the deleted record's")
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/b.assets"), "the record whose last asset went")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(dir)/c.assets") == ["mine"], "a user's file stays, and its directory")
+        #expect(try await phone.status().changes.isEmpty)
+    }
 }
 
 /// A store whose asset downloads write half the content and then fail.
