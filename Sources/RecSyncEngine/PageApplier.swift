@@ -26,6 +26,9 @@ struct PageApplier {
     /// Records whose asset files the batch removes: their `.assets` directory goes too once
     /// the batch is durable, if nothing else is left in it.
     var assetDirectoriesEmptied: Set<RecordID> = []
+    /// Incoming versions not applied because the store cannot deliver one of their assets
+    /// (see `write`): for the caller to report and put on the zone's `RetryList`.
+    var refused: [RecordID: RecSyncError] = [:]
     /// What asset files hashed to, read once for the page and written once by `finish`.
     let assetCache: AssetDigestCache
     var written = 0
@@ -150,8 +153,16 @@ struct PageApplier {
 
     /// `previous`: the asset fields of the version the workspace held (`heldAssets`), whose
     /// files the new version may drop.
+    ///
+    /// A version whose assets the store cannot deliver is not written: it goes to `refused`,
+    /// and the workspace keeps what it held (one bad entry in the store never fails the rest
+    /// of the pull).
     mutating func write(_ record: Record, file: String, expect: WriteBatch.Expectation, knownTag: String?, previous: Set<String> = []) async throws(RecSyncError) {
-        try await stageAssets(of: record, previous: previous)
+        do { try await stageAssets(of: record, previous: previous) } catch .storeCorrupt(let why) {
+            refused[record.recordID] = .storeCorrupt(why)
+            return
+        }
+        refused[record.recordID] = nil
         let hash = workspace.stage(record, in: &batch, expect: expect)
         guarded[file] = (record.recordID, record, knownTag)
         indexUpdates[file] = (record.recordID.recordName, record.changeTag ?? "", hash, nil)
@@ -162,6 +173,11 @@ struct PageApplier {
     /// Streams the record's assets that the workspace does not hold yet into temporary files
     /// beside their targets (each durable), to land with the record file; removes asset files
     /// of fields the record no longer has. A file that already holds the asset is left alone.
+    ///
+    /// Nothing is staged until every asset is in: an asset the store cannot deliver as its
+    /// reference says (missing, other content, over the limit: a bad entry someone wrote)
+    /// throws `storeCorrupt` naming the field, with the batch untouched and no temporary file
+    /// left, so that `write` can refuse that record alone.
     mutating func stageAssets(of record: Record, previous: Set<String>) async throws(RecSyncError) {
         let id = record.recordID
         let assets = record.assetFields
@@ -176,6 +192,8 @@ struct PageApplier {
         }
         let resolve = workspace.assetResolver(id, cache: assetCache)
         let group = Workspace.fileName(for: id.recordName)
+        let hadDirectory = FileIO.isDirectory(dir)
+        var fetched: [(key: String, path: String, temp: String, asset: AssetReference)] = []
         var inPlace: [String: FileStamp?] = [:]
         for (key, asset) in assets.sorted(by: { $0.key < $1.key }) {
             let path = workspace.assetPath(id, field: key)
@@ -187,11 +205,19 @@ struct PageApplier {
             let temp = try workspace.assetTemporaryPath(id)
             do { try await engine.store.downloadAsset(asset, zone: id.zoneID, to: temp) } catch {
                 FileIO.unlinkIfPresent(temp)
-                throw error
+                for f in fetched { FileIO.unlinkIfPresent(f.temp) }
+                if !hadDirectory { workspace.removeAssetDirectoryIfEmpty(id) }
+                switch error {
+                case .storeCorrupt, .limitExceeded: throw .storeCorrupt("field '\(key)': \(error.message)")
+                default: throw error
+                }
             }
-            batch.place(temp, at: path, group: group)
-            assetWrites.append((id, key, path, asset))
-            inPlace[key] = .some(nil)
+            fetched.append((key, path, temp, asset))
+        }
+        for f in fetched {
+            batch.place(f.temp, at: f.path, group: group)
+            assetWrites.append((id, f.key, f.path, f.asset))
+            inPlace[f.key] = .some(nil)
         }
         assetNamesWritten[group] = inPlace
         workspace.unstageAssets(id, were: previous, keeping: Set(assets.keys), in: &batch)

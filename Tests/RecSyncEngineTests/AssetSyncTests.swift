@@ -170,6 +170,74 @@ import Testing
         #expect(pushed.saved.isEmpty && pushed.commit == nil)
     }
 
+    /// A record in the store whose asset cannot be delivered as its reference says (the blob
+    /// missing, or other content than its SHA-256: a writer around recsync) fails alone: the
+    /// rest of the pull lands and the token moves on; the record is reported and kept on the
+    /// retry list, as an undecodable one is; a good version of it later arrives as usual.
+    @Test(arguments: [StoreKind.memory, .git, .network])
+    func aBadAssetInTheStoreFailsItsRecordOnly(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind, name: "bad-asset-\(kind)")
+        func device(_ name: String) throws -> SyncEngine {
+            let ws = try Workspace.create(at: fixture.directory.file(name), config: WorkspaceConfig(user: "alice", remote: "memory"))
+            return SyncEngine(workspace: ws, store: try fixture.store(as: "alice", deviceID: try ws.deviceID()))
+        }
+        let laptop = try device("laptop")
+        let phone = try device("phone")
+        try laptop.write("notes", "a", #"{"v": 1, "photo": {"$asset": "photo"}}"#)
+        try writeBytes(assetPath(laptop, "notes", "a", "photo"), photo)
+        try laptop.write("notes", "b", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+
+        // A writer around recsync commits two records whose assets cannot be had; the
+        // laptop meanwhile edits b as usual.
+        let notes = zone("notes")
+        let alice = try fixture.store(as: "alice")
+        guard case .asset(let good)? = try await alice.fetchRecords([Build.id("a", in: notes)])[0].result.get().fields["photo"] else {
+            Issue.record("a's photo is not an asset")
+            return
+        }
+        let missing = try AssetReference(oid: String(repeating: "ab", count: 20), size: 5, sha256: String(repeating: "0", count: 64))
+        let lying = try AssetReference(oid: good.oid, size: good.size, sha256: String(repeating: "1", count: 64))
+        let hostile = [Build.record("gone", in: notes, ["f": .asset(missing)]), Build.record("lying", in: notes, ["f": .asset(lying)])]
+        if kind == .memory {
+            for r in hostile { fixture.storage.commitRawRecord(r.recordID, bytes: StoreEncoding.encode(r)) }
+        } else {
+            try GitCLI.commitFiles(hostile.map { (StoreLayout.recordPath($0.recordID), StoreEncoding.encode($0)) }, toStore: fixture.path)
+        }
+        try laptop.write("notes", "b", #"{"v": 2}"#)
+        _ = try await laptop.push()
+
+        let first = try await phone.pull()
+        #expect(try phone.fields("notes", "b") == ["v": .int64(2)], "the rest of the batch lands")
+        #expect(first.warnings.contains { $0.contains("alice/notes/gone") && $0.contains("field 'f'") && $0.contains("lacks asset object") }, "\(first.warnings)")
+        #expect(first.warnings.contains { $0.contains("alice/notes/lying") && $0.contains("does not match") }, "\(first.warnings)")
+        let dir = "\(phone.workspace.root)/private/notes"
+        for name in ["gone", "lying"] {
+            #expect(!FileManager.default.fileExists(atPath: "\(dir)/\(name).json"))
+            #expect(!FileManager.default.fileExists(atPath: "\(dir)/\(name).assets"), "no temp file or empty directory is left")
+        }
+        let status = try await phone.status()
+        #expect(status.problems.map(\.path) == ["private/notes/gone.json", "private/notes/lying.json"], "\(status.problems)")
+        #expect(status.changes.isEmpty)
+
+        // Nothing changed: the next pull asks again, by ID, and still goes through.
+        let second = try await phone.pull()
+        #expect(second.warnings.contains { $0.contains("alice/notes/gone") && $0.contains("still cannot be fetched") }, "\(second.warnings)")
+
+        // A good version of one arrives as any change does, and leaves the list.
+        let upload = fixture.directory.file("good-copy")
+        try writeBytes(upload, photo)
+        let fixed = try await alice.uploadAsset(fileAt: upload)
+        var repaired = try await alice.fetchRecords([Build.id("gone", in: notes)])[0].result.get()
+        repaired.fields["f"] = .asset(fixed)
+        _ = try await alice.save([repaired])
+        let third = try await phone.pull()
+        #expect(!third.warnings.contains { $0.contains("alice/notes/gone") }, "\(third.warnings)")
+        #expect(holds("\(dir)/gone.assets/f", photo))
+        #expect(try await phone.status().problems.map(\.path) == ["private/notes/lying.json"])
+    }
+
     /// status reads nothing of a synced record with assets whose files are as recsync left
     /// them (the record file and each asset file by `stat`), as for a record without.
     @Test func statusTrustsTheStatOfARecordWithAssets() async throws {
