@@ -19,6 +19,18 @@ struct PageApplier {
     var guarded: [String: (id: RecordID, server: Record?, knownTag: String?)] = [:]
     /// Assets the batch puts in place: remembered with their stamps once it is durable.
     var assetWrites: [(id: RecordID, field: String, path: String, asset: AssetReference)] = []
+    /// Record files the batch writes that name assets, and the names, with the stamps of the
+    /// ones already in place (nil: the batch places it): noted in the asset cache once the
+    /// batch is durable, so the next scan need not read them.
+    var assetNamesWritten: [String: [String: FileStamp?]] = [:]
+    /// Records whose asset files the batch removes: their `.assets` directory goes too once
+    /// the batch is durable, if nothing else is left in it.
+    var assetDirectoriesEmptied: Set<RecordID> = []
+    /// Incoming versions not applied because the store cannot deliver one of their assets
+    /// (see `write`): for the caller to report and put on the zone's `RetryList`.
+    var refused: [RecordID: RecSyncError] = [:]
+    /// What asset files hashed to, read once for the page and written once by `finish`.
+    let assetCache: AssetDigestCache
     var written = 0
     var deleted = 0
     var conflicts: [RecordID] = []
@@ -37,6 +49,7 @@ struct PageApplier {
         self.listing = listing
         batch = workspace.recordBatch(zone: zone)
         handles = Workspace.DirectoryHandles(zoneDirectory: workspace.zoneDirectory(zone))
+        assetCache = workspace.assetDigestCache(zone)
     }
 
     /// The pending conflict of a record, if any.
@@ -51,7 +64,7 @@ struct PageApplier {
     mutating func local(_ id: RecordID, index: inout ZoneIndex) async throws(RecSyncError) -> LocalRecord? {
         let file = Workspace.fileName(for: id.recordName)
         if let listing, !listing.files.contains(file), !listing.sidecars.contains(file), index[file] == nil { return nil }
-        switch try await workspace.inspect(zone: zone, file: file, index: &index, base: engine.baseLookup, handles: handles) {
+        switch try await workspace.inspect(zone: zone, file: file, index: &index, base: engine.baseLookup, handles: handles, assetCache: assetCache) {
         case .record(let r): return r
         case .nothing: return nil
         case .problem:
@@ -95,7 +108,7 @@ struct PageApplier {
         switch local.state {
         case .clean:
             if local.knownTag == record.changeTag { return }  // our own change coming back
-            try await write(record, file: file, expect: local.fileStamp.map { .unchanged($0) } ?? .absent, knownTag: local.knownTag, previous: local.fields)
+            try await write(record, file: file, expect: local.fileStamp.map { .unchanged($0) } ?? .absent, knownTag: local.knownTag, previous: heldAssets(local))
         case .new, .modified:
             if let fields = local.fields, fields == record.fields {
                 // Both sides hold the same values: adopt the store's version, nothing to merge.
@@ -126,7 +139,8 @@ struct PageApplier {
         switch local.state {
         case .clean, .deleted:
             workspace.unstage(id, in: &batch, expect: local.fileStamp.map { .unchanged($0) } ?? .absent)
-            workspace.unstageAssets(id, were: Self.assetNames(local.fields), keeping: [], in: &batch)
+            workspace.unstageAssets(id, were: heldAssets(local), keeping: [], in: &batch)
+            assetDirectoriesEmptied.insert(id)
             guarded[file] = (id, nil, local.knownTag)
             indexRemovals.insert(file)
             deleted += 1
@@ -137,10 +151,18 @@ struct PageApplier {
         }
     }
 
-    /// `previous`: the fields of the version the workspace held, whose asset files the new
-    /// version may drop.
-    mutating func write(_ record: Record, file: String, expect: WriteBatch.Expectation, knownTag: String?, previous: [String: FieldValue]? = nil) async throws(RecSyncError) {
-        try await stageAssets(of: record, previous: Self.assetNames(previous))
+    /// `previous`: the asset fields of the version the workspace held (`heldAssets`), whose
+    /// files the new version may drop.
+    ///
+    /// A version whose assets the store cannot deliver is not written: it goes to `refused`,
+    /// and the workspace keeps what it held (one bad entry in the store never fails the rest
+    /// of the pull).
+    mutating func write(_ record: Record, file: String, expect: WriteBatch.Expectation, knownTag: String?, previous: Set<String> = []) async throws(RecSyncError) {
+        do { try await stageAssets(of: record, previous: previous) } catch .storeCorrupt(let why) {
+            refused[record.recordID] = .storeCorrupt(why)
+            return
+        }
+        refused[record.recordID] = nil
         let hash = workspace.stage(record, in: &batch, expect: expect)
         guarded[file] = (record.recordID, record, knownTag)
         indexUpdates[file] = (record.recordID.recordName, record.changeTag ?? "", hash, nil)
@@ -151,29 +173,63 @@ struct PageApplier {
     /// Streams the record's assets that the workspace does not hold yet into temporary files
     /// beside their targets (each durable), to land with the record file; removes asset files
     /// of fields the record no longer has. A file that already holds the asset is left alone.
+    ///
+    /// Nothing is staged until every asset is in: an asset the store cannot deliver as its
+    /// reference says (missing, other content, over the limit: a bad entry someone wrote)
+    /// throws `storeCorrupt` naming the field, with the batch untouched and no temporary file
+    /// left, so that `write` can refuse that record alone.
     mutating func stageAssets(of record: Record, previous: Set<String>) async throws(RecSyncError) {
         let id = record.recordID
         let assets = record.assetFields
         let dir = workspace.assetDirectory(id)
         if assets.isEmpty {
-            if FileIO.isDirectory(dir) { workspace.unstageAssets(id, were: previous, keeping: [], in: &batch) }
+            if FileIO.isDirectory(dir) {
+                workspace.unstageAssets(id, were: previous, keeping: [], in: &batch)
+                assetDirectoriesEmptied.insert(id)
+                assetNamesWritten[Workspace.fileName(for: id.recordName)] = [:]
+            }
             return
         }
-        let resolve = workspace.assetResolver(id)
+        let resolve = workspace.assetResolver(id, cache: assetCache)
         let group = Workspace.fileName(for: id.recordName)
+        let hadDirectory = FileIO.isDirectory(dir)
+        var fetched: [(key: String, path: String, temp: String, asset: AssetReference)] = []
+        var inPlace: [String: FileStamp?] = [:]
         for (key, asset) in assets.sorted(by: { $0.key < $1.key }) {
             let path = workspace.assetPath(id, field: key)
             // A file that cannot be read or hashed is simply fetched again.
-            if FileIO.info(path) != nil, (try? resolve(key, key)) == asset { continue }
+            if let info = FileIO.info(path), (try? resolve(key, key)) == asset {
+                inPlace[key] = info.stamp
+                continue
+            }
             let temp = try workspace.assetTemporaryPath(id)
             do { try await engine.store.downloadAsset(asset, zone: id.zoneID, to: temp) } catch {
                 FileIO.unlinkIfPresent(temp)
-                throw error
+                for f in fetched { FileIO.unlinkIfPresent(f.temp) }
+                if !hadDirectory { workspace.removeAssetDirectoryIfEmpty(id) }
+                switch error {
+                case .storeCorrupt, .limitExceeded: throw .storeCorrupt("field '\(key)': \(error.message)")
+                default: throw error
+                }
             }
-            batch.place(temp, at: path, group: group)
-            assetWrites.append((id, key, path, asset))
+            fetched.append((key, path, temp, asset))
         }
+        for f in fetched {
+            batch.place(f.temp, at: f.path, group: group)
+            assetWrites.append((id, f.key, f.path, f.asset))
+            inPlace[f.key] = .some(nil)
+        }
+        assetNamesWritten[group] = inPlace
         workspace.unstageAssets(id, were: previous, keeping: Set(assets.keys), in: &batch)
+    }
+
+    /// The asset fields of the version of a record the workspace holds: from its fields when
+    /// the file was read, else from the asset cache, which vouched for the `stat` fast path
+    /// that left the file unread.
+    func heldAssets(_ local: LocalRecord) -> Set<String> {
+        if let fields = local.fields { return Self.assetNames(fields) }
+        guard let stamp = local.fileStamp else { return [] }
+        return Set(assetCache.assetNames(ofFile: local.fileName, stamp: stamp) ?? [])
     }
 
     /// The fields of a version that were assets (their files are the record's).
@@ -195,9 +251,27 @@ struct PageApplier {
     mutating func finish(index: inout ZoneIndex) async throws(RecSyncError) {
         try batch.commit()
         for w in assetWrites where !batch.skipped.contains(Workspace.fileName(for: w.id.recordName)) {
-            if let stamp = batch.writtenStamps[w.path] { workspace.rememberAsset(w.id, field: w.field, stamp: stamp, asset: w.asset) }
+            if let stamp = batch.writtenStamps[w.path] { workspace.rememberAsset(w.id, field: w.field, stamp: stamp, asset: w.asset, in: assetCache) }
         }
         assetWrites.removeAll()
+        let zoneDir = workspace.zoneDirectory(zone)
+        for (file, assets) in assetNamesWritten where !batch.skipped.contains(file) {
+            guard let stamp = batch.writtenStamps["\(zoneDir)/\(file)"] else { continue }
+            var stamps: [String: FileStamp] = [:]
+            for (name, known) in assets {
+                let path = "\(zoneDir)/\(Workspace.assetDirectoryName(forFile: file))/\(name)"
+                stamps[name] = known ?? batch.writtenStamps[path]
+            }
+            if stamps.count == assets.count {
+                assetCache.rememberClean(file: file, stamp: stamp, assets: stamps)
+            } else {
+                assetCache.forgetClean(file: file)
+            }
+        }
+        assetNamesWritten.removeAll()
+        assetCache.save()
+        for id in assetDirectoriesEmptied { workspace.removeAssetDirectoryIfEmpty(id) }
+        assetDirectoriesEmptied.removeAll()
         for file in batch.skipped {
             guard let g = guarded[file] else { continue }
             indexUpdates[file] = nil

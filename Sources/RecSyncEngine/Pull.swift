@@ -206,7 +206,12 @@ extension SyncEngine {
                 switch item.result {
                 case .success(let record):
                     try await applier.incoming(record, index: &index)
-                    retry.entries[item.recordID.recordName] = nil
+                    if let refusal = applier.refused[item.recordID] {
+                        report.warnings.append("\(item.recordID): \(refusal.message); the next pull fetches it again")
+                        retry.entries[item.recordID.recordName] = refusal.message
+                    } else {
+                        retry.entries[item.recordID.recordName] = nil
+                    }
                 case .failure(let error):
                     // The token moves past it: keep it for the next pull to fetch by ID.
                     report.warnings.append("\(item.recordID): \(error.message); the next pull fetches it again")
@@ -266,6 +271,7 @@ extension SyncEngine {
             try await applier.finish(index: &index)
             try index.compactJournal()
             applier.report(into: &report, events: events)
+            try keepRefused(applier, zone: zone, workspace: ws, report: &report)
             try refetch.end()
         }
     }
@@ -289,7 +295,21 @@ extension SyncEngine {
         try await applier.finish(index: &index)
         try index.save()
         applier.report(into: &report, events: events)
+        try keepRefused(applier, zone: zone, workspace: ws, report: &report)
         try ws.clearPushed(zone)
+    }
+
+    /// Puts the versions an applier refused (an asset the store cannot deliver) on the zone's
+    /// retry list, as a page's undecodable records are: reported now, fetched again by ID on
+    /// every pull until a good version arrives.
+    func keepRefused(_ applier: PageApplier, zone: ZoneID, workspace ws: Workspace, report: inout PullReport) throws(RecSyncError) {
+        guard !applier.refused.isEmpty else { return }
+        var retry = try RetryList.load(ws, zone: zone)
+        for (id, refusal) in applier.refused.sorted(by: { $0.key < $1.key }) {
+            report.warnings.append("\(id): \(refusal.message); the next pull fetches it again")
+            retry.entries[id.recordName] = refusal.message
+        }
+        try retry.save()
     }
 }
 

@@ -150,7 +150,7 @@ extension SyncEngine {
             try finishReupload(reupload, workspace: ws)
             return report
         }
-        try await uploadAssets(of: saves, workspace: ws)
+        try await uploadAssets(of: saves, force: force, workspace: ws)
         events(.sending(records: saves.count + deletions.count))
         if force { report.overwritten = try await versionsToOverwrite(saves: saves, deletions: deletions) }
         let note = PendingPush(saves: saves, device: try ws.deviceID())
@@ -245,10 +245,20 @@ extension SyncEngine {
     /// Uploads the asset files the records to be saved reference, each content once,
     /// streaming. A file that no longer holds what the scan read (edited meanwhile) stops the
     /// push before any record is sent.
-    func uploadAssets(of saves: [Record], workspace ws: Workspace) async throws(RecSyncError) {
+    ///
+    /// An asset a record's synced version holds already in the same field is not uploaded
+    /// again (the store keeps it with the record): the scan knew it unchanged by `stat`, so
+    /// its file is not read at all. Not with `force`, whose save may replace a version that
+    /// no longer holds it.
+    func uploadAssets(of saves: [Record], force: Bool, workspace ws: Workspace) async throws(RecSyncError) {
         var sent = Set<String>()
         for save in saves {
-            for (key, asset) in save.assetFields.sorted(by: { $0.key < $1.key }) where !sent.contains(asset.oid) {
+            let assets = save.assetFields
+            var kept: [String: FieldValue] = [:]
+            if !force, !assets.isEmpty, let tag = save.changeTag {
+                kept = try await store.fetchRecordVersion(save.recordID, changeTag: tag)?.fields ?? [:]
+            }
+            for (key, asset) in assets.sorted(by: { $0.key < $1.key }) where !sent.contains(asset.oid) && kept[key] != .asset(asset) {
                 let path = ws.assetPath(save.recordID, field: key)
                 let uploaded = try await store.uploadAsset(fileAt: path)
                 guard uploaded == asset else {

@@ -16,7 +16,12 @@ extension SyncEngine {
             switch result.result {
             case .success(let record):
                 try await applier.incoming(record, index: &index)
-                list.entries[name] = nil
+                if let refusal = applier.refused[result.recordID] {
+                    list.entries[name] = refusal.message
+                    report.warnings.append("\(result.recordID): still cannot be fetched (\(refusal.message)); the next pull tries again")
+                } else {
+                    list.entries[name] = nil
+                }
             case .failure(.unknownItem):
                 try await applier.incomingDeletion(result.recordID, index: &index)
                 list.entries[name] = nil

@@ -117,12 +117,23 @@ extension GitRepository {
     }
 
     /// Writes a blob's content to an open file and returns its digest.
+    public func writeBlob(_ oid: GitOID, toFD fd: Int32, path: String) throws(GitError) -> BlobDigest {
+        try readBlob(oid) { (chunk) throws(GitError) in try Self.writeAll(fd, chunk, path: path) }
+    }
+
+    /// A blob's digest (its SHA-256 computed from its content), read in chunks as
+    /// `writeBlob` reads it, written nowhere.
+    public func digestBlob(_ oid: GitOID) throws(GitError) -> BlobDigest {
+        try readBlob(oid) { _ in }
+    }
+
+    /// Hands a blob's content to `body` in chunks, hashing it on the way.
     ///
     /// A loose object is read through the object database's read stream, in chunks. libgit2
     /// 1.5 has no read stream for packed objects (`git_odb_open_rstream` fails for them):
     /// a packed blob is inflated whole once (`git_odb_read`, through small pack windows:
-    /// `GitPackWindows.whileReadingLargeObject`), then written in chunks.
-    public func writeBlob(_ oid: GitOID, toFD fd: Int32, path: String) throws(GitError) -> BlobDigest {
+    /// `GitPackWindows.whileReadingLargeObject`), then passed on in chunks.
+    func readBlob(_ oid: GitOID, _ body: (UnsafeRawBufferPointer) throws(GitError) -> Void) throws(GitError) -> BlobDigest {
         var odb: OpaquePointer?
         try check("git_repository_odb", git_repository_odb(&odb, pointer))
         defer { git_odb_free(odb) }
@@ -145,7 +156,7 @@ extension GitRepository {
                 if n == 0 { break }
                 let chunk = UnsafeRawBufferPointer(start: buffer, count: Int(n))
                 sha256.update(bufferPointer: chunk)
-                try Self.writeAll(fd, chunk, path: path)
+                try body(chunk)
                 total += Int(n)
             }
             guard total == length else {
@@ -166,7 +177,7 @@ extension GitRepository {
             while offset < size {
                 let chunk = UnsafeRawBufferPointer(start: data + offset, count: min(BlobDigest.chunkSize, size - offset))
                 sha256.update(bufferPointer: chunk)
-                try Self.writeAll(fd, chunk, path: path)
+                try body(chunk)
                 offset += chunk.count
             }
         }

@@ -92,7 +92,9 @@ public protocol RemoteStore: Actor {
     /// Stores a file as an asset (CloudKit uploads a `CKAsset` before the record that
     /// references it), streaming: the reference to put in a record's `.asset` field. A file
     /// over the store's `maxAssetBytes` is refused (`limitExceeded`) before anything is sent.
-    /// Saving a record checks that each asset it references is in the store at that size.
+    /// Saving a record checks that each asset it references is in the store at that size and
+    /// SHA-256 (hashed streaming, once per blob), and that it is the record's: uploaded
+    /// through this handle, or already one of the record's assets in the store.
     func uploadAsset(fileAt path: String) async throws(RecSyncError) -> AssetReference
 
     /// Writes an asset of a record in `zone` into a new file at `path` (it must not exist),

@@ -26,6 +26,8 @@ public actor FaultInjectingStore: RemoteStore {
     public var fault: Fault?
     /// Record writes that landed, oldest first.
     public private(set) var landed: [Landed] = []
+    /// The files uploaded as assets through this handle, oldest first.
+    public private(set) var assetUploads: [String] = []
     /// Zones created through this handle.
     public private(set) var zonesCreated: [ZoneID] = []
 
@@ -110,7 +112,8 @@ public actor FaultInjectingStore: RemoteStore {
     public nonisolated var maxAssetBytes: Int64 { inner.maxAssetBytes }
 
     public func uploadAsset(fileAt path: String) async throws(RecSyncError) -> AssetReference {
-        try await inner.uploadAsset(fileAt: path)
+        assetUploads.append(path)
+        return try await inner.uploadAsset(fileAt: path)
     }
 
     public func downloadAsset(_ asset: AssetReference, zone: ZoneID, to path: String) async throws(RecSyncError) {

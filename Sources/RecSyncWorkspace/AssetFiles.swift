@@ -53,9 +53,17 @@ extension Workspace {
 
     var assetCachePath: (ZoneID) -> String { { zone in "\(self.stateDir)/index/\(self.zoneStateKey(zone)).assets" } }
 
+    /// The zone's cache of what its asset files hashed to, read on first use. Whoever holds
+    /// it for many records (a scan, a page of a pull) saves it once at the end.
+    public func assetDigestCache(_ zone: ZoneID) -> AssetDigestCache { AssetDigestCache(path: assetCachePath(zone)) }
+
     /// Reads the assets a record file names, for `WorkspaceEncoding.decodeFieldsAndDeletions`.
-    public func assetResolver(_ id: RecordID) -> WorkspaceEncoding.AssetResolver {
-        let cache = AssetDigestCache(path: assetCachePath(id.zoneID))
+    ///
+    /// `cache`: the zone's `assetDigestCache`, which the caller saves; without one, the
+    /// resolver reads the zone's cache itself and saves each entry it learns (one record).
+    public func assetResolver(_ id: RecordID, cache: AssetDigestCache? = nil) -> WorkspaceEncoding.AssetResolver {
+        let saveEach = cache == nil
+        let cache = cache ?? assetDigestCache(id.zoneID)
         let dir = assetDirectory(id)
         let file = Self.fileName(for: id.recordName)
         return { [self] (key: String, name: String) throws(RecSyncError) -> AssetReference in
@@ -70,8 +78,32 @@ extension Workspace {
             if let known = cache.lookup(cacheKey, stamp: info.stamp) { return known }
             let asset = try Self.hashAsset(at: path, shownAs: relative(path))
             cache.remember(cacheKey, stamp: info.stamp, asset: asset)
+            if saveEach { cache.save() }
             return asset
         }
+    }
+
+    /// Whether the asset files of a synced record are, by `stat`, what they were when its
+    /// file, at `stamp`, was last found to hold the synced version: the fast path for a record
+    /// with a `.assets` directory (nothing is read). False when the cache does not know.
+    func assetsUnchanged(file: String, stamp: FileStamp, handles: DirectoryHandles?, dir: String, cache: AssetDigestCache) -> Bool {
+        guard let assets = cache.cleanAssets(ofFile: file, stamp: stamp) else { return false }
+        let assetDir = Self.assetDirectoryName(forFile: file)
+        for (name, known) in assets {
+            let info = handles.map { $0.zone >= 0 ? FileIO.info(in: $0.zone, "\(assetDir)/\(name)") : nil } ?? FileIO.info("\(dir)/\(assetDir)/\(name)")
+            guard let info, info.isRegular, info.stamp == known else { return false }
+        }
+        return true
+    }
+
+    /// The stamps the asset files `names` of a record had when `cache` last looked at them.
+    func assetStamps(_ names: Set<String>, file: String, cache: AssetDigestCache) -> [String: FileStamp]? {
+        var result: [String: FileStamp] = [:]
+        for name in names {
+            guard let s = cache.stamp(of: "\(file)/\(name)") else { return nil }
+            result[name] = s
+        }
+        return result
     }
 
     /// A new, unique path in a record's asset directory (made if missing) for streaming an
@@ -102,10 +134,19 @@ extension Workspace {
         }
     }
 
+    /// Removes a record's asset directory if it is empty (its record deleted, or its last
+    /// asset dropped): never a file in it, which may be the user's.
+    public func removeAssetDirectoryIfEmpty(_ id: RecordID) {
+        // rmdir refuses a directory that holds anything; a missing one is already gone, and
+        // one that cannot be removed is only left behind, as before.
+        if Glibc.rmdir(assetDirectory(id)) != 0 { return }
+    }
+
     /// Notes what a file recsync has just written holds (a pulled asset): the next scan
     /// need not read it.
-    public func rememberAsset(_ id: RecordID, field: String, stamp: FileStamp, asset: AssetReference) {
-        AssetDigestCache(path: assetCachePath(id.zoneID)).remember("\(Self.fileName(for: id.recordName))/\(field)", stamp: stamp, asset: asset)
+    /// `cache`: the zone's `assetDigestCache`, saved by the caller.
+    public func rememberAsset(_ id: RecordID, field: String, stamp: FileStamp, asset: AssetReference, in cache: AssetDigestCache) {
+        cache.remember("\(Self.fileName(for: id.recordName))/\(field)", stamp: stamp, asset: asset)
     }
 
     /// The reference of an asset file: its git blob ID, size and SHA-256, read in chunks.
@@ -128,35 +169,136 @@ extension Workspace {
     }
 }
 
-/// The per-zone cache of what asset files hashed to (see `Workspace` asset files).
-struct AssetDigestCache {
+/// The per-zone cache of what asset files hashed to (see `Workspace` asset files), read
+/// once and written once by whoever holds it: a scan of n records with assets parses and
+/// writes it once, not once per record.
+///
+/// Entries: `<record file>/<name>` → the asset file's stamp and reference; `<record file>`
+/// → the record file's stamp and its asset files' stamps when it last held the synced
+/// version (for `assetsUnchanged`).
+public final class AssetDigestCache: Sendable {
     let path: String
+    private struct State {
+        var entries: [String: JSONValue]?
+        var dirty = false
+    }
+    private let state = Mutex(State())
 
-    func load() -> [String: JSONValue] {
-        guard let bytes = try? FileIO.read(path), case .object(let o)? = try? JSON.parse(bytes) else { return [:] }
-        return o
+    init(path: String) {
+        self.path = path
+    }
+
+    private func withEntries<T>(_ body: (inout [String: JSONValue], inout Bool) -> T) -> T {
+        state.withLock { s in
+            if s.entries == nil { s.entries = Self.load(path) }
+            var entries = s.entries ?? [:]
+            s.entries = nil  // no copy on write while `body` changes it
+            defer { s.entries = entries }
+            return body(&entries, &s.dirty)
+        }
+    }
+
+    static func load(_ path: String) -> [String: JSONValue] {
+        // A cache: one that cannot be read is empty, and costs one hash per file.
+        do {
+            guard let bytes = try FileIO.read(path), case .object(let o) = try JSON.parse(bytes) else { return [:] }
+            return o
+        } catch {
+            return [:]
+        }
+    }
+
+    static func stamp(of entry: [String: JSONValue]) -> FileStamp? {
+        guard case .int(let size)? = entry["size"], case .int(let mtime)? = entry["mtime"], case .int(let inode)? = entry["inode"] else { return nil }
+        return FileStamp(size: size, mtimeNanos: mtime, inode: UInt64(bitPattern: inode))
+    }
+
+    static func fields(_ stamp: FileStamp) -> [String: JSONValue] {
+        ["size": .int(stamp.size), "mtime": .int(stamp.mtimeNanos), "inode": .int(Int64(bitPattern: stamp.inode))]
     }
 
     func lookup(_ key: String, stamp: FileStamp) -> AssetReference? {
-        guard case .object(let e)? = load()[key],
-              case .int(let size)? = e["size"], case .int(let mtime)? = e["mtime"], case .int(let inode)? = e["inode"],
-              case .string(let oid)? = e["oid"], case .string(let sum)? = e["sha256"],
-              FileStamp(size: size, mtimeNanos: mtime, inode: UInt64(bitPattern: inode)) == stamp
-        else { return nil }
-        return try? AssetReference(oid: oid, size: size, sha256: sum)
+        withEntries { entries, _ in
+            guard case .object(let e)? = entries[key], Self.stamp(of: e) == stamp,
+                  case .string(let oid)? = e["oid"], case .string(let sum)? = e["sha256"]
+            else { return nil }
+            return try? AssetReference(oid: oid, size: stamp.size, sha256: sum)
+        }
     }
 
-    /// Records one entry. Best effort on purpose: a cache that cannot be written costs a
-    /// hash later, never a wrong answer.
     func remember(_ key: String, stamp: FileStamp, asset: AssetReference) {
-        var all = load()
-        all[key] = .object([
-            "size": .int(stamp.size), "mtime": .int(stamp.mtimeNanos), "inode": .int(Int64(bitPattern: stamp.inode)),
-            "oid": .string(asset.oid), "sha256": .string(asset.sha256),
-        ])
+        var entry = Self.fields(stamp)
+        entry["oid"] = .string(asset.oid)
+        entry["sha256"] = .string(asset.sha256)
+        withEntries { entries, dirty in
+            if entries[key] != .object(entry) { entries[key] = .object(entry); dirty = true }
+        }
+    }
+
+    /// The asset files a synced record held, by name, with their stamps, when its file was
+    /// at `stamp` and found to hold the synced version; nil when not known.
+    func cleanAssets(ofFile file: String, stamp: FileStamp) -> [String: FileStamp]? {
+        withEntries { entries, _ in
+            guard case .object(let e)? = entries[file], Self.stamp(of: e) == stamp, case .object(let assets)? = e["assets"] else { return nil }
+            var result: [String: FileStamp] = [:]
+            for (name, value) in assets {
+                guard case .object(let a) = value, let s = Self.stamp(of: a) else { return nil }
+                result[name] = s
+            }
+            return result
+        }
+    }
+
+    /// The asset names a synced record's file at `stamp` holds (see `cleanAssets`).
+    public func assetNames(ofFile file: String, stamp: FileStamp) -> Set<String>? {
+        cleanAssets(ofFile: file, stamp: stamp).map { Set($0.keys) }
+    }
+
+    /// The stamp an asset file had when its entry was last looked up or made.
+    func stamp(of key: String) -> FileStamp? {
+        withEntries { entries, _ in
+            guard case .object(let e)? = entries[key] else { return nil }
+            return Self.stamp(of: e)
+        }
+    }
+
+    /// Notes that a record file at `stamp` holds the synced version, with these asset files
+    /// (name → stamp) as they are now, for the `stat` fast path (`assetsUnchanged`); forgets
+    /// the entries of asset files it named before and no longer does.
+    public func rememberClean(file: String, stamp: FileStamp, assets: [String: FileStamp]) {
+        var entry = Self.fields(stamp)
+        entry["assets"] = .object(assets.mapValues { .object(Self.fields($0)) })
+        withEntries { entries, dirty in
+            guard entries[file] != .object(entry) else { return }
+            if case .object(let old)? = entries[file], case .object(let before)? = old["assets"] {
+                for name in before.keys where assets[name] == nil { entries["\(file)/\(name)"] = nil }
+            }
+            entries[file] = .object(entry)
+            dirty = true
+        }
+    }
+
+    /// Forgets what `rememberClean` noted of a record file.
+    public func forgetClean(file: String) {
+        withEntries { entries, dirty in
+            if entries.removeValue(forKey: file) != nil { dirty = true }
+        }
+    }
+
+    /// Writes what changed since it was read, once. Best effort on purpose: a cache that
+    /// cannot be written costs a hash later, never a wrong answer.
+    public func save() {
+        let bytes: [UInt8]? = state.withLock { s in
+            guard s.dirty, let entries = s.entries else { return nil }
+            s.dirty = false
+            return JSON.serialize(.object(entries), pretty: false)
+        }
+        guard let bytes else { return }
         let dir = FileIO.split(path).dir
-        if !FileIO.isDirectory(dir) { try? FileIO.makeDirectories(dir) }
-        do { try FileIO.writeAtomically(path, JSON.serialize(.object(all), pretty: false)) } catch {
+        do {
+            if !FileIO.isDirectory(dir) { try FileIO.makeDirectories(dir) }
+            try FileIO.writeAtomically(path, bytes)
+        } catch {
             // A cache: the next scan hashes the file again.
         }
     }

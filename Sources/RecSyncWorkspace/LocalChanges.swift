@@ -104,6 +104,9 @@ extension Workspace {
         }
         // Stat relative to open directories: no path walk per file.
         let handles = DirectoryHandles(zoneDirectory: dir)
+        // Read once, written once at the end: per record it would make the scan quadratic.
+        let assetCache = assetDigestCache(zone)
+        defer { assetCache.save() }
         func keep(_ inspection: Inspection) {
             switch inspection {
             case .record(let r): if !changesOnly || r.state != .clean { records.append(r) }
@@ -121,15 +124,16 @@ extension Workspace {
             let odd = oddSidecars.contains(file)
             if changesOnly, listed, !odd, handles.zone >= 0, let stamps = index.stamps(file), stamps.side != nil, let stamp = stamps.file,
                let info = FileIO.info(in: handles.zone, file), info.isRegular,
-               info.stamp == stamp, file.hasSuffix(".json"), !assetDirs.contains(Self.assetDirectoryName(forFile: file)) {
+               info.stamp == stamp, file.hasSuffix(".json"),
+               !assetDirs.contains(Self.assetDirectoryName(forFile: file)) || assetsUnchanged(file: file, stamp: stamp, handles: handles, dir: dir, cache: assetCache) {
                 continue
             }
-            keep(try await inspect(zone: zone, file: file, index: &index, base: base, handles: handles, sidecarListed: odd ? nil : listed))
+            keep(try await inspect(zone: zone, file: file, index: &index, base: base, handles: handles, sidecarListed: odd ? nil : listed, assetCache: assetCache))
         }
         // A sidecar without its file (a deleted record), when there is any.
         if sidecarsSeen < sidecars.count {
             for file in sidecars where !files.contains(file) {
-                keep(try await inspect(zone: zone, file: file, index: &index, base: base, handles: handles, sidecarListed: oddSidecars.contains(file) ? nil : true))
+                keep(try await inspect(zone: zone, file: file, index: &index, base: base, handles: handles, sidecarListed: oddSidecars.contains(file) ? nil : true, assetCache: assetCache))
             }
         }
         return ZoneScan(zone: zone, records: records, problems: problems, untracked: untracked.sorted(), index: index)
@@ -164,7 +168,13 @@ extension Workspace {
     /// `sidecarListed` (from a scan, which lists `.system`) says whether the sidecar exists;
     /// a listed sidecar of an indexed record is then taken as indexed without a `stat`: the
     /// sidecar is recsync's own file, and a scan at 100k records is mostly `stat` calls.
-    public func inspect(zone: ZoneID, file: String, index: inout ZoneIndex, base: BaseLookup, handles: DirectoryHandles? = nil, sidecarListed: Bool? = nil) async throws(RecSyncError) -> Inspection {
+    ///
+    /// `assetCache`: the zone's `assetDigestCache`, saved by the caller (one per scan or
+    /// page, not one read and write per record); without one, this call reads and saves it.
+    public func inspect(zone: ZoneID, file: String, index: inout ZoneIndex, base: BaseLookup, handles: DirectoryHandles? = nil, sidecarListed: Bool? = nil, assetCache: AssetDigestCache? = nil) async throws(RecSyncError) -> Inspection {
+        let ownCache = assetCache == nil
+        let assetCache = assetCache ?? assetDigestCache(zone)
+        defer { if ownCache { assetCache.save() } }
         let dir = zoneDirectory(zone)
         let entry = index[file]
         let fileInfo = handles.map { $0.zone >= 0 ? FileIO.info(in: $0.zone, file) : nil } ?? FileIO.info("\(dir)/\(file)")
@@ -176,11 +186,12 @@ extension Workspace {
         }
         if fileInfo == nil && sideInfo == nil { return .nothing }
         // Fast path: both files exactly as recsync left them (no path strings, no reads), and
-        // no asset files, which the index does not vouch for (their own cache does).
+        // no asset files, or ones their own cache vouches for by `stat` (the index does not).
         let assetDirName = Self.assetDirectoryName(forFile: file)
         if let entry, let fileInfo, let sideInfo, fileInfo.isRegular,
            entry.file == fileInfo.stamp, entry.side == sideInfo.stamp, file.hasSuffix(".json"),
-           (handles.map { $0.zone >= 0 ? FileIO.info(in: $0.zone, assetDirName) : nil } ?? FileIO.info("\(dir)/\(assetDirName)")) == nil,
+           (handles.map { $0.zone >= 0 ? FileIO.info(in: $0.zone, assetDirName) : nil } ?? FileIO.info("\(dir)/\(assetDirName)")) == nil
+            || assetsUnchanged(file: file, stamp: fileInfo.stamp, handles: handles, dir: dir, cache: assetCache),
            let id = try? RecordID(recordName: entry.name, zoneID: zone) {
             return .record(LocalRecord(recordID: id, fileName: file, state: .clean, system: nil, fields: nil, fileStamp: fileInfo.stamp, knownTag: entry.tag))
         }
@@ -240,6 +251,7 @@ extension Workspace {
         var fields: [String: FieldValue]?
         var deleted: [String] = []
         var fileBytes: [UInt8]?
+        var assetsNamed = Set<String>()
         if fileExists {
             switch read(path, in: handles?.zone, file) {
             case .success(let bytes): fileBytes = bytes
@@ -247,9 +259,17 @@ extension Workspace {
             }
         }
         if let bytes = fileBytes {
-            do { (fields, deleted) = try WorkspaceEncoding.decodeFieldsAndDeletions(bytes, assets: assetResolver(id)) } catch {
+            let resolve = assetResolver(id, cache: assetCache)
+            var named = Set<String>()
+            do {
+                (fields, deleted) = try WorkspaceEncoding.decodeFieldsAndDeletions(bytes, assets: { (key, name) throws(RecSyncError) in
+                    named.insert(name)
+                    return try resolve(key, name)
+                })
+            } catch {
                 return .problem(FileProblem(path: rel, message: error.message))
             }
+            assetsNamed = named
         }
         let tag = system?.changeTag
         switch (fields, tag) {
@@ -270,6 +290,11 @@ extension Workspace {
             let clean = baseHash == hash
             if clean {
                 index[file] = IndexEntry(name: recordName, tag: t, hash: hash, file: fileStamp, side: sideStamp)
+                // The asset files as they were read, for the fast path next time.
+                if let fileStamp, !assetsNamed.isEmpty || FileIO.isDirectory("\(dir)/\(assetDirName)"),
+                   let stamps = assetStamps(assetsNamed, file: file, cache: assetCache) {
+                    assetCache.rememberClean(file: file, stamp: fileStamp, assets: stamps)
+                }
             }
             var record = LocalRecord(recordID: id, fileName: file, state: clean ? .clean : .modified, system: system, fields: f, fileStamp: fileStamp, knownTag: t)
             record.deletedFields = deleted

@@ -169,6 +169,161 @@ import Testing
         let pushed = try await healthy.push()
         #expect(pushed.saved.isEmpty && pushed.commit == nil)
     }
+
+    /// A record in the store whose asset cannot be delivered as its reference says (the blob
+    /// missing, or other content than its SHA-256: a writer around recsync) fails alone: the
+    /// rest of the pull lands and the token moves on; the record is reported and kept on the
+    /// retry list, as an undecodable one is; a good version of it later arrives as usual.
+    @Test(arguments: [StoreKind.memory, .git, .network])
+    func aBadAssetInTheStoreFailsItsRecordOnly(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind, name: "bad-asset-\(kind)")
+        func device(_ name: String) throws -> SyncEngine {
+            let ws = try Workspace.create(at: fixture.directory.file(name), config: WorkspaceConfig(user: "alice", remote: "memory"))
+            return SyncEngine(workspace: ws, store: try fixture.store(as: "alice", deviceID: try ws.deviceID()))
+        }
+        let laptop = try device("laptop")
+        let phone = try device("phone")
+        try laptop.write("notes", "a", #"{"v": 1, "photo": {"$asset": "photo"}}"#)
+        try writeBytes(assetPath(laptop, "notes", "a", "photo"), photo)
+        try laptop.write("notes", "b", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+
+        // A writer around recsync commits two records whose assets cannot be had; the
+        // laptop meanwhile edits b as usual.
+        let notes = zone("notes")
+        let alice = try fixture.store(as: "alice")
+        guard case .asset(let good)? = try await alice.fetchRecords([Build.id("a", in: notes)])[0].result.get().fields["photo"] else {
+            Issue.record("a's photo is not an asset")
+            return
+        }
+        let missing = try AssetReference(oid: String(repeating: "ab", count: 20), size: 5, sha256: String(repeating: "0", count: 64))
+        let lying = try AssetReference(oid: good.oid, size: good.size, sha256: String(repeating: "1", count: 64))
+        let hostile = [Build.record("gone", in: notes, ["f": .asset(missing)]), Build.record("lying", in: notes, ["f": .asset(lying)])]
+        if kind == .memory {
+            for r in hostile { fixture.storage.commitRawRecord(r.recordID, bytes: StoreEncoding.encode(r)) }
+        } else {
+            try GitCLI.commitFiles(hostile.map { (StoreLayout.recordPath($0.recordID), StoreEncoding.encode($0)) }, toStore: fixture.path)
+        }
+        try laptop.write("notes", "b", #"{"v": 2}"#)
+        _ = try await laptop.push()
+
+        let first = try await phone.pull()
+        #expect(try phone.fields("notes", "b") == ["v": .int64(2)], "the rest of the batch lands")
+        #expect(first.warnings.contains { $0.contains("alice/notes/gone") && $0.contains("field 'f'") && $0.contains("lacks asset object") }, "\(first.warnings)")
+        #expect(first.warnings.contains { $0.contains("alice/notes/lying") && $0.contains("does not match") }, "\(first.warnings)")
+        let dir = "\(phone.workspace.root)/private/notes"
+        for name in ["gone", "lying"] {
+            #expect(!FileManager.default.fileExists(atPath: "\(dir)/\(name).json"))
+            #expect(!FileManager.default.fileExists(atPath: "\(dir)/\(name).assets"), "no temp file or empty directory is left")
+        }
+        let status = try await phone.status()
+        #expect(status.problems.map(\.path) == ["private/notes/gone.json", "private/notes/lying.json"], "\(status.problems)")
+        #expect(status.changes.isEmpty)
+
+        // Nothing changed: the next pull asks again, by ID, and still goes through.
+        let second = try await phone.pull()
+        #expect(second.warnings.contains { $0.contains("alice/notes/gone") && $0.contains("still cannot be fetched") }, "\(second.warnings)")
+
+        // A good version of one arrives as any change does, and leaves the list.
+        let upload = fixture.directory.file("good-copy")
+        try writeBytes(upload, photo)
+        let fixed = try await alice.uploadAsset(fileAt: upload)
+        var repaired = try await alice.fetchRecords([Build.id("gone", in: notes)])[0].result.get()
+        repaired.fields["f"] = .asset(fixed)
+        _ = try await alice.save([repaired])
+        let third = try await phone.pull()
+        #expect(!third.warnings.contains { $0.contains("alice/notes/gone") }, "\(third.warnings)")
+        #expect(holds("\(dir)/gone.assets/f", photo))
+        #expect(try await phone.status().problems.map(\.path) == ["private/notes/lying.json"])
+    }
+
+    /// status reads nothing of a synced record with assets whose files are as recsync left
+    /// them (the record file and each asset file by `stat`), as for a record without.
+    @Test func statusTrustsTheStatOfARecordWithAssets() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        let phone = try f.device("phone")
+        try laptop.write("notes", "r", #"{"v": 1, "photo": {"$asset": "photo"}}"#)
+        try writeBytes(assetPath(laptop, "notes", "r", "photo"), photo)
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        for engine in [laptop, phone] {
+            #expect(try await engine.status().isClean)
+            // Same size, same mtime, same inode, other content: only a read would tell.
+            let path = engine.path("notes", "r")
+            let before = try #require(FileIO.info(path)).stamp
+            let text = try #require(readFile(path))
+            let fd = open(path, O_WRONLY)
+            #expect(fd >= 0)
+            _ = Array(text.replacingOccurrences(of: "1", with: "7").utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            close(fd)
+            var times = [timespec(tv_sec: Int(before.mtimeNanos / 1_000_000_000), tv_nsec: Int(before.mtimeNanos % 1_000_000_000)),
+                         timespec(tv_sec: Int(before.mtimeNanos / 1_000_000_000), tv_nsec: Int(before.mtimeNanos % 1_000_000_000))]
+            #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+            #expect(FileIO.info(path)?.stamp == before)
+            #expect(try await engine.status().isClean, "the record file was not read")
+            // The asset file is looked at by stat: a new one is a change.
+            var edited = photo
+            edited[0] ^= 0xFF
+            try writeBytes(assetPath(engine, "notes", "r", "photo"), edited)
+            #expect(try await engine.status().changes.map(\.kind) == [.modified])
+            try writeBytes(assetPath(engine, "notes", "r", "photo"), photo)
+        }
+    }
+
+    /// Push sends a modified record's assets only when they changed: an unchanged file (same
+    /// as the synced version) is neither read nor uploaded again.
+    @Test func pushDoesNotUploadAnUnchangedAssetAgain() async throws {
+        let f = EngineFixture()
+        let ws = try Workspace.create(at: f.directory.file("laptop"), config: WorkspaceConfig(user: "alice", remote: "memory"))
+        let counting = FaultInjectingStore(try f.store("alice", deviceID: try ws.deviceID()))
+        let laptop = SyncEngine(workspace: ws, store: counting)
+        try laptop.write("notes", "r", #"{"v": 1, "photo": {"$asset": "photo"}, "scan": {"$asset": "scan"}}"#)
+        try writeBytes(assetPath(laptop, "notes", "r", "photo"), photo)
+        try writeBytes(assetPath(laptop, "notes", "r", "scan"), [1, 2, 3])
+        _ = try await laptop.push()
+        #expect(await counting.assetUploads.count == 2)
+
+        try laptop.write("notes", "r", #"{"v": 2, "photo": {"$asset": "photo"}, "scan": {"$asset": "scan"}}"#)
+        let edited = try await laptop.push()
+        #expect(edited.saved.count == 1)
+        #expect(await counting.assetUploads.count == 2, "neither file was sent again")
+
+        try writeBytes(assetPath(laptop, "notes", "r", "scan"), [4, 5, 6])
+        _ = try await laptop.push()
+        #expect(await counting.assetUploads == [assetPath(laptop, "notes", "r", "photo"), assetPath(laptop, "notes", "r", "scan"), assetPath(laptop, "notes", "r", "scan")], "only the changed file")
+        let phone = try f.device("phone")
+        _ = try await phone.pull()
+        #expect(holds(assetPath(phone, "notes", "r", "photo"), photo))
+        #expect(holds(assetPath(phone, "notes", "r", "scan"), [4, 5, 6]))
+    }
+
+    /// A record's `.assets` directory goes when a pull deletes the record or drops its last
+    /// asset, if nothing is left in it; a file of the user's there keeps it.
+    @Test func anEmptiedAssetDirectoryIsRemoved() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        let phone = try f.device("phone")
+        for name in ["a", "b", "c"] {
+            try laptop.write("notes", name, #"{"photo": {"$asset": "photo"}}"#)
+            try writeBytes(assetPath(laptop, "notes", name, "photo"), photo)
+        }
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        let dir = "\(phone.workspace.root)/private/notes"
+        try writeBytes("\(dir)/c.assets/mine", [1])
+
+        try FileManager.default.removeItem(atPath: laptop.path("notes", "a"))
+        try laptop.write("notes", "b", #"{"title": "no photo"}"#)
+        try FileManager.default.removeItem(atPath: laptop.path("notes", "c"))
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/a.assets"), "the deleted record's")
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/b.assets"), "the record whose last asset went")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(dir)/c.assets") == ["mine"], "a user's file stays, and its directory")
+        #expect(try await phone.status().changes.isEmpty)
+    }
 }
 
 /// A store whose asset downloads write half the content and then fail.

@@ -73,6 +73,47 @@ import Testing
         #expect(e2.message.contains("says 6 bytes"))
     }
 
+    /// A save checks an asset's content against its SHA-256, and that the blob is the
+    /// record's: uploaded through this handle, or already one of the record's assets. A blob
+    /// that merely exists (another zone's asset) is refused, for that record only.
+    @Test(arguments: [StoreKind.memory, .git, .network])
+    func aSaveChecksTheAssetsContentAndThatItIsTheRecords(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind, name: "asset-owner-\(kind)")
+        let other = Build.zone("other")
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes, other])
+        let content = Array("the content".utf8)
+        let real = try await alice.uploadAsset(fileAt: try file(fixture, "f", content))
+        let kept = try await alice.save([Build.record("kept", in: other, ["f": .asset(real)])])[0]
+        let wrongSum = try AssetReference(oid: real.oid, size: real.size, sha256: String(repeating: "1", count: 64))
+        let refused = try await alice.modifyRecords(saving: [Build.record("lying", in: notes, ["f": .asset(wrongSum)])], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
+        #expect(refused.saveResults[0].result.failureCode == .invalidArguments)
+        #expect(refused.errors.first?.message.contains("says SHA-256 \(wrongSum.sha256) but object \(real.oid) hashes to \(real.sha256)") == true, "\(refused.errors)")
+
+        // Another device, which uploaded nothing: it may keep the record's own asset, not
+        // take another record's, and the content is hashed here too.
+        let phone = try fixture.store(as: "alice")
+        let result = try await phone.modifyRecords(saving: [
+            Build.record("borrowed", in: notes, ["f": .asset(real)]),
+            { var r = kept; r.fields["title"] = .string("edited"); return r }(),
+            Build.record("ok", in: notes, ["n": .int64(1)]),
+        ], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
+        guard case .failure(let borrowed) = result.saveResults[0].result else {
+            Issue.record("a record took another record's asset blob")
+            return
+        }
+        #expect(borrowed.message.contains("asset 'f' of record 'borrowed' in zone 'alice/notes'") && borrowed.message.contains("upload the file"), "\(borrowed.message)")
+        #expect(result.saveResults[1].result.failureCode == nil, "a record keeps its own asset")
+        #expect(result.saveResults[2].result.failureCode == nil, "the others are saved")
+        var lying = try await phone.fetchRecords([kept.recordID])[0].result.get()
+        lying.fields["f"] = .asset(wrongSum)
+        let lied = try await phone.modifyRecords(saving: [lying], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
+        #expect(lied.errors.first?.message.contains("hashes to \(real.sha256)") == true, "\(lied.errors)")
+        // Uploaded here, the same content may go into any record.
+        _ = try await phone.uploadAsset(fileAt: try file(fixture, "g", content))
+        #expect(try await phone.modifyRecords(saving: [Build.record("borrowed", in: notes, ["f": .asset(real)])]).errors.isEmpty)
+    }
+
     @Test func anAssetOverTheStoreLimitIsRefusedBeforeAnythingIsWritten() async throws {
         let fixture = try StoreFixture(.git)
         // The limit is the store's own setting, in its recsync.json.

@@ -18,7 +18,10 @@ extension StoreCore {
         }
         let size = Int64(st.st_size)
         try checkAssetSize(size, what: path)
-        return try backend.storeAsset(fd: fd, size: size, path: path)
+        let asset = try backend.storeAsset(fd: fd, size: size, path: path)
+        uploadedAssets.insert(asset.oid)
+        assetSHA256s[asset.oid] = asset.sha256
+        return asset
     }
 
     /// Refuses an asset larger than the store takes.
@@ -29,17 +32,43 @@ extension StoreCore {
         }
     }
 
-    /// Why a record to be saved cannot be, on account of its assets: one over the limit, or
-    /// one the store does not hold at the stated size (upload it first). Nil when all is well.
-    func checkAssets(_ record: Record) throws(RecSyncError) -> RecSyncError? {
+    /// Why a record to be saved cannot be, on account of its assets: one over the limit, one
+    /// the store does not hold at the stated size or SHA-256, or one that is not the record's
+    /// to reference. Nil when all is well.
+    ///
+    /// A record references a blob uploaded through this handle, or one it holds already at
+    /// `head` (under its own asset directory): never one it merely names, which could be any
+    /// object in the repository (another zone's asset, say). The content is hashed once per
+    /// blob, streaming; an upload through this handle hashed it already.
+    func checkAssets(_ record: Record, at head: String) throws(RecSyncError) -> RecSyncError? {
+        var own: Set<String>?
         for (key, asset) in record.assetFields.sorted(by: { $0.key < $1.key }) {
-            let what = "asset '\(key)' of record '\(record.recordID.recordName)'"
+            let what = "asset '\(key)' of record '\(record.recordID.recordName)' in zone '\(record.recordID.zoneID)'"
             do { try checkAssetSize(asset.size, what: what) } catch { return error }
             guard let stored = try backend.assetSize(asset.oid) else {
                 return .invalidArguments("\(what) (object \(asset.oid)) is not in the store; upload the file before saving the record that references it")
             }
             if stored != asset.size {
                 return .invalidArguments("\(what) says \(asset.size) bytes but object \(asset.oid) holds \(stored); upload the file again and save the reference it returns")
+            }
+            if !uploadedAssets.contains(asset.oid) {
+                if own == nil { own = try backend.recordAssetBlobs(record.recordID, at: head) }
+                guard own?.contains(asset.oid) == true else {
+                    return .invalidArguments("\(what) names object \(asset.oid), which was neither uploaded for it nor is one of its assets in the store; upload the file and save the reference the upload returns")
+                }
+            }
+            let sum: String
+            if let known = assetSHA256s[asset.oid] {
+                sum = known
+            } else {
+                guard let hashed = try backend.assetSHA256(asset.oid) else {
+                    return .invalidArguments("\(what) (object \(asset.oid)) is not in the store; upload the file before saving the record that references it")
+                }
+                assetSHA256s[asset.oid] = hashed
+                sum = hashed
+            }
+            if sum != asset.sha256 {
+                return .invalidArguments("\(what) says SHA-256 \(asset.sha256) but object \(asset.oid) hashes to \(sum); upload the file again and save the reference it returns")
             }
         }
         return nil

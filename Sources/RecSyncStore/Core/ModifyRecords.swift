@@ -49,7 +49,6 @@ extension StoreCore {
                 let id = client.recordID
                 if let e = inputErrors[i] { plan.saveResults[i] = .failure(e); continue }
                 if let e = try access(id.zoneID) { plan.saveResults[i] = .failure(e); continue }
-                if let e = try checkAssets(client) { plan.saveResults[i] = .failure(e); continue }
                 if case .success(let zone)? = zoneAccess[id.zoneID], let encryption = zone.encryption,
                    let field = client.fields.keys.sorted().first(where: { key in
                        if case .encrypted = client.fields[key] { false } else { encryption.seals(key) }
@@ -67,6 +66,9 @@ extension StoreCore {
                 case .failure(let e):
                     plan.saveResults[i] = .failure(e)
                 case .success(let stored):
+                    // Checked after the change tag: a save against a version that moved is a
+                    // conflict, whatever its assets (it may keep ones the new version dropped).
+                    if let e = try checkAssets(client, at: head) { plan.saveResults[i] = .failure(e); continue }
                     plan.saveResults[i] = .success(stored)
                     plan.saved[id] = stored
                 }

@@ -129,6 +129,12 @@ protocol StoreBackend: AnyObject {
     /// Writes a stored asset blob's content to an open file; what was written (nil: the
     /// store lacks the blob).
     func readAsset(_ oid: String, toFD fd: Int32, path: String) throws(RecSyncError) -> AssetReference?
+    /// A stored asset blob's SHA-256, computed from its content read in chunks (nil: the
+    /// store lacks the blob).
+    func assetSHA256(_ oid: String) throws(RecSyncError) -> String?
+    /// The asset blobs a record holds at a commit (the blob IDs under its asset directory,
+    /// `StoreLayout.assetDir`): what a save of the record may reference without uploading.
+    func recordAssetBlobs(_ id: RecordID, at commit: String) throws(RecSyncError) -> Set<String>
     /// Commits `writes` on top of `parent` and moves the head by compare-and-swap.
     func commit(parent: String, writes: [StoreWrite], message: String, actor: StoreActor, time: Int64) throws(RecSyncError) -> CommitOutcome
 }

@@ -8,6 +8,12 @@ final class StoreCore<Backend: StoreBackend> {
     let actor: StoreActor
     /// How many times a modification is recomputed when another writer moved the head first.
     var maxCommitAttempts = 64
+    /// Asset blobs uploaded through this handle: a record saved through it may reference
+    /// them (see `checkAssets`).
+    var uploadedAssets: Set<String> = []
+    /// The SHA-256 of asset blobs this handle has hashed (uploaded or checked): a blob ID
+    /// names its content, so the answer never changes.
+    var assetSHA256s: [String: String] = [:]
     /// Page size when a caller passes `resultsLimit: 0`.
     static var defaultRecordLimit: Int { 400 }
 

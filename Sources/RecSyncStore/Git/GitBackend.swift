@@ -402,6 +402,19 @@ final class GitBackend: StoreBackend {
         return try AssetReference(oid: digest.oid.hex, size: digest.size, sha256: digest.sha256)
     }
 
+    func assetSHA256(_ oid: String) throws(RecSyncError) -> String? {
+        guard let o = GitOID(hex: oid) else { return nil }
+        return try git("hashing asset \(oid)") { () throws(GitError) -> String? in
+            guard try repository.contains(o) else { return nil }
+            return try repository.digestBlob(o).sha256
+        }
+    }
+
+    func recordAssetBlobs(_ id: RecordID, at commit: String) throws(RecSyncError) -> Set<String> {
+        guard let e = try entry(StoreLayout.assetDir(id), at: commit), e.kind == .tree else { return [] }
+        return Set(try entries(e.oid).filter { $0.kind == .blob }.map(\.oid.hex))
+    }
+
     func commit(parent: String, writes: [StoreWrite], message: String, actor: StoreActor, time: Int64) throws(RecSyncError) -> CommitOutcome {
         let recordCount = writes.reduce(0) { n, w in if case .saveRecord = w { n + 1 } else { n } }
         let parentOID = try oid(parent)

@@ -234,6 +234,21 @@ final class MemoryBackend: StoreBackend {
         return try AssetReference(oid: digest.oid.hex, size: digest.size, sha256: digest.sha256)
     }
 
+    func assetSHA256(_ oid: String) throws(RecSyncError) -> String? {
+        storage.state.withLock { $0.assets[oid] }.map { BlobDigest.of($0).sha256 }
+    }
+
+    func recordAssetBlobs(_ id: RecordID, at commit: String) throws(RecSyncError) -> Set<String> {
+        // No asset tree here: the record's stored version names its assets (what the git
+        // store's asset tree holds for it, kept in step with its fields).
+        guard let tag = try recordTag(id, at: commit), let bytes = try blob(tag) else { return [] }
+        let record: Record
+        do { record = try StoreEncoding.decode(bytes, zoneID: id.zoneID, changeTag: tag) } catch {
+            return []  // a record that does not decode holds no asset a save could keep
+        }
+        return Set(record.assetFields.values.map(\.oid))
+    }
+
     func commit(parent: String, writes: [StoreWrite], message: String, actor: StoreActor, time: Int64) throws(RecSyncError) -> CommitOutcome {
         storage.state.withLock { s -> CommitOutcome in
             if s.simulatedLostRaces > 0 {
