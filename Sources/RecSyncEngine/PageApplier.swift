@@ -19,6 +19,12 @@ struct PageApplier {
     var guarded: [String: (id: RecordID, server: Record?, knownTag: String?)] = [:]
     /// Assets the batch puts in place: remembered with their stamps once it is durable.
     var assetWrites: [(id: RecordID, field: String, path: String, asset: AssetReference)] = []
+    /// Whether assets are left on the store (`SyncEngine.fetchesAssets`): the record files
+    /// land, their asset fields noted as not fetched (`Workspace.unfetchedAssets`).
+    let skipsAssets: Bool
+    /// The records whose notes of assets not fetched change with the batch: record → the
+    /// fields not fetched now (none: every asset file is there, or the record is gone).
+    var unfetched: [RecordID: [String: AssetReference]] = [:]
     var written = 0
     var deleted = 0
     var conflicts: [RecordID] = []
@@ -35,6 +41,7 @@ struct PageApplier {
         self.workspace = workspace
         self.zone = zone
         self.listing = listing
+        skipsAssets = !engine.fetchesAssets(of: zone)
         batch = workspace.recordBatch(zone: zone)
         handles = Workspace.DirectoryHandles(zoneDirectory: workspace.zoneDirectory(zone))
     }
@@ -127,6 +134,7 @@ struct PageApplier {
         case .clean, .deleted:
             workspace.unstage(id, in: &batch, expect: local.fileStamp.map { .unchanged($0) } ?? .absent)
             workspace.unstageAssets(id, were: Self.assetNames(local.fields), keeping: [], in: &batch)
+            unfetched[id] = [:]
             guarded[file] = (id, nil, local.knownTag)
             indexRemovals.insert(file)
             deleted += 1
@@ -157,14 +165,24 @@ struct PageApplier {
         let dir = workspace.assetDirectory(id)
         if assets.isEmpty {
             if FileIO.isDirectory(dir) { workspace.unstageAssets(id, were: previous, keeping: [], in: &batch) }
+            unfetched[id] = [:]
             return
         }
         let resolve = workspace.assetResolver(id)
         let group = Workspace.fileName(for: id.recordName)
+        var notFetched: [String: AssetReference] = [:]
+        defer { unfetched[id] = notFetched }
         for (key, asset) in assets.sorted(by: { $0.key < $1.key }) {
             let path = workspace.assetPath(id, field: key)
             // A file that cannot be read or hashed is simply fetched again.
-            if FileIO.info(path) != nil, (try? resolve(key, key)) == asset { continue }
+            let present = FileIO.info(path) != nil
+            if present, (try? resolve(key, key)) == asset { continue }
+            if skipsAssets {
+                // The previous version's file goes, or it would read as an edit of the field.
+                if present { batch.remove(path, group: group) }
+                notFetched[key] = asset
+                continue
+            }
             let temp = try workspace.assetTemporaryPath(id)
             do { try await engine.store.downloadAsset(asset, zone: id.zoneID, to: temp) } catch {
                 FileIO.unlinkIfPresent(temp)
@@ -193,7 +211,19 @@ struct PageApplier {
     /// Makes the page durable, then records the index entries for what was written. A file
     /// the user changed while the page was being applied was left alone: it becomes a conflict.
     mutating func finish(index: inout ZoneIndex) async throws(RecSyncError) {
+        // Notes of assets not fetched go down before the record files naming them land, the
+        // notes they no longer need only after (a crash in between leaves a note too many,
+        // which a file or a field gone outweighs, never a record naming a missing file).
+        let notesBefore = try unfetched.isEmpty ? [:] : workspace.unfetchedAssets(in: zone)
+        var adding = unfetched.filter { !$0.value.isEmpty }
+        for (id, fields) in adding { adding[id] = (notesBefore[id] ?? [:]).merging(fields) { _, new in new } }
+        try workspace.setUnfetchedAssets(adding, in: zone)
         try batch.commit()
+        for id in unfetched.keys where batch.skipped.contains(Workspace.fileName(for: id.recordName)) {
+            unfetched[id] = notesBefore[id] ?? [:]  // the local file stays as it was
+        }
+        try workspace.setUnfetchedAssets(unfetched, in: zone)
+        unfetched.removeAll()
         for w in assetWrites where !batch.skipped.contains(Workspace.fileName(for: w.id.recordName)) {
             if let stamp = batch.writtenStamps[w.path] { workspace.rememberAsset(w.id, field: w.field, stamp: stamp, asset: w.asset) }
         }
