@@ -344,7 +344,7 @@ _recsync_init() {
 
 _recsync_clone() {
     repeating_flags=()
-    non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
+    non_repeating_flags=(--quiet -q --verbose -v --json --no-assets --version -h --help)
     repeating_options=()
     non_repeating_options=(-C --color --user)
     __recsync_offer_flags_options 2
@@ -379,7 +379,7 @@ _recsync_clone() {
 
 _recsync_pull() {
     repeating_flags=()
-    non_repeating_flags=(--quiet -q --verbose -v --json --commit --no-commit -n --dry-run --wait --version -h --help)
+    non_repeating_flags=(--quiet -q --verbose -v --json --commit --no-commit -n --dry-run --no-assets --wait --version -h --help)
     repeating_options=()
     non_repeating_options=(-C --color --retry)
     __recsync_offer_flags_options 0
@@ -715,7 +715,7 @@ _recsync_get() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --remote --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C --color)
+    non_repeating_options=(-C --color --asset)
     __recsync_offer_flags_options -1
 
     # Offer option value completions
@@ -726,6 +726,9 @@ _recsync_get() {
         ;;
     '--color')
         __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
+        return
+        ;;
+    '--asset')
         return
         ;;
     esac
@@ -1181,7 +1184,7 @@ _recsync_config_get() {
     # Offer positional completions
     case "${positional_number}" in
     1)
-        __recsync_add_completions -W 'remote'$'\n''user'$'\n''commitSnapshots'
+        __recsync_add_completions -W 'remote'$'\n''user'$'\n''commitSnapshots'$'\n''noAssetZones'
         return
         ;;
     esac
@@ -1209,7 +1212,7 @@ _recsync_config_set() {
     # Offer positional completions
     case "${positional_number}" in
     1)
-        __recsync_add_completions -W 'remote'$'\n''user'$'\n''commitSnapshots'
+        __recsync_add_completions -W 'remote'$'\n''user'$'\n''commitSnapshots'$'\n''noAssetZones'
         return
         ;;
     esac

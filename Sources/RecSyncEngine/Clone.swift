@@ -9,9 +9,10 @@ extension SyncEngine {
     /// reads from that look rather than asking again); `started` is told before the pull and returns
     /// the handler for the pull's events. On any
     /// failure nothing half-made is left: the error is rethrown, or, when the clean-up fails
-    /// too, a `fileSystem` error naming what is left to remove by hand.
+    /// too, a `fileSystem` error naming what is left to remove by hand. `fetchesAssets` false
+    /// leaves assets' content on the store (`SyncEngine.fetchesAssets`).
     public static func clone(
-        into target: String, config: WorkspaceConfig,
+        into target: String, config: WorkspaceConfig, fetchesAssets: Bool = true,
         openStore: (Workspace) throws(RecSyncError) -> any RemoteStore,
         started: (Workspace, any RemoteStore) -> (@Sendable (SyncEvent) -> Void) = { _, _ in { _ in } }
     ) async throws(RecSyncError) -> (SyncEngine, PullReport) {
@@ -20,7 +21,8 @@ extension SyncEngine {
             let ws = try Workspace.create(at: target, config: config)
             let store = try openStore(ws)
             let events = started(ws, store)
-            let engine = SyncEngine(workspace: ws, store: store)
+            var engine = SyncEngine(workspace: ws, store: store)
+            engine.fetchesAssets = fetchesAssets
             return (engine, try await engine.pull(fromLastLook: true, events: events))
         } catch {
             do throws(RecSyncError) { try Workspace.discardHalfMade(target, existed: existed) } catch let cleanup {

@@ -31,6 +31,12 @@ struct PageApplier {
     var refused: [RecordID: RecSyncError] = [:]
     /// What asset files hashed to, read once for the page and written once by `finish`.
     let assetCache: AssetDigestCache
+    /// Whether assets are left on the store (`SyncEngine.fetchesAssets`): the record files
+    /// land, their asset fields noted as not fetched (`Workspace.unfetchedAssets`).
+    let skipsAssets: Bool
+    /// The records whose notes of assets not fetched change with the batch: record → the
+    /// fields not fetched now (none: every asset file is there, or the record is gone).
+    var unfetched: [RecordID: [String: AssetReference]] = [:]
     var written = 0
     var deleted = 0
     var conflicts: [RecordID] = []
@@ -47,6 +53,7 @@ struct PageApplier {
         self.workspace = workspace
         self.zone = zone
         self.listing = listing
+        skipsAssets = !engine.fetchesAssets(of: zone)
         batch = workspace.recordBatch(zone: zone)
         handles = Workspace.DirectoryHandles(zoneDirectory: workspace.zoneDirectory(zone))
         assetCache = workspace.assetDigestCache(zone)
@@ -141,6 +148,7 @@ struct PageApplier {
             workspace.unstage(id, in: &batch, expect: local.fileStamp.map { .unchanged($0) } ?? .absent)
             workspace.unstageAssets(id, were: heldAssets(local), keeping: [], in: &batch)
             assetDirectoriesEmptied.insert(id)
+            unfetched[id] = [:]
             guarded[file] = (id, nil, local.knownTag)
             indexRemovals.insert(file)
             deleted += 1
@@ -188,6 +196,7 @@ struct PageApplier {
                 assetDirectoriesEmptied.insert(id)
                 assetNamesWritten[Workspace.fileName(for: id.recordName)] = [:]
             }
+            unfetched[id] = [:]
             return
         }
         let resolve = workspace.assetResolver(id, cache: assetCache)
@@ -195,11 +204,20 @@ struct PageApplier {
         let hadDirectory = FileIO.isDirectory(dir)
         var fetched: [(key: String, path: String, temp: String, asset: AssetReference)] = []
         var inPlace: [String: FileStamp?] = [:]
+        var notFetched: [String: AssetReference] = [:]
         for (key, asset) in assets.sorted(by: { $0.key < $1.key }) {
             let path = workspace.assetPath(id, field: key)
             // A file that cannot be read or hashed is simply fetched again.
-            if let info = FileIO.info(path), (try? resolve(key, key)) == asset {
+            let info = FileIO.info(path)
+            if let info, (try? resolve(key, key)) == asset {
                 inPlace[key] = info.stamp
+                continue
+            }
+            if skipsAssets {
+                // The previous version's file goes, or it would read as an edit of the field.
+                if info != nil { batch.remove(path, group: group) }
+                notFetched[key] = asset
+                inPlace[key] = .some(nil)  // no file: the record is not remembered as clean
                 continue
             }
             let temp = try workspace.assetTemporaryPath(id)
@@ -220,6 +238,7 @@ struct PageApplier {
             inPlace[f.key] = .some(nil)
         }
         assetNamesWritten[group] = inPlace
+        unfetched[id] = notFetched
         workspace.unstageAssets(id, were: previous, keeping: Set(assets.keys), in: &batch)
     }
 
@@ -249,7 +268,19 @@ struct PageApplier {
     /// Makes the page durable, then records the index entries for what was written. A file
     /// the user changed while the page was being applied was left alone: it becomes a conflict.
     mutating func finish(index: inout ZoneIndex) async throws(RecSyncError) {
+        // Notes of assets not fetched go down before the record files naming them land, the
+        // notes they no longer need only after (a crash in between leaves a note too many,
+        // which a file or a field gone outweighs, never a record naming a missing file).
+        let notesBefore = try unfetched.isEmpty ? [:] : workspace.unfetchedAssets(in: zone)
+        var adding = unfetched.filter { !$0.value.isEmpty }
+        for (id, fields) in adding { adding[id] = (notesBefore[id] ?? [:]).merging(fields) { _, new in new } }
+        try workspace.setUnfetchedAssets(adding, in: zone)
         try batch.commit()
+        for id in unfetched.keys where batch.skipped.contains(Workspace.fileName(for: id.recordName)) {
+            unfetched[id] = notesBefore[id] ?? [:]  // the local file stays as it was
+        }
+        try workspace.setUnfetchedAssets(unfetched, in: zone)
+        unfetched.removeAll()
         for w in assetWrites where !batch.skipped.contains(Workspace.fileName(for: w.id.recordName)) {
             if let stamp = batch.writtenStamps[w.path] { workspace.rememberAsset(w.id, field: w.field, stamp: stamp, asset: w.asset, in: assetCache) }
         }

@@ -85,7 +85,9 @@ extension SyncEngine {
         // level too (a record created here and deleted elsewhere): look at them anyway.
         let gone = Set(deleted.map(\.zoneID))
         // So are zones with records the store could not deliver before (see `RetryList`).
-        for zone in held where !gone.contains(zone) && !changed.contains(zone) && ws.zoneNeedsALook(zone) {
+        // And zones with assets an earlier pull left on the store, when this one fetches them.
+        for zone in held where !gone.contains(zone) && !changed.contains(zone)
+            && (ws.zoneNeedsALook(zone) || (fetchesAssets(of: zone) && FileIO.info(ws.unfetchedAssetsPath(zone)) != nil)) {
             changed.append(zone)
         }
         var seen = Set<ZoneID>()
@@ -274,6 +276,7 @@ extension SyncEngine {
             try keepRefused(applier, zone: zone, workspace: ws, report: &report)
             try refetch.end()
         }
+        if fetchesAssets(of: zone) { try await fetchUnfetchedAssets(of: zone, workspace: ws) }
     }
 }
 

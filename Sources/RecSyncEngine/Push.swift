@@ -243,7 +243,7 @@ extension SyncEngine {
     }
 
     /// Uploads the asset files the records to be saved reference, each content once,
-    /// streaming. A file that no longer holds what the scan read (edited meanwhile) stops the
+    /// streaming, but for assets a pull did not fetch. A file that no longer holds what the scan read (edited meanwhile) stops the
     /// push before any record is sent.
     ///
     /// An asset a record's synced version holds already in the same field is not uploaded
@@ -260,6 +260,8 @@ extension SyncEngine {
             }
             for (key, asset) in assets.sorted(by: { $0.key < $1.key }) where !sent.contains(asset.oid) && kept[key] != .asset(asset) {
                 let path = ws.assetPath(save.recordID, field: key)
+                // Not fetched here (`pull --no-assets`): the store has it, the record sends it unchanged.
+                if FileIO.info(path) == nil, try ws.unfetchedAsset(save.recordID, field: key) == asset { continue }
                 let uploaded = try await store.uploadAsset(fileAt: path)
                 guard uploaded == asset else {
                     throw .invalidFiles([FileProblem(path: ws.relative(path), message: "changed while push read it; push again once it is written")])

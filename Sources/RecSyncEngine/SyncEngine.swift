@@ -18,6 +18,8 @@ public struct SyncEngine: Sendable {
         case beforeScopeToken(DatabaseScope)
         /// A push's records are committed to the store; no sidecar records that yet.
         case afterPushCommitBeforeSidecars
+        /// `fetchAssets` has an asset in its temporary file, not yet in place.
+        case assetDownloaded(RecordID)
     }
 
     public let workspace: Workspace
@@ -28,6 +30,10 @@ public struct SyncEngine: Sendable {
     public var fullFetchPageSize = 2000
     /// Zones pulled side by side.
     public var zoneWorkers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 4))
+    /// Whether a pull downloads assets' content: false (`pull --no-assets`, CloudKit's
+    /// `desiredKeys` leaving asset fields out) lands the records only, each asset noted as not
+    /// fetched; so does a zone the workspace pulls without assets (`noAssetZones`).
+    public var fetchesAssets = true
     /// Called at each checkpoint; throwing there aborts the sync as a crash would.
     public var checkpoint: (@Sendable (Checkpoint) throws(RecSyncError) -> Void)?
 

@@ -44,6 +44,9 @@ extension SyncEngine {
                 config.user = text
             case .commitSnapshots:
                 config.commitSnapshots = try WorkspaceSetting.parseBool(text)
+            case .noAssetZones:
+                let zones = try ws.parseZoneList(text, from: directory)
+                config.noAssetZones = zones.isEmpty ? nil : zones
             case .remote:
                 let remote = try StoreLocation.normalized(text, relativeTo: directory)
                 let newID = try await GitStore.withStore(at: remote, relativeTo: directory, actor: StoreActor(userRecordName: ws.user)) { store throws(RecSyncError) in

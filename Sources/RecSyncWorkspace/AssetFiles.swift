@@ -69,6 +69,8 @@ extension Workspace {
         return { [self] (key: String, name: String) throws(RecSyncError) -> AssetReference in
             let path = "\(dir)/\(name)"
             guard let info = FileIO.info(path) else {
+                // Not fetched on purpose: the field holds what the note says.
+                if let noted = try unfetchedAsset(id, field: name) { return noted }
                 throw .malformedInput("field '\(key)': the asset file \(relative(path)) is missing; put the file there, or set the field to null to delete it")
             }
             guard info.isRegular else {

@@ -16,6 +16,9 @@ public struct WorkspaceConfig: Sendable, Hashable, Codable {
     public var storeID: String?
     /// Commit a snapshot after each pull (used by `pull --commit`'s default).
     public var commitSnapshots: Bool?
+    /// Zones pulled without their assets' content (their directories relative to the root,
+    /// `private/photos`): `Workspace.pullsWithoutAssets`.
+    public var noAssetZones: [String]?
 
     public init(user: String, remote: String, storeID: String? = nil) {
         version = Self.currentVersion

@@ -10,6 +10,8 @@ public enum WorkspaceSetting: String, CaseIterable, Sendable {
     case user
     /// Whether every pull commits a snapshot (`WorkspaceConfig.commitSnapshots`).
     case commitSnapshots
+    /// The zones pulled without their assets (`WorkspaceConfig.noAssetZones`).
+    case noAssetZones
 
     /// The setting a key names; an unknown key is an error listing the known ones.
     public init(key: String) throws(RecSyncError) {
@@ -37,11 +39,35 @@ extension WorkspaceConfig {
         case .remote: .string(GitRemoteURL.withoutPassword(remote))
         case .user: .string(user)
         case .commitSnapshots: .bool(commitSnapshots ?? false)
+        case .noAssetZones: .array((noAssetZones ?? []).map(JSONValue.string))
         }
     }
 }
 
 extension Workspace {
+    /// Whether a pull leaves `zone`'s assets on the store (`WorkspaceConfig.noAssetZones`).
+    public func pullsWithoutAssets(_ zone: ZoneID) -> Bool {
+        guard let zones = config.noAssetZones, !zones.isEmpty else { return false }
+        return zones.contains(relativeToRoot(zoneDirectory(zone)))
+    }
+
+    /// A `noAssetZones` value as written on the command line: zones (names, OWNER/ZONE or
+    /// zone directories) separated by commas, none for an empty list; kept as the zones'
+    /// directories relative to the root, sorted.
+    public func parseZoneList(_ text: String, from directory: String) throws(RecSyncError) -> [String] {
+        var zones = Set<String>()
+        for part in text.split(separator: ",") {
+            let name = part.trimmingCharacters(in: .whitespaces)
+            if name.isEmpty { continue }
+            zones.insert(relativeToRoot(zoneDirectory(try zone(named: name, from: directory))))
+        }
+        return zones.sorted()
+    }
+
+    func relativeToRoot(_ path: String) -> String {
+        path.hasPrefix(root + "/") ? String(path.dropFirst(root.count + 1)) : path
+    }
+
     /// Whether anything here came from a store: a token, an index, a sidecar of a synced
     /// record, a push under way. Such state belongs to one user on one store.
     public var hasSyncState: Bool {

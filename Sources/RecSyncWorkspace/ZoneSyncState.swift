@@ -204,7 +204,7 @@ extension Workspace {
     public func forgetZoneState(_ zone: ZoneID) throws(RecSyncError) {
         try FileIO.remove(conflictDirectory(zone))
         try ZoneIndex.remove(self, zone: zone)
-        for path in [refetchPath(zone), pushedPath(zone), retryPath(zone), applyingPath(zone)] { try FileIO.remove(path) }
+        for path in [refetchPath(zone), pushedPath(zone), retryPath(zone), applyingPath(zone), unfetchedAssetsPath(zone)] { try FileIO.remove(path) }
         try saveToken(nil, at: zoneTokenPath(zone))
     }
 

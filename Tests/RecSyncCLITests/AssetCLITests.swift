@@ -74,4 +74,47 @@ import Testing
         #expect(try GitCLI.run(["rev-parse", "main"], in: f.storePath) == head, "nothing was committed")
         #expect(try GitCLI.run(["count-objects", "-v"], in: f.storePath) == objects, "nothing was written")
     }
+
+    /// `pull --no-assets` lands the records without their files; status is clean, a push of
+    /// another field keeps the asset, `get --asset` brings one file, a plain pull the rest.
+    @Test func aPullWithoutAssetsThenGetAssetAndAPlainPull() throws {
+        let f = try CLIFixture().withStore()
+        for ws in ["alice", "bob"] { _ = try run(f, as: "alice", ["clone", "store.git", ws], in: ".") }
+        _ = try run(f, as: "alice", ["zone", "create", "photos"], in: "alice")
+        let trip = photo(120_000, seed: 3), scan = photo(5_000, seed: 4)
+        let dir = f.ws("alice") + "/private/photos/trip.assets"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try trip.write(to: URL(fileURLWithPath: dir + "/photo"))
+        try scan.write(to: URL(fileURLWithPath: dir + "/scan"))
+        try writeFile(f.ws("alice") + "/private/photos/trip.json", #"{"title": "Trip", "photo": {"$asset": "photo"}, "scan": {"$asset": "scan"}}"#)
+        _ = try run(f, as: "alice", ["push"], in: "alice")
+
+        _ = try run(f, as: "alice", ["pull", "--no-assets"], in: "bob")
+        let bobAssets = f.ws("bob") + "/private/photos/trip.assets"
+        #expect(FileManager.default.fileExists(atPath: f.ws("bob") + "/private/photos/trip.json"))
+        #expect(!FileManager.default.fileExists(atPath: bobAssets))
+        #expect(!(try run(f, as: "alice", ["status"], in: "bob").stdout.contains("trip")))
+        try writeFile(f.ws("bob") + "/private/photos/trip.json", #"{"title": "Trip, renamed", "photo": {"$asset": "photo"}, "scan": {"$asset": "scan"}}"#)
+        _ = try run(f, as: "alice", ["push"], in: "bob")
+        _ = try run(f, as: "alice", ["pull"], in: "alice")
+        #expect(try f.fields("alice", "private/photos/trip.json")?["title"] as? String == "Trip, renamed")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dir + "/photo")) == trip, "the other workspace keeps the asset")
+
+        // A field that is no asset is refused, and leaves nothing behind.
+        let wrong = try run(f, as: "alice", ["get", "--asset", "title", "photos/trip"], in: "bob", expect: 1)
+        #expect(wrong.stderr.contains("photo, scan"), "\(wrong)")
+        #expect(!FileManager.default.fileExists(atPath: bobAssets))
+
+        let got = try run(f, as: "alice", ["get", "--asset", "photo", "photos/trip"], in: "bob")
+        #expect(got.stdout == "private/photos/trip.assets/photo\n", "\(got)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: bobAssets + "/photo")) == trip)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: bobAssets) == ["photo"], "no temporary file is left")
+        let json = try run(f, as: "alice", ["get", "--asset", "photo", "photos/trip", "--json"], in: "bob")
+        #expect(json.stdout.contains(#""downloaded" : false"#) || json.stdout.contains(#""downloaded": false"#), "\(json)")
+        #expect(!(try run(f, as: "alice", ["status"], in: "bob").stdout.contains("trip")))
+
+        _ = try run(f, as: "alice", ["pull"], in: "bob")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: bobAssets + "/scan")) == scan)
+        _ = try GitCLI.run(["fsck", "--strict"], in: f.storePath)
+    }
 }

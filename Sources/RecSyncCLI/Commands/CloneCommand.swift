@@ -10,7 +10,7 @@ struct CloneCommand: RecSyncSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "clone",
         abstract: "Make a new workspace of a store and pull everything.",
-        discussion: "The workspace acts as --user NAME, else $RECSYNC_USER, else your login name. A network store is kept in a bare mirror in .recsync/mirror.\n\nEXAMPLES\n  recsync clone ~/stores/notes.git notes\n  recsync clone ssh://git@example.org/team/notes.git notes --user alice")
+        discussion: "The workspace acts as --user NAME, else $RECSYNC_USER, else your login name. A network store is kept in a bare mirror in .recsync/mirror.\n\nEXAMPLES\n  recsync clone ~/stores/notes.git notes\n  recsync clone ~/stores/photos.git photos --no-assets\n  recsync clone ssh://git@example.org/team/notes.git notes --user alice")
 
     @OptionGroup var global: GlobalOptions
 
@@ -23,6 +23,9 @@ struct CloneCommand: RecSyncSubcommand {
     @Option(help: "Who you are on the store (default: $RECSYNC_USER, else your login name).")
     var user: String?
 
+    @Flag(help: "Fetch the records without their assets' content; 'recsync get --asset' or a later pull fetches it.")
+    var noAssets = false
+
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let who = try context.user(user)
         let remote = try StoreLocation.normalized(url, relativeTo: context.directory)
@@ -34,7 +37,7 @@ struct CloneCommand: RecSyncSubcommand {
         let target = StoreLocation.absolute(name, relativeTo: context.directory)
         let console = context.console
         let (engine, report) = try await SyncEngine.clone(
-            into: target, config: WorkspaceConfig(user: who, remote: remote),
+            into: target, config: WorkspaceConfig(user: who, remote: remote), fetchesAssets: !noAssets,
             openStore: { ws throws(RecSyncError) -> any RemoteStore in
                 if let localStore { return EncryptingStore(localStore, keyStore: try context.keyStore(), pinDirectory: ws.stateDir) }
                 return try context.store(for: ws)

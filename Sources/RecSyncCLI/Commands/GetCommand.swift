@@ -3,7 +3,7 @@ import RecSyncModel
 import RecSyncStore
 import RecSyncWorkspace
 
-/// `recsync get RECORD...`: prints records' fields.
+/// `recsync get RECORD...`: prints records' fields, or fetches an asset field (`--asset`).
 struct GetCommand: RecSyncSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "get",
@@ -16,8 +16,15 @@ struct GetCommand: RecSyncSubcommand {
             printed: one that is not there is an error naming it, and nothing is printed. \
             \(RecordReference.help)
 
+            With --asset FIELD, fetches that asset field of each RECORD from the store into \
+            its place in the workspace (RECORD.assets/FIELD) if it is not there (pulled with \
+            --no-assets), checked against its size and SHA-256, and prints where it is, one \
+            path per line. With --json: {"assets": [...]}, each with recordName, zone, owner, \
+            path, field, file, size, sha256 and downloaded.
+
             EXAMPLES
               recsync get todo/milk
+              recsync get --asset photo photos/trip
               recsync get todo/milk todo/eggs --json
               recsync get alice/plans/trip --remote
             """)
@@ -30,14 +37,19 @@ struct GetCommand: RecSyncSubcommand {
     @Flag(help: "Fetch the store's current versions instead of reading the workspace.")
     var remote = false
 
+    @Option(name: .customLong("asset"), help: ArgumentHelp("Fetch this asset field of the records into the workspace and print where it is.", valueName: "FIELD"))
+    var assetField: String?
+
     func validate() throws {
         if records.isEmpty { throw ValidationError("give at least one RECORD") }
+        if assetField != nil && remote { throw ValidationError("--asset fetches into the workspace; it does not go with --remote") }
     }
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let ws = try context.workspace()
         var ids: [RecordID] = []
         for record in records { ids.append(try RecordReference.record(record, in: ws, from: context.directory)) }
+        if let assetField { return try await fetchAssets(ids, field: assetField, workspace: ws, context: context) }
         var found: [(id: RecordID, fields: [String: FieldValue], system: SystemFields?)] = []
         if remote {
             let results = try await context.store(for: ws).fetchRecords(ids)
@@ -68,6 +80,26 @@ struct GetCommand: RecSyncSubcommand {
             for r in found {
                 console.out(bytes: JSON.serialize(.object(r.fields.mapValues(WorkspaceEncoding.json(from:))), pretty: false) + [10])
             }
+        }
+        return ExitCodes.success
+    }
+
+    /// `get --asset FIELD`: one library call, then where each file is.
+    func fetchAssets(_ ids: [RecordID], field: String, workspace ws: Workspace, context: CommandContext) async throws(RecSyncError) -> Int32 {
+        let fetched = try await context.engine().fetchAssets(ids, field: field)
+        let console = context.console
+        console.document(["assets": .array(fetched.map { a in
+            var o = SyncOutput.recordObject(a.recordID, workspace: ws)
+            o["field"] = .string(a.field)
+            o["file"] = .string(ws.relative(a.path))
+            o["size"] = .int(a.asset.size)
+            o["sha256"] = .string(a.asset.sha256)
+            o["downloaded"] = .bool(a.downloaded)
+            return .object(o)
+        })])
+        for a in fetched {
+            console.out(ws.relative(a.path))
+            if !a.downloaded { console.info("\(ws.relative(a.path)) was already there") }
         }
         return ExitCodes.success
     }

@@ -4,11 +4,12 @@ import ArgumentParser
 struct ConfigCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "config",
-        abstract: "Read and change the workspace's settings (remote, user, commitSnapshots).",
+        abstract: "Read and change the workspace's settings (remote, user, commitSnapshots, noAssetZones).",
         discussion: """
             The settings are kept in .recsync/config: remote (the store: a path, a file:// URL \
             or a network URL; never with a password), user (who the workspace syncs as) and \
-            commitSnapshots (true: every pull commits a snapshot).
+            commitSnapshots (true: every pull commits a snapshot) and noAssetZones (zones \
+            every pull fetches without their assets' content).
 
             EXAMPLES
               recsync config list

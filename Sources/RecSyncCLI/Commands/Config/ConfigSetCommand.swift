@@ -23,16 +23,21 @@ struct ConfigSetCommand: RecSyncSubcommand {
 
             commitSnapshots takes true or false (yes/no, on/off, 1/0).
 
+            noAssetZones takes zones separated by commas (names, OWNER/ZONE or zone \
+            directories; an empty value for none): every pull leaves their assets' content on \
+            the store, as 'recsync pull --no-assets' does ('recsync get --asset' fetches one).
+
             EXAMPLES
               recsync config set commitSnapshots true
               recsync config set remote ../moved/team.git
               recsync config set remote ssh://git@example.com/srv/team.git --force
               recsync config set user bob
+              recsync config set noAssetZones photos,alice/scans
             """)
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: "remote, user or commitSnapshots.", completion: .list(WorkspaceSetting.allCases.map(\.rawValue)))
+    @Argument(help: "remote, user, commitSnapshots or noAssetZones.", completion: .list(WorkspaceSetting.allCases.map(\.rawValue)))
     var key: String
 
     @Argument(help: "The new value.")
