@@ -7,19 +7,8 @@
 #   Benchmarks/assets.sh [N...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-RECSYNC=${RECSYNC:-$PWD/.build/release/recsync}
-[ -x "$RECSYNC" ] || { echo "build it first: swift build -c release --product recsync" >&2; exit 1; }
-export RECSYNC_USER=bench NO_COLOR=1
-work=$(mktemp -d "${TMPDIR:-/tmp}/recsync-assets-bench.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-
-# seconds CMD...: the wall time of CMD; its stderr (hints) is shown only if it fails.
-seconds() { python3 -c 'import subprocess, sys, time
-t = time.time()
-r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-if r.returncode:
-    sys.stderr.write(r.stderr.decode()); sys.exit(r.returncode)
-print(f"{time.time() - t:.2f}")' "$@"; }
+bench_name=assets
+. Benchmarks/small-bench.sh
 
 printf '%-8s %10s %8s %10s %10s %8s %12s\n' records status-new push status-1 status-2 clone clone-status
 sizes=("$@")
