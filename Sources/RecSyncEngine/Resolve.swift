@@ -1,3 +1,4 @@
+import Foundation
 import RecSyncModel
 import RecSyncStore
 import RecSyncWorkspace
@@ -29,6 +30,12 @@ public struct ResolveOutcome: Sendable, Hashable {
     /// Whether the record now differs from the store's version (the next push sends it);
     /// false when the store's version was taken (or both sides were the same).
     public var toPush = false
+    /// The asset fields whose settled content (the store's) is not here yet: the file this
+    /// workspace held went to `setAside`, and the next `pull` (or `get --asset`) brings the
+    /// store's. Sorted.
+    public var assetsNotFetched: [String] = []
+    /// Where the asset files that held another content went (under `.recsync/lost+found/`).
+    public var setAside: [String] = []
 
     public init(recordID: RecordID, failure: String? = nil, clashes: [String] = [], toPush: Bool = false) {
         self.recordID = recordID
@@ -115,10 +122,50 @@ extension SyncEngine {
                     continue
                 }
             }
+            let assets = try setAssetsAside(id, settled: settled)
             try finish(conflict, batch: &batch, indexTheirs: strategy == .theirs)
-            outcomes.append(ResolveOutcome(recordID: id, toPush: settled != conflict.server))
+            var outcome = ResolveOutcome(recordID: id, toPush: settled != conflict.server)
+            (outcome.assetsNotFetched, outcome.setAside) = assets
+            outcomes.append(outcome)
         }
         return outcomes
+    }
+
+    /// Makes the asset files agree with the settled fields before the record file lands. An
+    /// asset field the settled version takes from the store, whose file here holds something
+    /// else (our side's file), cannot be fetched here (resolving does not reach the store): the
+    /// file goes to `.recsync/lost+found/` and the store's reference is noted as not fetched,
+    /// so the record reads as settled and the next pull brings the file. Left in place, our
+    /// file would have read as an edit of the field and been pushed over the store's, though
+    /// the user chose the store's side. Returns the fields noted and where the files went.
+    private func setAssetsAside(_ id: RecordID, settled: [String: FieldValue]?) throws(RecSyncError) -> ([String], [String]) {
+        let ws = workspace
+        let wanted = settled?.compactMapValues { value -> AssetReference? in
+            if case .asset(let a) = value { return a }
+            return nil
+        } ?? [:]
+        guard !wanted.isEmpty else { return ([], []) }
+        // What the files hold now (a record file that does not decode: nothing known).
+        var here: [String: FieldValue] = [:]
+        do { here = try ws.recordFields(id) ?? [:] } catch {
+            if case .fileSystem = error { throw error }
+        }
+        let notesBefore = try ws.unfetchedAssets(in: id.zoneID)[id] ?? [:]
+        var notes = notesBefore.filter { wanted[$0.key] == $0.value }
+        var noted: [String] = [], moved: [String] = []
+        for (field, asset) in wanted.sorted(by: { $0.key < $1.key }) where here[field] != .asset(asset) || (FileIO.info(ws.assetPath(id, field: field)) == nil && notes[field] == nil) {
+            let path = ws.assetPath(id, field: field)
+            notes[field] = asset
+            noted.append(field)
+            guard FileIO.info(path) != nil else { continue }
+            let target = "\(ws.stateDir)/lost+found/resolved-\(Int(Date().timeIntervalSince1970))/\(ws.relative(path))"
+            // Noted first: a crash after the move leaves the record reading as settled.
+            try ws.setUnfetchedAssets([id: notes], in: id.zoneID)
+            try FileIO.move(path, to: target)
+            moved.append(ws.relative(target))
+        }
+        if notes != notesBefore { try ws.setUnfetchedAssets([id: notes], in: id.zoneID) }
+        return (noted, moved)
     }
 
     /// Makes a settled conflict's record synced at the store's version: the sidecar names it

@@ -56,6 +56,46 @@ import Testing
         _ = try GitCLI.run(["fsck", "--strict"], in: f.storePath)
     }
 
+    /// Resolving a conflict to the store's side takes the store's asset too: our file goes to
+    /// lost+found, not over the store's photo with the next push; the next pull brings theirs.
+    @Test func resolvingToTheStoresSideTakesItsAssetNotOurFile() throws {
+        let f = try CLIFixture().withStore()
+        for ws in ["alice", "bob"] { _ = try run(f, as: "alice", ["clone", "store.git", ws], in: ".") }
+        _ = try run(f, as: "alice", ["zone", "create", "photos"], in: "alice")
+        func save(_ ws: String, _ n: Int, _ content: Data) throws {
+            try FileManager.default.createDirectory(atPath: f.ws(ws) + "/private/photos/r.assets", withIntermediateDirectories: true)
+            try content.write(to: URL(fileURLWithPath: f.ws(ws) + "/private/photos/r.assets/photo"))
+            try writeFile(f.ws(ws) + "/private/photos/r.json", #"{"n": \#(n), "photo": {"$asset": "photo"}}"#)
+        }
+        func photoIn(_ ws: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: f.ws(ws) + "/private/photos/r.assets/photo")) }
+        try save("alice", 1, photo(1_000, seed: 1))
+        _ = try run(f, as: "alice", ["push"], in: "alice")
+        _ = try run(f, as: "alice", ["pull"], in: "bob")
+        let theirs = photo(2_000, seed: 2), ours = photo(3_000, seed: 3)
+        try save("alice", 2, theirs)
+        _ = try run(f, as: "alice", ["push"], in: "alice")
+        try save("bob", 3, ours)
+        _ = try run(f, as: "alice", ["push"], in: "bob", expect: 2)  // a conflict
+
+        let resolved = try run(f, as: "alice", ["resolve", "--theirs", "--json"], in: "bob").stdout
+        let document = try JSONSerialization.jsonObject(with: Data(resolved.utf8)) as? [String: Any]
+        let record = (document?["resolved"] as? [[String: Any]])?.first
+        #expect(record?["assetsNotFetched"] as? [String] == ["photo"])
+        #expect((record?["setAside"] as? [String])?.count == 1)
+        #expect(try run(f, as: "alice", ["status"], in: "bob").stdout.contains("nothing to push"))
+        #expect(try run(f, as: "alice", ["push"], in: "bob").stdout.contains("nothing to push"))
+        // Our photo is kept aside, byte for byte.
+        let aside = try FileManager.default.subpathsOfDirectory(atPath: f.ws("bob") + "/.recsync/lost+found").filter { $0.hasSuffix("r.assets/photo") }
+        #expect(aside.count == 1)
+        #expect(try aside.first.map { try Data(contentsOf: URL(fileURLWithPath: f.ws("bob") + "/.recsync/lost+found/" + $0)) } == ours)
+        // The store still holds theirs; bob's next pull brings it.
+        _ = try run(f, as: "alice", ["pull"], in: "bob")
+        #expect(try photoIn("bob") == theirs)
+        _ = try run(f, as: "alice", ["pull"], in: "alice")
+        #expect(try photoIn("alice") == theirs)
+        #expect(try f.fields("bob", "private/photos/r.json")?["n"] as? Int == 2)
+    }
+
     @Test func aFileOverTheLimitIsRefusedBeforeAnythingIsSent() throws {
         let f = try CLIFixture().withStore()
         _ = try run(f, as: "alice", ["clone", "store.git", "alice"], in: ".")

@@ -77,6 +77,8 @@ struct ResolveCommand: RecSyncSubcommand {
                 "resolved": .array(outcomes.filter(\.resolved).map { o in
                     var obj = SyncOutput.recordObject(o.recordID, workspace: ws)
                     obj["toPush"] = .bool(o.toPush)
+                    obj["assetsNotFetched"] = .array(o.assetsNotFetched.map(JSONValue.string))
+                    obj["setAside"] = .array(o.setAside.map(JSONValue.string))
                     return .object(obj)
                 }),
                 "clashes": .array(outcomes.filter { !$0.clashes.isEmpty }.map { o in
@@ -103,6 +105,11 @@ struct ResolveCommand: RecSyncSubcommand {
                 } else {
                     console.info("resolved \(path) (\(o.toPush ? strategy.rawValue : "the store's version"))")
                 }
+                for aside in o.setAside { console.info("kept our asset file aside: \(aside)") }
+            }
+            let notFetched = outcomes.flatMap { o in o.assetsNotFetched.map { "'\($0)' of \(ws.relative(ws.recordPath(o.recordID)))" } }
+            if !notFetched.isEmpty {
+                console.hint("the store's \(notFetched.joined(separator: ", ")) \(notFetched.count == 1 ? "is" : "are") not here yet; 'recsync pull' brings \(notFetched.count == 1 ? "it" : "them") (or 'recsync get --asset FIELD RECORD')")
             }
             if outcomes.contains(where: { !$0.clashes.isEmpty }) {
                 console.hint("see both values with 'recsync diff', edit the file and run 'recsync resolve --merge' again, or settle with --ours (the file as it is) or --theirs")
