@@ -1,7 +1,8 @@
 import RecSyncModel
 
 /// Assets a pull deliberately did not download (`pull --no-assets`, or a zone set to pull
-/// without them): per zone in `.recsync/index/<zone>.unfetched`, one JSON object from
+/// without them): per zone in `.recsync/index/<zone>.skipped` (a suffix no longer than
+/// `.refetch`, so that the longest zone name still fits), one JSON object from
 /// `<record file>/<field>` to the asset's reference.
 ///
 /// A record file names such an asset (`{"$asset": "photo"}`) while its file is missing: the
@@ -14,7 +15,7 @@ import RecSyncModel
 /// a field gone, is ignored).
 extension Workspace {
     /// Where a zone's notes of assets not fetched are kept.
-    public func unfetchedAssetsPath(_ zone: ZoneID) -> String { "\(stateDir)/index/\(zoneStateKey(zone)).unfetched" }
+    public func unfetchedAssetsPath(_ zone: ZoneID) -> String { "\(stateDir)/index/\(zoneStateKey(zone)).skipped" }
 
     /// The key of a record's asset field in the notes.
     static func unfetchedKey(_ id: RecordID, field: String) -> String { "\(fileName(for: id.recordName))/\(field)" }

@@ -24,11 +24,14 @@ struct ConfigListCommand: RecSyncSubcommand {
         return ExitCodes.success
     }
 
-    /// A setting's value as text: a string as it is, a boolean as true/false.
+    /// A setting's value as text: a string as it is, a boolean as true/false, a list of
+    /// strings as `config set` takes it (separated by commas; none: empty).
     static func text(_ value: JSONValue) -> String {
         switch value {
         case .string(let s): s
         case .bool(let b): b ? "true" : "false"
+        case .array(let items) where items.allSatisfy({ if case .string = $0 { true } else { false } }):
+            items.map { if case .string(let s) = $0 { s } else { "" } }.joined(separator: ",")
         default: String(decoding: JSON.serialize(value, pretty: false), as: UTF8.self)
         }
     }
