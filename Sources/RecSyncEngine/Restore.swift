@@ -31,7 +31,7 @@ extension SyncEngine {
         let conflicted = Set(try ws.allConflicts().map(\.recordID))
         let records = all ? records.filter { !conflicted.contains($0) } : records
         var refusals: [String] = []
-        var plan: [(id: RecordID, synced: Record, stamp: FileStamp?, undone: LocalChange.Kind?)] = []
+        var plan: [(id: RecordID, synced: Record, stamp: FileStamp?, undone: LocalChange.Kind?, local: [String: FieldValue]?)] = []
         for id in Array(Set(records)).sorted() {
             let path = ws.relative(ws.recordPath(id))
             if conflicted.contains(id) {
@@ -56,16 +56,32 @@ extension SyncEngine {
                 local = [:]
             }
             let undone: LocalChange.Kind? = local == nil ? .deleted : local == synced.fields ? nil : .modified
-            plan.append((id, synced, stamp, undone))
+            plan.append((id, synced, stamp, undone, local))
         }
         if !refusals.isEmpty {
             throw .invalidArguments("nothing restored: " + refusals.joined(separator: "; "))
         }
         var batch = ws.recordBatch()
-        for p in plan where p.undone != nil {
-            batch.write(ws.recordPath(p.id), WorkspaceEncoding.encodeFields(p.synced.fields), expect: p.stamp.map { .unchanged($0) } ?? .absent)
+        // The synced version's asset files that the workspace does not hold as they were (an
+        // edited or removed file) come back from the store too, placed with their record file.
+        var temps: [String] = []
+        do {
+            for p in plan where p.undone != nil {
+                let group = ws.recordPath(p.id)
+                for (field, value) in p.synced.fields.sorted(by: { $0.key < $1.key }) {
+                    guard case .asset(let asset) = value, p.local?[field] != value else { continue }
+                    let temp = try ws.assetTemporaryPath(p.id)
+                    temps.append(temp)
+                    try await store.downloadAsset(asset, zone: p.id.zoneID, to: temp)
+                    batch.place(temp, at: ws.assetPath(p.id, field: field), group: group)
+                }
+                batch.write(ws.recordPath(p.id), WorkspaceEncoding.encodeFields(p.synced.fields), expect: p.stamp.map { .unchanged($0) } ?? .absent, group: group)
+            }
+            try batch.commit()
+        } catch {
+            for temp in temps { FileIO.unlinkIfPresent(temp) }
+            throw error
         }
-        try batch.commit()
         var indexes: [ZoneID: ZoneIndex] = [:]
         for p in plan where p.undone != nil && !batch.skipped.contains(ws.recordPath(p.id)) {
             let zone = p.id.zoneID

@@ -96,6 +96,33 @@ import Testing
         #expect(try f.fields("bob", "private/photos/r.json")?["n"] as? Int == 2)
     }
 
+    /// `restore` puts the synced version back, its asset files included: an edited photo and
+    /// a removed record come back byte for byte from the store.
+    @Test func restoreBringsBackTheSyncedAssetFiles() throws {
+        let f = try CLIFixture().withStore()
+        _ = try run(f, as: "alice", ["clone", "store.git", "w"], in: ".")
+        _ = try run(f, as: "alice", ["zone", "create", "photos"], in: "w")
+        let original = photo(5_000, seed: 7)
+        let file = f.ws("w") + "/private/photos/r.assets/photo"
+        try FileManager.default.createDirectory(atPath: f.ws("w") + "/private/photos/r.assets", withIntermediateDirectories: true)
+        try original.write(to: URL(fileURLWithPath: file))
+        try writeFile(f.ws("w") + "/private/photos/r.json", #"{"photo": {"$asset": "photo"}}"#)
+        _ = try run(f, as: "alice", ["push"], in: "w")
+
+        try photo(6_000, seed: 8).write(to: URL(fileURLWithPath: file))
+        #expect(try run(f, as: "alice", ["status"], in: "w").stdout.contains("r.json"))
+        _ = try run(f, as: "alice", ["restore", "private/photos/r.json"], in: "w")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == original)
+        #expect(try run(f, as: "alice", ["status"], in: "w").stdout.contains("nothing to push"))
+
+        _ = try run(f, as: "alice", ["rm", "private/photos/r.json"], in: "w")
+        try? FileManager.default.removeItem(atPath: file)
+        _ = try run(f, as: "alice", ["restore", "private/photos/r.json"], in: "w")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == original)
+        #expect(try run(f, as: "alice", ["status"], in: "w").stdout.contains("nothing to push"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: f.ws("w") + "/private/photos/r.assets") == ["photo"])  // no temp left
+    }
+
     @Test func aFileOverTheLimitIsRefusedBeforeAnythingIsSent() throws {
         let f = try CLIFixture().withStore()
         _ = try run(f, as: "alice", ["clone", "store.git", "alice"], in: ".")
