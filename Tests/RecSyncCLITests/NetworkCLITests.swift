@@ -205,9 +205,12 @@ import Testing
         let waiting = try WatchProcess(f, in: "laptop", ["push", "--wait"])
         #expect(await waitUntil(seconds: 10) { waiting.stderr.contains("(waiting for the store, retry 2)") }, "\(waiting.stderr)")
         try daemon.start()
+        // The push may be in its longest pause when the daemon is back (30 s ± a fifth: a
+        // restart that waits for the port under load has taken 17 s, by when the pauses had
+        // reached 14 s and then 34 s), so the wait allows one such pause and the push after it.
         // (If this fails, the message says whether the daemon was still serving: under heavy
         // load another test's stray kill of a reused pid has been suspected, not proven.)
-        #expect(await waitUntil(seconds: 30) { !waiting.process.isRunning },
+        #expect(await waitUntil(seconds: 50) { !waiting.process.isRunning },
                 "push --wait is still waiting (the daemon \(Loopback.isListening(daemon.port) ? "listens" : "does not listen") on port \(daemon.port)): \(waiting.stderr)")
         waiting.process.waitUntilExit()
         #expect(waiting.process.terminationStatus == 0, "\(waiting.stderr)")
