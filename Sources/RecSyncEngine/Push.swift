@@ -252,6 +252,7 @@ extension SyncEngine {
     /// no longer holds it.
     func uploadAssets(of saves: [Record], force: Bool, workspace ws: Workspace) async throws(RecSyncError) {
         var sent = Set<String>()
+        var caches: [ZoneID: AssetDigestCache] = [:]  // each zone's notes of assets not fetched, read once
         for save in saves {
             let assets = save.assetFields
             var kept: [String: FieldValue] = [:]
@@ -261,7 +262,12 @@ extension SyncEngine {
             for (key, asset) in assets.sorted(by: { $0.key < $1.key }) where !sent.contains(asset.oid) && kept[key] != .asset(asset) {
                 let path = ws.assetPath(save.recordID, field: key)
                 // Not fetched here (`pull --no-assets`): the store has it, the record sends it unchanged.
-                if FileIO.info(path) == nil, try ws.unfetchedAsset(save.recordID, field: key) == asset { continue }
+                if FileIO.info(path) == nil {
+                    let zone = save.recordID.zoneID
+                    let cache = caches[zone] ?? ws.assetDigestCache(zone)
+                    caches[zone] = cache
+                    if try ws.unfetchedAsset(save.recordID, field: key, cache: cache) == asset { continue }
+                }
                 let uploaded = try await store.uploadAsset(fileAt: path)
                 guard uploaded == asset else {
                     throw .invalidFiles([FileProblem(path: ws.relative(path), message: "changed while push read it; push again once it is written")])

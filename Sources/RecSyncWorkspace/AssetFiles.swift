@@ -70,7 +70,7 @@ extension Workspace {
             let path = "\(dir)/\(name)"
             guard let info = FileIO.info(path) else {
                 // Not fetched on purpose: the field holds what the note says.
-                if let noted = try unfetchedAsset(id, field: name) { return noted }
+                if let noted = try unfetchedAsset(id, field: name, cache: cache) { return noted }
                 throw .malformedInput("field '\(key)': the asset file \(relative(path)) is missing; put the file there, or set the field to null to delete it")
             }
             guard info.isRegular else {
@@ -183,8 +183,21 @@ public final class AssetDigestCache: Sendable {
     private struct State {
         var entries: [String: JSONValue]?
         var dirty = false
+        /// The zone's notes of assets not fetched, once read (`notes`).
+        var notes: [String: JSONValue]?
     }
     private let state = Mutex(State())
+
+    /// The zone's notes of assets a pull did not fetch (`Workspace.unfetchedAssets`), read on
+    /// first use and kept for the cache's life (a scan, or a pull's page): in a zone pulled
+    /// without its assets every record has a missing file, and each lookup read and parsed
+    /// the whole notes file again.
+    func notes(_ load: () throws(RecSyncError) -> [String: JSONValue]) throws(RecSyncError) -> [String: JSONValue] {
+        if let known = state.withLock({ $0.notes }) { return known }
+        let loaded = try load()
+        state.withLock { $0.notes = loaded }
+        return loaded
+    }
 
     init(path: String) {
         self.path = path

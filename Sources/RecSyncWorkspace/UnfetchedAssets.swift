@@ -34,9 +34,13 @@ extension Workspace {
         return result
     }
 
-    /// The reference noted for a record's asset field not fetched, if there is one.
-    public func unfetchedAsset(_ id: RecordID, field: String) throws(RecSyncError) -> AssetReference? {
-        guard case .object(let o)? = try loadUnfetched(id.zoneID)[Self.unfetchedKey(id, field: field)] else { return nil }
+    /// The reference noted for a record's asset field not fetched, if there is one. With
+    /// `cache` (the zone's, shared by a scan), the notes are read once for all its lookups.
+    public func unfetchedAsset(_ id: RecordID, field: String, cache: AssetDigestCache? = nil) throws(RecSyncError) -> AssetReference? {
+        let load = { () throws(RecSyncError) -> [String: JSONValue] in try self.loadUnfetched(id.zoneID) }
+        let notes: [String: JSONValue]
+        if let cache { notes = try cache.notes(load) } else { notes = try load() }
+        guard case .object(let o)? = notes[Self.unfetchedKey(id, field: field)] else { return nil }
         guard let asset = Self.assetReference(o) else { throw damagedUnfetched(id.zoneID) }
         return asset
     }
