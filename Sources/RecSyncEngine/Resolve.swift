@@ -153,12 +153,13 @@ extension SyncEngine {
         let notesBefore = try ws.unfetchedAssets(in: id.zoneID)[id] ?? [:]
         var notes = notesBefore.filter { wanted[$0.key] == $0.value }
         var noted: [String] = [], moved: [String] = []
-        for (field, asset) in wanted.sorted(by: { $0.key < $1.key }) where here[field] != .asset(asset) || (FileIO.info(ws.assetPath(id, field: field)) == nil && notes[field] == nil) {
+        // A missing file without a note does not resolve (`here` is then empty): noted too.
+        for (field, asset) in wanted.sorted(by: { $0.key < $1.key }) where here[field] != .asset(asset) {
             let path = ws.assetPath(id, field: field)
             notes[field] = asset
             noted.append(field)
             guard FileIO.info(path) != nil else { continue }
-            let target = "\(ws.stateDir)/lost+found/resolved-\(Int(Date().timeIntervalSince1970))/\(ws.relative(path))"
+            let target = "\(ws.stateDir)/lost+found/resolved-\(Int(Date().timeIntervalSince1970))-\(getpid())/\(ws.relative(path))"
             // Noted first: a crash after the move leaves the record reading as settled.
             try ws.setUnfetchedAssets([id: notes], in: id.zoneID)
             try FileIO.move(path, to: target)
