@@ -90,14 +90,14 @@ extension SyncEngine {
             }
             try checkpoint?(.assetDownloaded(id))
             var batch = ws.recordBatch(zone: id.zoneID)
-            batch.place(temp, at: path, group: Workspace.fileName(for: id.recordName))
+            batch.place(temp, at: path, group: Workspace.fileName(for: id.recordName), expect: .absent)
             try batch.commit()
             if let stamp = batch.writtenStamps[path] {
                 let cache = ws.assetDigestCache(id.zoneID)
                 ws.rememberAsset(id, field: field, stamp: stamp, asset: asset, in: cache)
                 cache.save()
-            }
-            downloaded = true
+                downloaded = true
+            }  // else a file was put there meanwhile: it is the field now, and stays
         }
         var notes = try ws.unfetchedAssets(in: id.zoneID)[id] ?? [:]
         notes[field] = nil

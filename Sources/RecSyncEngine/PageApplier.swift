@@ -202,7 +202,7 @@ struct PageApplier {
         let resolve = workspace.assetResolver(id, cache: assetCache)
         let group = Workspace.fileName(for: id.recordName)
         let hadDirectory = FileIO.isDirectory(dir)
-        var fetched: [(key: String, path: String, temp: String, asset: AssetReference)] = []
+        var fetched: [(key: String, path: String, temp: String, asset: AssetReference, before: FileStamp?)] = []
         var inPlace: [String: FileStamp?] = [:]
         var notFetched: [String: AssetReference] = [:]
         for (key, asset) in assets.sorted(by: { $0.key < $1.key }) {
@@ -230,10 +230,11 @@ struct PageApplier {
                 default: throw error
                 }
             }
-            fetched.append((key, path, temp, asset))
+            fetched.append((key, path, temp, asset, info?.stamp))
         }
         for f in fetched {
-            batch.place(f.temp, at: f.path, group: group)
+            // Only over what the decision saw: a file put there meanwhile is the user's.
+            batch.place(f.temp, at: f.path, group: group, expect: f.before.map { .unchanged($0) } ?? .absent)
             assetWrites.append((id, f.key, f.path, f.asset))
             inPlace[f.key] = .some(nil)
         }

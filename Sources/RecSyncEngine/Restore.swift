@@ -70,10 +70,12 @@ extension SyncEngine {
                 let group = ws.recordPath(p.id)
                 for (field, value) in p.synced.fields.sorted(by: { $0.key < $1.key }) {
                     guard case .asset(let asset) = value, p.local?[field] != value else { continue }
+                    let path = ws.assetPath(p.id, field: field)
+                    let before = FileIO.stamp(path)  // replaced only if still what restore saw
                     let temp = try ws.assetTemporaryPath(p.id)
                     temps.append(temp)
                     try await store.downloadAsset(asset, zone: p.id.zoneID, to: temp)
-                    batch.place(temp, at: ws.assetPath(p.id, field: field), group: group)
+                    batch.place(temp, at: path, group: group, expect: before.map { .unchanged($0) } ?? .absent)
                 }
                 batch.write(ws.recordPath(p.id), WorkspaceEncoding.encodeFields(p.synced.fields), expect: p.stamp.map { .unchanged($0) } ?? .absent, group: group)
             }

@@ -108,6 +108,25 @@ import Testing
         #expect(try phone.workspace.unfetchedAssets(in: zone("notes"))[trip]?.keys.sorted() == ["photo"])
     }
 
+    /// A file the user puts at the asset's place while `get --asset` downloads it is theirs:
+    /// the download does not land over it, and the field is that file.
+    @Test func aFileWrittenDuringGetAssetIsNotReplaced() async throws {
+        let f = EngineFixture()
+        var (_, phone) = try await laptopAndAssetlessPhone(f)
+        let trip = try RecordID(recordName: "trip", zoneID: zone("notes"))
+        let mine: [UInt8] = Array("written while the download ran".utf8)
+        let path = assetPath(phone, "trip", "photo")
+        phone.checkpoint = { (reached: SyncEngine.Checkpoint) throws(RecSyncError) in
+            if reached == .assetDownloaded(trip) { try? writeBytes(path, mine) }
+        }
+        let fetched = try await phone.fetchAssets([trip], field: "photo")
+        phone.checkpoint = nil
+        #expect(fetched.map(\.downloaded) == [false])
+        #expect(bytes(path) == mine)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(phone.workspace.root)/private/notes/trip.assets") == ["photo"])  // no temp left
+        #expect(try await phone.status().changes.map(\.kind) == [.modified])
+    }
+
     @Test func aFileTheUserPutsThereIsAnEditOfTheField() async throws {
         let f = EngineFixture()
         let (laptop, phone) = try await laptopAndAssetlessPhone(f)

@@ -72,10 +72,12 @@ public struct WriteBatch {
     /// It lands before the batch's other writes, and only if the first write of its group
     /// (the record file) still finds what it expects; otherwise the group is skipped and the
     /// prepared file removed. A failed batch removes it too: it never lands half-written.
-    public mutating func place(_ preparedPath: String, at path: String, group: String? = nil) {
+    /// With `expect`, it lands only if the target still holds what was expected (a file the
+    /// user put there meanwhile is theirs); otherwise the group is skipped too.
+    public mutating func place(_ preparedPath: String, at path: String, group: String? = nil, expect: Expectation? = nil) {
         let (dir, name) = FileIO.split(preparedPath)
         precondition(dir == FileIO.split(path).dir, "a prepared file must be beside its target")
-        writes.append(Write(path: path, bytes: [], late: false, expect: nil, group: group, prepared: name))
+        writes.append(Write(path: path, bytes: [], late: false, expect: expect, group: group, prepared: name))
     }
 
     public mutating func remove(_ path: String, expect: Expectation? = nil, group: String? = nil) {
