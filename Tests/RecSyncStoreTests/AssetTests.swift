@@ -114,6 +114,36 @@ import Testing
         #expect(try await phone.modifyRecords(saving: [Build.record("borrowed", in: notes, ["f": .asset(real)])]).errors.isEmpty)
     }
 
+    /// An asset the record's current version holds, with the same reference, was checked
+    /// when that version was saved: editing another field does not read it again (it reads
+    /// not at all here: its object is damaged), while any other reference is still checked.
+    @Test func anAssetTheCurrentVersionHoldsIsNotReadAgain() async throws {
+        let fixture = try StoreFixture(.git)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes])
+        let photo = try await alice.uploadAsset(fileAt: try file(fixture, "p", Array(repeating: 7, count: 10_000)))
+        let saved = try await alice.save([Build.record("r", in: notes, ["f": .asset(photo), "n": .int64(1)])])[0]
+        // The loose object, overwritten behind the store's back: any read of it fails.
+        let object = "\(fixture.path)/objects/\(photo.oid.prefix(2))/\(photo.oid.dropFirst(2))"
+        #expect(FileManager.default.fileExists(atPath: object))
+        try FileManager.default.removeItem(atPath: object)
+        try Data("not a zlib stream".utf8).write(to: URL(fileURLWithPath: object))
+
+        let phone = try fixture.store(as: "alice")  // uploaded nothing, hashed nothing
+        var edited = saved
+        edited.fields["n"] = .int64(2)
+        let result = try await phone.modifyRecords(saving: [edited], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
+        #expect(result.saveResults[0].result.failureCode == nil, "\(result.errors)")
+        // Another record naming the same object is checked as before: the damaged object is
+        // read, and the save fails.
+        do {
+            let other = try await phone.modifyRecords(saving: [Build.record("other", in: notes, ["f": .asset(photo)])], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
+            #expect(other.saveResults[0].result.failureCode != nil, "a record took a damaged object unchecked")
+        } catch {
+            #expect(error.message.contains("failed while reading the size of asset \(photo.oid)"), "\(error)")
+        }
+    }
+
     @Test func anAssetOverTheStoreLimitIsRefusedBeforeAnythingIsWritten() async throws {
         let fixture = try StoreFixture(.git)
         // The limit is the store's own setting, in its recsync.json.

@@ -39,10 +39,21 @@ extension StoreCore {
     /// A record references a blob uploaded through this handle, or one it holds already at
     /// `head` (under its own asset directory): never one it merely names, which could be any
     /// object in the repository (another zone's asset, say). The content is hashed once per
-    /// blob, streaming; an upload through this handle hashed it already.
-    func checkAssets(_ record: Record, at head: String) throws(RecSyncError) -> RecSyncError? {
+    /// blob, streaming; an upload through this handle hashed it already. An asset the
+    /// record's version at `currentTag` holds in the same field, with the same reference, was
+    /// checked when that version was saved: it is not looked at again (an edit of another
+    /// field of a record with a 50 MB photo read the photo at every save from a new handle).
+    func checkAssets(_ record: Record, at head: String, currentTag: String?) throws(RecSyncError) -> RecSyncError? {
         var own: Set<String>?
-        for (key, asset) in record.assetFields.sorted(by: { $0.key < $1.key }) {
+        let assets = record.assetFields
+        guard !assets.isEmpty else { return nil }
+        // The current version's fields; one that cannot be read keeps nothing from the checks.
+        var current: [String: FieldValue] = [:]
+        if let currentTag {
+            do { current = try readRecord(record.recordID, tag: currentTag, path: StoreLayout.recordPath(record.recordID)).fields } catch {}
+        }
+        for (key, asset) in assets.sorted(by: { $0.key < $1.key }) {
+            if current[key] == .asset(asset) { continue }
             let what = "asset '\(key)' of record '\(record.recordID.recordName)' in zone '\(record.recordID.zoneID)'"
             do { try checkAssetSize(asset.size, what: what) } catch { return error }
             guard let stored = try backend.assetSize(asset.oid) else {

@@ -68,7 +68,7 @@ extension StoreCore {
                 case .success(let stored):
                     // Checked after the change tag: a save against a version that moved is a
                     // conflict, whatever its assets (it may keep ones the new version dropped).
-                    if let e = try checkAssets(client, at: head) { plan.saveResults[i] = .failure(e); continue }
+                    if let e = try checkAssets(client, at: head, currentTag: currentTag) { plan.saveResults[i] = .failure(e); continue }
                     plan.saveResults[i] = .success(stored)
                     plan.saved[id] = stored
                 }
