@@ -19,6 +19,10 @@ static inline int recsync_git_set_cache_max_size(long long bytes) {
     return git_libgit2_opts(GIT_OPT_SET_CACHE_MAX_SIZE, (ssize_t)bytes);
 }
 
+static inline int recsync_git_set_cache_object_limit(git_object_t type, size_t bytes) {
+    return git_libgit2_opts(GIT_OPT_SET_CACHE_OBJECT_LIMIT, type, bytes);
+}
+
 /* Pack windows (see GitPackWindows in RecSyncGit). */
 static inline int recsync_git_set_mwindow_size(size_t bytes) {
     return git_libgit2_opts(GIT_OPT_SET_MWINDOW_SIZE, bytes);

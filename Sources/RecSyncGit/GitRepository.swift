@@ -9,6 +9,10 @@ enum LibGit2 {
         git_libgit2_init()
         _ = recsync_git_enable_fsync_gitdir(1)
         _ = recsync_git_enable_strict_object_creation(1)
+        // libgit2 caches only trees under 4 KiB; a zone's 256-way fan-out tree is ~7.5 KiB, so
+        // every record looked up by path inflated it again (a 1,000-record save: ~11 % of its
+        // time). Trees up to 64 KiB are cached now, within libgit2's 256 MiB cache as before.
+        _ = recsync_git_set_cache_object_limit(GIT_OBJECT_TREE, 64 << 10)
         return true
     }()
 }

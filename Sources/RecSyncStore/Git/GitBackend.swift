@@ -418,7 +418,7 @@ final class GitBackend: StoreBackend {
     func commit(parent: String, writes: [StoreWrite], message: String, actor: StoreActor, time: Int64) throws(RecSyncError) -> CommitOutcome {
         let recordCount = writes.reduce(0) { n, w in if case .saveRecord = w { n + 1 } else { n } }
         let parentOID = try oid(parent)
-        let (commit, tags) = try git("writing a commit") { () throws(GitError) -> (GitOID, [RecordID: String]) in
+        let (commit, tags, writer) = try git("writing a commit") { () throws(GitError) -> (GitOID, [RecordID: String], GitRepository) in
             // Large modifications write into memory and land as one pack file; so does every
             // commit to a network store's mirror, whose loose objects' fsyncs would stand
             // between the user and the push (a one-record push: 32 fsyncs, 16 as a pack).
@@ -456,13 +456,13 @@ final class GitBackend: StoreBackend {
             let signature = GitSignature(name: actor.displayName, email: actor.email, time: time / 1000)
             let commit = try repo.createCommit(tree: newTree, parents: [parentOID], author: signature, message: message)
             try repo.writePack()
-            return (commit, tags)
+            return (commit, tags, repo)
         }
         // The head moves by compare-and-swap: a non-force push for a network store, the local
         // ref otherwise.
         let landed: Bool
         if let remote {
-            landed = try remote.publish(commit, parent: parentOID, in: repository)
+            landed = try remote.publish(commit, parent: parentOID, in: repository, sendingFrom: writer)
         } else {
             landed = try git("moving the head") { () throws(GitError) in
                 try repository.updateReference(Self.headRef, to: commit, expected: parentOID, logMessage: "recsync: \(message.prefix(while: { $0 != "\n" }))")

@@ -43,10 +43,14 @@ final class RemoteMirror {
     /// Publishes a commit built on `parent` in the mirror: a non-force push, then, once the
     /// remote accepted it, the mirror's ref. False when the remote refused because the store
     /// moved: the mirror has fetched the new head, and the caller recomputes against it.
-    func publish(_ commit: GitOID, parent: GitOID, in repository: GitRepository) throws(RecSyncError) -> Bool {
+    /// `sender` is the handle that wrote the commit (see `GitBackend.commit`): its pack writer
+    /// searches no deltas. A push's new objects are record blobs of different records and the
+    /// trees above them, which hardly delta against each other (libgit2 sends no thin packs),
+    /// so a delta window only costs time.
+    func publish(_ commit: GitOID, parent: GitOID, in repository: GitRepository, sendingFrom sender: GitRepository? = nil) throws(RecSyncError) -> Bool {
         let result: GitPushResult
         do {
-            result = try repository.push(commit, to: GitBackend.headRef, at: remote, options: options)
+            result = try (sender ?? repository).push(commit, to: GitBackend.headRef, at: remote, options: options)
         } catch {
             throw Self.map(error)
         }
