@@ -127,6 +127,15 @@ extension SyncEngine {
                 problems.append(FileProblem(path: ws.relative(ws.assetPath(save.recordID, field: key)), message: "is \(asset.size) bytes; the store takes assets of at most \(assetLimit) bytes (maxAssetBytes in the store's recsync.json): make it smaller"))
             }
         }
+        // So is a file in a field its zone seals: recsync does not encrypt files, and one
+        // uploaded would sit in the store in clear even though the record is then refused.
+        // (A zone created by this push is checked by the store, at the upload.)
+        for save in saves {
+            guard let encryption = storeZoneByID[save.recordID.zoneID]?.encryption else { continue }
+            for key in save.assetFields.keys.sorted() where encryption.seals(key) {
+                problems.append(FileProblem(path: ws.relative(ws.assetPath(save.recordID, field: key)), message: ZoneEncryption.fileInSealedField(save.recordID, field: key).message))
+            }
+        }
         guard problems.isEmpty else { throw .invalidFiles(problems) }
 
         // 2. Zones first, then assets (CloudKit uploads them before the records), then records.
@@ -268,7 +277,7 @@ extension SyncEngine {
                     caches[zone] = cache
                     if try ws.unfetchedAsset(save.recordID, field: key, cache: cache) == asset { continue }
                 }
-                let uploaded = try await store.uploadAsset(fileAt: path)
+                let uploaded = try await store.uploadAsset(fileAt: path, for: save.recordID, field: key)
                 guard uploaded == asset else {
                     throw .invalidFiles([FileProblem(path: ws.relative(path), message: "changed while push read it; push again once it is written")])
                 }

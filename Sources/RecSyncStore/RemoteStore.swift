@@ -95,7 +95,11 @@ public protocol RemoteStore: Actor {
     /// Saving a record checks that each asset it references is in the store at that size and
     /// SHA-256 (hashed streaming, once per blob), and that it is the record's: uploaded
     /// through this handle, or already one of the record's assets in the store.
-    func uploadAsset(fileAt path: String) async throws(RecSyncError) -> AssetReference
+    ///
+    /// `recordID` and `field` say where the file is to go: a file for a field its zone seals
+    /// (an encrypted zone) is refused before a byte of it is read, since recsync does not
+    /// encrypt files and the store would otherwise hold its content in clear.
+    func uploadAsset(fileAt path: String, for recordID: RecordID, field: String) async throws(RecSyncError) -> AssetReference
 
     /// Writes an asset of a record in `zone` into a new file at `path` (it must not exist),
     /// streaming, and makes the file durable. Content that does not match the reference (size,

@@ -111,9 +111,9 @@ public actor FaultInjectingStore: RemoteStore {
 
     public nonisolated var maxAssetBytes: Int64 { inner.maxAssetBytes }
 
-    public func uploadAsset(fileAt path: String) async throws(RecSyncError) -> AssetReference {
+    public func uploadAsset(fileAt path: String, for recordID: RecordID, field: String) async throws(RecSyncError) -> AssetReference {
         assetUploads.append(path)
-        return try await inner.uploadAsset(fileAt: path)
+        return try await inner.uploadAsset(fileAt: path, for: recordID, field: field)
     }
 
     public func downloadAsset(_ asset: AssetReference, zone: ZoneID, to path: String) async throws(RecSyncError) {

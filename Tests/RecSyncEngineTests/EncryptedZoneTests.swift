@@ -76,19 +76,61 @@ import Testing
         if case .encrypted = raw.fields["title"] {} else { Issue.record("title is not sealed: \(String(describing: raw.fields["title"]))") }
     }
 
-    /// recsync does not encrypt files: a file in a field the zone seals is refused, saying
-    /// why (its content would sit in clear); in a field the zone leaves in clear it is stored.
+    /// recsync does not encrypt files: a file for a field the zone seals is refused at the
+    /// upload, saying why, by the client and by the store alike, so its content never
+    /// reaches the store's objects; in a field the zone leaves in clear it is stored. A file
+    /// uploaded for a clear field and then put into a sealed one is refused at the save.
     @Test func aFileInASealedFieldIsRefused() async throws {
         let p = try Pair(.git)
         let zone = try await p.diary(fields: ["title"])
+        let marker = "sealed-field-file-marker-7d1c"
         let file = p.keys.file("photo.jpg")
-        try Data("not really a photo".utf8).write(to: URL(fileURLWithPath: file))
-        let asset = try await p.alice.uploadAsset(fileAt: file)
+        try Data("not really a photo: \(marker)".utf8).write(to: URL(fileURLWithPath: file))
+        let sealedID = Build.id("sealed", in: zone)
+        for store in [p.alice as any RemoteStore, try p.fixture.store(as: "alice")] {
+            do {
+                _ = try await store.uploadAsset(fileAt: file, for: sealedID, field: "title")
+                Issue.record("a file for a sealed field was uploaded through \(type(of: store))")
+            } catch {
+                guard case .invalidValue(let message) = error else { Issue.record("refused with another error: \(error)"); continue }
+                #expect(message.contains("does not encrypt files"), "\(message)")
+            }
+        }
+        let dump = try GitCLI.run(["cat-file", "--batch-all-objects", "--batch"], in: p.fixture.path)
+        #expect(dump.contains("\"encryption\""), "the dump is the store's objects (the zone's keys)")
+        #expect(!dump.contains(marker), "the refused file's content is in the store")
+
+        let asset = try await p.alice.uploadAsset(fileAt: file, for: Build.id("clear", in: zone), field: "photo")
         let refused = try await p.alice.modifyRecords(saving: [Build.record("sealed", in: zone, ["title": .asset(asset)])])
         #expect(throws: RecSyncError.self) { try refused.saveResults[0].result.get() }
         #expect("\(refused.errors)".contains("does not encrypt files"), "\(refused.errors)")
         let saved = try await p.alice.modifyRecords(saving: [Build.record("clear", in: zone, ["title": .string(Self.secret), "photo": .asset(asset)])])
         #expect(try saved.saveResults[0].result.get().fields["photo"] == .asset(asset))
+    }
+
+    /// A push with a file in a field its zone seals stops before anything is uploaded: the
+    /// store's objects hold no byte of it, nor of the record beside it.
+    @Test func aPushWithAFileInASealedFieldSendsNothing() async throws {
+        let p = try Pair(.git)
+        _ = try await p.diary(fields: ["title"])
+        let ws = try Workspace.create(at: p.fixture.directory.file("laptop"), config: WorkspaceConfig(user: "alice", remote: "memory"))
+        let laptop = SyncEngine(workspace: ws, store: p.alice)
+        _ = try await laptop.pull()
+        let marker = "sealed-field-file-marker-91ab"
+        try writeFile("\(ws.root)/private/diary/r.json", #"{"title": {"$asset": "title"}}"#)
+        try writeFile("\(ws.root)/private/diary/r.assets/title", "a scan: \(marker)")
+        try writeFile("\(ws.root)/private/diary/s.json", #"{"photo": {"$asset": "photo"}}"#)
+        try writeFile("\(ws.root)/private/diary/s.assets/photo", "beside it: \(marker)-clear")
+        let error = await pushError(laptop)
+        if case .invalidFiles(let problems)? = error {
+            #expect(problems.map(\.path) == ["private/diary/r.assets/title"], "\(problems)")
+            #expect(problems.first?.message.contains("does not encrypt files") == true, "\(problems)")
+        } else {
+            Issue.record("the push was not refused: \(String(describing: error))")
+        }
+        let dump = try GitCLI.run(["cat-file", "--batch-all-objects", "--batch"], in: p.fixture.path)
+        #expect(dump.contains("\"encryption\""), "the dump is the store's objects (the zone's keys)")
+        #expect(!dump.contains(marker), "a file of the refused push is in the store")
     }
 
     /// Every save seals afresh: the same value saved again gets a new ciphertext, so the

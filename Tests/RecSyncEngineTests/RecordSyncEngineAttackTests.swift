@@ -177,8 +177,8 @@ actor HookedStore: RemoteStore {
         return try await inner.fetchRecords(ids, desiredKeys: desiredKeys)
     }
 
-    func uploadAsset(fileAt path: String) async throws(RecSyncError) -> AssetReference {
-        try await inner.uploadAsset(fileAt: path)
+    func uploadAsset(fileAt path: String, for recordID: RecordID, field: String) async throws(RecSyncError) -> AssetReference {
+        try await inner.uploadAsset(fileAt: path, for: recordID, field: field)
     }
 
     func downloadAsset(_ asset: AssetReference, zone: ZoneID, to path: String) async throws(RecSyncError) {

@@ -150,12 +150,23 @@ public actor EncryptingStore: RemoteStore {
         try await inner.fetchUserPublicKey(user)
     }
 
-    /// Assets pass through in clear: a zone that seals a field refuses a file in it (the
-    /// store checks), so only files in fields a zone leaves in clear get here.
+    /// Assets pass through in clear: a zone that seals a field refuses a file in it, so only
+    /// files in fields a zone leaves in clear get here.
     public nonisolated var maxAssetBytes: Int64 { inner.maxAssetBytes }
 
-    public func uploadAsset(fileAt path: String) async throws(RecSyncError) -> AssetReference {
-        try await inner.uploadAsset(fileAt: path)
+    /// Uploads a file for a field its zone leaves in clear; one for a field the zone seals
+    /// is refused before the store sees a byte of it.
+    ///
+    /// The store checks that too, against its `zone.json`; this checks against what this
+    /// client trusts (see `init`), so a `zone.json` stripped of its `encryption` or of a
+    /// sealed field around recsync does not make it send the file in clear either.
+    public func uploadAsset(fileAt path: String, for recordID: RecordID, field: String) async throws(RecSyncError) -> AssetReference {
+        let zoneID = recordID.zoneID
+        if zones[zoneID] == nil { try await refreshZones(zoneID.ownerName == userRecordName ? .private : .shared) }
+        if let encryption = try await sealing(zoneID), encryption.seals(field) {
+            throw ZoneEncryption.fileInSealedField(recordID, field: field)
+        }
+        return try await inner.uploadAsset(fileAt: path, for: recordID, field: field)
     }
 
     public func downloadAsset(_ asset: AssetReference, zone: ZoneID, to path: String) async throws(RecSyncError) {
@@ -257,10 +268,7 @@ public actor EncryptingStore: RemoteStore {
         out.reserveCapacity(records.count)
         for record in records {
             let zoneID = record.recordID.zoneID
-            guard let encryption = try await trustedEncryption(zoneID) else {
-                if try isPinned(zoneID) {
-                    throw .permissionFailure("zone \(zoneID) was encrypted, and its zone.json on the store no longer says so (written around recsync?); its records are not pushed in clear. If its owner really deleted it and created it again without encryption, remove its line from \(pinFile ?? "the pin file") and push again")
-                }
+            guard let encryption = try await sealing(zoneID) else {
                 out.append(record)
                 continue
             }
@@ -286,6 +294,17 @@ public actor EncryptingStore: RemoteStore {
             out.append(sealedRecord)
         }
         return out
+    }
+
+    /// The `encryption` that what is sent into `zoneID` must follow (`trustedEncryption`);
+    /// nil for a zone that is not encrypted. A zone once seen encrypted whose `zone.json`
+    /// no longer says so is refused: nothing is sent into it in clear.
+    func sealing(_ zoneID: ZoneID) async throws(RecSyncError) -> ZoneEncryption? {
+        if let encryption = try await trustedEncryption(zoneID) { return encryption }
+        if try isPinned(zoneID) {
+            throw .permissionFailure("zone \(zoneID) was encrypted, and its zone.json on the store no longer says so (written around recsync?); its records and files are not pushed in clear. If its owner really deleted it and created it again without encryption, remove its line from \(pinFile ?? "the pin file") and push again")
+        }
+        return nil
     }
 
     // MARK: Keys

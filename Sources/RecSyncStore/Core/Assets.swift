@@ -4,8 +4,13 @@ import RecSyncModel
 extension StoreCore {
     /// Stores a file as an asset, streaming (CloudKit uploads an asset before the record that
     /// references it): the reference to put in a record's field. A file over the store's
-    /// limit (`maxAssetBytes` in `recsync.json`) is refused before anything is written.
-    func uploadAsset(fileAt path: String) throws(RecSyncError) -> AssetReference {
+    /// limit (`maxAssetBytes` in `recsync.json`) is refused before anything is written, and
+    /// so is one for a field that `recordID`'s zone seals (its content would sit in clear).
+    func uploadAsset(fileAt path: String, for recordID: RecordID, field: String) throws(RecSyncError) -> AssetReference {
+        let zone = try visibleZone(recordID.zoneID, at: try backend.head())
+        if let encryption = zone.encryption, encryption.seals(field) {
+            throw ZoneEncryption.fileInSealedField(recordID, field: field)
+        }
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else {
             let e = errno

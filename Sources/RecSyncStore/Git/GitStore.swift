@@ -320,8 +320,8 @@ public actor GitStore: RemoteStore {
     /// From the store's manifest as it was opened.
     public nonisolated let maxAssetBytes: Int64
 
-    public func uploadAsset(fileAt path: String) throws(RecSyncError) -> AssetReference {
-        try core.uploadAsset(fileAt: path)
+    public func uploadAsset(fileAt path: String, for recordID: RecordID, field: String) throws(RecSyncError) -> AssetReference {
+        try core.uploadAsset(fileAt: path, for: recordID, field: field)
     }
 
     public func downloadAsset(_ asset: AssetReference, zone: ZoneID, to path: String) throws(RecSyncError) {

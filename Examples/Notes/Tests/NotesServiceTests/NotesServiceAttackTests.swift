@@ -60,8 +60,8 @@ actor HookedStore: RemoteStore {
 
     nonisolated var maxAssetBytes: Int64 { inner.maxAssetBytes }
 
-    func uploadAsset(fileAt path: String) async throws(RecSyncError) -> AssetReference {
-        try await inner.uploadAsset(fileAt: path)
+    func uploadAsset(fileAt path: String, for recordID: RecordID, field: String) async throws(RecSyncError) -> AssetReference {
+        try await inner.uploadAsset(fileAt: path, for: recordID, field: field)
     }
 
     func downloadAsset(_ asset: AssetReference, zone: ZoneID, to path: String) async throws(RecSyncError) {
