@@ -30,6 +30,8 @@ public actor FaultInjectingStore: RemoteStore {
     public private(set) var assetUploads: [String] = []
     /// Zones created through this handle.
     public private(set) var zonesCreated: [ZoneID] = []
+    /// How many times a scope's zones were listed through this handle (`fetchAllRecordZones`).
+    public private(set) var zoneListings = 0
 
     public init(_ inner: any RemoteStore, fault: Fault? = nil) {
         self.inner = inner
@@ -81,7 +83,8 @@ public actor FaultInjectingStore: RemoteStore {
     }
 
     public func fetchAllRecordZones(scope: DatabaseScope) async throws(RecSyncError) -> [RecordZone] {
-        try await inner.fetchAllRecordZones(scope: scope)
+        zoneListings += 1
+        return try await inner.fetchAllRecordZones(scope: scope)
     }
 
     @discardableResult

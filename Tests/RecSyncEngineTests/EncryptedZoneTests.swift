@@ -191,6 +191,49 @@ import Testing
         }
     }
 
+    /// Fields sealed with a key generation this user holds no key for fail, naming it, and a
+    /// page of them reads the zone once, not once per field (nor again on the next page);
+    /// the records that open arrive. Both for a client that has not seen the zone yet and
+    /// one that has.
+    @Test func fieldsUnderAnUnknownGenerationReadTheZoneOnce() async throws {
+        let p = try Pair(.git)
+        let zone = try await p.diary()
+        _ = try await p.alice.modifyRecords(saving: [Build.record("good", in: zone, ["title": .string("opens")])])
+        // Sealed with generation 7, which the zone does not have (written around recsync).
+        let raw = try p.fixture.store(as: "alice")
+        let stranger = ZoneCrypto.newZoneKey()
+        var records: [Record] = []
+        for r in 0..<5 {
+            var fields: [String: FieldValue] = [:]
+            for f in 0..<10 {
+                let binding = FieldBinding(storeID: raw.storeID, zoneID: zone, recordName: "r\(r)", field: "f\(f)")
+                fields["f\(f)"] = try ZoneCrypto.seal(.int64(Int64(f)), key: stranger, generation: 7, binding: binding)
+            }
+            records.append(Build.record("r\(r)", in: zone, fields))
+        }
+        #expect(try await raw.modifyRecords(saving: records).errors.isEmpty)
+
+        for seenBefore in [false, true] {
+            let counting = FaultInjectingStore(try p.fixture.store(as: "alice"))
+            let alice = EncryptingStore(counting, keyStore: p.keyStore("alice"))
+            if seenBefore { _ = try await alice.fetchAllRecordZones(scope: .private) }
+            let before = await counting.zoneListings
+            let changes = try await alice.recordZoneChanges(zone: zone, since: nil)
+            let onePage = await counting.zoneListings - before
+            #expect(onePage <= 1, "the zone was read \(onePage) times for one page")
+            let again = try await alice.fetchRecords(records.map(\.recordID))
+            let twoPages = await counting.zoneListings - before
+            #expect(twoPages <= 1, "a generation known missing was looked for again (\(twoPages) reads)")
+            for item in changes.modifications + again {
+                switch item.result {
+                case .success(let record): #expect(record.recordID.recordName == "good" && record.fields == ["title": .string("opens")])
+                case .failure(let e): #expect(e.message.contains("generation 7") && e.message.contains("record '\(item.recordID.recordName)'"), "\(e.message)")
+                }
+            }
+            #expect(changes.modifications.filter { (try? $0.result.get()) != nil }.count == 1, "the record that opens arrives")
+        }
+    }
+
     /// The store refuses a clear value for a sealed field (a client that does not seal must
     /// not leak into an encrypted zone); one committed around recsync with plain git is
     /// refused when read.

@@ -16,6 +16,16 @@ public actor EncryptingStore: RemoteStore {
     var zones: [ZoneID: RecordZone] = [:]
     /// Opened zone keys by generation.
     var zoneKeys: [ZoneID: [Int: SymmetricKey]] = [:]
+    /// Key generations of each zone looked for, with the zone read again, and not opened:
+    /// a field sealed with one fails without the zone and the key file being read again,
+    /// until the zone's `zone.json` changes.
+    var missingGenerations: [ZoneID: Set<Int>] = [:]
+    /// Why a generation of a zone's key did not open, when more is known than that none is
+    /// wrapped for this user (no key could be opened: the key file is missing, say).
+    var keyFailures: [ZoneID: [Int: RecSyncError]] = [:]
+    /// This user's private key as last read, with the key file's stamp then: read again only
+    /// when the file changed (a key reset or import).
+    var ownKey: (stamp: FileStamp, key: Curve25519.KeyAgreement.PrivateKey)?
     /// Zones looked for and not found: not looked for again for every record.
     var unknownZones: Set<ZoneID> = []
     /// Where the zones once seen encrypted are remembered (see `init`); nil: not kept.
@@ -111,7 +121,7 @@ public actor EncryptingStore: RemoteStore {
         let results = try await inner.modifyRecordZones(sent)
         var saved: [RecordZone] = []
         for r in results {
-            zoneKeys[r.operation.zoneID] = nil
+            forgetKeys(r.operation.zoneID)
             if case .success(let zone) = r.result {
                 zones[r.operation.zoneID] = zone
                 if let zone { saved.append(zone) }
@@ -189,26 +199,30 @@ public actor EncryptingStore: RemoteStore {
         guard let record = try await inner.fetchRecordVersion(id, changeTag: changeTag) else { return nil }
         // An old version (a merge's ancestor) sealed under a key since reset is unavailable,
         // like one pruned: the merge falls back to a conflict instead of failing the pull.
-        return try? await open(record)
+        var read = Set<ZoneID>()
+        return try? await open(record, read: &read)
     }
 
     // MARK: Fields
 
     /// Records as the store returned them, opened; a record that will not open fails alone.
+    ///
+    /// A zone is read again at most once for the whole page (see `open`).
     func opened(_ results: [RecordResult]) async -> [RecordResult] {
         var out: [RecordResult] = []
         out.reserveCapacity(results.count)
+        var read = Set<ZoneID>()
         for item in results {
             switch item.result {
             case .success(let record):
-                do throws(RecSyncError) { out.append(RecordResult(recordID: item.recordID, result: .success(try await open(record)))) } catch {
+                do throws(RecSyncError) { out.append(RecordResult(recordID: item.recordID, result: .success(try await open(record, read: &read)))) } catch {
                     out.append(RecordResult(recordID: item.recordID, result: .failure(error)))
                 }
             case .failure(.serverRecordChanged(var conflict)):
                 do throws(RecSyncError) {
-                    if let r = conflict.server { conflict.server = try await open(r) }
-                    if let r = conflict.client { conflict.client = try await open(r) }
-                    if let r = conflict.ancestor { conflict.ancestor = try? await open(r) }  // see fetchRecordVersion
+                    if let r = conflict.server { conflict.server = try await open(r, read: &read) }
+                    if let r = conflict.client { conflict.client = try await open(r, read: &read) }
+                    if let r = conflict.ancestor { conflict.ancestor = try? await open(r, read: &read) }  // see fetchRecordVersion
                     out.append(RecordResult(recordID: item.recordID, result: .failure(.serverRecordChanged(conflict))))
                 } catch {
                     out.append(RecordResult(recordID: item.recordID, result: .failure(error)))
@@ -223,13 +237,18 @@ public actor EncryptingStore: RemoteStore {
     /// One record with its sealed fields opened. A clear value where the zone seals the field
     /// is refused too (a reader of the store must not be able to slip values in), except in
     /// `history`, where an old version may predate the zone's current settings.
-    func open(_ record: Record, history: Bool = false) async throws(RecSyncError) -> Record {
+    ///
+    /// `read` holds the zones whose scope was read again for the page this record is part
+    /// of: none is read twice for one page, however many of its records or fields need a
+    /// key generation not opened yet.
+    func open(_ record: Record, history: Bool = false, read: inout Set<ZoneID>) async throws(RecSyncError) -> Record {
         let zoneID = record.recordID.zoneID
         let sealed = record.fields.contains { if case .encrypted = $0.value { true } else { false } }
         // A zone not seen yet is looked up once (its scope read again), so that a clear value
         // where an encrypted zone seals the field is caught on a first pull too.
-        if zones[zoneID] == nil && (sealed || !unknownZones.contains(zoneID)) {
+        if zones[zoneID] == nil && (sealed || !unknownZones.contains(zoneID)) && !read.contains(zoneID) {
             try await refreshZones(zoneID.ownerName == userRecordName ? .private : .shared)
+            read.insert(zoneID)
             if zones[zoneID] == nil { unknownZones.insert(zoneID) }
         }
         if !sealed && zones[zoneID]?.encryption == nil { return record }
@@ -247,8 +266,11 @@ public actor EncryptingStore: RemoteStore {
                 continue
             }
             let generation = ZoneCrypto.generation(of: bytes) ?? 0
-            var keys = zoneKeys[zoneID] ?? [:]
-            if keys[generation] == nil { keys = try await openKeys(zoneID, refresh: true) }
+            let keys = await keys(of: zoneID, holding: generation, read: &read)
+            if keys[generation] == nil, let failure = keyFailures[zoneID]?[generation] {
+                guard case .permissionFailure(let why) = failure else { throw failure }
+                throw .permissionFailure("\(binding.where): sealed with key generation \(generation) of the zone, which you hold no key for here: \(why)")
+            }
             out.fields[key] = try ZoneCrypto.open(bytes, keys: keys, binding: binding)
         }
         return out
@@ -346,13 +368,20 @@ public actor EncryptingStore: RemoteStore {
         }
         for id in zones.keys where (id.ownerName == userRecordName) == (scope == .private) && !present.contains(id) {
             zones[id] = nil
-            zoneKeys[id] = nil
+            forgetKeys(id)
         }
         for z in all {
             unknownZones.remove(z.zoneID)
-            if zones[z.zoneID] != z { zoneKeys[z.zoneID] = nil }
+            if zones[z.zoneID] != z { forgetKeys(z.zoneID) }
             zones[z.zoneID] = z
         }
+    }
+
+    /// Forgets what was opened, or found not to open, of a zone's keys (its `zone.json` changed).
+    func forgetKeys(_ zoneID: ZoneID) {
+        zoneKeys[zoneID] = nil
+        missingGenerations[zoneID] = nil
+        keyFailures[zoneID] = nil
     }
 
     func pinGenerations(_ zones: [RecordZone], in pins: inout [ZoneID: Int]) {
@@ -391,10 +420,15 @@ public actor EncryptingStore: RemoteStore {
         pinned = pins
     }
 
+    /// This user's private key, read from the key store once and again only when the key
+    /// file changed.
     func privateKey() throws(RecSyncError) -> Curve25519.KeyAgreement.PrivateKey {
+        let stamp = FileIO.info(keyStore.path(for: userRecordName))?.stamp
+        if let ownKey, ownKey.stamp == stamp { return ownKey.key }
         guard let key = try keyStore.load(userRecordName) else {
             throw .permissionFailure("no encryption key of \(userRecordName) on this machine (\(keyStore.path(for: userRecordName))); run 'recsync keys init' for a new one, or 'recsync keys import FILE' to bring yours from another device")
         }
+        ownKey = stamp.map { ($0, key) }
         return key
     }
 
@@ -409,6 +443,29 @@ public actor EncryptingStore: RemoteStore {
         }
         zoneKeys[zoneID] = keys
         return keys
+    }
+
+    /// The opened keys of a zone, `generation` among them when this user holds it.
+    ///
+    /// A generation not opened yet is looked for in the zone as known, then with the zone
+    /// read again, unless `read` says it was read for this page already; one still missing
+    /// (or not opening: `keyFailures`) is not looked for again until the zone's `zone.json`
+    /// changes, so a page of fields sealed with a key this user lacks reads the zone and the
+    /// key file once, not once per field.
+    func keys(of zoneID: ZoneID, holding generation: Int, read: inout Set<ZoneID>) async -> [Int: SymmetricKey] {
+        var keys = zoneKeys[zoneID]
+        if keys?[generation] != nil || missingGenerations[zoneID]?.contains(generation) == true { return keys ?? [:] }
+        do throws(RecSyncError) {
+            if keys == nil { keys = try await openKeys(zoneID, refresh: false) }
+            if keys?[generation] == nil, !read.contains(zoneID) {
+                read.insert(zoneID)
+                keys = try await openKeys(zoneID, refresh: true)
+            }
+        } catch {
+            keyFailures[zoneID, default: [:]][generation] = error
+        }
+        if keys?[generation] == nil { missingGenerations[zoneID, default: []].insert(generation) }
+        return keys ?? [:]
     }
 
     /// A zone to save with its keys as they must be: minted for a new encrypted zone (or one
@@ -629,7 +686,8 @@ extension EncryptingStore: StoreHistory {
 
     public func recordVersion(_ id: RecordID, changeTag: String) async throws(RecSyncError) -> Record? {
         guard let record = try await history().recordVersion(id, changeTag: changeTag) else { return nil }
-        return try await open(record, history: true)
+        var read = Set<ZoneID>()
+        return try await open(record, history: true, read: &read)
     }
 }
 
