@@ -234,6 +234,40 @@ import Testing
         }
     }
 
+    /// An entry of the zone key wrapped for this user that does not open (here one wrapped
+    /// for another user's key) costs only the fields sealed with its generation: the
+    /// records sealed with a generation that opens arrive.
+    @Test func aKeyEntryThatDoesNotOpenFailsOnlyItsGeneration() async throws {
+        let p = try Pair(.git)
+        let zone = try await p.diary()
+        _ = try await p.alice.modifyRecords(saving: [Build.record("one", in: zone, ["title": .string("generation one")])])
+        var stored = try #require(try await p.fixture.store(as: "alice").fetchAllRecordZones(scope: .private).first)
+        var encryption = try #require(stored.encryption)
+        let bob = try EncryptionKeys.publicKeys(of: try #require(try p.keyStore("bob").load("bob"))).agreement
+        let second = ZoneCrypto.newZoneKey()
+        encryption.keys.append(try ZoneCrypto.wrap(second, generation: 2, zone: zone, for: "alice", publicKey: bob))
+        stored.encryption = try ZoneCrypto.signed(encryption, zone: zone, storeID: p.alice.storeID, by: try #require(try p.keyStore("alice").load("alice")))
+        try GitCLI.commitFiles([(StoreLayout.zoneFilePath(zone), ZoneDocuments.encodeZone(stored))], toStore: p.fixture.path)
+        let raw = try p.fixture.store(as: "alice")
+        let binding = FieldBinding(storeID: raw.storeID, zoneID: zone, recordName: "two", field: "title")
+        let sealed = try ZoneCrypto.seal(.string("generation two"), key: second, generation: 2, binding: binding)
+        #expect(try await raw.modifyRecords(saving: [Build.record("two", in: zone, ["title": sealed])]).errors.isEmpty)
+
+        let alice = EncryptingStore(try p.fixture.store(as: "alice"), keyStore: p.keyStore("alice"))
+        let results = try await alice.fetchRecords([Build.id("one", in: zone), Build.id("two", in: zone)])
+        #expect(try results[0].result.get().fields == ["title": .string("generation one")])
+        guard case .failure(let e) = results[1].result else { Issue.record("a field sealed with a key that does not open was opened"); return }
+        #expect(e.message.contains("record 'two'") && e.message.contains("generation 2") && e.message.contains("does not open"), "\(e.message)")
+        // Nothing is sealed with it, nor are the keys wrapped again without it (sharing would
+        // drop generation 2 for everyone).
+        await Self.expectRefusal("generation 2", "does not open") {
+            _ = try await alice.modifyRecords(saving: [Build.record("three", in: zone, ["title": .string("new")])])
+        }
+        await Self.expectRefusal("generation 2", "does not open") {
+            try await alice.share(zone, with: "bob", permission: .readWrite)
+        }
+    }
+
     /// The store refuses a clear value for a sealed field (a client that does not seal must
     /// not leak into an encrypted zone); one committed around recsync with plain git is
     /// refused when read.

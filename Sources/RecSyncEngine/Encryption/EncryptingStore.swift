@@ -21,7 +21,7 @@ public actor EncryptingStore: RemoteStore {
     /// until the zone's `zone.json` changes.
     var missingGenerations: [ZoneID: Set<Int>] = [:]
     /// Why a generation of a zone's key did not open, when more is known than that none is
-    /// wrapped for this user (no key could be opened: the key file is missing, say).
+    /// wrapped for this user (the entry for them did not unwrap, or no key could be opened).
     var keyFailures: [ZoneID: [Int: RecSyncError]] = [:]
     /// This user's private key as last read, with the key file's stamp then: read again only
     /// when the file changed (a key reset or import).
@@ -300,6 +300,7 @@ public actor EncryptingStore: RemoteStore {
             }
             var keys = zoneKeys[zoneID] ?? [:]
             if keys[generation] == nil { keys = try await openKeys(zoneID, refresh: false) }
+            if keys[generation] == nil, let failure = keyFailures[zoneID]?[generation] { throw failure }
             guard let key = keys[generation] else {
                 throw .permissionFailure("zone \(zoneID) is encrypted and its current key is not wrapped for \(userRecordName); ask its owner to share it with you again")
             }
@@ -432,16 +433,21 @@ public actor EncryptingStore: RemoteStore {
         return key
     }
 
-    /// Every generation of a zone's key wrapped for this user, opened.
+    /// Every generation of a zone's key wrapped for this user that opens. An entry that does
+    /// not (wrapped for a key this machine does not hold) costs only the fields sealed with
+    /// its generation: why is kept in `keyFailures`.
     func openKeys(_ zoneID: ZoneID, refresh: Bool) async throws(RecSyncError) -> [Int: SymmetricKey] {
         if refresh { try await refreshZones(zoneID.ownerName == userRecordName ? .private : .shared) }
         guard let encryption = try await trustedEncryption(zoneID) else { return [:] }
         let own = try privateKey()
         var keys: [Int: SymmetricKey] = [:]
+        var failures: [Int: RecSyncError] = [:]
         for wrapped in encryption.keys where wrapped.userRecordName == userRecordName {
-            keys[wrapped.generation] = try ZoneCrypto.unwrap(wrapped, zone: zoneID, with: own)
+            do { keys[wrapped.generation] = try ZoneCrypto.unwrap(wrapped, zone: zoneID, with: own) } catch { failures[wrapped.generation] = error }
         }
+        for generation in keys.keys { failures[generation] = nil }
         zoneKeys[zoneID] = keys
+        keyFailures[zoneID] = failures
         return keys
     }
 
@@ -502,6 +508,8 @@ public actor EncryptingStore: RemoteStore {
         let listedBefore = Set(previous.map(\.userRecordName))
         guard listed != listedBefore else { return encryption }
         var keys = try await openKeys(zone.zoneID, refresh: false)  // checks the owner's signature
+        // Wrapped again without a generation that did not open, it would be lost to everyone.
+        if let failure = keyFailures[zone.zoneID]?.min(by: { $0.key < $1.key })?.value { throw failure }
         let owner = zone.zoneID.ownerName
         let before = Set([owner] + encryption.keys.map(\.userRecordName))
         let readers = Set([owner]).union(listed.intersection(before)).union(listed.subtracting(listedBefore))
