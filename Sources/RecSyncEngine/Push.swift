@@ -277,7 +277,13 @@ extension SyncEngine {
                     caches[zone] = cache
                     if try ws.unfetchedAsset(save.recordID, field: key, cache: cache) == asset { continue }
                 }
-                let uploaded = try await store.uploadAsset(fileAt: path, for: save.recordID, field: key)
+                // Opened under the workspace root without following links: a `.assets`
+                // directory swapped for a link since the scan is refused, not read through.
+                guard let fd = try FileIO.openRegularFile(path, flags: O_RDONLY) else {
+                    throw .invalidFiles([FileProblem(path: ws.relative(path), message: "went away while push read it; put it back (or drop the field) and push again")])
+                }
+                defer { close(fd) }
+                let uploaded = try await store.uploadAsset(fd: fd, path: path, for: save.recordID, field: key)
                 guard uploaded == asset else {
                     throw .invalidFiles([FileProblem(path: ws.relative(path), message: "changed while push read it; push again once it is written")])
                 }

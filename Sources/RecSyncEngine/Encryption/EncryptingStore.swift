@@ -170,17 +170,17 @@ public actor EncryptingStore: RemoteStore {
     /// The store checks that too, against its `zone.json`; this checks against what this
     /// client trusts (see `init`), so a `zone.json` stripped of its `encryption` or of a
     /// sealed field around recsync does not make it send the file in clear either.
-    public func uploadAsset(fileAt path: String, for recordID: RecordID, field: String) async throws(RecSyncError) -> AssetReference {
+    public func uploadAsset(fd: Int32, path: String, for recordID: RecordID, field: String) async throws(RecSyncError) -> AssetReference {
         let zoneID = recordID.zoneID
         if zones[zoneID] == nil { try await refreshZones(zoneID.ownerName == userRecordName ? .private : .shared) }
         if let encryption = try await sealing(zoneID), encryption.seals(field) {
             throw ZoneEncryption.fileInSealedField(recordID, field: field)
         }
-        return try await inner.uploadAsset(fileAt: path, for: recordID, field: field)
+        return try await inner.uploadAsset(fd: fd, path: path, for: recordID, field: field)
     }
 
-    public func downloadAsset(_ asset: AssetReference, zone: ZoneID, to path: String) async throws(RecSyncError) {
-        try await inner.downloadAsset(asset, zone: zone, to: path)
+    public func downloadAsset(_ asset: AssetReference, zone: ZoneID, fd: Int32, path: String) async throws(RecSyncError) {
+        try await inner.downloadAsset(asset, zone: zone, fd: fd, path: path)
     }
 
     public func currentDatabaseToken(scope: DatabaseScope) async throws(RecSyncError) -> ServerChangeToken {
