@@ -268,6 +268,32 @@ import Testing
         }
     }
 
+    /// Fields that did not open with the key on this machine open once the right key is
+    /// imported, through the same client: what was found missing is looked for again when
+    /// the private key changes, not only when the zone does.
+    @Test func importingTheRightKeyOpensWhatDidNotOpen() async throws {
+        let p = try Pair(.git)
+        _ = try await p.diary()  // both users' keys
+        let zone = Build.zone("journal", owner: "bob")
+        var journal = RecordZone(zoneID: zone)
+        journal.encryption = ZoneEncryption()
+        _ = try await p.bob.modifyRecordZones([.recreate(journal)])[0].result.get()
+        try await p.bob.share(zone, with: "alice", permission: .readWrite)
+        _ = try await p.bob.modifyRecords(saving: [Build.record("r", in: zone, ["title": .string(Self.secret)])])
+        // A device of alice's holding a key that is not hers (not imported yet).
+        let device = UserKeyStore(directory: p.keys.file("alice-device"))
+        try device.save(try #require(try p.keyStore("bob").load("bob")), for: "alice")
+        let alice = EncryptingStore(try p.fixture.store(as: "alice"), keyStore: device)
+        let before = try await alice.fetchRecords([Build.id("r", in: zone)])[0].result
+        guard case .failure(let e) = before else { Issue.record("opened with another key"); return }
+        #expect(e.message.contains("generation 1") && e.message.contains("does not open"), "\(e.message)")
+
+        let exported = try EncryptionKeys.export(user: "alice", keyStore: p.keyStore("alice"))
+        _ = try EncryptionKeys.importKey(exported, from: "alice.key", user: "alice", keyStore: device, replace: true)
+        let after = try await alice.fetchRecords([Build.id("r", in: zone)])[0].result
+        #expect(try after.get().fields == ["title": .string(Self.secret)])
+    }
+
     /// The store refuses a clear value for a sealed field (a client that does not seal must
     /// not leak into an encrypted zone); one committed around recsync with plain git is
     /// refused when read.

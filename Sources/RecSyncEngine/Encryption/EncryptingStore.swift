@@ -422,12 +422,17 @@ public actor EncryptingStore: RemoteStore {
     }
 
     /// This user's private key, read from the key store once and again only when the key
-    /// file changed.
+    /// file changed. Another key than before (imported, or a first one) may open what did
+    /// not open without it: the generations found missing are looked for again.
     func privateKey() throws(RecSyncError) -> Curve25519.KeyAgreement.PrivateKey {
         let stamp = FileIO.info(keyStore.path(for: userRecordName))?.stamp
         if let ownKey, ownKey.stamp == stamp { return ownKey.key }
         guard let key = try keyStore.load(userRecordName) else {
             throw .permissionFailure("no encryption key of \(userRecordName) on this machine (\(keyStore.path(for: userRecordName))); run 'recsync keys init' for a new one, or 'recsync keys import FILE' to bring yours from another device")
+        }
+        if ownKey?.key.rawRepresentation != key.rawRepresentation {
+            missingGenerations = [:]
+            keyFailures = [:]
         }
         ownKey = stamp.map { ($0, key) }
         return key
@@ -460,7 +465,13 @@ public actor EncryptingStore: RemoteStore {
     /// key file once, not once per field.
     func keys(of zoneID: ZoneID, holding generation: Int, read: inout Set<ZoneID>) async -> [Int: SymmetricKey] {
         var keys = zoneKeys[zoneID]
-        if keys?[generation] != nil || missingGenerations[zoneID]?.contains(generation) == true { return keys ?? [:] }
+        if let keys, keys[generation] != nil { return keys }
+        if missingGenerations[zoneID]?.contains(generation) == true {
+            // Still missing unless the private key changed since (imported): `privateKey`,
+            // which only looks at the key file's stamp then, forgets what was found missing.
+            do { _ = try privateKey() } catch { keyFailures[zoneID, default: [:]][generation] = error }
+            if missingGenerations[zoneID]?.contains(generation) == true { return keys ?? [:] }
+        }
         do throws(RecSyncError) {
             if keys == nil { keys = try await openKeys(zoneID, refresh: false) }
             if keys?[generation] == nil, !read.contains(zoneID) {
