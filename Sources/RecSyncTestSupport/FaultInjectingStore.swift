@@ -32,6 +32,8 @@ public actor FaultInjectingStore: RemoteStore {
     public private(set) var zonesCreated: [ZoneID] = []
     /// How many times a scope's zones were listed through this handle (`fetchAllRecordZones`).
     public private(set) var zoneListings = 0
+    /// How many of the next zone listings fail, as a dropped connection would.
+    public private(set) var failingZoneListings = 0
     /// Called with the operation's name as `fetchRecordVersion` or `downloadAsset` begins:
     /// for tests that change the workspace while an operation is under way.
     public private(set) var hook: (@Sendable (String) -> Void)?
@@ -44,6 +46,8 @@ public actor FaultInjectingStore: RemoteStore {
     }
 
     public func setFault(_ fault: Fault?) { self.fault = fault }
+
+    public func failZoneListings(_ count: Int) { failingZoneListings = count }
 
     public func setHook(_ hook: (@Sendable (String) -> Void)?) { self.hook = hook }
 
@@ -89,6 +93,10 @@ public actor FaultInjectingStore: RemoteStore {
 
     public func fetchAllRecordZones(scope: DatabaseScope) async throws(RecSyncError) -> [RecordZone] {
         zoneListings += 1
+        if failingZoneListings > 0 {
+            failingZoneListings -= 1
+            throw .networkFailure("simulated: the connection dropped while the zones were listed")
+        }
         return try await inner.fetchAllRecordZones(scope: scope)
     }
 

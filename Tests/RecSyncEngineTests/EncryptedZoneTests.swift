@@ -234,6 +234,29 @@ import Testing
         }
     }
 
+    /// A zone read that fails while looking for a key generation (a dropped connection)
+    /// fails the records that need it for that page only: the next page reads the zone
+    /// again and opens them, instead of taking the generation for missing.
+    @Test func aFailedZoneReadIsNotAMissingGeneration() async throws {
+        let p = try Pair(.git)
+        let zone = try await p.diary()
+        try await p.alice.share(zone, with: "bob", permission: .readWrite)
+        _ = try await p.alice.modifyRecords(saving: [Build.record("one", in: zone, ["title": .string("generation one")])])
+        let flaky = FaultInjectingStore(try p.fixture.store(as: "alice"))
+        let alice = EncryptingStore(flaky, keyStore: p.keyStore("alice"))
+        #expect(try await alice.fetchRecords([Build.id("one", in: zone)])[0].result.get().fields["title"] == .string("generation one"))
+        // A new generation (bob leaves), and a record sealed with it, written elsewhere.
+        try await p.alice.unshare(zone, with: "bob")
+        _ = try await p.alice.modifyRecords(saving: [Build.record("two", in: zone, ["title": .string("generation two")])])
+
+        await flaky.failZoneListings(1)
+        let first = try await alice.fetchRecords([Build.id("two", in: zone)])[0].result
+        guard case .failure(let e) = first else { Issue.record("opened without reading the zone"); return }
+        #expect(e.code == .networkFailure, "\(e.message)")
+        let second = try await alice.fetchRecords([Build.id("two", in: zone)])[0].result
+        #expect(try second.get().fields["title"] == .string("generation two"))
+    }
+
     /// An entry of the zone key wrapped for this user that does not open (here one wrapped
     /// for another user's key) costs only the fields sealed with its generation: the
     /// records sealed with a generation that opens arrive.

@@ -199,7 +199,7 @@ public actor EncryptingStore: RemoteStore {
         guard let record = try await inner.fetchRecordVersion(id, changeTag: changeTag) else { return nil }
         // An old version (a merge's ancestor) sealed under a key since reset is unavailable,
         // like one pruned: the merge falls back to a conflict instead of failing the pull.
-        var read = Set<ZoneID>()
+        var read: [ZoneID: Bool] = [:]
         return try? await open(record, read: &read)
     }
 
@@ -211,7 +211,7 @@ public actor EncryptingStore: RemoteStore {
     func opened(_ results: [RecordResult]) async -> [RecordResult] {
         var out: [RecordResult] = []
         out.reserveCapacity(results.count)
-        var read = Set<ZoneID>()
+        var read: [ZoneID: Bool] = [:]
         for item in results {
             switch item.result {
             case .success(let record):
@@ -239,16 +239,16 @@ public actor EncryptingStore: RemoteStore {
     /// `history`, where an old version may predate the zone's current settings.
     ///
     /// `read` holds the zones whose scope was read again for the page this record is part
-    /// of: none is read twice for one page, however many of its records or fields need a
-    /// key generation not opened yet.
-    func open(_ record: Record, history: Bool = false, read: inout Set<ZoneID>) async throws(RecSyncError) -> Record {
+    /// of (true once the read succeeded): none is read twice for one page, however many of
+    /// its records or fields need a key generation not opened yet.
+    func open(_ record: Record, history: Bool = false, read: inout [ZoneID: Bool]) async throws(RecSyncError) -> Record {
         let zoneID = record.recordID.zoneID
         let sealed = record.fields.contains { if case .encrypted = $0.value { true } else { false } }
         // A zone not seen yet is looked up once (its scope read again), so that a clear value
         // where an encrypted zone seals the field is caught on a first pull too.
-        if zones[zoneID] == nil && (sealed || !unknownZones.contains(zoneID)) && !read.contains(zoneID) {
+        if zones[zoneID] == nil && (sealed || !unknownZones.contains(zoneID)) && read[zoneID] == nil {
             try await refreshZones(zoneID.ownerName == userRecordName ? .private : .shared)
-            read.insert(zoneID)
+            read[zoneID] = true
             if zones[zoneID] == nil { unknownZones.insert(zoneID) }
         }
         if !sealed && zones[zoneID]?.encryption == nil { return record }
@@ -431,6 +431,7 @@ public actor EncryptingStore: RemoteStore {
             throw .permissionFailure("no encryption key of \(userRecordName) on this machine (\(keyStore.path(for: userRecordName))); run 'recsync keys init' for a new one, or 'recsync keys import FILE' to bring yours from another device")
         }
         if ownKey?.key.rawRepresentation != key.rawRepresentation {
+            zoneKeys = [:]
             missingGenerations = [:]
             keyFailures = [:]
         }
@@ -459,11 +460,13 @@ public actor EncryptingStore: RemoteStore {
     /// The opened keys of a zone, `generation` among them when this user holds it.
     ///
     /// A generation not opened yet is looked for in the zone as known, then with the zone
-    /// read again, unless `read` says it was read for this page already; one still missing
-    /// (or not opening: `keyFailures`) is not looked for again until the zone's `zone.json`
-    /// changes, so a page of fields sealed with a key this user lacks reads the zone and the
-    /// key file once, not once per field.
-    func keys(of zoneID: ZoneID, holding generation: Int, read: inout Set<ZoneID>) async -> [Int: SymmetricKey] {
+    /// read again, unless `read` says it was read for this page already. One still missing
+    /// once the zone was read (or whose entry did not open: `keyFailures`) is not looked
+    /// for again until the zone's `zone.json` or this user's key changes, so a page of
+    /// fields sealed with a key this user lacks reads the zone and the key file once, not
+    /// once per field. A read that failed (the network, say) stands for the rest of the
+    /// page only: a later page looks again.
+    func keys(of zoneID: ZoneID, holding generation: Int, read: inout [ZoneID: Bool]) async -> [Int: SymmetricKey] {
         var keys = zoneKeys[zoneID]
         if let keys, keys[generation] != nil { return keys }
         if missingGenerations[zoneID]?.contains(generation) == true {
@@ -472,14 +475,17 @@ public actor EncryptingStore: RemoteStore {
             do { _ = try privateKey() } catch { keyFailures[zoneID, default: [:]][generation] = error }
             if missingGenerations[zoneID]?.contains(generation) == true { return keys ?? [:] }
         }
+        if read[zoneID] == false { return keys ?? [:] }
         do throws(RecSyncError) {
             if keys == nil { keys = try await openKeys(zoneID, refresh: false) }
-            if keys?[generation] == nil, !read.contains(zoneID) {
-                read.insert(zoneID)
+            if keys?[generation] == nil, read[zoneID] == nil {
+                read[zoneID] = false
                 keys = try await openKeys(zoneID, refresh: true)
+                read[zoneID] = true
             }
         } catch {
             keyFailures[zoneID, default: [:]][generation] = error
+            return keys ?? [:]
         }
         if keys?[generation] == nil { missingGenerations[zoneID, default: []].insert(generation) }
         return keys ?? [:]
@@ -705,7 +711,7 @@ extension EncryptingStore: StoreHistory {
 
     public func recordVersion(_ id: RecordID, changeTag: String) async throws(RecSyncError) -> Record? {
         guard let record = try await history().recordVersion(id, changeTag: changeTag) else { return nil }
-        var read = Set<ZoneID>()
+        var read: [ZoneID: Bool] = [:]
         return try await open(record, history: true, read: &read)
     }
 }
