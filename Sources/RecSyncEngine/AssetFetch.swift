@@ -1,3 +1,4 @@
+import Glibc
 import RecSyncModel
 import RecSyncStore
 import RecSyncWorkspace
@@ -78,16 +79,28 @@ extension SyncEngine {
         }
     }
 
+    /// Downloads an asset into `temp`, a new temporary file in a record's asset directory
+    /// (`Workspace.assetTemporaryPath`), created under the workspace root without following
+    /// links: a `.assets` directory swapped for a link is refused, never written through.
+    /// No file is left behind when it fails.
+    func downloadAsset(_ asset: AssetReference, zone: ZoneID, toTemporary temp: String) async throws(RecSyncError) {
+        guard let fd = try FileIO.openRegularFile(temp, flags: O_WRONLY | O_CREAT | O_EXCL) else {
+            throw .fileSystem(path: temp, message: "cannot create the asset file: its directory went away meanwhile; run the command again")
+        }
+        defer { close(fd) }
+        do { try await store.downloadAsset(asset, zone: zone, fd: fd, path: temp) } catch {
+            FileIO.unlinkIfPresent(temp)
+            throw error
+        }
+    }
+
     /// Downloads one asset into its place unless a file is there, then drops its note.
     func fetchAsset(_ id: RecordID, field: String, asset: AssetReference, workspace ws: Workspace) async throws(RecSyncError) -> FetchedAsset {
         let path = ws.assetPath(id, field: field)
         var downloaded = false
         if FileIO.info(path) == nil {
             let temp = try ws.assetTemporaryPath(id)
-            do { try await store.downloadAsset(asset, zone: id.zoneID, to: temp) } catch {
-                FileIO.unlinkIfPresent(temp)
-                throw error
-            }
+            try await downloadAsset(asset, zone: id.zoneID, toTemporary: temp)
             try checkpoint?(.assetDownloaded(id))
             var batch = ws.recordBatch(zone: id.zoneID)
             batch.place(temp, at: path, group: Workspace.fileName(for: id.recordName), expect: .absent)

@@ -221,8 +221,7 @@ struct PageApplier {
                 continue
             }
             let temp = try workspace.assetTemporaryPath(id)
-            do { try await engine.store.downloadAsset(asset, zone: id.zoneID, to: temp) } catch {
-                FileIO.unlinkIfPresent(temp)
+            do { try await engine.downloadAsset(asset, zone: id.zoneID, toTemporary: temp) } catch {
                 for f in fetched { FileIO.unlinkIfPresent(f.temp) }
                 if !hadDirectory { workspace.removeAssetDirectoryIfEmpty(id) }
                 switch error {

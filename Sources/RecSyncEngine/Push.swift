@@ -127,6 +127,15 @@ extension SyncEngine {
                 problems.append(FileProblem(path: ws.relative(ws.assetPath(save.recordID, field: key)), message: "is \(asset.size) bytes; the store takes assets of at most \(assetLimit) bytes (maxAssetBytes in the store's recsync.json): make it smaller"))
             }
         }
+        // So is a file in a field its zone seals: recsync does not encrypt files, and one
+        // uploaded would sit in the store in clear even though the record is then refused.
+        // (A zone created by this push is checked by the store, at the upload.)
+        for save in saves {
+            guard let encryption = storeZoneByID[save.recordID.zoneID]?.encryption else { continue }
+            for key in save.assetFields.keys.sorted() where encryption.seals(key) {
+                problems.append(FileProblem(path: ws.relative(ws.assetPath(save.recordID, field: key)), message: ZoneEncryption.fileInSealedField(save.recordID, field: key).message))
+            }
+        }
         guard problems.isEmpty else { throw .invalidFiles(problems) }
 
         // 2. Zones first, then assets (CloudKit uploads them before the records), then records.
@@ -268,7 +277,13 @@ extension SyncEngine {
                     caches[zone] = cache
                     if try ws.unfetchedAsset(save.recordID, field: key, cache: cache) == asset { continue }
                 }
-                let uploaded = try await store.uploadAsset(fileAt: path)
+                // Opened under the workspace root without following links: a `.assets`
+                // directory swapped for a link since the scan is refused, not read through.
+                guard let fd = try FileIO.openRegularFile(path, flags: O_RDONLY) else {
+                    throw .invalidFiles([FileProblem(path: ws.relative(path), message: "went away while push read it; put it back (or drop the field) and push again")])
+                }
+                defer { close(fd) }
+                let uploaded = try await store.uploadAsset(fd: fd, path: path, for: save.recordID, field: key)
                 guard uploaded == asset else {
                     throw .invalidFiles([FileProblem(path: ws.relative(path), message: "changed while push read it; push again once it is written")])
                 }

@@ -74,7 +74,7 @@ extension SyncEngine {
                     let before = FileIO.stamp(path)  // replaced only if still what restore saw
                     let temp = try ws.assetTemporaryPath(p.id)
                     temps.append(temp)
-                    try await store.downloadAsset(asset, zone: p.id.zoneID, to: temp)
+                    try await downloadAsset(asset, zone: p.id.zoneID, toTemporary: temp)
                     batch.place(temp, at: path, group: group, expect: before.map { .unchanged($0) } ?? .absent)
                 }
                 batch.write(ws.recordPath(p.id), WorkspaceEncoding.encodeFields(p.synced.fields), expect: p.stamp.map { .unchanged($0) } ?? .absent, group: group)

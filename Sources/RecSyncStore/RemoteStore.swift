@@ -1,3 +1,4 @@
+import Glibc
 import RecSyncModel
 
 /// A recsync store as CloudKit's operations see it, for one acting user.
@@ -89,18 +90,29 @@ public protocol RemoteStore: Actor {
     /// The largest asset the store takes, in bytes (`maxAssetBytes` in its `recsync.json`).
     nonisolated var maxAssetBytes: Int64 { get }
 
-    /// Stores a file as an asset (CloudKit uploads a `CKAsset` before the record that
-    /// references it), streaming: the reference to put in a record's `.asset` field. A file
-    /// over the store's `maxAssetBytes` is refused (`limitExceeded`) before anything is sent.
-    /// Saving a record checks that each asset it references is in the store at that size and
-    /// SHA-256 (hashed streaming, once per blob), and that it is the record's: uploaded
-    /// through this handle, or already one of the record's assets in the store.
-    func uploadAsset(fileAt path: String) async throws(RecSyncError) -> AssetReference
+    /// Stores the file open for reading at `fd` as an asset (CloudKit uploads a `CKAsset`
+    /// before the record that references it), streaming from its start: the reference to put
+    /// in a record's `.asset` field. `path` names the file in errors. A file over the store's
+    /// `maxAssetBytes` is refused (`limitExceeded`) before anything is sent. Saving a record
+    /// checks that each asset it references is in the store at that size and SHA-256 (hashed
+    /// streaming, once per blob), and that it is the record's: uploaded through this handle,
+    /// or already one of the record's assets in the store.
+    ///
+    /// `recordID` and `field` say where the file is to go: a file for a field its zone seals
+    /// (an encrypted zone) is refused before a byte of it is read, since recsync does not
+    /// encrypt files and the store would otherwise hold its content in clear.
+    ///
+    /// The caller opens the file (and closes it after): a workspace opens it under its root
+    /// without following links (`FileIO.openRegularFile`), which a path handed to the store
+    /// could not promise. `uploadAsset(fileAt:for:field:)` opens a path for you.
+    func uploadAsset(fd: Int32, path: String, for recordID: RecordID, field: String) async throws(RecSyncError) -> AssetReference
 
-    /// Writes an asset of a record in `zone` into a new file at `path` (it must not exist),
-    /// streaming, and makes the file durable. Content that does not match the reference (size,
-    /// SHA-256) or is missing is `storeCorrupt` for that asset, and no file is left behind.
-    func downloadAsset(_ asset: AssetReference, zone: ZoneID, to path: String) async throws(RecSyncError)
+    /// Writes an asset of a record in `zone` into the empty file open for writing at `fd`
+    /// (`path` names it in errors), streaming, and makes the file durable. Content that does
+    /// not match the reference (size, SHA-256) or is missing is `storeCorrupt` for that
+    /// asset; the caller, who opened the file, removes it then.
+    /// `downloadAsset(_:zone:to:)` creates the file at a path for you.
+    func downloadAsset(_ asset: AssetReference, zone: ZoneID, fd: Int32, path: String) async throws(RecSyncError)
 
     /// Marks the start of one operation made of several calls (a pull, a push, a status): a
     /// store reached over the network may then look at the remote once, at the operation's
@@ -121,6 +133,34 @@ public protocol RemoteStore: Actor {
 }
 
 extension RemoteStore {
+    /// Stores the file at `path` as an asset (see `uploadAsset(fd:path:for:field:)`); a
+    /// link in its last component is not followed. For a file in a workspace, open it
+    /// confined and pass the descriptor instead.
+    public func uploadAsset(fileAt path: String, for recordID: RecordID, field: String) async throws(RecSyncError) -> AssetReference {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else {
+            let e = errno
+            throw .fileSystem(path: path, message: "cannot open the asset file: \(String(cString: strerror(e)))", cause: SystemCallFailure(call: "open", errno: e))
+        }
+        defer { close(fd) }
+        return try await uploadAsset(fd: fd, path: path, for: recordID, field: field)
+    }
+
+    /// Writes an asset into a new file at `path` (it must not exist; a link there is not
+    /// followed) as `downloadAsset(_:zone:fd:path:)` does; on failure no file is left behind.
+    public func downloadAsset(_ asset: AssetReference, zone: ZoneID, to path: String) async throws(RecSyncError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        guard fd >= 0 else {
+            let e = errno
+            throw .fileSystem(path: path, message: "cannot create the asset file: \(String(cString: strerror(e)))", cause: SystemCallFailure(call: "open", errno: e))
+        }
+        defer { close(fd) }
+        do { try await downloadAsset(asset, zone: zone, fd: fd, path: path) } catch {
+            unlink(path)
+            throw error
+        }
+    }
+
     public nonisolated var remote: String? { nil }
 
     public nonisolated var maxAssetBytes: Int64 { AssetReference.defaultMaxBytes }

@@ -100,6 +100,12 @@ public struct ZoneEncryption: Sendable, Hashable, Codable {
 
     /// Whether clients seal field `key`.
     public func seals(_ key: String) -> Bool { fields?.contains(key) ?? true }
+
+    /// The refusal of a file (an asset) in field `field` of record `id`, which its zone
+    /// seals: recsync does not encrypt files, so such a file is neither uploaded nor saved.
+    public static func fileInSealedField(_ id: RecordID, field: String) -> RecSyncError {
+        .invalidValue("zone '\(id.zoneID)' seals field '\(field)', but record '\(id.recordName)' holds a file (ASSET) there, and recsync does not encrypt files; neither the file nor the record was sent. Keep files in fields the zone does not seal (zone create --encrypt FIELDS lists the sealed ones)")
+    }
 }
 
 /// One generation of a zone key, sealed for one user (X25519 + HKDF-SHA256 + ChaChaPoly).

@@ -30,6 +30,13 @@ public actor FaultInjectingStore: RemoteStore {
     public private(set) var assetUploads: [String] = []
     /// Zones created through this handle.
     public private(set) var zonesCreated: [ZoneID] = []
+    /// How many times a scope's zones were listed through this handle (`fetchAllRecordZones`).
+    public private(set) var zoneListings = 0
+    /// How many of the next zone listings fail, as a dropped connection would.
+    public private(set) var failingZoneListings = 0
+    /// Called with the operation's name as `fetchRecordVersion` or `downloadAsset` begins:
+    /// for tests that change the workspace while an operation is under way.
+    public private(set) var hook: (@Sendable (String) -> Void)?
 
     public init(_ inner: any RemoteStore, fault: Fault? = nil) {
         self.inner = inner
@@ -39,6 +46,10 @@ public actor FaultInjectingStore: RemoteStore {
     }
 
     public func setFault(_ fault: Fault?) { self.fault = fault }
+
+    public func failZoneListings(_ count: Int) { failingZoneListings = count }
+
+    public func setHook(_ hook: (@Sendable (String) -> Void)?) { self.hook = hook }
 
     private func fail(_ point: Fault) throws(RecSyncError) {
         guard fault == point else { return }
@@ -81,7 +92,12 @@ public actor FaultInjectingStore: RemoteStore {
     }
 
     public func fetchAllRecordZones(scope: DatabaseScope) async throws(RecSyncError) -> [RecordZone] {
-        try await inner.fetchAllRecordZones(scope: scope)
+        zoneListings += 1
+        if failingZoneListings > 0 {
+            failingZoneListings -= 1
+            throw .networkFailure("simulated: the connection dropped while the zones were listed")
+        }
+        return try await inner.fetchAllRecordZones(scope: scope)
     }
 
     @discardableResult
@@ -111,17 +127,19 @@ public actor FaultInjectingStore: RemoteStore {
 
     public nonisolated var maxAssetBytes: Int64 { inner.maxAssetBytes }
 
-    public func uploadAsset(fileAt path: String) async throws(RecSyncError) -> AssetReference {
+    public func uploadAsset(fd: Int32, path: String, for recordID: RecordID, field: String) async throws(RecSyncError) -> AssetReference {
         assetUploads.append(path)
-        return try await inner.uploadAsset(fileAt: path)
+        return try await inner.uploadAsset(fd: fd, path: path, for: recordID, field: field)
     }
 
-    public func downloadAsset(_ asset: AssetReference, zone: ZoneID, to path: String) async throws(RecSyncError) {
-        try await inner.downloadAsset(asset, zone: zone, to: path)
+    public func downloadAsset(_ asset: AssetReference, zone: ZoneID, fd: Int32, path: String) async throws(RecSyncError) {
+        hook?("downloadAsset")
+        try await inner.downloadAsset(asset, zone: zone, fd: fd, path: path)
     }
 
     public func fetchRecordVersion(_ id: RecordID, changeTag: String) async throws(RecSyncError) -> Record? {
-        try await inner.fetchRecordVersion(id, changeTag: changeTag)
+        hook?("fetchRecordVersion")
+        return try await inner.fetchRecordVersion(id, changeTag: changeTag)
     }
 
     public func beginOperation(fromLastLook: Bool) async { await inner.beginOperation(fromLastLook: fromLastLook) }

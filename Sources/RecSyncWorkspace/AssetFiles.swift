@@ -152,16 +152,17 @@ extension Workspace {
     }
 
     /// The reference of an asset file: its git blob ID, size and SHA-256, read in chunks.
+    /// Under a workspace root the file is opened from the root down without following links
+    /// (see `Confinement`): a `.assets` directory that is a link is refused, not read through.
     public static func hashAsset(at path: String, shownAs shown: String) throws(RecSyncError) -> AssetReference {
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard fd >= 0 else {
-            let e = errno
-            throw .fileSystem(path: shown, message: "cannot open the asset file: \(String(cString: strerror(e)))", cause: SystemCallFailure(call: "open", errno: e))
+        guard let fd = try FileIO.openRegularFile(path, flags: O_RDONLY) else {
+            throw .fileSystem(path: shown, message: "cannot open the asset file: \(String(cString: strerror(ENOENT)))", cause: SystemCallFailure(call: "openat", errno: ENOENT))
         }
         defer { close(fd) }
         var st = stat()
-        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
-            throw .malformedInput("\(shown) is not a plain file; an asset is a regular file")
+        guard fstat(fd, &st) == 0 else {
+            let e = errno
+            throw .fileSystem(path: shown, message: "cannot stat the asset file: \(String(cString: strerror(e)))", cause: SystemCallFailure(call: "fstat", errno: e))
         }
         let digest: BlobDigest
         do { digest = try BlobDigest.of(fd: fd, size: Int64(st.st_size), path: shown) } catch {

@@ -228,7 +228,7 @@ import Testing
         // A good version of one arrives as any change does, and leaves the list.
         let upload = fixture.directory.file("good-copy")
         try writeBytes(upload, photo)
-        let fixed = try await alice.uploadAsset(fileAt: upload)
+        let fixed = try await alice.uploadAsset(fileAt: upload, for: Build.id("gone", in: notes), field: "f")
         var repaired = try await alice.fetchRecords([Build.id("gone", in: notes)])[0].result.get()
         repaired.fields["f"] = .asset(fixed)
         _ = try await alice.save([repaired])
@@ -338,14 +338,16 @@ actor HalfAssetStore: RemoteStore {
         storeID = inner.storeID
     }
 
-    func downloadAsset(_ asset: AssetReference, zone: ZoneID, to path: String) async throws(RecSyncError) {
-        try await inner.downloadAsset(asset, zone: zone, to: path)
+    func downloadAsset(_ asset: AssetReference, zone: ZoneID, fd: Int32, path: String) async throws(RecSyncError) {
+        try await inner.downloadAsset(asset, zone: zone, fd: fd, path: path)
         // Cut the file to half, as a download broken off would leave it, then fail.
-        truncate(path, off_t(asset.size / 2))
+        ftruncate(fd, off_t(asset.size / 2))
         throw .networkFailure("connection reset half-way through asset \(asset.oid)")
     }
 
-    func uploadAsset(fileAt path: String) async throws(RecSyncError) -> AssetReference { try await inner.uploadAsset(fileAt: path) }
+    func uploadAsset(fd: Int32, path: String, for recordID: RecordID, field: String) async throws(RecSyncError) -> AssetReference {
+        try await inner.uploadAsset(fd: fd, path: path, for: recordID, field: field)
+    }
     func publishUserPublicKey(_ key: [UInt8], signingKey: [UInt8]) async throws(RecSyncError) -> UserPublicKey { try await inner.publishUserPublicKey(key, signingKey: signingKey) }
     func fetchUserPublicKey(_ user: String) async throws(RecSyncError) -> UserPublicKey? { try await inner.fetchUserPublicKey(user) }
     func databaseChanges(scope: DatabaseScope, since token: ServerChangeToken?, resultsLimit: Int) async throws(RecSyncError) -> DatabaseChanges {

@@ -42,6 +42,61 @@ import Testing
         #expect(readFile("\(dir)/precious.txt") == "keep me", sourceLocation: sourceLocation)
     }
 
+    /// Replaces a record's `.assets` directory by a link to `target` (the directory itself
+    /// moved aside), as someone racing recsync could.
+    static func swapForLink(_ dir: String, to target: String) {
+        do {
+            try FileManager.default.moveItem(atPath: dir, toPath: dir + "-moved")
+            try FileManager.default.createSymbolicLink(atPath: dir, withDestinationPath: target)
+        } catch {
+            Issue.record("cannot swap \(dir) for a link: \(error)")
+        }
+    }
+
+    /// A record's `.assets` directory swapped for a link to a directory outside the workspace
+    /// after push read the asset files is refused, not read through: nothing behind the link
+    /// reaches the store (the upload opens the file under the workspace root itself).
+    @Test func pushDoesNotReadThroughAnAssetDirectorySwappedForALink() async throws {
+        let fixture = try StoreFixture(.git)
+        let store = FaultInjectingStore(try fixture.store(as: "alice"))
+        let ws = try Workspace.create(at: fixture.directory.file("laptop"), config: WorkspaceConfig(user: "alice", remote: "memory"))
+        let laptop = SyncEngine(workspace: ws, store: store)
+        let dir = "\(ws.root)/private/notes"
+        try writeFile("\(dir)/r.json", #"{"photo": {"$asset": "photo"}}"#)
+        try writeFile("\(dir)/r.assets/photo", "the first photo")
+        _ = try await laptop.push()
+        try writeFile("\(dir)/r.assets/photo", "the second photo")
+        let outside = fixture.directory.file("outside")
+        let marker = "behind-the-link-5e0c"
+        try writeFile("\(outside)/photo", marker)
+        // After the scan hashed the files, before the upload opens them.
+        await store.setHook { call in if call == "fetchRecordVersion" { Self.swapForLink("\(dir)/r.assets", to: outside) } }
+        let error = await pushError(laptop)
+        #expect(error != nil, "the push went through")
+        let dump = try GitCLI.run(["cat-file", "--batch-all-objects", "--batch"], in: fixture.path)
+        #expect(dump.contains("the first photo"), "the dump is the store's objects")
+        #expect(!dump.contains(marker), "a file behind the link was read into the store")
+    }
+
+    /// A record's `.assets` directory swapped for a link to a directory outside the workspace
+    /// while pull downloads an asset into it is not written through: the download goes into
+    /// a file opened under the workspace root before the store is asked.
+    @Test func pullDoesNotWriteThroughAnAssetDirectorySwappedForALink() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        try laptop.write("notes", "r", #"{"photo": {"$asset": "photo"}}"#)
+        try writeFile("\(laptop.workspace.root)/private/notes/r.assets/photo", "the photo")
+        _ = try await laptop.push()
+        let ws = try Workspace.create(at: f.directory.file("phone"), config: WorkspaceConfig(user: "alice", remote: "memory"))
+        let store = FaultInjectingStore(try f.store("alice", deviceID: try ws.deviceID()))
+        let phone = SyncEngine(workspace: ws, store: store)
+        let outside = try Self.outside(f, "outside")
+        let dir = "\(ws.root)/private/notes/r.assets"
+        await store.setHook { call in if call == "downloadAsset" { Self.swapForLink(dir, to: outside) } }
+        _ = await pullError(phone)
+        Self.untouched(outside)
+    }
+
     /// A workspace whose root is a link inside another workspace, both open in one process:
     /// the outer workspace's rule wins, so nothing is written through that link.
     @Test func aNestedWorkspaceBehindALinkIsNoWayOut() throws {

@@ -177,12 +177,12 @@ actor HookedStore: RemoteStore {
         return try await inner.fetchRecords(ids, desiredKeys: desiredKeys)
     }
 
-    func uploadAsset(fileAt path: String) async throws(RecSyncError) -> AssetReference {
-        try await inner.uploadAsset(fileAt: path)
+    func uploadAsset(fd: Int32, path: String, for recordID: RecordID, field: String) async throws(RecSyncError) -> AssetReference {
+        try await inner.uploadAsset(fd: fd, path: path, for: recordID, field: field)
     }
 
-    func downloadAsset(_ asset: AssetReference, zone: ZoneID, to path: String) async throws(RecSyncError) {
-        try await inner.downloadAsset(asset, zone: zone, to: path)
+    func downloadAsset(_ asset: AssetReference, zone: ZoneID, fd: Int32, path: String) async throws(RecSyncError) {
+        try await inner.downloadAsset(asset, zone: zone, fd: fd, path: path)
     }
 
     func fetchRecordVersion(_ id: RecordID, changeTag: String) async throws(RecSyncError) -> Record? {

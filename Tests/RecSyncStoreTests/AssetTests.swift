@@ -24,9 +24,9 @@ import Testing
         let alice = try fixture.store(as: "alice")
         try await alice.createZones([notes])
         let content = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
-        let asset = try await alice.uploadAsset(fileAt: try file(fixture, "photo.jpg", content))
+        let asset = try await alice.uploadAsset(fileAt: try file(fixture, "photo.jpg", content), for: Build.id("r", in: notes), field: "f")
         #expect(asset.size == 300_000)
-        #expect(try await alice.uploadAsset(fileAt: try file(fixture, "copy.jpg", content)) == asset)
+        #expect(try await alice.uploadAsset(fileAt: try file(fixture, "copy.jpg", content), for: Build.id("r", in: notes), field: "f") == asset)
         let saved = try await alice.save([
             Build.record("a", in: notes, ["photo": .asset(asset), "title": .string("A")]),
             Build.record("b", in: notes, ["scan": .asset(asset)]),
@@ -56,7 +56,7 @@ import Testing
         let fixture = try StoreFixture(kind)
         let alice = try fixture.store(as: "alice")
         try await alice.createZones([notes])
-        let real = try await alice.uploadAsset(fileAt: try file(fixture, "f", Array("hello".utf8)))
+        let real = try await alice.uploadAsset(fileAt: try file(fixture, "f", Array("hello".utf8)), for: Build.id("r", in: notes), field: "f")
         let missing = try AssetReference(oid: String(repeating: "ab", count: 20), size: 5, sha256: String(repeating: "0", count: 64))
         let wrongSize = try AssetReference(oid: real.oid, size: 6, sha256: real.sha256)
         let result = try await alice.modifyRecords(saving: [
@@ -83,7 +83,7 @@ import Testing
         let alice = try fixture.store(as: "alice")
         try await alice.createZones([notes, other])
         let content = Array("the content".utf8)
-        let real = try await alice.uploadAsset(fileAt: try file(fixture, "f", content))
+        let real = try await alice.uploadAsset(fileAt: try file(fixture, "f", content), for: Build.id("r", in: notes), field: "f")
         let kept = try await alice.save([Build.record("kept", in: other, ["f": .asset(real)])])[0]
         let wrongSum = try AssetReference(oid: real.oid, size: real.size, sha256: String(repeating: "1", count: 64))
         let refused = try await alice.modifyRecords(saving: [Build.record("lying", in: notes, ["f": .asset(wrongSum)])], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
@@ -110,7 +110,7 @@ import Testing
         let lied = try await phone.modifyRecords(saving: [lying], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
         #expect(lied.errors.first?.message.contains("hashes to \(real.sha256)") == true, "\(lied.errors)")
         // Uploaded here, the same content may go into any record.
-        _ = try await phone.uploadAsset(fileAt: try file(fixture, "g", content))
+        _ = try await phone.uploadAsset(fileAt: try file(fixture, "g", content), for: Build.id("r", in: notes), field: "f")
         #expect(try await phone.modifyRecords(saving: [Build.record("borrowed", in: notes, ["f": .asset(real)])]).errors.isEmpty)
     }
 
@@ -121,7 +121,7 @@ import Testing
         let fixture = try StoreFixture(.git)
         let alice = try fixture.store(as: "alice")
         try await alice.createZones([notes])
-        let photo = try await alice.uploadAsset(fileAt: try file(fixture, "p", Array(repeating: 7, count: 10_000)))
+        let photo = try await alice.uploadAsset(fileAt: try file(fixture, "p", Array(repeating: 7, count: 10_000)), for: Build.id("r", in: notes), field: "f")
         let saved = try await alice.save([Build.record("r", in: notes, ["f": .asset(photo), "n": .int64(1)])])[0]
         // The loose object, overwritten behind the store's back: any read of it fails.
         let object = "\(fixture.path)/objects/\(photo.oid.prefix(2))/\(photo.oid.dropFirst(2))"
@@ -155,11 +155,11 @@ import Testing
         #expect(alice.maxAssetBytes == 1000)
         try await alice.createZones([notes])
         let objectsBefore = try GitCLI.run(["count-objects", "-v"], in: fixture.path)
-        let error = await caught { try await alice.uploadAsset(fileAt: try file(fixture, "big", [UInt8](repeating: 1, count: 1001))) }
+        let error = await caught { try await alice.uploadAsset(fileAt: try file(fixture, "big", [UInt8](repeating: 1, count: 1001)), for: Build.id("r", in: notes), field: "f") }
         #expect(error?.code == .limitExceeded)
         #expect(error?.message.contains("at most 1000 bytes") == true)
         #expect(try GitCLI.run(["count-objects", "-v"], in: fixture.path) == objectsBefore, "nothing was written")
-        _ = try await alice.uploadAsset(fileAt: try file(fixture, "ok", [UInt8](repeating: 1, count: 1000)))
+        _ = try await alice.uploadAsset(fileAt: try file(fixture, "ok", [UInt8](repeating: 1, count: 1000)), for: Build.id("r", in: notes), field: "f")
 
         // A reference over the limit is refused at save too (a client that skipped upload).
         let big = try AssetReference(oid: String(repeating: "cd", count: 20), size: 2000, sha256: String(repeating: "1", count: 64))
@@ -171,8 +171,8 @@ import Testing
         let fixture = try StoreFixture(.git)
         let alice = try fixture.store(as: "alice")
         try await alice.createZones([notes, Build.zone("other")])
-        let one = try await alice.uploadAsset(fileAt: try file(fixture, "1", Array("one".utf8)))
-        let two = try await alice.uploadAsset(fileAt: try file(fixture, "2", Array("two".utf8)))
+        let one = try await alice.uploadAsset(fileAt: try file(fixture, "1", Array("one".utf8)), for: Build.id("r", in: notes), field: "f")
+        let two = try await alice.uploadAsset(fileAt: try file(fixture, "2", Array("two".utf8)), for: Build.id("r", in: notes), field: "f")
         var r = try await alice.save([Build.record("r", in: notes, ["a": .asset(one), "b": .asset(two)])])[0]
         let dir = StoreLayout.assetDir(r.recordID)
         func listing() throws -> String { try GitCLI.run(["ls-tree", "-r", "--name-only", "refs/heads/main", StoreLayout.assetsPath(notes)], in: fixture.path) }
@@ -204,7 +204,7 @@ import Testing
         let fixture = try StoreFixture(.git)
         let alice = try fixture.store(as: "alice")
         try await alice.createZones([notes])
-        let good = try await alice.uploadAsset(fileAt: try file(fixture, "g", Array("good".utf8)))
+        let good = try await alice.uploadAsset(fileAt: try file(fixture, "g", Array("good".utf8)), for: Build.id("r", in: notes), field: "f")
         _ = try await alice.save([Build.record("good", in: notes, ["f": .asset(good)])])
         // Someone with plain git commits a record whose asset blob does not hold what it says,
         // and one whose blob is not there at all.
@@ -245,7 +245,7 @@ import Testing
         let alice = try fixture.store(as: "alice")
         try await alice.createZones([notes])
         let content = (0..<2_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ ($0 >> 9)) }
-        let asset = try await alice.uploadAsset(fileAt: try file(fixture, "p", content))
+        let asset = try await alice.uploadAsset(fileAt: try file(fixture, "p", content), for: Build.id("r", in: notes), field: "f")
         _ = try await alice.save([Build.record("p", in: notes, ["f": .asset(asset)])])
         try GitCLI.run(["gc", "--quiet"], in: fixture.path)
         #expect(try GitCLI.run(["count-objects", "-v"], in: fixture.path).contains("count: 0"), "every object is packed now")

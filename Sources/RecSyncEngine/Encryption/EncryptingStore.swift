@@ -16,6 +16,16 @@ public actor EncryptingStore: RemoteStore {
     var zones: [ZoneID: RecordZone] = [:]
     /// Opened zone keys by generation.
     var zoneKeys: [ZoneID: [Int: SymmetricKey]] = [:]
+    /// Key generations of each zone looked for, with the zone read again, and not opened:
+    /// a field sealed with one fails without the zone and the key file being read again,
+    /// until the zone's `zone.json` changes.
+    var missingGenerations: [ZoneID: Set<Int>] = [:]
+    /// Why a generation of a zone's key did not open, when more is known than that none is
+    /// wrapped for this user (the entry for them did not unwrap, or no key could be opened).
+    var keyFailures: [ZoneID: [Int: RecSyncError]] = [:]
+    /// This user's private key as last read, with the key file's stamp then: read again only
+    /// when the file changed (a key reset or import).
+    var ownKey: (stamp: FileStamp, key: Curve25519.KeyAgreement.PrivateKey)?
     /// Zones looked for and not found: not looked for again for every record.
     var unknownZones: Set<ZoneID> = []
     /// Where the zones once seen encrypted are remembered (see `init`); nil: not kept.
@@ -111,7 +121,7 @@ public actor EncryptingStore: RemoteStore {
         let results = try await inner.modifyRecordZones(sent)
         var saved: [RecordZone] = []
         for r in results {
-            zoneKeys[r.operation.zoneID] = nil
+            forgetKeys(r.operation.zoneID)
             if case .success(let zone) = r.result {
                 zones[r.operation.zoneID] = zone
                 if let zone { saved.append(zone) }
@@ -150,16 +160,27 @@ public actor EncryptingStore: RemoteStore {
         try await inner.fetchUserPublicKey(user)
     }
 
-    /// Assets pass through in clear: a zone that seals a field refuses a file in it (the
-    /// store checks), so only files in fields a zone leaves in clear get here.
+    /// Assets pass through in clear: a zone that seals a field refuses a file in it, so only
+    /// files in fields a zone leaves in clear get here.
     public nonisolated var maxAssetBytes: Int64 { inner.maxAssetBytes }
 
-    public func uploadAsset(fileAt path: String) async throws(RecSyncError) -> AssetReference {
-        try await inner.uploadAsset(fileAt: path)
+    /// Uploads a file for a field its zone leaves in clear; one for a field the zone seals
+    /// is refused before the store sees a byte of it.
+    ///
+    /// The store checks that too, against its `zone.json`; this checks against what this
+    /// client trusts (see `init`), so a `zone.json` stripped of its `encryption` or of a
+    /// sealed field around recsync does not make it send the file in clear either.
+    public func uploadAsset(fd: Int32, path: String, for recordID: RecordID, field: String) async throws(RecSyncError) -> AssetReference {
+        let zoneID = recordID.zoneID
+        if zones[zoneID] == nil { try await refreshZones(zoneID.ownerName == userRecordName ? .private : .shared) }
+        if let encryption = try await sealing(zoneID), encryption.seals(field) {
+            throw ZoneEncryption.fileInSealedField(recordID, field: field)
+        }
+        return try await inner.uploadAsset(fd: fd, path: path, for: recordID, field: field)
     }
 
-    public func downloadAsset(_ asset: AssetReference, zone: ZoneID, to path: String) async throws(RecSyncError) {
-        try await inner.downloadAsset(asset, zone: zone, to: path)
+    public func downloadAsset(_ asset: AssetReference, zone: ZoneID, fd: Int32, path: String) async throws(RecSyncError) {
+        try await inner.downloadAsset(asset, zone: zone, fd: fd, path: path)
     }
 
     public func currentDatabaseToken(scope: DatabaseScope) async throws(RecSyncError) -> ServerChangeToken {
@@ -178,26 +199,30 @@ public actor EncryptingStore: RemoteStore {
         guard let record = try await inner.fetchRecordVersion(id, changeTag: changeTag) else { return nil }
         // An old version (a merge's ancestor) sealed under a key since reset is unavailable,
         // like one pruned: the merge falls back to a conflict instead of failing the pull.
-        return try? await open(record)
+        var read: [ZoneID: Bool] = [:]
+        return try? await open(record, read: &read)
     }
 
     // MARK: Fields
 
     /// Records as the store returned them, opened; a record that will not open fails alone.
+    ///
+    /// A zone is read again at most once for the whole page (see `open`).
     func opened(_ results: [RecordResult]) async -> [RecordResult] {
         var out: [RecordResult] = []
         out.reserveCapacity(results.count)
+        var read: [ZoneID: Bool] = [:]
         for item in results {
             switch item.result {
             case .success(let record):
-                do throws(RecSyncError) { out.append(RecordResult(recordID: item.recordID, result: .success(try await open(record)))) } catch {
+                do throws(RecSyncError) { out.append(RecordResult(recordID: item.recordID, result: .success(try await open(record, read: &read)))) } catch {
                     out.append(RecordResult(recordID: item.recordID, result: .failure(error)))
                 }
             case .failure(.serverRecordChanged(var conflict)):
                 do throws(RecSyncError) {
-                    if let r = conflict.server { conflict.server = try await open(r) }
-                    if let r = conflict.client { conflict.client = try await open(r) }
-                    if let r = conflict.ancestor { conflict.ancestor = try? await open(r) }  // see fetchRecordVersion
+                    if let r = conflict.server { conflict.server = try await open(r, read: &read) }
+                    if let r = conflict.client { conflict.client = try await open(r, read: &read) }
+                    if let r = conflict.ancestor { conflict.ancestor = try? await open(r, read: &read) }  // see fetchRecordVersion
                     out.append(RecordResult(recordID: item.recordID, result: .failure(.serverRecordChanged(conflict))))
                 } catch {
                     out.append(RecordResult(recordID: item.recordID, result: .failure(error)))
@@ -212,13 +237,18 @@ public actor EncryptingStore: RemoteStore {
     /// One record with its sealed fields opened. A clear value where the zone seals the field
     /// is refused too (a reader of the store must not be able to slip values in), except in
     /// `history`, where an old version may predate the zone's current settings.
-    func open(_ record: Record, history: Bool = false) async throws(RecSyncError) -> Record {
+    ///
+    /// `read` holds the zones whose scope was read again for the page this record is part
+    /// of (true once the read succeeded): none is read twice for one page, however many of
+    /// its records or fields need a key generation not opened yet.
+    func open(_ record: Record, history: Bool = false, read: inout [ZoneID: Bool]) async throws(RecSyncError) -> Record {
         let zoneID = record.recordID.zoneID
         let sealed = record.fields.contains { if case .encrypted = $0.value { true } else { false } }
         // A zone not seen yet is looked up once (its scope read again), so that a clear value
         // where an encrypted zone seals the field is caught on a first pull too.
-        if zones[zoneID] == nil && (sealed || !unknownZones.contains(zoneID)) {
+        if zones[zoneID] == nil && (sealed || !unknownZones.contains(zoneID)) && read[zoneID] == nil {
             try await refreshZones(zoneID.ownerName == userRecordName ? .private : .shared)
+            read[zoneID] = true
             if zones[zoneID] == nil { unknownZones.insert(zoneID) }
         }
         if !sealed && zones[zoneID]?.encryption == nil { return record }
@@ -236,8 +266,11 @@ public actor EncryptingStore: RemoteStore {
                 continue
             }
             let generation = ZoneCrypto.generation(of: bytes) ?? 0
-            var keys = zoneKeys[zoneID] ?? [:]
-            if keys[generation] == nil { keys = try await openKeys(zoneID, refresh: true) }
+            let keys = await keys(of: zoneID, holding: generation, read: &read)
+            if keys[generation] == nil, let failure = keyFailures[zoneID]?[generation] {
+                guard case .permissionFailure(let why) = failure else { throw failure }
+                throw .permissionFailure("\(binding.where): sealed with key generation \(generation) of the zone, which you hold no key for here: \(why)")
+            }
             out.fields[key] = try ZoneCrypto.open(bytes, keys: keys, binding: binding)
         }
         return out
@@ -257,10 +290,7 @@ public actor EncryptingStore: RemoteStore {
         out.reserveCapacity(records.count)
         for record in records {
             let zoneID = record.recordID.zoneID
-            guard let encryption = try await trustedEncryption(zoneID) else {
-                if try isPinned(zoneID) {
-                    throw .permissionFailure("zone \(zoneID) was encrypted, and its zone.json on the store no longer says so (written around recsync?); its records are not pushed in clear. If its owner really deleted it and created it again without encryption, remove its line from \(pinFile ?? "the pin file") and push again")
-                }
+            guard let encryption = try await sealing(zoneID) else {
                 out.append(record)
                 continue
             }
@@ -270,6 +300,7 @@ public actor EncryptingStore: RemoteStore {
             }
             var keys = zoneKeys[zoneID] ?? [:]
             if keys[generation] == nil { keys = try await openKeys(zoneID, refresh: false) }
+            if keys[generation] == nil, let failure = keyFailures[zoneID]?[generation] { throw failure }
             guard let key = keys[generation] else {
                 throw .permissionFailure("zone \(zoneID) is encrypted and its current key is not wrapped for \(userRecordName); ask its owner to share it with you again")
             }
@@ -286,6 +317,17 @@ public actor EncryptingStore: RemoteStore {
             out.append(sealedRecord)
         }
         return out
+    }
+
+    /// The `encryption` that what is sent into `zoneID` must follow (`trustedEncryption`);
+    /// nil for a zone that is not encrypted. A zone once seen encrypted whose `zone.json`
+    /// no longer says so is refused: nothing is sent into it in clear.
+    func sealing(_ zoneID: ZoneID) async throws(RecSyncError) -> ZoneEncryption? {
+        if let encryption = try await trustedEncryption(zoneID) { return encryption }
+        if try isPinned(zoneID) {
+            throw .permissionFailure("zone \(zoneID) was encrypted, and its zone.json on the store no longer says so (written around recsync?); its records and files are not pushed in clear. If its owner really deleted it and created it again without encryption, remove its line from \(pinFile ?? "the pin file") and push again")
+        }
+        return nil
     }
 
     // MARK: Keys
@@ -327,13 +369,20 @@ public actor EncryptingStore: RemoteStore {
         }
         for id in zones.keys where (id.ownerName == userRecordName) == (scope == .private) && !present.contains(id) {
             zones[id] = nil
-            zoneKeys[id] = nil
+            forgetKeys(id)
         }
         for z in all {
             unknownZones.remove(z.zoneID)
-            if zones[z.zoneID] != z { zoneKeys[z.zoneID] = nil }
+            if zones[z.zoneID] != z { forgetKeys(z.zoneID) }
             zones[z.zoneID] = z
         }
+    }
+
+    /// Forgets what was opened, or found not to open, of a zone's keys (its `zone.json` changed).
+    func forgetKeys(_ zoneID: ZoneID) {
+        zoneKeys[zoneID] = nil
+        missingGenerations[zoneID] = nil
+        keyFailures[zoneID] = nil
     }
 
     func pinGenerations(_ zones: [RecordZone], in pins: inout [ZoneID: Int]) {
@@ -372,24 +421,74 @@ public actor EncryptingStore: RemoteStore {
         pinned = pins
     }
 
+    /// This user's private key, read from the key store once and again only when the key
+    /// file changed. Another key than before (imported, or a first one) may open what did
+    /// not open without it: the generations found missing are looked for again.
     func privateKey() throws(RecSyncError) -> Curve25519.KeyAgreement.PrivateKey {
+        let stamp = FileIO.info(keyStore.path(for: userRecordName))?.stamp
+        if let ownKey, ownKey.stamp == stamp { return ownKey.key }
         guard let key = try keyStore.load(userRecordName) else {
             throw .permissionFailure("no encryption key of \(userRecordName) on this machine (\(keyStore.path(for: userRecordName))); run 'recsync keys init' for a new one, or 'recsync keys import FILE' to bring yours from another device")
         }
+        if ownKey?.key.rawRepresentation != key.rawRepresentation {
+            zoneKeys = [:]
+            missingGenerations = [:]
+            keyFailures = [:]
+        }
+        ownKey = stamp.map { ($0, key) }
         return key
     }
 
-    /// Every generation of a zone's key wrapped for this user, opened.
+    /// Every generation of a zone's key wrapped for this user that opens. An entry that does
+    /// not (wrapped for a key this machine does not hold) costs only the fields sealed with
+    /// its generation: why is kept in `keyFailures`.
     func openKeys(_ zoneID: ZoneID, refresh: Bool) async throws(RecSyncError) -> [Int: SymmetricKey] {
         if refresh { try await refreshZones(zoneID.ownerName == userRecordName ? .private : .shared) }
         guard let encryption = try await trustedEncryption(zoneID) else { return [:] }
         let own = try privateKey()
         var keys: [Int: SymmetricKey] = [:]
+        var failures: [Int: RecSyncError] = [:]
         for wrapped in encryption.keys where wrapped.userRecordName == userRecordName {
-            keys[wrapped.generation] = try ZoneCrypto.unwrap(wrapped, zone: zoneID, with: own)
+            do { keys[wrapped.generation] = try ZoneCrypto.unwrap(wrapped, zone: zoneID, with: own) } catch { failures[wrapped.generation] = error }
         }
+        for generation in keys.keys { failures[generation] = nil }
         zoneKeys[zoneID] = keys
+        keyFailures[zoneID] = failures
         return keys
+    }
+
+    /// The opened keys of a zone, `generation` among them when this user holds it.
+    ///
+    /// A generation not opened yet is looked for in the zone as known, then with the zone
+    /// read again, unless `read` says it was read for this page already. One still missing
+    /// once the zone was read (or whose entry did not open: `keyFailures`) is not looked
+    /// for again until the zone's `zone.json` or this user's key changes, so a page of
+    /// fields sealed with a key this user lacks reads the zone and the key file once, not
+    /// once per field. A read that failed (the network, say) stands for the rest of the
+    /// page only: a later page looks again.
+    func keys(of zoneID: ZoneID, holding generation: Int, read: inout [ZoneID: Bool]) async -> [Int: SymmetricKey] {
+        var keys = zoneKeys[zoneID]
+        if let keys, keys[generation] != nil { return keys }
+        if missingGenerations[zoneID]?.contains(generation) == true {
+            // Still missing unless the private key changed since (imported): `privateKey`,
+            // which only looks at the key file's stamp then, forgets what was found missing.
+            do { _ = try privateKey() } catch { keyFailures[zoneID, default: [:]][generation] = error }
+            if missingGenerations[zoneID]?.contains(generation) == true { return keys ?? [:] }
+        }
+        if read[zoneID] == false { return keys ?? [:] }
+        do throws(RecSyncError) {
+            if keys == nil { keys = try await openKeys(zoneID, refresh: false) }
+            if keys?[generation] == nil, read[zoneID] == nil {
+                read[zoneID] = false
+                keys = try await openKeys(zoneID, refresh: true)
+                read[zoneID] = true
+            }
+        } catch {
+            keyFailures[zoneID, default: [:]][generation] = error
+            return keys ?? [:]
+        }
+        if keys?[generation] == nil { missingGenerations[zoneID, default: []].insert(generation) }
+        return keys ?? [:]
     }
 
     /// A zone to save with its keys as they must be: minted for a new encrypted zone (or one
@@ -426,6 +525,8 @@ public actor EncryptingStore: RemoteStore {
         let listedBefore = Set(previous.map(\.userRecordName))
         guard listed != listedBefore else { return encryption }
         var keys = try await openKeys(zone.zoneID, refresh: false)  // checks the owner's signature
+        // Wrapped again without a generation that did not open, it would be lost to everyone.
+        if let failure = keyFailures[zone.zoneID]?.min(by: { $0.key < $1.key })?.value { throw failure }
         let owner = zone.zoneID.ownerName
         let before = Set([owner] + encryption.keys.map(\.userRecordName))
         let readers = Set([owner]).union(listed.intersection(before)).union(listed.subtracting(listedBefore))
@@ -610,7 +711,8 @@ extension EncryptingStore: StoreHistory {
 
     public func recordVersion(_ id: RecordID, changeTag: String) async throws(RecSyncError) -> Record? {
         guard let record = try await history().recordVersion(id, changeTag: changeTag) else { return nil }
-        return try await open(record, history: true)
+        var read: [ZoneID: Bool] = [:]
+        return try await open(record, history: true, read: &read)
     }
 }
 

@@ -2,16 +2,16 @@ import Glibc
 import RecSyncModel
 
 extension StoreCore {
-    /// Stores a file as an asset, streaming (CloudKit uploads an asset before the record that
-    /// references it): the reference to put in a record's field. A file over the store's
-    /// limit (`maxAssetBytes` in `recsync.json`) is refused before anything is written.
-    func uploadAsset(fileAt path: String) throws(RecSyncError) -> AssetReference {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard fd >= 0 else {
-            let e = errno
-            throw .fileSystem(path: path, message: "cannot open the asset file: \(String(cString: strerror(e)))", cause: SystemCallFailure(call: "open", errno: e))
+    /// Stores the file open at `fd` as an asset, streaming (CloudKit uploads an asset before
+    /// the record that references it): the reference to put in a record's field. `path`
+    /// names the file in errors. A file over the store's limit (`maxAssetBytes` in
+    /// `recsync.json`) is refused before anything is written, and so is one for a field that
+    /// `recordID`'s zone seals (its content would sit in clear).
+    func uploadAsset(fd: Int32, path: String, for recordID: RecordID, field: String) throws(RecSyncError) -> AssetReference {
+        let zone = try visibleZone(recordID.zoneID, at: try backend.head())
+        if let encryption = zone.encryption, encryption.seals(field) {
+            throw ZoneEncryption.fileInSealedField(recordID, field: field)
         }
-        defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
             throw .invalidArguments("\(path) is not a plain file; an asset is a regular file")
@@ -85,10 +85,11 @@ extension StoreCore {
         return nil
     }
 
-    /// Writes an asset's content into a new file at `path` (created; it must not exist) and
-    /// makes it durable. The content must match the reference (size and SHA-256): a garbage
-    /// or missing blob is an error about that one asset, and the file is removed again.
-    func downloadAsset(_ asset: AssetReference, zone: ZoneID, to path: String) throws(RecSyncError) {
+    /// Writes an asset's content into the empty file open for writing at `fd` (`path` names
+    /// it in errors) and makes it durable. The content must match the reference (size and
+    /// SHA-256): a garbage or missing blob is an error about that one asset; the caller
+    /// removes the file.
+    func downloadAsset(_ asset: AssetReference, zone: ZoneID, fd: Int32, path: String) throws(RecSyncError) {
         _ = try visibleZone(zone, at: try backend.head())
         // The object's size from its header first: a reference that understates a blob (a
         // store written with plain git, or a client around recsync) must not make a pull
@@ -100,16 +101,6 @@ extension StoreCore {
             throw .storeCorrupt("asset object \(asset.oid) in zone '\(zone)' holds \(stored) bytes where its reference says \(asset.size); the store is damaged: save the asset again")
         }
         try checkAssetSize(stored, what: "asset object \(asset.oid) in zone '\(zone)'")
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
-        guard fd >= 0 else {
-            let e = errno
-            throw .fileSystem(path: path, message: "cannot create the asset file: \(String(cString: strerror(e)))", cause: SystemCallFailure(call: "open", errno: e))
-        }
-        var done = false
-        defer {
-            close(fd)
-            if !done { unlink(path) }
-        }
         guard let got = try backend.readAsset(asset.oid, toFD: fd, path: path) else {
             throw .storeCorrupt("the store lacks asset object \(asset.oid) (\(asset.size) bytes) in zone '\(zone)'; whoever saved it must push it again")
         }
@@ -120,6 +111,5 @@ extension StoreCore {
             let e = errno
             throw .fileSystem(path: path, message: "cannot sync the asset file: \(String(cString: strerror(e)))", cause: SystemCallFailure(call: "fsync", errno: e))
         }
-        done = true
     }
 }

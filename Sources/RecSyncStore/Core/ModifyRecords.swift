@@ -55,7 +55,7 @@ extension StoreCore {
                    }) {
                     // A client that does not seal must not leak a value into an encrypted zone.
                     if case .asset = client.fields[field] {
-                        plan.saveResults[i] = .failure(.invalidValue("zone '\(id.zoneID)' seals field '\(field)', but record '\(id.recordName)' holds a file (ASSET) there, and recsync does not encrypt files; it was not saved. Keep files in fields the zone does not seal (zone create --encrypt FIELDS lists the sealed ones)"))
+                        plan.saveResults[i] = .failure(ZoneEncryption.fileInSealedField(id, field: field))
                         continue
                     }
                     plan.saveResults[i] = .failure(.invalidValue("zone '\(id.zoneID)' is encrypted, but field '\(field)' of record '\(id.recordName)' arrived in clear; it was not saved. Write through a client that seals fields (the recsync command, or EncryptingStore in the library)"))

@@ -320,14 +320,14 @@ public actor GitStore: RemoteStore {
     /// From the store's manifest as it was opened.
     public nonisolated let maxAssetBytes: Int64
 
-    public func uploadAsset(fileAt path: String) throws(RecSyncError) -> AssetReference {
-        try core.uploadAsset(fileAt: path)
+    public func uploadAsset(fd: Int32, path: String, for recordID: RecordID, field: String) throws(RecSyncError) -> AssetReference {
+        try core.uploadAsset(fd: fd, path: path, for: recordID, field: field)
     }
 
-    public func downloadAsset(_ asset: AssetReference, zone: ZoneID, to path: String) throws(RecSyncError) {
+    public func downloadAsset(_ asset: AssetReference, zone: ZoneID, fd: Int32, path: String) throws(RecSyncError) {
         // Content-addressed: a mirror that lacks the blob has not fetched the record yet.
         if try core.backend.assetSize(asset.oid) == nil { try refresh() }
-        try core.downloadAsset(asset, zone: zone, to: path)
+        try core.downloadAsset(asset, zone: zone, fd: fd, path: path)
     }
 
     public func fetchRecordVersion(_ id: RecordID, changeTag: String) throws(RecSyncError) -> Record? {

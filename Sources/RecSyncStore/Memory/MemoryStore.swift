@@ -64,12 +64,12 @@ public actor MemoryStore: RemoteStore {
 
     public nonisolated let maxAssetBytes: Int64
 
-    public func uploadAsset(fileAt path: String) throws(RecSyncError) -> AssetReference {
-        try core.uploadAsset(fileAt: path)
+    public func uploadAsset(fd: Int32, path: String, for recordID: RecordID, field: String) throws(RecSyncError) -> AssetReference {
+        try core.uploadAsset(fd: fd, path: path, for: recordID, field: field)
     }
 
-    public func downloadAsset(_ asset: AssetReference, zone: ZoneID, to path: String) throws(RecSyncError) {
-        try core.downloadAsset(asset, zone: zone, to: path)
+    public func downloadAsset(_ asset: AssetReference, zone: ZoneID, fd: Int32, path: String) throws(RecSyncError) {
+        try core.downloadAsset(asset, zone: zone, fd: fd, path: path)
     }
 
     public func fetchRecordVersion(_ id: RecordID, changeTag: String) throws(RecSyncError) -> Record? {

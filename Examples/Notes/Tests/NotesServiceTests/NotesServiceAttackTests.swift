@@ -60,12 +60,12 @@ actor HookedStore: RemoteStore {
 
     nonisolated var maxAssetBytes: Int64 { inner.maxAssetBytes }
 
-    func uploadAsset(fileAt path: String) async throws(RecSyncError) -> AssetReference {
-        try await inner.uploadAsset(fileAt: path)
+    func uploadAsset(fd: Int32, path: String, for recordID: RecordID, field: String) async throws(RecSyncError) -> AssetReference {
+        try await inner.uploadAsset(fd: fd, path: path, for: recordID, field: field)
     }
 
-    func downloadAsset(_ asset: AssetReference, zone: ZoneID, to path: String) async throws(RecSyncError) {
-        try await inner.downloadAsset(asset, zone: zone, to: path)
+    func downloadAsset(_ asset: AssetReference, zone: ZoneID, fd: Int32, path: String) async throws(RecSyncError) {
+        try await inner.downloadAsset(asset, zone: zone, fd: fd, path: path)
     }
 
     func currentDatabaseToken(scope: DatabaseScope) async throws(RecSyncError) -> ServerChangeToken {
