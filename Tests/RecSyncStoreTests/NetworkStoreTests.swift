@@ -631,6 +631,33 @@ import Testing
         #expect(try String(contentsOfFile: helperLog, encoding: .utf8) == "get\n", "asked, and neither approved nor erased")
     }
 
+    // MARK: A mirror that lives for years
+
+    @Test func aMirrorsManySmallPacksAreMergedWhenItIsOpened() async throws {
+        let fixture = try StoreFixture(.network)
+        let writer = try fixture.device(as: "alice")
+        try await writer.createZones([notes])
+        // Each push leaves a pack of its own in the writer's mirror.
+        let saves = GitStore.mirrorPackLimit + 8
+        for i in 0..<saves { _ = try await writer.save([Build.record("r\(i % 5)", in: notes, ["n": .int64(Int64(i))])], policy: .allKeys) }
+        let mirror = writer.path
+        let packs = { try FileManager.default.contentsOfDirectory(atPath: "\(mirror)/objects/pack").filter { $0.hasSuffix(".pack") }.count }
+        #expect(try packs() > GitStore.mirrorPackLimit)
+        let objects = try GitCLI.run(["cat-file", "--batch-all-objects", "--batch-check"], in: mirror)
+        // The next process to open the mirror merges them; nothing is lost, git finds it whole,
+        // and the store reads as before.
+        let reopened = try fixture.reopen(mirror, as: "alice", lookingNow: false)
+        let left = try packs()
+        #expect(left < 5, "\(left) packs left")
+        #expect(try GitCLI.run(["cat-file", "--batch-all-objects", "--batch-check"], in: mirror) == objects)
+        _ = try GitCLI.run(["fsck", "--strict", "--no-dangling"], in: mirror)
+        let changes = try await reopened.allZoneChanges(notes, since: nil)
+        #expect(changes.records.map(\.recordID.recordName).sorted() == ["r0", "r1", "r2", "r3", "r4"])
+        // And it goes on taking writes.
+        _ = try await reopened.save([Build.record("after", in: notes)])
+        #expect(try await reopened.allZoneChanges(notes, since: nil).records.count == 6)
+    }
+
     // MARK: Latency
 
     @Test func pushAndPullLatencyOnLoopback() async throws {

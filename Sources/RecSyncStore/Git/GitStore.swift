@@ -68,6 +68,13 @@ public actor GitStore: RemoteStore {
     /// Whether `location` names a network remote (`ssh://`, `user@host:path`, `https://`,
     /// `http://`, `git://`, `file://`) to open with `open(remote:mirror:actor:)`, rather than
     /// the path of a local store.
+    /// Packs a mirror may hold before the small ones are merged (`consolidatePacks`).
+    public static let mirrorPackLimit = 32
+    /// Packs larger than this are never rewritten by a merge (a large clone's pack, mostly):
+    /// a merge writes its objects again, whole, at roughly 5 MB/s here, and the command that
+    /// opened the mirror waits for it.
+    public static let mirrorPackMergeLimit = 16 << 20
+
     public static func isNetworkRemote(_ location: String) -> Bool { GitRemoteURL.isRemote(location) }
 
     /// Opens the store at a network remote, kept as a bare mirror at `mirror` (created if
@@ -105,6 +112,13 @@ public actor GitStore: RemoteStore {
         if lookingNow || !mirrorHeld { try link.fetch(into: repository) }
         guard try mirrorHead() != nil else {
             throw .notAStore("\(url.redacted) has no \(GitBackend.headRef): it is not a recsync store (or is empty); create one with 'recsync store init PATH' on the server and serve that repository")
+        }
+        // Every fetch and push leaves a pack in the mirror, and every object lookup searches
+        // them one after another: merge the small ones once there are many.
+        do {
+            try repository.consolidatePacks(whenMoreThan: Self.mirrorPackLimit, largest: Self.mirrorPackMergeLimit)
+        } catch {
+            throw .fileSystem(path: mirror, message: "the mirror's packs could not be merged (\(error.message)); free some disk space, or remove \(mirror) and recsync will fetch the store again")
         }
         return try GitStore(backend: GitBackend(repository: repository, remote: link), actor: actor, path: mirror)
     }
