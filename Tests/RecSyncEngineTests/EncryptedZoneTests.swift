@@ -317,6 +317,38 @@ import Testing
         #expect(try after.get().fields == ["title": .string(Self.secret)])
     }
 
+    /// A key generation found missing is looked for again once the zone shows as changed
+    /// (a pull's `databaseChanges`), through the same long-lived handle without a pin
+    /// directory (the embedded engine's): bob, taken off the zone and put back on its list
+    /// around recsync without generation 2, fails a field sealed with it; once alice
+    /// re-shares the zone (generation 2 wrapped for him), his next pull opens it.
+    @Test func aMissingGenerationIsLookedForAgainWhenTheZoneChanges() async throws {
+        let p = try Pair(.git)
+        let zone = try await p.diary()
+        try await p.alice.share(zone, with: "bob", permission: .readWrite)
+        _ = try await p.alice.modifyRecords(saving: [Build.record("one", in: zone, ["title": .string("generation one")])])
+        #expect(try await p.bob.fetchRecords([Build.id("one", in: zone)])[0].result.get().fields["title"] == .string("generation one"))
+
+        // Unshared: generation 2, without bob; then listed again around recsync, no key for him.
+        try await p.alice.unshare(zone, with: "bob")
+        _ = try await p.alice.modifyRecords(saving: [Build.record("two", in: zone, ["title": .string("generation two")])])
+        var relisted = try #require(try await p.fixture.store(as: "alice").fetchAllRecordZones(scope: .private).first)
+        relisted.participants = [ShareParticipant(userRecordName: "bob", permission: .readWrite)]
+        try GitCLI.commitFiles([(StoreLayout.zoneFilePath(zone), ZoneDocuments.encodeZone(relisted))], toStore: p.fixture.path)
+        let missing = try await p.bob.fetchRecords([Build.id("two", in: zone)])[0].result
+        guard case .failure(let e) = missing else { Issue.record("opened a generation not wrapped for bob"); return }
+        #expect(e.message.contains("generation 2"), "\(e.message)")
+
+        // alice shares it with him properly: generation 2 is wrapped for bob.
+        try await p.alice.unshare(zone, with: "bob")
+        try await p.alice.share(zone, with: "bob", permission: .readWrite)
+        #expect(try await p.fixture.store(as: "bob").fetchAllRecordZones(scope: .shared).first?.encryption?.keys.contains { $0.userRecordName == "bob" && $0.generation == 2 } == true)
+        let changes = try await p.bob.databaseChanges(scope: .shared, since: nil)
+        #expect(changes.modifications.contains(zone))
+        let after = try await p.bob.fetchRecords([Build.id("two", in: zone)])[0].result
+        #expect(try after.get().fields["title"] == .string("generation two"))
+    }
+
     /// The store refuses a clear value for a sealed field (a client that does not seal must
     /// not leak into an encrypted zone); one committed around recsync with plain git is
     /// refused when read.
