@@ -585,6 +585,55 @@ import Testing
         }
     }
 
+    /// A key reset of a zone that seals some fields only: the zone comes back sealing those
+    /// same fields, not every field, so a file kept in a field it leaves in clear is uploaded
+    /// again instead of being refused half-way through the push (and at every push after);
+    /// the other device recovers with nothing lost. Both for a workspace that remembers the
+    /// sealed fields (a pin directory and a new handle per command, as the CLI runs) and for
+    /// one long-lived handle without a pin directory (the embedded engine).
+    @Test(arguments: [true, false])
+    func aResetZoneSealsTheFieldsItSealedBefore(pinned: Bool) async throws {
+        let f = EngineFixture("encrypted-reset-fields-\(pinned)")
+        let keys = UserKeyStore(directory: f.directory.file("keys"))
+        let laptopWS = try Workspace.create(at: f.directory.file("laptop"), config: WorkspaceConfig(user: "alice", remote: "memory"))
+        let phoneWS = try Workspace.create(at: f.directory.file("phone"), config: WorkspaceConfig(user: "alice", remote: "memory"))
+        func handle(_ ws: Workspace) throws -> SyncEngine {
+            SyncEngine(workspace: ws, store: EncryptingStore(try f.store("alice", deviceID: try ws.deviceID()), keyStore: keys, pinDirectory: pinned ? ws.stateDir : nil))
+        }
+        let (laptopOnce, phoneOnce) = (try handle(laptopWS), try handle(phoneWS))
+        func laptop() throws -> SyncEngine { pinned ? try handle(laptopWS) : laptopOnce }
+        func phone() throws -> SyncEngine { pinned ? try handle(phoneWS) : phoneOnce }
+
+        _ = try await EncryptionKeys.initialize(user: "alice", keyStore: keys, store: try laptop().store)
+        var album = RecordZone(zoneID: zone("album"))
+        album.encryption = ZoneEncryption(fields: ["title"])
+        _ = try await laptop().store.modifyRecordZones([.recreate(album)])[0].result.get()
+        try laptop().write("album", "a", #"{"title": "zeta-a", "photo": {"$asset": "photo"}}"#)
+        try writeFile("\(laptopWS.root)/private/album/a.assets/photo", "a photo kept in clear")
+        _ = try await laptop().push()
+        _ = try await phone().pull()
+        #expect(try String(contentsOfFile: phone().path("album", "a"), encoding: .utf8).contains("zeta-a"))
+        try phone().write("album", "b", #"{"title": "zeta-b, not pushed before the reset"}"#)
+
+        let report = try await EncryptionKeys.reset(user: "alice", keyStore: keys, store: try laptop().store)
+        #expect(report.zonesReset == [zone("album")])
+        _ = try await phone().pull()
+        _ = try await phone().push()
+        let back = try #require(try await f.store("alice").fetchAllRecordZones(scope: .private).first)
+        #expect(back.encryption?.fields == ["title"], "the zone came back sealing \(String(describing: back.encryption?.fields))")
+        _ = try await laptop().pull()
+        _ = try await laptop().push()
+        _ = try await phone().pull()
+        #expect(try laptop().recordFiles.keys.sorted() == phone().recordFiles.keys.sorted())
+        #expect(try laptop().fields("album", "b") == ["title": .string("zeta-b, not pushed before the reset")])
+        #expect(try String(contentsOfFile: laptop().path("album", "a"), encoding: .utf8).contains("zeta-a"))
+        let photo = try #require(FileManager.default.contents(atPath: "\(laptopWS.root)/private/album/a.assets/photo"))
+        #expect(String(decoding: photo, as: UTF8.self) == "a photo kept in clear")
+        let raw = try await f.store("alice").fetchRecords([Build.id("a", in: zone("album"))])[0].result.get()
+        if case .encrypted = raw.fields["title"] {} else { Issue.record("not sealed after the reset: \(String(describing: raw.fields["title"]))") }
+        if case .asset = raw.fields["photo"] {} else { Issue.record("the file is not back: \(String(describing: raw.fields["photo"]))") }
+    }
+
     /// Workspaces (SyncEngine) over an encrypted zone: a conflict is kept in plaintext, and a
     /// key reset is recovered from by another device with nothing lost.
     @Test func workspacesRecoverFromAKeyResetWithNothingLost() async throws {

@@ -508,7 +508,7 @@ public actor EncryptingStore: RemoteStore {
         let existing = zones[zone.zoneID]?.encryption
         if let existing {
             zone.encryption = try await rewrapped(existing, zone: zone, previous: zones[zone.zoneID]?.participants ?? [])
-        } else if var requested = zone.encryption ?? (resetUpload ? ZoneEncryption() : nil) {
+        } else if var requested = resetUpload && zone.encryption == nil ? ZoneEncryption(fields: try fieldsBeforeReset(zone.zoneID)) : zone.encryption {
             // Only encrypted zones are reset, so a zone uploaded again after one is encrypted.
             let key = ZoneCrypto.newZoneKey()
             requested.keys = []
@@ -522,6 +522,19 @@ public actor EncryptingStore: RemoteStore {
             zone.encryption = try ZoneCrypto.signed(encryption, zone: zone.zoneID, storeID: storeID, by: try privateKey())
         }
         return zone
+    }
+
+    /// The fields a zone uploaded again after a key reset seals: those it sealed before, as
+    /// this workspace pinned them (`sealed-fields`) or, without a pin, as last seen signed
+    /// by its owner through this handle; every field when neither is known. Sealing every
+    /// field would lose the zone's choice of fields left in clear, and the files kept in
+    /// them would be refused half-way through the push that creates the zone again.
+    func fieldsBeforeReset(_ zoneID: ZoneID) throws(RecSyncError) -> [String]? {
+        let before = try loadSealedPins()[zoneID] ?? verified[zoneID].map { SealedFields($0.fields) }
+        switch before {
+        case .only(let fields)?: return fields.sorted()
+        case .all?, nil: return nil
+        }
     }
 
     /// The zone's keys wrapped again after its participants changed.
