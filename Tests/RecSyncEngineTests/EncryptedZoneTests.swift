@@ -79,7 +79,8 @@ import Testing
     /// recsync does not encrypt files: a file for a field the zone seals is refused at the
     /// upload, saying why, by the client and by the store alike, so its content never
     /// reaches the store's objects; in a field the zone leaves in clear it is stored. A file
-    /// uploaded for a clear field and then put into a sealed one is refused at the save.
+    /// uploaded for a clear field and then put into a sealed one, or into another record, is
+    /// refused at the save.
     @Test func aFileInASealedFieldIsRefused() async throws {
         let p = try Pair(.git)
         let zone = try await p.diary(fields: ["title"])
@@ -104,6 +105,9 @@ import Testing
         let refused = try await p.alice.modifyRecords(saving: [Build.record("sealed", in: zone, ["title": .asset(asset)])])
         #expect(throws: RecSyncError.self) { try refused.saveResults[0].result.get() }
         #expect("\(refused.errors)".contains("does not encrypt files"), "\(refused.errors)")
+        // Nor may the upload go into a clear field of another record than the one it was made for.
+        let moved = try await p.alice.modifyRecords(saving: [Build.record("other", in: zone, ["photo": .asset(asset)])])
+        #expect("\(moved.errors)".contains("uploaded for field 'photo' of record 'clear'"), "\(moved.errors)")
         let saved = try await p.alice.modifyRecords(saving: [Build.record("clear", in: zone, ["title": .string(Self.secret), "photo": .asset(asset)])])
         #expect(try saved.saveResults[0].result.get().fields["photo"] == .asset(asset))
     }
