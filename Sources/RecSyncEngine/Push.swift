@@ -251,16 +251,17 @@ extension SyncEngine {
         return report
     }
 
-    /// Uploads the asset files the records to be saved reference, each content once,
-    /// streaming, but for assets a pull did not fetch. A file that no longer holds what the scan read (edited meanwhile) stops the
-    /// push before any record is sent.
+    /// Uploads the asset files the records to be saved reference, streaming, but for assets
+    /// a pull did not fetch: once for each record field that holds one, since the store
+    /// takes a reference only in the record and field its upload was made for (equal
+    /// content is still stored once). A file that no longer holds what the scan read
+    /// (edited meanwhile) stops the push before any record is sent.
     ///
     /// An asset a record's synced version holds already in the same field is not uploaded
     /// again (the store keeps it with the record): the scan knew it unchanged by `stat`, so
     /// its file is not read at all. Not with `force`, whose save may replace a version that
     /// no longer holds it.
     func uploadAssets(of saves: [Record], force: Bool, workspace ws: Workspace) async throws(RecSyncError) {
-        var sent = Set<String>()
         var caches: [ZoneID: AssetDigestCache] = [:]  // each zone's notes of assets not fetched, read once
         for save in saves {
             let assets = save.assetFields
@@ -268,7 +269,7 @@ extension SyncEngine {
             if !force, !assets.isEmpty, let tag = save.changeTag {
                 kept = try await store.fetchRecordVersion(save.recordID, changeTag: tag)?.fields ?? [:]
             }
-            for (key, asset) in assets.sorted(by: { $0.key < $1.key }) where !sent.contains(asset.oid) && kept[key] != .asset(asset) {
+            for (key, asset) in assets.sorted(by: { $0.key < $1.key }) where kept[key] != .asset(asset) {
                 let path = ws.assetPath(save.recordID, field: key)
                 // Not fetched here (`pull --no-assets`): the store has it, the record sends it unchanged.
                 if FileIO.info(path) == nil {
@@ -287,7 +288,6 @@ extension SyncEngine {
                 guard uploaded == asset else {
                     throw .invalidFiles([FileProblem(path: ws.relative(path), message: "changed while push read it; push again once it is written")])
                 }
-                sent.insert(asset.oid)
             }
         }
     }

@@ -95,8 +95,8 @@ public protocol RemoteStore: Actor {
     /// in a record's `.asset` field. `path` names the file in errors. A file over the store's
     /// `maxAssetBytes` is refused (`limitExceeded`) before anything is sent. Saving a record
     /// checks that each asset it references is in the store at that size and SHA-256 (hashed
-    /// streaming, once per blob), and that it is the record's: uploaded through this handle,
-    /// or already one of the record's assets in the store.
+    /// streaming, once per blob), and that it is the record's: uploaded through this handle
+    /// for that record and field, or already one of the record's assets in the store.
     ///
     /// `recordID` and `field` say where the file is to go: a file for a field its zone seals
     /// (an encrypted zone) is refused before a byte of it is read, since recsync does not

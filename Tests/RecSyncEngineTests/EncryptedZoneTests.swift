@@ -79,7 +79,8 @@ import Testing
     /// recsync does not encrypt files: a file for a field the zone seals is refused at the
     /// upload, saying why, by the client and by the store alike, so its content never
     /// reaches the store's objects; in a field the zone leaves in clear it is stored. A file
-    /// uploaded for a clear field and then put into a sealed one is refused at the save.
+    /// uploaded for a clear field and then put into a sealed one, or into another record, is
+    /// refused at the save.
     @Test func aFileInASealedFieldIsRefused() async throws {
         let p = try Pair(.git)
         let zone = try await p.diary(fields: ["title"])
@@ -104,6 +105,9 @@ import Testing
         let refused = try await p.alice.modifyRecords(saving: [Build.record("sealed", in: zone, ["title": .asset(asset)])])
         #expect(throws: RecSyncError.self) { try refused.saveResults[0].result.get() }
         #expect("\(refused.errors)".contains("does not encrypt files"), "\(refused.errors)")
+        // Nor may the upload go into a clear field of another record than the one it was made for.
+        let moved = try await p.alice.modifyRecords(saving: [Build.record("other", in: zone, ["photo": .asset(asset)])])
+        #expect("\(moved.errors)".contains("uploaded for field 'photo' of record 'clear'"), "\(moved.errors)")
         let saved = try await p.alice.modifyRecords(saving: [Build.record("clear", in: zone, ["title": .string(Self.secret), "photo": .asset(asset)])])
         #expect(try saved.saveResults[0].result.get().fields["photo"] == .asset(asset))
     }
@@ -315,6 +319,38 @@ import Testing
         _ = try EncryptionKeys.importKey(exported, from: "alice.key", user: "alice", keyStore: device, replace: true)
         let after = try await alice.fetchRecords([Build.id("r", in: zone)])[0].result
         #expect(try after.get().fields == ["title": .string(Self.secret)])
+    }
+
+    /// A key generation found missing is looked for again once the zone shows as changed
+    /// (a pull's `databaseChanges`), through the same long-lived handle without a pin
+    /// directory (the embedded engine's): bob, taken off the zone and put back on its list
+    /// around recsync without generation 2, fails a field sealed with it; once alice
+    /// re-shares the zone (generation 2 wrapped for him), his next pull opens it.
+    @Test func aMissingGenerationIsLookedForAgainWhenTheZoneChanges() async throws {
+        let p = try Pair(.git)
+        let zone = try await p.diary()
+        try await p.alice.share(zone, with: "bob", permission: .readWrite)
+        _ = try await p.alice.modifyRecords(saving: [Build.record("one", in: zone, ["title": .string("generation one")])])
+        #expect(try await p.bob.fetchRecords([Build.id("one", in: zone)])[0].result.get().fields["title"] == .string("generation one"))
+
+        // Unshared: generation 2, without bob; then listed again around recsync, no key for him.
+        try await p.alice.unshare(zone, with: "bob")
+        _ = try await p.alice.modifyRecords(saving: [Build.record("two", in: zone, ["title": .string("generation two")])])
+        var relisted = try #require(try await p.fixture.store(as: "alice").fetchAllRecordZones(scope: .private).first)
+        relisted.participants = [ShareParticipant(userRecordName: "bob", permission: .readWrite)]
+        try GitCLI.commitFiles([(StoreLayout.zoneFilePath(zone), ZoneDocuments.encodeZone(relisted))], toStore: p.fixture.path)
+        let missing = try await p.bob.fetchRecords([Build.id("two", in: zone)])[0].result
+        guard case .failure(let e) = missing else { Issue.record("opened a generation not wrapped for bob"); return }
+        #expect(e.message.contains("generation 2"), "\(e.message)")
+
+        // alice shares it with him properly: generation 2 is wrapped for bob.
+        try await p.alice.unshare(zone, with: "bob")
+        try await p.alice.share(zone, with: "bob", permission: .readWrite)
+        #expect(try await p.fixture.store(as: "bob").fetchAllRecordZones(scope: .shared).first?.encryption?.keys.contains { $0.userRecordName == "bob" && $0.generation == 2 } == true)
+        let changes = try await p.bob.databaseChanges(scope: .shared, since: nil)
+        #expect(changes.modifications.contains(zone))
+        let after = try await p.bob.fetchRecords([Build.id("two", in: zone)])[0].result
+        #expect(try after.get().fields["title"] == .string("generation two"))
     }
 
     /// The store refuses a clear value for a sealed field (a client that does not seal must
@@ -551,6 +587,55 @@ import Testing
         } catch {
             #expect(error.message.contains("older than generation 2"), "\(error)")
         }
+    }
+
+    /// A key reset of a zone that seals some fields only: the zone comes back sealing those
+    /// same fields, not every field, so a file kept in a field it leaves in clear is uploaded
+    /// again instead of being refused half-way through the push (and at every push after);
+    /// the other device recovers with nothing lost. Both for a workspace that remembers the
+    /// sealed fields (a pin directory and a new handle per command, as the CLI runs) and for
+    /// one long-lived handle without a pin directory (the embedded engine).
+    @Test(arguments: [true, false])
+    func aResetZoneSealsTheFieldsItSealedBefore(pinned: Bool) async throws {
+        let f = EngineFixture("encrypted-reset-fields-\(pinned)")
+        let keys = UserKeyStore(directory: f.directory.file("keys"))
+        let laptopWS = try Workspace.create(at: f.directory.file("laptop"), config: WorkspaceConfig(user: "alice", remote: "memory"))
+        let phoneWS = try Workspace.create(at: f.directory.file("phone"), config: WorkspaceConfig(user: "alice", remote: "memory"))
+        func handle(_ ws: Workspace) throws -> SyncEngine {
+            SyncEngine(workspace: ws, store: EncryptingStore(try f.store("alice", deviceID: try ws.deviceID()), keyStore: keys, pinDirectory: pinned ? ws.stateDir : nil))
+        }
+        let (laptopOnce, phoneOnce) = (try handle(laptopWS), try handle(phoneWS))
+        func laptop() throws -> SyncEngine { pinned ? try handle(laptopWS) : laptopOnce }
+        func phone() throws -> SyncEngine { pinned ? try handle(phoneWS) : phoneOnce }
+
+        _ = try await EncryptionKeys.initialize(user: "alice", keyStore: keys, store: try laptop().store)
+        var album = RecordZone(zoneID: zone("album"))
+        album.encryption = ZoneEncryption(fields: ["title"])
+        _ = try await laptop().store.modifyRecordZones([.recreate(album)])[0].result.get()
+        try laptop().write("album", "a", #"{"title": "zeta-a", "photo": {"$asset": "photo"}}"#)
+        try writeFile("\(laptopWS.root)/private/album/a.assets/photo", "a photo kept in clear")
+        _ = try await laptop().push()
+        _ = try await phone().pull()
+        #expect(try String(contentsOfFile: phone().path("album", "a"), encoding: .utf8).contains("zeta-a"))
+        try phone().write("album", "b", #"{"title": "zeta-b, not pushed before the reset"}"#)
+
+        let report = try await EncryptionKeys.reset(user: "alice", keyStore: keys, store: try laptop().store)
+        #expect(report.zonesReset == [zone("album")])
+        _ = try await phone().pull()
+        _ = try await phone().push()
+        let back = try #require(try await f.store("alice").fetchAllRecordZones(scope: .private).first)
+        #expect(back.encryption?.fields == ["title"], "the zone came back sealing \(String(describing: back.encryption?.fields))")
+        _ = try await laptop().pull()
+        _ = try await laptop().push()
+        _ = try await phone().pull()
+        #expect(try laptop().recordFiles.keys.sorted() == phone().recordFiles.keys.sorted())
+        #expect(try laptop().fields("album", "b") == ["title": .string("zeta-b, not pushed before the reset")])
+        #expect(try String(contentsOfFile: laptop().path("album", "a"), encoding: .utf8).contains("zeta-a"))
+        let photo = try #require(FileManager.default.contents(atPath: "\(laptopWS.root)/private/album/a.assets/photo"))
+        #expect(String(decoding: photo, as: UTF8.self) == "a photo kept in clear")
+        let raw = try await f.store("alice").fetchRecords([Build.id("a", in: zone("album"))])[0].result.get()
+        if case .encrypted = raw.fields["title"] {} else { Issue.record("not sealed after the reset: \(String(describing: raw.fields["title"]))") }
+        if case .asset = raw.fields["photo"] {} else { Issue.record("the file is not back: \(String(describing: raw.fields["photo"]))") }
     }
 
     /// Workspaces (SyncEngine) over an encrypted zone: a conflict is kept in plaintext, and a

@@ -24,9 +24,9 @@ import Testing
         let alice = try fixture.store(as: "alice")
         try await alice.createZones([notes])
         let content = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
-        let asset = try await alice.uploadAsset(fileAt: try file(fixture, "photo.jpg", content), for: Build.id("r", in: notes), field: "f")
+        let asset = try await alice.uploadAsset(fileAt: try file(fixture, "photo.jpg", content), for: Build.id("a", in: notes), field: "photo")
         #expect(asset.size == 300_000)
-        #expect(try await alice.uploadAsset(fileAt: try file(fixture, "copy.jpg", content), for: Build.id("r", in: notes), field: "f") == asset)
+        #expect(try await alice.uploadAsset(fileAt: try file(fixture, "copy.jpg", content), for: Build.id("b", in: notes), field: "scan") == asset)
         let saved = try await alice.save([
             Build.record("a", in: notes, ["photo": .asset(asset), "title": .string("A")]),
             Build.record("b", in: notes, ["scan": .asset(asset)]),
@@ -56,7 +56,7 @@ import Testing
         let fixture = try StoreFixture(kind)
         let alice = try fixture.store(as: "alice")
         try await alice.createZones([notes])
-        let real = try await alice.uploadAsset(fileAt: try file(fixture, "f", Array("hello".utf8)), for: Build.id("r", in: notes), field: "f")
+        let real = try await alice.uploadAsset(fileAt: try file(fixture, "f", Array("hello".utf8)), for: Build.id("ok", in: notes), field: "f")
         let missing = try AssetReference(oid: String(repeating: "ab", count: 20), size: 5, sha256: String(repeating: "0", count: 64))
         let wrongSize = try AssetReference(oid: real.oid, size: 6, sha256: real.sha256)
         let result = try await alice.modifyRecords(saving: [
@@ -83,8 +83,9 @@ import Testing
         let alice = try fixture.store(as: "alice")
         try await alice.createZones([notes, other])
         let content = Array("the content".utf8)
-        let real = try await alice.uploadAsset(fileAt: try file(fixture, "f", content), for: Build.id("r", in: notes), field: "f")
+        let real = try await alice.uploadAsset(fileAt: try file(fixture, "f", content), for: Build.id("kept", in: other), field: "f")
         let kept = try await alice.save([Build.record("kept", in: other, ["f": .asset(real)])])[0]
+        _ = try await alice.uploadAsset(fileAt: try file(fixture, "f", content), for: Build.id("lying", in: notes), field: "f")
         let wrongSum = try AssetReference(oid: real.oid, size: real.size, sha256: String(repeating: "1", count: 64))
         let refused = try await alice.modifyRecords(saving: [Build.record("lying", in: notes, ["f": .asset(wrongSum)])], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
         #expect(refused.saveResults[0].result.failureCode == .invalidArguments)
@@ -109,9 +110,36 @@ import Testing
         lying.fields["f"] = .asset(wrongSum)
         let lied = try await phone.modifyRecords(saving: [lying], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
         #expect(lied.errors.first?.message.contains("hashes to \(real.sha256)") == true, "\(lied.errors)")
-        // Uploaded here, the same content may go into any record.
-        _ = try await phone.uploadAsset(fileAt: try file(fixture, "g", content), for: Build.id("r", in: notes), field: "f")
+        // Uploaded here for it, the same content may go into that record.
+        _ = try await phone.uploadAsset(fileAt: try file(fixture, "g", content), for: Build.id("borrowed", in: notes), field: "f")
         #expect(try await phone.modifyRecords(saving: [Build.record("borrowed", in: notes, ["f": .asset(real)])]).errors.isEmpty)
+    }
+
+    /// An upload is for the record field it names: its reference saved in another field, or
+    /// in another record, is refused, naming what it was uploaded for (the upload's checks,
+    /// such as that the zone leaves the field in clear, were made for that field only); in
+    /// its own field it is saved, and a record keeps an asset it holds already.
+    @Test(arguments: [StoreKind.memory, .git])
+    func anUploadIsTakenOnlyForTheFieldItWasMadeFor(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes])
+        let photo = try await alice.uploadAsset(fileAt: try file(fixture, "p", Array("a photo".utf8)), for: Build.id("a", in: notes), field: "photo")
+        let result = try await alice.modifyRecords(saving: [
+            Build.record("a", in: notes, ["scan": .asset(photo)]),
+            Build.record("b", in: notes, ["photo": .asset(photo)]),
+        ], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
+        for (i, name) in ["a", "b"].enumerated() {
+            guard case .failure(let e) = result.saveResults[i].result else { Issue.record("record '\(name)' took an upload made for another field"); continue }
+            #expect(e.message.contains("uploaded for field 'photo' of record 'a'") && e.message.contains("upload the file for this record and field"), "\(e.message)")
+        }
+        var saved = try await alice.save([Build.record("a", in: notes, ["photo": .asset(photo)])])[0]
+        // Held by the record now: it may move to another of its fields, from any handle.
+        saved.fields = ["scan": .asset(photo)]
+        let phone = try fixture.store(as: "alice")
+        #expect(try await phone.modifyRecords(saving: [saved]).errors.isEmpty)
+        let other = try await phone.modifyRecords(saving: [Build.record("b", in: notes, ["photo": .asset(photo)])])
+        #expect(other.errors.first?.message.contains("neither uploaded for it nor is one of its assets") == true, "\(other.errors)")
     }
 
     /// An asset the record's current version holds, with the same reference, was checked
@@ -171,8 +199,10 @@ import Testing
         let fixture = try StoreFixture(.git)
         let alice = try fixture.store(as: "alice")
         try await alice.createZones([notes, Build.zone("other")])
-        let one = try await alice.uploadAsset(fileAt: try file(fixture, "1", Array("one".utf8)), for: Build.id("r", in: notes), field: "f")
-        let two = try await alice.uploadAsset(fileAt: try file(fixture, "2", Array("two".utf8)), for: Build.id("r", in: notes), field: "f")
+        let one = try await alice.uploadAsset(fileAt: try file(fixture, "1", Array("one".utf8)), for: Build.id("r", in: notes), field: "a")
+        let two = try await alice.uploadAsset(fileAt: try file(fixture, "2", Array("two".utf8)), for: Build.id("r", in: notes), field: "b")
+        _ = try await alice.uploadAsset(fileAt: try file(fixture, "2", Array("two".utf8)), for: Build.id("r", in: notes), field: "a")
+        _ = try await alice.uploadAsset(fileAt: try file(fixture, "1", Array("one".utf8)), for: Build.id("s", in: notes), field: "a")
         var r = try await alice.save([Build.record("r", in: notes, ["a": .asset(one), "b": .asset(two)])])[0]
         let dir = StoreLayout.assetDir(r.recordID)
         func listing() throws -> String { try GitCLI.run(["ls-tree", "-r", "--name-only", "refs/heads/main", StoreLayout.assetsPath(notes)], in: fixture.path) }
@@ -204,7 +234,7 @@ import Testing
         let fixture = try StoreFixture(.git)
         let alice = try fixture.store(as: "alice")
         try await alice.createZones([notes])
-        let good = try await alice.uploadAsset(fileAt: try file(fixture, "g", Array("good".utf8)), for: Build.id("r", in: notes), field: "f")
+        let good = try await alice.uploadAsset(fileAt: try file(fixture, "g", Array("good".utf8)), for: Build.id("good", in: notes), field: "f")
         _ = try await alice.save([Build.record("good", in: notes, ["f": .asset(good)])])
         // Someone with plain git commits a record whose asset blob does not hold what it says,
         // and one whose blob is not there at all.
@@ -245,7 +275,7 @@ import Testing
         let alice = try fixture.store(as: "alice")
         try await alice.createZones([notes])
         let content = (0..<2_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ ($0 >> 9)) }
-        let asset = try await alice.uploadAsset(fileAt: try file(fixture, "p", content), for: Build.id("r", in: notes), field: "f")
+        let asset = try await alice.uploadAsset(fileAt: try file(fixture, "p", content), for: Build.id("p", in: notes), field: "f")
         _ = try await alice.save([Build.record("p", in: notes, ["f": .asset(asset)])])
         try GitCLI.run(["gc", "--quiet"], in: fixture.path)
         #expect(try GitCLI.run(["count-objects", "-v"], in: fixture.path).contains("count: 0"), "every object is packed now")

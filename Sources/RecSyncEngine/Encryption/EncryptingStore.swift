@@ -18,7 +18,8 @@ public actor EncryptingStore: RemoteStore {
     var zoneKeys: [ZoneID: [Int: SymmetricKey]] = [:]
     /// Key generations of each zone looked for, with the zone read again, and not opened:
     /// a field sealed with one fails without the zone and the key file being read again,
-    /// until the zone's `zone.json` changes.
+    /// until the zone's `zone.json` or this user's key changes, or `databaseChanges` lists
+    /// the zone as changed.
     var missingGenerations: [ZoneID: Set<Int>] = [:]
     /// Why a generation of a zone's key did not open, when more is known than that none is
     /// wrapped for this user (the entry for them did not unwrap, or no key could be opened).
@@ -79,6 +80,15 @@ public actor EncryptingStore: RemoteStore {
 
     public func databaseChanges(scope: DatabaseScope, since token: ServerChangeToken?, resultsLimit: Int) async throws(RecSyncError) -> DatabaseChanges {
         let changes = try await inner.databaseChanges(scope: scope, since: token, resultsLimit: resultsLimit)
+        // A key generation found missing in a zone that changed since may be there now (the
+        // zone shared again, its generation wrapped for this user): it is looked for again,
+        // with the zone read again, when next needed. Without this a long-lived handle with
+        // no pin directory (the embedded engine's), which reads zones only when a record
+        // needs it, refused those fields until it was made anew.
+        for zoneID in changes.modifications {
+            missingGenerations[zoneID] = nil
+            keyFailures[zoneID] = nil
+        }
         // Zones changed are looked at now, so that a zone seen encrypted is remembered (see
         // `init`) from the first pull or clone on, not only once a record of it is read.
         if pinFile != nil, !changes.modifications.isEmpty { try await refreshZones(scope) }
@@ -462,9 +472,9 @@ public actor EncryptingStore: RemoteStore {
     /// A generation not opened yet is looked for in the zone as known, then with the zone
     /// read again, unless `read` says it was read for this page already. One still missing
     /// once the zone was read (or whose entry did not open: `keyFailures`) is not looked
-    /// for again until the zone's `zone.json` or this user's key changes, so a page of
-    /// fields sealed with a key this user lacks reads the zone and the key file once, not
-    /// once per field. A read that failed (the network, say) stands for the rest of the
+    /// for again until the zone's `zone.json` or this user's key changes, or a pull sees the
+    /// zone changed (`databaseChanges`), so a page of fields sealed with a key this user
+    /// lacks reads the zone and the key file once, not once per field. A read that failed (the network, say) stands for the rest of the
     /// page only: a later page looks again.
     func keys(of zoneID: ZoneID, holding generation: Int, read: inout [ZoneID: Bool]) async -> [Int: SymmetricKey] {
         var keys = zoneKeys[zoneID]
@@ -498,7 +508,7 @@ public actor EncryptingStore: RemoteStore {
         let existing = zones[zone.zoneID]?.encryption
         if let existing {
             zone.encryption = try await rewrapped(existing, zone: zone, previous: zones[zone.zoneID]?.participants ?? [])
-        } else if var requested = zone.encryption ?? (resetUpload ? ZoneEncryption() : nil) {
+        } else if var requested = resetUpload && zone.encryption == nil ? ZoneEncryption(fields: try fieldsBeforeReset(zone.zoneID)) : zone.encryption {
             // Only encrypted zones are reset, so a zone uploaded again after one is encrypted.
             let key = ZoneCrypto.newZoneKey()
             requested.keys = []
@@ -512,6 +522,19 @@ public actor EncryptingStore: RemoteStore {
             zone.encryption = try ZoneCrypto.signed(encryption, zone: zone.zoneID, storeID: storeID, by: try privateKey())
         }
         return zone
+    }
+
+    /// The fields a zone uploaded again after a key reset seals: those it sealed before, as
+    /// this workspace pinned them (`sealed-fields`) or, without a pin, as last seen signed
+    /// by its owner through this handle; every field when neither is known. Sealing every
+    /// field would lose the zone's choice of fields left in clear, and the files kept in
+    /// them would be refused half-way through the push that creates the zone again.
+    func fieldsBeforeReset(_ zoneID: ZoneID) throws(RecSyncError) -> [String]? {
+        let before = try loadSealedPins()[zoneID] ?? verified[zoneID].map { SealedFields($0.fields) }
+        switch before {
+        case .only(let fields)?: return fields.sorted()
+        case .all?, nil: return nil
+        }
     }
 
     /// The zone's keys wrapped again after its participants changed.

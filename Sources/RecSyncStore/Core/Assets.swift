@@ -19,7 +19,7 @@ extension StoreCore {
         let size = Int64(st.st_size)
         try checkAssetSize(size, what: path)
         let asset = try backend.storeAsset(fd: fd, size: size, path: path)
-        uploadedAssets.insert(asset.oid)
+        uploadedAssets[asset.oid, default: []].insert(AssetUse(recordID: recordID, field: field))
         assetSHA256s[asset.oid] = asset.sha256
         return asset
     }
@@ -36,9 +36,11 @@ extension StoreCore {
     /// the store does not hold at the stated size or SHA-256, or one that is not the record's
     /// to reference. Nil when all is well.
     ///
-    /// A record references a blob uploaded through this handle, or one it holds already at
-    /// `head` (under its own asset directory): never one it merely names, which could be any
-    /// object in the repository (another zone's asset, say). The content is hashed once per
+    /// A record references a blob uploaded through this handle for that record and field,
+    /// or one it holds already at `head` (under its own asset directory): never one it
+    /// merely names, which could be any object in the repository (another zone's asset,
+    /// say), nor one uploaded for another record or field (the upload's checks, such as
+    /// that the zone leaves the field in clear, were made for that one). The content is hashed once per
     /// blob, streaming; an upload through this handle hashed it already. An asset the
     /// record's version at `currentTag` holds in the same field, with the same reference, was
     /// checked when that version was saved: it is not looked at again (an edit of another
@@ -62,9 +64,12 @@ extension StoreCore {
             if stored != asset.size {
                 return .invalidArguments("\(what) says \(asset.size) bytes but object \(asset.oid) holds \(stored); upload the file again and save the reference it returns")
             }
-            if !uploadedAssets.contains(asset.oid) {
+            if uploadedAssets[asset.oid]?.contains(AssetUse(recordID: record.recordID, field: key)) != true {
                 if own == nil { own = try backend.recordAssetBlobs(record.recordID, at: head) }
                 guard own?.contains(asset.oid) == true else {
+                    if let other = uploadedAssets[asset.oid]?.min(by: { ($0.recordID.recordName, $0.field) < ($1.recordID.recordName, $1.field) }) {
+                        return .invalidArguments("\(what) names object \(asset.oid), which was uploaded for field '\(other.field)' of record '\(other.recordID.recordName)' in zone '\(other.recordID.zoneID)', not for this one; upload the file for this record and field and save the reference that upload returns")
+                    }
                     return .invalidArguments("\(what) names object \(asset.oid), which was neither uploaded for it nor is one of its assets in the store; upload the file and save the reference the upload returns")
                 }
             }

@@ -8,9 +8,10 @@ final class StoreCore<Backend: StoreBackend> {
     let actor: StoreActor
     /// How many times a modification is recomputed when another writer moved the head first.
     var maxCommitAttempts = 64
-    /// Asset blobs uploaded through this handle: a record saved through it may reference
-    /// them (see `checkAssets`).
-    var uploadedAssets: Set<String> = []
+    /// Asset blobs uploaded through this handle, with the record fields each was uploaded
+    /// for: a record saved through it may reference one in a field it was uploaded for
+    /// (see `checkAssets`).
+    var uploadedAssets: [String: Set<AssetUse>] = [:]
     /// The SHA-256 of asset blobs this handle has hashed (uploaded or checked): a blob ID
     /// names its content, so the answer never changes.
     var assetSHA256s: [String: String] = [:]
@@ -113,4 +114,10 @@ struct HistoryRange {
     var base: String?
     var target: String
     var after: String?
+}
+
+/// A record field an asset was uploaded for.
+struct AssetUse: Hashable {
+    var recordID: RecordID
+    var field: String
 }
