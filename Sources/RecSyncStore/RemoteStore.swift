@@ -102,13 +102,15 @@ public protocol RemoteStore: Actor {
     /// (an encrypted zone) is refused before a byte of it is read, since recsync does not
     /// encrypt files and the store would otherwise hold its content in clear.
     ///
+    /// The file is read from its start, wherever the descriptor stands.
+    ///
     /// The caller opens the file (and closes it after): a workspace opens it under its root
     /// without following links (`FileIO.openRegularFile`), which a path handed to the store
     /// could not promise. `uploadAsset(fileAt:for:field:)` opens a path for you.
     func uploadAsset(fd: Int32, path: String, for recordID: RecordID, field: String) async throws(RecSyncError) -> AssetReference
 
-    /// Writes an asset of a record in `zone` into the empty file open for writing at `fd`
-    /// (`path` names it in errors), streaming, and makes the file durable. Content that does
+    /// Writes an asset of a record in `zone` into the file open for writing at `fd` (`path`
+    /// names it in errors), emptied first, streaming, and makes the file durable. Content that does
     /// not match the reference (size, SHA-256) or is missing is `storeCorrupt` for that
     /// asset; the caller, who opened the file, removes it then.
     /// `downloadAsset(_:zone:to:)` creates the file at a path for you.

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport
@@ -49,6 +50,34 @@ import Testing
         let b = try GitCLI.run(["rev-parse", "refs/heads/main:\(StoreLayout.assetPath(saved[1].recordID, field: "scan"))"], in: fixture.path)
         #expect(a == b && a.hasPrefix(asset.oid), "one blob for equal content, reachable from both records")
         #expect(try GitCLI.run(["cat-file", "-s", asset.oid], in: fixture.path) == "300000\n")
+    }
+
+    @Test(arguments: [StoreKind.memory, .git])
+    func descriptorsAreReadFromTheStartAndWrittenFromEmpty(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes])
+        let content = (0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+        let path = try file(fixture, "photo.jpg", content)
+        // A descriptor something has read from already: the whole file is still the asset.
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        var scratch = [UInt8](repeating: 0, count: 1000)
+        #expect(read(fd, &scratch, 1000) == 1000)
+        let asset = try await alice.uploadAsset(fd: fd, path: path, for: Build.id("a", in: notes), field: "photo")
+        #expect(asset == (try await alice.uploadAsset(fileAt: path, for: Build.id("a", in: notes), field: "photo")))
+        #expect(asset.size == 70_000)
+        _ = try await alice.save([Build.record("a", in: notes, ["photo": .asset(asset)])])
+        // A file a failed try half wrote: the download leaves exactly the asset in it.
+        let out = fixture.directory.file("out.jpg")
+        try Data(repeating: 0xEE, count: 90_000).write(to: URL(fileURLWithPath: out))
+        let wfd = open(out, O_WRONLY | O_CLOEXEC)
+        #expect(wfd >= 0)
+        defer { close(wfd) }
+        #expect(lseek(wfd, 500, SEEK_SET) == 500)
+        try await alice.downloadAsset(asset, zone: notes, fd: wfd, path: out)
+        #expect(holds(out, content))
     }
 
     @Test(arguments: StoreKind.allCases)

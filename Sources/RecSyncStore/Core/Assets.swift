@@ -18,6 +18,11 @@ extension StoreCore {
         }
         let size = Int64(st.st_size)
         try checkAssetSize(size, what: path)
+        // From the start, whatever the descriptor has read already.
+        guard lseek(fd, 0, SEEK_SET) == 0 else {
+            let e = errno
+            throw .fileSystem(path: path, message: "cannot read the file from its start: \(String(cString: strerror(e)))", cause: SystemCallFailure(call: "lseek", errno: e))
+        }
         let asset = try backend.storeAsset(fd: fd, size: size, path: path)
         uploadedAssets[asset.oid, default: []].insert(AssetUse(recordID: recordID, field: field))
         assetSHA256s[asset.oid] = asset.sha256
@@ -90,8 +95,8 @@ extension StoreCore {
         return nil
     }
 
-    /// Writes an asset's content into the empty file open for writing at `fd` (`path` names
-    /// it in errors) and makes it durable. The content must match the reference (size and
+    /// Writes an asset's content into the file open for writing at `fd` (`path` names it in
+    /// errors), emptied first, and makes it durable. The content must match the reference (size and
     /// SHA-256): a garbage or missing blob is an error about that one asset; the caller
     /// removes the file.
     func downloadAsset(_ asset: AssetReference, zone: ZoneID, fd: Int32, path: String) throws(RecSyncError) {
@@ -106,6 +111,11 @@ extension StoreCore {
             throw .storeCorrupt("asset object \(asset.oid) in zone '\(zone)' holds \(stored) bytes where its reference says \(asset.size); the store is damaged: save the asset again")
         }
         try checkAssetSize(stored, what: "asset object \(asset.oid) in zone '\(zone)'")
+        // The file holds the asset and nothing else, even if an earlier try wrote part of it.
+        guard ftruncate(fd, 0) == 0, lseek(fd, 0, SEEK_SET) == 0 else {
+            let e = errno
+            throw .fileSystem(path: path, message: "cannot empty the file to write the asset into: \(String(cString: strerror(e)))", cause: SystemCallFailure(call: "ftruncate", errno: e))
+        }
         guard let got = try backend.readAsset(asset.oid, toFD: fd, path: path) else {
             throw .storeCorrupt("the store lacks asset object \(asset.oid) (\(asset.size) bytes) in zone '\(zone)'; whoever saved it must push it again")
         }
