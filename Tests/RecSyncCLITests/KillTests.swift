@@ -95,4 +95,61 @@ import Testing
         // ten landed in one loaded run), so more is not asked for.
         #expect(killedMidway >= 1, "a kill must land while the pull runs (pull took \(duration) s)")
     }
+
+    /// A pull killed while it streams assets leaves no half asset: what is in place is whole,
+    /// the next pull completes, and nothing is left that a push would send.
+    @Test func aPullKilledMidAssetLeavesNoHalfAssetToPush() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.binary), "the recsync executable is built with the tests")
+        let dir = TempDirectory(#function)
+        let storePath = dir.file("store.git")
+        let actor = try StoreActor(userRecordName: "alice")
+        try GitStore.create(at: storePath, actor: actor)
+        let store = try GitStore(path: storePath, actor: actor)
+        let zone = Build.zone("media")
+        try await store.createZones([zone])
+        var expected: [String: [UInt8]] = [:]
+        var records: [Record] = []
+        for i in 0..<6 {
+            let bytes = [UInt8](repeating: UInt8(i + 1), count: 8 << 20)
+            let source = dir.file("source-\(i)")
+            try Data(bytes).write(to: URL(fileURLWithPath: source))
+            let asset = try await store.uploadAsset(fileAt: source, for: Build.id("r\(i)", in: zone), field: "file")
+            records.append(Build.record("r\(i)", in: zone, ["file": .asset(asset), "n": .int64(Int64(i))]))
+            expected["private/media/r\(i).assets/file"] = bytes
+        }
+        try await store.save(records)
+
+        let ws = dir.file("ws")
+        _ = try Workspace.create(at: ws, config: WorkspaceConfig(user: "alice", remote: storePath))
+        let p = try Self.run(["-C", ws, "pull"])
+        // Killed as soon as the first asset directory appears: an asset is being streamed.
+        let deadline = Date().addingTimeInterval(120)
+        let media = "\(ws)/private/media"
+        while p.isRunning && Date() < deadline,
+              ((try? FileManager.default.contentsOfDirectory(atPath: media)) ?? []).allSatisfy({ !$0.hasSuffix(".assets") }) {
+            try await Task.sleep(nanoseconds: 1_000_000)
+        }
+        #expect(p.isRunning, "the kill must land while the pull runs")
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+
+        func assetFiles() -> [String: [UInt8]] {
+            TreeSnapshot.files(ws, exclude: { rel in !(rel.hasPrefix("private/media/") && rel.contains(".assets/")) })
+        }
+        // Whatever the killed pull put in place is whole; a temporary file may be left, hidden.
+        for (path, bytes) in assetFiles() where !path.contains("/.tmp-") {
+            #expect(bytes == expected[path], "\(path) is in place but not the whole asset (\(bytes.count) bytes)")
+        }
+        // The workspace has nothing to push, before the pull resumes and after.
+        let before = try Self.run(["-C", ws, "status", "--exit-code", "--quiet"])
+        before.waitUntilExit()
+        #expect(before.terminationStatus == 0, "a killed pull leaves nothing to push")
+        let resume = try Self.run(["-C", ws, "pull"])
+        resume.waitUntilExit()
+        #expect(resume.terminationStatus == 0)
+        #expect(assetFiles() == expected, "every asset whole and no temporary file left")
+        let after = try Self.run(["-C", ws, "status", "--exit-code", "--quiet"])
+        after.waitUntilExit()
+        #expect(after.terminationStatus == 0)
+    }
 }

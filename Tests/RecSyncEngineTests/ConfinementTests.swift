@@ -94,6 +94,8 @@ import Testing
         let dir = "\(ws.root)/private/notes/r.assets"
         await store.setHook { call in if call == "downloadAsset" { Self.swapForLink(dir, to: outside) } }
         _ = await pullError(phone)
+        // The swap happened (the download went through the hook), and nothing went through it.
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: dir)) == outside, "the .assets directory was never swapped: the test tested nothing")
         Self.untouched(outside)
     }
 
