@@ -257,6 +257,9 @@ public actor EncryptingStore: RemoteStore {
         // A zone not seen yet is looked up once (its scope read again), so that a clear value
         // where an encrypted zone seals the field is caught on a first pull too.
         if zones[zoneID] == nil && (sealed || !unknownZones.contains(zoneID)) && read[zoneID] == nil {
+            // Marked first: a read that fails (the network) is not tried again by every
+            // later record of the page.
+            read[zoneID] = false
             try await refreshZones(zoneID.ownerName == userRecordName ? .private : .shared)
             read[zoneID] = true
             if zones[zoneID] == nil { unknownZones.insert(zoneID) }
@@ -310,7 +313,10 @@ public actor EncryptingStore: RemoteStore {
             }
             var keys = zoneKeys[zoneID] ?? [:]
             if keys[generation] == nil { keys = try await openKeys(zoneID, refresh: false) }
-            if keys[generation] == nil, let failure = keyFailures[zoneID]?[generation] { throw failure }
+            if keys[generation] == nil, let failure = keyFailures[zoneID]?[generation] {
+                guard case .permissionFailure = failure else { throw failure }  // the network, say: as it came
+                throw .permissionFailure("records of zone \(zoneID) were not pushed: generation \(generation) of its key, the one new writes use, does not open here (\(failure.message)). Run 'recsync keys import FILE' with the key exported on the device that opens it, or 'recsync keys reset' if it is lost")
+            }
             guard let key = keys[generation] else {
                 throw .permissionFailure("zone \(zoneID) is encrypted and its current key is not wrapped for \(userRecordName); ask its owner to share it with you again")
             }
@@ -549,7 +555,10 @@ public actor EncryptingStore: RemoteStore {
         guard listed != listedBefore else { return encryption }
         var keys = try await openKeys(zone.zoneID, refresh: false)  // checks the owner's signature
         // Wrapped again without a generation that did not open, it would be lost to everyone.
-        if let failure = keyFailures[zone.zoneID]?.min(by: { $0.key < $1.key })?.value { throw failure }
+        if let (generation, failure) = keyFailures[zone.zoneID]?.min(by: { $0.key < $1.key }) {
+            guard case .permissionFailure = failure else { throw failure }  // the network, say: as it came
+            throw .permissionFailure("changing who shares zone \(zone.zoneID) was refused: generation \(generation) of its key does not open here (\(failure.message)), and wrapping the keys again without it would leave the fields it sealed unreadable to everyone. Run 'recsync keys import FILE' with the key exported on the device that opens it, or 'recsync keys reset' if it is lost")
+        }
         let owner = zone.zoneID.ownerName
         let before = Set([owner] + encryption.keys.map(\.userRecordName))
         let readers = Set([owner]).union(listed.intersection(before)).union(listed.subtracting(listedBefore))
