@@ -119,19 +119,27 @@ import Testing
         }
         try await store.save(records)
 
-        let ws = dir.file("ws")
-        _ = try Workspace.create(at: ws, config: WorkspaceConfig(user: "alice", remote: storePath))
-        let p = try Self.run(["-C", ws, "pull"])
         // Killed as soon as the first asset directory appears: an asset is being streamed.
-        let deadline = Date().addingTimeInterval(120)
-        let media = "\(ws)/private/media"
-        while p.isRunning && Date() < deadline,
-              ((try? FileManager.default.contentsOfDirectory(atPath: media)) ?? []).allSatisfy({ !$0.hasSuffix(".assets") }) {
-            try await Task.sleep(nanoseconds: 1_000_000)
+        // Watched by a blocking loop, not a sleeping task: with the test runner's two
+        // threads held by other tests, a task may not run again before the pull is done.
+        // A pull that still finished first is run again in a new workspace (three tries).
+        var ws = ""
+        var landed = false
+        for attempt in 0..<3 where !landed {
+            ws = dir.file("ws-\(attempt)")
+            _ = try Workspace.create(at: ws, config: WorkspaceConfig(user: "alice", remote: storePath))
+            let p = try Self.run(["-C", ws, "pull"])
+            let deadline = Date().addingTimeInterval(120)
+            let media = "\(ws)/private/media"
+            while p.isRunning && Date() < deadline,
+                  ((try? FileManager.default.contentsOfDirectory(atPath: media)) ?? []).allSatisfy({ !$0.hasSuffix(".assets") }) {
+                usleep(200)
+            }
+            landed = p.isRunning
+            kill(p.processIdentifier, SIGKILL)
+            p.waitUntilExit()
         }
-        #expect(p.isRunning, "the kill must land while the pull runs")
-        kill(p.processIdentifier, SIGKILL)
-        p.waitUntilExit()
+        #expect(landed, "the kill must land while the pull runs")
 
         func assetFiles() -> [String: [UInt8]] {
             TreeSnapshot.files(ws, exclude: { rel in !(rel.hasPrefix("private/media/") && rel.contains(".assets/")) })
