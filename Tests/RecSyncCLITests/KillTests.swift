@@ -38,13 +38,18 @@ import Testing
         return p
     }
 
-    @Test func killedPullsResumeToTheSameState() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: Self.binary), "the recsync executable is built with the tests")
-        let dir = TempDirectory(#function)
+    /// A temp directory holding a new git store acting as alice, for the built binary to pull.
+    static func aliceStore(_ name: String) throws -> (TempDirectory, String, GitStore) {
+        try #require(FileManager.default.isExecutableFile(atPath: binary), "the recsync executable is built with the tests")
+        let dir = TempDirectory(name)
         let storePath = dir.file("store.git")
         let actor = try StoreActor(userRecordName: "alice")
         try GitStore.create(at: storePath, actor: actor)
-        let store = try GitStore(path: storePath, actor: actor)
+        return (dir, storePath, try GitStore(path: storePath, actor: actor))
+    }
+
+    @Test func killedPullsResumeToTheSameState() async throws {
+        let (dir, storePath, store) = try Self.aliceStore(#function)
         let zones = [Build.zone("alpha"), Build.zone("beta"), Build.zone("gamma")]
         try await store.createZones(zones)
         try await store.save((0..<3000).map { RecordGenerator.realisticRecord(index: $0, zoneID: zones[$0 % 3]) })
@@ -99,12 +104,7 @@ import Testing
     /// A pull killed while it streams assets leaves no half asset: what is in place is whole,
     /// the next pull completes, and nothing is left that a push would send.
     @Test func aPullKilledMidAssetLeavesNoHalfAssetToPush() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: Self.binary), "the recsync executable is built with the tests")
-        let dir = TempDirectory(#function)
-        let storePath = dir.file("store.git")
-        let actor = try StoreActor(userRecordName: "alice")
-        try GitStore.create(at: storePath, actor: actor)
-        let store = try GitStore(path: storePath, actor: actor)
+        let (dir, storePath, store) = try Self.aliceStore(#function)
         let zone = Build.zone("media")
         try await store.createZones([zone])
         var expected: [String: [UInt8]] = [:]
