@@ -33,6 +33,14 @@ public enum GitPushResult: Sendable, Hashable {
     /// The remote did not move the reference (it moved meanwhile, or a hook or permission
     /// refused); the reason as the remote or libgit2 gave it.
     case rejected(String)
+    /// Nothing was sent: the remote advertised a reference the caller's `holdOff` check
+    /// asked to wait for (a compaction's lease, in recsync); the check's reason.
+    case heldOff(String)
+
+    public var isHeldOff: Bool {
+        if case .heldOff = self { return true }
+        return false
+    }
 }
 
 extension GitRepository {
@@ -65,9 +73,37 @@ extension GitRepository {
     /// delivers it: `GIT_ENONFASTFORWARD` before anything is sent (the remote's head is not an
     /// ancestor of `commit`), or a status in the `push_update_reference` callback (the remote
     /// moved after advertising its refs, or a hook refused).
-    public func push(_ commit: GitOID, to remoteRef: String, at remote: GitRemoteURL, options: GitNetworkOptions) throws(GitNetworkError) -> GitPushResult {
+    ///
+    /// `holdOff` sees the names of the references the remote advertised, once connected and
+    /// before anything is built or sent; a reason from it calls the push off (`.heldOff`).
+    public func push(
+        _ commit: GitOID, to remoteRef: String, at remote: GitRemoteURL, options: GitNetworkOptions,
+        holdOff: ((_ advertised: [String]) -> String?)? = nil
+    ) throws(GitNetworkError) -> GitPushResult {
         // A push builds a pack (and a local remote indexes it): default pack windows meanwhile.
-        try GitPackWindows.whileWritingPacks { () throws(GitNetworkError) -> GitPushResult in try pushUnguarded(commit, to: remoteRef, at: remote, options: options) }
+        try GitPackWindows.whileWritingPacks { () throws(GitNetworkError) -> GitPushResult in
+            try pushUnguarded(commit, to: remoteRef, at: remote, options: options, holdOff: holdOff)
+        }
+    }
+
+    /// Deletes `remoteRef` on a remote (`git push URL :ref`); true if the remote had it and
+    /// removed it, false if it refused or never had it.
+    public func deleteRemoteReference(_ remoteRef: String, at remote: GitRemoteURL, options: GitNetworkOptions) throws(GitNetworkError) -> Bool {
+        try withSIGPIPEBlocked { () throws(GitNetworkError) -> Bool in
+            let session = try RemoteSession(repository: self, remote: remote, options: options, direction: GIT_DIRECTION_PUSH, doing: "deleting \(remoteRef)")
+            guard try session.advertised().contains(remoteRef) else { return false }
+            var pushOptions = git_push_options()
+            git_push_options_init(&pushOptions, UInt32(GIT_PUSH_OPTIONS_VERSION))
+            pushOptions.callbacks = session.callbacks()
+            pushOptions.proxy_opts.type = GIT_PROXY_AUTO
+            let result = withStringArray([":\(remoteRef)"]) { array in
+                git_remote_push(session.pointer, array, &pushOptions)
+            }
+            if result < 0 { throw session.failure(result, doing: "deleting \(remoteRef)", connected: true) }
+            if session.state.refusals[remoteRef] != nil { return false }
+            session.succeeded()
+            return true
+        }
     }
 
     /// Force-pushes `commit` to `remoteRef`, but only over `expected`: the compare-and-swap of
@@ -85,7 +121,10 @@ extension GitRepository {
         }
     }
 
-    private func pushUnguarded(_ commit: GitOID, to remoteRef: String, at remote: GitRemoteURL, options: GitNetworkOptions, expecting expected: GitOID? = nil) throws(GitNetworkError) -> GitPushResult {
+    private func pushUnguarded(
+        _ commit: GitOID, to remoteRef: String, at remote: GitRemoteURL, options: GitNetworkOptions, expecting expected: GitOID? = nil,
+        holdOff: ((_ advertised: [String]) -> String?)? = nil
+    ) throws(GitNetworkError) -> GitPushResult {
         // libgit2 1.5 pushes only from a reference, not from an OID: name the commit for the
         // duration of the push.
         let source = "refs/recsync/push-\(UUID().uuidString.lowercased())"
@@ -102,6 +141,8 @@ extension GitRepository {
         }
         return try withSIGPIPEBlocked { () throws(GitNetworkError) -> GitPushResult in
             let session = try RemoteSession(repository: self, remote: remote, options: options, direction: GIT_DIRECTION_PUSH, doing: "pushing")
+            // The advertisement came with the connection: looking at it costs no round trip.
+            if let holdOff, let reason = holdOff(try session.advertised()) { return .heldOff(reason) }
             var pushOptions = git_push_options()
             git_push_options_init(&pushOptions, UInt32(GIT_PUSH_OPTIONS_VERSION))
             pushOptions.callbacks = session.callbacks()
@@ -233,6 +274,15 @@ private final class RemoteSession {
         git_remote_disconnect(pointer)
         git_remote_free(pointer)
         recsync_net_watch_end(watch)
+    }
+
+    /// The names of the references the remote advertised when it was connected.
+    func advertised() throws(GitNetworkError) -> [String] {
+        var heads: UnsafeMutablePointer<UnsafePointer<git_remote_head>?>?
+        var count = 0
+        let result = git_remote_ls(&heads, &count, pointer)
+        if result < 0 { throw failure(result, doing: "listing references", connected: true) }
+        return (0..<count).compactMap { i in heads?[i].map { String(cString: $0.pointee.name) } }
     }
 
     /// Callbacks whose payload is `state`; valid while this session lives.

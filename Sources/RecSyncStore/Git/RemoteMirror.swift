@@ -1,3 +1,4 @@
+import Foundation
 import RecSyncGit
 import RecSyncModel
 
@@ -48,12 +49,19 @@ final class RemoteMirror {
     /// trees above them, which hardly delta against each other (libgit2 sends no thin packs),
     /// so a delta window only costs time.
     func publish(_ commit: GitOID, parent: GitOID, in repository: GitRepository, sendingFrom sender: GitRepository? = nil) throws(RecSyncError) -> Bool {
-        let result: GitPushResult
-        do {
-            result = try (sender ?? repository).push(commit, to: GitBackend.headRef, at: remote, options: options)
-        } catch {
-            throw Self.map(error)
-        }
+        var result: GitPushResult
+        // While a compaction's lease is advertised, wait and look again (`CompactionLease`).
+        let started = ContinuousClock.now
+        repeat {
+            do {
+                result = try (sender ?? repository).push(commit, to: GitBackend.headRef, at: remote, options: options) { advertised in
+                    ContinuousClock.now - started < CompactionLease.longestHold ? CompactionLease.holding(advertised, now: CompactionLease.now()) : nil
+                }
+            } catch {
+                throw Self.map(error)
+            }
+            if case .heldOff = result { usleep(UInt32.random(in: CompactionLease.pollInterval)) }
+        } while result.isHeldOff
         switch result {
         case .accepted:
             refusalsWithoutMovement = 0
@@ -65,6 +73,8 @@ final class RemoteMirror {
                 throw GitBackend.wrap(error, "recording the pushed head in the mirror")
             }
             return true
+        case .heldOff:
+            return false
         case .rejected(let reason):
             try fetch(into: repository)
             let head: GitOID?
@@ -93,15 +103,51 @@ final class RemoteMirror {
         } catch {
             throw Self.map(error)
         }
-        guard case .rejected(let reason) = result else {
+        switch result {
+        case .accepted:
             do {
                 _ = try repository.updateReference(GitBackend.headRef, to: commit, expected: expected, logMessage: "recsync: compacted")
             } catch {
                 throw GitBackend.wrap(error, "recording the compacted head in the mirror")
             }
             return nil
+        case .rejected(let reason), .heldOff(let reason):
+            return reason
         }
-        return reason
+    }
+
+    /// Asks writers to hold their pushes while a compaction runs: pushes a new lease reference
+    /// naming the mirror's head (which the remote has), and removes leases long expired. Nil
+    /// when the mirror has no head or the remote refused the reference (a server that allows
+    /// only some references): the compaction then runs without one.
+    func placeLease(in repository: GitRepository) throws(RecSyncError) -> CompactionLease? {
+        let head: GitOID?
+        do { head = try repository.referenceTarget(GitBackend.headRef) } catch { throw GitBackend.wrap(error, "reading the mirror's head") }
+        guard let head else { return nil }
+        let lease = CompactionLease(now: CompactionLease.now())
+        var expired: [String] = []
+        let result: GitPushResult
+        do {
+            result = try repository.push(head, to: lease.name, at: remote, options: options) { advertised in
+                expired = CompactionLease.expired(advertised, now: CompactionLease.now())
+                return nil
+            }
+        } catch {
+            throw Self.map(error)
+        }
+        for reference in expired { removeReference(reference, in: repository) }
+        return result == .accepted ? lease : nil
+    }
+
+    /// Removes a compaction's lease. A lease that cannot be removed (the network failed just
+    /// then) ends at its deadline by itself, and the next compaction removes it: nothing to
+    /// report that the user could act on.
+    func removeLease(_ lease: CompactionLease, in repository: GitRepository) {
+        removeReference(lease.name, in: repository)
+    }
+
+    private func removeReference(_ name: String, in repository: GitRepository) {
+        do { _ = try repository.deleteRemoteReference(name, at: remote, options: options) } catch {}
     }
 
     static func map(_ error: GitNetworkError) -> RecSyncError {

@@ -5,6 +5,7 @@ import RecSyncModel
 /// Where `GitStore.compact` cuts a store's history.
 public enum CompactionHorizon: Sendable, Hashable {
     /// Keep the `n` newest commits (first-parent): the horizon is the parent of the `n`th newest.
+    /// Commits that land while the compaction is published are kept as well.
     case keepLast(Int)
     /// Keep the commits made at or after a moment: the horizon is the newest first-parent
     /// commit older than it (commit time, whole seconds).
@@ -37,8 +38,12 @@ public struct CompactionReport: Sendable, Hashable {
     /// Old commits that tokens may still name and that now stand for new ones (the horizon
     /// and the replayed commits, plus those carried over from earlier compactions).
     public var tokenMapEntries: Int
-    /// How many times the compaction was computed: more than one when the store moved under it.
+    /// How many times the compaction was published: more than once when the store moved under
+    /// it (what landed meanwhile was replayed too, so more than the newest N may be kept).
     public var attempts: Int
+    /// True when, on a network store, writers were asked to hold their pushes while the
+    /// compaction ran (its lease, `refs/recsync/compacting/…`, was accepted by the server).
+    public var writersHeldOff: Bool = false
 }
 
 /// The marker a compaction leaves in the store's tree (`compaction.json` at the top): which
@@ -88,7 +93,7 @@ struct CompactionMarker: Sendable, Hashable {
 }
 
 extension GitStore {
-    /// How many times a compaction is recomputed when other writers moved the head first.
+    /// How many times a compaction is published when other writers moved the head first.
     static let maxCompactionAttempts = 32
 
     /// Rewrites the history before `horizon` into one root commit and replays the commits
@@ -104,7 +109,10 @@ extension GitStore {
     ///
     /// A local store's ref moves only if it still names the head the compaction read; a
     /// network store is force-pushed, guarded the same way (`GitRepository.forcePush`). When
-    /// another writer got in first, the compaction is computed again on the new head.
+    /// another writer got in first, the commits that landed are replayed on the compacted
+    /// history and it is published again (computed from the start only if the history was
+    /// rewritten meanwhile). On a network store, recsync writers hold their pushes while the
+    /// compaction runs (`CompactionLease`).
     public func compact(_ horizon: CompactionHorizon, dropDeletedTombstones: Bool = false) throws(RecSyncError) -> CompactionReport {
         try compact(horizon, dropDeletedTombstones: dropDeletedTombstones, beforePublishing: { _ throws(RecSyncError) in })
     }
@@ -119,6 +127,12 @@ extension GitStore {
         let repository = backend.repository
         let actor = core.actor
         var refusal: String?
+        var rewrite: HistoryRewrite?
+        // On a network store, writers are asked to hold their pushes while this runs (see
+        // `CompactionLease`): without that, a steady stream of pushes can keep refusing ours.
+        var lease: CompactionLease?
+        if let link = backend.remote { lease = try link.placeLease(in: repository) }
+        defer { if let lease, let link = backend.remote { link.removeLease(lease, in: repository) } }
         for attempt in 1...Self.maxCompactionAttempts {
             if let link = backend.remote {
                 let seen = refusal == nil ? nil : try backend.head()
@@ -131,10 +145,12 @@ extension GitStore {
             }
             let head = try backend.head()
             guard let headOID = GitOID(hex: head) else { throw .storeCorrupt("the store's head '\(head)' is not a commit ID") }
-            let rewrite = try Self.git("compacting the store") { () throws(GitError) -> HistoryRewrite? in
-                try HistoryRewrite.compute(in: repository, head: headOID, horizon: horizon, dropDeletedTombstones: dropDeletedTombstones, actor: actor)
+            let previous = rewrite
+            rewrite = try Self.git("compacting the store") { () throws(GitError) -> HistoryRewrite? in
+                if let previous, let extended = try previous.extended(to: headOID, in: repository, actor: actor) { return extended }
+                return try HistoryRewrite.compute(in: repository, head: headOID, horizon: horizon, dropDeletedTombstones: dropDeletedTombstones, actor: actor)
             }
-            guard var rewrite else {
+            guard var current = rewrite else {
                 var report = try nothingToCompact(head: headOID)
                 report.attempts = attempt
                 return report
@@ -142,22 +158,23 @@ extension GitStore {
             try beforePublishing(attempt)
             let landed: Bool
             if let link = backend.remote {
-                refusal = try link.forcePublish(rewrite.newHead, over: headOID, in: repository)
+                refusal = try link.forcePublish(current.newHead, over: headOID, in: repository)
                 landed = refusal == nil
             } else {
                 landed = try Self.git("moving the head") { () throws(GitError) in
-                    try repository.updateReference(GitBackend.headRef, to: rewrite.newHead, expected: headOID, logMessage: "recsync: compact history")
+                    try repository.updateReference(GitBackend.headRef, to: current.newHead, expected: headOID, logMessage: "recsync: compact history")
                 }
                 if !landed, let lock = repository.referenceLock(GitBackend.headRef), lock.isStale() {
                     throw GitStore.staleLockError(lock, store: repository.path)
                 }
             }
             if landed {
-                rewrite.report.attempts = attempt
-                return rewrite.report
+                current.report.attempts = attempt
+                current.report.writersHeldOff = lease != nil
+                return current.report
             }
             // Another writer got in first: a short random pause, longer with each attempt, lets
-            // the compaction slip between their writes; then look again and compute on the new head.
+            // the compaction slip between their writes; then look again and replay what landed.
             usleep(UInt32.random(in: 0...UInt32(min(100_000, 1_000 << min(attempt, 7)))))
         }
         throw .storeBusy("the store kept moving while recsync compacted it (\(Self.maxCompactionAttempts) attempts); nothing was changed. Run the compaction again when fewer writers are busy")
@@ -184,6 +201,15 @@ extension GitStore {
 struct HistoryRewrite {
     var newHead: GitOID
     var report: CompactionReport
+
+    /// What `extended` needs to replay commits that land after `report.oldHead`.
+    private let horizonCommit: GitCommit
+    private let root: GitOID
+    private let dropped: [(path: String, blob: GitOID, zone: ZoneID)]
+    /// The last replayed commit (the marker commit's parent), its tree, and old → new commits.
+    private var tip: GitOID
+    private var tipTree: GitOID
+    private var map: [String: String]
 
     /// Writes the compacted history of `head` (one pack file); nil when there is nothing to
     /// compact (no commit before the horizon, and no tombstone to drop).
@@ -214,28 +240,64 @@ struct HistoryRewrite {
         if horizonCommit.parents.isEmpty && dropped.isEmpty { return nil }
 
         let bulk = try GitRepository.open(at: repository.path, bulkWrites: true)
-        /// A tree without the dropped tombstones (only where it still holds the same blob).
-        func pruned(_ tree: GitOID) throws(GitError) -> GitOID {
-            var removals: [GitTreeUpdate] = []
-            for (path, blob, _) in dropped where try bulk.entry(atPath: path, inTree: tree)?.oid == blob {
-                removals.append(.remove(path: path))
-            }
-            return removals.isEmpty ? tree : try bulk.updateTree(base: tree, updates: removals)
-        }
         let folded = chain.count - horizonIndex
-        let when = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(horizonCommit.time)))
-        let rootMessage = "Compacted history: \(folded) commits up to \(horizonCommit.oid.hex) (\(when)) folded into this one\n\nRecsync-Compacted-From: \(horizonCommit.oid.hex)\n"
-        let root = try bulk.copyCommit(horizonCommit.oid, tree: pruned(horizonCommit.tree), parents: [], message: rootMessage)
-        var map: [String: String] = [horizonCommit.oid.hex: root.hex]
-        var tip = root
-        var tipTree = try pruned(horizonCommit.tree)
-        for commit in chain[..<horizonIndex].reversed() {
-            tipTree = try pruned(commit.tree)
+        let rootMessage = "Compacted history: \(folded) commits up to \(horizonCommit.oid.hex) (\(Self.shown(horizonCommit.time))) folded into this one\n\nRecsync-Compacted-From: \(horizonCommit.oid.hex)\n"
+        let rootTree = try pruned(horizonCommit.tree, dropping: dropped, in: bulk)
+        let root = try bulk.copyCommit(horizonCommit.oid, tree: rootTree, parents: [], message: rootMessage)
+        let report = CompactionReport(
+            compacted: true, oldHead: head.hex, newHead: "", horizon: horizonCommit.oid.hex, horizonTime: horizonCommit.time * 1000,
+            newRoot: root.hex, commitsBefore: chain.count, commitsAfter: 2, commitsFolded: folded, commitsReplayed: 0,
+            tombstonesDropped: dropped.map(\.zone), tokenMapEntries: 0, attempts: 1)
+        var rewrite = HistoryRewrite(newHead: root, report: report, horizonCommit: horizonCommit, root: root, dropped: dropped,
+                                     tip: root, tipTree: rootTree, map: [horizonCommit.oid.hex: root.hex])
+        try rewrite.replay(chain[..<horizonIndex].reversed(), with: bulk)
+        try rewrite.seal(head: chain[0], in: repository, with: bulk, actor: actor)
+        return rewrite
+    }
+
+    /// This compaction carried on to `head`, a head that moved on from `report.oldHead` while
+    /// the compaction was being published: only the commits that landed meanwhile are replayed
+    /// (on the same horizon, so they are kept too), and the marker is written again. Nil when
+    /// `report.oldHead` is not in `head`'s first-parent history (the history was rewritten):
+    /// the compaction must be computed from the start.
+    ///
+    /// Computing again from the start would make the window in which another write can get
+    /// in first as long as the whole computation, on every attempt; this one is as long as
+    /// replaying what landed.
+    func extended(to head: GitOID, in repository: GitRepository, actor: StoreActor) throws(GitError) -> HistoryRewrite? {
+        guard let old = GitOID(hex: report.oldHead) else { return nil }
+        if head == old { return self }
+        var landed: [GitCommit] = []
+        var next: GitOID? = head
+        while let oid = next, oid != old {
+            let commit = try repository.commit(oid)
+            landed.append(commit)
+            next = commit.parents.first
+        }
+        guard next == old, let newest = landed.first else { return nil }
+        let bulk = try GitRepository.open(at: repository.path, bulkWrites: true)
+        var rewrite = self
+        rewrite.report.oldHead = head.hex
+        rewrite.report.commitsBefore += landed.count
+        try rewrite.replay(landed.reversed(), with: bulk)
+        try rewrite.seal(head: newest, in: repository, with: bulk, actor: actor)
+        return rewrite
+    }
+
+    /// Copies `commits` (oldest first) onto the tip, each with its tree less the dropped tombstones.
+    private mutating func replay(_ commits: some Sequence<GitCommit>, with bulk: GitRepository) throws(GitError) {
+        for commit in commits {
+            tipTree = try Self.pruned(commit.tree, dropping: dropped, in: bulk)
             tip = try bulk.copyCommit(commit.oid, tree: tipTree, parents: [tip])
             map[commit.oid.hex] = tip.hex
+            report.commitsReplayed += 1
         }
+    }
+
+    /// Writes the marker commit on the tip (the old `head`'s token map carried over), and the pack.
+    private mutating func seal(head: GitCommit, in repository: GitRepository, with bulk: GitRepository, actor: StoreActor) throws(GitError) {
         // Tokens an earlier compaction kept working keep working if their commit is kept again.
-        if let entry = try repository.entry(atPath: CompactionMarker.path, inTree: chain[0].tree), entry.kind == .blob,
+        if let entry = try repository.entry(atPath: CompactionMarker.path, inTree: head.tree), entry.kind == .blob,
            let earlier = CompactionMarker.decode(try repository.blob(entry.oid)) {
             for (old, replayed) in earlier.commits where map[old] == nil {
                 if let now = map[replayed] { map[old] = now }
@@ -247,19 +309,29 @@ struct HistoryRewrite {
         let markerBlob = try bulk.createBlob(marker.encoded())
         let markerTree = try bulk.updateTree(base: tipTree, updates: [.upsertBlob(path: CompactionMarker.path, oid: markerBlob)])
         let signature = GitSignature(name: actor.displayName, email: actor.email, time: time / 1000)
-        let replayed = horizonIndex
-        var message = "\(actor.userRecordName): compact store history before \(when)\n\n"
-        message += "\(folded) commits folded into the root \(root.hex), \(replayed) replayed on it"
+        var message = "\(actor.userRecordName): compact store history before \(Self.shown(horizonCommit.time))\n\n"
+        message += "\(report.commitsFolded) commits folded into the root \(root.hex), \(report.commitsReplayed) replayed on it"
         if !dropped.isEmpty { message += ", \(dropped.count) deleted-zone tombstones dropped" }
         message += ".\nChange tokens naming the horizon or a replayed commit follow compaction.json; older ones expire.\n"
-        let newHead = try bulk.createCommit(tree: markerTree, parents: [tip], author: signature, message: message)
+        newHead = try bulk.createCommit(tree: markerTree, parents: [tip], author: signature, message: message)
         try bulk.writePack()
+        report.newHead = newHead.hex
+        report.commitsAfter = report.commitsReplayed + 2
+        report.tokenMapEntries = map.count
+    }
 
-        let report = CompactionReport(
-            compacted: true, oldHead: head.hex, newHead: newHead.hex, horizon: horizonCommit.oid.hex, horizonTime: horizonCommit.time * 1000,
-            newRoot: root.hex, commitsBefore: chain.count, commitsAfter: replayed + 2, commitsFolded: folded, commitsReplayed: replayed,
-            tombstonesDropped: dropped.map(\.zone), tokenMapEntries: map.count, attempts: 1)
-        return HistoryRewrite(newHead: newHead, report: report)
+    /// A tree without the dropped tombstones (only where it still holds the same blob).
+    private static func pruned(_ tree: GitOID, dropping dropped: [(path: String, blob: GitOID, zone: ZoneID)], in bulk: GitRepository) throws(GitError) -> GitOID {
+        var removals: [GitTreeUpdate] = []
+        for (path, blob, _) in dropped where try bulk.entry(atPath: path, inTree: tree)?.oid == blob {
+            removals.append(.remove(path: path))
+        }
+        return removals.isEmpty ? tree : try bulk.updateTree(base: tree, updates: removals)
+    }
+
+    /// A commit time (seconds) as the messages show it.
+    private static func shown(_ time: Int64) -> String {
+        ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(time)))
     }
 
     /// The tombstones at `tree` whose reason is `deleted`: path, blob, zone.

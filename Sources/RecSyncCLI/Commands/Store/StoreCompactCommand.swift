@@ -122,6 +122,7 @@ struct StoreCompactCommand: RecSyncSubcommand {
             "tombstonesDropped": .array(report.tombstonesDropped.map { .object(["zone": .string($0.zoneName), "owner": .string($0.ownerName)]) }),
             "tokenMapEntries": .int(Int64(report.tokenMapEntries)),
             "attempts": .int(Int64(report.attempts)),
+            "writersHeldOff": .bool(report.writersHeldOff),
         ])
         guard report.compacted, let horizon = report.horizon, let time = report.horizonTime else {
             context.console.info("nothing to compact in \(store): its \(report.commitsBefore) commits are all after the horizon (or the history before it is already one commit); nothing was changed")
