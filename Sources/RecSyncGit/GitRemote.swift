@@ -86,23 +86,25 @@ extension GitRepository {
         }
     }
 
-    /// Deletes `remoteRef` on a remote (`git push URL :ref`); true if the remote had it and
-    /// removed it, false if it refused or never had it.
-    public func deleteRemoteReference(_ remoteRef: String, at remote: GitRemoteURL, options: GitNetworkOptions) throws(GitNetworkError) -> Bool {
-        try withSIGPIPEBlocked { () throws(GitNetworkError) -> Bool in
-            let session = try RemoteSession(repository: self, remote: remote, options: options, direction: GIT_DIRECTION_PUSH, doing: "deleting \(remoteRef)")
-            guard try session.advertised().contains(remoteRef) else { return false }
+    /// Deletes references on a remote in one push (`git push URL :ref …`); returns those the
+    /// remote advertised and refused to delete (a hook, branch protection). References it
+    /// did not advertise are left out: there is nothing to delete.
+    public func deleteRemoteReferences(_ remoteRefs: [String], at remote: GitRemoteURL, options: GitNetworkOptions) throws(GitNetworkError) -> [String] {
+        try withSIGPIPEBlocked { () throws(GitNetworkError) -> [String] in
+            let session = try RemoteSession(repository: self, remote: remote, options: options, direction: GIT_DIRECTION_PUSH, doing: "deleting references")
+            let advertised = Set(try session.advertised())
+            let present = remoteRefs.filter { advertised.contains($0) }
+            guard !present.isEmpty else { return [] }
             var pushOptions = git_push_options()
             git_push_options_init(&pushOptions, UInt32(GIT_PUSH_OPTIONS_VERSION))
             pushOptions.callbacks = session.callbacks()
             pushOptions.proxy_opts.type = GIT_PROXY_AUTO
-            let result = withStringArray([":\(remoteRef)"]) { array in
+            let result = withStringArray(present.map { ":\($0)" }) { array in
                 git_remote_push(session.pointer, array, &pushOptions)
             }
-            if result < 0 { throw session.failure(result, doing: "deleting \(remoteRef)", connected: true) }
-            if session.state.refusals[remoteRef] != nil { return false }
+            if result < 0 { throw session.failure(result, doing: "deleting references", connected: true) }
             session.succeeded()
-            return true
+            return present.filter { session.state.refusals[$0] != nil }
         }
     }
 
@@ -142,7 +144,10 @@ extension GitRepository {
         return try withSIGPIPEBlocked { () throws(GitNetworkError) -> GitPushResult in
             let session = try RemoteSession(repository: self, remote: remote, options: options, direction: GIT_DIRECTION_PUSH, doing: "pushing")
             // The advertisement came with the connection: looking at it costs no round trip.
-            if let holdOff, let reason = holdOff(try session.advertised()) { return .heldOff(reason) }
+            if let holdOff, let reason = holdOff(try session.advertised()) {
+                session.succeeded()
+                return .heldOff(reason)
+            }
             var pushOptions = git_push_options()
             git_push_options_init(&pushOptions, UInt32(GIT_PUSH_OPTIONS_VERSION))
             pushOptions.callbacks = session.callbacks()

@@ -17,6 +17,9 @@ final class RemoteMirror {
     let remote: GitRemoteURL
     let options: GitNetworkOptions
     private var refusalsWithoutMovement = 0
+    /// When this handle first held its pushes for each lease: it holds for one lease at most
+    /// `CompactionLease.longestHold` in all, however many of its pushes meet it.
+    private var heldSince: [String: ContinuousClock.Instant] = [:]
 
     init(remote: GitRemoteURL, options: GitNetworkOptions) {
         self.remote = remote
@@ -51,16 +54,20 @@ final class RemoteMirror {
     func publish(_ commit: GitOID, parent: GitOID, in repository: GitRepository, sendingFrom sender: GitRepository? = nil) throws(RecSyncError) -> Bool {
         var result: GitPushResult
         // While a compaction's lease is advertised, wait and look again (`CompactionLease`).
-        let started = ContinuousClock.now
+        var pause = CompactionLease.firstPause
         repeat {
             do {
                 result = try (sender ?? repository).push(commit, to: GitBackend.headRef, at: remote, options: options) { advertised in
-                    ContinuousClock.now - started < CompactionLease.longestHold ? CompactionLease.holding(advertised, now: CompactionLease.now()) : nil
+                    self.shouldHold(advertised)
                 }
             } catch {
                 throw Self.map(error)
             }
-            if case .heldOff = result { usleep(UInt32.random(in: CompactionLease.pollInterval)) }
+            if case .heldOff = result {
+                // Backing off, with jitter: every poll is a connection (and an authentication).
+                usleep(UInt32.random(in: pause * 750...pause * 1_250))
+                pause = min(pause * 2, CompactionLease.longestPause)
+            }
         } while result.isHeldOff
         switch result {
         case .accepted:
@@ -92,6 +99,18 @@ final class RemoteMirror {
         }
     }
 
+    /// Why a push should wait (a lease this handle has not yet held for `longestHold`), nil
+    /// to push now.
+    private func shouldHold(_ advertised: [String]) -> String? {
+        guard let lease = CompactionLease.holding(advertised, now: CompactionLease.now()) else { return nil }
+        let now = ContinuousClock.now
+        if heldSince.count > 64 { heldSince = heldSince.filter { now - $0.value < .seconds(600) } }
+        let since = heldSince[lease] ?? now
+        heldSince[lease] = since
+        guard now - since < CompactionLease.longestHold else { return nil }
+        return "a compaction of the store asked writers to wait (\(lease))"
+    }
+
     /// Replaces the remote's head with `commit` (a rewritten history) if it still is `expected`:
     /// a force push guarded by the expected old value (`GitRepository.forcePush`), then the
     /// mirror's ref. Nil when it landed, else the remote's reason for refusing: the caller
@@ -116,38 +135,42 @@ final class RemoteMirror {
         }
     }
 
-    /// Asks writers to hold their pushes while a compaction runs: pushes a new lease reference
-    /// naming the mirror's head (which the remote has), and removes leases long expired. Nil
-    /// when the mirror has no head or the remote refused the reference (a server that allows
-    /// only some references): the compaction then runs without one.
-    func placeLease(in repository: GitRepository) throws(RecSyncError) -> CompactionLease? {
-        let head: GitOID?
-        do { head = try repository.referenceTarget(GitBackend.headRef) } catch { throw GitBackend.wrap(error, "reading the mirror's head") }
-        guard let head else { return nil }
-        let lease = CompactionLease(now: CompactionLease.now())
-        var expired: [String] = []
-        let result: GitPushResult
+    /// Pushes a new compaction lease (`CompactionLease`), and notes the advertised leases
+    /// that ended long ago or name a deadline past belief (`CompactionLease.stale`), for the
+    /// caller to remove with its own.
+    ///
+    /// The lease names a parentless commit with an empty tree, always the same one, so that it
+    /// keeps nothing alive on the server (naming the head would keep the history the
+    /// compaction removes). The pushed result is `.rejected` when the server refused the
+    /// reference (one that allows only some references).
+    func placeLease(_ lease: CompactionLease, in repository: GitRepository) throws(RecSyncError) -> (result: GitPushResult, stale: [String]) {
+        let target: GitOID
         do {
-            result = try repository.push(head, to: lease.name, at: remote, options: options) { advertised in
-                expired = CompactionLease.expired(advertised, now: CompactionLease.now())
+            let empty = try repository.updateTree(base: nil, updates: [])
+            target = try repository.createCommit(tree: empty, parents: [], author: CompactionLease.signature, message: CompactionLease.message)
+        } catch {
+            throw GitBackend.wrap(error, "writing the compaction lease's commit in the mirror")
+        }
+        var stale: [String] = []
+        do {
+            let result = try repository.push(target, to: lease.name, at: remote, options: options) { advertised in
+                stale = CompactionLease.stale(advertised, now: CompactionLease.now())
                 return nil
             }
+            return (result, stale)
         } catch {
             throw Self.map(error)
         }
-        for reference in expired { removeReference(reference, in: repository) }
-        return result == .accepted ? lease : nil
     }
 
-    /// Removes a compaction's lease. A lease that cannot be removed (the network failed just
-    /// then) ends at its deadline by itself, and the next compaction removes it: nothing to
-    /// report that the user could act on.
-    func removeLease(_ lease: CompactionLease, in repository: GitRepository) {
-        removeReference(lease.name, in: repository)
-    }
-
-    private func removeReference(_ name: String, in repository: GitRepository) {
-        do { _ = try repository.deleteRemoteReference(name, at: remote, options: options) } catch {}
+    /// Deletes references on the remote in one push; those it kept (it refused: a hook, or
+    /// a hook or a protection rule).
+    func removeReferences(_ names: [String], in repository: GitRepository) throws(RecSyncError) -> [String] {
+        do {
+            return try repository.deleteRemoteReferences(names, at: remote, options: options)
+        } catch {
+            throw Self.map(error)
+        }
     }
 
     static func map(_ error: GitNetworkError) -> RecSyncError {

@@ -44,6 +44,10 @@ public struct CompactionReport: Sendable, Hashable {
     /// True when, on a network store, writers were asked to hold their pushes while the
     /// compaction ran (its lease, `refs/recsync/compacting/…`, was accepted by the server).
     public var writersHeldOff: Bool = false
+    /// Lease references the server would not let recsync remove afterwards (it denies
+    /// deletions): they end at their deadline, but keep a small commit advertised until
+    /// someone with the right deletes them (`git push URL :REF`).
+    public var leasesLeft: [String] = []
 }
 
 /// The marker a compaction leaves in the store's tree (`compaction.json` at the top): which
@@ -128,11 +132,11 @@ extension GitStore {
         let actor = core.actor
         var refusal: String?
         var rewrite: HistoryRewrite?
-        // On a network store, writers are asked to hold their pushes while this runs (see
-        // `CompactionLease`): without that, a steady stream of pushes can keep refusing ours.
-        var lease: CompactionLease?
-        if let link = backend.remote { lease = try link.placeLease(in: repository) }
-        defer { if let lease, let link = backend.remote { link.removeLease(lease, in: repository) } }
+        // On a network store, writers are asked to hold their pushes while this is published
+        // (`CompactionLease`): without that, a steady stream of pushes can keep refusing ours.
+        let leases = backend.remote.map { CompactionLeaseHolder(link: $0, repository: repository) }
+        var finished = false
+        defer { if !finished { leases?.release() } }
         for attempt in 1...Self.maxCompactionAttempts {
             if let link = backend.remote {
                 let seen = refusal == nil ? nil : try backend.head()
@@ -153,8 +157,13 @@ extension GitStore {
             guard var current = rewrite else {
                 var report = try nothingToCompact(head: headOID)
                 report.attempts = attempt
+                finished = true
+                report.leasesLeft = leases?.release() ?? []
                 return report
             }
+            // Placed once there is something to publish (computing can take long on a large
+            // store, and holds nobody up), renewed when an attempt finds it running out.
+            leases?.ensure()
             try beforePublishing(attempt)
             let landed: Bool
             if let link = backend.remote {
@@ -170,7 +179,9 @@ extension GitStore {
             }
             if landed {
                 current.report.attempts = attempt
-                current.report.writersHeldOff = lease != nil
+                current.report.writersHeldOff = leases?.placed ?? false
+                finished = true
+                current.report.leasesLeft = leases?.release() ?? []
                 return current.report
             }
             // Another writer got in first: a short random pause, longer with each attempt, lets

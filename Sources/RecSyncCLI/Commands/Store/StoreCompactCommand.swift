@@ -123,7 +123,11 @@ struct StoreCompactCommand: RecSyncSubcommand {
             "tokenMapEntries": .int(Int64(report.tokenMapEntries)),
             "attempts": .int(Int64(report.attempts)),
             "writersHeldOff": .bool(report.writersHeldOff),
+            "leasesLeft": .array(report.leasesLeft.map { .string($0) }),
         ])
+        if !report.leasesLeft.isEmpty {
+            context.console.warning("\(store) would not let recsync remove the compaction's lease (\(report.leasesLeft.joined(separator: ", "))); it stops holding writers at its deadline, but stays listed until someone allowed to delete references removes it: git push \(store) \(report.leasesLeft.map { ":\($0)" }.joined(separator: " "))")
+        }
         guard report.compacted, let horizon = report.horizon, let time = report.horizonTime else {
             context.console.info("nothing to compact in \(store): its \(report.commitsBefore) commits are all after the horizon (or the history before it is already one commit); nothing was changed")
             return
