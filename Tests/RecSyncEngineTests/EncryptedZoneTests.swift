@@ -261,6 +261,29 @@ import Testing
         #expect(try second.get().fields["title"] == .string("generation two"))
     }
 
+    /// A zone read that fails on a first pull fails every record of that zone in the page:
+    /// none of them passes unchecked, so a clear value planted where the zone seals the
+    /// field cannot slip in behind the first record's network error.
+    @Test func aFailedFirstZoneReadLetsNoRecordOfThePageThroughUnchecked() async throws {
+        let p = try Pair(.git)
+        let zone = try await p.diary(fields: ["title"])
+        let planted = (1...3).map { Build.record("planted\($0)", in: zone, ["title": .string("not sealed \($0)")]) }
+        try GitCLI.commitFiles(planted.map { (StoreLayout.recordPath($0.recordID), StoreEncoding.encode($0)) }, toStore: p.fixture.path)
+        let flaky = FaultInjectingStore(try p.fixture.store(as: "alice"))
+        let fresh = EncryptingStore(flaky, keyStore: p.keyStore("alice"))
+        await flaky.failZoneListings(1)
+        let results = try await fresh.fetchRecords(planted.map(\.recordID))
+        for result in results {
+            guard case .failure(let e) = result.result else { Issue.record("\(result.recordID.recordName) passed unchecked"); continue }
+            #expect(e.code == .networkFailure, "\(e.message)")
+        }
+        // The next page reads the zone and refuses the clear values for what they are.
+        for result in try await fresh.fetchRecords(planted.map(\.recordID)) {
+            guard case .failure(let e) = result.result else { Issue.record("a clear value was accepted"); continue }
+            #expect(e.message.contains("in clear") && e.message.contains("field 'title'"), "\(e.message)")
+        }
+    }
+
     /// An entry of the zone key wrapped for this user that does not open (here one wrapped
     /// for another user's key) costs only the fields sealed with its generation: the
     /// records sealed with a generation that opens arrive.
@@ -430,6 +453,25 @@ import Testing
         chmod(path, 0o644)
         #expect(throws: RecSyncError.self) { try p.keyStore("alice").load("alice") }
         do { _ = try p.keyStore("alice").load("alice") } catch { #expect(error.message.contains("chmod 600"), "\(error.message)") }
+    }
+
+    /// A key a handle has read already is read again, and checked again, once its file's
+    /// permissions change: a key file others could read since is refused, not used from memory.
+    @Test func aKeyFileMadeReadableByOthersIsRefusedByAHandleThatReadItBefore() async throws {
+        let p = try Pair(.git)
+        let diary = try await p.diary()
+        var journal = RecordZone(zoneID: Build.zone("journal"))
+        journal.encryption = ZoneEncryption(fields: nil)
+        _ = try await p.alice.modifyRecordZones([.recreate(journal)])[0].result.get()
+        for zone in [diary, journal.zoneID] {
+            _ = try await p.alice.modifyRecords(saving: [Build.record("r", in: zone, ["title": .string("sealed")])])
+        }
+        let reader = EncryptingStore(try p.fixture.store(as: "alice"), keyStore: p.keyStore("alice"))
+        #expect(try await reader.fetchRecords([Build.id("r", in: diary)])[0].result.get().fields["title"] == .string("sealed"))
+        chmod(p.keyStore("alice").path(for: "alice"), 0o644)
+        let result = try await reader.fetchRecords([Build.id("r", in: journal.zoneID)])[0].result
+        guard case .failure(let e) = result else { Issue.record("a key file others can read was used"); return }
+        #expect(e.message.contains("chmod 600"), "\(e.message)")
     }
 
     /// A key reset drops the user's encrypted zones with reason encryptedDataReset and

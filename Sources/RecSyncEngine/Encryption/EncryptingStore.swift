@@ -3,6 +3,16 @@ import RecSyncModel
 import RecSyncStore
 import RecSyncWorkspace
 
+/// What reading a zone's scope again came to, per zone, for one page of records: none is
+/// read twice for a page.
+enum PageZoneRead {
+    case done
+    /// The read failed: the rest of the page fails the same way for that zone.
+    case failed(RecSyncError)
+}
+
+typealias PageZoneReads = [ZoneID: PageZoneRead]
+
 /// A store as a client of encrypted zones sees it: fields of records in an encrypted zone
 /// are sealed before they leave for the store and opened when they come back, and zone keys
 /// are minted, wrapped for participants and rotated as zones are created and shared.
@@ -24,9 +34,10 @@ public actor EncryptingStore: RemoteStore {
     /// Why a generation of a zone's key did not open, when more is known than that none is
     /// wrapped for this user (the entry for them did not unwrap, or no key could be opened).
     var keyFailures: [ZoneID: [Int: RecSyncError]] = [:]
-    /// This user's private key as last read, with the key file's stamp then: read again only
-    /// when the file changed (a key reset or import).
-    var ownKey: (stamp: FileStamp, key: Curve25519.KeyAgreement.PrivateKey)?
+    /// This user's private key as last read, with the key file's stamp then: read (and its
+    /// permissions checked) again when the file or its directory changed (a key reset or
+    /// import, a `chmod`).
+    var ownKey: (stamp: KeyFileStamp, key: Curve25519.KeyAgreement.PrivateKey)?
     /// Zones looked for and not found: not looked for again for every record.
     var unknownZones: Set<ZoneID> = []
     /// Where the zones once seen encrypted are remembered (see `init`); nil: not kept.
@@ -209,7 +220,7 @@ public actor EncryptingStore: RemoteStore {
         guard let record = try await inner.fetchRecordVersion(id, changeTag: changeTag) else { return nil }
         // An old version (a merge's ancestor) sealed under a key since reset is unavailable,
         // like one pruned: the merge falls back to a conflict instead of failing the pull.
-        var read: [ZoneID: Bool] = [:]
+        var read: PageZoneReads = [:]
         return try? await open(record, read: &read)
     }
 
@@ -221,7 +232,7 @@ public actor EncryptingStore: RemoteStore {
     func opened(_ results: [RecordResult]) async -> [RecordResult] {
         var out: [RecordResult] = []
         out.reserveCapacity(results.count)
-        var read: [ZoneID: Bool] = [:]
+        var read: PageZoneReads = [:]
         for item in results {
             switch item.result {
             case .success(let record):
@@ -249,20 +260,31 @@ public actor EncryptingStore: RemoteStore {
     /// `history`, where an old version may predate the zone's current settings.
     ///
     /// `read` holds the zones whose scope was read again for the page this record is part
-    /// of (true once the read succeeded): none is read twice for one page, however many of
-    /// its records or fields need a key generation not opened yet.
-    func open(_ record: Record, history: Bool = false, read: inout [ZoneID: Bool]) async throws(RecSyncError) -> Record {
+    /// of: none is read twice for one page, however many of its records or fields need a key
+    /// generation not opened yet.
+    func open(_ record: Record, history: Bool = false, read: inout PageZoneReads) async throws(RecSyncError) -> Record {
         let zoneID = record.recordID.zoneID
         let sealed = record.fields.contains { if case .encrypted = $0.value { true } else { false } }
         // A zone not seen yet is looked up once (its scope read again), so that a clear value
         // where an encrypted zone seals the field is caught on a first pull too.
-        if zones[zoneID] == nil && (sealed || !unknownZones.contains(zoneID)) && read[zoneID] == nil {
-            // Marked first: a read that fails (the network) is not tried again by every
-            // later record of the page.
-            read[zoneID] = false
-            try await refreshZones(zoneID.ownerName == userRecordName ? .private : .shared)
-            read[zoneID] = true
-            if zones[zoneID] == nil { unknownZones.insert(zoneID) }
+        if zones[zoneID] == nil && (sealed || !unknownZones.contains(zoneID)) {
+            switch read[zoneID] {
+            case .done?:
+                break
+            case .failed(let error)?:
+                // Not tried again by every later record of the page, and no record of a zone
+                // that could not be looked up passes unchecked: each fails as the read did.
+                throw error
+            case nil:
+                do throws(RecSyncError) {
+                    try await refreshZones(zoneID.ownerName == userRecordName ? .private : .shared)
+                } catch {
+                    read[zoneID] = .failed(error)
+                    throw error
+                }
+                read[zoneID] = .done
+                if zones[zoneID] == nil { unknownZones.insert(zoneID) }
+            }
         }
         if !sealed && zones[zoneID]?.encryption == nil { return record }
         let encryption = try await trustedEncryption(zoneID)
@@ -441,7 +463,7 @@ public actor EncryptingStore: RemoteStore {
     /// file changed. Another key than before (imported, or a first one) may open what did
     /// not open without it: the generations found missing are looked for again.
     func privateKey() throws(RecSyncError) -> Curve25519.KeyAgreement.PrivateKey {
-        let stamp = FileIO.info(keyStore.path(for: userRecordName))?.stamp
+        let stamp = keyStore.stamp(of: userRecordName)
         if let ownKey, ownKey.stamp == stamp { return ownKey.key }
         guard let key = try keyStore.load(userRecordName) else {
             throw .permissionFailure("no encryption key of \(userRecordName) on this machine (\(keyStore.path(for: userRecordName))); run 'recsync keys init' for a new one, or 'recsync keys import FILE' to bring yours from another device")
@@ -482,7 +504,7 @@ public actor EncryptingStore: RemoteStore {
     /// zone changed (`databaseChanges`), so a page of fields sealed with a key this user
     /// lacks reads the zone and the key file once, not once per field. A read that failed (the network, say) stands for the rest of the
     /// page only: a later page looks again.
-    func keys(of zoneID: ZoneID, holding generation: Int, read: inout [ZoneID: Bool]) async -> [Int: SymmetricKey] {
+    func keys(of zoneID: ZoneID, holding generation: Int, read: inout PageZoneReads) async -> [Int: SymmetricKey] {
         var keys = zoneKeys[zoneID]
         if let keys, keys[generation] != nil { return keys }
         if missingGenerations[zoneID]?.contains(generation) == true {
@@ -491,13 +513,15 @@ public actor EncryptingStore: RemoteStore {
             do { _ = try privateKey() } catch { keyFailures[zoneID, default: [:]][generation] = error }
             if missingGenerations[zoneID]?.contains(generation) == true { return keys ?? [:] }
         }
-        if read[zoneID] == false { return keys ?? [:] }
+        if case .failed? = read[zoneID] { return keys ?? [:] }
         do throws(RecSyncError) {
             if keys == nil { keys = try await openKeys(zoneID, refresh: false) }
             if keys?[generation] == nil, read[zoneID] == nil {
-                read[zoneID] = false
-                keys = try await openKeys(zoneID, refresh: true)
-                read[zoneID] = true
+                do throws(RecSyncError) { keys = try await openKeys(zoneID, refresh: true) } catch {
+                    read[zoneID] = .failed(error)
+                    throw error
+                }
+                read[zoneID] = .done
             }
         } catch {
             keyFailures[zoneID, default: [:]][generation] = error
@@ -743,7 +767,7 @@ extension EncryptingStore: StoreHistory {
 
     public func recordVersion(_ id: RecordID, changeTag: String) async throws(RecSyncError) -> Record? {
         guard let record = try await history().recordVersion(id, changeTag: changeTag) else { return nil }
-        var read: [ZoneID: Bool] = [:]
+        var read: PageZoneReads = [:]
         return try await open(record, history: true, read: &read)
     }
 }

@@ -38,6 +38,20 @@ public struct UserKeyStore: Sendable {
         try load(path(for: user), user: user)
     }
 
+    /// What a user's key file and the key directory look like (`lstat` of both): whatever
+    /// `load` checks (kind, owner, mode) or reads (the content) changes it, since a `chmod`
+    /// or `chown` moves the change time. A key loaded while this stays the same may be used
+    /// again without loading it. Nil when the file is not there.
+    public func stamp(of user: String) -> KeyFileStamp? {
+        var file = stat(), dir = stat()
+        guard lstat(path(for: user), &file) == 0, lstat(directory, &dir) == 0 else { return nil }
+        func fields(_ st: stat) -> [Int64] {
+            [Int64(bitPattern: UInt64(st.st_ino)), Int64(st.st_size), Int64(st.st_mode), Int64(st.st_uid),
+             Int64(st.st_mtim.tv_sec), Int64(st.st_mtim.tv_nsec), Int64(st.st_ctim.tv_sec), Int64(st.st_ctim.tv_nsec)]
+        }
+        return KeyFileStamp(values: fields(file) + fields(dir))
+    }
+
     /// The new key a `keys reset` cut short left (see `savePending`); nil when there is none.
     public func loadPending(_ user: String) throws(RecSyncError) -> Curve25519.KeyAgreement.PrivateKey? {
         try load(pendingPath(for: user), user: user)
@@ -194,4 +208,9 @@ public struct UserKeyStore: Sendable {
             close(dfd)
         }
     }
+}
+
+/// See `UserKeyStore.stamp(of:)`.
+public struct KeyFileStamp: Sendable, Hashable {
+    let values: [Int64]
 }
