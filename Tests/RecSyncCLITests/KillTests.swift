@@ -71,16 +71,19 @@ import Testing
             _ = try Workspace.create(at: ws, config: WorkspaceConfig(user: "alice", remote: storePath))
             // Kill it once when about `fraction` of the record files are written (a pull's speed
             // varies too much with the machine's load for a delay to land reliably), and then
-            // once more, after a delay, during the pull that resumes.
+            // once more, after a delay, during the pull that resumes. Watched and waited for by
+            // blocking this thread, not by a sleeping task: with the test runner's two threads
+            // held by other tests, a task may not run again before the pull is done (a loaded
+            // run once saw no kill land in ten).
             for attempt in 0..<2 {
                 let p = try Self.run(["-C", ws, "pull"])
                 if attempt == 0 {
                     let deadline = Date().addingTimeInterval(duration * 4 + 5)
                     while p.isRunning && Date() < deadline && Self.recordFiles(ws, zones) < Int(3000 * fraction) {
-                        try await Task.sleep(nanoseconds: 2_000_000)
+                        usleep(2_000)
                     }
                 } else {
-                    try await Task.sleep(nanoseconds: UInt64(duration * fraction * 0.5 * 1e9))
+                    usleep(UInt32(duration * fraction * 0.5 * 1e6))
                 }
                 if p.isRunning { killedMidway += 1 }
                 kill(p.processIdentifier, SIGKILL)
