@@ -120,20 +120,21 @@ extension SyncEngine {
                 }
             }
         }
-        // An asset over the store's limit is refused here, before anything is sent.
+        // An asset over the store's limit is refused here, before anything is sent; so is a
+        // file in a field its zone seals: recsync does not encrypt files, and one uploaded
+        // would sit in the store in clear even though the record is then refused. (A zone
+        // created by this push is checked by the store, at the upload.)
         let assetLimit = store.maxAssetBytes
         for save in saves {
-            for (key, asset) in save.assetFields.sorted(by: { $0.key < $1.key }) where asset.size > assetLimit {
-                problems.append(FileProblem(path: ws.relative(ws.assetPath(save.recordID, field: key)), message: "is \(asset.size) bytes; the store takes assets of at most \(assetLimit) bytes (maxAssetBytes in the store's recsync.json): make it smaller"))
-            }
-        }
-        // So is a file in a field its zone seals: recsync does not encrypt files, and one
-        // uploaded would sit in the store in clear even though the record is then refused.
-        // (A zone created by this push is checked by the store, at the upload.)
-        for save in saves {
-            guard let encryption = storeZoneByID[save.recordID.zoneID]?.encryption else { continue }
-            for key in save.assetFields.keys.sorted() where encryption.seals(key) {
-                problems.append(FileProblem(path: ws.relative(ws.assetPath(save.recordID, field: key)), message: ZoneEncryption.fileInSealedField(save.recordID, field: key).message))
+            let encryption = storeZoneByID[save.recordID.zoneID]?.encryption
+            for (key, asset) in save.assetFields.sorted(by: { $0.key < $1.key }) {
+                let path = ws.relative(ws.assetPath(save.recordID, field: key))
+                if asset.size > assetLimit {
+                    problems.append(FileProblem(path: path, message: "is \(asset.size) bytes; the store takes assets of at most \(assetLimit) bytes (maxAssetBytes in the store's recsync.json): make it smaller"))
+                }
+                if encryption?.seals(key) == true {
+                    problems.append(FileProblem(path: path, message: ZoneEncryption.fileInSealedField(save.recordID, field: key).message))
+                }
             }
         }
         guard problems.isEmpty else { throw .invalidFiles(problems) }

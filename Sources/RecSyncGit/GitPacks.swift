@@ -75,11 +75,24 @@ extension GitRepository {
         guard packs.count > limit else { return [] }
         let merging = Self.packsToMerge(packs, largest: largest)
         guard !merging.isEmpty else { return [] }
+        return try merge(merging)
+    }
+
+    /// Writes the objects of `merging` as one pack, then removes theirs; none (and nothing
+    /// changed) when one of them vanished meanwhile.
+    func merge(_ merging: [GitPackFile]) throws(GitError) -> [GitPackFile] {
         // A handle of its own, whose pack writer searches no deltas (`disableDeltaSearch`).
         let writer = try GitRepository.open(at: path, bulkWrites: true)
         var objects: [git_oid] = []
         for pack in merging {
-            try Self.forEachObject(inPackIndex: pack.base + ".idx") { objects.append($0) }
+            do {
+                objects += try Self.objects(inPackIndex: pack.base + ".idx")
+            } catch {
+                // Another process sharing the mirror merged it first (its index is gone): the
+                // packs are being merged already, and this open has nothing to do.
+                if access(pack.base + ".idx", F_OK) != 0 && errno == ENOENT { return [] }
+                throw error
+            }
         }
         var builder: OpaquePointer?
         try check("git_packbuilder_new", git_packbuilder_new(&builder, writer.pointer))
@@ -111,8 +124,8 @@ extension GitRepository {
         return merging
     }
 
-    /// Calls `body` with every object ID a pack's index lists.
-    static func forEachObject(inPackIndex index: String, _ body: (git_oid) -> Void) throws(GitError) {
+    /// The object IDs a pack's index lists.
+    static func objects(inPackIndex index: String) throws(GitError) -> [git_oid] {
         var backend: UnsafeMutablePointer<git_odb_backend>?
         try check("git_odb_backend_one_pack", git_odb_backend_one_pack(&backend, index))
         guard let backend else { throw GitError(function: "git_odb_backend_one_pack", code: -1, message: "no backend for \(index)") }
@@ -129,7 +142,7 @@ extension GitRepository {
             }, Unmanaged.passUnretained(collected).toOpaque())
         }
         try check("git_odb_backend.foreach", result)
-        collected.oids.forEach(body)
+        return collected.oids
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
-import RecSyncGit
+@testable import RecSyncGit
 import RecSyncTestSupport
+import Synchronization
 import Testing
 
 /// `GitRepository.consolidatePacks`: a mirror's many small packs merged into one, checked by git.
@@ -57,5 +58,53 @@ import Testing
         let keptPack = try #require(try git.packFiles().max { $0.size < $1.size })
         try Data().write(to: URL(fileURLWithPath: keptPack.base + ".keep"))
         #expect(try git.packFiles().contains(keptPack) == false)
+    }
+
+    @Test func packsAnotherProcessMergedFirstAreLeftToIt() throws {
+        let (dir, repo) = try Self.repository(packs: 12)
+        defer { _ = dir }
+        let git = try GitRepository.open(at: repo)
+        let packs = try git.packFiles()
+        let objectsBefore = try GitCLI.run(["-C", repo, "cat-file", "--batch-all-objects", "--batch-check"], in: dir.path)
+        // Between this process listing the packs and reading them, another merged one away
+        // (its index goes first): this merge stands back, and removes nothing.
+        let gone = packs[5]
+        try FileManager.default.moveItem(atPath: gone.base + ".idx", toPath: dir.file("moved.idx"))
+        #expect(try git.merge(packs).isEmpty)
+        try FileManager.default.moveItem(atPath: dir.file("moved.idx"), toPath: gone.base + ".idx")
+        #expect(Set(try git.packFiles()) == Set(packs))
+        #expect(try GitCLI.run(["-C", repo, "cat-file", "--batch-all-objects", "--batch-check"], in: dir.path) == objectsBefore)
+    }
+
+    @Test func twoHandlesMergingAtOnceBothSucceedAndLoseNothing() throws {
+        for _ in 0..<4 {
+            let (dir, repo) = try Self.repository(packs: 40)
+            let objectsBefore = try GitCLI.run(["-C", repo, "cat-file", "--batch-all-objects", "--batch-check"], in: dir.path)
+            let failures = Mutex<[String]>([])
+            // Two handles of their own, as two processes sharing a mirror would have.
+            DispatchQueue.concurrentPerform(iterations: 2) { _ in
+                do { _ = try GitRepository.open(at: repo).consolidatePacks(whenMoreThan: 10, largest: 64 << 20) } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+            #expect(failures.withLock { $0 }.isEmpty)
+            #expect(try GitCLI.run(["-C", repo, "cat-file", "--batch-all-objects", "--batch-check"], in: dir.path) == objectsBefore)
+            try GitCLI.run(["-C", repo, "fsck", "--strict", "--no-dangling"], in: dir.path)
+            #expect(try GitRepository.open(at: repo).packFiles().count <= 3)
+        }
+    }
+
+    /// A bare repository whose objects lie in `packs` packs of one blob each.
+    static func repository(packs: Int) throws -> (TempDirectory, String) {
+        let dir = TempDirectory("git-packs")
+        let repo = dir.file("repo.git")
+        try GitCLI.run(["init", "-q", "--bare", repo], in: dir.path)
+        for i in 0..<packs {
+            let oid = try GitCLI.run(["-C", repo, "hash-object", "-w", "--stdin"], in: dir.path, input: "blob \(i)\n")
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            _ = try GitCLI.run(["-C", repo, "pack-objects", "-q", "objects/pack/pack"], in: dir.path, input: oid + "\n")
+        }
+        _ = try GitCLI.run(["-C", repo, "prune-packed"], in: dir.path)
+        return (dir, repo)
     }
 }

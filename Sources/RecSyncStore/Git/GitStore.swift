@@ -65,9 +65,6 @@ public actor GitStore: RemoteStore {
     /// Whether the caller runs on the store's own thread (for tests).
     func isOnOwnThread() -> Bool { executor.isCurrentThread }
 
-    /// Whether `location` names a network remote (`ssh://`, `user@host:path`, `https://`,
-    /// `http://`, `git://`, `file://`) to open with `open(remote:mirror:actor:)`, rather than
-    /// the path of a local store.
     /// Packs a mirror may hold before the small ones are merged (`consolidatePacks`).
     public static let mirrorPackLimit = 32
     /// Packs larger than this are never rewritten by a merge (a large clone's pack, mostly):
@@ -75,6 +72,9 @@ public actor GitStore: RemoteStore {
     /// opened the mirror waits for it.
     public static let mirrorPackMergeLimit = 16 << 20
 
+    /// Whether `location` names a network remote (`ssh://`, `user@host:path`, `https://`,
+    /// `http://`, `git://`, `file://`) to open with `open(remote:mirror:actor:)`, rather than
+    /// the path of a local store.
     public static func isNetworkRemote(_ location: String) -> Bool { GitRemoteURL.isRemote(location) }
 
     /// Opens the store at a network remote, kept as a bare mirror at `mirror` (created if

@@ -80,9 +80,7 @@ final class RemoteMirror {
                 throw GitBackend.wrap(error, "recording the pushed head in the mirror")
             }
             return true
-        case .heldOff:
-            return false
-        case .rejected(let reason):
+        case .rejected(let reason), .heldOff(let reason):
             try fetch(into: repository)
             let head: GitOID?
             do { head = try repository.referenceTarget(GitBackend.headRef) } catch { throw GitBackend.wrap(error, "reading the mirror's head") }
@@ -163,8 +161,8 @@ final class RemoteMirror {
         }
     }
 
-    /// Deletes references on the remote in one push; those it kept (it refused: a hook, or
-    /// a hook or a protection rule).
+    /// Deletes references on the remote in one push; returns those it kept (a hook or a
+    /// protection rule refused).
     func removeReferences(_ names: [String], in repository: GitRepository) throws(RecSyncError) -> [String] {
         do {
             return try repository.deleteRemoteReferences(names, at: remote, options: options)

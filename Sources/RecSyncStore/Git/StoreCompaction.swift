@@ -135,8 +135,8 @@ extension GitStore {
         // On a network store, writers are asked to hold their pushes while this is published
         // (`CompactionLease`): without that, a steady stream of pushes can keep refusing ours.
         let leases = backend.remote.map { CompactionLeaseHolder(link: $0, repository: repository) }
-        var finished = false
-        defer { if !finished { leases?.release() } }
+        // Removed on every way out; `release` is idempotent, so the report can say what stayed.
+        defer { leases?.release() }
         for attempt in 1...Self.maxCompactionAttempts {
             if let link = backend.remote {
                 let seen = refusal == nil ? nil : try backend.head()
@@ -157,7 +157,6 @@ extension GitStore {
             guard var current = rewrite else {
                 var report = try nothingToCompact(head: headOID)
                 report.attempts = attempt
-                finished = true
                 report.leasesLeft = leases?.release() ?? []
                 return report
             }
@@ -180,7 +179,6 @@ extension GitStore {
             if landed {
                 current.report.attempts = attempt
                 current.report.writersHeldOff = leases?.placed ?? false
-                finished = true
                 current.report.leasesLeft = leases?.release() ?? []
                 return current.report
             }
