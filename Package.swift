@@ -55,6 +55,9 @@ let package = Package(
         ),
         .executableTarget(name: "recsync", dependencies: ["RecSyncCLI"]),
         .target(name: "RecSyncTestSupport", dependencies: ["RecSyncModel", "RecSyncStore", "RecSyncWorkspace", "CRecSyncSys"]),
+        // Swift Testing traits the test targets share (`.ownThreads`); links the Testing library,
+        // so it stays out of RecSyncTestSupport, which the fuzz and bench executables use.
+        .target(name: "RecSyncTestTraits"),
         // `make fuzz`: the decoders of untrusted bytes under libFuzzer (built with
         // -sanitize=fuzzer and -DRECSYNC_LIBFUZZER); a plain build is a seeded mutation loop.
         .executableTarget(name: "recsync-fuzz", dependencies: ["RecSyncTestSupport"]),
@@ -62,23 +65,23 @@ let package = Package(
         .executableTarget(name: "recsync-store-writer", dependencies: ["RecSyncStore", "RecSyncModel", "RecSyncTestSupport"]),
         // `make bench` and Benchmarks/run.sh: store-level measurements and test stores.
         .executableTarget(name: "recsync-bench", dependencies: ["RecSyncStore", "RecSyncModel", "RecSyncEngine", "RecSyncWorkspace", "RecSyncTestSupport"]),
-        .testTarget(name: "RecSyncModelTests", dependencies: ["RecSyncModel", "RecSyncTestSupport"]),
-        .testTarget(name: "RecSyncGitTests", dependencies: ["RecSyncGit", "RecSyncTestSupport"]),
-        .testTarget(name: "RecSyncSnapshotsTests", dependencies: ["RecSyncSnapshots", "RecSyncWorkspace", "RecSyncModel", "RecSyncTestSupport"]),
-        .testTarget(name: "RecSyncWorkspaceTests", dependencies: ["RecSyncWorkspace", "RecSyncModel", "RecSyncTestSupport"]),
+        .testTarget(name: "RecSyncModelTests", dependencies: ["RecSyncModel", "RecSyncTestSupport", "RecSyncTestTraits"]),
+        .testTarget(name: "RecSyncGitTests", dependencies: ["RecSyncGit", "RecSyncTestSupport", "RecSyncTestTraits"]),
+        .testTarget(name: "RecSyncSnapshotsTests", dependencies: ["RecSyncSnapshots", "RecSyncWorkspace", "RecSyncModel", "RecSyncTestSupport", "RecSyncTestTraits"]),
+        .testTarget(name: "RecSyncWorkspaceTests", dependencies: ["RecSyncWorkspace", "RecSyncModel", "RecSyncTestSupport", "RecSyncTestTraits"]),
         .testTarget(
             name: "RecSyncEngineTests",
-            dependencies: ["RecSyncEngine", "RecSyncWorkspace", "RecSyncStore", "RecSyncModel", "RecSyncTestSupport"]
+            dependencies: ["RecSyncEngine", "RecSyncWorkspace", "RecSyncStore", "RecSyncModel", "RecSyncTestSupport", "RecSyncTestTraits"]
         ),
         .testTarget(
             name: "RecSyncCLITests",
-            dependencies: ["RecSyncCLI", "RecSyncStore", "RecSyncModel", "RecSyncTestSupport", "recsync"],
+            dependencies: ["RecSyncCLI", "RecSyncStore", "RecSyncModel", "RecSyncTestSupport", "RecSyncTestTraits", "recsync"],
             // Help snapshots, read from the source tree (re-record with RECORD_SNAPSHOTS=1).
             exclude: ["Snapshots"]
         ),
         .testTarget(
             name: "RecSyncStoreTests",
-            dependencies: ["RecSyncStore", "RecSyncModel", "RecSyncGit", "RecSyncTestSupport", "recsync-store-writer"]
+            dependencies: ["RecSyncStore", "RecSyncModel", "RecSyncGit", "RecSyncTestSupport", "RecSyncTestTraits", "recsync-store-writer"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,10 +1,11 @@
 import Foundation
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// Assets through the `recsync` binary: a file beside its record goes to the store as its
 /// own blob and comes back byte for byte in another workspace; edits, dedupe and the limit.
-@Suite struct AssetCLITests {
+@Suite(.ownThreads) struct AssetCLITests {
     func run(_ f: CLIFixture, as user: String, _ arguments: [String], in dir: String, expect status: Int32 = 0, sourceLocation: SourceLocation = #_sourceLocation) throws -> ProcessOutput {
         try f.run(arguments, in: dir, environment: ["RECSYNC_USER": user], expect: status, sourceLocation: sourceLocation)
     }

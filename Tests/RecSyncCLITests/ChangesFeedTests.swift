@@ -1,9 +1,10 @@
 import Foundation
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// `recsync changes`: the raw feed as JSON lines, with no workspace.
-@Suite struct ChangesFeedTests {
+@Suite(.ownThreads) struct ChangesFeedTests {
     /// Every line of a JSON-lines output, parsed; each must carry "version": 1.
     func jsonLines(_ output: ProcessOutput, sourceLocation: SourceLocation = #_sourceLocation) throws -> [[String: Any]] {
         try output.lines.map { line in

@@ -1,11 +1,12 @@
 import Foundation
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// `recsync store compact` through the built binary: workspaces whose tokens expired pull
 /// from nothing and keep their unpushed edits; over git daemon, a workspace that pushes
 /// against the old history is refused and its write recomputed on the new one.
-@Suite struct CompactionCLITests {
+@Suite(.ownThreads) struct CompactionCLITests {
     /// A store with some history, workspace `a` that made it and `b` that pulled it, and in `b`
     /// an edit and a new record that were never pushed; then two more commits from `a`.
     func history(_ f: CLIFixture, store: String) throws {

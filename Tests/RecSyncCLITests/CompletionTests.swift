@@ -1,11 +1,12 @@
 import Foundation
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// Shell completion of zones, records and subscription IDs, as the shells ask for it
 /// (`recsync ---completion SUBCOMMAND -- ARGUMENT INDEX CURSOR WORDS...`, the protocol the
 /// generated scripts in completions/ use).
-@Suite struct CompletionTests {
+@Suite(.ownThreads) struct CompletionTests {
     func workspace() throws -> CLIFixture {
         let f = try CLIFixture().withStore()
         try f.clone("w")

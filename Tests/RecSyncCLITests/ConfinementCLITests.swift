@@ -1,9 +1,10 @@
 import Foundation
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// Links and FIFOs in a workspace, through the built binary (DESIGN §11).
-@Suite struct ConfinementCLITests {
+@Suite(.ownThreads) struct ConfinementCLITests {
     @Test func aFIFORecordFileIsReportedByStatusAndDiffWithoutHanging() async throws {
         let f = try CLIFixture().withStore()
         let ws = try f.clone("ws")

@@ -1,10 +1,11 @@
 import Foundation
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// `zone delete` and `zone purge` ask on a terminal, take --yes in scripts, and refuse
 /// otherwise, before anything is changed.
-@Suite struct ConfirmationTests {
+@Suite(.ownThreads) struct ConfirmationTests {
     func workspace() throws -> CLIFixture {
         let f = try CLIFixture().withStore()
         try f.clone("w")

@@ -1,9 +1,10 @@
 import Foundation
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// A password in a remote's address never lands on disk in the workspace (DESIGN §11).
-@Suite struct CredentialTests {
+@Suite(.ownThreads) struct CredentialTests {
     @Test func aPasswordInTheRemoteGoesToTheCredentialHelperNotTheConfig() throws {
         let f = try CLIFixture()
         let secret = "S3cret-Pw-77"

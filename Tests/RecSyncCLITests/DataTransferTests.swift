@@ -2,10 +2,11 @@ import Foundation
 import Glibc
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// Getting data in and out: import, export, ls, several records at once, OWNER/ZONE/NAME,
 /// and paths relative to the directory a command runs in.
-@Suite struct DataTransferTests {
+@Suite(.ownThreads) struct DataTransferTests {
     /// The type bits of what `lstat` finds at `path` (0 when nothing is there).
     func fileType(_ path: String) -> mode_t {
         var st = stat()

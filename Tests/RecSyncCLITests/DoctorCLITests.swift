@@ -3,10 +3,11 @@ import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// `recsync doctor` (and `fsck`): what it finds in a workspace and a store, and what --fix
 /// repairs — never a file that holds data.
-@Suite struct DoctorCLITests {
+@Suite(.ownThreads) struct DoctorCLITests {
     func findings(_ doc: [String: Any]) -> [(kind: String, path: String, fixed: Bool)] {
         (doc["findings"] as? [[String: Any]] ?? []).map { ($0["kind"] as? String ?? "", $0["path"] as? String ?? "", $0["fixed"] as? Bool ?? false) }
     }

@@ -1,9 +1,10 @@
 import Foundation
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// `push --dry-run` and `pull --dry-run` say what would happen, change nothing, and are right.
-@Suite struct DryRunTests {
+@Suite(.ownThreads) struct DryRunTests {
     /// Every file under the workspace, .recsync/ included, byte for byte: the lock files and
     /// the device ID aside (made once, by the first command that talks to the store).
     func snapshot(_ f: CLIFixture, _ ws: String) -> [String: [UInt8]] {

@@ -1,9 +1,10 @@
 import Foundation
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// Exit statuses and error messages, as scripts see them.
-@Suite struct ExitCodeTests {
+@Suite(.ownThreads) struct ExitCodeTests {
     @Test func errorsMapToDocumentedStatuses() throws {
         let f = try CLIFixture().withStore()
         let outside = try f.run(["status"], expect: 3)

@@ -1,12 +1,13 @@
 import Foundation
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// Help output (snapshots) and the committed completion scripts match the command definitions.
 ///
 /// `RECORD_SNAPSHOTS=1 swift test --filter RecSyncCLITests` rewrites the help snapshots;
 /// `make generated` rewrites the completions and the man page.
-@Suite struct GeneratedFilesTests {
+@Suite(.ownThreads) struct GeneratedFilesTests {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
     static let snapshots = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Snapshots").path
 
@@ -54,7 +55,7 @@ import Testing
 }
 
 /// The committed man page has the sections a reader looks for and renders without a warning.
-@Suite struct ManPageTests {
+@Suite(.ownThreads) struct ManPageTests {
     let page = GeneratedFilesTests.packageRoot + "/man/recsync.1"
 
     @Test func hasEnvironmentFilesExitStatusAndExamples() throws {

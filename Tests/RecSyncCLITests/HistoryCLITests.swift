@@ -1,9 +1,10 @@
 import Foundation
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// `show RECORD@REV`, `log -p` and `restore`, through the built binary.
-@Suite struct HistoryCLITests {
+@Suite(.ownThreads) struct HistoryCLITests {
     /// A workspace `a` where todo/milk went through three versions: {qty 1}, {qty 2, note},
     /// then deleted; returns the fixture and the store's commits, newest first.
     static func milkHistory(_ name: String = #function) throws -> (CLIFixture, [String]) {
@@ -137,7 +138,7 @@ import Testing
 }
 
 /// `resolve --merge` field by field, identical sides, and the hints after resolve.
-@Suite struct ConflictCLITests {
+@Suite(.ownThreads) struct ConflictCLITests {
     /// Workspaces a and b share todo/r {title t, qty 1, note n}; b changes title and note and
     /// pushes, a changes title and qty and pulls into a conflict.
     static func clash(_ name: String = #function) throws -> CLIFixture {

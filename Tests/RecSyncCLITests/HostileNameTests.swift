@@ -3,11 +3,12 @@ import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// issue 9, "one user breaking everyone": names and entries some user (or plain git) put in
 /// the shared store are checked before anything is written, and an entry a workspace cannot
 /// hold is reported and skipped, never fatal for the rest of a pull or a clone.
-@Suite struct HostileNameTests {
+@Suite(.ownThreads) struct HostileNameTests {
     /// A store with zone `notes` holding record `kept`, pushed from workspace `alice`.
     func storeWithNotes() throws -> CLIFixture {
         let f = try CLIFixture().withStore()

@@ -4,6 +4,7 @@ import RecSyncTestSupport
 import Testing
 
 import ArgumentParser
+import RecSyncTestTraits
 
 /// The schema in docs/json.md, read from its tables: for each shape, command and feed line,
 /// its keys, whether each may be missing, and its type.
@@ -136,7 +137,7 @@ struct JSONSchema {
 }
 
 /// Every command's `--json` output against docs/json.md, through the built binary.
-@Suite(.serialized) struct JSONSchemaTests {
+@Suite(.serialized, .ownThreads) struct JSONSchemaTests {
     /// Runs a command with --json and checks its document; returns it.
     @discardableResult
     func check(_ f: CLIFixture, _ arguments: [String], in dir: String? = "w", input: String? = nil, expect status: Int32 = 0, schema: JSONSchema,

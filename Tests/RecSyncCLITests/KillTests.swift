@@ -5,10 +5,11 @@ import RecSyncStore
 import RecSyncTestSupport
 import RecSyncWorkspace
 import Testing
+import RecSyncTestTraits
 
 /// `recsync pull` killed with SIGKILL at several points: the next pull always completes, and
 /// the workspace then equals a fresh clone (records, sidecars and tokens).
-@Suite struct KillTests {
+@Suite(.ownThreads) struct KillTests {
     static var binary: String {
         URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("recsync").path
     }

@@ -1,9 +1,10 @@
 import Foundation
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// The command line over a real git server on 127.0.0.1 (git daemon, git://).
-@Suite struct NetworkCLITests {
+@Suite(.ownThreads) struct NetworkCLITests {
     @Test func twoDevicesSyncThroughAGitServer() async throws {
         let f = try CLIFixture().withStore()
         let daemon = try GitDaemon(basePath: f.directory.path)

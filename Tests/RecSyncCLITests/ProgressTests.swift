@@ -1,10 +1,11 @@
 import Foundation
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// The progress line: on a terminal one line updated in place, with the known total; nothing
 /// on stderr when it is not a terminal.
-@Suite struct ProgressTests {
+@Suite(.ownThreads) struct ProgressTests {
     /// A store with `count` records in one zone, pushed from workspace `w`.
     func store(records count: Int) throws -> CLIFixture {
         let f = try CLIFixture().withStore()

@@ -1,9 +1,10 @@
 import Foundation
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// A push with a malformed file sends nothing and changes nothing.
-@Suite struct PushValidationTests {
+@Suite(.ownThreads) struct PushValidationTests {
     @Test func oneMalformedFileStopsTheWholePush() throws {
         let f = try CLIFixture().withStore()
         try f.clone("laptop")
@@ -53,7 +54,7 @@ import Testing
 
 /// Files that are not records: a warning in status and push, never a reason to refuse the
 /// push; `.recsyncignore` (gitignore syntax) and the built-in rules hide them.
-@Suite struct IgnoreRulesCLITests {
+@Suite(.ownThreads) struct IgnoreRulesCLITests {
     @Test func aStrayFileIsAWarningNotAReasonToRefuseThePush() throws {
         let f = try CLIFixture().withStore()
         try f.clone("w")

@@ -1,10 +1,11 @@
 import Foundation
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// A lock a killed writer left in a store is named by the write it blocks, and removed by
 /// `recsync store doctor`; a lock a live writer holds is left alone.
-@Suite struct StoreDoctorTests {
+@Suite(.ownThreads) struct StoreDoctorTests {
     @Test func aStaleHeadLockIsNamedAndRemovedButALiveOneIsKept() throws {
         let f = try CLIFixture().withStore()
         try f.clone("laptop")

@@ -3,10 +3,11 @@ import RecSyncTestSupport
 import Testing
 
 import Glibc
+import RecSyncTestTraits
 
 /// Tests written by the issue-10 attack pass (ATTACK-FINDINGS.md, numbered Fn there): each
 /// failed against the first version of durable subscriptions and passes since its fix.
-@Suite struct SubscriptionAttackTests {
+@Suite(.ownThreads) struct SubscriptionAttackTests {
     /// The notifications `recsync notifications --json` shows in `dir`.
     func pending(_ f: CLIFixture, in dir: String, _ extra: [String] = []) throws -> [[String: Any]] {
         let doc = try f.json(["notifications"] + extra, in: dir)
@@ -204,7 +205,7 @@ import Glibc
 /// failing expectation is wrapped in `withKnownIssue("ATTACK2 An …")`, so the suite stays
 /// green while the bug is there and FAILS once it is fixed: whoever fixes An removes its
 /// wrapper.
-@Suite struct SubscriptionAttack2Tests {
+@Suite(.ownThreads) struct SubscriptionAttack2Tests {
     /// A workspace whose other workspace `b` pushed one change to zone `notes`, which `a`
     /// subscribes to.
     func pendingCount(_ f: CLIFixture) throws -> Int {
@@ -292,7 +293,7 @@ import Glibc
 }
 
 /// Second review of issue 10: the `--exec` hook and watch's stdout.
-@Suite struct SubscriptionReview2Tests {
+@Suite(.ownThreads) struct SubscriptionReview2Tests {
     /// The hook gets its notification on fd 0 and nothing else of watch's: not a second
     /// copy of the pipe's read end (a background child of the hook would keep it open), nor
     /// a descriptor of the workspace's state (its lock files).

@@ -3,10 +3,11 @@ import RecSyncTestSupport
 import Testing
 
 import Glibc
+import RecSyncTestTraits
 
 /// Durable subscriptions through the built binary: `subscribe`, `watch`, `watch --once`,
 /// `notifications`. Notifications are compared field by field, never as whole lines.
-@Suite struct SubscriptionCLITests {
+@Suite(.ownThreads) struct SubscriptionCLITests {
     /// A notification line or document entry, parsed.
     typealias Notification = [String: Any]
 

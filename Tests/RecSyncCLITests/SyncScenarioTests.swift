@@ -1,9 +1,10 @@
 import Foundation
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// Two workspaces of one store, driven only through the `recsync` binary.
-@Suite struct SyncScenarioTests {
+@Suite(.ownThreads) struct SyncScenarioTests {
     /// Edits on both sides (new, modified, deleted records) converge after push and pull.
     @Test func twoWorkspacesConverge() throws {
         let f = try CLIFixture().withStore()

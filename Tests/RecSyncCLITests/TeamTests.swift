@@ -1,9 +1,10 @@
 import Foundation
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// Many users: sharing zones, watching for changes, snapshots in git.
-@Suite struct TeamTests {
+@Suite(.ownThreads) struct TeamTests {
     /// `recsync` as another user in the same fixture.
     func run(_ f: CLIFixture, as user: String, _ arguments: [String], in dir: String, input: String? = nil, expect status: Int32 = 0) throws -> ProcessOutput {
         let output = try f.recsync.run(arguments, in: f.ws(dir), input: input, environment: ["RECSYNC_USER": user])

@@ -1,10 +1,11 @@
 import Foundation
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// config, did-you-mean, --color, store init's checks and changes' defaults, through the
 /// built binary.
-@Suite struct ToolingCLITests {
+@Suite(.ownThreads) struct ToolingCLITests {
     @Test func configGetSetListValidatesLikeInit() throws {
         let f = try CLIFixture().withStore()
         try f.clone("w")

@@ -5,10 +5,11 @@ import RecSyncStore
 import RecSyncTestSupport
 import RecSyncWorkspace
 import Testing
+import RecSyncTestTraits
 
 /// Nothing recsync writes lands outside the workspace, and only plain files are read as
 /// records (DESIGN §11): links inside a workspace are refused, FIFOs are reported, never waited on.
-@Suite struct ConfinementTests {
+@Suite(.ownThreads) struct ConfinementTests {
     /// A fixture with two workspaces of alice's, both holding record `notes/a`.
     static func laptopAndPhone(_ name: String = #function) async throws -> (EngineFixture, SyncEngine, SyncEngine) {
         let f = EngineFixture(name)
@@ -252,7 +253,7 @@ import Testing
 
 /// Files too large to be what recsync expects are refused unread, naming them, rather than
 /// allocated whole (a sparse 30 GB file crashed status, push and every command reading state).
-@Suite struct OversizeFileTests {
+@Suite(.ownThreads) struct OversizeFileTests {
     @Test func aHugeRecordFileOrStateFileIsAProblemNotACrash() async throws {
         let f = EngineFixture()
         let phone = try f.device("phone")

@@ -5,10 +5,11 @@ import RecSyncModel
 import RecSyncTestSupport
 import RecSyncWorkspace
 import Testing
+import RecSyncTestTraits
 
 /// Encrypted zones through the library: fields sealed on the client, zone keys wrapped per
 /// participant and rotated, tampering refused, the store never holding a clear value.
-@Suite struct EncryptedZoneTests {
+@Suite(.ownThreads) struct EncryptedZoneTests {
     /// Two users of one store, each with a key directory of their own.
     struct Pair {
         let fixture: StoreFixture

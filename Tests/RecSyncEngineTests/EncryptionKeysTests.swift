@@ -5,10 +5,11 @@ import RecSyncModel
 @testable import RecSyncStore
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// `recsync keys` and the key files on this machine: what a reset cut short leaves, a
 /// published key file that does not parse, and key files or directories others could swap.
-@Suite struct EncryptionKeysTests {
+@Suite(.ownThreads) struct EncryptionKeysTests {
     typealias Pair = EncryptedZoneTests.Pair
 
     /// The new key is saved before anything on the store changes: a reset that cannot save

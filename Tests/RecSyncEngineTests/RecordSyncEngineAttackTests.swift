@@ -263,9 +263,8 @@ extension RecordSyncEngineAttackTests {
                 do throws(RecSyncError) { try await engine.fetchChanges() } catch { inner.withLock { $0 = error } }
             }
         }
-        // Generous: under the full suite the shared pool's two threads can be busy for long;
-        // a deadlock never finishes at all.
-        let finished = await finishes(within: 90) { _ = try? await e.fetchChanges() }
+        // Alone it takes milliseconds; a deadlock never finishes at all.
+        let finished = await finishes(within: 20) { _ = try? await e.fetchChanges() }
         #expect(finished, "fetchChanges called from handleEvent deadlocked")
         guard finished else { return }
         #expect(inner.withLock { $0 } != nil, "the nested fetch is refused with an error")

@@ -5,9 +5,10 @@ import RecSyncStore
 import RecSyncTestSupport
 import RecSyncWorkspace
 import Testing
+import RecSyncTestTraits
 
 /// A workspace kept in git: one snapshot commit per pull, and old snapshots pull forward.
-@Suite struct SnapshotTests {
+@Suite(.ownThreads) struct SnapshotTests {
     /// A workspace made before subscriptions kept cursors and locks has an older
     /// `.recsync/.gitignore`: its first snapshot adds what is missing, keeping the user's lines
     /// (ATTACK2 A10).

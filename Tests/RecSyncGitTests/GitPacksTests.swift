@@ -3,9 +3,10 @@ import Foundation
 import RecSyncTestSupport
 import Synchronization
 import Testing
+import RecSyncTestTraits
 
 /// `GitRepository.consolidatePacks`: a mirror's many small packs merged into one, checked by git.
-@Suite struct GitPacksTests {
+@Suite(.ownThreads) struct GitPacksTests {
     func pack(_ size: Int, _ name: String = UUID().uuidString) -> GitPackFile { GitPackFile(base: name, size: size) }
 
     @Test func aGeometricRepackMergesTheSmallPacksAndLeavesTheLargeOnes() {

@@ -2,9 +2,10 @@ import Foundation
 import RecSyncGit
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// `GitTreeEntry.gitOrder`: the order git keeps a tree's entries in, checked against git itself.
-@Suite struct GitTreeEntryOrderTests {
+@Suite(.ownThreads) struct GitTreeEntryOrderTests {
     /// Names chosen around '/' (47): a tree sorts as if its name ended in '/', so a tree "a"
     /// comes after "a-b" and "a.b" (45, 46) but before "a0" and "ab" (48, 98).
     let entries: [(name: String, isTree: Bool)] = [

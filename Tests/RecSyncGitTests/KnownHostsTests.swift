@@ -2,10 +2,11 @@ import Foundation
 @testable import RecSyncGit
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// known_hosts as `ssh` reads it: hashed names (HMAC-SHA1, from swift-crypto), patterns,
 /// ports, `@revoked`, checked against what OpenSSH's own `ssh-keygen` writes.
-@Suite struct KnownHostsTests {
+@Suite(.ownThreads) struct KnownHostsTests {
     /// A hashed name field for `name`, keyed with `salt`: `|1|base64(salt)|base64(HMAC-SHA1)`.
     func hashed(salt: [UInt8], mac: String) -> String {
         var bytes: [UInt8] = []

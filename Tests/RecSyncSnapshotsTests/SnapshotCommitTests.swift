@@ -4,9 +4,10 @@ import RecSyncSnapshots
 import RecSyncTestSupport
 import RecSyncWorkspace
 import Testing
+import RecSyncTestTraits
 
 /// `Workspace.commitSnapshot` on its own (the engine's pull-and-commit is in RecSyncEngineTests).
-@Suite struct SnapshotCommitTests {
+@Suite(.ownThreads) struct SnapshotCommitTests {
     let dir = TempDirectory("snapshots")
     let ws: Workspace
     let environment = ["GIT_AUTHOR_NAME": "Ada", "GIT_AUTHOR_EMAIL": "ada@example.com", "GIT_COMMITTER_NAME": "Ada", "GIT_COMMITTER_EMAIL": "ada@example.com"]

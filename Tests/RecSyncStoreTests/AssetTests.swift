@@ -4,10 +4,11 @@ import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// Assets (CloudKit's `CKAsset`) in the store: uploaded as their own blobs, referenced from
 /// records, kept reachable beside the records tree, checked when saved and when read.
-@Suite struct AssetTests {
+@Suite(.ownThreads) struct AssetTests {
     let notes = Build.zone("notes")
 
     func file(_ fixture: StoreFixture, _ name: String, _ bytes: [UInt8]) throws -> String {

@@ -3,9 +3,10 @@ import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// Several writers on one store at once: nothing accepted is lost, every refusal is reported.
-@Suite struct ConcurrencyTests {
+@Suite(.ownThreads) struct ConcurrencyTests {
     let zone = Build.zone("counters", owner: "alice")
 
     /// The current tag of every record in the zone.

@@ -3,10 +3,11 @@ import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// A git store is an ordinary repository: plain git reads it, and recsync copes with what
 /// plain git writes into it.
-@Suite struct GitInteropTests {
+@Suite(.ownThreads) struct GitInteropTests {
     let notes = Build.zone("notes")
 
     @Test func plainGitReadsTheStore() async throws {

@@ -4,13 +4,14 @@ import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// Network stores (DESIGN §8): a bare mirror per device, fetch before reading, non-force push
 /// for writing, over git://, ssh:// and file://, against real servers on loopback.
 ///
 /// Serialized: several tests block a thread in a network call until a server does something,
 /// and the latency figures are only meaningful without other tests competing for two cores.
-@Suite(.serialized) struct NetworkStoreTests {
+@Suite(.serialized, .ownThreads) struct NetworkStoreTests {
     let notes = Build.zone("notes")
 
     // MARK: Addresses

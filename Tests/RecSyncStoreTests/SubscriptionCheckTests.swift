@@ -3,9 +3,10 @@ import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// `checkSubscriptions`: the store evaluates subscriptions as CloudKit's server does, on both stores.
-@Suite struct SubscriptionCheckTests {
+@Suite(.ownThreads) struct SubscriptionCheckTests {
     let notes = Build.zone("notes")
     let todo = Build.zone("todo")
 

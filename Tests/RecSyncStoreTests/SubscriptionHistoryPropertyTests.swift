@@ -4,11 +4,12 @@ import RecSyncModel
 @testable import RecSyncStore
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// Random histories: the commit-by-commit subscription walk gives the same on both stores, and
 /// the git store's tree diff of `zones/` (`zoneChanges`) finds exactly the zones a full
 /// listing of both commits does, whatever plain git put there.
-@Suite struct SubscriptionHistoryPropertyTests {
+@Suite(.ownThreads) struct SubscriptionHistoryPropertyTests {
     static let aliceZones = ["z0", "z1", "z2"].map { Build.zone($0) }
     static let bobZones = ["b0", "b1"].map { Build.zone($0, owner: "bob") }
 

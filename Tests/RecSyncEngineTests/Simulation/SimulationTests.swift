@@ -1,6 +1,7 @@
 import Foundation
 import RecSyncTestSupport
 import Testing
+import RecSyncTestTraits
 
 /// Defects the simulation found that are being fixed elsewhere (SIM-FINDINGS.md), each with the
 /// operation kinds that trigger it. Histories leave those kinds out until the fix is merged:
@@ -117,7 +118,7 @@ enum SimulationShrinker {
 
 /// Random histories of 3–5 devices syncing with one store must keep every invariant
 /// (see `SimulationRunner`). A failure prints the seed, a shrunk replay and its trace.
-@Suite struct SimulationTests {
+@Suite(.ownThreads) struct SimulationTests {
     /// Runs histories from `firstSeed` on; stops at `count` histories or `seconds`, whichever first.
     func runHistories(kind: StoreKind, firstSeed: UInt64, count: Int, seconds: Double?) async throws {
         let start = Date()
