@@ -139,3 +139,21 @@ ssize_t recsync_write_nosigpipe(int fd, const void *buffer, size_t count) {
     recsync_sigpipe_restore(&guard);
     return n;
 }
+
+#if defined(__linux__)
+#include <sys/vfs.h>
+#endif
+
+int recsync_statfs_type(const char *path, long long *type) {
+#if defined(__linux__)
+    struct statfs info;
+    if (statfs(path, &info) != 0) return -1;
+    *type = (long long)info.f_type;
+    return 0;
+#else
+    (void)path;
+    (void)type;
+    errno = ENOSYS;
+    return -1;
+#endif
+}

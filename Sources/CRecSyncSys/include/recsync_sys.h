@@ -53,3 +53,10 @@ int recsync_sigpipe_block(recsync_sigpipe_guard *guard);
    Leaves errno as it was. */
 void recsync_sigpipe_restore(const recsync_sigpipe_guard *guard);
 #endif
+
+#ifndef RECSYNC_SYS_STATFS_H
+#define RECSYNC_SYS_STATFS_H
+/* The statfs(2) magic number (f_type) of the file system holding path, in *type; 0, or -1
+   with errno. (Glibc's module map does not bring in <sys/vfs.h>.) */
+int recsync_statfs_type(const char *path, long long *type);
+#endif

@@ -59,7 +59,10 @@ public struct CommandContext: Sendable {
         let actor = try StoreActor(userRecordName: workspace.user, deviceID: workspace.deviceID())
         // The mirror is fetched when the store is first used, not on opening: a push that
         // lands on the mirror's head then needs no fetch at all.
-        return try GitStore.open(location: workspace.config.remote, relativeTo: workspace.root, actor: actor, mirror: mirror, lookingNow: false)
+        let store = try GitStore.open(location: workspace.config.remote, relativeTo: workspace.root, actor: actor, mirror: mirror, lookingNow: false)
+        let console = console
+        store.notices.onNotice { console.warning($0) }
+        return store
     }
 
     /// A sync engine for the workspace that contains the directory.

@@ -16,6 +16,8 @@ final class GitBackend: StoreBackend {
     let manifest: StoreManifest
     /// Set when `repository` is the mirror of a network store: commits are pushed to it.
     let remote: RemoteMirror?
+    /// Where the backend says what it did on its own (`GitStore.notices`).
+    let notices = StoreNotices()
     /// Zone documents already read, by the OID of the zone's tree (which fixes its content)
     /// and its path:
     /// walking history commit by commit (subscriptions) lists the zones at every commit, and
@@ -467,12 +469,30 @@ final class GitBackend: StoreBackend {
             landed = try git("moving the head") { () throws(GitError) in
                 try repository.updateReference(Self.headRef, to: commit, expected: parentOID, logMessage: "recsync: \(message.prefix(while: { $0 != "\n" }))")
             }
-            // A lock a killed writer left would make every retry fail the same way: say so.
-            if !landed, let lock = repository.referenceLock(Self.headRef), lock.isStale() {
-                throw GitStore.staleLockError(lock, store: repository.path)
+            // A lock a killed writer left would make every retry fail the same way.
+            if !landed, let lock = repository.referenceLock(Self.headRef) {
+                try Self.clearAbandoned(lock, in: repository, notices: notices)
             }
         }
         return landed ? .committed(commit: commit.hex, tags: tags) : .headMoved
+    }
+}
+
+extension GitBackend {
+    /// After a head update that did not land with a lock on the head: removes the lock if its
+    /// writer is gone (`GitLockFile.removeIfAbandoned`), saying so, so that the next attempt
+    /// goes through; fails with what to do if the lock is stale but cannot be told abandoned
+    /// (a shared file system); returns otherwise, for the caller's usual retry.
+    static func clearAbandoned(_ lock: GitLockFile, in repository: GitRepository, notices: StoreNotices) throws(RecSyncError) {
+        let removed: Bool
+        do { removed = try lock.removeIfAbandoned(repositoryRoot: repository.path) } catch {
+            throw .fileSystem(path: lock.path, message: "a writer that is gone left this lock, and it cannot be removed (\(error.message)); remove it by hand")
+        }
+        if removed {
+            notices.post("removed \(lock.path): a writer that is gone (killed or crashed) left it, and no process has it open; nothing it guarded was lost")
+            return
+        }
+        if lock.isStale() { throw GitStore.staleLockError(lock, store: repository.path) }
     }
 }
 

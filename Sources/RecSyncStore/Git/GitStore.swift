@@ -48,7 +48,12 @@ public actor GitStore: RemoteStore {
         try self.init(backend: GitBackend(repository: repository), actor: actor, path: path)
     }
 
+    /// What the store did on its own that its user should hear about (a killed writer's lock
+    /// removed): set a handler to print or log them.
+    public nonisolated let notices: StoreNotices
+
     private init(backend: GitBackend, actor: StoreActor, path: String) {
+        self.notices = backend.notices
         self.executor = BlockingExecutor(name: "recsync store \((path as NSString).lastPathComponent)")
         self.core = StoreCore(backend: backend, actor: actor)
         self.userRecordName = actor.userRecordName

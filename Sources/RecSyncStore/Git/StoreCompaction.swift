@@ -172,8 +172,8 @@ extension GitStore {
                 landed = try Self.git("moving the head") { () throws(GitError) in
                     try repository.updateReference(GitBackend.headRef, to: current.newHead, expected: headOID, logMessage: "recsync: compact history")
                 }
-                if !landed, let lock = repository.referenceLock(GitBackend.headRef), lock.isStale() {
-                    throw GitStore.staleLockError(lock, store: repository.path)
+                if !landed, let lock = repository.referenceLock(GitBackend.headRef) {
+                    try GitBackend.clearAbandoned(lock, in: repository, notices: backend.notices)
                 }
             }
             if landed {

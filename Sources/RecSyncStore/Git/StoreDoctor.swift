@@ -43,7 +43,7 @@ extension GitStore {
                 continue
             }
             if removeStale {
-                do { _ = try lock.remove() } catch {
+                do { _ = lock.isAbandoned(now: now) ? try lock.removeIfAbandoned(repositoryRoot: path) : try lock.remove() } catch {
                     throw .fileSystem(path: lock.path, message: "cannot be removed (\(error.message)); remove it by hand")
                 }
                 findings.append(StoreLockFinding(path: lock.path, age: age, verdict: .removed,
