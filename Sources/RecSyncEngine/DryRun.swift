@@ -92,7 +92,7 @@ extension SyncEngine {
             var zones = localZones
             if let storeZones, let store = engine?.store {
                 let missing = localZones.filter { !storeZones.contains($0) }
-                plan.zonesRemoved = try await missing.isEmpty ? [] : store.fetchZoneDeletions(missing).filter { $0.reason != .encryptedDataReset }
+                plan.zonesRemoved = try await missing.isEmpty ? [] : store.fetchZoneDeletions(missing).filter { !$0.keepsRecordsForUpload(by: ws.user) }
                 let removed = Set(plan.zonesRemoved.map(\.zoneID))
                 zones = localZones.filter { !removed.contains($0) }
                 plan.zonesToCreate = zones.filter { !storeZones.contains($0) && $0.ownerName == ws.user }

@@ -78,6 +78,14 @@ extension SyncEngine {
                 deleted += try await store.fetchZoneDeletions(tokenless).filter { $0.reason != .encryptedDataReset || !ws.awaitsReupload($0.zoneID) }
             }
         }
+        // Shared zones kept for an upload after their owner's reset (as earlier versions did)
+        // can only be removed: the owner creates and shares them again.
+        if scope == .shared {
+            let listed = Set(deleted.map(\.zoneID))
+            for zone in ws.localZones().zones where zone.ownerName != ws.user && ws.awaitsReupload(zone) && !listed.contains(zone) {
+                deleted.append(ZoneDeletion(zoneID: zone, reason: .encryptedDataReset))
+            }
+        }
         for deletion in deleted {
             try await removeZone(deletion, workspace: ws, report: &report, events: events)
         }
@@ -102,10 +110,11 @@ extension SyncEngine {
     }
 
     /// Applies a zone deletion: work not yet pushed goes to lost+found, then the directory goes.
-    /// After an encrypted-data reset the data stays and is uploaded again on the next push.
+    /// After an encrypted-data reset of a zone of this user's the data stays and is uploaded
+    /// again on the next push; a reset of a zone shared with this user is a removal.
     func removeZone(_ deletion: ZoneDeletion, workspace ws: Workspace, report: inout PullReport, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) {
         let zone = deletion.zoneID
-        if deletion.reason == .encryptedDataReset {
+        if deletion.keepsRecordsForUpload(by: ws.user) {
             try ws.markAwaitsReupload(zone)
         } else if ws.hasZoneDirectory(zone) {
             // The store no longer has the zone: compare with the index only (no base lookups).

@@ -273,6 +273,14 @@ public struct ZoneDeletion: Sendable, Hashable {
         self.zoneID = zoneID
         self.reason = reason
     }
+
+    /// Whether `user` keeps the zone's records and uploads them again (creating the zone anew):
+    /// after an encrypted-data reset of a zone `user` owns. Anything else is a removal, a
+    /// reset of a zone shared with `user` too: only its owner can create it again (and share
+    /// it again), so for a participant it is gone like a deleted zone.
+    public func keepsRecordsForUpload(by user: String) -> Bool {
+        reason == .encryptedDataReset && zoneID.ownerName == user
+    }
 }
 
 /// The result of `databaseChanges`.

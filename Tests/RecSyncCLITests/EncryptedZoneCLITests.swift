@@ -207,6 +207,36 @@ import RecSyncTestTraits
         #expect(zoneDoc.contains("\"encryption\""), "\(zoneDoc)")
     }
 
+    /// The owner's `keys reset` drops a shared zone for its participant like a deletion: only
+    /// the owner can create it again. The participant's unpushed edit goes to lost+found, and
+    /// their own zones keep syncing (before, every later push failed with "not shared").
+    @Test func aParticipantLosesAZoneItsOwnerResetAndKeepsPushingTheirOwn() throws {
+        let f = try setUp()
+        _ = try run(f, as: "bob", ["zone", "create", "diary", "--encrypted"], in: "bob")
+        try writeFile(f.ws("bob") + "/private/diary/monday.json", #"{"title": "zeta-monday"}"#)
+        _ = try run(f, as: "bob", ["push"], in: "bob")
+        _ = try run(f, as: "bob", ["share", "diary", "--with", "alice"], in: "bob")
+        _ = try run(f, as: "alice", ["zone", "create", "todo"], in: "alice")
+        _ = try run(f, as: "alice", ["pull"], in: "alice")
+        #expect(try f.fields("alice", "shared/bob/diary/monday.json")?["title"] as? String == "zeta-monday")
+        try writeFile(f.ws("alice") + "/shared/bob/diary/monday.json", #"{"title": "zeta-edited-by-alice"}"#)
+
+        _ = try run(f, as: "bob", ["keys", "reset", "--yes"], in: "bob")
+        let pulled = try run(f, as: "alice", ["pull"], in: "alice")
+        #expect(pulled.stdout.contains("removed shared/bob/diary/") && pulled.stdout.contains("reset"), "\(pulled)")
+        #expect(!FileManager.default.fileExists(atPath: f.ws("alice") + "/shared/bob/diary"))
+        let saved = try FileManager.default.subpathsOfDirectory(atPath: f.ws("alice") + "/.recsync/lost+found")
+        #expect(saved.contains { $0.hasSuffix("monday.json") }, "the unpushed edit is kept: \(saved)")
+
+        try writeFile(f.ws("alice") + "/private/todo/milk.json", #"{"title": "milk"}"#)
+        let pushed = try run(f, as: "alice", ["push"], in: "alice")
+        #expect(!pushed.stdout.contains("not sent") && !pushed.stderr.contains("not shared"), "\(pushed)")
+        #expect(try GitCLI.run(["ls-tree", "-r", "--name-only", "main", "zones/alice/todo/records"], in: f.storePath).contains("milk"))
+        // bob's own copy is kept for his upload, and comes back with it.
+        _ = try run(f, as: "bob", ["push"], in: "bob")
+        #expect(try f.fields("bob", "private/diary/monday.json")?["title"] as? String == "zeta-monday")
+    }
+
     /// A key file others can read is refused with what to do.
     @Test func keyFileWithWidePermissionsIsRefused() throws {
         let f = try setUp()

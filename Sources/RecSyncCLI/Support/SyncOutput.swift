@@ -81,8 +81,10 @@ struct SyncOutput {
             console.info(parts.joined(separator: "; "))
         }
         for d in report.zonesRemoved {
-            if d.reason == .encryptedDataReset {
+            if d.keepsRecordsForUpload(by: workspace.user) {
                 console.info("kept \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (zone encryptedDataReset on the store): the next push creates it and uploads its records again")
+            } else if d.reason == .encryptedDataReset {
+                console.info("removed \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (its owner \(d.zoneID.ownerName) reset their encrypted data, which drops the zone; it comes back if they share it again)")
             } else {
                 console.info("removed \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (zone \(d.reason.rawValue) on the store)")
             }
@@ -154,7 +156,7 @@ struct SyncOutput {
         for id in report.conflicts {
             console.out("conflict: \(workspace.relative(workspace.recordPath(id))) changed on the store since you last pulled it")
         }
-        for d in report.zonesRemoved where d.reason != .encryptedDataReset {
+        for d in report.zonesRemoved where !d.keepsRecordsForUpload(by: workspace.user) {
             console.info("removed \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (zone \(d.reason.rawValue) on the store)")
         }
         for path in report.lostAndFound {

@@ -16,7 +16,10 @@ extension RecordSyncEngine {
         /// A fetch begins.
         case willFetchChanges
         /// Zones changed or went away in a scope (deletions carry the reason: drop the local
-        /// copy for `deleted` and `purged`; keep it and upload it again for `encryptedDataReset`).
+        /// copy for `deleted` and `purged`; for `encryptedDataReset` of a zone the app's user
+        /// owns, keep it and upload it again; a reset of a zone shared with the user drops it
+        /// like a deletion, since only its owner can create it again:
+        /// `ZoneDeletion.keepsRecordsForUpload(by:)` tells which).
         case fetchedDatabaseChanges(FetchedDatabaseChanges)
         /// The engine starts on one zone's changes.
         case willFetchRecordZoneChanges(ZoneID)

@@ -52,7 +52,7 @@ extension RecordSyncEngine {
                     s.retryRecords.removeAll { $0.zoneID == deletion.zoneID }
                     // A deleted or purged zone takes its unsent changes with it (sending them
                     // could only fail); after a reset they are what must be uploaded again.
-                    if deletion.reason != .encryptedDataReset {
+                    if !deletion.keepsRecordsForUpload(by: store.userRecordName) {
                         s.pendingRecordZoneChanges.removeAll { $0.recordID.zoneID == deletion.zoneID }
                     }
                 }
