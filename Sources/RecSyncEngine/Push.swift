@@ -6,7 +6,8 @@ import RecSyncWorkspace
 extension SyncEngine {
     /// Sends local changes to the store (DESIGN §5).
     ///
-    /// Every file is validated first; any problem stops the push before anything is sent or
+    /// Every file is validated first; a zone with a problem sends nothing (it is reported in
+    /// `notSent`), and with nothing else to send the push fails before anything is sent or
     /// changed. Then new zones are created and records saved with the change tags from their
     /// sidecars, atomically per zone; refused records become conflicts. `force` overwrites
     /// the store's versions (CloudKit's allKeys policy).
@@ -36,9 +37,11 @@ extension SyncEngine {
         var report = PushReport()
         report.notSent += keptAside.map { "\(ws.relative($0)): a file an interrupted pull was writing held something else; kept there, not pushed" }
 
-        // 1. Read and check everything; nothing leaves the machine unless all of it is valid.
+        // 1. Read and check everything. A zone with a problem (a malformed file, an edit in a
+        // read-only share, a zone that is not shared with this user) sends nothing, since a
+        // zone lands all or nothing; the other zones go (CloudKit's atomicity is per zone).
         let (localZones, dirProblems) = ws.localZones()
-        var problems = dirProblems
+        var zoneProblems: [ZoneID: [FileProblem]] = [:]
         let storeZones = try await store.fetchAllRecordZones(scope: .private) + store.fetchAllRecordZones(scope: .shared)
         let storeZoneByID = Dictionary(storeZones.map { ($0.zoneID, $0) }, uniquingKeysWith: { a, _ in a })
         let gone = try await applyZoneDeletions(localZones.filter { storeZoneByID[$0] == nil }, workspace: ws, report: &report, events: events)
@@ -50,12 +53,12 @@ extension SyncEngine {
         // again; elsewhere only changes are kept (at a million records, not every zone fits).
         let keepAll = Set(zones.filter { storeZoneByID[$0] == nil || ws.awaitsReupload($0) })
         for (zone, scan) in zip(zones, try await scanZones(zones, workspace: ws, changesOnly: true, keepingAllRecordsOf: keepAll)) {
-            problems += scan.problems
+            if !scan.problems.isEmpty { zoneProblems[zone, default: []] += scan.problems }
             report.untracked += scan.untracked
             scans.append(scan)
             if ws.awaitsReupload(zone) { reupload.insert(zone) }
             if let shared = storeZoneByID[zone], shared.permission(for: ws.user) == .readOnly, !scan.changes.isEmpty {
-                problems.append(FileProblem(path: ws.relative(ws.zoneDirectory(zone)), message: "zone '\(zone)' is shared with \(ws.user) read-only; undo these changes or ask \(zone.ownerName) for write access"))
+                zoneProblems[zone, default: []].append(FileProblem(path: ws.relative(ws.zoneDirectory(zone)), message: "zone '\(zone)' is shared with \(ws.user) read-only; undo these changes or ask \(zone.ownerName) for write access"))
             }
             if storeZoneByID[zone] == nil {
                 if zone.ownerName == ws.user {
@@ -64,7 +67,7 @@ extension SyncEngine {
                     // has removed: upload them again rather than let a later pull drop them.
                     if zonesToCreate.contains(zone), scan.records.contains(where: { $0.knownTag != nil }) { reupload.insert(zone) }
                 } else if !scan.changes.isEmpty {
-                    problems.append(FileProblem(path: ws.relative(ws.zoneDirectory(zone)), message: "zone '\(zone)' is not shared with \(ws.user); pull to remove it, then move your files elsewhere"))
+                    zoneProblems[zone, default: []].append(FileProblem(path: ws.relative(ws.zoneDirectory(zone)), message: "zone '\(zone)' is not shared with \(ws.user); pull to remove it, then move your files elsewhere"))
                 }
             }
         }
@@ -115,7 +118,7 @@ extension SyncEngine {
                     try record.validate()
                     saves.append(record)
                 } catch {
-                    problems.append(FileProblem(path: ws.relative(ws.recordPath(r.recordID)), message: error.message))
+                    zoneProblems[r.recordID.zoneID, default: []].append(FileProblem(path: ws.relative(ws.recordPath(r.recordID)), message: error.message))
                     byID[r.recordID] = nil
                 }
             }
@@ -130,14 +133,29 @@ extension SyncEngine {
             for (key, asset) in save.assetFields.sorted(by: { $0.key < $1.key }) {
                 let path = ws.relative(ws.assetPath(save.recordID, field: key))
                 if asset.size > assetLimit {
-                    problems.append(FileProblem(path: path, message: "is \(asset.size) bytes; the store takes assets of at most \(assetLimit) bytes (maxAssetBytes in the store's recsync.json): make it smaller"))
+                    zoneProblems[save.recordID.zoneID, default: []].append(FileProblem(path: path, message: "is \(asset.size) bytes; the store takes assets of at most \(assetLimit) bytes (maxAssetBytes in the store's recsync.json): make it smaller"))
                 }
                 if encryption?.seals(key) == true {
-                    problems.append(FileProblem(path: path, message: ZoneEncryption.fileInSealedField(save.recordID, field: key).message))
+                    zoneProblems[save.recordID.zoneID, default: []].append(FileProblem(path: path, message: ZoneEncryption.fileInSealedField(save.recordID, field: key).message))
                 }
             }
         }
-        guard problems.isEmpty else { throw .invalidFiles(problems) }
+        // Zones with a problem stay behind; with nothing else to send, the push fails as a
+        // whole, naming every problem.
+        let blocked = Set(zoneProblems.keys)
+        let problems = dirProblems + zoneProblems.keys.sorted().flatMap { zoneProblems[$0] ?? [] }
+        saves.removeAll { blocked.contains($0.recordID.zoneID) }
+        deletions.removeAll { blocked.contains($0.recordID.zoneID) }
+        zonesToCreate.removeAll { blocked.contains($0) }
+        reupload.subtract(blocked)
+        var heldBack: [String] = []
+        if !problems.isEmpty {
+            guard !saves.isEmpty || !deletions.isEmpty || !zonesToCreate.isEmpty else { throw .invalidFiles(problems) }
+            heldBack = problems.map { "\($0.path): \($0.message)" }
+            for zone in blocked.sorted() {
+                heldBack.append("\(ws.relative(ws.zoneDirectory(zone)))/: nothing of this zone was sent (a zone lands whole); fix the files above and push again")
+            }
+        }
 
         // 2. Zones first, then assets (CloudKit uploads them before the records), then records.
         if !zonesToCreate.isEmpty {
@@ -158,6 +176,7 @@ extension SyncEngine {
         }
         guard !saves.isEmpty || !deletions.isEmpty else {
             try finishReupload(reupload, workspace: ws)
+            report.notSent += heldBack
             return report
         }
         try await uploadAssets(of: saves, force: force, workspace: ws)
@@ -249,6 +268,7 @@ extension SyncEngine {
         let same = Set(try settleIdenticalConflictsLocked())
         report.conflicts.removeAll { same.contains($0) }
         if report.notSent.isEmpty && report.conflicts.isEmpty { try finishReupload(reupload, workspace: ws) }
+        report.notSent += heldBack
         return report
     }
 

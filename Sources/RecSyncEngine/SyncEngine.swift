@@ -130,10 +130,13 @@ public struct SyncEngine: Sendable {
         var newZones: Set<ZoneID> = []
         // A zone the store deleted or purged is not new: the next pull or push removes it.
         var removed = Set<ZoneID>()
+        // Zones shared with this user read-only: an edit there cannot be pushed.
+        var readOnly = Set<ZoneID>()
         let scans: [ZoneScan]
         if let engine {
             let store = engine.store
             let onStore = Set(try await store.fetchAllRecordZones(scope: .private).map(\.zoneID))
+            readOnly = Set(try await store.fetchAllRecordZones(scope: .shared).filter { $0.permission(for: workspace.user) == .readOnly }.map(\.zoneID))
             let missing = zones.filter { !onStore.contains($0) && $0.ownerName == workspace.user }
             for deletion in try await missing.isEmpty ? [] : store.fetchZoneDeletions(missing) where deletion.reason != .encryptedDataReset {
                 removed.insert(deletion.zoneID)
@@ -156,6 +159,9 @@ public struct SyncEngine: Sendable {
                 report.newZones.append(zone)
             }
             report.problems += scan.problems.sorted()
+            if readOnly.contains(zone), !scan.changes.isEmpty {
+                report.problems.append(FileProblem(path: workspace.relative(workspace.zoneDirectory(zone)) + "/", message: "read-only: \(zone.ownerName) shares this zone with \(workspace.user) read-only, so its \(scan.changes.count == 1 ? "edit" : "\(scan.changes.count) edits") cannot be pushed; undo \(scan.changes.count == 1 ? "it" : "them") (a pull brings back what you deleted) or ask \(zone.ownerName) for write access. Your other zones push as usual"))
+            }
             report.untracked += scan.untracked
             report.problems += try RetryList.load(workspace, zone: zone).problems(workspace, zone: zone)
             for r in scan.changes.sorted(by: { $0.fileName < $1.fileName }) {

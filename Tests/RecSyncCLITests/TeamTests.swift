@@ -38,14 +38,26 @@ import RecSyncTestTraits
         #expect(try f.fields("bob", "shared/alice/plans/trip.json")?["where"] as? String == "Lisbon")
         #expect(try f.fields("carol", "shared/alice/plans/trip.json") != nil)
 
+        _ = try run(f, as: "carol", ["zone", "create", "mine"], in: "carol")
         // bob (read-write) edits; carol (read-only) is refused before anything is sent.
         try writeFile("\(f.ws("bob"))/shared/alice/plans/trip.json", #"{"where": "Porto"}"#)
         _ = try run(f, as: "bob", ["push"], in: "bob")
         try writeFile("\(f.ws("carol"))/shared/alice/plans/trip.json", #"{"where": "Faro"}"#)
+        // status says so before any push.
+        let status = try run(f, as: "carol", ["status"], in: "carol")
+        #expect(status.stdout.contains("! shared/alice/plans/: read-only"), "\(status)")
         let head = try f.storeHead()
         let refused = try run(f, as: "carol", ["push"], in: "carol", expect: 1)
         #expect(refused.stderr.contains("read-only"))
         #expect(try f.storeHead() == head)
+        // Her own zones are not held back by it: they go, the read-only edit is named.
+        try writeFile("\(f.ws("carol"))/private/mine/note.json", #"{"v": 1}"#)
+        let partial = try run(f, as: "carol", ["push", "--json"], in: "carol", expect: 1)
+        let doc = try #require(try JSONSerialization.jsonObject(with: Data(partial.stdout.utf8)) as? [String: Any])
+        #expect((doc["saved"] as? [[String: Any]])?.compactMap { $0["recordName"] as? String } == ["note"], "\(partial)")
+        let notSent = (doc["notSent"] as? [[String: Any]])?.compactMap { $0["path"] as? String } ?? []
+        #expect(notSent.contains("shared/alice/plans"), "\(partial)")
+        #expect(try GitCLI.run(["rev-parse", "main:zones/alice/plans/records"], in: f.storePath) == GitCLI.run(["rev-parse", "\(head):zones/alice/plans/records"], in: f.storePath))
         try f.run(["pull"], in: "alice")
         #expect(try f.fields("alice", "private/plans/trip.json")?["where"] as? String == "Porto")
 
