@@ -7,10 +7,11 @@
 #   make soak SECONDS=3600   runs the sync simulation (random histories) for that long
 #   make fuzz SECONDS=3600   runs the decoders under libFuzzer (address sanitizer) for that long
 #   make fuzz-loop SECONDS=3600  the same decoders under the seeded mutation loop (no libFuzzer)
+#   make kill-loop KILLS=1000    SIGKILLs push, pull and clone at random moments; nothing may be lost
 SWIFT ?= swift
 SECONDS ?= 60
 
-.PHONY: deps test-deps demo test bench build generated check-generated soak fuzz fuzz-loop docs
+.PHONY: deps test-deps demo test bench build generated check-generated soak fuzz fuzz-loop kill-loop docs
 
 # libgit2 (and pkg-config, which SwiftPM uses to find it) from Debian's apt when missing.
 deps:
@@ -87,3 +88,9 @@ fuzz: deps
 fuzz-loop: deps
 	$(SWIFT) build --product recsync-fuzz
 	.build/debug/recsync-fuzz --seconds $(SECONDS)
+
+# SIGKILLs push, pull and clone at random moments on a local store, KILLS times; each kill is
+# followed by a clean run that must succeed, and nothing may be lost (scripts/kill-loop.sh).
+KILLS ?= 1000
+kill-loop: deps
+	KILLS=$(KILLS) SWIFT=$(SWIFT) bash scripts/kill-loop.sh
