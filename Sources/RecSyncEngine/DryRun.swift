@@ -28,6 +28,15 @@ public struct PushPlan: Sendable, Hashable {
     public var untracked: [String] = []
 
     public init() {}
+
+    /// Changes a push would not send because a record of the same zone would conflict: a zone
+    /// lands whole (`force` overwrites instead, so nothing is held back).
+    public func heldBack(force: Bool) -> [RecordID] {
+        guard !force else { return [] }
+        let conflicting = Set(conflicts)
+        let zones = Set(conflicts.map(\.zoneID))
+        return changes.map(\.recordID).filter { zones.contains($0.zoneID) && !conflicting.contains($0) }
+    }
 }
 
 /// What `pull` would do, as `pull --dry-run` reports it.
@@ -169,6 +178,9 @@ extension SyncEngine {
                 for zone in feed.modifications where !removed.contains(zone) {
                     plan.zonesChanged.append(zone)
                     var token = try ws.loadToken(ws.zoneTokenPath(zone))
+                    // From no token the feed lists the whole zone and names no deletions: as
+                    // the pull does, records held here that it does not list are looked up.
+                    var listed: Set<String>? = token == nil ? [] : nil
                     while true {
                         let page: RecordZoneChanges
                         do throws(RecSyncError) {
@@ -176,11 +188,13 @@ extension SyncEngine {
                         } catch .changeTokenExpired {
                             plan.expiredTokens.append("zone \(zone)")
                             token = nil
+                            listed = []
                             continue
                         } catch .zoneNotFound, .userDeletedZone {
                             break
                         }
                         plan.warnings += page.warnings.map(\.description)
+                        listed?.formUnion(page.modifications.map(\.recordID.recordName))
                         for item in page.modifications {
                             let tag = ws.systemFieldsIfReadable(item.recordID)?.changeTag
                             if case .success(let record) = item.result, record.changeTag == tag { continue }  // our own push
@@ -194,12 +208,44 @@ extension SyncEngine {
                         token = page.changeToken
                         if !page.moreComing { break }
                     }
+                    try await planLookups(zone, listed: listed, edited: edited, plan: &plan)
                 }
             }
-            plan.recordsToWrite.sort()
-            plan.recordsToDelete.sort()
-            plan.conflicts.sort()
+            plan.recordsToWrite = Set(plan.recordsToWrite).sorted()
+            plan.recordsToDelete = Set(plan.recordsToDelete).sorted()
+            plan.conflicts = Set(plan.conflicts).sorted()
             return plan
+        }
+    }
+}
+
+extension SyncEngine {
+    /// The records of `zone` a pull looks up by ID after its feed, and what it would do with
+    /// them: after a whole-zone listing (`listed`), the synced records held here that it did
+    /// not list; always, the records pushed from here since the zone token (see
+    /// `checkPushedRecords`). Gone from the store: deleted here; changed: written.
+    func planLookups(_ zone: ZoneID, listed: Set<String>?, edited: [RecordID: LocalRecord.State], plan: inout PullPlan) async throws(RecSyncError) {
+        let ws = workspace
+        var candidates = Set<RecordID>()
+        if let listed, !ws.awaitsReupload(zone) {
+            let scan = try await ws.scan(zone: zone, base: baseLookup)
+            candidates.formUnion(scan.records.filter { $0.knownTag != nil && !listed.contains($0.recordID.recordName) }.map(\.recordID))
+        }
+        for name in try ws.pushedRecordNames(zone) ?? [] {
+            if let id = try? RecordID(recordName: name, zoneID: zone) { candidates.insert(id) }
+        }
+        guard !candidates.isEmpty else { return }
+        for result in try await store.fetchRecords(candidates.sorted(), desiredKeys: []) {
+            let known = ws.systemFieldsIfReadable(result.recordID)?.changeTag
+            switch result.result {
+            case .failure(.unknownItem) where known != nil:
+                plan.recordsToDelete.append(result.recordID)
+                if edited[result.recordID] == .modified { plan.conflicts.append(result.recordID) }
+            case .success(let record) where record.changeTag != known:
+                plan.recordsToWrite.append(result.recordID)
+                if edited[result.recordID] != nil { plan.conflicts.append(result.recordID) }
+            default: break
+            }
         }
     }
 }

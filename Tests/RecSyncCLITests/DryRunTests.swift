@@ -32,15 +32,16 @@ import RecSyncTestTraits
 
         let head = try f.storeHead()
         let before = snapshot(f, "a")
-        let text = try f.run(["push", "-n"], in: "a")
+        // r1 is listed once, as the conflict it would be, not also as sent; the exit status is
+        // the push's (2: a conflict).
+        let text = try f.run(["push", "-n"], in: "a", expect: 2)
         #expect(text.lines == [
             "would create zone todo",
-            "would send M private/notes/r1.json",
-            "would send D private/notes/r2.json",
             "would send A private/todo/t1.json",
             "would conflict: private/notes/r1.json changed on the store since you last pulled it",
+            "held back: private/notes/r2.json (a record of its zone would conflict, and a zone lands whole)",
         ], "\(text)")
-        let json = try f.json(["push", "--dry-run"], in: "a")
+        let json = try f.json(["push", "--dry-run"], in: "a", expect: 2)
         #expect((json["conflicts"] as? [[String: Any]])?.compactMap { $0["recordName"] as? String } == ["r1"], "\(json)")
         #expect(json["conflictsChecked"] as? Bool == true)
         #expect(try f.storeHead() == head)
@@ -49,6 +50,10 @@ import RecSyncTestTraits
         // The real push does what it said.
         let pushed = try f.json(["push"], in: "a", expect: 2)
         #expect((pushed["conflicts"] as? [[String: Any]])?.compactMap { $0["recordName"] as? String } == ["r1"])
+        #expect((pushed["saved"] as? [[String: Any]])?.compactMap { $0["recordName"] as? String } == ["t1"])
+        #expect((pushed["deleted"] as? [[String: Any]])?.isEmpty == true, "\(pushed)")
+        #expect((pushed["notSent"] as? [[String: Any]])?.compactMap { $0["path"] as? String } == ["private/notes/r2.json"], "\(pushed)")
+        #expect((json["heldBack"] as? [[String: Any]])?.compactMap { $0["recordName"] as? String } == ["r2"], "\(json)")
         #expect((pushed["zonesCreated"] as? [[String: Any]])?.count == 1)
     }
 
@@ -93,5 +98,40 @@ import RecSyncTestTraits
         let real = try f.json(["pull"], in: "b", expect: 2)
         #expect((real["conflicts"] as? [[String: Any]])?.compactMap { $0["recordName"] as? String } == ["r2"], "\(real)")
         #expect(try f.run(["pull", "-n"], in: "b").lines == ["already up to date"])
+    }
+
+    /// A workspace that pushed a zone but never pulled it has no zone token: the pull lists the
+    /// whole zone and deletes what it no longer holds. The dry run says so too (it said only
+    /// "would write", or "already up to date" with only the deletion).
+    @Test func aDryRunPullOfAZoneNeverPulledListsItsDeletions() throws {
+        let f = try CLIFixture().withStore()
+        try f.clone("a")
+        try f.put("notes/r1", #"{"n": 1}"#, in: "a")
+        try f.put("notes/r2", #"{"n": 2}"#, in: "a")
+        try f.put("notes/r3", #"{"n": 3}"#, in: "a")
+        try f.run(["push"], in: "a")
+        try f.clone("b")
+        try f.run(["rm", "notes/r2"], in: "b")
+        try f.put("notes/r3", #"{"n": 30}"#, in: "b")
+        try f.run(["push"], in: "b")
+
+        let plan = try f.json(["pull", "-n"], in: "a")
+        let real = try f.json(["pull"], in: "a")
+        func names(_ doc: [String: Any], _ key: String) -> [String] {
+            (doc[key] as? [[String: Any]])?.compactMap { $0["recordName"] as? String } ?? []
+        }
+        #expect(names(plan, "recordsToDelete") == ["r2"], "\(plan)")
+        #expect(names(plan, "recordsToWrite") == ["r3"], "\(plan)")
+        #expect(real["recordsDeleted"] as? Int == 1 && real["recordsWritten"] as? Int == 1, "\(real)")
+
+        // Only a deletion: the dry run is not "already up to date".
+        try f.put("todo/t1", #"{"n": 1}"#, in: "a")
+        try f.put("todo/t2", #"{"n": 2}"#, in: "a")
+        try f.run(["push"], in: "a")
+        try f.run(["pull"], in: "b")
+        try f.run(["rm", "todo/t2"], in: "b")
+        try f.run(["push"], in: "b")
+        #expect(try f.run(["pull", "-n"], in: "a").lines == ["would delete private/todo/t2.json"])
+        #expect(try f.json(["pull"], in: "a")["recordsDeleted"] as? Int == 1)
     }
 }

@@ -178,7 +178,8 @@ struct SyncOutput {
 
     /// Prints what a push would do; 1 when files would stop it, else 0.
     func pushPlan(_ plan: PushPlan, force: Bool) -> Int32 {
-        let status = plan.problems.isEmpty ? ExitCodes.success : ExitCodes.error
+        // The status the push would end with: conflicts (unless forced) before refusals.
+        let status = !force && !plan.conflicts.isEmpty ? ExitCodes.conflictsPending : plan.problems.isEmpty ? ExitCodes.success : ExitCodes.error
         if console.json {
             console.document([
                 "dryRun": .bool(true),
@@ -189,6 +190,7 @@ struct SyncOutput {
                     return .object(o)
                 }),
                 "conflicts": .array(plan.conflicts.map(recordJSON)),
+                "heldBack": .array(plan.heldBack(force: force).map(recordJSON)),
                 "deletedOnStore": .array(plan.deletedOnStore.map(recordJSON)),
                 "conflictsChecked": .bool(plan.conflictsChecked),
                 "conflictsPending": .array(plan.conflictsPending.map(recordJSON)),
@@ -200,7 +202,10 @@ struct SyncOutput {
         }
         for d in plan.zonesRemoved { console.out("would remove \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (zone \(d.reason.rawValue) on the store)") }
         for z in plan.zonesToCreate { console.out("would create zone \(z.zoneName)") }
-        for c in plan.changes {
+        // A record that would conflict is not sent (unless forced): it is listed once, below.
+        let conflicting = force ? [] : Set(plan.conflicts)
+        let heldBack = Set(plan.heldBack(force: force))
+        for c in plan.changes where !conflicting.contains(c.recordID) && !heldBack.contains(c.recordID) {
             let letter = switch c.kind { case .new: "A"; case .modified: "M"; case .deleted: "D" }
             console.out("would send \(letter) \(c.path)")
         }
@@ -213,6 +218,7 @@ struct SyncOutput {
                 console.out(force ? "would overwrite \(path): the store holds a version you have not pulled" : "would conflict: \(path) changed on the store since you last pulled it")
             }
         }
+        for id in heldBack.sorted() { console.out("held back: \(workspace.relative(workspace.recordPath(id))) (a record of its zone would conflict, and a zone lands whole)") }
         for id in plan.conflictsPending { console.out("held back: \(workspace.relative(workspace.recordPath(id))) (conflict pending)") }
         for p in plan.problems { console.out("would stop the push: \(p)") }
         if let why = plan.storeError { console.warning("could not ask the store (\(why)); conflicts were not checked") }
