@@ -45,7 +45,7 @@ extension Trait where Self == OwnThreadsTrait {
 /// Idle threads end after a while.
 public final class TestThreads: TaskExecutor, @unchecked Sendable {
     // @unchecked: every stored property is touched only under `condition`.
-    public static let shared = TestThreads(width: max(4, 2 * ProcessInfo.processInfo.activeProcessorCount))
+    public static let shared = TestThreads(width: max(2, ProcessInfo.processInfo.activeProcessorCount))
 
     private let condition = NSCondition()
     private var jobs: [(job: UnownedJob, queued: ContinuousClock.Instant)] = []

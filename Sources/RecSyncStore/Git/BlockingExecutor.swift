@@ -12,6 +12,7 @@ final class BlockingExecutor: SerialExecutor, @unchecked Sendable {
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
     private var stopping = false
+    private var ended = false
     private var thread: pthread_t?
 
     init(name: String) {
@@ -36,6 +37,13 @@ final class BlockingExecutor: SerialExecutor, @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Whether the thread has ended (after `stop()`, once its queue was empty).
+    var hasEnded: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return ended
+    }
+
     /// Whether the caller runs on this executor's thread.
     var isCurrentThread: Bool {
         condition.lock()
@@ -52,6 +60,7 @@ final class BlockingExecutor: SerialExecutor, @unchecked Sendable {
             condition.lock()
             while jobs.isEmpty && !stopping { condition.wait() }
             if jobs.isEmpty {
+                ended = true
                 condition.unlock()
                 return
             }

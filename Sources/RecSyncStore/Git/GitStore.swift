@@ -32,7 +32,7 @@ public actor GitStore: RemoteStore {
 
     /// The store's own thread (see `BlockingExecutor`): libgit2's blocking calls run there,
     /// not on Swift's shared pool.
-    private nonisolated let executor: BlockingExecutor
+    nonisolated let executor: BlockingExecutor
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// Opens an existing store as `actor`.
