@@ -40,6 +40,8 @@ public struct SyncEngine: Sendable {
     public init(workspace: Workspace, store: any RemoteStore) {
         self.workspace = workspace
         self.store = store
+        // Status, dry runs and push refuse an oversized asset by its size, unread.
+        workspace.assetSizeLimit.store(store.maxAssetBytes, ordering: .relaxed)
     }
 
     /// The fields of a synced version, looked up in the store by change tag.

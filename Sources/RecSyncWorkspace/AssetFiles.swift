@@ -76,6 +76,10 @@ extension Workspace {
             guard info.isRegular else {
                 throw .malformedInput("field '\(key)': \(relative(path)) is not a plain file; an asset is a regular file")
             }
+            let limit = assetSizeLimit.load(ordering: .relaxed)
+            guard info.stamp.size <= limit else {
+                throw .malformedInput("field '\(key)': \(relative(path)) is \(info.stamp.size) bytes; the store takes assets of at most \(limit) bytes (maxAssetBytes in the store's recsync.json): make it smaller")
+            }
             let cacheKey = "\(file)/\(name)"
             if let known = cache.lookup(cacheKey, stamp: info.stamp) { return known }
             let asset = try Self.hashAsset(at: path, shownAs: relative(path))

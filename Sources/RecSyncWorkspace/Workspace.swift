@@ -1,6 +1,7 @@
 import Foundation
 import RecSyncGit
 import RecSyncModel
+import Synchronization
 
 import Glibc
 
@@ -39,6 +40,10 @@ public struct WorkspaceConfig: Sendable, Hashable, Codable {
 public final class Workspace: Sendable {
     public static let stateDirName = ".recsync"
     public let root: String
+    /// The largest asset file the store takes (its `maxAssetBytes`), set by whoever knows the
+    /// store: a bigger file is refused when its record is read, by its size, before anything
+    /// reads the file (no limit until set).
+    public let assetSizeLimit = Atomic<Int64>(.max)
     public let config: WorkspaceConfig
     /// The directory the workspace was found from (`find(from:)`; the root otherwise): the
     /// paths recsync prints are relative to it (`relative(_:)`), as `git status` prints them

@@ -185,4 +185,32 @@ import RecSyncTestTraits
         #expect(try Data(contentsOf: URL(fileURLWithPath: bobAssets + "/scan")) == scan)
         _ = try GitCLI.run(["fsck", "--strict"], in: f.storePath)
     }
+
+    /// An asset over the store's limit is named by status, the dry run and the push alike, by
+    /// its size: a 10 GiB sparse file is never read (hashing it took 72 s), and the record's
+    /// zone is held back while the other zones go.
+    @Test func anOversizedAssetIsRefusedByItsSizeEverywhere() throws {
+        let f = try CLIFixture().withStore()
+        _ = try run(f, as: "alice", ["clone", "store.git", "alice"], in: ".")
+        _ = try run(f, as: "alice", ["zone", "create", "photos"], in: "alice")
+        _ = try run(f, as: "alice", ["zone", "create", "notes"], in: "alice")
+        let dir = f.ws("alice") + "/private/photos/big.assets"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: dir + "/photo", contents: nil))
+        let big = try #require(FileHandle(forWritingAtPath: dir + "/photo"))
+        try big.truncate(atOffset: 10 << 30)
+        try big.close()
+        try writeFile(f.ws("alice") + "/private/photos/big.json", #"{"photo": {"$asset": "photo"}}"#)
+        try writeFile(f.ws("alice") + "/private/notes/small.json", #"{"n": 1}"#)
+
+        let sizeNote = "is \(10 << 30) bytes; the store takes assets of at most"
+        let status = try run(f, as: "alice", ["status"], in: "alice")
+        #expect(status.stdout.contains("! private/photos/big.json") && status.stdout.contains(sizeNote), "\(status)")
+        let plan = try run(f, as: "alice", ["push", "-n"], in: "alice", expect: 1)
+        #expect(plan.stdout.contains("would stop the push") && plan.stdout.contains(sizeNote), "\(plan)")
+        #expect(!plan.stdout.contains("would send A private/photos/big.json"), "\(plan)")
+        let pushed = try run(f, as: "alice", ["push", "--json"], in: "alice", expect: 1)
+        #expect(pushed.stdout.contains(sizeNote), "\(pushed)")
+        #expect(try GitCLI.run(["ls-tree", "-r", "--name-only", "main", "zones/alice"], in: f.storePath).contains("small"), "the other zone went")
+    }
 }
