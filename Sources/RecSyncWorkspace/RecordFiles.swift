@@ -71,9 +71,30 @@ extension Workspace {
         return results
     }
 
+    /// Checks that every asset in `fields` given by reference (`{"$asset": {"oid", …}}`, as
+    /// `show --json` and conflict copies spell it) is the file the record's file will name: a
+    /// record file names its assets by file (`{"$asset": "<field>"}`), so a reference to
+    /// content that is not in that file would make a record that names a file that is not
+    /// there (or holds something else), which no push can send.
+    func checkAssetReferences(_ id: RecordID, fields: [String: FieldValue]) throws(RecSyncError) {
+        let resolve = assetResolver(id)
+        for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
+            guard case .asset(let given) = value else { continue }
+            let path = relative(assetPath(id, field: key))
+            let held: AssetReference
+            do { held = try resolve(key, key) } catch {
+                throw .invalidValue("field '\(key)': the asset \(given.oid.prefix(12)) is not at \(path), the file a record file names; put the file there and write {\"$asset\": \"\(key)\"}")
+            }
+            guard held.oid == given.oid else {
+                throw .invalidValue("field '\(key)': \(path) holds another asset (\(held.oid.prefix(12))) than the one given (\(given.oid.prefix(12))); put the file you mean there and write {\"$asset\": \"\(key)\"}")
+            }
+        }
+    }
+
     /// Checks one record of a `put` and adds its writes to `batch`.
     private func stagePut(_ id: RecordID, fields: [String: FieldValue], type: String?, into batch: inout WriteBatch) throws(RecSyncError) -> RecordPut {
         let recordPath = recordPath(id), sidecarPath = sidecarPath(id)
+        try checkAssetReferences(id, fields: fields)
         let system = try systemFields(id)
         // The checks a push makes (types, sizes), now rather than later.
         try Record(recordID: id, recordType: system?.recordType ?? type ?? "Record", fields: fields).validate()

@@ -213,4 +213,35 @@ import RecSyncTestTraits
         #expect(pushed.stdout.contains(sizeNote), "\(pushed)")
         #expect(try GitCLI.run(["ls-tree", "-r", "--name-only", "main", "zones/alice"], in: f.storePath).contains("small"), "the other zone went")
     }
+
+    /// `put` and `import` take an asset spelled out as `show --json` prints it only when it is
+    /// the file the record file names: otherwise the record would name a file that is not
+    /// there, and no push could send it. Refused, and nothing written.
+    @Test func anAssetGivenByReferenceMustBeTheFileTheRecordNames() throws {
+        let f = try CLIFixture().withStore()
+        _ = try run(f, as: "alice", ["clone", "store.git", "alice"], in: ".")
+        _ = try run(f, as: "alice", ["zone", "create", "photos"], in: "alice")
+        try FileManager.default.createDirectory(atPath: f.ws("alice") + "/private/photos/trip.assets", withIntermediateDirectories: true)
+        try writeFile(f.ws("alice") + "/private/photos/trip.assets/photo", "hello\n")
+        try writeFile(f.ws("alice") + "/private/photos/trip.json", #"{"photo": {"$asset": "photo"}, "n": 1}"#)
+        _ = try run(f, as: "alice", ["push"], in: "alice")
+
+        let zero = #"{"photo": {"$asset": {"oid": "0000000000000000000000000000000000000000", "sha256": "0000000000000000000000000000000000000000000000000000000000000000", "size": 0}}}"#
+        let refused = try f.run(["put", "photos/other"], in: "alice", input: zero, expect: 1)
+        #expect(refused.stderr.contains("private/photos/other.assets/photo"), "\(refused)")
+        #expect(!FileManager.default.fileExists(atPath: f.ws("alice") + "/private/photos/other.json"))
+        try writeFile(f.directory.file("in.jsonl"), #"{"name": "other", "photo": {"$asset": {"oid": "0000000000000000000000000000000000000000", "sha256": "0000000000000000000000000000000000000000000000000000000000000000", "size": 0}}}"# + "\n")
+        let imported = try f.run(["import", "photos", f.directory.file("in.jsonl"), "--id", "name"], in: "alice", expect: 1)
+        #expect(imported.stderr.contains("private/photos/other.assets/photo"), "\(imported)")
+        #expect(!FileManager.default.fileExists(atPath: f.ws("alice") + "/private/photos/other.json"))
+
+        // The reference `show --json` prints for the file that is there: taken.
+        let shown = try #require(try JSONSerialization.jsonObject(with: Data(f.run(["show", "photos/trip", "--json"], in: "alice").stdout.utf8)) as? [String: Any])
+        var fields = try #require(shown["fields"] as? [String: Any])
+        fields["n"] = 2
+        let again = String(decoding: try JSONSerialization.data(withJSONObject: fields), as: UTF8.self)
+        _ = try f.run(["put", "photos/trip"], in: "alice", input: again)
+        let status = try f.run(["status"], in: "alice")
+        #expect(status.stdout.contains("M private/photos/trip.json") && !status.stdout.contains("!"), "\(status)")
+    }
 }

@@ -292,6 +292,7 @@ extension Workspace {
             func bad(_ detail: String) -> RecSyncError { .malformed(MalformedInput(path: source, line: r.line, detail: detail)) }
             let id = try RecordID(recordName: r.recordName, zoneID: zone)
             let path = recordPath(id), side = sidecarPath(id)
+            do { try checkAssetReferences(id, fields: r.fields) } catch { throw bad(error.message) }
             let bytes = WorkspaceEncoding.encodeFields(r.fields)
             let info = FileIO.info(path)
             let system = info == nil && FileIO.info(side) == nil ? nil : try systemFields(id)
