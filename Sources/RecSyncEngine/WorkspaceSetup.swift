@@ -45,7 +45,7 @@ extension SyncEngine {
             var config = existing.config
             config.remote = remote
             try existing.saveConfig(config)
-            return .remoteSet(existing.withConfig(config), remote: GitStore.withoutPassword(remote))
+            return .remoteSet(existing.withConfig(config), remote: GitStore.shown(remote))
         }
         let who = try user()
         if let remote, !StoreLocation.isNetwork(remote) {
@@ -56,7 +56,7 @@ extension SyncEngine {
         let ws = try Workspace.create(at: directory, config: config)
         // The store was not opened, so no successful fetch handed the password over: do it now.
         if let remote { _ = GitStore.rememberCredentials(of: remote) }
-        return .created(ws, remote: GitStore.withoutPassword(remote ?? ""))
+        return .created(ws, remote: GitStore.shown(remote ?? ""))
     }
 
     /// `recsync zone create/delete/purge`: one zone operation of the workspace's user on the

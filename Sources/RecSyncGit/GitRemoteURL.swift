@@ -103,9 +103,12 @@ public struct GitRemoteURL: Sendable, Hashable, CustomStringConvertible {
 
     /// The address without any secret: http(s) loses its whole user part (it may be a token),
     /// ssh keeps the user name.
+    /// A query string in the address (`?token=…`) is a secret as a password is: it is shown
+    /// as `?…`.
     public var redacted: String {
         let hostPart = host.contains(":") ? "[\(host)]" : host
         let portPart = port.map { ":\($0)" } ?? ""
+        let path = query == nil ? self.path : String(self.path[..<(self.path.firstIndex(of: "?") ?? self.path.endIndex)]) + "?…"
         switch transport {
         case .file:
             return "file://\(path)"
@@ -134,6 +137,14 @@ public struct GitRemoteURL: Sendable, Hashable, CustomStringConvertible {
         return String(string[..<colon]) + String(string[at...])
     }
 
+    /// `string` as a message may show it: without a password (`withoutPassword`), and with a
+    /// query string (`?token=…`, a secret too) shown as `?…`.
+    public static func shown(_ string: String) -> String {
+        let kept = withoutPassword(string)
+        guard kept.contains("://"), let mark = kept.firstIndex(of: "?"), kept.index(after: mark) < kept.endIndex else { return kept }
+        return String(kept[...mark]) + "…"
+    }
+
     /// Whether the address carries a password (`scheme://user:password@host/…`).
     public var hasPassword: Bool { password != nil }
 
@@ -146,9 +157,17 @@ public struct GitRemoteURL: Sendable, Hashable, CustomStringConvertible {
         return GitCredentialHelper(options: options).approve(for: self, username: user, password: GitSecret(password))
     }
 
+    /// The query string of a network address (after `?`, without it), nil if it has none.
+    var query: String? {
+        guard transport != .file, let mark = path.firstIndex(of: "?") else { return nil }
+        let query = path[path.index(after: mark)...]
+        return query.isEmpty ? nil : String(query)
+    }
+
     /// The secrets in the address, to scrub from any message that might echo them.
     var secrets: [String] {
         var result: [String] = []
+        if let query { result.append(query) }
         if let password, !password.isEmpty { result.append(password) }
         if transport == .http || transport == .https, let user, !user.isEmpty, password == nil { result.append(user) }
         return result

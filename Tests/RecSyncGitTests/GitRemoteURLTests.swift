@@ -66,6 +66,11 @@ import Testing
         #expect(ssh.redacted == "ssh://git@[::1]:2222/srv/s.git" && ssh.secrets == ["pw"])
         #expect(try #require(GitRemoteURL("git@h:team/s.git")).redacted == "git@h:team/s.git")
         #expect(try #require(GitRemoteURL("file://localhost/srv/s.git")).redacted == "file:///srv/s.git")
+        // A query string is a secret too (a token): shown as `?…`, scrubbed from messages.
+        let query = try #require(GitRemoteURL("https://host/s.git?token=t0ps3cret"))
+        #expect(query.redacted == "https://host/s.git?…" && query.secrets == ["token=t0ps3cret"])
+        #expect(GitRemoteURL.shown("https://me:pw@host/s.git?token=t0ps3cret") == "https://me@host/s.git?…")
+        #expect(GitRemoteURL.shown("/srv/with?mark/s.git") == "/srv/with?mark/s.git", "a local path is shown as it is")
         // The address itself is kept as given, for libgit2.
         #expect(https.url == "https://me:s3cr3t@host:8443/team/store.git")
     }

@@ -95,7 +95,7 @@ public actor GitStore: RemoteStore {
     /// (`beginOperation(fromLastLook:)`).
     public static func open(remote: String, mirror: String, actor: StoreActor, options: NetworkOptions = .fromEnvironment(), lookingNow: Bool = true) throws(RecSyncError) -> GitStore {
         guard let url = GitRemoteURL(remote) else {
-            throw .invalidArguments("'\(GitRemoteURL.withoutPassword(remote))' is not a remote address recsync understands; use ssh://[user@]host[:port]/path, user@host:path, https://host/path, git://host/path or file:///path")
+            throw .invalidArguments("'\(GitRemoteURL.shown(remote))' is not a remote address recsync understands; use ssh://[user@]host[:port]/path, user@host:path, https://host/path, git://host/path or file:///path")
         }
         if let problem = options.settingProblem { throw .invalidArguments(problem) }
         GitPackWindows.boundForReading()
@@ -176,6 +176,9 @@ public actor GitStore: RemoteStore {
     /// `remote` without the password a network address may carry (the user name stays): the
     /// form to keep on disk or show (DESIGN §11: credentials never on disk in the workspace).
     public static func withoutPassword(_ remote: String) -> String { GitRemoteURL.withoutPassword(remote) }
+
+    /// `remote` as a message may show it: no password, and a query string (`?token=…`) as `?…`.
+    public static func shown(_ remote: String) -> String { GitRemoteURL.shown(remote) }
 
     /// Hands the user name and password in a network address to git's credential helpers, so
     /// that the address kept without the password still authenticates; false when `remote`

@@ -90,7 +90,7 @@ struct StoreCompactCommand: RecSyncSubcommand {
         let shown: String
         if let store {
             try Confirmation.require(what, typing: "compact", yes: yes)
-            shown = GitStore.withoutPassword(store)
+            shown = GitStore.shown(store)
             let actor = try StoreActor(userRecordName: context.user(user))
             report = try await GitStore.withStore(at: store, relativeTo: context.directory, actor: actor) { s throws(RecSyncError) in
                 try await s.compact(horizon, dropDeletedTombstones: dropTombstones)
