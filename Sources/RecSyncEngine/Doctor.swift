@@ -10,9 +10,9 @@ extension SyncEngine {
     /// do not decode. A sync holding the lock is reported (`workspaceBusy`) and nothing is
     /// repaired. The store: whether it opens (`recsync.json`), lock files a killed writer left
     /// (`storePath`: the repository or a network store's mirror; removed with `fix` when
-    /// stale), every entry a pull would skip (zone metadata that does not decode, names no
-    /// workspace can hold) and every record whose stored form does not decode — it reads every
-    /// record, as `git fsck` reads every object.
+    /// stale), every entry a pull would skip (zone metadata that does not decode, a zone
+    /// directory of the wrong shape, names no workspace can hold) and every record whose
+    /// stored form does not decode — it reads every record, as `git fsck` reads every object.
     public static func doctor(
         workspace ws: Workspace, openStore: () throws(RecSyncError) -> any RemoteStore, storePath: String?, fix: Bool
     ) async throws(RecSyncError) -> [DoctorFinding] {

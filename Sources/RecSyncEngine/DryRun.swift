@@ -175,7 +175,7 @@ extension SyncEngine {
                 plan.warnings += feed.warnings.map(\.description)
                 plan.zonesRemoved += feed.deletions.filter { local.contains($0.zoneID) || ws.zonesWithTokens().contains($0.zoneID) }
                 let removed = Set(feed.deletions.map(\.zoneID))
-                for zone in feed.modifications where !removed.contains(zone) {
+                zones: for zone in feed.modifications where !removed.contains(zone) {
                     plan.zonesChanged.append(zone)
                     var token = try ws.loadToken(ws.zoneTokenPath(zone))
                     // From no token the feed lists the whole zone and names no deletions: as
@@ -192,6 +192,11 @@ extension SyncEngine {
                             continue
                         } catch .zoneNotFound, .userDeletedZone {
                             break
+                        } catch .storeCorrupt(let why) {
+                            // As the pull: the zone is skipped, the rest goes on.
+                            plan.warnings.append("zone \(zone) skipped: \(why)")
+                            plan.zonesChanged.removeLast()
+                            continue zones
                         }
                         plan.warnings += page.warnings.map(\.description)
                         listed?.formUnion(page.modifications.map(\.recordID.recordName))

@@ -200,9 +200,10 @@ extension SyncEngine {
                 report.zonesSkipped.append(zone)
                 return
             } catch .storeCorrupt(let why) {
-                // The zone's own entry in the store is unreadable (its zone.json): that zone is
-                // skipped and reported, the rest of the pull (or clone) goes on. What this pull
-                // made for it goes again, so the empty directory does not read as a new zone.
+                // The zone's own entry in the store is unreadable (its zone.json, or a directory
+                // of it that plain git made a file): that zone is skipped and reported, left here
+                // as it was, and the rest of the pull (or clone) goes on. What this pull made
+                // for it goes again, so the empty directory does not read as a new zone.
                 report.warnings.append("zone \(zone) skipped: \(why)")
                 report.zonesSkipped.append(zone)
                 if madeDirectory { try ws.removeZoneDirectoryIfEmpty(zone) }

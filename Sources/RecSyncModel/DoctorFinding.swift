@@ -24,7 +24,8 @@ public struct DoctorFinding: Sendable, Hashable {
         case storeLockInUse
         /// The store cannot be opened: `recsync.json` unreadable or of an unknown format.
         case storeUnreadable
-        /// An entry of the store no workspace can hold, or zone metadata that does not decode.
+        /// An entry of the store no workspace can hold, zone metadata that does not decode, or
+        /// a zone directory of the wrong shape (a file where a directory belongs).
         case storeEntry
         /// A record the store cannot deliver (its blob does not decode).
         case undecodableRecord

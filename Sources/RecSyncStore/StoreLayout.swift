@@ -44,6 +44,11 @@ public enum StoreLayout {
         return String(decoding: [digits[Int(low >> 4)], digits[Int(low & 0xF)]], as: UTF8.self)
     }
 
+    /// Whether a tree entry name is one `fanout` gives: two lowercase hex digits.
+    public static func isFanout(_ name: String) -> Bool {
+        name.utf8.count == 2 && name.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
+    }
+
     public static func ownerDir(_ owner: String) -> String { "\(zonesDir)/\(escape(owner))" }
     public static func zoneDir(_ zone: ZoneID) -> String { "\(ownerDir(zone.ownerName))/\(escape(zone.zoneName))" }
     public static func zoneFilePath(_ zone: ZoneID) -> String { "\(zoneDir(zone))/\(zoneFile)" }

@@ -140,7 +140,8 @@ public enum GitCLI {
 
     /// Commits files into a (bare) store's `main` with git's plumbing, never touching a file
     /// system: so a test can write entries no checkout could hold (a 257-byte name) or that a
-    /// file system would fold together (NFC and NFD spellings of one name).
+    /// file system would fold together (NFC and NFD spellings of one name). A file where a
+    /// directory is replaces the directory, and the reverse (`update-index --replace`).
     @discardableResult
     public static func commitFiles(_ files: [(path: String, bytes: [UInt8])], removing removals: [String] = [], toStore store: String, message: String = "written with plain git") throws -> String {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("plumbing-\(UUID().uuidString)").path
@@ -157,7 +158,7 @@ public enum GitCLI {
             let blobFile = "\(scratch)/blob\(i)"
             try Data(file.bytes).write(to: URL(fileURLWithPath: blobFile))
             let oid = try git(["hash-object", "-w", "--stdin"], stdinFile: blobFile)
-            try git(["update-index", "--add", "--cacheinfo", "100644,\(oid),\(file.path)"])
+            try git(["update-index", "--add", "--replace", "--cacheinfo", "100644,\(oid),\(file.path)"])
         }
         if !removals.isEmpty {
             // Mode 0 removes an entry; `--force-remove` would want a work tree.

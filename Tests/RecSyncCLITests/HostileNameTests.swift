@@ -123,6 +123,56 @@ import RecSyncTestTraits
         #expect(try f.fields("alice", "private/notes/ok.json")?["a"] as? String == "hi", "and it stays")
     }
 
+    /// A zone whose `records` or `client-tokens` directory (or a fan-out directory of its
+    /// records) someone replaced by a file with plain git is named and left alone until it is
+    /// put back: a pull deletes nothing here (read as it is, the records under it would be
+    /// gone), a push holds that zone back while the other zones go, and doctor finds it.
+    @Test(arguments: [StoreLayout.recordsDir, StoreLayout.clientTokensDir, "\(StoreLayout.recordsDir)/\(StoreLayout.fanout("kept"))"])
+    func aZoneDirectoryReplacedByAFileIsReportedAndLeftAlone(_ entry: String) throws {
+        let f = try storeWithNotes()
+        try f.run(["zone", "create", "todo"], in: "alice")
+        try f.put("todo/a", #"{"n": 1}"#, in: "alice")
+        try f.run(["push"], in: "alice")
+        let notes = try ZoneID(zoneName: "notes", ownerName: "alice")
+        let todo = try ZoneID(zoneName: "todo", ownerName: "alice")
+        func stored(_ name: String, in zone: ZoneID) throws -> FieldValue? {
+            let id = try RecordID(recordName: name, zoneID: zone)
+            let text = try GitCLI.run(["show", "refs/heads/main:\(StoreLayout.recordPath(id))"], in: f.storePath)
+            return try StoreEncoding.decode(Array(text.utf8), zoneID: zone, changeTag: nil).fields["n"]
+        }
+        let path = "\(StoreLayout.zoneDir(notes))/\(entry)"
+        let before = try f.storeHead()
+        try GitCLI.commitFiles([(path, Array("not a directory\n".utf8))], toStore: f.storePath)
+
+        let runs = try [["pull", "--dry-run"], ["pull"]].map { try f.run($0, in: "alice") } + [f.run(["clone", "store.git", "fresh"])]
+        for pulled in runs {
+            #expect(pulled.stderr.contains("zone alice/notes skipped: \(path) is a file"), "\(pulled)")
+        }
+        #expect(try f.fields("alice", "private/notes/kept.json")?["n"] as? Int == 1, "nothing deleted here")
+        try f.put("notes/kept", #"{"n": 2}"#, in: "alice")
+        try f.put("todo/a", #"{"n": 2}"#, in: "alice")
+        let pushed = try f.run(["push"], in: "alice", expect: 1)
+        #expect(pushed.stdout.contains("not sent: private/notes/kept.json: \(path) is a file"), "\(pushed)")
+        #expect(try stored("a", in: todo) == .int64(2), "the other zone went")
+        #expect(try GitCLI.run(["cat-file", "-t", "refs/heads/main:\(path)"], in: f.storePath) == "blob\n", "the file stays as it was")
+        let doctor = try f.json(["doctor"], in: "alice", expect: 1)
+        let details = (doctor["findings"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "storeEntry" }.compactMap { $0["detail"] as? String }
+        #expect(details.contains { $0.contains("\(path) is a file") }, "\(doctor)")
+
+        // Put back as it was, the zone syncs again: the edit held back lands.
+        let files = try GitCLI.run(["ls-tree", "-r", "--name-only", before, "--", path], in: f.storePath).split(separator: "\n").map { name in
+            (String(name), Array(try GitCLI.run(["show", "\(before):\(name)"], in: f.storePath).utf8))
+        }
+        #expect(!files.isEmpty)
+        try GitCLI.commitFiles(files, toStore: f.storePath)
+        let pulled = try f.run(["pull"], in: "alice")
+        #expect(!pulled.stderr.contains("skipped"), "\(pulled)")
+        try f.run(["push"], in: "alice")
+        #expect(try stored("kept", in: notes) == .int64(2))
+        #expect(try f.fields("alice", "private/notes/kept.json")?["n"] as? Int == 2)
+        try f.run(["doctor"], in: "alice")
+    }
+
     @Test func aStoreRecordOverTheSizeLimitIsReportedAndSkipped() throws {
         let f = try storeWithNotes()
         let zone = try ZoneID(zoneName: "notes", ownerName: "alice")

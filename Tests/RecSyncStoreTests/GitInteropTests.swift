@@ -102,6 +102,22 @@ import RecSyncTestTraits
         try GitCLI.run(["fsck", "--no-dangling"], in: fixture.path)
     }
 
+    /// A save whose file plain git blocked (a directory where the record's file belongs)
+    /// fails naming that entry, not with libgit2's "cannot replace" or "D/F conflict", and
+    /// writes nothing.
+    @Test func aWriteBlockedByAnEntryPlainGitMadeNamesIt() async throws {
+        let fixture = try StoreFixture(.git)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes])
+        let blocked = StoreLayout.recordPath(try RecordID(recordName: "blocked", zoneID: notes))
+        try GitCLI.commitFiles([("\(blocked)/inner", Array("x".utf8))], toStore: fixture.path)
+        let head = try GitCLI.run(["rev-parse", "refs/heads/main"], in: fixture.path)
+        let error = await caught { try await alice.save([Build.record("blocked", in: notes)]) }
+        #expect(error?.code == .serverRejectedRequest)
+        #expect(error?.message.hasPrefix("\(blocked) is a directory where recsync keeps a file") == true, "\(String(describing: error))")
+        #expect(try GitCLI.run(["rev-parse", "refs/heads/main"], in: fixture.path) == head)
+    }
+
     @Test func expiredAfterRewriteAndGarbageCollection() async throws {
         let fixture = try StoreFixture(.git)
         let alice = try fixture.store(as: "alice")

@@ -32,7 +32,7 @@ extension StoreCore {
             func access(_ zoneID: ZoneID) throws(RecSyncError) -> RecSyncError? {
                 if zoneAccess[zoneID] == nil {
                     do throws(RecSyncError) {
-                        let zone = try visibleZone(zoneID, at: head)
+                        let zone = try zoneForRecords(zoneID, at: head)
                         if zone.permission(for: user) != .readWrite {
                             throw RecSyncError.permissionFailure("zone '\(zoneID)' is shared with \(user) read-only; ask its owner for write access")
                         }

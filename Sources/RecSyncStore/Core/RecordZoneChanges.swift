@@ -10,7 +10,7 @@ extension StoreCore {
     /// is handed out, so paging continues exactly where it stopped even if the head moves.
     func recordZoneChanges(zone zoneID: ZoneID, since token: ServerChangeToken?, resultsLimit: Int, desiredKeys: [String]?) throws(RecSyncError) -> RecordZoneChanges {
         let head = try backend.head()
-        let zone = try visibleZone(zoneID, at: head)
+        let zone = try zoneForRecords(zoneID, at: head)
         let incarnation = zone.incarnation ?? ""
         var range = HistoryRange(base: nil, target: head, after: nil)
         if let token {
@@ -108,7 +108,7 @@ extension StoreCore {
         var zoneErrors: [ZoneID: RecSyncError] = [:]
         return try ids.map { id throws(RecSyncError) in
             if zoneErrors[id.zoneID] == nil {
-                do throws(RecSyncError) { _ = try visibleZone(id.zoneID, at: head) } catch { zoneErrors[id.zoneID] = error }
+                do throws(RecSyncError) { _ = try zoneForRecords(id.zoneID, at: head) } catch { zoneErrors[id.zoneID] = error }
             }
             if let error = zoneErrors[id.zoneID] { return RecordResult(recordID: id, result: .failure(error)) }
             guard let tag = try backend.recordTag(id, at: head) else {

@@ -102,6 +102,10 @@ protocol StoreBackend: AnyObject {
     func zones(at commit: String, owner: String?) throws(RecSyncError) -> (zones: [ZoneEntry], warnings: [StoreWarning])
     /// One zone at a commit, nil if absent.
     func zone(_ id: ZoneID, at commit: String) throws(RecSyncError) -> ZoneEntry?
+    /// Why a zone's directory at a commit cannot be read or written as recsync keeps it (an
+    /// entry it keeps as a directory, such as `records`, is something else: only plain git
+    /// makes that), naming the entry and what to do; nil when it can, or the zone is absent.
+    func zoneShapeProblem(_ id: ZoneID, at commit: String) throws(RecSyncError) -> String?
     /// The deletion reason recorded for a zone at a commit, nil if there is no tombstone.
     func tombstone(_ id: ZoneID, at commit: String) throws(RecSyncError) -> ZoneDeletionReason?
     /// The client change token a client last recorded in a zone, as of a commit; nil if none.

@@ -37,6 +37,15 @@ final class StoreCore<Backend: StoreBackend> {
         throw .zoneNotFound(id)
     }
 
+    /// The zone as `visibleZone` gives it, for reading or writing its records: a zone whose
+    /// directory has the wrong shape (`zoneShapeProblem`) fails with `storeCorrupt` naming the
+    /// entry, since read as it is it would look like every record deleted, and no write lands.
+    func zoneForRecords(_ id: ZoneID, at commit: String) throws(RecSyncError) -> RecordZone {
+        let zone = try visibleZone(id, at: commit)
+        if let problem = try backend.zoneShapeProblem(id, at: commit) { throw .storeCorrupt(problem) }
+        return zone
+    }
+
     /// The commit of the store's history a token's commit stands for: itself while it is in
     /// the history, else the commit a compaction replayed it as (`rewrittenCommit`); a commit
     /// that is in neither (history rewritten before it) fails with `changeTokenExpired`.

@@ -237,6 +237,43 @@ final class GitBackend: StoreBackend {
         return ZoneEntry(zoneID: id, contentID: e.oid.hex, zone: readZone(id, tree: e.oid))
     }
 
+    /// The entries of a zone's directory that recsync keeps as directories.
+    static let zoneDirectories: Set<String> = [StoreLayout.recordsDir, StoreLayout.clientTokensDir, StoreLayout.assetsDir]
+
+    /// Looks at the zone's directories and, in `records` and `assets`, at their fan-out
+    /// directories: one made a file hides its records the same way (read as deleted,
+    /// unwritable). Other foreign entries there are passed over where they are met.
+    func zoneShapeProblem(_ id: ZoneID, at commit: String) throws(RecSyncError) -> String? {
+        let path = StoreLayout.zoneDir(id)
+        guard let zone = try entry(path, at: commit), zone.kind == .tree else { return nil }
+        var bad: (path: String, kind: GitTreeEntry.Kind)?
+        for e in try entries(zone.oid) where Self.zoneDirectories.contains(e.name) {
+            if e.kind != .tree {
+                bad = ("\(path)/\(e.name)", e.kind)
+            } else if e.name != StoreLayout.clientTokensDir, let f = try entries(e.oid).first(where: { StoreLayout.isFanout($0.name) && $0.kind != .tree }) {
+                bad = ("\(path)/\(e.name)/\(f.name)", f.kind)
+            }
+            if bad != nil { break }
+        }
+        guard let bad else { return nil }
+        return Self.misshapen(bad.path, bad.kind, wanted: .tree, consequence: "zone '\(id)' is neither read nor written until it is a directory again")
+    }
+
+    /// What to tell the user about an entry plain git made the wrong kind of thing: a file (a
+    /// link, …) where recsync keeps a directory (`wanted` `.tree`), or the reverse.
+    static func misshapen(_ path: String, _ kind: GitTreeEntry.Kind, wanted: GitTreeEntry.Kind, consequence: String) -> String {
+        func described(_ kind: GitTreeEntry.Kind) -> String {
+            switch kind {
+            case .blob, .executable: "a file"
+            case .tree: "a directory"
+            case .symlink: "a symbolic link"
+            case .submodule: "a submodule"
+            case .other: "an entry of an unknown kind"
+            }
+        }
+        return "\(path) is \(described(kind)) where recsync keeps \(described(wanted)) (plain git put it there); \(consequence). To repair it, revert the commit that did in a clone of the store ('git log -- \(path)' finds it) and 'git push' the revert"
+    }
+
     func tombstone(_ id: ZoneID, at commit: String) throws(RecSyncError) -> ZoneDeletionReason? {
         guard let e = try entry(StoreLayout.tombstonePath(id), at: commit), e.kind == .blob else { return nil }
         let bytes = try git("reading a tombstone") { () throws(GitError) in try repository.blob(e.oid) }
@@ -276,8 +313,7 @@ final class GitBackend: StoreBackend {
 
     /// The records tree of a zone at a commit.
     private func recordsTree(_ zone: ZoneID, at commit: String?) throws(RecSyncError) -> GitOID? {
-        guard let commit else { return nil }
-        guard let e = try entry(StoreLayout.recordsPath(zone), at: commit), e.kind == .tree else { return nil }
+        guard let commit, let e = try entry(StoreLayout.recordsPath(zone), at: commit), e.kind == .tree else { return nil }
         return e.oid
     }
 
@@ -290,9 +326,15 @@ final class GitBackend: StoreBackend {
     /// is equal on both sides, so the cost follows the number of changes, not the zone's size.
     func recordChanges(zone: ZoneID, from base: String?, to target: String, after: String?, limit: Int) throws(RecSyncError) -> RawRecordChangeBatch {
         let recordsPath = StoreLayout.recordsPath(zone)
-        let baseTree = try recordsTree(zone, at: base)
-        let targetTree = try recordsTree(zone, at: target)
         var batch = RawRecordChangeBatch(changes: [], more: false, warnings: [])
+        let targetEntry = try entry(recordsPath, at: target)
+        if let targetEntry, targetEntry.kind != .tree {
+            // Not "every record deleted": nothing can be read from it (`zoneShapeProblem`).
+            batch.warnings.append(StoreWarning(path: recordsPath, message: Self.misshapen(recordsPath, targetEntry.kind, wanted: .tree, consequence: "the zone's records are not read")))
+            return batch
+        }
+        let baseTree = try recordsTree(zone, at: base)
+        let targetTree = targetEntry?.oid
         if baseTree == targetTree { return batch }
         var afterFanout: String?
         var afterName: String?
@@ -305,8 +347,7 @@ final class GitBackend: StoreBackend {
             let name = (new ?? old)!.name
             if let afterFanout, name < afterFanout { continue }
             if old?.oid == new?.oid { continue }
-            let isFanout = name.utf8.count == 2 && name.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
-            guard isFanout, old.map({ $0.kind == .tree }) ?? true, new.map({ $0.kind == .tree }) ?? true else {
+            guard StoreLayout.isFanout(name), old.map({ $0.kind == .tree }) ?? true, new.map({ $0.kind == .tree }) ?? true else {
                 if new != nil { batch.warnings.append(StoreWarning(path: "\(recordsPath)/\(name)", message: "not a fan-out directory; ignored")) }
                 continue
             }
@@ -420,7 +461,7 @@ final class GitBackend: StoreBackend {
     func commit(parent: String, writes: [StoreWrite], message: String, actor: StoreActor, time: Int64) throws(RecSyncError) -> CommitOutcome {
         let recordCount = writes.reduce(0) { n, w in if case .saveRecord = w { n + 1 } else { n } }
         let parentOID = try oid(parent)
-        let (commit, tags, writer) = try git("writing a commit") { () throws(GitError) -> (GitOID, [RecordID: String], GitRepository) in
+        let (commit, tags, writer) = try git("writing a commit") { () throws(GitError) -> Result<(GitOID, [RecordID: String], GitRepository), RecSyncError> in
             // Large modifications write into memory and land as one pack file; so does every
             // commit to a network store's mirror, whose loose objects' fsyncs would stand
             // between the user and the push (a one-record push: 32 fsyncs, 16 as a pack).
@@ -454,12 +495,17 @@ final class GitBackend: StoreBackend {
                     updates.append(.upsertBlob(path: StoreLayout.userKeyPath(user), oid: try repo.createBlob(bytes)))
                 }
             }
-            let newTree = try repo.updateTree(base: baseTree, updates: updates)
+            let newTree: GitOID
+            do throws(GitError) { newTree = try repo.updateTree(base: baseTree, updates: updates) } catch {
+                // An entry plain git wrote in the way is named, not left as libgit2's "D/F conflict".
+                guard let found = try Self.obstruction(of: updates, in: baseTree, repository: repo) else { throw error }
+                return .failure(.storeCorrupt(Self.misshapen(found.path, found.kind, wanted: found.wanted, consequence: "nothing was written")))
+            }
             let signature = GitSignature(name: actor.displayName, email: actor.email, time: time / 1000)
             let commit = try repo.createCommit(tree: newTree, parents: [parentOID], author: signature, message: message)
             try repo.writePack()
-            return (commit, tags, repo)
-        }
+            return .success((commit, tags, repo))
+        }.get()
         // The head moves by compare-and-swap: a non-force push for a network store, the local
         // ref otherwise.
         let landed: Bool
@@ -479,6 +525,22 @@ final class GitBackend: StoreBackend {
 }
 
 extension GitBackend {
+    /// The first entry of `tree` in the way of a file an update writes, with the kind wanted
+    /// there: one that is not a directory above the file's path, or a directory (a submodule)
+    /// at it; nil when there is none.
+    static func obstruction(of updates: [GitTreeUpdate], in tree: GitOID, repository: GitRepository) throws(GitError) -> (path: String, kind: GitTreeEntry.Kind, wanted: GitTreeEntry.Kind)? {
+        for case .upsertBlob(let path, _) in updates {
+            let components = path.split(separator: "/")
+            for n in 1...components.count {
+                let prefix = components.prefix(n).joined(separator: "/")
+                guard let e = try repository.entry(atPath: prefix, inTree: tree) else { break }
+                if n < components.count, e.kind != .tree { return (prefix, e.kind, .tree) }
+                if n == components.count, e.kind == .tree || e.kind == .submodule { return (prefix, e.kind, .blob) }
+            }
+        }
+        return nil
+    }
+
     /// After a head update that did not land with a lock on the head: removes the lock if its
     /// writer is gone (`GitLockFile.removeIfAbandoned`), saying so, so that the next attempt
     /// goes through; fails with what to do if the lock is stale but cannot be told abandoned

@@ -158,6 +158,9 @@ final class MemoryBackend: StoreBackend {
         })
     }
 
+    /// Never: a memory store's zones hold what its writes put there, shaped as they put it.
+    func zoneShapeProblem(_ id: ZoneID, at commit: String) throws(RecSyncError) -> String? { nil }
+
     func tombstone(_ id: ZoneID, at commit: String) throws(RecSyncError) -> ZoneDeletionReason? {
         try snapshot(commit).tombstones[id].map(ZoneDocuments.decodeTombstone)
     }
