@@ -330,6 +330,30 @@ import RecSyncTestTraits
         }
     }
 
+    /// A lease renewed for ever (or a server that keeps advertising new ones) stalls a push
+    /// only so long in all, and the push says what it waits for.
+    @Test func aPushWaitsForLeasesBoundedInAllAndSaysSo() async throws {
+        let fixture = try StoreFixture(.network)
+        let writer = try fixture.device(as: "alice")
+        try await writer.createZones([notes])
+        await writer.holdForLeasesAtMost(.seconds(2))
+        let said = Mutex<[String]>([])
+        writer.notices.onNotice { message in said.withLock { $0.append(message) } }
+        let head = try git(["rev-parse", "main"], in: fixture.path)
+        let first = "refs/recsync/compacting/\(CompactionLease.now() + 59_000)-first"
+        _ = try git(["update-ref", first, "main"], in: fixture.path)
+        let save = Task { try await writer.save([Build.record("held", in: notes)]) }
+        // Renewed under a new name while the push waits: a new lease, but no new allowance.
+        try await Task.sleep(for: .milliseconds(700))
+        let second = "refs/recsync/compacting/\(CompactionLease.now() + 59_000)-second"
+        _ = try git(["update-ref", second, "main"], in: fixture.path)
+        _ = try await save.value
+        #expect(try git(["rev-parse", "main"], in: fixture.path) != head, "the push landed with both leases still there")
+        let messages = said.withLock { $0 }
+        #expect(messages.first?.contains("waiting for a compaction") == true && messages.first?.contains(first) == true, "\(messages)")
+        #expect(messages.allSatisfy { $0.contains("waits at most 2 s in all") }, "\(messages)")
+    }
+
     @Test func aCompactionRemovesItsLeaseAndLeasesLongExpired() async throws {
         let fixture = try StoreFixture(.network)
         let admin = try fixture.device(as: "alice")

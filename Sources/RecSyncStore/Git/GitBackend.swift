@@ -32,6 +32,7 @@ final class GitBackend: StoreBackend {
     init(repository: GitRepository, remote: RemoteMirror? = nil) throws(RecSyncError) {
         self.repository = repository
         self.remote = remote
+        remote?.notices = notices
         manifest = try Self.manifestAtHead(of: repository)
     }
 

@@ -70,6 +70,9 @@ public actor GitStore: RemoteStore {
     /// Whether the caller runs on the store's own thread (for tests).
     func isOnOwnThread() -> Bool { executor.isCurrentThread }
 
+    /// Sets the most a push waits for compaction leases in all (for tests).
+    func holdForLeasesAtMost(_ duration: Duration) { core.backend.remote?.longestTotalHold = duration }
+
     /// Packs a mirror may hold before the small ones are merged (`consolidatePacks`).
     public static let mirrorPackLimit = 32
     /// Packs larger than this are never rewritten by a merge (a large clone's pack, mostly):

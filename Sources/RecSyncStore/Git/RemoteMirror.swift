@@ -20,6 +20,11 @@ final class RemoteMirror {
     /// When this handle first held its pushes for each lease: it holds for one lease at most
     /// `CompactionLease.longestHold` in all, however many of its pushes meet it.
     private var heldSince: [String: ContinuousClock.Instant] = [:]
+    /// The most one publication waits for leases in all, however many it meets (a lease
+    /// renewed forever, or a hostile server advertising new ones, cannot stall a push longer).
+    var longestTotalHold: Duration = CompactionLease.longestHold
+    /// Where a push says that it waits for a compaction (`GitStore.notices`).
+    var notices: StoreNotices?
 
     init(remote: GitRemoteURL, options: GitNetworkOptions) {
         self.remote = remote
@@ -53,12 +58,21 @@ final class RemoteMirror {
     /// so a delta window only costs time.
     func publish(_ commit: GitOID, parent: GitOID, in repository: GitRepository, sendingFrom sender: GitRepository? = nil) throws(RecSyncError) -> Bool {
         var result: GitPushResult
-        // While a compaction's lease is advertised, wait and look again (`CompactionLease`).
+        // While a compaction's lease is advertised, wait and look again (`CompactionLease`),
+        // saying so once per lease, and for `longestTotalHold` at most in all.
         var pause = CompactionLease.firstPause
+        let started = ContinuousClock.now
+        var announced: Set<String> = []
         repeat {
             do {
                 result = try (sender ?? repository).push(commit, to: GitBackend.headRef, at: remote, options: options) { advertised in
-                    self.shouldHold(advertised)
+                    guard ContinuousClock.now - started < self.longestTotalHold, let lease = self.shouldHold(advertised) else { return nil }
+                    if announced.insert(lease).inserted {
+                        let until = CompactionLease.deadline(of: lease).map { Timestamps.iso8601($0) } ?? "?"
+                        let held = Int((ContinuousClock.now - started).components.seconds)
+                        self.notices?.post("waiting for a compaction of \(self.remote.redacted) to finish: its lease \(lease) asks writers to hold until \(until)\(held > 0 ? " (waiting for \(held) s already)" : ""); this push waits at most \(self.longestTotalHold.components.seconds) s in all")
+                    }
+                    return "a compaction of the store asked writers to wait (\(lease))"
                 }
             } catch {
                 throw Self.map(error)
@@ -97,8 +111,8 @@ final class RemoteMirror {
         }
     }
 
-    /// Why a push should wait (a lease this handle has not yet held for `longestHold`), nil
-    /// to push now.
+    /// The lease a push should wait for (one this handle has not yet held for `longestHold`),
+    /// nil to push now.
     private func shouldHold(_ advertised: [String]) -> String? {
         guard let lease = CompactionLease.holding(advertised, now: CompactionLease.now()) else { return nil }
         let now = ContinuousClock.now
@@ -106,7 +120,7 @@ final class RemoteMirror {
         let since = heldSince[lease] ?? now
         heldSince[lease] = since
         guard now - since < CompactionLease.longestHold else { return nil }
-        return "a compaction of the store asked writers to wait (\(lease))"
+        return lease
     }
 
     /// Replaces the remote's head with `commit` (a rewritten history) if it still is `expected`:
