@@ -9,8 +9,11 @@ public struct RecordPatch: Sendable, Hashable {
     /// "modified", or "deleted".
     public var kind: LocalChange.Kind
     /// The fields changed against the version before (all added for a new record, all removed
-    /// for a deletion).
+    /// for a deletion); empty when `unreadable` says why they cannot be told.
     public var changes: [FieldChange]
+    /// Why this version, or the one before it, cannot be read from the store (a damaged or
+    /// tampered entry): its changes are unknown, the other versions are shown as usual.
+    public var unreadable: String?
 }
 
 extension StoreHistory {
@@ -19,18 +22,30 @@ extension StoreHistory {
     public func recordPatches(_ id: RecordID, limit: Int) async throws(RecSyncError) -> [RecordPatch] {
         let log = try await recordLog(id, limit: limit)
         // Each version is read once: a version is the one after one commit and before the next.
+        // One that cannot be read spoils only the patches it is a side of.
         var versions: [String: [String: FieldValue]] = [:]
+        var unreadable: [String: String] = [:]
         for tag in Set(log.flatMap { [$0.changeTag, $0.previousChangeTag] }.compactMap { $0 }) {
-            guard let record = try await recordVersion(id, changeTag: tag) else {
-                throw .storeCorrupt("the version \(tag.prefix(12)) of '\(id)' in the store's history cannot be read")
+            do throws(RecSyncError) {
+                if let record = try await recordVersion(id, changeTag: tag) {
+                    versions[tag] = record.fields
+                } else {
+                    unreadable[tag] = "the version \(tag.prefix(12)) of '\(id)' cannot be read from the store's history (missing, or not a record recsync can decode)"
+                }
+            } catch {
+                unreadable[tag] = "the version \(tag.prefix(12)) of '\(id)' cannot be read: \(error.message)"
             }
-            versions[tag] = record.fields
         }
         var patches: [RecordPatch] = []
         for entry in log {
+            let kind: LocalChange.Kind = entry.changeTag == nil ? .deleted : entry.previousChangeTag == nil ? .new : .modified
+            let problem = [entry.changeTag, entry.previousChangeTag].compactMap { $0 }.compactMap { unreadable[$0] }.first
+            if let problem {
+                patches.append(RecordPatch(commit: entry, kind: kind, changes: [], unreadable: problem))
+                continue
+            }
             let after = entry.changeTag.flatMap { versions[$0] }
             let before = entry.previousChangeTag.flatMap { versions[$0] }
-            let kind: LocalChange.Kind = after == nil ? .deleted : entry.previousChangeTag == nil ? .new : .modified
             patches.append(RecordPatch(commit: entry, kind: kind, changes: FieldChange.between(before, after)))
         }
         return patches

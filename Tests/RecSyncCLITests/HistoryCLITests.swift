@@ -1,4 +1,5 @@
 import Foundation
+import RecSyncStore
 import RecSyncTestSupport
 import Testing
 import RecSyncTestTraits
@@ -74,6 +75,25 @@ import RecSyncTestTraits
         #expect(bare.stderr.contains("name a record"), "\(bare)")
         let zone = try f.run(["log", "-p", "todo"], in: "a", expect: 1)
         #expect(zone.stderr.contains("name a record"), "\(zone)")
+    }
+
+    /// One version someone wrote with plain git that does not decode: `log -p` shows the
+    /// other versions and names that one, instead of failing as a whole.
+    @Test func logPatchShowsTheReadableVersionsAndNamesABadOne() throws {
+        let f = try CLIFixture().withStore()
+        try f.clone("a")
+        try f.put("todo/milk", #"{"qty": 1}"#, in: "a")
+        try f.run(["push"], in: "a")
+        let path = StoreLayout.recordPath(Build.record("milk", in: Build.zone("todo")).recordID)
+        try GitCLI.commitFiles([(path, Array("not a record".utf8))], toStore: f.storePath)
+        try f.put("todo/milk", #"{"qty": 3}"#, in: "a")
+        try f.run(["push", "--force"], in: "a")
+        let text = try f.run(["log", "-p", "todo/milk"], in: "a")
+        #expect(text.stdout.contains("+  qty: 1"), "the first version is shown: \(text)")
+        #expect(text.stdout.contains("changes unknown") && text.stderr.contains("cannot be read"), "\(text)")
+        let doc = try f.json(["log", "-p", "todo/milk"], in: "a")
+        let commits = try #require(doc["commits"] as? [[String: Any]])
+        #expect(commits.count == 3 && commits.filter { $0["unreadable"] is String }.count == 2, "\(commits)")
     }
 
     /// A workspace `a` with todo/milk {qty 1} and todo/eggs {n 1} pushed.

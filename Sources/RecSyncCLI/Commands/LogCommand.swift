@@ -55,6 +55,7 @@ struct LogCommand: RecSyncSubcommand {
             let found = try await store.recordPatches(id, limit: limit)
             entries = found.map(\.commit)
             patches = Dictionary(found.map { ($0.commit.commit.commit, $0) }, uniquingKeysWith: { a, _ in a })
+            for problem in Set(found.compactMap(\.unreadable)).sorted() { context.console.warning(problem) }
         } else if let id = record {
             entries = try await store.recordLog(id, limit: limit)
         } else {
@@ -73,6 +74,7 @@ struct LogCommand: RecSyncSubcommand {
                 if let p = patches[e.commit.commit] {
                     o["kind"] = .string(p.kind.rawValue)
                     o["fields"] = .array(p.changes.map(\.json))
+                    if let why = p.unreadable { o["unreadable"] = .string(why) }
                 }
                 return .object(o)
             })])
@@ -91,6 +93,7 @@ struct LogCommand: RecSyncSubcommand {
             }
             if let p = patches[e.commit.commit] {
                 for c in p.changes { c.lines(console, indent: "    ").forEach(console.out) }
+                if let why = p.unreadable { console.out("    (changes unknown: \(why))") }
             }
         }
         if entries.isEmpty { console.info("no history") }
