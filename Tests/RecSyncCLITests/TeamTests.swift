@@ -63,6 +63,8 @@ import RecSyncTestTraits
 
         // Unshared: the zone leaves carol's workspace; her unpushed edit is kept aside.
         _ = try run(f, as: "alice", ["unshare", "plans", "--with", "carol"], in: "alice")
+        let planned = try run(f, as: "carol", ["pull", "-n"], in: "carol")
+        #expect(planned.stdout.contains("would remove shared/alice/plans/ (alice stopped sharing it with you, or deleted it)"), "\(planned)")
         let pulled = try run(f, as: "carol", ["pull", "--json"], in: "carol")
         #expect(!FileManager.default.fileExists(atPath: "\(f.ws("carol"))/shared/alice/plans"))
         #expect(pulled.stdout.contains("lost+found"))

@@ -86,7 +86,7 @@ struct SyncOutput {
             } else if d.reason == .encryptedDataReset {
                 console.info("removed \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (its owner \(d.zoneID.ownerName) reset their encrypted data, which drops the zone; it comes back if they share it again)")
             } else {
-                console.info("removed \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (zone \(d.reason.rawValue) on the store)")
+                console.info("removed \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (\(why(d)))")
             }
         }
         for path in report.lostAndFound {
@@ -157,7 +157,7 @@ struct SyncOutput {
             console.out("conflict: \(workspace.relative(workspace.recordPath(id))) changed on the store since you last pulled it")
         }
         for d in report.zonesRemoved where !d.keepsRecordsForUpload(by: workspace.user) {
-            console.info("removed \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (zone \(d.reason.rawValue) on the store)")
+            console.info("removed \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (\(why(d)))")
         }
         for path in report.lostAndFound {
             console.out("unpushed edits of a removed zone were saved in \(path)/")
@@ -200,7 +200,7 @@ struct SyncOutput {
             ])
             return status
         }
-        for d in plan.zonesRemoved { console.out("would remove \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (zone \(d.reason.rawValue) on the store)") }
+        for d in plan.zonesRemoved { console.out("would remove \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (\(why(d)))") }
         for z in plan.zonesToCreate { console.out("would create zone \(z.zoneName)") }
         // A record that would conflict is not sent (unless forced): it is listed once, below.
         let conflicting = force ? [] : Set(plan.conflicts)
@@ -242,7 +242,7 @@ struct SyncOutput {
             ])
             return ExitCodes.success
         }
-        for d in plan.zonesRemoved { console.out("would remove \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (zone \(d.reason.rawValue) on the store)") }
+        for d in plan.zonesRemoved { console.out("would remove \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (\(why(d)))") }
         let conflicts = Set(plan.conflicts)
         for id in plan.recordsToWrite where !conflicts.contains(id) { console.out("would write \(workspace.relative(workspace.recordPath(id)))") }
         for id in plan.recordsToDelete where !conflicts.contains(id) { console.out("would delete \(workspace.relative(workspace.recordPath(id)))") }
@@ -250,6 +250,14 @@ struct SyncOutput {
         for what in plan.expiredTokens { console.out("would fetch again in full: the \(what) token expired") }
         if plan.zonesRemoved.isEmpty && plan.recordsToWrite.isEmpty && plan.recordsToDelete.isEmpty { console.info("already up to date") }
         return ExitCodes.success
+    }
+
+    /// Why a zone went, in words: a shared zone that is gone was deleted by its owner or is no
+    /// longer shared with this user (the store tells a participant no more than that, as
+    /// CloudKit's shared database does).
+    func why(_ d: ZoneDeletion) -> String {
+        guard d.zoneID.ownerName != workspace.user, d.reason == .deleted else { return "zone \(d.reason.rawValue) on the store" }
+        return "\(d.zoneID.ownerName) stopped sharing it with you, or deleted it"
     }
 
     // MARK: JSON pieces
