@@ -263,6 +263,36 @@ import RecSyncTestTraits
         #expect(stopped, "watch did not stop within 15 s of SIGTERM (its hook sleeps 60 s)")
     }
 
+    /// `watch --once` stopped by SIGTERM (a cron job's timeout) stops its --exec command's
+    /// whole process group, as plain watch does, and says by its exit status that it was
+    /// stopped; the notification stays pending.
+    @Test
+    func watchOnceStopsItsExecCommandOnSigterm() throws {
+        let f = try CLIFixture.withOneChangePending()
+        let pidFile = f.directory.file("hook-pid")
+        let watch = shell(f, #"exec "$0" watch --once --exec "echo \$\$ > '\#(pidFile).tmp'; mv '\#(pidFile).tmp' '\#(pidFile)'; sleep 60""#, in: "a")
+        try watch.run()
+        defer { if watch.isRunning { kill(watch.processIdentifier, SIGKILL); watch.waitUntilExit() } }
+        var hook: pid_t = 0
+        for _ in 0..<300 where hook == 0 {
+            hook = (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0
+            if hook == 0 { usleep(100_000) }
+        }
+        try #require(hook > 0, "the hook never ran")
+        kill(watch.processIdentifier, SIGTERM)
+        watch.waitUntilExit()
+        #expect(watch.terminationStatus == 128 + SIGTERM)
+        // The hook's group got SIGTERM (then SIGKILL after 2 s): gone within a few seconds.
+        var gone = false
+        for _ in 0..<100 where !gone {
+            gone = kill(-hook, 0) != 0 && errno == ESRCH
+            if !gone { usleep(100_000) }
+        }
+        #expect(gone, "the --exec command's process group outlived watch --once")
+        if !gone { kill(-hook, SIGKILL) }
+        #expect(try pendingCount(f) == 1, "the notification stays pending")
+    }
+
     /// A6: `watch --once --pull` whose pull fails (here: another recsync holds the workspace
     /// lock) exits 0 when no notification was pending, so cron never hears the pull failed.
     @Test

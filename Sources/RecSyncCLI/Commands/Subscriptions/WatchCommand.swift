@@ -58,12 +58,26 @@ struct WatchCommand: RecSyncSubcommand {
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         // First, so a SIGTERM while the store is opened stops watch cleanly too.
+        // --once too: a cron job's timeout stops its --exec command's process group with it.
         let stop = StopFlag()
-        if !once { stop.install() }
+        stop.install()
         let engine = try context.engine()
         let console = context.console
         let exec = self.exec
-        let hookStop: StopFlag? = once ? nil : stop
+        let hookStop: StopFlag? = stop
+        // A --once stopped part-way delivered less than was pending: it says so as a shell does
+        // for a command a signal ended (128 + the signal); what was not delivered stays pending.
+        let stoppedStatus = { () -> Int32? in once && stop.requested ? 128 + stop.stoppedBy : nil }
+        do throws(RecSyncError) {
+            try await watch(engine, stop: stop, hookStop: hookStop, console: console, exec: exec)
+        } catch {
+            if let status = stoppedStatus() { return status }
+            throw error
+        }
+        return stoppedStatus() ?? ExitCodes.success
+    }
+
+    private func watch(_ engine: SyncEngine, stop: StopFlag, hookStop: StopFlag?, console: Console, exec: String?) async throws(RecSyncError) {
         try await engine.watch(
             WatchOptions(once: once, pull: pull, includeOwn: includeOwn, settle: Double(settle) / 1000),
             shouldStop: { stop.requested },
@@ -78,7 +92,6 @@ struct WatchCommand: RecSyncSubcommand {
                 return .delivered
             },
             events: { Self.print($0, console) })
-        return ExitCodes.success
     }
 
     /// Prints what the watch did: notes and warnings on stderr (stdout is the feed).
@@ -233,6 +246,9 @@ struct NotificationsCommand: RecSyncSubcommand {
 /// `@unchecked`: the signal sources are only stored (once, by `install`) to keep them alive.
 final class StopFlag: @unchecked Sendable {
     private let flag = Atomic<Bool>(false)
+    private let received = Atomic<Int32>(0)
+    /// The signal that asked watch to stop (SIGINT or SIGTERM), 0 before any.
+    var stoppedBy: Int32 { received.load(ordering: .relaxed) }
     /// The --exec command running now (0: none): stopped with watch.
     let child = Atomic<Int32>(0)
     private var sources: [DispatchSourceSignal] = []
@@ -247,6 +263,7 @@ final class StopFlag: @unchecked Sendable {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             source.setEventHandler { [self] in
+                received.store(sig, ordering: .relaxed)
                 flag.store(true, ordering: .relaxed)
                 let pid = child.load(ordering: .relaxed)
                 guard pid > 0 else { return }
