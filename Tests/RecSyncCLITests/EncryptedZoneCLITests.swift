@@ -169,6 +169,14 @@ import RecSyncTestTraits
         #expect(pulled.stderr.contains("record 'two' in zone alice/diary, field 'title'") && pulled.stderr.contains("tampered"), "\(pulled)")
         #expect(try f.fields("alice2", "private/diary/one.json")?["title"] as? String == "first")
         #expect(try f.fields("alice2", "private/diary/two.json") == nil)
+        // Written again over the copy that does not open: the push's hint must lead out.
+        try writeFile(f.ws("alice2") + "/private/diary/two.json", #"{"title": "second, again", "n": 2}"#)
+        let again = try run(f, as: "alice", ["push"], in: "alice2", expect: 1)
+        #expect(again.stdout.contains("not sent: private/diary/two.json") && again.stdout.contains("recsync push --force"), "\(again)")
+        // What the hint names works (writing it again alone did not, however often).
+        _ = try run(f, as: "alice", ["push", "--force"], in: "alice2")
+        _ = try run(f, as: "alice", ["pull"], in: "alice")
+        #expect(try f.fields("alice", "private/diary/two.json")?["title"] as? String == "second, again")
     }
 
     /// `keys reset`: the zone is reset on the store; another device sees encryptedDataReset,

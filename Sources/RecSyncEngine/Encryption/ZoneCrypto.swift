@@ -136,7 +136,7 @@ enum ZoneCrypto {
         do {
             plaintext = try ChaChaPoly.open(ChaChaPoly.SealedBox(combined: sealed[5...]), using: key, authenticating: binding.associatedData(generation: generation))
         } catch {
-            throw .invalidValue("\(binding.where): the ciphertext does not open with the zone key: it was tampered with, moved from another record or field, or sealed before the zone's key was reset. It was not applied; restore the record from the store's history or write it again")
+            throw .invalidValue("\(binding.where): the ciphertext does not open with the zone key: it was tampered with, moved from another record or field, or sealed before the zone's key was reset. It was not applied. To replace the store's copy with yours, save over it whatever it holds ('recsync push --force'; an ordinary push refuses, since it cannot tell what it would overwrite); or restore the record from the store's history")
         }
         let value: FieldValue
         do { value = try StoreEncoding.decodeValue(try JSON.parse(Array(plaintext)), key: binding.field) } catch {
