@@ -600,6 +600,26 @@ extension RecordSyncEngineAttackTests {
         #expect(app.savedState.knownZones.isEmpty)
     }
 
+    /// The owner's encrypted-data reset of a zone shared with this app's user is a removal for
+    /// the participant: only an owner can create the zone again, so its pending changes go
+    /// with it (sending them could only fail), as for a deletion.
+    @Test func aResetOfAZoneSharedWithTheAppDropsItLikeADeletion() async throws {
+        try await seed([zone.zoneName: ["a"]])
+        try await store(device: "admin").share(zone, with: "bob", permission: .readWrite)
+        let app = KillableApp()
+        let e = try engine(app, device: "bob-phone", store: store("bob", device: "bob-phone"))
+        try await e.fetchChanges()
+        #expect(app.records[try id("a")] != nil)
+        try app.edit(id("a"), ["v": .string("bob's edit")])
+        try await e.add(pendingRecordZoneChanges: [.saveRecord(id("a"))])
+        _ = try await store(device: "admin").modifyRecordZones([.markEncryptedDataReset(zone)])
+        try await e.fetchChanges()
+        #expect(app.data.withLock { $0.fetchedDeletions } == [ZoneDeletion(zoneID: zone, reason: .encryptedDataReset)])
+        #expect(app.data.withLock { $0.fetchedDeletions }.allSatisfy { !$0.keepsRecordsForUpload(by: "bob") })
+        #expect(app.savedState.pendingRecordZoneChanges.isEmpty, "nothing left to send to a zone only its owner can bring back")
+        try await e.sendChanges()
+    }
+
     /// A new device of the owner makes sure its zone exists, as the documentation and the
     /// example app do: `.saveZone(RecordZone(zoneID:))`. That must not unshare the zone.
     @Test func aSaveZoneFromANewDeviceKeepsTheZoneShared() async throws {
