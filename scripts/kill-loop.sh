@@ -97,11 +97,15 @@ while [ "$kills" -lt "$KILLS" ]; do
   esac
   tried[$cmd]=$((tried[$cmd] + 1))
   if kill_at_random "$max" "${args[@]}"; then landed[$cmd]=$((landed[$cmd] + 1)); kills=$((kills + 1)); fi
-  # The clean run: the same command, undisturbed (a killed clone: the partial workspace
-  # pulls to completion if it got that far, and a new clone works).
+  # The clean run: the same command, undisturbed. A killed clone that wrote its config is a
+  # workspace, which a pull finishes; one killed before that is cloned again in place.
   if [ "$cmd" = clone ]; then
-    if [ -d partial/.recsync ]; then rs -C partial pull >/dev/null 2>&1 || problem "a killed clone's workspace did not pull"; fi
-    rm -rf partial; rs clone store.git partial >/dev/null 2>&1 || problem "a clone after a killed one failed"
+    if [ -f partial/.recsync/config ]; then
+      out=$(rs -C partial pull 2>&1) || problem "a killed clone's workspace did not pull: $out"
+    else
+      out=$(rs clone store.git partial 2>&1) || problem "cloning again where a clone was killed failed: $out"
+    fi
+    [ "$(records partial)" = "$(records laptop)" ] || problem "a clone finished after a kill differs from the laptop"
   else
     out=$(rs "${args[@]}" 2>&1) || problem "recsync ${args[*]} after a kill failed: $out"
   fi

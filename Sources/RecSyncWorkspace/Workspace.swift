@@ -110,12 +110,30 @@ public final class Workspace: Sendable {
 
     /// Where a new workspace may be made: a path that does not exist, or an empty directory.
     /// Returns whether the directory exists already (see `discardHalfMade`).
+    ///
+    /// A directory holding only what a clone killed before it wrote the workspace's config
+    /// leaves (`.recsync/` with its `.gitignore` and temporary files) counts as empty: that is
+    /// removed, so that the same clone can be run again. One holding a whole workspace is a
+    /// clone that was stopped after that: the error says to pull there to finish it.
     public static func checkNewWorkspaceTarget(_ target: String) throws(RecSyncError) -> Bool {
         let existed = FileIO.info(target) != nil
-        if existed && !FileIO.list(target).isEmpty {
+        guard existed else { return false }
+        let entries = FileIO.list(target)
+        if entries == [stateDirName] {
+            let state = "\(target)/\(stateDirName)"
+            if FileIO.info("\(state)/config") != nil {
+                throw .invalidArguments("'\(target)' is a recsync workspace already (a clone that was stopped?); run 'recsync -C \(target) pull' to finish it, or choose another DIR")
+            }
+            let leftovers = FileIO.list(state)
+            if leftovers.allSatisfy({ $0 == ".gitignore" || $0.contains(TempFile.marker) }) {
+                try FileIO.remove(state)
+                return true
+            }
+        }
+        if !entries.isEmpty {
             throw .invalidArguments("'\(target)' already exists and is not empty; choose another DIR")
         }
-        return existed
+        return true
     }
 
     /// Removes what a failed clone made at `target`: its contents, and the directory itself

@@ -164,4 +164,27 @@ import RecSyncTestTraits
         after.waitUntilExit()
         #expect(after.terminationStatus == 0)
     }
+
+    /// A clone killed before it wrote the workspace's config leaves `.recsync/` with its
+    /// `.gitignore` and a temporary file: running the same clone again works (it said the
+    /// directory was not empty). One killed later is a workspace: the error says to pull.
+    @Test func aCloneKilledEarlyCanBeRunAgain() throws {
+        let f = try CLIFixture().withStore()
+        let half = f.directory.file("half/.recsync")
+        try FileManager.default.createDirectory(atPath: half, withIntermediateDirectories: true)
+        try writeFile(half + "/.gitignore", "# machine-specific state: not part of a snapshot\n")
+        try writeFile(half + "/.tmp-4242-2", "{\"version\"")
+        try f.run(["clone", "store.git", "half"])
+        #expect(FileManager.default.fileExists(atPath: f.directory.file("half/.recsync/config")))
+        #expect(!FileManager.default.fileExists(atPath: half + "/.tmp-4242-2"))
+        let again = try f.run(["clone", "store.git", "half"], expect: 1)
+        #expect(again.stderr.contains("is a recsync workspace already") && again.stderr.contains("pull"), "\(again)")
+        // Anything else in the directory is the user's: refused as before, nothing removed.
+        let other = f.directory.file("other/.recsync")
+        try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: true)
+        try writeFile(other + "/notes.txt", "mine")
+        let refused = try f.run(["clone", "store.git", "other"], expect: 1)
+        #expect(refused.stderr.contains("not empty"), "\(refused)")
+        #expect(FileManager.default.fileExists(atPath: other + "/notes.txt"))
+    }
 }
