@@ -14,6 +14,9 @@ public struct GitNetworkError: Error, Sendable, Hashable, CustomStringConvertibl
         case authentication
         /// The server's host key or certificate is not trusted.
         case untrustedHost
+        /// The server's repository is damaged (a broken reference it advertises): only whoever
+        /// runs the server can repair it.
+        case serverDamaged
     }
 
     public let kind: Kind
@@ -144,6 +147,8 @@ extension GitRepository {
         return try withSIGPIPEBlocked { () throws(GitNetworkError) -> GitPushResult in
             let session = try RemoteSession(repository: self, remote: remote, options: options, direction: GIT_DIRECTION_PUSH, doing: "pushing")
             // The advertisement came with the connection: looking at it costs no round trip.
+            // Read before pushing: libgit2 lists only what it updated afterwards.
+            let broken = try session.brokenAdvertised()
             if let holdOff, let reason = holdOff(try session.advertised()) {
                 session.succeeded()
                 return .heldOff(reason)
@@ -165,7 +170,15 @@ extension GitRepository {
                 return .rejected(session.lastMessage())
             }
             if result < 0 { throw session.failure(result, doing: "pushing", connected: true) }
-            if let status = session.state.refusals[remoteRef] { return .rejected(session.scrub(status)) }
+            if let status = session.state.refusals[remoteRef] {
+                // A server whose repository holds a broken reference (git ignores a ref with a
+                // broken name, and advertises it with no object) fails its own connectivity
+                // check on every push ("missing necessary objects"): name the cause.
+                guard broken.isEmpty else {
+                    throw GitNetworkError(.serverDamaged, "\(remote.redacted) refused the push (\(session.scrub(status))): its repository holds broken references, which it advertises with no object (\(broken.prefix(3).joined(separator: ", "))\(broken.count > 3 ? ", …" : "")); git ignores them, but they fail the server's check of every push. Whoever runs the server must remove them (in the server's repository: 'git for-each-ref' warns of them; delete their files under refs/ or their lines in packed-refs)")
+                }
+                return .rejected(session.scrub(status))
+            }
             session.succeeded()
             return .accepted
         }
@@ -282,6 +295,20 @@ private final class RemoteSession {
     }
 
     /// The names of the references the remote advertised when it was connected.
+    /// The advertised references that name no object (all zeros, which git sends for a
+    /// reference it cannot read, such as one with a broken name), capabilities aside.
+    func brokenAdvertised() throws(GitNetworkError) -> [String] {
+        var heads: UnsafeMutablePointer<UnsafePointer<git_remote_head>?>?
+        var count = 0
+        let result = git_remote_ls(&heads, &count, pointer)
+        if result < 0 { throw failure(result, doing: "listing references", connected: true) }
+        return (0..<count).compactMap { i -> String? in
+            guard let head = heads?[i] else { return nil }
+            let name = String(cString: head.pointee.name)
+            return GitOID(raw: head.pointee.oid).isZero && name.hasPrefix("refs/") ? name : nil
+        }
+    }
+
     func advertised() throws(GitNetworkError) -> [String] {
         var heads: UnsafeMutablePointer<UnsafePointer<git_remote_head>?>?
         var count = 0

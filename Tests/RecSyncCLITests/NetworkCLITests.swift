@@ -227,6 +227,31 @@ import RecSyncTestTraits
         #expect(try f.run(["status"], in: "laptop").stderr.contains("last contact with the store: 3 minutes ago ("))
     }
 
+    /// A server whose repository holds a reference with a broken name advertises it with no
+    /// object and then fails its own check of every push ("missing necessary objects"): the
+    /// push and the compaction name that reference, not permissions or hooks.
+    @Test func aServerWithABrokenReferenceIsNamedAsTheCause() async throws {
+        let f = try CLIFixture().withStore()
+        let daemon = try GitDaemon(basePath: f.directory.path)
+        try f.run(["clone", daemon.url("store.git"), "laptop"])
+        try f.put("notes/r", #"{"n": 1}"#, in: "laptop")
+        try f.run(["push"], in: "laptop")
+        // Written into the server's repository by hand: git cannot make such a name.
+        try writeFile(f.storePath + "/refs/heads/bad..name", try f.storeHead() + "\n")
+        try f.put("notes/r", #"{"n": 2}"#, in: "laptop")
+        let head = try f.storeHead()
+        let pushed = try f.run(["push"], in: "laptop", expect: 1)
+        #expect(pushed.stderr.contains("refs/heads/bad..name") && pushed.stderr.contains("broken references"), "\(pushed)")
+        #expect(!pushed.stderr.contains("permissions"), "\(pushed)")
+        let compacted = try f.run(["store", "compact", "--keep-last", "1", "--yes"], in: "laptop", expect: 1)
+        #expect(compacted.stderr.contains("refs/heads/bad..name"), "\(compacted)")
+        #expect(try f.storeHead() == head)
+        // Removed on the server: the push goes through.
+        try FileManager.default.removeItem(atPath: f.storePath + "/refs/heads/bad..name")
+        try f.run(["push"], in: "laptop")
+        #expect(try f.storeHead() != head)
+    }
+
     /// A server that accepts and never answers, and a host that drops connection requests:
     /// both are given up after the time limits set in the environment (short here), with exit
     /// status 5 and a message naming the host and the variable.

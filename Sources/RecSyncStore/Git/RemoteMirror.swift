@@ -190,6 +190,7 @@ final class RemoteMirror {
         case .unreachable: .networkUnavailable(error.message)
         case .interrupted: .networkFailure(error.message)
         case .authentication, .untrustedHost: .notAuthenticated(error.message)
+        case .serverDamaged: .storeCorrupt(error.message)
         }
     }
 }
