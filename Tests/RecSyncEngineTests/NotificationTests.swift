@@ -6,9 +6,10 @@ import RecSyncTestSupport
 import RecSyncWorkspace
 import Synchronization
 import Testing
+import RecSyncTestTraits
 
 /// Durable subscriptions: cursors in the workspace, at-least-once delivery, no echo.
-@Suite struct NotificationTests {
+@Suite(.dedicatedThreads) struct NotificationTests {
     final class Delivered: Sendable {
         let items = Mutex<[SubscriptionNotification]>([])
         var all: [SubscriptionNotification] { items.withLock { $0 } }
@@ -224,7 +225,7 @@ import Testing
         loop.settle = 0.01
         let attempts = Atomic<Int>(0)
         let stop = Atomic<Bool>(false)
-        let task = Task {
+        let task = Task(executorPreference: TestThreads.current) {
             await loop.run(notifier: phone.notifier(), shouldStop: { stop.load(ordering: .relaxed) }, onError: { _, _ in },
                            notify: { _ in attempts.add(1, ordering: .relaxed); return false })
         }
@@ -251,7 +252,7 @@ import Testing
         loop.settle = 0.01
         let fine = Mutex<[Date]>([])
         let stop = Atomic<Bool>(false)
-        let task = Task {
+        let task = Task(executorPreference: TestThreads.current) {
             await loop.run(notifier: phone.notifier(), shouldStop: { stop.load(ordering: .relaxed) }, onError: { _, _ in },
                            notify: { n in
                                if n.subscriptionID == "fine" { fine.withLock { $0.append(Date()) } }
@@ -281,7 +282,7 @@ import Testing
         loop.period = 0.05
         let got = Delivered()
         let stop = Atomic<Bool>(false)
-        let task = Task {
+        let task = Task(executorPreference: TestThreads.current) {
             await loop.run(notifier: phone.notifier(), shouldStop: { stop.load(ordering: .relaxed) }, onError: { _, _ in },
                            notify: { n in got.items.withLock { $0.append(n) }; return true })
         }
@@ -306,7 +307,7 @@ import Testing
         loop.settle = 0.01
         let calls = Atomic<Int>(0)
         let stop = Atomic<Bool>(false)
-        let task = Task {
+        let task = Task(executorPreference: TestThreads.current) {
             await loop.run(notifier: phone.notifier(), shouldStop: { stop.load(ordering: .relaxed) }, onError: { _, _ in },
                            prepare: { _ in calls.add(1, ordering: .relaxed).oldValue > 0 }, notify: { _ in true })
         }

@@ -5,6 +5,7 @@ import RecSyncStore
 import RecSyncTestSupport
 import Synchronization
 import Testing
+import RecSyncTestTraits
 
 /// An app as the embedding engine sees it: records in memory, the saved state, every event.
 /// It can be killed at any event: before it stores the event (the process died on the way
@@ -194,7 +195,7 @@ actor HookedStore: RemoteStore {
 /// left behind, so the suite goes on).
 func finishes(within seconds: Double, _ work: @escaping @Sendable () async -> Void) async -> Bool {
     let done = Mutex(false)
-    Task.detached {
+    Task.detached(executorPreference: TestThreads.current) {
         await work()
         done.withLock { $0 = true }
     }
@@ -206,7 +207,7 @@ func finishes(within seconds: Double, _ work: @escaping @Sendable () async -> Vo
     return false
 }
 
-@Suite struct RecordSyncEngineAttackTests {
+@Suite(.dedicatedThreads) struct RecordSyncEngineAttackTests {
     let storage = MemoryStorage()
     let zone: ZoneID
     let other: ZoneID
@@ -273,7 +274,7 @@ extension RecordSyncEngineAttackTests {
         app.data.withLock { d in
             d.onEvent = { event, engine in
                 guard case .didFetchChanges = event, scheduled.withLock({ $0 == nil }) else { return }
-                scheduled.withLock { $0 = Task.detached { try await engine.sendChanges() } }
+                scheduled.withLock { $0 = Task.detached(executorPreference: TestThreads.current) { try await engine.sendChanges() } }
             }
         }
         try await e.fetchChanges()

@@ -4,6 +4,7 @@ import RecSyncModel
 import RecSyncTestSupport
 import Synchronization
 import Testing
+import RecSyncTestTraits
 
 /// The error `body` throws, nil if none.
 private func caught(_ body: () async throws(RecSyncError) -> Void) async -> RecSyncError? {
@@ -17,7 +18,7 @@ private func caught(_ body: () async throws(RecSyncError) -> Void) async -> RecS
 
 /// `Backoff` (the watch loop's and `--retry`'s pauses) and `RetryPolicy`, without a network:
 /// the end-to-end cases against real servers are in NetworkCLITests.
-@Suite struct RetryTests {
+@Suite(.dedicatedThreads) struct RetryTests {
     @Test func backoffDoublesUpToItsMaximumWithJitterAndResets() {
         var plain = Backoff(initial: 0.5, maximum: 4, jitter: 0)
         #expect((0..<6).map { _ in plain.next() } == [0.5, 1, 2, 4, 4, 4])
@@ -102,7 +103,7 @@ private func caught(_ body: () async throws(RecSyncError) -> Void) async -> RecS
     @Test func aCancelledWaitEndsWithTheLastError() async throws {
         let script = Script(Array(repeating: down, count: 100))
         let policy = RetryPolicy(retries: nil, backoff: Backoff(initial: 30, maximum: 30, jitter: 0))
-        let task = Task { await caught { () async throws(RecSyncError) in _ = try await policy.run({ () throws(RecSyncError) in try script.attempt() }) } }
+        let task = Task(executorPreference: TestThreads.current) { await caught { () async throws(RecSyncError) in _ = try await policy.run({ () throws(RecSyncError) in try script.attempt() }) } }
         try await Task.sleep(nanoseconds: 100_000_000)
         task.cancel()
         #expect(await task.value == down)

@@ -6,9 +6,10 @@ import RecSyncTestSupport
 import RecSyncWorkspace
 import Synchronization
 import Testing
+import RecSyncTestTraits
 
 /// Subscriptions and the watch loop on a local git store with inotify.
-@Suite struct WatchTests {
+@Suite(.dedicatedThreads) struct WatchTests {
     final class Collected: Sendable {
         let items = Mutex<[SubscriptionNotification]>([])
         let errors = Mutex<[String]>([])
@@ -44,7 +45,7 @@ import Testing
             return signal.wait(timeout: timeout)
         }
         loop.settle = 0.3
-        let task = Task {
+        let task = Task(executorPreference: TestThreads.current) {
             await loop.run(notifier: watcher, shouldStop: { got.stop.load(ordering: .relaxed) },
                            onError: { e, _ in got.errors.withLock { $0.append(e.message) } },
                            prepare: { _ in got.looked.store(true, ordering: .relaxed); return true },
@@ -101,7 +102,7 @@ import Testing
         loop.period = 0.5
         loop.backoff = Backoff(maximum: 0.5)
         let got = Collected()
-        let task = Task {
+        let task = Task(executorPreference: TestThreads.current) {
             await loop.run(notifier: watcher, shouldStop: { got.stop.load(ordering: .relaxed) },
                            onError: { e, _ in got.errors.withLock { $0.append(e.message) } },
                            notify: { n in got.items.withLock { $0.append(n) }; return true })

@@ -10,7 +10,7 @@ import RecSyncTestTraits
 /// `GitStore.compact` (issue 13 §4): history before a horizon folded into one root commit,
 /// the rest replayed, tokens of kept commits followed through `compaction.json`, the head
 /// moved by compare-and-swap (a guarded force push on a network store), against real git.
-@Suite(.serialized, .ownThreads) struct CompactionTests {
+@Suite(.serialized, .dedicatedThreads) struct CompactionTests {
     let notes = Build.zone("notes")
     let todo = Build.zone("todo")
     let old = Build.zone("old")
@@ -309,7 +309,7 @@ import RecSyncTestTraits
         let head = try git(["rev-parse", "main"], in: fixture.path)
         let lease = "refs/recsync/compacting/\(CompactionLease.now() + 30_000)-test"
         _ = try git(["update-ref", lease, "main"], in: fixture.path)
-        let save = Task { try await writer.save([Build.record("held", in: notes)]) }
+        let save = Task(executorPreference: TestThreads.current) { try await writer.save([Build.record("held", in: notes)]) }
         // The push waits while the lease is there...
         try await Task.sleep(for: .milliseconds(600))
         #expect(try git(["rev-parse", "main"], in: fixture.path) == head)
@@ -342,7 +342,7 @@ import RecSyncTestTraits
         let head = try git(["rev-parse", "main"], in: fixture.path)
         let first = "refs/recsync/compacting/\(CompactionLease.now() + 59_000)-first"
         _ = try git(["update-ref", first, "main"], in: fixture.path)
-        let save = Task { try await writer.save([Build.record("held", in: notes)]) }
+        let save = Task(executorPreference: TestThreads.current) { try await writer.save([Build.record("held", in: notes)]) }
         // Renewed under a new name while the push waits: a new lease, but no new allowance.
         try await Task.sleep(for: .milliseconds(700))
         let second = "refs/recsync/compacting/\(CompactionLease.now() + 59_000)-second"
@@ -417,7 +417,7 @@ import RecSyncTestTraits
         let stop = StopFlag()
 
         let writers = devices.enumerated().map { (n, device) in
-            Task { () -> [String: String] in
+            Task(executorPreference: TestThreads.current) { () -> [String: String] in
                 var acknowledged: [String: String] = [:]
                 var i = 0
                 while !stop.value.load(ordering: .relaxed) || i < 3 {
@@ -474,7 +474,7 @@ final class GitStoreCall: @unchecked Sendable {
     private var failure: RecSyncError?
 
     init(_ body: @escaping @Sendable () async throws(RecSyncError) -> Void) {
-        Task.detached { [self] in
+        Task.detached(executorPreference: TestThreads.current) { [self] in
             do throws(RecSyncError) { try await body() } catch { failure = error }
             done.signal()
         }

@@ -11,7 +11,7 @@ import RecSyncTestTraits
 ///
 /// Serialized: several tests block a thread in a network call until a server does something,
 /// and the latency figures are only meaningful without other tests competing for two cores.
-@Suite(.serialized, .ownThreads) struct NetworkStoreTests {
+@Suite(.serialized, .dedicatedThreads) struct NetworkStoreTests {
     let notes = Build.zone("notes")
 
     // MARK: Addresses

@@ -16,7 +16,7 @@ import Testing
     /// One thread wide: a job that blocks until a second job has run can only finish when the
     /// executor starts a thread beyond its width for the waiting job.
     @Test func aBlockedJobDoesNotStarveTheNextOne() async throws {
-        let executor = TestThreads(width: 1)
+        let executor = TestThreads(width: 1, patience: .milliseconds(200))
         let released = DispatchSemaphore(value: 0)
         let finished = try await withTaskExecutorPreference(executor) {
             try await withThrowingTaskGroup(of: Bool.self) { group in
