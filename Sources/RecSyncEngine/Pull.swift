@@ -92,7 +92,8 @@ extension SyncEngine {
         // Zones this workspace pushed to since its last pull can look unchanged at the database
         // level too (a record created here and deleted elsewhere): look at them anyway.
         let gone = Set(deleted.map(\.zoneID))
-        // So are zones with records the store could not deliver before (see `RetryList`).
+        // So are zones with records the store could not deliver before that may have become
+        // readable without a change there, to fetch by ID (see `RetryList`).
         // And zones with assets an earlier pull left on the store, when this one fetches them.
         for zone in held where !gone.contains(zone) && !changed.contains(zone)
             && (ws.zoneNeedsALook(zone) || (fetchesAssets(of: zone) && FileIO.info(ws.unfetchedAssetsPath(zone)) != nil)) {
@@ -176,10 +177,11 @@ extension SyncEngine {
         // A page a killed pull was applying: its names join the ones looked up by name at the
         // end (see `checkPushedRecords`).
         try ws.adoptInterruptedPage(zone)
+        // Records the store could not deliver before: those that may have become readable
+        // without changing are asked for by ID; at the start of a full fetch, which names
+        // only what exists, every one (one listed there may have been deleted meanwhile).
         var retry = try RetryList.load(ws, zone: zone)
-        if !retry.entries.isEmpty {
-            try await retryRecords(zone, list: &retry, workspace: ws, index: &index, report: &report, events: events)
-        }
+        try await retryRecords(zone, all: token == nil, list: &retry, workspace: ws, index: &index, report: &report, events: events)
         while true {
             let page: RecordZoneChanges
             do {
@@ -193,6 +195,7 @@ extension SyncEngine {
                 try ws.saveToken(nil, at: tokenPath)
                 try refetch.start(fresh: ws.holdsNoSyncedRecord(zone))
                 listing = ZoneListing(ws, zone: zone)
+                try await retryRecords(zone, all: true, list: &retry, workspace: ws, index: &index, report: &report, events: events)
                 continue
             } catch .zoneNotFound, .userDeletedZone {
                 // Gone since the database changes were read; the next pull removes it.
@@ -213,26 +216,31 @@ extension SyncEngine {
             report.warnings += page.warnings.map(\.description)
             if let expected = page.recordCountEstimate { events(.recordsExpected(zone, count: expected)) }
             var applier = PageApplier(engine: self, workspace: ws, zone: zone, listing: listing)
-            let retrySaved = retry
             for item in page.modifications {
+                let name = item.recordID.recordName
                 switch item.result {
                 case .success(let record):
                     try await applier.incoming(record, index: &index)
                     if let refusal = applier.refused[item.recordID] {
                         report.warnings.append("\(item.recordID): \(refusal.message); the next pull fetches it again")
-                        retry.entries[item.recordID.recordName] = refusal.message
+                        retry[name] = RetryList.Entry(why: refusal.message)
                     } else {
-                        retry.entries[item.recordID.recordName] = nil
+                        retry[name] = nil
                     }
                 case .failure(let error):
-                    // The token moves past it: keep it for the next pull to fetch by ID.
-                    report.warnings.append("\(item.recordID): \(error.message); the next pull fetches it again")
-                    retry.entries[item.recordID.recordName] = error.message
+                    // The token moves past it: keep it, to fetch by ID on the next pull, or,
+                    // when its stored bytes are at fault, until the zone's changes name it.
+                    let entry = RetryList.Entry(why: error.message, unreadableTag: item.unreadableChangeTag)
+                    if retry[name] != entry {
+                        let next = entry.unreadableTag == nil ? "the next pull fetches it again" : "a pull fetches it again once it changes on the store"
+                        report.warnings.append("\(item.recordID): \(error.message); \(next)")
+                    }
+                    retry[name] = entry
                 }
             }
             for deletion in page.deletions {
                 try await applier.incomingDeletion(deletion.recordID, index: &index)
-                retry.entries[deletion.recordID.recordName] = nil
+                retry[deletion.recordID.recordName] = nil
             }
             try checkpoint?(.beforeBatchWrite(zone))
             // Outside a full fetch, a page's records land before its token: killed in between,
@@ -247,14 +255,15 @@ extension SyncEngine {
             // During a full fetch the journal only grows; the base is written once at the end.
             try index.save(compacting: !refetch.isUnderWay)
             applier.report(into: &report, events: events)
-            if retry != retrySaved { try retry.save() }
+            // The page's changes to the list, appended: a line each, however long the list.
+            try retry.save()
             try checkpoint?(.afterBatchBeforeZoneToken(zone))
             token = page.changeToken
             try ws.saveToken(token, at: tokenPath)
             if noted { try ws.clearApplying(zone) }
             if !page.moreComing { break }
         }
-        try await checkPushedRecords(zone, workspace: ws, index: &index, report: &report, events: events)
+        try await checkPushedRecords(zone, workspace: ws, index: &index, retry: &retry, report: &report, events: events)
         let (seen, fullFetch) = try refetch.finishing()
         if fullFetch {
             // A full fetch lists every record: synced records it did not list are gone — unless
@@ -283,9 +292,10 @@ extension SyncEngine {
             try await applier.finish(index: &index)
             try index.compactJournal()
             applier.report(into: &report, events: events)
-            try keepRefused(applier, zone: zone, workspace: ws, report: &report)
+            try keepRefused(applier, in: &retry, report: &report)
             try refetch.end()
         }
+        try retry.compact()
         if fetchesAssets(of: zone) { try await fetchUnfetchedAssets(of: zone, workspace: ws) }
     }
 }
@@ -294,7 +304,7 @@ extension SyncEngine {
     /// Looks up the records this workspace saved since its zone token, which the zone feed
     /// cannot report if someone deleted them meanwhile (created after the token and gone at
     /// the head: in neither end of the diff). What is gone is deleted here; what changed is applied.
-    func checkPushedRecords(_ zone: ZoneID, workspace ws: Workspace, index: inout ZoneIndex, report: inout PullReport, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) {
+    func checkPushedRecords(_ zone: ZoneID, workspace ws: Workspace, index: inout ZoneIndex, retry: inout RetryList, report: inout PullReport, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) {
         guard let names = try ws.pushedRecordNames(zone) else { return }
         let ids = names.sorted().compactMap { try? RecordID(recordName: $0, zoneID: zone) }
         var applier = PageApplier(engine: self, workspace: ws, zone: zone)
@@ -308,19 +318,18 @@ extension SyncEngine {
         try await applier.finish(index: &index)
         try index.save()
         applier.report(into: &report, events: events)
-        try keepRefused(applier, zone: zone, workspace: ws, report: &report)
+        try keepRefused(applier, in: &retry, report: &report)
         try ws.clearPushed(zone)
     }
 
     /// Puts the versions an applier refused (an asset the store cannot deliver) on the zone's
     /// retry list, as a page's undecodable records are: reported now, fetched again by ID on
     /// every pull until a good version arrives.
-    func keepRefused(_ applier: PageApplier, zone: ZoneID, workspace ws: Workspace, report: inout PullReport) throws(RecSyncError) {
+    func keepRefused(_ applier: PageApplier, in retry: inout RetryList, report: inout PullReport) throws(RecSyncError) {
         guard !applier.refused.isEmpty else { return }
-        var retry = try RetryList.load(ws, zone: zone)
         for (id, refusal) in applier.refused.sorted(by: { $0.key < $1.key }) {
             report.warnings.append("\(id): \(refusal.message); the next pull fetches it again")
-            retry.entries[id.recordName] = refusal.message
+            retry[id.recordName] = RetryList.Entry(why: refusal.message)
         }
         try retry.save()
     }

@@ -203,10 +203,17 @@ public struct RecordDeletion: Sendable, Hashable {
 public struct RecordResult: Sendable, Hashable {
     public var recordID: RecordID
     public var result: Result<Record, RecSyncError>
+    /// On a failure that lies in the stored bytes of the version read (not a record, too
+    /// large, named for another record): that version's change tag. It fails the same way
+    /// every time it is read, so a client need not ask for it again until the record changes
+    /// on the store (the zone's changes then name it). nil otherwise: on success, and when the
+    /// bytes could not be read at all (an object missing, an I/O error), which may pass.
+    public var unreadableChangeTag: String?
 
-    public init(recordID: RecordID, result: Result<Record, RecSyncError>) {
+    public init(recordID: RecordID, result: Result<Record, RecSyncError>, unreadableChangeTag: String? = nil) {
         self.recordID = recordID
         self.result = result
+        self.unreadableChangeTag = unreadableChangeTag
     }
 }
 

@@ -32,6 +32,8 @@ public actor FaultInjectingStore: RemoteStore {
     public private(set) var zonesCreated: [ZoneID] = []
     /// How many times a scope's zones were listed through this handle (`fetchAllRecordZones`).
     public private(set) var zoneListings = 0
+    /// How many records were asked for by ID through this handle (`fetchRecords`).
+    public private(set) var recordsFetchedByID = 0
     /// How many of the next zone listings fail, as a dropped connection would.
     public private(set) var failingZoneListings = 0
     /// Called with the operation's name as `fetchRecordVersion` or `downloadAsset` begins:
@@ -122,7 +124,8 @@ public actor FaultInjectingStore: RemoteStore {
     }
 
     public func fetchRecords(_ ids: [RecordID], desiredKeys: [String]?) async throws(RecSyncError) -> [RecordResult] {
-        try await inner.fetchRecords(ids, desiredKeys: desiredKeys)
+        recordsFetchedByID += ids.count
+        return try await inner.fetchRecords(ids, desiredKeys: desiredKeys)
     }
 
     public nonisolated var maxAssetBytes: Int64 { inner.maxAssetBytes }

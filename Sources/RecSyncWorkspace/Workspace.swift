@@ -296,8 +296,11 @@ public final class Workspace: Sendable {
     public func interruptedPullPath(_ scope: DatabaseScope) -> String { "\(stateDir)/tokens/\(scope.rawValue).pulling" }
     public func zoneTokenPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).token" }
     public func refetchPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).refetch" }
-    /// Records of the zone the store could not deliver, to fetch again on every pull.
+    /// Records of the zone the store could not deliver, to fetch again (see `RetryList`).
     public func retryPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).retry" }
+    /// The stamp of the zone's retry list when every record on it waited for a change on the
+    /// store (see `zoneNeedsALook`).
+    public func retryWaitsPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).waiting" }
     /// Names this workspace saved to a zone since its zone token: the next pull checks them,
     /// since a record created here and deleted elsewhere in between is in neither end of the diff.
     public func pushedPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).pushed" }

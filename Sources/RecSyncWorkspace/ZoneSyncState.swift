@@ -39,52 +39,171 @@ public struct RefetchLog: Sendable {
     public var isUnderWay: Bool { FileIO.info(path) != nil }
 }
 
-/// Records of a zone that the store delivered as failures (a stored copy it cannot decode).
+/// Records of a zone that the store delivered as failures: a stored copy it cannot read, or
+/// one whose assets it cannot deliver.
 ///
-/// The zone token moves past them, so they are kept here (`.recsync/tokens/…/<zone>.retry`)
-/// and fetched by ID on every pull until they decode or are deleted; `status` lists them as
-/// problems. One line per record: its escaped name, a tab, why it failed.
-public struct RetryList: Sendable, Equatable {
+/// The zone token moves past them, so they are kept here (`.recsync/tokens/…/<zone>.retry`);
+/// `status` lists them as problems. A record whose stored bytes are at fault names that
+/// version (`Entry.unreadableTag`): it reads the same until it changes on the store, and then
+/// the zone's changes name it, so it is not fetched by ID. Any other is fetched by ID on
+/// every pull until it arrives or is deleted.
+///
+/// The file is a journal, one line per change (names escaped; a later line about a name
+/// overrides an earlier one), so that a page's changes cost that page's lines, appended
+/// durably before its token; it is rewritten only when the lines it no longer needs
+/// outnumber the entries (`compact`):
+/// - `name⇥why`: fetched by ID on every pull (the one kind of line earlier versions wrote);
+/// - `name⇥tag⇥why`: waits for the version `tag` to change;
+/// - `⇥name⇥`: off the list.
+/// Earlier versions read the first two (the tag as part of the why) and skip the third (its
+/// name is empty): they fetch by ID every record listed, as they always did. A line a crash
+/// cut short, at the end, is read as the first kind or skipped: its page's token was not
+/// saved, so that page is fetched again either way.
+///
+/// A list on which every record waits gives the zone no reason for a look on the next pull
+/// (`Workspace.zoneNeedsALook`): `compact` notes the file's stamp then, and any later write
+/// to the list, by whatever version, changes the stamp.
+public struct RetryList: Sendable {
+    /// Why a record is listed, and whether it waits for a change on the store.
+    public struct Entry: Sendable, Hashable {
+        /// Why the store could not deliver the record, on one line.
+        public let why: String
+        /// The change tag of the stored version that cannot be read, when the fault is in its
+        /// bytes (`RecordResult.unreadableChangeTag`); nil: the record is fetched by ID on
+        /// every pull (its assets may arrive, a missing object come back, a zone key come).
+        public let unreadableTag: String?
+
+        public init(why: String, unreadableTag: String? = nil) {
+            let breaksLine = { (s: String) in s.utf8.contains { $0 == 10 || $0 == 9 || $0 == 13 } }
+            self.why = breaksLine(why) ? String(why.map { $0 == "\n" || $0 == "\t" || $0 == "\r" ? " " : $0 }) : why
+            self.unreadableTag = unreadableTag.flatMap { $0.isEmpty || breaksLine($0) ? nil : $0 }
+        }
+
+        /// As read from a line of the file, which holds neither line break nor tab.
+        fileprivate init(line why: String, unreadableTag: String?) {
+            self.why = why
+            self.unreadableTag = unreadableTag.flatMap { $0.isEmpty ? nil : $0 }
+        }
+    }
+
     public let path: String
-    /// Record name → why the store could not deliver it.
-    public var entries: [String: String]
+    /// The note of a list on which every record waits (`Workspace.retryWaitsPath`).
+    let waitsPath: String
+    /// Record name → why it is listed.
+    public private(set) var entries: [String: Entry]
+    /// The lines in the file, as loaded and appended since.
+    private var lines: Int
+    /// Names changed since the last `save`.
+    private var changed: Set<String> = []
 
     public static func load(_ ws: Workspace, zone: ZoneID) throws(RecSyncError) -> RetryList {
         let path = ws.retryPath(zone)
-        var entries: [String: String] = [:]
-        for line in try FileIO.read(path)?.split(separator: 10) ?? [] {
-            let parts = line.split(separator: 9, maxSplits: 1, omittingEmptySubsequences: false)
-            // A line a crash cut short names nothing readable: its record fails again if it still fails.
-            guard let name = NameEscaping.unescape(String(decoding: parts[0], as: UTF8.self)), !name.isEmpty else { continue }
-            entries[name] = parts.count > 1 ? String(decoding: parts[1], as: UTF8.self) : ""
+        var entries: [String: Entry] = [:]
+        var lines = 0
+        let bytes = try FileIO.read(path) ?? []
+        entries.reserveCapacity(bytes.count / 64)
+        bytes.withUnsafeBufferPointer { buf in
+            ZoneIndex.forEachLine(buf, complete: false) { start, end in
+                guard start < end else { return }
+                lines += 1
+                // The first two tabs, by hand: a list of a hundred thousand records is read on
+                // every pull of its zone.
+                var (first, second) = (end, end)
+                var j = start
+                while j < end && second == end {
+                    if buf[j] == 9 { if first == end { first = j } else { second = j } }
+                    j += 1
+                }
+                func text(_ from: Int, _ to: Int) -> String { String(decoding: UnsafeBufferPointer(rebasing: buf[from..<to]), as: UTF8.self) }
+                guard first < end else { return }  // cut short before its first tab
+                if first == start {
+                    guard second == end - 1, let name = NameEscaping.unescape(text(first + 1, second)) else { return }
+                    entries[name] = nil
+                } else if let name = NameEscaping.unescape(text(start, first)), !name.isEmpty {
+                    entries[name] = second < end
+                        ? Entry(line: text(second + 1, end), unreadableTag: text(first + 1, second))
+                        : Entry(line: text(first + 1, end), unreadableTag: nil)
+                }
+            }
         }
-        return RetryList(path: path, entries: entries)
+        return RetryList(path: path, waitsPath: ws.retryWaitsPath(zone), entries: entries, lines: lines)
     }
 
-    /// Writes the list durably, before the zone token that moves past its records; an empty
-    /// list is removed.
-    public func save() throws(RecSyncError) {
+    /// The entry of a record; setting one notes the change for the next `save`.
+    public subscript(name: String) -> Entry? {
+        get { entries[name] }
+        set {
+            guard entries[name] != newValue else { return }
+            entries[name] = newValue
+            changed.insert(name)
+        }
+    }
+
+    /// The records to fetch by ID: those that do not wait for a change on the store, or
+    /// with `all` every one (when the zone is fetched whole, which names only what exists).
+    public func namesToFetch(all: Bool) -> [String] {
+        entries.filter { all || $0.value.unreadableTag == nil }.keys.sorted()
+    }
+
+    /// Appends the changes made since the last save to the file, durably: before the zone
+    /// token that moves past their records.
+    public mutating func save() throws(RecSyncError) {
+        guard !changed.isEmpty else { return }
+        if FileIO.info(path) == nil {
+            try rewrite()
+            return
+        }
+        var out: [UInt8] = []
+        for name in changed.sorted() { out += Self.line(name, entries[name]) }
+        try FileIO.appendDurably(path, out)
+        lines += changed.count
+        changed = []
+    }
+
+    /// Saves, then rewrites the file with the entries alone if the lines it no longer needs
+    /// outnumber them (a rewrite is paid for by as many appended lines), or removes it if
+    /// the list is empty; notes whether every record on it waits for a change on the store.
+    public mutating func compact() throws(RecSyncError) {
+        try save()
+        if entries.isEmpty ? lines > 0 : lines > 2 * entries.count { try rewrite() }
+        guard !entries.isEmpty, entries.values.allSatisfy({ $0.unreadableTag != nil }), let info = FileIO.info(path) else {
+            try FileIO.remove(waitsPath)
+            return
+        }
+        let note = Self.note(info.stamp)
+        if try FileIO.read(waitsPath) != note { try FileIO.writeAtomically(waitsPath, note) }
+    }
+
+    static func note(_ stamp: FileStamp) -> [UInt8] { Array("\(stamp.size) \(stamp.mtimeNanos) \(stamp.inode)\n".utf8) }
+
+    private mutating func rewrite() throws(RecSyncError) {
+        changed = []
+        lines = entries.count
         guard !entries.isEmpty else {
             try FileIO.remove(path)
             return
         }
         var out: [UInt8] = []
-        for (name, why) in entries.sorted(by: { $0.key < $1.key }) {
-            let oneLine = String(why.map { $0 == "\n" || $0 == "\t" || $0 == "\r" ? " " : $0 })
-            out += Array(NameEscaping.escape(name).utf8) + [9] + Array(oneLine.utf8) + [10]
-        }
+        for (name, entry) in entries.sorted(by: { $0.key < $1.key }) { out += Self.line(name, entry) }
         try FileIO.writeAtomically(path, out)
+    }
+
+    private static func line(_ name: String, _ entry: Entry?) -> [UInt8] {
+        let escaped = NameEscaping.escape(name)
+        guard let entry else { return Array("\t\(escaped)\t\n".utf8) }
+        guard let tag = entry.unreadableTag else { return Array("\(escaped)\t\(entry.why)\n".utf8) }
+        return Array("\(escaped)\t\(tag)\t\(entry.why)\n".utf8)
     }
 
     /// The status lines of the records listed, named by their files.
     public func problems(_ ws: Workspace, zone: ZoneID) -> [FileProblem] {
         let dir = ws.relative(ws.zoneDirectory(zone))
-        return entries.sorted(by: { $0.key < $1.key }).map { name, why in
-            FileProblem(path: "\(dir)/\(Workspace.fileName(for: name))", message: "the store's copy of this record cannot be read (\(why)); every pull fetches it again")
+        return entries.sorted(by: { $0.key < $1.key }).map { name, entry in
+            let when = entry.unreadableTag == nil ? "every pull fetches it again" : "a pull fetches it again once it changes on the store"
+            return FileProblem(path: "\(dir)/\(Workspace.fileName(for: name))", message: "the store's copy of this record cannot be read (\(entry.why)); \(when)")
         }
     }
 }
-
 
 extension Workspace {
     /// The zone's full-fetch log (see `RefetchLog`).
@@ -147,9 +266,12 @@ extension Workspace {
     }
 
     /// Whether the zone must be looked at by the next pull even if the store's database
-    /// changes do not name it: records pushed or being applied, or records to fetch again.
+    /// changes do not name it: records pushed or being applied, or records to fetch by ID
+    /// (a retry list not noted, as it stands, as one on which every record waits for a change).
     public func zoneNeedsALook(_ zone: ZoneID) -> Bool {
-        [pushedPath(zone), retryPath(zone), applyingPath(zone)].contains { FileIO.info($0) != nil }
+        if [pushedPath(zone), applyingPath(zone)].contains(where: { FileIO.info($0) != nil }) { return true }
+        guard let list = FileIO.info(retryPath(zone)) else { return false }
+        return (try? FileIO.read(retryWaitsPath(zone))) != RetryList.note(list.stamp)
     }
 
     // MARK: Uploading a zone again after an encrypted-data reset
@@ -204,7 +326,7 @@ extension Workspace {
     public func forgetZoneState(_ zone: ZoneID) throws(RecSyncError) {
         try FileIO.remove(conflictDirectory(zone))
         try ZoneIndex.remove(self, zone: zone)
-        for path in [refetchPath(zone), pushedPath(zone), retryPath(zone), applyingPath(zone), unfetchedAssetsPath(zone)] { try FileIO.remove(path) }
+        for path in [refetchPath(zone), pushedPath(zone), retryPath(zone), retryWaitsPath(zone), applyingPath(zone), unfetchedAssetsPath(zone)] { try FileIO.remove(path) }
         try saveToken(nil, at: zoneTokenPath(zone))
     }
 

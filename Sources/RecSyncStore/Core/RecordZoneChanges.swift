@@ -34,12 +34,7 @@ extension StoreCore {
                     modifications.append(RecordResult(recordID: recordID, result: .failure(.storeCorrupt("\(path): \(problem)"))))
                     continue
                 }
-                let result = Result { () throws(RecSyncError) -> Record in
-                    var record = try readRecord(recordID, tag: new, path: path)
-                    if let desiredKeys { record.fields = record.fields.filter { desiredKeys.contains($0.key) } }
-                    return record
-                }
-                modifications.append(RecordResult(recordID: recordID, result: result))
+                modifications.append(recordResult(recordID, tag: new, path: path, desiredKeys: desiredKeys))
             } else if let old = change.old {
                 let type = (try? readRecord(recordID, tag: old, path: path).recordType) ?? "Unknown"
                 deletions.append(RecordDeletionEvent(recordID: recordID, recordType: type))
@@ -73,17 +68,40 @@ extension StoreCore {
         }
     }
 
+    /// One stored record version as a result (see `readRecord`), with only `desiredKeys`'
+    /// fields (nil: all); a failure that lies in the stored bytes names the version
+    /// (`RecordResult.unreadableChangeTag`).
+    func recordResult(_ id: RecordID, tag: String, path: String, desiredKeys: [String]?) -> RecordResult {
+        var inTheBytes = false
+        do throws(RecSyncError) {
+            var record = try readRecord(id, tag: tag, path: path, inTheBytes: &inTheBytes)
+            if let desiredKeys { record.fields = record.fields.filter { desiredKeys.contains($0.key) } }
+            return RecordResult(recordID: id, result: .success(record))
+        } catch {
+            return RecordResult(recordID: id, result: .failure(error), unreadableChangeTag: inTheBytes ? tag : nil)
+        }
+    }
+
     /// Decodes one stored record version, checking that it is the record its path says.
     func readRecord(_ id: RecordID, tag: String, path: String) throws(RecSyncError) -> Record {
+        var inTheBytes = false
+        return try readRecord(id, tag: tag, path: path, inTheBytes: &inTheBytes)
+    }
+
+    /// `inTheBytes` is set once the failure, if any, can only lie in the version's bytes:
+    /// they were read (or their size was), so reading them again fails the same way.
+    func readRecord(_ id: RecordID, tag: String, path: String, inTheBytes: inout Bool) throws(RecSyncError) -> Record {
         // A blob far past what any record within the limit encodes to (escaping a string's
         // control characters takes 6 bytes each) is refused from its header, unread: someone
         // may have committed 50 MB there with plain git, and every pull would read it.
         if let size = try backend.blobSize(tag), size > maxRecordBlobBytes {
+            inTheBytes = true
             throw .storeCorrupt("\(path): record '\(id.recordName)' is stored as \(size) bytes, far over the 1 MB limit every save keeps to; skipped unread. Shrink or remove it in the store")
         }
         guard let bytes = try backend.blob(tag) else {
             throw .storeCorrupt("\(path): the store lacks object \(tag); run 'git fsck' on the store")
         }
+        inTheBytes = true
         let record: Record
         do { record = try StoreEncoding.decode(bytes, zoneID: id.zoneID, changeTag: tag) } catch {
             throw .storeCorrupt("\(path): not a valid record (\(error.message)); fix or remove it in the store")
@@ -114,12 +132,7 @@ extension StoreCore {
             guard let tag = try backend.recordTag(id, at: head) else {
                 return RecordResult(recordID: id, result: .failure(.unknownItem(id)))
             }
-            let result = Result { () throws(RecSyncError) -> Record in
-                var record = try readRecord(id, tag: tag, path: StoreLayout.recordPath(id))
-                if let desiredKeys { record.fields = record.fields.filter { desiredKeys.contains($0.key) } }
-                return record
-            }
-            return RecordResult(recordID: id, result: result)
+            return recordResult(id, tag: tag, path: StoreLayout.recordPath(id), desiredKeys: desiredKeys)
         }
     }
 
