@@ -43,6 +43,14 @@ enum KnownDefect: String, Hashable, Sendable, CaseIterable {
     /// status clean). Left out: killed pulls use one page per zone (no mid-batch token).
     case changesLostAfterPullKilledMidBatch
 
+    /// F8: a pull killed before it saved the first token of a zone shared with the user leaves
+    /// `shared/<owner>/<zone>/` behind; once the owner deletes, purges or resets the zone or
+    /// stops sharing it, no pull removes it (the shared feed from no token lists live zones
+    /// only, and nothing asks about a shared zone held without a token), and every push with an
+    /// edit there fails that zone with "pull to remove it". Left out: removing or unsharing a
+    /// shared zone that some workspace holds without a zone token.
+    case sharedZoneKeptAfterKilledFirstPull
+
     /// The operation kinds a history leaves out while this defect is open.
     var triggers: Set<SimOperation> {
         switch self {
@@ -52,14 +60,22 @@ enum KnownDefect: String, Hashable, Sendable, CaseIterable {
         case .zoneRemovedAfterKilledPullStays: []
         case .refetchLeavesConflictedRecordTheStoreDeleted: []
         case .changesLostAfterPullKilledMidBatch: []
+        case .sharedZoneKeptAfterKilledFirstPull: []
         }
     }
 }
 
 /// How many histories to run, on which store, and what to leave out.
 struct SimulationOptions {
-    /// Open defects whose triggers histories leave out (see SIM-FINDINGS.md).
-    static let knownDefects: Set<KnownDefect> = []
+    /// Open defects whose triggers histories leave out (see SIM-FINDINGS.md), but those named
+    /// in `RECSYNC_SIM_RECHECK` (comma-separated case names, or `all`): histories then play
+    /// them as if fixed, to try a fix or replay the seed that found one.
+    static let knownDefects: Set<KnownDefect> = {
+        let open: Set<KnownDefect> = [.sharedZoneKeptAfterKilledFirstPull]
+        guard let recheck = ProcessInfo.processInfo.environment["RECSYNC_SIM_RECHECK"] else { return open }
+        if recheck == "all" { return [] }
+        return open.subtracting(recheck.split(separator: ",").compactMap { KnownDefect(rawValue: String($0)) })
+    }()
 
     static var excluded: Set<SimOperation> { knownDefects.reduce(into: []) { $0.formUnion($1.triggers) } }
 
