@@ -187,8 +187,10 @@ final class SimulationRunner {
         case .push(let ws, let crash):
             var before: [RecordID: [String: FieldValue]] = [:]
             for id in Self.allRecordIDs { before[id] = fields(at: recordPath(ws, id)) }
-            // What the dry run says the push will send (for a push not killed).
+            // What the dry run says the push will do (a killed push is not compared with it).
             let plan = crash == nil ? try await engine(ws).pushPlan() : nil
+            let comparesDryRun = try SimulationOptions.checksDryRuns && !skipsDryRunComparison(ws)
+            let exempt = try zonesPushPlansMisjudge(ws)
             let faulty = FaultInjectingStore(stores[ws], fault: crash)
             var report: PushReport?
             var failure: RecSyncError?
@@ -212,8 +214,9 @@ final class SimulationRunner {
                 guard let z = Self.zoneIndex(item.recordID.zoneID), SimHistory.isShared(z), sharedWithUser[z] != .readWrite else { continue }
                 throw SimViolation(invariant: "read-only-share-kept", detail: "a push stored \(describe(item.fields)) for \(item.recordID) in a zone \(sharedWithUser[z] == nil ? "not shared with \(SimHistory.user)" : "shared with \(SimHistory.user) read-only")", step: nil)
             }
-            if let plan, let problem = try await checkOwnZonesPushed(ws: ws, plan: plan, report: report, failure: failure) {
-                throw SimViolation(invariant: problem.0, detail: problem.1, step: nil)
+            if let plan {
+                if let problem = try await checkOwnZonesPushed(ws: ws, plan: plan, report: report, failure: failure) { throw SimViolation(invariant: problem.0, detail: problem.1, step: nil) }
+                if comparesDryRun, let problem = compare(plan, with: report, failure: failure, ws: ws, exempt: exempt) { throw SimViolation(invariant: problem.0, detail: problem.1, step: nil) }
             }
             if !landed.isEmpty || !created.isEmpty { freshlyPulled.removeAll() }
             for item in landed {
@@ -239,6 +242,11 @@ final class SimulationRunner {
 
         case .pull(let ws, let crashAt):
             var engine = try engine(ws)
+            // What the dry run says the pull will do, and the record files it may change.
+            let plan = crashAt == nil ? try await engine.pullPlan() : nil
+            let comparesDryRun = try SimulationOptions.checksDryRuns && !skipsDryRunComparison(ws)
+            var filesBefore: [RecordID: Data] = [:]
+            for id in Self.allRecordIDs { filesBefore[id] = FileManager.default.contents(atPath: recordPath(ws, id)) }
             if let crashAt {
                 if SimulationOptions.knownDefects.contains(.changesLostAfterPullKilledMidBatch) {
                     // One page per zone: the killed pull leaves no mid-batch token behind.
@@ -261,6 +269,9 @@ final class SimulationRunner {
             interruptedPulls.remove(ws)
             trace.append("\(step): written \(r.recordsWritten) deleted \(r.recordsDeleted) conflicts \(r.conflicts.map(\.recordName)) removed \(r.zonesRemoved.map { "\($0.zoneID):\($0.reason.rawValue)" }) lost+found \(r.lostAndFound) expired \(r.expiredTokens.count) warnings \(r.warnings)")
             if let problem = checkSharedZonesDropped(ws: ws) { throw SimViolation(invariant: problem.0, detail: problem.1, step: nil) }
+            if comparesDryRun, let plan, let problem = try await compare(plan, with: r, ws: ws, filesBefore: filesBefore) {
+                throw SimViolation(invariant: problem.0, detail: problem.1, step: nil)
+            }
             freshlyPulled.insert(ws)
             return r.recordsWritten > 0 || r.recordsDeleted > 0 || !r.conflicts.isEmpty || !r.zonesRemoved.isEmpty
 
@@ -559,6 +570,100 @@ final class SimulationRunner {
             return ("own-zones-pushed", "ws\(ws) pulled, then its push did not send \(unsent.map(describe)) (conflicts \(report.conflicts.map(describe)), notSent \(report.notSent))")
         }
         return nil
+    }
+
+    /// 12. Dry runs: a push does what `pushPlan()` said just before — it sends the plan's
+    ///     changes but its conflicts and the changes held back with them, meets its conflicts,
+    ///     creates and removes its zones.
+    /// `exempt`: zones whose records are not compared (`zonesPushPlansMisjudge`).
+    func compare(_ plan: PushPlan, with report: PushReport?, failure: RecSyncError?, ws: Int, exempt: Set<ZoneID>) -> (String, String)? {
+        let conflicts = Set(plan.conflicts.filter { !exempt.contains($0.zoneID) })
+        let expected = Set(plan.changes.map(\.recordID)).subtracting(conflicts).subtracting(plan.heldBack(force: false)).filter { !exempt.contains($0.zoneID) }
+        let sent = Set((report?.saved ?? []) + (report?.deleted ?? [])).filter { !exempt.contains($0.zoneID) }
+        var differences: [String] = []
+        if sent != expected { differences.append("sent \(sent.sorted().map(describe)), planned \(expected.sorted().map(describe))") }
+        if Set((report?.conflicts ?? []).filter { !exempt.contains($0.zoneID) }) != conflicts { differences.append("conflicts \((report?.conflicts ?? []).sorted().map(describe)), planned \(plan.conflicts.map(describe))") }
+        if Set(report?.zonesCreated ?? []) != Set(plan.zonesToCreate) { differences.append("zones created \(report?.zonesCreated ?? []), planned \(plan.zonesToCreate)") }
+        if let report {
+            if Self.removals(report.zonesRemoved) != Self.removals(plan.zonesRemoved) {
+                differences.append("zones removed \(report.zonesRemoved.map(\.zoneID)), planned \(plan.zonesRemoved.map(\.zoneID))")
+            }
+        } else {
+            // A push that fails reports nothing, but has removed the zones it found removed.
+            let kept = Self.removals(plan.zonesRemoved).filter { FileManager.default.fileExists(atPath: zonePath(ws, $0)) }
+            if !kept.isEmpty { differences.append("zones planned to be removed kept: \(kept.sorted())") }
+        }
+        guard !differences.isEmpty else { return nil }
+        return ("dry-run-push", "the push \(failure.map { "failed (\($0.message)) and " } ?? "")disagrees with its dry run: \(differences.joined(separator: "; "))")
+    }
+
+    /// 12. Dry runs: a pull does what `pullPlan()` said just before — it writes the plan's
+    ///     records but its conflicts (those hold the store's version, the file untouched),
+    ///     deletes the planned ones, leaves every other record file as it was, and removes the
+    ///     planned zones.
+    func compare(_ plan: PullPlan, with report: PullReport, ws: Int, filesBefore: [RecordID: Data]) async throws -> (String, String)? {
+        let conflicts = Set(plan.conflicts)
+        let toWrite = Set(plan.recordsToWrite).subtracting(conflicts)
+        let toDelete = Set(plan.recordsToDelete).subtracting(conflicts)
+        let removed = Set(report.zonesRemoved.map(\.zoneID))
+        var differences: [String] = []
+        if Set(report.conflicts) != conflicts { differences.append("conflicts \(report.conflicts.sorted().map(describe)), planned \(plan.conflicts.map(describe))") }
+        if report.recordsWritten != toWrite.count { differences.append("\(report.recordsWritten) written, planned \(toWrite.sorted().map(describe))") }
+        if report.recordsDeleted != toDelete.count { differences.append("\(report.recordsDeleted) deleted, planned \(toDelete.sorted().map(describe))") }
+        let removedAsPlanned = SimulationOptions.knownDefects.contains(.dryRunMissesZonesThePullRemoves)
+            ? Self.removals(plan.zonesRemoved).isSubset(of: Self.removals(report.zonesRemoved))  // F11: only those it names
+            : Self.removals(plan.zonesRemoved) == Self.removals(report.zonesRemoved)
+        if !removedAsPlanned { differences.append("zones removed \(report.zonesRemoved.map(\.zoneID)), planned \(plan.zonesRemoved.map(\.zoneID))") }
+        var stored: [RecordID: [String: FieldValue]] = [:]
+        do {
+            for result in try await admin.fetchRecords(toWrite.sorted(), desiredKeys: nil) {
+                if case .success(let record) = result.result { stored[result.recordID] = record.fields }
+            }
+        } catch {
+            return ("store-readable", "the store cannot be read: \(error)")
+        }
+        for id in Self.allRecordIDs where !removed.contains(id.zoneID) {
+            let now = FileManager.default.contents(atPath: recordPath(ws, id))
+            if toWrite.contains(id) {
+                if fields(at: recordPath(ws, id)) != stored[id] { differences.append("\(describe(id)) planned to be written holds \(describe(fields(at: recordPath(ws, id)))), the store \(describe(stored[id]))") }
+            } else if toDelete.contains(id) {
+                if now != nil { differences.append("\(describe(id)) planned to be deleted is still there") }
+            } else if now != filesBefore[id] {
+                differences.append("\(describe(id)) not planned to change went from \(describe(filesBefore[id].flatMap { try? WorkspaceEncoding.decodeFields(Array($0)) })) to \(describe(fields(at: recordPath(ws, id))))")
+            }
+        }
+        guard !differences.isEmpty else { return nil }
+        return ("dry-run-pull", "ws\(ws)'s pull disagrees with its dry run: \(differences.joined(separator: "; "))")
+    }
+
+    /// The zones whose records a push plan of `ws` is known to misjudge, asked before the push:
+    /// zones to upload again (F10), zones shared without write access (F12).
+    func zonesPushPlansMisjudge(_ ws: Int) throws -> Set<ZoneID> {
+        var exempt = Set<ZoneID>()
+        let workspace = try Workspace.open(at: roots[ws])
+        for z in SimHistory.allZones {
+            let zone = Self.zoneID(z)
+            if SimulationOptions.knownDefects.contains(.dryRunIgnoresUploadAgain), workspace.awaitsReupload(zone) || (!SimHistory.isShared(z) && zoneStatus[z] == .reset) {
+                exempt.insert(zone)
+            }
+            if SimulationOptions.knownDefects.contains(.dryRunSendsToZonesThePushRefuses), SimHistory.isShared(z), sharedWithUser[z] != .readWrite {
+                exempt.insert(zone)
+            }
+        }
+        return exempt
+    }
+
+    /// Whether a workspace's next run is not compared with its dry run: it has a push killed
+    /// after the store committed it to settle, which the dry runs do not (F9). Asked before
+    /// the run, which settles it.
+    func skipsDryRunComparison(_ ws: Int) throws -> Bool {
+        try SimulationOptions.knownDefects.contains(.dryRunIgnoresInterruptedPush) && Workspace.open(at: roots[ws]).pendingPushNote() != nil
+    }
+
+    /// The zones of `deletions` that go from a workspace (a reset of the user's own zone is
+    /// kept, to be uploaded again: reports list it, plans need not).
+    static func removals(_ deletions: [ZoneDeletion]) -> Set<ZoneID> {
+        Set(deletions.filter { !$0.keepsRecordsForUpload(by: SimHistory.user) }.map(\.zoneID))
     }
 
     func describe(_ id: RecordID) -> String { "\(id.zoneID)/\(id.recordName)" }
