@@ -216,9 +216,12 @@ extension SyncEngine {
                     try await planLookups(zone, listed: listed, edited: edited, plan: &plan)
                 }
             }
-            plan.recordsToWrite = Set(plan.recordsToWrite).sorted()
-            plan.recordsToDelete = Set(plan.recordsToDelete).sorted()
-            plan.conflicts = Set(plan.conflicts).sorted()
+            // A record already in conflict is neither written nor deleted, nor a conflict again:
+            // the pull only keeps the store's newest copy with the conflict, for `resolve`.
+            let pending = Set(try ws.allConflicts().map(\.recordID))
+            plan.recordsToWrite = Set(plan.recordsToWrite).subtracting(pending).sorted()
+            plan.recordsToDelete = Set(plan.recordsToDelete).subtracting(pending).sorted()
+            plan.conflicts = Set(plan.conflicts).subtracting(pending).sorted()
             return plan
         }
     }

@@ -35,4 +35,29 @@ import Testing
         #expect(pulled.conflicts == [a])
         #expect(try laptop.fields("notes", "c") == ["v": .int64(2)])
     }
+
+    /// A record already in conflict that changes on the store again is not planned as a
+    /// write or a new conflict: the pull only keeps the newest store copy with the conflict.
+    @Test func aPendingConflictIsNotPlannedAgain() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        let phone = try f.device("phone")
+        try laptop.write("notes", "a", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        _ = try await phone.pull()
+        try phone.write("notes", "a", #"{"v": 2}"#)
+        _ = try await phone.push()
+        try laptop.write("notes", "a", #"{"v": 3}"#)
+        let a = try RecordID(recordName: "a", zoneID: zone("notes"))
+        #expect(try await laptop.pull().conflicts == [a])
+        try phone.write("notes", "a", #"{"v": 4}"#)
+        _ = try await phone.push()
+
+        let plan = try await laptop.pullPlan()
+        #expect(plan.zonesChanged == [zone("notes")])
+        #expect(plan.recordsToWrite.isEmpty && plan.conflicts.isEmpty, "\(plan)")
+        let pulled = try await laptop.pull()
+        #expect(pulled.recordsWritten == 0 && pulled.conflicts.isEmpty)
+        #expect(try laptop.workspace.allConflicts().first?.server == ["v": .int64(4)])
+    }
 }
