@@ -22,7 +22,7 @@ public struct PushPlan: Sendable, Hashable {
     public var zonesRemoved: [ZoneDeletion] = []
     /// Conflicts still pending from before: held back.
     public var conflictsPending: [RecordID] = []
-    /// Files that would stop the push.
+    /// Files that would hold their zone back: the push sends nothing of it (the other zones go).
     public var problems: [FileProblem] = []
     /// Files that are not records: left alone.
     public var untracked: [String] = []
@@ -90,9 +90,12 @@ extension SyncEngine {
             let (localZones, dirProblems) = ws.localZones()
             plan.problems = dirProblems
             var storeZones: Set<ZoneID>?
+            var storeZoneByID: [ZoneID: RecordZone] = [:]
             if let store = engine?.store {
                 do throws(RecSyncError) {
-                    storeZones = Set(try await (store.fetchAllRecordZones(scope: .private) + store.fetchAllRecordZones(scope: .shared)).map(\.zoneID))
+                    let listed = try await store.fetchAllRecordZones(scope: .private) + store.fetchAllRecordZones(scope: .shared)
+                    storeZoneByID = Dictionary(listed.map { ($0.zoneID, $0) }, uniquingKeysWith: { a, _ in a })
+                    storeZones = Set(storeZoneByID.keys)
                 } catch let error where isUnreachable(error) {
                     plan.storeError = error.message
                 }
@@ -123,6 +126,19 @@ extension SyncEngine {
             for scan in scans {
                 plan.problems += scan.problems
                 plan.untracked += scan.untracked
+                // What push holds back whole (see `push`): a zone with a problem, an edit in a
+                // zone shared read-only, or in one no longer shared with this user.
+                var problems = scan.problems
+                if !scan.changes.isEmpty, storeZones != nil {
+                    let zone = scan.zone
+                    if let shared = storeZoneByID[zone], shared.permission(for: ws.user) == .readOnly {
+                        problems.append(FileProblem(path: ws.relative(ws.zoneDirectory(zone)), message: "zone '\(zone)' is shared with \(ws.user) read-only; undo these changes or ask \(zone.ownerName) for write access"))
+                    } else if storeZoneByID[zone] == nil, zone.ownerName != ws.user {
+                        problems.append(FileProblem(path: ws.relative(ws.zoneDirectory(zone)), message: "zone '\(zone)' is not shared with \(ws.user); pull to remove it, then move your files elsewhere"))
+                    }
+                }
+                plan.problems += problems.dropFirst(scan.problems.count)
+                guard problems.isEmpty else { continue }
                 for r in scan.changes where !pending.contains(r.recordID) {
                     let kind: LocalChange.Kind = switch r.state {
                     case .new: .new

@@ -78,6 +78,14 @@ extension SyncEngine {
                 deleted += try await store.fetchZoneDeletions(tokenless).filter { $0.reason != .encryptedDataReset || !ws.awaitsReupload($0.zoneID) }
             }
         }
+        // Shared zones held here without a token (a first pull of them killed before its zone
+        // token) are in no feed once they go: ask the store whether they are still shared.
+        if scope == .shared {
+            let withToken = Set(held)
+            let listed = Set(changed).union(deleted.map(\.zoneID))
+            let tokenless = ws.localZones().zones.filter { $0.ownerName != ws.user && !withToken.contains($0) && !listed.contains($0) && !ws.awaitsReupload($0) }
+            if !tokenless.isEmpty { deleted += try await store.zonesGone(tokenless, scope: .shared, listedAll: false) }
+        }
         // Shared zones kept for an upload after their owner's reset (as earlier versions did)
         // can only be removed: the owner creates and shares them again.
         if scope == .shared {

@@ -220,7 +220,7 @@ struct SyncOutput {
         }
         for id in heldBack.sorted() { console.out("held back: \(workspace.relative(workspace.recordPath(id))) (a record of its zone would conflict, and a zone lands whole)") }
         for id in plan.conflictsPending { console.out("held back: \(workspace.relative(workspace.recordPath(id))) (conflict pending)") }
-        for p in plan.problems { console.out("would stop the push: \(p)") }
+        for p in plan.problems { console.out("would not send: \(p) (its zone is held back; the others go)") }
         if let why = plan.storeError { console.warning("could not ask the store (\(why)); conflicts were not checked") }
         if plan.changes.isEmpty && plan.zonesToCreate.isEmpty && plan.problems.isEmpty { console.info("nothing to push") }
         return status

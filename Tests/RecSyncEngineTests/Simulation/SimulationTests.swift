@@ -97,8 +97,7 @@ struct SimulationOptions {
     /// them as if fixed, to try a fix or replay the seed that found one.
     static let knownDefects: Set<KnownDefect> = {
         let open: Set<KnownDefect> = [
-            .sharedZoneKeptAfterKilledFirstPull, .dryRunIgnoresInterruptedPush, .dryRunIgnoresUploadAgain,
-            .dryRunMissesZonesThePullRemoves, .dryRunSendsToZonesThePushRefuses,
+            .dryRunIgnoresInterruptedPush, .dryRunIgnoresUploadAgain, .dryRunMissesZonesThePullRemoves,
         ]
         guard let recheck = ProcessInfo.processInfo.environment["RECSYNC_SIM_RECHECK"] else { return open }
         if recheck == "all" { return [] }
