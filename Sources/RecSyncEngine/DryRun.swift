@@ -128,17 +128,13 @@ extension SyncEngine {
                 plan.untracked += scan.untracked
                 // What push holds back whole (see `push`): a zone with a problem, an edit in a
                 // zone shared read-only, or in one no longer shared with this user.
-                var problems = scan.problems
-                if !scan.changes.isEmpty, storeZones != nil {
-                    let zone = scan.zone
-                    if let shared = storeZoneByID[zone], shared.permission(for: ws.user) == .readOnly {
-                        problems.append(FileProblem(path: ws.relative(ws.zoneDirectory(zone)), message: "zone '\(zone)' is shared with \(ws.user) read-only; undo these changes or ask \(zone.ownerName) for write access"))
-                    } else if storeZoneByID[zone] == nil, zone.ownerName != ws.user {
-                        problems.append(FileProblem(path: ws.relative(ws.zoneDirectory(zone)), message: "zone '\(zone)' is not shared with \(ws.user); pull to remove it, then move your files elsewhere"))
-                    }
+                var heldBack = !scan.problems.isEmpty
+                if !scan.changes.isEmpty, storeZones != nil,
+                   let refusal = refusal(ofChangesIn: scan.zone, onStore: storeZoneByID[scan.zone], workspace: ws) {
+                    plan.problems.append(refusal)
+                    heldBack = true
                 }
-                plan.problems += problems.dropFirst(scan.problems.count)
-                guard problems.isEmpty else { continue }
+                guard !heldBack else { continue }
                 for r in scan.changes where !pending.contains(r.recordID) {
                     let kind: LocalChange.Kind = switch r.state {
                     case .new: .new

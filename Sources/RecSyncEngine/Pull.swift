@@ -78,21 +78,18 @@ extension SyncEngine {
                 deleted += try await store.fetchZoneDeletions(tokenless).filter { $0.reason != .encryptedDataReset || !ws.awaitsReupload($0.zoneID) }
             }
         }
-        // Shared zones held here without a token (a first pull of them killed before its zone
-        // token) are in no feed once they go: ask the store whether they are still shared.
+        // Other users' zones held here without a token: a first pull of them killed before its
+        // zone token (in no feed once they go: the store says whether they are still shared),
+        // or kept for an upload after their owner's reset, as earlier versions did (only the
+        // owner creates them again: removed).
         if scope == .shared {
             let withToken = Set(held)
             let listed = Set(changed).union(deleted.map(\.zoneID))
-            let tokenless = ws.localZones().zones.filter { $0.ownerName != ws.user && !withToken.contains($0) && !listed.contains($0) && !ws.awaitsReupload($0) }
+            let others = ws.localZones().zones.filter { $0.ownerName != ws.user && !listed.contains($0) }
+            let stranded = others.filter { ws.awaitsReupload($0) }
+            let tokenless = others.filter { !ws.awaitsReupload($0) && !withToken.contains($0) }
+            deleted += stranded.map { ZoneDeletion(zoneID: $0, reason: .encryptedDataReset) }
             if !tokenless.isEmpty { deleted += try await store.zonesGone(tokenless, scope: .shared, listedAll: false) }
-        }
-        // Shared zones kept for an upload after their owner's reset (as earlier versions did)
-        // can only be removed: the owner creates and shares them again.
-        if scope == .shared {
-            let listed = Set(deleted.map(\.zoneID))
-            for zone in ws.localZones().zones where zone.ownerName != ws.user && ws.awaitsReupload(zone) && !listed.contains(zone) {
-                deleted.append(ZoneDeletion(zoneID: zone, reason: .encryptedDataReset))
-            }
         }
         for deletion in deleted {
             try await removeZone(deletion, workspace: ws, report: &report, events: events)

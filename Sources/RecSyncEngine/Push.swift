@@ -57,8 +57,8 @@ extension SyncEngine {
             report.untracked += scan.untracked
             scans.append(scan)
             if ws.awaitsReupload(zone) { reupload.insert(zone) }
-            if let shared = storeZoneByID[zone], shared.permission(for: ws.user) == .readOnly, !scan.changes.isEmpty {
-                zoneProblems[zone, default: []].append(FileProblem(path: ws.relative(ws.zoneDirectory(zone)), message: "zone '\(zone)' is shared with \(ws.user) read-only; undo these changes or ask \(zone.ownerName) for write access"))
+            if !scan.changes.isEmpty, let refusal = Self.refusal(ofChangesIn: zone, onStore: storeZoneByID[zone], workspace: ws) {
+                zoneProblems[zone, default: []].append(refusal)
             }
             if storeZoneByID[zone] == nil {
                 if zone.ownerName == ws.user {
@@ -66,8 +66,6 @@ extension SyncEngine {
                     // Records synced before, in a zone the store no longer has and that no pull
                     // has removed: upload them again rather than let a later pull drop them.
                     if zonesToCreate.contains(zone), scan.records.contains(where: { $0.knownTag != nil }) { reupload.insert(zone) }
-                } else if !scan.changes.isEmpty {
-                    zoneProblems[zone, default: []].append(FileProblem(path: ws.relative(ws.zoneDirectory(zone)), message: "zone '\(zone)' is not shared with \(ws.user); pull to remove it, then move your files elsewhere"))
                 }
             }
         }
@@ -346,6 +344,20 @@ extension SyncEngine {
             }
         }
         return overwritten.sorted { $0.recordID < $1.recordID }
+    }
+
+    /// Why a push cannot send changes in `zone` whatever they are, nil if it can: the zone is
+    /// shared with this user read-only, or is another user's that the store no longer shares
+    /// with them (`onStore` nil). The push and its dry run both ask this.
+    static func refusal(ofChangesIn zone: ZoneID, onStore: RecordZone?, workspace ws: Workspace) -> FileProblem? {
+        let path = ws.relative(ws.zoneDirectory(zone))
+        if let onStore, onStore.permission(for: ws.user) == .readOnly {
+            return FileProblem(path: path, message: "zone '\(zone)' is shared with \(ws.user) read-only; undo these changes or ask \(zone.ownerName) for write access")
+        }
+        if onStore == nil, zone.ownerName != ws.user {
+            return FileProblem(path: path, message: "zone '\(zone)' is not shared with \(ws.user); pull to remove it, then move your files elsewhere")
+        }
+        return nil
     }
 
     /// Learns why zones of this workspace's user that the store lacks went away, before

@@ -119,8 +119,8 @@ public final class Workspace: Sendable {
         let existed = FileIO.info(target) != nil
         guard existed else { return false }
         let entries = FileIO.list(target)
-        if entries == [stateDirName] {
-            let state = "\(target)/\(stateDirName)"
+        let state = "\(target)/\(stateDirName)"
+        if entries == [stateDirName], let info = FileIO.info(state), info.isDirectory, !info.isSymlink {
             if FileIO.info("\(state)/config") != nil {
                 throw .invalidArguments("'\(target)' is a recsync workspace already (a clone that was stopped?); run 'recsync -C \(target) pull' to finish it, or choose another DIR")
             }

@@ -186,5 +186,15 @@ import RecSyncTestTraits
         let refused = try f.run(["clone", "store.git", "other"], expect: 1)
         #expect(refused.stderr.contains("not empty"), "\(refused)")
         #expect(FileManager.default.fileExists(atPath: other + "/notes.txt"))
+        // A `.recsync` that is a link to a directory of the user's is theirs too, even one that
+        // holds only what a killed clone would leave.
+        let theirs = f.directory.file("theirs")
+        try FileManager.default.createDirectory(atPath: theirs, withIntermediateDirectories: true)
+        try writeFile(theirs + "/.gitignore", "kept\n")
+        try FileManager.default.createDirectory(atPath: f.directory.file("linked"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: f.directory.file("linked/.recsync"), withDestinationPath: theirs)
+        let linked = try f.run(["clone", "store.git", "linked"], expect: 1)
+        #expect(linked.stderr.contains("not empty"), "\(linked)")
+        #expect(readFile(theirs + "/.gitignore") == "kept\n")
     }
 }

@@ -1,0 +1,44 @@
+import Foundation
+import RecSyncGit
+import RecSyncTestSupport
+import Testing
+
+/// Judging and removing a lock file a writer left (`GitLockFile`).
+@Suite struct GitLockFileTests {
+    /// A lock nobody has open on a local file system is abandoned once it is older than the
+    /// instant between a writer's close and rename; removing it leaves nothing behind.
+    @Test func anAbandonedLockIsRemovedAndNothingIsLeftAside() throws {
+        let dir = TempDirectory("lock-abandoned")
+        let path = dir.file("main.lock")
+        try Data("abc\n".utf8).write(to: URL(fileURLWithPath: path))
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -5)], ofItemAtPath: path)
+        let lock = try #require(GitLockFile(path: path))
+        #expect(lock.heldOpen == false && !lock.onSharedFileSystem && lock.isAbandoned())
+        #expect(try lock.removeIfAbandoned(repositoryRoot: dir.path))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).isEmpty)
+        // Gone already (another writer won the race): nothing to do.
+        #expect(try !lock.removeIfAbandoned(repositoryRoot: dir.path))
+    }
+
+    /// A lock replaced since it was judged (a new writer took it) is left alone; so is one a
+    /// process has open.
+    @Test func aLockReplacedOrHeldOpenIsKept() throws {
+        let dir = TempDirectory("lock-kept")
+        let path = dir.file("main.lock")
+        try Data("old\n".utf8).write(to: URL(fileURLWithPath: path))
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -5)], ofItemAtPath: path)
+        let judged = try #require(GitLockFile(path: path))
+        try FileManager.default.removeItem(atPath: path)
+        try Data("new\n".utf8).write(to: URL(fileURLWithPath: path))
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -5)], ofItemAtPath: path)
+        #expect(try !judged.removeIfAbandoned(repositoryRoot: dir.path))
+        #expect(FileManager.default.contents(atPath: path) == Data("new\n".utf8))
+
+        let held = try #require(FileHandle(forWritingAtPath: path))
+        defer { try? held.close() }
+        let open = try #require(GitLockFile(path: path))
+        #expect(open.heldOpen == true && !open.isAbandoned() && !open.isStale())
+        #expect(try !open.removeIfAbandoned(repositoryRoot: dir.path))
+        #expect(FileManager.default.fileExists(atPath: path))
+    }
+}
