@@ -14,9 +14,6 @@ public struct GitNetworkError: Error, Sendable, Hashable, CustomStringConvertibl
         case authentication
         /// The server's host key or certificate is not trusted.
         case untrustedHost
-        /// The server's repository is damaged (a broken reference it advertises): only whoever
-        /// runs the server can repair it.
-        case serverDamaged
     }
 
     public let kind: Kind
@@ -39,6 +36,11 @@ public enum GitPushResult: Sendable, Hashable {
     /// Nothing was sent: the remote advertised a reference the caller's `holdOff` check
     /// asked to wait for (a compaction's lease, in recsync); the check's reason.
     case heldOff(String)
+    /// Refused, and the remote's advertisement named references with no object (all zeros,
+    /// which git sends for a reference it cannot read, such as one with a broken name): the
+    /// remote's own repository is damaged, and fails its check of every push. The reason, and
+    /// those references as the remote named them.
+    case serverDamaged(String, brokenReferences: [String])
 
     public var isHeldOff: Bool {
         if case .heldOff = self { return true }
@@ -173,10 +175,8 @@ extension GitRepository {
             if let status = session.state.refusals[remoteRef] {
                 // A server whose repository holds a broken reference (git ignores a ref with a
                 // broken name, and advertises it with no object) fails its own connectivity
-                // check on every push ("missing necessary objects"): name the cause.
-                guard broken.isEmpty else {
-                    throw GitNetworkError(.serverDamaged, "\(remote.redacted) refused the push (\(session.scrub(status))): its repository holds broken references, which it advertises with no object (\(broken.prefix(3).joined(separator: ", "))\(broken.count > 3 ? ", …" : "")); git ignores them, but they fail the server's check of every push. Whoever runs the server must remove them (in the server's repository: 'git for-each-ref' warns of them; delete their files under refs/ or their lines in packed-refs)")
-                }
+                // check on every push ("missing necessary objects"): say so.
+                if !broken.isEmpty { return .serverDamaged(session.scrub(status), brokenReferences: broken) }
                 return .rejected(session.scrub(status))
             }
             session.succeeded()

@@ -70,7 +70,7 @@ final class RemoteMirror {
                     if announced.insert(lease).inserted {
                         let until = CompactionLease.deadline(of: lease).map { Timestamps.iso8601($0) } ?? "?"
                         let held = Int((ContinuousClock.now - started).components.seconds)
-                        self.notices?.post("waiting for a compaction of \(self.remote.redacted) to finish: its lease \(lease) asks writers to hold until \(until)\(held > 0 ? " (waiting for \(held) s already)" : ""); this push waits at most \(self.longestTotalHold.components.seconds) s in all")
+                        self.notices?.post("waiting for a compaction of \(self.remote.redacted) to finish: its lease \(NameRules.printable(String(lease.prefix(200)))) asks writers to hold until \(until)\(held > 0 ? " (waiting for \(held) s already)" : ""); this push waits at most \(self.longestTotalHold.components.seconds) s in all")
                     }
                     return "a compaction of the store asked writers to wait (\(lease))"
                 }
@@ -94,6 +94,8 @@ final class RemoteMirror {
                 throw GitBackend.wrap(error, "recording the pushed head in the mirror")
             }
             return true
+        case .serverDamaged(let reason, let broken):
+            throw serverDamaged(reason, broken)
         case .rejected(let reason), .heldOff(let reason):
             try fetch(into: repository)
             let head: GitOID?
@@ -109,6 +111,14 @@ final class RemoteMirror {
             }
             return false
         }
+    }
+
+    /// The error for a push the remote refused while advertising references with no object:
+    /// its repository is damaged, and only whoever runs it can repair it. The names come from
+    /// the server: shown with control characters escaped, and no more than three.
+    private func serverDamaged(_ reason: String, _ broken: [String]) -> RecSyncError {
+        let names = broken.prefix(3).map { NameRules.printable(String($0.prefix(200))) }.joined(separator: ", ") + (broken.count > 3 ? ", …" : "")
+        return .storeCorrupt("\(remote.redacted) refused the push (\(reason)): its repository holds broken references, which it advertises with no object (\(names)); git ignores them, but they fail the server's check of every push. Whoever runs the server must remove them (in the server's repository: 'git for-each-ref' warns of them; delete their files under refs/ or their lines in packed-refs)")
     }
 
     /// The lease a push should wait for (one this handle has not yet held for `longestHold`),
@@ -142,6 +152,8 @@ final class RemoteMirror {
                 throw GitBackend.wrap(error, "recording the compacted head in the mirror")
             }
             return nil
+        case .serverDamaged(let reason, let broken):
+            throw serverDamaged(reason, broken)
         case .rejected(let reason), .heldOff(let reason):
             return reason
         }
@@ -190,7 +202,6 @@ final class RemoteMirror {
         case .unreachable: .networkUnavailable(error.message)
         case .interrupted: .networkFailure(error.message)
         case .authentication, .untrustedHost: .notAuthenticated(error.message)
-        case .serverDamaged: .storeCorrupt(error.message)
         }
     }
 }
