@@ -109,6 +109,14 @@ extension SyncEngine {
         // Zone tokens are about to move ahead of the scope token: note it, durably, until the
         // scope token catches up (read above by the pull after a kill).
         if !zones.isEmpty { try ws.notePullUnderWay(scope) }
+        // A shared zone's permission is in its zone entry, which changes with it: the files of a
+        // zone shared read-only are written without write permission (before its records land).
+        if scope == .shared, !zones.isEmpty {
+            let onStore = Dictionary(try await store.fetchAllRecordZones(scope: .shared).map { ($0.zoneID, $0) }, uniquingKeysWith: { a, _ in a })
+            for zone in zones {
+                if let entry = onStore[zone] { try ws.setReadOnly(entry.permission(for: ws.user) == .readOnly, zone: zone) }
+            }
+        }
         try await pullZones(zones, workspace: ws, report: &report, events: events)
         try checkpoint?(.beforeScopeToken(scope))
         try ws.saveToken(token, at: tokenPath)

@@ -456,7 +456,9 @@ public final class Workspace: Sendable {
     }
 
     /// A write batch for record files and sidecars (see `removeStaleTemporaryFiles`).
-    public func recordBatch(zone: ZoneID? = nil) -> WriteBatch { WriteBatch(registry: zone.map(tempRegistry) ?? tempRegistry) }
+    public func recordBatch(zone: ZoneID? = nil) -> WriteBatch {
+        WriteBatch(registry: zone.map(tempRegistry) ?? tempRegistry, userFileMode: zone.map(isReadOnly) == true ? 0o444 : 0o644)
+    }
 
     /// The registries an interrupted sync left.
     public var leftoverRegistries: [String] {

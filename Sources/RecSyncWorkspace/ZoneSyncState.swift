@@ -286,6 +286,54 @@ extension Workspace {
         try FileIO.remove(reuploadMarker(zone))
     }
 
+    // MARK: A zone shared read-only
+
+    /// Present while the zone is shared with this user read-only: its record and asset files
+    /// are written without write permission.
+    public func readOnlyMarker(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).read-only" }
+
+    /// Whether the zone's files are written read-only (`setReadOnly`).
+    public func isReadOnly(_ zone: ZoneID) -> Bool { FileIO.info(readOnlyMarker(zone)) != nil }
+
+    /// Notes whether the zone is shared with this user read-only and, when that changed, takes
+    /// the write permission from its record and asset files or gives it back (to the owner of
+    /// the files). A zone whose directory is a link is not touched: what the link points to is
+    /// not recsync's.
+    public func setReadOnly(_ readOnly: Bool, zone: ZoneID) throws(RecSyncError) {
+        guard readOnly != isReadOnly(zone) else { return }
+        if readOnly {
+            try FileIO.writeAtomically(readOnlyMarker(zone), Array("read-only\n".utf8))
+        } else {
+            try FileIO.remove(readOnlyMarker(zone))
+        }
+        guard hasZoneDirectory(zone) else { return }
+        let dir = zoneDirectory(zone)
+        for name in FileIO.listUnsorted(dir) where !name.hasPrefix(".") {
+            let path = "\(dir)/\(name)"
+            if name.hasSuffix(Self.assetDirectorySuffix), FileIO.isDirectory(path) {
+                for asset in FileIO.listUnsorted(path) where !asset.hasPrefix(".") {
+                    try Self.setWritable(!readOnly, "\(path)/\(asset)")
+                }
+            } else {
+                try Self.setWritable(!readOnly, path)
+            }
+        }
+    }
+
+    /// Takes every write bit from a regular file, or gives the owner's back; anything else
+    /// (a link, a directory, a file gone meanwhile) is left alone.
+    static func setWritable(_ writable: Bool, _ path: String) throws(RecSyncError) {
+        var st = stat()
+        guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return }
+        let mode = writable ? st.st_mode | 0o200 : st.st_mode & ~0o222
+        guard mode != st.st_mode else { return }
+        switch Syscall.attempt({ chmod(path, mode & 0o7777) }) {
+        case .success: return
+        case .failure(let failure) where failure.code == ENOENT: return
+        case .failure(let failure): throw Syscall.error("chmod", path: path, "cannot set the permissions of", errno: failure.code)
+        }
+    }
+
     // MARK: The zone's directory
 
     /// Whether the zone has a directory here (a link to one does not count).
@@ -326,7 +374,7 @@ extension Workspace {
     public func forgetZoneState(_ zone: ZoneID) throws(RecSyncError) {
         try FileIO.remove(conflictDirectory(zone))
         try ZoneIndex.remove(self, zone: zone)
-        for path in [refetchPath(zone), pushedPath(zone), retryPath(zone), retryWaitsPath(zone), applyingPath(zone), unfetchedAssetsPath(zone)] { try FileIO.remove(path) }
+        for path in [refetchPath(zone), pushedPath(zone), retryPath(zone), retryWaitsPath(zone), applyingPath(zone), unfetchedAssetsPath(zone), readOnlyMarker(zone)] { try FileIO.remove(path) }
         try saveToken(nil, at: zoneTokenPath(zone))
     }
 

@@ -216,6 +216,47 @@ func names(_ records: [Record]) -> [String] { records.map(\.recordID.recordName)
         #expect(readFile(path) == nil)
         #expect(pulled.lostAndFound.count == 1)
     }
+
+    /// An editor warns before an edit that could not be pushed: a zone shared read-only is
+    /// written without write permission, and gets it back when the owner grants it.
+    @Test func filesOfAZoneSharedReadOnlyAreWrittenWithoutWritePermission() async throws {
+        let f = EngineFixture()
+        let alice = try f.store("alice")
+        let notes = zone("notes", owner: "alice")
+        try await alice.createZones([notes])
+        try await alice.save([Build.record("r", in: notes, ["v": .int64(1)])])
+        func share(_ permission: SharePermission) async throws {
+            try await alice.zoneOp(.save(RecordZone(zoneID: notes, participants: [ShareParticipant(userRecordName: "bob", permission: permission)])))
+        }
+        try await share(.readOnly)
+        let bob = try f.device("bob", user: "bob")
+        try bob.write("mine", "m", #"{"v": 1}"#)
+        _ = try await bob.push()
+        _ = try await bob.pull()
+        let dir = "\(bob.workspace.root)/shared/alice/notes"
+        func writable(_ path: String) -> Bool? {
+            guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+                  let mode = attributes[.posixPermissions] as? Int else { return nil }
+            return mode & 0o222 != 0
+        }
+        #expect(writable("\(dir)/r.json") == false)
+        #expect(writable("\(bob.workspace.root)/private/mine/m.json") == true, "the user's own zones stay writable")
+        #expect(writable("\(dir)/.system/r.json") == true, "sidecars are recsync's, and it rewrites them in place")
+
+        try await alice.save([Build.record("s", in: notes, ["v": .int64(1)])])
+        _ = try await bob.pull()
+        #expect(writable("\(dir)/s.json") == false, "a record arriving later is read-only too")
+
+        try await share(.readWrite)
+        _ = try await bob.pull()
+        #expect(writable("\(dir)/r.json") == true && writable("\(dir)/s.json") == true, "write access given: the files are writable again")
+        try writeFile("\(dir)/r.json", #"{"v": 2}"#)
+        #expect(try await bob.push().saved.count == 1)
+
+        try await share(.readOnly)
+        _ = try await bob.pull()
+        #expect(writable("\(dir)/r.json") == false && writable("\(dir)/s.json") == false, "taken away: read-only again")
+    }
 }
 
 /// What a killed sync leaves behind is cleaned up by the next one.

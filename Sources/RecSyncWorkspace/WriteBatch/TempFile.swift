@@ -26,11 +26,11 @@ struct TempFile {
     ///
     /// Names are short (a record's file name may already be near the 255-byte limit) and
     /// numbered process-wide (batches of different zones run at once and share directories).
-    static func create(in directory: Int32, at directoryPath: String, for target: String) throws(RecSyncError) -> (file: TempFile, fd: Int32) {
+    static func create(in directory: Int32, at directoryPath: String, for target: String, mode: mode_t = 0o644) throws(RecSyncError) -> (file: TempFile, fd: Int32) {
         let name = "\(marker)\(getpid())-\(tempCounter.add(1, ordering: .relaxed).newValue)"
         let file = TempFile(directory: directory, directoryPath: directoryPath, name: name, target: target)
         let fd = try Syscall.retrying("openat", path: file.path, "cannot create") {
-            openat(directory, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
+            openat(directory, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode)
         }
         return (file, fd)
     }
@@ -64,8 +64,8 @@ struct InPlaceFile {
     }
 
     /// Creates the file `name` in `directory` (`path` names it in an error).
-    static func create(in directory: Int32, _ name: String, path: String) throws(RecSyncError) -> Outcome {
-        switch Syscall.attempt({ openat(directory, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }) {
+    static func create(in directory: Int32, _ name: String, path: String, mode: mode_t = 0o644) throws(RecSyncError) -> Outcome {
+        switch Syscall.attempt({ openat(directory, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode) }) {
         case .success(let fd): return .created(InPlaceFile(directory: directory, name: name, path: path), fd: fd)
         case .failure(let failure) where failure.code == EEXIST: return .exists
         case .failure(let failure): throw Syscall.error("openat", path: path, "cannot create", errno: failure.code)

@@ -50,8 +50,14 @@ public struct WriteBatch {
     /// place, and a killed batch's temp files are found only where the caller looks.
     let registry: String?
 
-    public init(registry: String? = nil) {
+    /// The permission bits of the files users own that the batch creates (record files and
+    /// assets; not sidecars): 0o444 in a zone shared read-only, so that an editor warns before
+    /// an edit that could not be pushed.
+    public var userFileMode: mode_t
+
+    public init(registry: String? = nil, userFileMode: mode_t = 0o644) {
         self.registry = registry
+        self.userFileMode = userFileMode
     }
 
     public var isEmpty: Bool { writes.isEmpty && removals.isEmpty }
@@ -196,13 +202,17 @@ public struct WriteBatch {
             let (dir, name) = FileIO.split(w.path)
             let dirFD = try directories.directory(dir)
             if let prepared = w.prepared {
+                if userFileMode != 0o644 {
+                    try Syscall.retrying("fchmodat", path: "\(dir)/\(prepared)", "cannot set the permissions of") { fchmodat(dirFD, prepared, userFileMode, 0) }
+                }
                 temps.append((TempFile(directory: dirFD, directoryPath: dir, name: prepared, target: name), w))
                 if let info = FileIO.info(in: dirFD, prepared) { writtenStamps[w.path] = info.stamp }
                 continue
             }
             var opened: (fd: Int32, path: String)?
+            let mode = w.late || w.machineOwned ? 0o644 : userFileMode
             if inPlace[i] {
-                switch try InPlaceFile.create(in: dirFD, name, path: w.path) {
+                switch try InPlaceFile.create(in: dirFD, name, path: w.path, mode: mode) {
                 case .created(let file, let fd):
                     created.append(file)
                     opened = (fd, w.path)
@@ -214,7 +224,7 @@ public struct WriteBatch {
                 }
             }
             if opened == nil {
-                let (file, fd) = try TempFile.create(in: dirFD, at: dir, for: name)
+                let (file, fd) = try TempFile.create(in: dirFD, at: dir, for: name, mode: mode)
                 temps.append((file, w))
                 opened = (fd, file.path)
             }
