@@ -4,6 +4,9 @@ import RecSyncWorkspace
 
 /// Applies one page of incoming changes to a zone: stages file writes, decides conflicts with
 /// local edits, and records what to put in the index once the page is on disk.
+///
+/// For a dry run (`SyncEngine.dryRun`) it decides the same way and only counts: nothing is
+/// staged, downloaded or saved.
 struct PageApplier {
     let engine: SyncEngine
     let workspace: Workspace
@@ -40,6 +43,12 @@ struct PageApplier {
     var written = 0
     var deleted = 0
     var conflicts: [RecordID] = []
+    /// What it wrote, deleted, and the conflicts whose incoming side is a deletion.
+    var writtenIDs: [RecordID] = []
+    var deletedIDs: [RecordID] = []
+    var conflictsDeletedOnStore: [RecordID] = []
+    /// Decide and count only (a dry run).
+    let dryRun: Bool
     /// The zone's pending conflicts, read once per page.
     var pending: [RecordID: Conflict]?
     let handles: Workspace.DirectoryHandles
@@ -53,6 +62,7 @@ struct PageApplier {
         self.workspace = workspace
         self.zone = zone
         self.listing = listing
+        dryRun = engine.dryRun
         skipsAssets = !engine.fetchesAssets(of: zone)
         batch = workspace.recordBatch(zone: zone)
         handles = Workspace.DirectoryHandles(zoneDirectory: workspace.zoneDirectory(zone))
@@ -105,7 +115,7 @@ struct PageApplier {
                 // Still in conflict: keep the newest server copy for `resolve`.
                 conflict.server = record.fields
                 conflict.serverSystem = record.systemFields
-                try workspace.saveConflict(conflict)
+                if !dryRun { try workspace.saveConflict(conflict) }
                 pending?[id] = conflict
                 return
             }
@@ -119,6 +129,7 @@ struct PageApplier {
         case .new, .modified:
             if let fields = local.fields, fields == record.fields {
                 // Both sides hold the same values: adopt the store's version, nothing to merge.
+                if dryRun { return }
                 batch.write(workspace.sidecarPath(id), WorkspaceEncoding.encodeSystemFields(record.systemFields), machineOwned: true)
                 // The record file is not rewritten: the index keeps its stamp as inspected.
                 indexUpdates[file] = (id.recordName, record.changeTag ?? "", ZoneIndex.hash(record.fields), local.fileStamp)
@@ -138,20 +149,22 @@ struct PageApplier {
         if var existing = try pendingConflict(id) {
             existing.server = nil
             existing.serverSystem = nil
-            try workspace.saveConflict(existing)
+            if !dryRun { try workspace.saveConflict(existing) }
             pending?[id] = existing
             return
         }
         guard let local = try await local(id, index: &index) else { return }
         switch local.state {
         case .clean, .deleted:
+            deleted += 1
+            deletedIDs.append(id)
+            if dryRun { return }
             workspace.unstage(id, in: &batch, expect: local.fileStamp.map { .unchanged($0) } ?? .absent)
             workspace.unstageAssets(id, were: heldAssets(local), keeping: [], in: &batch)
             assetDirectoriesEmptied.insert(id)
             unfetched[id] = [:]
             guarded[file] = (id, nil, local.knownTag)
             indexRemovals.insert(file)
-            deleted += 1
         case .modified:
             try await conflict(id, file: file, client: local.fields, server: nil, ancestorTag: local.knownTag)
         case .new:
@@ -166,6 +179,12 @@ struct PageApplier {
     /// and the workspace keeps what it held (one bad entry in the store never fails the rest
     /// of the pull).
     mutating func write(_ record: Record, file: String, expect: WriteBatch.Expectation, knownTag: String?, previous: Set<String> = []) async throws(RecSyncError) {
+        if dryRun {
+            // Assets are not downloaded: one the store cannot deliver shows in the real run.
+            written += 1
+            writtenIDs.append(record.recordID)
+            return
+        }
         do { try await stageAssets(of: record, previous: previous) } catch .storeCorrupt(let why) {
             refused[record.recordID] = .storeCorrupt(why)
             return
@@ -176,6 +195,7 @@ struct PageApplier {
         indexUpdates[file] = (record.recordID.recordName, record.changeTag ?? "", hash, nil)
         indexRemovals.remove(file)
         written += 1
+        writtenIDs.append(record.recordID)
     }
 
     /// Streams the record's assets that the workspace does not hold yet into temporary files
@@ -257,17 +277,20 @@ struct PageApplier {
     }
 
     mutating func conflict(_ id: RecordID, file: String, client: [String: FieldValue]?, server: Record?, ancestorTag: String?) async throws(RecSyncError) {
+        conflicts.append(id)
+        if server == nil { conflictsDeletedOnStore.append(id) }
+        if dryRun { return }
         var ancestor: [String: FieldValue]?
         if let ancestorTag { ancestor = try await engine.store.fetchRecordVersion(id, changeTag: ancestorTag)?.fields }
         let conflict = Conflict(recordID: id, fileName: file, client: client, server: server?.fields, serverSystem: server?.systemFields, ancestor: ancestor)
         try workspace.saveConflict(conflict)
         pending?[id] = conflict
-        conflicts.append(id)
     }
 
     /// Makes the page durable, then records the index entries for what was written. A file
     /// the user changed while the page was being applied was left alone: it becomes a conflict.
     mutating func finish(index: inout ZoneIndex) async throws(RecSyncError) {
+        guard !dryRun else { return }
         // Notes of assets not fetched go down before the record files naming them land, the
         // notes they no longer need only after (a crash in between leaves a note too many,
         // which a file or a field gone outweighs, never a record naming a missing file).
@@ -307,7 +330,13 @@ struct PageApplier {
             guard let g = guarded[file] else { continue }
             indexUpdates[file] = nil
             indexRemovals.remove(file)
-            if g.server == nil { deleted -= 1 } else { written -= 1 }
+            if g.server == nil {
+                deleted -= 1
+                deletedIDs.removeAll { $0 == g.id }
+            } else {
+                written -= 1
+                writtenIDs.removeAll { $0 == g.id }
+            }
             var client: [String: FieldValue]?
             // A file that cannot be read is an error; one that does not decode (the user is
             // mid-edit) is recorded with no client fields, as before.
@@ -332,6 +361,9 @@ struct PageApplier {
         report.recordsWritten += written
         report.recordsDeleted += deleted
         report.conflicts += conflicts
+        report.recordsWrittenIDs += writtenIDs
+        report.recordsDeletedIDs += deletedIDs
+        report.conflictsDeletedOnStore += conflictsDeletedOnStore
         if written > 0 { events(.recordsWritten(zone, count: written)) }
         if deleted > 0 { events(.recordsDeleted(zone, count: deleted)) }
         for c in conflicts { events(.conflict(c)) }

@@ -28,8 +28,8 @@ extension SyncEngine {
         }
     }
 
-    private func pullLocked(events: @escaping @Sendable (SyncEvent) -> Void) async throws(RecSyncError) -> PullReport {
-        let keptAside = workspace.removeStaleTemporaryFiles()
+    func pullLocked(events: @escaping @Sendable (SyncEvent) -> Void) async throws(RecSyncError) -> PullReport {
+        let keptAside = dryRun ? [] : workspace.removeStaleTemporaryFiles()
         let ws = try checkStore()
         // Sidecars of a push that landed but was killed before it wrote them: adopted first,
         // or this pull would take that push's own records for conflicts.
@@ -41,7 +41,7 @@ extension SyncEngine {
         }
         // A conflict whose two sides are the same (the store moved to what the file holds)
         // resolves itself: nothing to choose.
-        let same = Set(try settleIdenticalConflictsLocked())
+        let same = Set(dryRun ? [] : try settleIdenticalConflictsLocked())
         report.conflicts.removeAll { same.contains($0) }
         return report
     }
@@ -108,16 +108,17 @@ extension SyncEngine {
         let zones = changed.filter { seen.insert($0).inserted }
         // Zone tokens are about to move ahead of the scope token: note it, durably, until the
         // scope token catches up (read above by the pull after a kill).
-        if !zones.isEmpty { try ws.notePullUnderWay(scope) }
+        if !zones.isEmpty && !dryRun { try ws.notePullUnderWay(scope) }
         // A shared zone's permission is in its zone entry, which changes with it: the files of a
         // zone shared read-only are written without write permission (before its records land).
-        if scope == .shared, !zones.isEmpty {
+        if scope == .shared, !zones.isEmpty, !dryRun {
             let onStore = Dictionary(try await store.fetchAllRecordZones(scope: .shared).map { ($0.zoneID, $0) }, uniquingKeysWith: { a, _ in a })
             for zone in zones {
                 if let entry = onStore[zone] { try ws.setReadOnly(entry.permission(for: ws.user) == .readOnly, zone: zone) }
             }
         }
         try await pullZones(zones, workspace: ws, report: &report, events: events)
+        guard !dryRun else { return }
         try checkpoint?(.beforeScopeToken(scope))
         try ws.saveToken(token, at: tokenPath)
         try ws.clearPullUnderWay(scope)
@@ -128,6 +129,10 @@ extension SyncEngine {
     /// again on the next push; a reset of a zone shared with this user is a removal.
     func removeZone(_ deletion: ZoneDeletion, workspace ws: Workspace, report: inout PullReport, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) {
         let zone = deletion.zoneID
+        if dryRun {
+            report.zonesRemoved.append(deletion)
+            return
+        }
         if deletion.keepsRecordsForUpload(by: ws.user) {
             try ws.markAwaitsReupload(zone)
         } else if ws.hasZoneDirectory(zone) {
@@ -179,17 +184,17 @@ extension SyncEngine {
 
     /// Fetches a zone's record changes page by page and applies each page durably.
     func pullZone(_ zone: ZoneID, workspace ws: Workspace, report: inout PullReport, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) {
-        let madeDirectory = try ws.makeZoneDirectory(zone)
+        let madeDirectory = dryRun ? false : try ws.makeZoneDirectory(zone)
         let tokenPath = ws.zoneTokenPath(zone)
         var token = try ws.loadToken(tokenPath)
-        let refetch = ws.refetchLog(zone)
+        var refetch = try FullFetchNames(ws.refetchLog(zone), writes: !dryRun)
         let startedRefetch = token == nil && !refetch.isUnderWay
         if token == nil { try refetch.start(fresh: ws.holdsNoSyncedRecord(zone)) }
         var index = ZoneIndex.load(ws, zone: zone)
         var listing = token == nil ? ZoneListing(ws, zone: zone) : nil
         // A page a killed pull was applying: its names join the ones looked up by name at the
         // end (see `checkPushedRecords`).
-        try ws.adoptInterruptedPage(zone)
+        if !dryRun { try ws.adoptInterruptedPage(zone) }
         // Records the store could not deliver before: those that may have become readable
         // without changing are asked for by ID; at the start of a full fetch, which names
         // only what exists, every one (one listed there may have been deleted meanwhile).
@@ -205,7 +210,7 @@ extension SyncEngine {
                 report.expiredTokens.append("zone \(zone)")
                 events(.tokenExpired("zone \(zone)"))
                 token = nil
-                try ws.saveToken(nil, at: tokenPath)
+                if !dryRun { try ws.saveToken(nil, at: tokenPath) }
                 try refetch.start(fresh: ws.holdsNoSyncedRecord(zone))
                 listing = ZoneListing(ws, zone: zone)
                 try await retryRecords(zone, all: true, list: &retry, workspace: ws, index: &index, report: &report, events: events)
@@ -255,24 +260,26 @@ extension SyncEngine {
                 try await applier.incomingDeletion(deletion.recordID, index: &index)
                 retry[deletion.recordID.recordName] = nil
             }
-            try checkpoint?(.beforeBatchWrite(zone))
+            if !dryRun { try checkpoint?(.beforeBatchWrite(zone)) }
             // Outside a full fetch, a page's records land before its token: killed in between,
             // the next pull fetches from the old token, and a record this page created that is
             // deleted meanwhile is in neither end of that diff. Note their names until the
             // token is saved; the next pull then looks them up (simulation finding F7). A full
             // fetch needs no note: it asks about every record it did not see at its end.
-            let noted = !refetch.isUnderWay && !page.modifications.isEmpty
+            let noted = !refetch.isUnderWay && !page.modifications.isEmpty && !dryRun
             if noted { try ws.noteApplying(page.modifications.map(\.recordID.recordName), in: zone) }
             try await applier.finish(index: &index)
             try refetch.add(page.modifications.map(\.recordID.recordName))
-            // During a full fetch the journal only grows; the base is written once at the end.
-            try index.save(compacting: !refetch.isUnderWay)
             applier.report(into: &report, events: events)
-            // The page's changes to the list, appended: a line each, however long the list.
-            try retry.save()
-            try checkpoint?(.afterBatchBeforeZoneToken(zone))
             token = page.changeToken
-            try ws.saveToken(token, at: tokenPath)
+            if !dryRun {
+                // During a full fetch the journal only grows; the base is written once at the end.
+                try index.save(compacting: !refetch.isUnderWay)
+                // The page's changes to the list, appended: a line each, however long the list.
+                try retry.save()
+                try checkpoint?(.afterBatchBeforeZoneToken(zone))
+                try ws.saveToken(token, at: tokenPath)
+            }
             if noted { try ws.clearApplying(zone) }
             if !page.moreComing { break }
         }
@@ -303,11 +310,12 @@ extension SyncEngine {
                 }
             }
             try await applier.finish(index: &index)
-            try index.compactJournal()
+            if !dryRun { try index.compactJournal() }
             applier.report(into: &report, events: events)
             try keepRefused(applier, in: &retry, report: &report)
             try refetch.end()
         }
+        guard !dryRun else { return }
         try retry.compact()
         if fetchesAssets(of: zone) { try await fetchUnfetchedAssets(of: zone, workspace: ws) }
     }
@@ -318,7 +326,9 @@ extension SyncEngine {
     /// cannot report if someone deleted them meanwhile (created after the token and gone at
     /// the head: in neither end of the diff). What is gone is deleted here; what changed is applied.
     func checkPushedRecords(_ zone: ZoneID, workspace ws: Workspace, index: inout ZoneIndex, retry: inout RetryList, report: inout PullReport, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) {
-        guard let names = try ws.pushedRecordNames(zone) else { return }
+        // A dry run left the names of a page a killed pull was applying where they were.
+        let applying = dryRun ? try ws.interruptedPageNames(zone) : []
+        guard let names = try ws.pushedRecordNames(zone).map({ $0.union(applying) }) ?? (applying.isEmpty ? nil : applying) else { return }
         let ids = names.sorted().compactMap { try? RecordID(recordName: $0, zoneID: zone) }
         var applier = PageApplier(engine: self, workspace: ws, zone: zone)
         for result in try await store.fetchRecords(ids, desiredKeys: nil) {
@@ -329,8 +339,9 @@ extension SyncEngine {
             }
         }
         try await applier.finish(index: &index)
-        try index.save()
         applier.report(into: &report, events: events)
+        guard !dryRun else { return }
+        try index.save()
         try keepRefused(applier, in: &retry, report: &report)
         try ws.clearPushed(zone)
     }
@@ -339,7 +350,7 @@ extension SyncEngine {
     /// retry list, as a page's undecodable records are: reported now, fetched again by ID on
     /// every pull until a good version arrives.
     func keepRefused(_ applier: PageApplier, in retry: inout RetryList, report: inout PullReport) throws(RecSyncError) {
-        guard !applier.refused.isEmpty else { return }
+        guard !applier.refused.isEmpty, !dryRun else { return }
         for (id, refusal) in applier.refused.sorted(by: { $0.key < $1.key }) {
             report.warnings.append("\(id): \(refusal.message); the next pull fetches it again")
             retry[id.recordName] = RetryList.Entry(why: refusal.message)
@@ -375,5 +386,44 @@ extension SyncEngine {
             }
         }
         return results
+    }
+}
+
+/// The names a full fetch of a zone has delivered (`RefetchLog`): on disk, or for a dry run in
+/// memory, starting from what is on disk.
+struct FullFetchNames {
+    let log: RefetchLog
+    let writes: Bool
+    private(set) var isUnderWay: Bool
+    /// In memory: nil while the zone held no synced record when the fetch began.
+    private var names: Set<String>?
+
+    init(_ log: RefetchLog, writes: Bool) throws(RecSyncError) {
+        self.log = log
+        self.writes = writes
+        isUnderWay = log.isUnderWay
+        if !writes && isUnderWay { names = try log.finishing().names }
+    }
+
+    mutating func start(fresh: Bool) throws(RecSyncError) {
+        if writes { try log.start(fresh: fresh) }
+        isUnderWay = true
+        names = fresh ? nil : []
+    }
+
+    mutating func add(_ delivered: [String]) throws(RecSyncError) {
+        guard isUnderWay else { return }
+        if writes { try log.add(delivered) } else { names?.formUnion(delivered) }
+    }
+
+    /// The names delivered, if a full fetch is under way; nil names for a fresh zone.
+    func finishing() throws(RecSyncError) -> (names: Set<String>?, done: Bool) {
+        if writes { return try log.finishing() }
+        return isUnderWay ? (names, true) : (nil, false)
+    }
+
+    mutating func end() throws(RecSyncError) {
+        if writes { try log.end() }
+        isUnderWay = false
     }
 }

@@ -29,10 +29,43 @@ extension SyncEngine {
     }
 
     private func pushLocked(force: Bool, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) -> PushReport {
-        let keptAside = workspace.removeStaleTemporaryFiles()
+        let decision = try await decidePush(events: events)
+        guard decision.problems.isEmpty || !decision.isEmpty else { throw .invalidFiles(decision.problems) }
+        return try await send(decision, force: force, events: events)
+    }
+
+    /// What a push is about to send, decided from the workspace and the store: the push sends
+    /// it (`send`), its dry run (`pushPlan`) reports it and what the store would answer.
+    struct PushDecision {
+        let workspace: Workspace
+        /// What the push has done and found so far: zones removed, files not sent.
+        var report: PushReport
+        var saves: [Record]
+        var deletions: [RecordDeletion]
+        var zonesToCreate: [ZoneID]
+        /// Zones uploaded again after an encrypted-data reset.
+        var reupload: Set<ZoneID>
+        /// The problems that hold zones back (the push sends the other zones).
+        var problems: [FileProblem]
+        /// Those problems as the report's `notSent` lines.
+        var heldBack: [String]
+        var byID: [RecordID: (scan: Int, record: LocalRecord)]
+        var scans: [ZoneScan]
+        var pendingConflicts: Set<RecordID>
+
+        var isEmpty: Bool { saves.isEmpty && deletions.isEmpty && zonesToCreate.isEmpty }
+    }
+
+    /// Step 1 of a push: settles what an interrupted sync left, removes the zones the store
+    /// removed, reads and checks every changed file. A zone with a problem is held back.
+    /// In a dry run zones are not removed (they are reported) and the index is not saved.
+    func decidePush(events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) -> PushDecision {
+        let keptAside = dryRun ? [] : workspace.removeStaleTemporaryFiles()
         let ws = try checkStore()
+        // Bookkeeping the dry run does too, as status does: a push that landed but was killed
+        // before its sidecars were written, and conflicts whose sides became the same (which
+        // then hold nothing back). Neither changes a record file.
         try await settlePendingPush(workspace: ws)
-        // A conflict whose sides became the same holds nothing back.
         _ = try settleIdenticalConflictsLocked()
         var report = PushReport()
         report.notSent += keptAside.map { "\(ws.relative($0)): a file an interrupted pull was writing held something else; kept there, not pushed" }
@@ -46,17 +79,21 @@ extension SyncEngine {
         let storeZoneByID = Dictionary(storeZones.map { ($0.zoneID, $0) }, uniquingKeysWith: { a, _ in a })
         let gone = try await applyZoneDeletions(localZones.filter { storeZoneByID[$0] == nil }, workspace: ws, report: &report, events: events)
         let zones = localZones.filter { !gone.contains($0) }
+        // Zones the store reset that the deletions just marked for uploading again (a dry run
+        // marks nothing).
+        let resetNow = Set(report.zonesRemoved.filter { $0.keepsRecordsForUpload(by: ws.user) }.map(\.zoneID))
+        let awaitsReupload = { (zone: ZoneID) in resetNow.contains(zone) || ws.awaitsReupload(zone) }
         var scans: [ZoneScan] = []
         var zonesToCreate: [ZoneID] = []
         var reupload = Set<ZoneID>()
         // Unchanged records matter only in zones the store lacks or that are to be uploaded
         // again; elsewhere only changes are kept (at a million records, not every zone fits).
-        let keepAll = Set(zones.filter { storeZoneByID[$0] == nil || ws.awaitsReupload($0) })
-        for (zone, scan) in zip(zones, try await scanZones(zones, workspace: ws, changesOnly: true, keepingAllRecordsOf: keepAll)) {
+        let keepAll = Set(zones.filter { storeZoneByID[$0] == nil || awaitsReupload($0) })
+        for (zone, scan) in zip(zones, try await scanZones(zones, workspace: ws, changesOnly: true, keepingAllRecordsOf: keepAll, savingIndex: !dryRun)) {
             if !scan.problems.isEmpty { zoneProblems[zone, default: []] += scan.problems }
             report.untracked += scan.untracked
             scans.append(scan)
-            if ws.awaitsReupload(zone) { reupload.insert(zone) }
+            if awaitsReupload(zone) { reupload.insert(zone) }
             if !scan.changes.isEmpty, let refusal = Self.refusal(ofChangesIn: zone, onStore: storeZoneByID[zone], workspace: ws) {
                 zoneProblems[zone, default: []].append(refusal)
             }
@@ -146,15 +183,21 @@ extension SyncEngine {
         deletions.removeAll { blocked.contains($0.recordID.zoneID) }
         zonesToCreate.removeAll { blocked.contains($0) }
         reupload.subtract(blocked)
-        var heldBack: [String] = []
-        if !problems.isEmpty {
-            guard !saves.isEmpty || !deletions.isEmpty || !zonesToCreate.isEmpty else { throw .invalidFiles(problems) }
-            heldBack = problems.map { "\($0.path): \($0.message)" }
-            for zone in blocked.sorted() {
-                heldBack.append("\(ws.relative(ws.zoneDirectory(zone)))/: nothing of this zone was sent (a zone lands whole); fix the files above and push again")
-            }
+        var heldBack = problems.map { "\($0.path): \($0.message)" }
+        for zone in blocked.sorted() {
+            heldBack.append("\(ws.relative(ws.zoneDirectory(zone)))/: nothing of this zone was sent (a zone lands whole); fix the files above and push again")
         }
+        return PushDecision(workspace: ws, report: report, saves: saves, deletions: deletions, zonesToCreate: zonesToCreate, reupload: reupload,
+                            problems: problems, heldBack: heldBack, byID: byID, scans: scans, pendingConflicts: pendingConflicts)
+    }
 
+    /// Steps 2 and 3 of a push: creates zones, uploads assets, sends the records, and records
+    /// what the store now holds.
+    func send(_ decision: PushDecision, force: Bool, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) -> PushReport {
+        let ws = decision.workspace
+        var report = decision.report
+        var (saves, deletions, zonesToCreate) = (decision.saves, decision.deletions, decision.zonesToCreate)
+        let (reupload, heldBack, byID, scans) = (decision.reupload, decision.heldBack, decision.byID, decision.scans)
         // 2. Zones first, then assets (CloudKit uploads them before the records), then records.
         if !zonesToCreate.isEmpty {
             // Only the upload after an encrypted-data reset may bring a zone back; a zone new

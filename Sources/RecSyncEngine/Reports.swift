@@ -34,11 +34,19 @@ public struct PullReport: Sendable, Hashable {
     /// Tokens the store no longer honoured; those zones or scopes were fetched again in full.
     public var expiredTokens: [String] = []
     public var warnings: [String] = []
+    /// The records written and deleted, and the conflicts whose store side is a deletion:
+    /// what a dry run lists (`PullPlan`).
+    var recordsWrittenIDs: [RecordID] = []
+    var recordsDeletedIDs: [RecordID] = []
+    var conflictsDeletedOnStore: [RecordID] = []
 
     public init() {}
 
     /// Adds what the pull of one zone did.
     mutating func merge(_ other: PullReport) {
+        recordsWrittenIDs += other.recordsWrittenIDs
+        recordsDeletedIDs += other.recordsDeletedIDs
+        conflictsDeletedOnStore += other.conflictsDeletedOnStore
         zonesChanged += other.zonesChanged
         zonesSkipped += other.zonesSkipped
         zonesRemoved += other.zonesRemoved

@@ -11,7 +11,7 @@ extension SyncEngine {
         for name in list.namesToFetch(all: all) {
             do throws(RecSyncError) { ids.append(try RecordID(recordName: name, zoneID: zone)) } catch { list[name] = nil }
         }
-        guard !ids.isEmpty else { return try list.save() }
+        guard !ids.isEmpty else { return dryRun ? () : try list.save() }
         var applier = PageApplier(engine: self, workspace: ws, zone: zone)
         for result in try await store.fetchRecords(ids, desiredKeys: nil) {
             let name = result.recordID.recordName
@@ -34,8 +34,9 @@ extension SyncEngine {
             }
         }
         try await applier.finish(index: &index)
-        try index.save()
         applier.report(into: &report, events: events)
+        guard !dryRun else { return }
+        try index.save()
         try list.save()
     }
 }

@@ -36,6 +36,9 @@ public struct SyncEngine: Sendable {
     public var fetchesAssets = true
     /// Called at each checkpoint; throwing there aborts the sync as a crash would.
     public var checkpoint: (@Sendable (Checkpoint) throws(RecSyncError) -> Void)?
+    /// A dry run: the pull runs as it would, deciding every record the same way, and writes
+    /// nothing (`pullPlan`).
+    var dryRun = false
 
     public init(workspace: Workspace, store: any RemoteStore) {
         self.workspace = workspace
@@ -79,6 +82,7 @@ public struct SyncEngine: Sendable {
             }
             return workspace
         }
+        if dryRun { return workspace }
         var config = workspace.config
         config.storeID = store.storeID
         try workspace.saveConfig(config)

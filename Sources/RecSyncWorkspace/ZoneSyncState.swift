@@ -256,6 +256,12 @@ extension Workspace {
         try FileIO.remove(applyingPath(zone))
     }
 
+    /// The names of a page a killed pull was applying (none: no such page).
+    public func interruptedPageNames(_ zone: ZoneID) throws(RecSyncError) -> Set<String> {
+        guard let bytes = try FileIO.read(applyingPath(zone)) else { return [] }
+        return Set(bytes.split(separator: 10).map { String(decoding: $0, as: UTF8.self) })
+    }
+
     /// A page a killed pull was applying: its names join the pushed list (looked up by name
     /// at the end of the next pull of the zone), and the note goes.
     public func adoptInterruptedPage(_ zone: ZoneID) throws(RecSyncError) {
@@ -290,7 +296,7 @@ extension Workspace {
 
     /// Present while the zone is shared with this user read-only: its record and asset files
     /// are written without write permission.
-    public func readOnlyMarker(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).read-only" }
+    public func readOnlyMarker(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).rdonly" }
 
     /// Whether the zone's files are written read-only (`setReadOnly`).
     public func isReadOnly(_ zone: ZoneID) -> Bool { FileIO.info(readOnlyMarker(zone)) != nil }

@@ -89,7 +89,6 @@ import RecSyncTestTraits
         let watch = try WatchProcess(f, in: "phone", ["watch", "--pull", "--settle", "300"])
         try await Task.sleep(nanoseconds: 1_000_000_000)
 
-        let started = Date()
         try f.put("notes/a", #"{"v": 1}"#, in: "laptop")
         try f.put("notes/b", #"{"urgent": true}"#, in: "laptop", type: "Task")
         try f.run(["push"], in: "laptop")
@@ -104,9 +103,11 @@ import RecSyncTestTraits
                 return object["subscriptionID"] as? String
             }
         }
-        _ = await waitUntil {
+        // A deadline for a hung watch only: on a busy 2-core machine the whole suite runs beside it.
+        let arrived = await waitUntil(seconds: 90) {
             FileManager.default.fileExists(atPath: "\(f.ws("phone"))/private/notes/c.json") && expected.isSubset(of: Set(delivered()))
         }
+        #expect(arrived, "watch --pull delivered \(delivered()) and pulled: \(watch.stderr)")
         try await Task.sleep(nanoseconds: 1_500_000_000)
         #expect(watch.stop() == 0, "SIGTERM stops watch cleanly: \(watch.stderr)")
         let lines = try SubscriptionCLITests.parseLines(watch.stdout)
@@ -120,7 +121,6 @@ import RecSyncTestTraits
         #expect(ids.filter { $0 == "urgent" }.count == 1)
         #expect(ids.count <= 5)
         #expect(FileManager.default.fileExists(atPath: "\(f.ws("phone"))/private/notes/c.json"), "--pull applied the changes")
-        #expect(Date().timeIntervalSince(started) < 45, "bounded, generously for busy CI machines")
     }
 
     @Test func pullCommitKeepsSnapshotsInGit() throws {

@@ -60,4 +60,45 @@ import Testing
         #expect(pulled.recordsWritten == 0 && pulled.conflicts.isEmpty)
         #expect(try laptop.workspace.allConflicts().first?.server == ["v": .int64(4)])
     }
+
+    /// A push killed after the store took it: the dry runs settle it as the real runs do, so
+    /// they plan neither a conflict nor a send for what it landed.
+    @Test func plansAfterAPushKilledOnceItLandedMatchTheRuns() async throws {
+        let f = EngineFixture()
+        var laptop = try f.device("laptop")
+        try laptop.write("notes", "a", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        _ = try await laptop.pull()
+        try laptop.write("notes", "a", #"{"v": 2}"#)
+        #expect(await laptop.killed(at: .afterPushCommitBeforeSidecars, pushError) != nil)
+
+        let push = try await laptop.pushPlan()
+        #expect(push.changes.isEmpty && push.conflicts.isEmpty, "\(push)")
+        let pull = try await laptop.pullPlan()
+        #expect(pull.conflicts.isEmpty && pull.recordsToWrite.isEmpty, "\(pull)")
+        #expect(try await laptop.pull().conflicts.isEmpty)
+        #expect(try laptop.fields("notes", "a") == ["v": .int64(2)])
+    }
+
+    /// A zone the store reset for its encrypted data: the push plan uploads every record of it
+    /// again, as the push then does; the pull plan names the reset, as the pull then does.
+    @Test func plansForAZoneToUploadAgainMatchTheRuns() async throws {
+        let f = EngineFixture()
+        let laptop = try f.device("laptop")
+        try laptop.write("notes", "a", #"{"v": 1}"#)
+        try laptop.write("notes", "b", #"{"v": 2}"#)
+        _ = try await laptop.push()
+        _ = try await laptop.pull()
+        try await f.store("alice").zoneOp(.markEncryptedDataReset(zone("notes")))
+
+        let pullPlan = try await laptop.pullPlan()
+        #expect(pullPlan.zonesRemoved.map(\.reason) == [.encryptedDataReset])
+        #expect(try await laptop.pull().zonesRemoved == pullPlan.zonesRemoved)
+        let plan = try await laptop.pushPlan()
+        #expect(plan.zonesToCreate == [zone("notes")])
+        #expect(plan.changes.map(\.recordID.recordName) == ["a", "b"] && plan.changes.allSatisfy { $0.kind == .new }, "\(plan.changes)")
+        #expect(plan.conflicts.isEmpty)
+        let pushed = try await laptop.push()
+        #expect(Set(pushed.saved) == Set(plan.changes.map(\.recordID)))
+    }
 }

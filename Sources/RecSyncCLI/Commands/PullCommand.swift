@@ -14,7 +14,7 @@ struct PullCommand: RecSyncSubcommand {
     @Flag(inversion: .prefixedNo, help: "Commit a snapshot of the workspace (records, sidecars, tokens) into its git repository afterwards (default: the workspace's setting, see 'recsync init --commit-snapshots').")
     var commit: Bool?
 
-    @Flag(name: [.customShort("n"), .customLong("dry-run")], help: "Show what would be written, deleted and become a conflict; change nothing.")
+    @Flag(name: [.customShort("n"), .customLong("dry-run")], help: "Run the pull with its writes left out: show what it would write, delete and make a conflict; no record file changes.")
     var dryRun = false
 
     @Flag(help: "Fetch the records without their assets' content (files of ASSET fields); 'recsync get --asset' or a later pull fetches it.")

@@ -14,7 +14,7 @@ struct PushCommand: RecSyncSubcommand {
     @Flag(help: "Overwrite the store's versions instead of reporting conflicts; each version overwritten that you had not pulled is listed.")
     var force = false
 
-    @Flag(name: [.customShort("n"), .customLong("dry-run")], help: "Show what would be sent, and what would conflict if the store can be asked; change nothing.")
+    @Flag(name: [.customShort("n"), .customLong("dry-run")], help: "Run the push up to sending: show what it would send, and what would conflict if the store can be asked; no record file changes.")
     var dryRun = false
 
     @OptionGroup var retry: RetryOptions

@@ -96,9 +96,7 @@ struct SimulationOptions {
     /// in `RECSYNC_SIM_RECHECK` (comma-separated case names, or `all`): histories then play
     /// them as if fixed, to try a fix or replay the seed that found one.
     static let knownDefects: Set<KnownDefect> = {
-        let open: Set<KnownDefect> = [
-            .dryRunIgnoresInterruptedPush, .dryRunIgnoresUploadAgain, .dryRunMissesZonesThePullRemoves,
-        ]
+        let open: Set<KnownDefect> = []
         guard let recheck = ProcessInfo.processInfo.environment["RECSYNC_SIM_RECHECK"] else { return open }
         if recheck == "all" { return [] }
         return open.subtracting(recheck.split(separator: ",").compactMap { KnownDefect(rawValue: String($0)) })
