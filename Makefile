@@ -11,7 +11,7 @@
 SWIFT ?= swift
 SECONDS ?= 60
 
-.PHONY: deps test-deps demo test bench build generated check-generated soak fuzz fuzz-loop kill-loop docs
+.PHONY: deps test-deps demo test bench build generated check-generated soak fuzz fuzz-loop kill-loop docs check-layers
 
 # libgit2 (and pkg-config, which SwiftPM uses to find it) from Debian's apt when missing.
 deps:
@@ -48,6 +48,8 @@ check-generated: deps
 	SWIFT=$(SWIFT) bash scripts/generated.sh --check
 
 test: test-deps
+	bash scripts/check-layers.sh --self-test
+	bash scripts/check-layers.sh
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	$(SWIFT) build --build-tests --package-path Examples/Notes
@@ -60,6 +62,11 @@ docs: deps
 		$(SWIFT) package --allow-writing-to-directory .build/docs generate-documentation --target $$t \
 			--output-path .build/docs/$$t.doccarchive --warnings-as-errors || exit 1; \
 	done
+
+# The structure rules the compiler does not keep (scripts/check-layers.sh); `make test` runs it.
+check-layers:
+	bash scripts/check-layers.sh --self-test
+	bash scripts/check-layers.sh
 
 # Store-level figures (release build): write RECORDS records, fetch CHANGES changes.
 RECORDS ?= 100000

@@ -47,33 +47,26 @@ extension SyncEngine {
             findings += warnings.map { DoctorFinding(kind: .storeEntry, path: $0.path, detail: $0.message, fixable: false) }
         }
         for scope in [DatabaseScope.private, .shared] {
-            var token: ServerChangeToken?
-            var zones: [ZoneID] = []
-            while true {
-                let page = try await store.databaseChanges(scope: scope, since: token)
-                warned(page.warnings)
-                zones += page.modifications
-                token = page.changeToken
-                if !page.moreComing { break }
-            }
-            for zone in zones {
-                var zoneToken: ServerChangeToken?
+            // From the beginning: every live zone, every record (no token to expire).
+            let listing = try await store.allDatabaseChanges(scope: scope, since: nil)
+            warned(listing.warnings)
+            for zone in listing.modifications {
+                var feed = ZoneChangeFeed(store: store, zone: zone, since: nil, desiredKeys: [])
                 while true {
-                    let page: RecordZoneChanges
+                    let step: ZoneChangeFeed.Step?
                     do {
-                        page = try await store.recordZoneChanges(zone: zone, since: zoneToken, resultsLimit: 0, desiredKeys: [])
+                        step = try await feed.next(limit: 0)
                     } catch .storeCorrupt(let why) {
                         findings.append(DoctorFinding(kind: .storeEntry, path: "zones/\(zone.ownerName)/\(zone.zoneName)", detail: why, fixable: false))
                         break
                     }
+                    guard case .page(let page)? = step else { break }
                     warned(page.warnings)
                     for item in page.modifications {
                         if case .failure(let error) = item.result {
                             findings.append(DoctorFinding(kind: .undecodableRecord, path: "\(zone)/\(item.recordID.recordName)", detail: error.message, fixable: false))
                         }
                     }
-                    zoneToken = page.changeToken
-                    if !page.moreComing { break }
                 }
             }
         }

@@ -71,7 +71,9 @@ extension SyncEngine {
             var landed = true
             if sameDevice {
                 do throws(RecSyncError) {
-                    landed = try await store.recordZoneChanges(zone: zoneID, since: nil, resultsLimit: 1, desiredKeys: []).clientChangeTokenData == note.token
+                    var feed = ZoneChangeFeed(store: store, zone: zoneID, since: nil, desiredKeys: [])
+                    guard case .page(let first)? = try await feed.next(limit: 1) else { continue }
+                    landed = first.clientChangeTokenData == note.token
                 } catch where error.code == .zoneNotFound || error.code == .userDeletedZone {
                     continue  // the zone went away since; pull and push handle that
                 }

@@ -200,21 +200,12 @@ extension SyncEngine {
         // only what exists, every one (one listed there may have been deleted meanwhile).
         var retry = try RetryList.load(ws, zone: zone)
         try await retryRecords(zone, all: token == nil, list: &retry, workspace: ws, index: &index, report: &report, events: events)
+        var feed = ZoneChangeFeed(store: store, zone: zone, since: token)
         while true {
-            let page: RecordZoneChanges
+            let step: ZoneChangeFeed.Step?
             do {
                 // A full fetch takes larger pages: fewer syncs, the same durability per page.
-                let limit = refetch.isUnderWay ? max(pageSize, fullFetchPageSize) : pageSize
-                page = try await store.recordZoneChanges(zone: zone, since: token, resultsLimit: limit, desiredKeys: nil)
-            } catch .changeTokenExpired {
-                report.expiredTokens.append("zone \(zone)")
-                events(.tokenExpired("zone \(zone)"))
-                token = nil
-                if !dryRun { try ws.saveToken(nil, at: tokenPath) }
-                try refetch.start(fresh: ws.holdsNoSyncedRecord(zone))
-                listing = ZoneListing(ws, zone: zone)
-                try await retryRecords(zone, all: true, list: &retry, workspace: ws, index: &index, report: &report, events: events)
-                continue
+                step = try await feed.next(limit: refetch.isUnderWay ? max(pageSize, fullFetchPageSize) : pageSize)
             } catch .zoneNotFound, .userDeletedZone {
                 // Gone since the database changes were read; the next pull removes it.
                 report.warnings.append("zone \(zone) went away during the pull; pull again")
@@ -230,6 +221,17 @@ extension SyncEngine {
                 if madeDirectory { try ws.removeZoneDirectoryIfEmpty(zone) }
                 if startedRefetch { try refetch.end() }
                 return
+            }
+            guard let step else { break }
+            guard case .page(let page) = step else {
+                report.expiredTokens.append("zone \(zone)")
+                events(.tokenExpired("zone \(zone)"))
+                token = nil
+                if !dryRun { try ws.saveToken(nil, at: tokenPath) }
+                try refetch.start(fresh: ws.holdsNoSyncedRecord(zone))
+                listing = ZoneListing(ws, zone: zone)
+                try await retryRecords(zone, all: true, list: &retry, workspace: ws, index: &index, report: &report, events: events)
+                continue
             }
             report.warnings += page.warnings.map(\.description)
             if let expected = page.recordCountEstimate { events(.recordsExpected(zone, count: expected)) }
@@ -281,7 +283,6 @@ extension SyncEngine {
                 try ws.saveToken(token, at: tokenPath)
             }
             if noted { try ws.clearApplying(zone) }
-            if !page.moreComing { break }
         }
         try await checkPushedRecords(zone, workspace: ws, index: &index, retry: &retry, report: &report, events: events)
         let (seen, fullFetch) = try refetch.finishing()

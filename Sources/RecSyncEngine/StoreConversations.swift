@@ -66,20 +66,19 @@ extension RemoteStore {
     /// longer honours (history rewritten) starts over with a full listing (`listedAll`).
     func allDatabaseChanges(scope: DatabaseScope, since start: ServerChangeToken?) async throws(RecSyncError) -> ScopeChanges {
         var result = ScopeChanges(token: start, listedAll: start == nil)
-        while true {
-            let page: DatabaseChanges
-            do {
-                page = try await databaseChanges(scope: scope, since: result.token, resultsLimit: 0)
-            } catch .changeTokenExpired {
+        var feed = DatabaseChangeFeed(store: self, scope: scope, since: start)
+        while let step = try await feed.next() {
+            switch step {
+            case .tokenExpired:
                 result = ScopeChanges(token: nil, listedAll: true, warnings: result.warnings, tokenExpired: true)
-                continue
+            case .page(let page):
+                result.modifications += page.modifications
+                result.deletions += page.deletions
+                result.warnings += page.warnings
+                result.token = page.changeToken
             }
-            result.modifications += page.modifications
-            result.deletions += page.deletions
-            result.warnings += page.warnings
-            result.token = page.changeToken
-            if !page.moreComing { return result }
         }
+        return result
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import ArgumentParser
+import RecSyncEngine
 import RecSyncModel
 import RecSyncStore
 import RecSyncWorkspace
@@ -89,12 +90,13 @@ struct ChangesCommand: RecSyncSubcommand {
         let keys = desiredKeys.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
         return try await GitStore.withStore(at: location, relativeTo: base, actor: StoreActor(userRecordName: who)) { store throws(RecSyncError) -> Int32 in
             let console = context.console
-            var token = since.map(ServerChangeToken.init(rawValue:))
+            let token = since.map(ServerChangeToken.init(rawValue:))
             if let zone {
                 let id = try zoneID(zone, user: who)
                 let place: [String: JSONValue] = ["zone": .string(id.zoneName), "owner": .string(id.ownerName)]
-                while true {
-                    let page = try await store.recordZoneChanges(zone: id, since: token, resultsLimit: limit ?? 0, desiredKeys: keys)
+                var feed = ZoneChangeFeed(store: store, zone: id, since: token, desiredKeys: keys)
+                while let step = try await feed.next(limit: limit ?? 0) {
+                    let page = try Self.page(step)
                     for item in page.modifications {
                         switch item.result {
                         case .success(let r):
@@ -111,13 +113,14 @@ struct ChangesCommand: RecSyncSubcommand {
                         console.jsonLine(place.merging(["kind": .string("recordDeleted"), "recordName": .string(d.recordID.recordName), "recordType": .string(d.recordType)]) { $1 })
                     }
                     warnings(page.warnings, console)
-                    token = page.changeToken
                     tokenLine(page.changeToken, moreComing: page.moreComing, console)
-                    if !page.moreComing || limit != nil { return ExitCodes.success }
+                    if limit != nil { break }
                 }
+                return ExitCodes.success
             }
-            while true {
-                let page = try await store.databaseChanges(scope: scope.database, since: token, resultsLimit: limit ?? 0)
+            var feed = DatabaseChangeFeed(store: store, scope: scope.database, since: token)
+            while let step = try await feed.next(limit: limit ?? 0) {
+                let page = try Self.page(step)
                 for z in page.modifications {
                     console.jsonLine(["kind": .string("zone"), "zone": .string(z.zoneName), "owner": .string(z.ownerName)])
                 }
@@ -125,10 +128,26 @@ struct ChangesCommand: RecSyncSubcommand {
                     console.jsonLine(["kind": .string("zoneDeleted"), "zone": .string(d.zoneID.zoneName), "owner": .string(d.zoneID.ownerName), "reason": .string(d.reason.rawValue)])
                 }
                 warnings(page.warnings, console)
-                token = page.changeToken
                 tokenLine(page.changeToken, moreComing: page.moreComing, console)
-                if !page.moreComing || limit != nil { return ExitCodes.success }
+                if limit != nil { break }
             }
+            return ExitCodes.success
+        }
+    }
+
+    /// A feed's page; a token given with --since that expired is the caller's to act on: an
+    /// error, not a silent start from the beginning.
+    static func page(_ step: ZoneChangeFeed.Step) throws(RecSyncError) -> RecordZoneChanges {
+        switch step {
+        case .page(let page): return page
+        case .tokenExpired(let why): throw .changeTokenExpired(why)
+        }
+    }
+
+    static func page(_ step: DatabaseChangeFeed.Step) throws(RecSyncError) -> DatabaseChanges {
+        switch step {
+        case .page(let page): return page
+        case .tokenExpired(let why): throw .changeTokenExpired(why)
         }
     }
 

@@ -72,17 +72,14 @@ extension RecordSyncEngine {
 
     private func fetchZone(_ zone: ZoneID) async throws(RecSyncError) {
         try await emit(.willFetchRecordZoneChanges(zone))
-        var token = state.token(for: zone)
+        let token = state.token(for: zone)
         // Asked again after the zone's changes: those that failed before this fetch.
         let retrying = state.retryRecords.filter { $0.zoneID == zone }
         if token == nil { try await emit(.fetchingWholeZone(zone)) }
         do {
-            while true {
-                let page: RecordZoneChanges
-                do {
-                    page = try await store.recordZoneChanges(zone: zone, since: token, resultsLimit: options.fetchPageSize, desiredKeys: nil)
-                } catch .changeTokenExpired {
-                    token = nil
+            var feed = ZoneChangeFeed(store: store, zone: zone, since: token)
+            while let step = try await feed.next(limit: options.fetchPageSize) {
+                guard case .page(let page) = step else {
                     setState { $0.setToken(nil, for: zone) }
                     try await emit(.fetchingWholeZone(zone))
                     continue
@@ -107,8 +104,6 @@ extension RecordSyncEngine {
                     for failure in failures where listed.insert(failure.recordID).inserted { s.retryRecords.append(failure.recordID) }
                 }
                 try await emit(.stateUpdate(state))
-                token = page.changeToken
-                if !page.moreComing { break }
             }
             try await retryUndelivered(retrying, in: zone)
         } catch .zoneNotFound(let z) where z == zone {

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Structure rules that the compiler does not keep and review alone would let slip: each names a
+# call or an import and the only places it may appear. `make test` (and so CI) runs it first.
+#
+#   bash scripts/check-layers.sh          checks Sources/
+#   bash scripts/check-layers.sh --self-test
+#                                          plants a violation of each rule in a copy of Sources/
+#                                          and checks that the check then fails
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+if [ "${1:-}" = "--self-test" ]; then
+    plant() {  # plant FILE LINE: a copy of Sources/ with LINE added to FILE must fail the check
+        local tmp; tmp="$(mktemp -d)"
+        cp -R "$here/Sources" "$tmp/Sources"
+        mkdir -p "$(dirname "$tmp/$1")"
+        printf '%s\n' "$2" >> "$tmp/$1"
+        if ROOT="$tmp" bash "$here/scripts/check-layers.sh" >/dev/null 2>&1; then
+            echo "check-layers self-test: '$2' in $1 was not caught" >&2
+            rm -rf "$tmp"; exit 1
+        fi
+        rm -rf "$tmp"
+    }
+    plant Sources/RecSyncCLI/Commands/ChangesCommand.swift '        _ = try await store.recordZoneChanges(zone: id, since: nil, resultsLimit: 0, desiredKeys: nil)'
+    plant Sources/RecSyncEngine/Pull.swift 'let page = try await store.databaseChanges(scope: .private, since: nil, resultsLimit: 0)'
+    plant Sources/RecSyncModel/Planted.swift 'import RecSyncStore'
+    plant Sources/RecSyncWorkspace/Planted.swift 'import RecSyncEngine'
+    plant Sources/RecSyncEngine/Planted.swift 'import RecSyncCLI'
+    ROOT="$here" bash "$here/scripts/check-layers.sh" >/dev/null
+    echo "check-layers self-test: ok (every planted violation caught, the tree itself passes)"
+    exit 0
+fi
+root="${ROOT:-$here}"
+cd "$root"
+failed=0
+
+# Lines of Swift under the given directories matching an extended regex, doc comments and
+# declarations left out, as "path:line: text".
+uses() {
+    local pattern="$1"; shift
+    grep -rnE --include='*.swift' "$pattern" "$@" 2>/dev/null \
+        | grep -vE '^[^:]+:[0-9]+:[[:space:]]*//' \
+        | grep -vE '^[^:]+:[0-9]+:.*\bfunc [A-Za-z]+' || true
+}
+
+# rule NAME WHY LINES: fails with the lines, if any.
+rule() {
+    local name="$1" why="$2" lines="$3"
+    if [ -n "$lines" ]; then
+        echo "check-layers: $name: $why" >&2
+        echo "$lines" | sed 's/^/  /' >&2
+        failed=1
+    fi
+}
+
+# 1. The store's change feeds are read in one place (ZoneChangeFeed, DatabaseChangeFeed), which
+#    every fetch goes through; the encryption decorator only forwards them. The command line
+#    reads them through the library too.
+rule "one change-feed loop" \
+    "recordZoneChanges/databaseChanges called outside Sources/RecSyncEngine/ChangeFeeds.swift (use ZoneChangeFeed or DatabaseChangeFeed)" \
+    "$(uses '\b(recordZoneChanges|databaseChanges)\(' Sources/RecSyncEngine Sources/RecSyncCLI \
+        | grep -vE '^Sources/RecSyncEngine/(ChangeFeeds|Encryption/EncryptingStore)\.swift:' || true)"
+
+# 2. Arrows point down: Model <- Store, Workspace <- Engine <- CLI.
+rule "model imports nothing of recsync" "RecSyncModel is the bottom layer" \
+    "$(uses '^import RecSync' Sources/RecSyncModel)"
+rule "store and workspace do not import the engine or the command line" "an arrow points back up" \
+    "$(uses '^import (RecSyncEngine|RecSyncCLI)' Sources/RecSyncStore Sources/RecSyncWorkspace Sources/RecSyncGit)"
+rule "the engine does not import the command line" "an arrow points back up" \
+    "$(uses '^import RecSyncCLI' Sources/RecSyncEngine)"
+
+if [ "$failed" != 0 ]; then
+    echo "check-layers: failed; see the rules in scripts/check-layers.sh" >&2
+    exit 1
+fi
+echo "check-layers: ok"
