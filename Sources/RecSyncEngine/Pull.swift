@@ -91,6 +91,16 @@ extension SyncEngine {
             deleted += stranded.map { ZoneDeletion(zoneID: $0, reason: .encryptedDataReset) }
             if !tokenless.isEmpty { deleted += try await store.zonesGone(tokenless, scope: .shared, listedAll: false) }
         }
+        // Zones an interrupted pull removed that are back on the store as they were (shared
+        // again with the same participants) are in no feed from the old scope token: fetched
+        // whole again.
+        let listed = Set(changed).union(deleted.map(\.zoneID))
+        let removedBefore = try ws.zonesRemovedAheadOfScopeToken(scope).filter { !listed.contains($0) && !ws.hasZoneDirectory($0) }
+        if !removedBefore.isEmpty {
+            let live = Set(try await store.fetchAllRecordZones(scope: scope).map(\.zoneID))
+            changed += removedBefore.filter { live.contains($0) }
+        }
+        if !dryRun { try ws.noteRemovingZones(deleted.map(\.zoneID), scope: scope) }
         for deletion in deleted {
             try await removeZone(deletion, workspace: ws, report: &report, events: events)
         }

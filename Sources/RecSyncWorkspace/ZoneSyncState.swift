@@ -219,9 +219,34 @@ extension Workspace {
         try FileIO.writeAtomically(interruptedPullPath(scope), Array("pulling\n".utf8))
     }
 
-    /// The scope token caught up.
+    /// The scope token caught up: this note and that of the zones it removed go.
     public func clearPullUnderWay(_ scope: DatabaseScope) throws(RecSyncError) {
+        try FileIO.remove(removedZonesPath(scope))
         try FileIO.remove(interruptedPullPath(scope))
+    }
+
+    /// Zones a pull of `scope` removed ahead of its scope token, until that token is saved.
+    func removedZonesPath(_ scope: DatabaseScope) -> String { "\(stateDir)/tokens/\(scope.rawValue).removed" }
+
+    /// Notes, durably and before they go, zones a pull is about to remove ahead of its scope
+    /// token: killed before that token, the next pull reads the feed from the old token, in
+    /// which a zone that came back as it was (shared again with the same participants) is
+    /// not named at all.
+    public func noteRemovingZones(_ zones: [ZoneID], scope: DatabaseScope) throws(RecSyncError) {
+        guard !zones.isEmpty else { return }
+        var all = try zonesRemovedAheadOfScopeToken(scope)
+        for zone in zones where !all.contains(zone) { all.append(zone) }
+        let bytes: Data
+        do { bytes = try JSONEncoder().encode(all) } catch { throw .internalError("cannot encode the zones a pull removes: \(error)") }
+        try FileIO.writeAtomically(removedZonesPath(scope), Array(bytes))
+    }
+
+    /// The zones noted by `noteRemovingZones` since the scope token was last saved. A note that
+    /// does not decode (cut short: impossible with an atomic write, or written by hand) names
+    /// none.
+    public func zonesRemovedAheadOfScopeToken(_ scope: DatabaseScope) throws(RecSyncError) -> [ZoneID] {
+        guard let bytes = try FileIO.read(removedZonesPath(scope)) else { return [] }
+        return (try? JSONDecoder().decode([ZoneID].self, from: Data(bytes))) ?? []
     }
 
     // MARK: Records pushed since the zone was last pulled

@@ -677,3 +677,40 @@ extension RecordSyncEngineAttackTests {
         #expect(large < small * 9 + .milliseconds(200), "5,000 pending changes took \(small) to add, 20,000 more \(large)")
     }
 }
+
+extension RecordSyncEngineAttackTests {
+    /// An app stopped after a fetch removed an unshared zone but before it saved the scope
+    /// token; the owner then shares the zone again as it was. On git the shared feed from the
+    /// old token names nothing (the zone's entry is the same again): the engine fetches that
+    /// zone whole anyway, since it noted the removal ahead of the scope token.
+    @Test func aZoneRemovedByAStoppedFetchAndSharedAgainComesBack() async throws {
+        let fixture = try StoreFixture(.git)
+        let bob = try fixture.store(as: "bob")
+        let diary = try ZoneID(zoneName: "diary", ownerName: "bob")
+        _ = try await bob.modifyRecordZones([.save(RecordZone(zoneID: diary))])
+        _ = try await bob.modifyRecords(saving: [try Record(recordID: RecordID(recordName: "d", zoneID: diary), recordType: "Note", fields: ["v": .int64(1)])], deleting: [])
+        try await bob.share(diary, with: "alice", permission: .readWrite)
+
+        let app = KillableApp()
+        try await RecordSyncEngine(store: fixture.store(as: "alice"), state: app.savedState, delegate: app).fetchChanges()
+        #expect(app.records.keys.map(\.zoneID) == [diary])
+
+        try await bob.unshare(diary, with: "alice")
+        let before = app.savedState.token(for: .shared)
+        app.data.withLock {
+            $0.onEvent = { event, _ in
+                if case .stateUpdate(let state) = event, state.token(for: .shared) != before { throw KillableApp.Crash() }
+            }
+        }
+        do {
+            try await RecordSyncEngine(store: fixture.store(as: "alice"), state: app.savedState, delegate: app).fetchChanges()
+            Issue.record("the app was to stop before saving the shared scope token")
+        } catch {}
+        #expect(app.records.isEmpty, "the unshared zone went")
+
+        try await bob.share(diary, with: "alice", permission: .readWrite)
+        app.data.withLock { $0.onEvent = nil }
+        try await RecordSyncEngine(store: fixture.store(as: "alice"), state: app.savedState, delegate: app).fetchChanges()
+        #expect(app.records.keys.map(\.recordName) == ["d"], "shared again: its record is back")
+    }
+}

@@ -38,6 +38,14 @@ extension RecordSyncEngine {
         var seen = Set<ZoneID>()
         deleted = deleted.filter { seen.insert($0.zoneID).inserted }
         let gone = Set(deleted.map(\.zoneID))
+        // Zones a stopped fetch removed that are back on the store as they were: in no feed
+        // from the old scope token, so fetched whole again.
+        let listed = Set(changed).union(gone)
+        let removedBefore = (state.removedZones ?? []).filter { scopeOf($0) == scope && !listed.contains($0) && state.token(for: $0) == nil }
+        if !removedBefore.isEmpty {
+            let live = Set(try await store.fetchAllRecordZones(scope: scope).map(\.zoneID))
+            changed += removedBefore.filter { live.contains($0) }
+        }
         // Zones with records the store could not deliver before are looked at again.
         let retrying = Set(state.retryRecords.map(\.zoneID))
         changed += known.filter { retrying.contains($0) && !gone.contains($0) }
@@ -48,6 +56,7 @@ extension RecordSyncEngine {
         if !deleted.isEmpty || !zones.isEmpty {
             setState { s in
                 for deletion in deleted {
+                    if !(s.removedZones ?? []).contains(deletion.zoneID) { s.removedZones = (s.removedZones ?? []) + [deletion.zoneID] }
                     s.setToken(nil, for: deletion.zoneID)
                     s.retryRecords.removeAll { $0.zoneID == deletion.zoneID }
                     // A deleted or purged zone takes its unsent changes with it (sending them
@@ -66,6 +75,8 @@ extension RecordSyncEngine {
         setState { s in
             s.setToken(token, for: scope)
             s.interruptedScopes.removeAll { $0 == scope }
+            s.removedZones?.removeAll { scopeOf($0) == scope }
+            if s.removedZones?.isEmpty == true { s.removedZones = nil }
         }
         try await emit(.stateUpdate(state))
     }

@@ -36,6 +36,11 @@ extension RecordSyncEngine {
         /// changes if they go away first, so the fetch asks about them. Optional: states saved
         /// before it existed decode.
         var writtenZones: [ZoneID]?
+        /// Zones a fetch removed ahead of its scope token (until that token is saved): a fetch
+        /// stopped before it reads the feed from the old token, in which a zone that came back
+        /// as it was (shared again with the same participants) is not named. Optional: states
+        /// saved before it existed decode.
+        var removedZones: [ZoneID]?
 
         struct ScopeToken: Sendable, Hashable, Codable {
             var scope: DatabaseScope

@@ -222,6 +222,42 @@ enum SimulationShrinker {
         try await runHistories(kind: .git, firstSeed: 1_000_001, count: SimulationOptions.histories ?? 24, seconds: nil)
     }
 
+    /// Histories the soak found broken, shrunk, kept as they were found (SIM-FINDINGS.md): each
+    /// must keep every invariant on both stores.
+    @Test(arguments: [StoreKind.memory, .git])
+    func historiesTheSoakFound(kind: StoreKind) async throws {
+        let found: [SimHistory] = [
+            // F15: a deletion named by the note of a page a killed pull was applying.
+            SimHistory(seed: 1_883_006_933_925_946, workspaces: 5, steps: [
+                .edit(ws: 3, zone: 1, record: 1, field: "a", value: "w3v2"),
+                .push(ws: 3, crash: nil),
+                .pull(ws: 3, crashAt: nil),
+                .edit(ws: 2, zone: 1, record: 2, field: "b", value: "w2v6"),
+                .push(ws: 2, crash: nil),
+                .pull(ws: 3, crashAt: 2),
+                .remove(ws: 2, zone: 1, record: 2),
+            ]),
+            // F16: a shared zone a killed pull removed, shared again as it was.
+            SimHistory(seed: 1_883_008_150_274_262, workspaces: 4, steps: [
+                .zone(.create, zone: 3),
+                .ownerEdit(zone: 3, record: 0, field: "a", value: "o3"),
+                .share(zone: 3, permission: .readWrite),
+                .edit(ws: 2, zone: 0, record: 3, field: "a", value: "w2v7"),
+                .pull(ws: 1, crashAt: nil),
+                .unshare(zone: 3),
+                .push(ws: 2, crash: nil),
+                .pull(ws: 1, crashAt: 4),
+                .share(zone: 3, permission: .readWrite),
+            ]),
+        ]
+        for history in found {
+            let runner = try SimulationRunner(kind: kind, history: history)
+            do { try await runner.run() } catch {
+                Issue.record("seed \(history.seed) on the \(kind) store: \(error)\n\(runner.trace.joined(separator: "\n"))")
+            }
+        }
+    }
+
     /// Plays one seed and prints its trace.
     func replay(seed: UInt64, kind: StoreKind) async throws {
         let history = SimHistory.generate(seed: seed, excluded: SimulationOptions.excluded)
