@@ -48,74 +48,41 @@ extension SyncEngine {
 
     func pullScope(_ scope: DatabaseScope, workspace ws: Workspace, report: inout PullReport, events: @escaping @Sendable (SyncEvent) -> Void) async throws(RecSyncError) {
         let tokenPath = ws.scopeTokenPath(scope)
-        let feed = try await store.allDatabaseChanges(scope: scope, since: try ws.loadToken(tokenPath))
-        if feed.tokenExpired {
+        // What this workspace holds of the scope. Zones with a token; zones held without one:
+        // own zones made here (perhaps pushed, never pulled: in no feed when they go, so a
+        // tombstone says), other users' zones a first pull of was killed before its zone token
+        // (the store says whether they are still shared), and other users' zones kept for an
+        // upload after their owner's reset, as earlier versions did (only the owner creates
+        // them again: removed). Held zones are looked at even when the feed does not name
+        // them if this workspace pushed to them since its last pull (a record created here and
+        // deleted elsewhere looks unchanged at the database level), if records the store could
+        // not deliver may have become readable (see `RetryList`), or if assets an earlier pull
+        // left on the store are to be fetched now.
+        let held = ws.zonesWithTokens().filter { ws.scope(of: $0) == scope }
+        let withToken = Set(held)
+        let local = ws.localZones().zones.filter { ws.scope(of: $0) == scope && !withToken.contains($0) }
+        var holdings = ScopeHoldings(held: held, interrupted: ws.pullWasInterrupted(scope))
+        holdings.awaitingReupload = Set(local.filter(ws.awaitsReupload))
+        if scope == .private {
+            holdings.maybeNew = local.filter { $0.ownerName == ws.user }
+        } else {
+            holdings.unconfirmed = local.filter { $0.ownerName != ws.user && !holdings.awaitingReupload.contains($0) }
+            holdings.removedRegardless = local.filter { $0.ownerName != ws.user && holdings.awaitingReupload.contains($0) }
+                .map { ZoneDeletion(zoneID: $0, reason: .encryptedDataReset) }
+        }
+        holdings.removedAhead = try ws.zonesRemovedAheadOfScopeToken(scope).filter { !ws.hasZoneDirectory($0) }
+        holdings.needingALook = Set(held.filter { ws.zoneNeedsALook($0) || (fetchesAssets(of: $0) && FileIO.info(ws.unfetchedAssetsPath($0)) != nil) })
+        let plan = try await store.planScopeFetch(scope, since: try ws.loadToken(tokenPath), holdings: holdings)
+        if plan.tokenExpired {
             report.expiredTokens.append("\(scope.rawValue) database")
             events(.tokenExpired("\(scope.rawValue) database"))
         }
-        let (token, full) = (feed.token, feed.listedAll)
-        var (changed, deleted) = (feed.modifications, feed.deletions)
-        report.warnings += feed.warnings.map(\.description)
-        // Zones held here that the feed did not mention may be gone: after a full listing
-        // (it names every live zone), and after a pull killed between saving zone tokens and
-        // this scope token (a zone it brought in that went away since is in neither end of the
-        // feed: it was not there at the scope token).
-        // The zones of this scope held here with a token, listed once (removed zones are
-        // filtered out below by `gone`).
-        let held = ws.zonesWithTokens().filter { ws.scope(of: $0) == scope }
-        if full || ws.pullWasInterrupted(scope) {
-            let listed = Set(changed).union(deleted.map(\.zoneID))
-            let unlisted = held.filter { !listed.contains($0) }
-            if !unlisted.isEmpty { deleted += try await store.zonesGone(unlisted, scope: scope, listedAll: full) }
-        }
-        // Own zones made here and pushed but never pulled have no zone token, so no feed names
-        // them when they go: ask the store about them, as a push does before it sends.
-        if scope == .private {
-            let withToken = Set(held)
-            let listed = Set(changed).union(deleted.map(\.zoneID))
-            let tokenless = ws.localZones().zones.filter { $0.ownerName == ws.user && !withToken.contains($0) && !listed.contains($0) }
-            if !tokenless.isEmpty {
-                deleted += try await store.fetchZoneDeletions(tokenless).filter { $0.reason != .encryptedDataReset || !ws.awaitsReupload($0.zoneID) }
-            }
-        }
-        // Other users' zones held here without a token: a first pull of them killed before its
-        // zone token (in no feed once they go: the store says whether they are still shared),
-        // or kept for an upload after their owner's reset, as earlier versions did (only the
-        // owner creates them again: removed).
-        if scope == .shared {
-            let withToken = Set(held)
-            let listed = Set(changed).union(deleted.map(\.zoneID))
-            let others = ws.localZones().zones.filter { $0.ownerName != ws.user && !listed.contains($0) }
-            let stranded = others.filter { ws.awaitsReupload($0) }
-            let tokenless = others.filter { !ws.awaitsReupload($0) && !withToken.contains($0) }
-            deleted += stranded.map { ZoneDeletion(zoneID: $0, reason: .encryptedDataReset) }
-            if !tokenless.isEmpty { deleted += try await store.zonesGone(tokenless, scope: .shared, listedAll: false) }
-        }
-        // Zones an interrupted pull removed that are back on the store as they were (shared
-        // again with the same participants) are in no feed from the old scope token: fetched
-        // whole again.
-        let listed = Set(changed).union(deleted.map(\.zoneID))
-        let removedBefore = try ws.zonesRemovedAheadOfScopeToken(scope).filter { !listed.contains($0) && !ws.hasZoneDirectory($0) }
-        if !removedBefore.isEmpty {
-            let live = Set(try await store.fetchAllRecordZones(scope: scope).map(\.zoneID))
-            changed += removedBefore.filter { live.contains($0) }
-        }
-        if !dryRun { try ws.noteRemovingZones(deleted.map(\.zoneID), scope: scope) }
-        for deletion in deleted {
+        report.warnings += plan.warnings.map(\.description)
+        if !dryRun { try ws.noteRemovingZones(plan.deletions.map(\.zoneID), scope: scope) }
+        for deletion in plan.deletions {
             try await removeZone(deletion, workspace: ws, report: &report, events: events)
         }
-        // Zones this workspace pushed to since its last pull can look unchanged at the database
-        // level too (a record created here and deleted elsewhere): look at them anyway.
-        let gone = Set(deleted.map(\.zoneID))
-        // So are zones with records the store could not deliver before that may have become
-        // readable without a change there, to fetch by ID (see `RetryList`).
-        // And zones with assets an earlier pull left on the store, when this one fetches them.
-        for zone in held where !gone.contains(zone) && !changed.contains(zone)
-            && (ws.zoneNeedsALook(zone) || (fetchesAssets(of: zone) && FileIO.info(ws.unfetchedAssetsPath(zone)) != nil)) {
-            changed.append(zone)
-        }
-        var seen = Set<ZoneID>()
-        let zones = changed.filter { seen.insert($0).inserted }
+        let (token, zones) = (plan.token, plan.zones)
         // Zone tokens are about to move ahead of the scope token: note it, durably, until the
         // scope token catches up (read above by the pull after a kill).
         if !zones.isEmpty && !dryRun { try ws.notePullUnderWay(scope) }

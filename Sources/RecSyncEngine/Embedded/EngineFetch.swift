@@ -19,38 +19,15 @@ extension RecordSyncEngine {
     }
 
     private func fetchScope(_ scope: DatabaseScope) async throws(RecSyncError) {
-        let feed = try await store.allDatabaseChanges(scope: scope, since: state.token(for: scope))
-        let (token, full, warnings) = (feed.token, feed.listedAll, feed.warnings)
-        var (changed, deleted) = (feed.modifications, feed.deletions)
-        // Zones held here that the feed did not name may be gone: after a full listing (it
-        // names every live zone), and after a fetch stopped between zone tokens and this
-        // scope token (a zone it brought in and that went away since is in neither end).
-        let known = state.knownZones.filter { scopeOf($0) == scope }
-        // And zones this app created or wrote to since the scope token, not fetched yet: gone
-        // before this fetch, they are in neither end either.
-        let written = (state.writtenZones ?? []).filter { scopeOf($0) == scope && !known.contains($0) }
-        let candidates = (full || state.interruptedScopes.contains(scope) ? known : []) + written
-        if !candidates.isEmpty {
-            let listed = Set(changed).union(deleted.map(\.zoneID))
-            let unlisted = candidates.filter { !listed.contains($0) }
-            if !unlisted.isEmpty { deleted += try await store.zonesGone(unlisted, scope: scope, listedAll: full) }
-        }
-        var seen = Set<ZoneID>()
-        deleted = deleted.filter { seen.insert($0.zoneID).inserted }
-        let gone = Set(deleted.map(\.zoneID))
-        // Zones a stopped fetch removed that are back on the store as they were: in no feed
-        // from the old scope token, so fetched whole again.
-        let listed = Set(changed).union(gone)
-        let removedBefore = (state.removedZones ?? []).filter { scopeOf($0) == scope && !listed.contains($0) && state.token(for: $0) == nil }
-        if !removedBefore.isEmpty {
-            let live = Set(try await store.fetchAllRecordZones(scope: scope).map(\.zoneID))
-            changed += removedBefore.filter { live.contains($0) }
-        }
-        // Zones with records the store could not deliver before are looked at again.
-        let retrying = Set(state.retryRecords.map(\.zoneID))
-        changed += known.filter { retrying.contains($0) && !gone.contains($0) }
-        seen = []
-        let zones = changed.filter { !gone.contains($0) && seen.insert($0).inserted }
+        // Zones held with a token; zones this app created or wrote to since the scope token,
+        // not fetched yet (gone before this fetch, they are in neither end of the feed); zones
+        // a stopped fetch removed; zones with records the store could not deliver before.
+        var holdings = ScopeHoldings(held: state.knownZones.filter { scopeOf($0) == scope }, interrupted: state.interruptedScopes.contains(scope))
+        holdings.unconfirmed = (state.writtenZones ?? []).filter { scopeOf($0) == scope && state.token(for: $0) == nil }
+        holdings.removedAhead = (state.removedZones ?? []).filter { scopeOf($0) == scope && state.token(for: $0) == nil }
+        holdings.needingALook = Set(state.retryRecords.map(\.zoneID))
+        let plan = try await store.planScopeFetch(scope, since: state.token(for: scope), holdings: holdings)
+        let (token, warnings, deleted, zones) = (plan.token, plan.warnings, plan.deletions, plan.zones)
 
         try await emit(.fetchedDatabaseChanges(FetchedDatabaseChanges(scope: scope, modifications: zones, deletions: deleted, warnings: warnings)))
         if !deleted.isEmpty || !zones.isEmpty {
