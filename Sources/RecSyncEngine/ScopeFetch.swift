@@ -23,6 +23,8 @@ struct ScopeHoldings {
     /// Zones a stopped fetch removed ahead of its scope token: fetched whole again if the
     /// store shows them (a zone shared again as it was is in no feed from the old token).
     var removedAhead: [ZoneID] = []
+    /// Zones an earlier feed named that were not fetched yet (outside a fetch's scope).
+    var pending: [ZoneID] = []
     /// Held zones to fetch even when the feed does not name them (records to fetch again,
     /// records pushed since the zone token, assets left on the store).
     var needingALook: Set<ZoneID> = []
@@ -72,6 +74,7 @@ extension RemoteStore {
             let live = Set(try await fetchAllRecordZones(scope: scope).map(\.zoneID))
             changed += removedAhead.filter { live.contains($0) }
         }
+        changed += h.pending
         changed += h.held.filter { h.needingALook.contains($0) }
         seen = []
         let zones = changed.filter { !gone.contains($0) && seen.insert($0).inserted }

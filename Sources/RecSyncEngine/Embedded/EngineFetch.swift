@@ -7,18 +7,26 @@ extension RecordSyncEngine {
     /// changed zone page by page, each page before the zone token that covers it; every zone
     /// before the scope token. Stopped anywhere (a throw, a kill), the next fetch delivers at
     /// most one page again.
-    public func fetchChanges(scopes: [DatabaseScope] = [.private, .shared]) async throws(RecSyncError) {
+    ///
+    /// `options` narrows the zones whose record changes are fetched and orders them; zone
+    /// changes of the database are always fetched whole (see ``FetchChangesOptions``).
+    public func fetchChanges(_ options: FetchChangesOptions = FetchChangesOptions()) async throws(RecSyncError) {
         try await exclusively { () async throws(RecSyncError) in
             try await emit(.willFetchChanges)
-            for scope in scopes {
+            for scope in options.databaseScopes {
                 try scope.requireSupported(for: "fetching changes")
-                try await fetchScope(scope)
+                try await fetchScope(scope, options: options)
             }
             try await emit(.didFetchChanges)
         }
     }
 
-    private func fetchScope(_ scope: DatabaseScope) async throws(RecSyncError) {
+    /// `fetchChanges` of every zone of these databases.
+    public func fetchChanges(scopes: [DatabaseScope]) async throws(RecSyncError) {
+        try await fetchChanges(FetchChangesOptions(databaseScopes: scopes))
+    }
+
+    private func fetchScope(_ scope: DatabaseScope, options: FetchChangesOptions) async throws(RecSyncError) {
         // Zones held with a token; zones this app created or wrote to since the scope token,
         // not fetched yet (gone before this fetch, they are in neither end of the feed); zones
         // a stopped fetch removed; zones with records the store could not deliver before.
@@ -26,12 +34,22 @@ extension RecordSyncEngine {
         holdings.unconfirmed = (state.writtenZones ?? []).filter { scopeOf($0) == scope && state.token(for: $0) == nil }
         holdings.removedAhead = (state.removedZones ?? []).filter { scopeOf($0) == scope && state.token(for: $0) == nil }
         holdings.needingALook = Set(state.retryRecords.map(\.zoneID))
+        holdings.pending = (state.unfetchedZones ?? []).filter { scopeOf($0) == scope }
         let plan = try await store.planScopeFetch(scope, since: state.token(for: scope), holdings: holdings)
-        let (token, warnings, deleted, zones) = (plan.token, plan.warnings, plan.deletions, plan.zones)
+        let (token, warnings, deleted, changed) = (plan.token, plan.warnings, plan.deletions, plan.zones)
+        // The zones in the options' scope, the prioritized ones first; the others are kept for
+        // a later fetch.
+        let covered = changed.filter(options.scope.contains)
+        let zones = options.prioritizedZoneIDs.filter(covered.contains) + covered.filter { !options.prioritizedZoneIDs.contains($0) }
+        let left = changed.filter { !options.scope.contains($0) }
 
-        try await emit(.fetchedDatabaseChanges(FetchedDatabaseChanges(scope: scope, modifications: zones, deletions: deleted, warnings: warnings)))
-        if !deleted.isEmpty || !zones.isEmpty {
+        try await emit(.fetchedDatabaseChanges(FetchedDatabaseChanges(scope: scope, modifications: changed, deletions: deleted, warnings: warnings)))
+        if !deleted.isEmpty || !changed.isEmpty {
             setState { s in
+                let gone = Set(deleted.map(\.zoneID))
+                var unfetched = (s.unfetchedZones ?? []).filter { !gone.contains($0) }
+                for zone in left where !unfetched.contains(zone) { unfetched.append(zone) }
+                s.unfetchedZones = unfetched.isEmpty ? nil : unfetched
                 for deletion in deleted {
                     if !(s.removedZones ?? []).contains(deletion.zoneID) { s.removedZones = (s.removedZones ?? []) + [deletion.zoneID] }
                     s.setToken(nil, for: deletion.zoneID)
@@ -54,6 +72,8 @@ extension RecordSyncEngine {
             s.interruptedScopes.removeAll { $0 == scope }
             s.removedZones?.removeAll { scopeOf($0) == scope }
             if s.removedZones?.isEmpty == true { s.removedZones = nil }
+            s.unfetchedZones?.removeAll { zones.contains($0) }
+            if s.unfetchedZones?.isEmpty == true { s.unfetchedZones = nil }
         }
         try await emit(.stateUpdate(state))
     }

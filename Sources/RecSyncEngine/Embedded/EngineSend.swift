@@ -10,17 +10,20 @@ extension RecordSyncEngine {
     /// again after a merge. One refused only because another change in its atomic zone
     /// failed (`batchRequestFailed`), or because the store was busy, stays pending. When the
     /// store cannot be reached the send stops there with the error; nothing pending is lost.
-    public func sendChanges() async throws(RecSyncError) {
+    ///
+    /// `options` narrows the send to some zones or records; the other pending changes stay
+    /// pending, in their order (see ``SendChangesOptions``).
+    public func sendChanges(_ options: SendChangesOptions = SendChangesOptions()) async throws(RecSyncError) {
         try await exclusively { () async throws(RecSyncError) in
             try await emit(.willSendChanges)
-            try await sendDatabaseChanges()
-            try await sendRecordZoneChanges()
+            try await sendDatabaseChanges(options.scope)
+            try await sendRecordZoneChanges(options.scope)
             try await emit(.didSendChanges)
         }
     }
 
-    private func sendDatabaseChanges() async throws(RecSyncError) {
-        let pending = state.pendingDatabaseChanges
+    private func sendDatabaseChanges(_ scope: SendChangesOptions.Scope) async throws(RecSyncError) {
+        let pending = state.pendingDatabaseChanges.filter(scope.contains)
         guard !pending.isEmpty else { return }
         // A zone that exists keeps its participants: its sharing is changed with
         // `RemoteStore.share` and `unshare`, not by a device making sure its zone exists (which
@@ -78,10 +81,10 @@ extension RecordSyncEngine {
         try await emit(.stateUpdate(state))
     }
 
-    private func sendRecordZoneChanges() async throws(RecSyncError) {
+    private func sendRecordZoneChanges(_ scope: SendChangesOptions.Scope) async throws(RecSyncError) {
         // Each change is tried once per send: those added meanwhile wait for the next. One the
         // app replaced or removed while an earlier batch was out is not sent (an undone delete).
-        var queue = state.pendingRecordZoneChanges[...]
+        var queue = state.pendingRecordZoneChanges.filter(scope.contains)[...]
         while !queue.isEmpty {
             let pending = Set(state.pendingRecordZoneChanges)
             var batch: [PendingRecordZoneChange] = []

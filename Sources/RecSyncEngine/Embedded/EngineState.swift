@@ -41,6 +41,16 @@ extension RecordSyncEngine {
         /// as it was (shared again with the same participants) is not named. Optional: states
         /// saved before it existed decode.
         var removedZones: [ZoneID]?
+        /// Zones a database feed named whose record changes a fetch left out (outside its
+        /// `FetchChangesOptions.scope`): fetched by the next fetch that covers them. Optional:
+        /// states saved before it existed decode.
+        var unfetchedZones: [ZoneID]?
+
+        /// Zones with changes on the store that no fetch has brought in yet, as far as the
+        /// engine knows: those a scoped fetch left out (CloudKit's
+        /// `CKSyncEngine.State.zoneIDsWithUnfetchedServerChanges`). Changes made since the last
+        /// fetch are not known until the next.
+        public var zoneIDsWithUnfetchedServerChanges: [ZoneID] { unfetchedZones ?? [] }
 
         struct ScopeToken: Sendable, Hashable, Codable {
             var scope: DatabaseScope

@@ -6,7 +6,7 @@ import RecSyncStore
 ///
 /// The app creates the engine with a `RemoteStore`, the ``State`` it saved last time and a
 /// delegate; it tells the engine what it changed (``add(pendingRecordZoneChanges:)``), and calls
-/// ``sendChanges()`` and ``fetchChanges(scopes:)``. The engine delivers what happened as
+/// ``sendChanges(_:)`` and ``fetchChanges(_:)``. The engine delivers what happened as
 /// ``Event``s, in order, to the delegate, and asks the delegate for the records to send.
 /// Fetches and sends run one at a time; adding pending changes meanwhile is safe (a change
 /// added while its record is being sent is kept for the next send).
