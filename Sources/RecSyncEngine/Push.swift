@@ -106,7 +106,9 @@ extension SyncEngine {
                 }
             }
         }
-        let pendingConflicts = Set(try ws.allConflicts().map(\.recordID))
+        // A zone removed or reset just now took its pending conflicts with it (a dry run has
+        // only noted the removal).
+        let pendingConflicts = Set(try ws.allConflicts().map(\.recordID).filter { !gone.contains($0.zoneID) && !resetNow.contains($0.zoneID) })
         // A zone to upload again that another device has re-created meanwhile: a record the
         // store holds at the tag this workspace knows was pulled from the new zone, and goes
         // as an ordinary change; the rest are uploaded as new (one the store holds at another

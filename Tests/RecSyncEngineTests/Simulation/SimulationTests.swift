@@ -237,6 +237,15 @@ enum SimulationShrinker {
                 .pull(ws: 3, crashAt: 2),
                 .remove(ws: 2, zone: 1, record: 2),
             ]),
+            // F17: a push plan held back a conflict of a zone the push then uploads again.
+            SimHistory(seed: 1_883_009_068_303_494, workspaces: 4, steps: [
+                .edit(ws: 3, zone: 1, record: 2, field: "b", value: "w3v2"),
+                .push(ws: 3, crash: nil),
+                .edit(ws: 2, zone: 1, record: 2, field: "a", value: "w2v6"),
+                .push(ws: 2, crash: nil),
+                .zone(.reset, zone: 1),
+                .push(ws: 2, crash: nil),
+            ]),
             // F16: a shared zone a killed pull removed, shared again as it was.
             SimHistory(seed: 1_883_008_150_274_262, workspaces: 4, steps: [
                 .zone(.create, zone: 3),
