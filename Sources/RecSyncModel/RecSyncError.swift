@@ -38,6 +38,7 @@ public enum CloudKitErrorCode: Int, Sendable, Hashable {
     case invalidArguments = 12
     case serverRecordChanged = 14
     case serverRejectedRequest = 15
+    case operationCancelled = 20
     case changeTokenExpired = 21
     case batchRequestFailed = 22
     case zoneBusy = 23
@@ -150,6 +151,10 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
     /// An embedding app's delegate threw while it handled a sync event (`RecordSyncEngine`);
     /// what depended on the event (a token, a pending change) did not move.
     case delegateFailed(event: String, message: String)
+    /// A fetch or send was cancelled (`RecordSyncEngine.cancelOperations()`, or its task was
+    /// cancelled) between two pages or batches: what it had delivered is saved, the rest is
+    /// not started.
+    case operationCancelled(String)
 
     public var code: CloudKitErrorCode {
         switch self {
@@ -169,6 +174,7 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .notAWorkspace, .notAStore, .workspaceLocked, .invalidFiles, .fileSystem: .invalidArguments
         case .notDelivered: .partialFailure
         case .delegateFailed: .internalError
+        case .operationCancelled: .operationCancelled
         case .networkUnavailable: .networkUnavailable
         case .networkFailure: .networkFailure
         case .notAuthenticated: .notAuthenticated
@@ -216,6 +222,8 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
             return m
         case .delegateFailed(let event, let message):
             return "the app failed to handle \(event): \(message); nothing that depends on it was marked done, so the next sync delivers it again"
+        case .operationCancelled(let what):
+            return "\(what) was cancelled; what it delivered before is kept, and the next run goes on from there"
         case .notDelivered(let ids):
             return "not delivered, still pending: \(ids.joined(separator: ", ")) (the warnings above say why); their cursors did not move, so the next 'recsync watch' or 'watch --once' delivers them again"
         }
@@ -272,6 +280,7 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .notAuthenticated: "notAuthenticated"
         case .notDelivered: "notDelivered"
         case .delegateFailed: "delegateFailed"
+        case .operationCancelled: "operationCancelled"
         }
     }
 

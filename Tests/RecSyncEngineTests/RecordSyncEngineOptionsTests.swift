@@ -88,3 +88,97 @@ import Testing
         #expect(stored.allSatisfy { if case .success = $0.result { true } else { false } })
     }
 }
+
+/// `cancelOperations()`: a running fetch or send stops between pages or batches.
+@Suite struct RecordSyncEngineCancelTests {
+    let storage = MemoryStorage()
+    let notes: ZoneID
+
+    init() throws { notes = try ZoneID(zoneName: "notes", ownerName: "alice") }
+
+    func engine(_ app: KillableApp, device: String, pageSize: Int = 400, batchSize: Int = 200) throws -> RecordSyncEngine {
+        var options = RecordSyncEngine.Options()
+        options.fetchPageSize = pageSize
+        options.sendBatchSize = batchSize
+        return try RecordSyncEngine(store: MemoryStore(storage: storage, actor: try StoreActor(userRecordName: "alice", deviceID: device)), state: app.savedState, delegate: app, options: options)
+    }
+
+    func ids(_ n: Int) throws -> [RecordID] { try (0..<n).map { try RecordID(recordName: "r\($0)", zoneID: notes) } }
+
+    @Test func aCancelledFetchStopsAfterAPageAndTheNextGoesOnFromThere() async throws {
+        let writer = KillableApp()
+        let w = try engine(writer, device: "writer")
+        try await w.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes))])
+        for id in try ids(10) { try writer.edit(id, ["v": .int64(1)]) }
+        try await w.add(pendingRecordZoneChanges: try ids(10).map { .saveRecord($0) })
+        try await w.sendChanges()
+
+        let app = KillableApp()
+        app.data.withLock {
+            $0.onEvent = { event, engine in
+                if case .fetchedRecordZoneChanges = event { await engine.cancelOperations() }
+            }
+        }
+        let e = try engine(app, device: "a", pageSize: 3)
+        do {
+            try await e.fetchChanges()
+            Issue.record("the fetch was to stop")
+        } catch .operationCancelled {
+        } catch {
+            Issue.record("expected operationCancelled, got \(error)")
+        }
+        #expect(app.records.count == 3, "one page delivered, then stopped")
+        #expect(app.events.last == "stateUpdate", "the page's state was delivered before it stopped")
+
+        // A run called after the cancel is not affected, and delivers each record once.
+        app.data.withLock { $0.onEvent = nil }
+        try await e.fetchChanges()
+        #expect(app.records.count == 10)
+        let delivered = app.events.filter { $0.hasPrefix("fetchedRecordZoneChanges") }.count
+        #expect(delivered == 4, "pages of 3, none delivered twice: \(app.events)")
+    }
+
+    @Test func aCancelledSendKeepsWhatItDidNotSendPending() async throws {
+        let app = KillableApp()
+        let e = try engine(app, device: "a", batchSize: 2)
+        try await e.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes))])
+        for id in try ids(5) { try app.edit(id, ["v": .int64(1)]) }
+        try await e.add(pendingRecordZoneChanges: try ids(5).map { .saveRecord($0) })
+        app.data.withLock {
+            $0.onEvent = { event, engine in
+                if case .sentRecordZoneChanges = event { await engine.cancelOperations() }
+            }
+        }
+        do {
+            try await e.sendChanges()
+            Issue.record("the send was to stop")
+        } catch .operationCancelled {
+        } catch {
+            Issue.record("expected operationCancelled, got \(error)")
+        }
+        #expect(app.savedState.pendingRecordZoneChanges == (try ids(5).dropFirst(2).map { .saveRecord($0) }), "the first batch landed; the rest waits")
+        app.data.withLock { $0.onEvent = nil }
+        try await e.sendChanges()
+        #expect(app.savedState.pendingRecordZoneChanges.isEmpty)
+        let stored = try await MemoryStore(storage: storage, actor: try StoreActor(userRecordName: "alice", deviceID: "b")).fetchRecords(try ids(5))
+        #expect(stored.allSatisfy { if case .success = $0.result { true } else { false } })
+    }
+
+    @Test func cancellingTheTaskStopsAFetchToo() async throws {
+        let app = KillableApp()
+        // The task is cancelled while the fetch runs (its first event is handled in it).
+        app.data.withLock {
+            $0.onEvent = { event, _ in
+                if case .willFetchChanges = event { withUnsafeCurrentTask { $0?.cancel() } }
+            }
+        }
+        let e = try engine(app, device: "a")
+        let result = await Task { try await e.fetchChanges() }.result
+        guard case .failure(let error) = result else {
+            Issue.record("the fetch ran to its end in a cancelled task")
+            return
+        }
+        #expect((error as? RecSyncError)?.code == .operationCancelled, "\(error)")
+        #expect(!app.events.contains("didFetchChanges"))
+    }
+}

@@ -15,6 +15,7 @@ extension RecordSyncEngine {
             try await emit(.willFetchChanges)
             for scope in options.databaseScopes {
                 try scope.requireSupported(for: "fetching changes")
+                try checkNotCancelled("the fetch")
                 try await fetchScope(scope, options: options)
             }
             try await emit(.didFetchChanges)
@@ -65,6 +66,7 @@ extension RecordSyncEngine {
             try await emit(.stateUpdate(state))
         }
         for zone in zones {
+            try checkNotCancelled("the fetch")
             try await fetchZone(zone)
         }
         setState { s in
@@ -86,7 +88,10 @@ extension RecordSyncEngine {
         if token == nil { try await emit(.fetchingWholeZone(zone)) }
         do {
             var feed = ZoneChangeFeed(store: store, zone: zone, since: token)
-            while let step = try await feed.next(limit: options.fetchPageSize) {
+            while true {
+                // Between pages: the last one and the state covering it are delivered.
+                try checkNotCancelled("the fetch")
+                guard let step = try await feed.next(limit: options.fetchPageSize) else { break }
                 guard case .page(let page) = step else {
                     setState { $0.setToken(nil, for: zone) }
                     try await emit(.fetchingWholeZone(zone))

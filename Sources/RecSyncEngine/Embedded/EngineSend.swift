@@ -16,6 +16,7 @@ extension RecordSyncEngine {
     public func sendChanges(_ options: SendChangesOptions = SendChangesOptions()) async throws(RecSyncError) {
         try await exclusively { () async throws(RecSyncError) in
             try await emit(.willSendChanges)
+            try checkNotCancelled("the send")
             try await sendDatabaseChanges(options.scope)
             try await sendRecordZoneChanges(options.scope)
             try await emit(.didSendChanges)
@@ -91,7 +92,10 @@ extension RecordSyncEngine {
             while batch.count < options.sendBatchSize, let next = queue.popFirst() {
                 if pending.contains(next) { batch.append(next) }
             }
-            if !batch.isEmpty { try await sendBatch(batch) }
+            if !batch.isEmpty {
+                try checkNotCancelled("the send")
+                try await sendBatch(batch)
+            }
         }
     }
 

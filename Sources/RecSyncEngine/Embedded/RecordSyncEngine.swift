@@ -38,6 +38,11 @@ public actor RecordSyncEngine {
     private var generations: [PendingRecordZoneChange: Int] = [:]
     private var nextGeneration = 1
     private var busy = false
+    /// Moved on by `cancelOperations()`; a run called before it moved stops at its next page
+    /// or batch.
+    private var cancellations = 0
+    /// `cancellations` as it was when the running fetch or send was called.
+    private var runCancellations = 0
     private var waiting: [CheckedContinuation<Void, Never>] = []
     /// The engines whose delegate the current task (or the task it descends from) is in.
     @TaskLocal static var handling: Set<ObjectIdentifier> = []
@@ -112,7 +117,23 @@ public actor RecordSyncEngine {
 
     // MARK: Running one at a time
 
+    /// Stops the running fetch or send, and those waiting to run, at their next page or batch
+    /// boundary: what they delivered before stays delivered (and its state saved), nothing is
+    /// half-applied, and each throws `operationCancelled`. CloudKit's
+    /// `CKSyncEngine.cancelOperations()`. Runs called afterwards are not affected. Cancelling
+    /// the task that runs a fetch or send stops it the same way.
+    public func cancelOperations() {
+        cancellations += 1
+    }
+
+    /// Throws `operationCancelled` if the running fetch or send was cancelled: called between
+    /// pages and batches, after the state covering the last one was delivered.
+    func checkNotCancelled(_ what: String) throws(RecSyncError) {
+        if cancellations != runCancellations || Task.isCancelled { throw .operationCancelled(what) }
+    }
+
     func exclusively<T: Sendable>(_ body: () async throws(RecSyncError) -> T) async throws(RecSyncError) -> T {
+        let called = cancellations
         // Called from the delegate while it handles an event, a run would wait for the run that
         // waits for the delegate: refused instead of hanging for ever.
         if Self.handling.contains(ObjectIdentifier(self)) {
@@ -126,6 +147,7 @@ public actor RecordSyncEngine {
         defer {
             if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
         }
+        runCancellations = called
         return try await body()
     }
 
