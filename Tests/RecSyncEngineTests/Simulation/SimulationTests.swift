@@ -267,12 +267,16 @@ enum SimulationShrinker {
         }
     }
 
-    /// Plays one seed and prints its trace.
+    /// Plays one seed and prints its trace; the test fails when the seed breaks an invariant
+    /// (a replay that passed whatever happened once read as a fix).
     func replay(seed: UInt64, kind: StoreKind) async throws {
         let history = SimHistory.generate(seed: seed, excluded: SimulationOptions.excluded)
         let runner = try SimulationRunner(kind: kind, history: history)
         var outcome = "kept every invariant"
-        do { try await runner.run() } catch { outcome = "\(error)" }
+        do { try await runner.run() } catch {
+            outcome = "\(error)"
+            Issue.record("seed \(seed) on the \(kind) store: \(error)")
+        }
         print("\(history)\ntrace:\n\(runner.trace.map { "    " + $0 }.joined(separator: "\n"))\n\(kind): \(outcome)")
     }
 }
