@@ -252,8 +252,11 @@ extension SyncEngine {
             applier.report(into: &report, events: events)
             token = page.changeToken
             if !dryRun {
-                // During a full fetch the journal only grows; the base is written once at the end.
-                try index.save(compacting: !refetch.isUnderWay)
+                // The journal only grows while pages come; the base is rewritten (if the journal
+                // outgrew it) after the last page of an incremental pull, and once at the end of
+                // a full fetch. Compacting on every page once the journal passed its threshold
+                // rewrote the whole index every few pages: quadratic in a large pull.
+                try index.save(compacting: !refetch.isUnderWay && feed.isFinished)
                 // The page's changes to the list, appended: a line each, however long the list.
                 try retry.save()
                 try checkpoint?(.afterBatchBeforeZoneToken(zone))
