@@ -47,7 +47,39 @@ public actor FaultInjectingStore: RemoteStore {
         storeID = inner.storeID
     }
 
+    /// How many of the next calls that read or write records or zones fail, as a dropped
+    /// connection would, before reaching the store.
+    public private(set) var failingCalls = 0
+    /// The next record or zone write lands, and its answer is lost (a connection that dropped
+    /// after the store committed).
+    public private(set) var losingAnswer = false
+    /// Calls that failed through `failNextCalls` or `loseNextAnswer`.
+    public private(set) var droppedCalls = 0
+
     public func setFault(_ fault: Fault?) { self.fault = fault }
+
+    public func failNextCalls(_ count: Int) { failingCalls = count }
+
+    /// Zones whose changes fail to read, with the error given, until cleared with nil.
+    public private(set) var failingZones: [ZoneID: RecSyncError] = [:]
+
+    public func failZone(_ zone: ZoneID, with error: RecSyncError?) { failingZones[zone] = error }
+
+    public func loseNextAnswer() { losingAnswer = true }
+
+    private func drop(_ call: String) throws(RecSyncError) {
+        guard failingCalls > 0 else { return }
+        failingCalls -= 1
+        droppedCalls += 1
+        throw .networkFailure("simulated: the connection dropped during \(call)")
+    }
+
+    private func loseAnswer(_ call: String) throws(RecSyncError) {
+        guard losingAnswer else { return }
+        losingAnswer = false
+        droppedCalls += 1
+        throw .networkFailure("simulated: the connection dropped after the store committed \(call)")
+    }
 
     public func failZoneListings(_ count: Int) { failingZoneListings = count }
 
@@ -60,14 +92,18 @@ public actor FaultInjectingStore: RemoteStore {
     }
 
     public func databaseChanges(scope: DatabaseScope, since token: ServerChangeToken?, resultsLimit: Int) async throws(RecSyncError) -> DatabaseChanges {
-        try await inner.databaseChanges(scope: scope, since: token, resultsLimit: resultsLimit)
+        try drop("databaseChanges")
+        return try await inner.databaseChanges(scope: scope, since: token, resultsLimit: resultsLimit)
     }
 
     public func recordZoneChanges(zone: ZoneID, since token: ServerChangeToken?, resultsLimit: Int, desiredKeys: [String]?) async throws(RecSyncError) -> RecordZoneChanges {
-        try await inner.recordZoneChanges(zone: zone, since: token, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
+        try drop("recordZoneChanges")
+        if let error = failingZones[zone] { throw error }
+        return try await inner.recordZoneChanges(zone: zone, since: token, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
     }
 
     public func modifyRecords(saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool, clientChangeTokenData: String?) async throws(RecSyncError) -> ModifyRecordsResult {
+        try drop("modifyRecords")
         try fail(.beforeWrite)
         let result = try await inner.modifyRecords(saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically, clientChangeTokenData: clientChangeTokenData)
         for item in result.saveResults {
@@ -77,10 +113,12 @@ public actor FaultInjectingStore: RemoteStore {
             if case .success = item.result { landed.append(Landed(recordID: item.recordID, fields: nil)) }
         }
         try fail(.afterWrite)
+        try loseAnswer("modifyRecords")
         return result
     }
 
     public func modifyRecordZones(_ operations: [ZoneOperation]) async throws(RecSyncError) -> [ZoneOperationResult] {
+        try drop("modifyRecordZones")
         try fail(.beforeWrite)
         let results = try await inner.modifyRecordZones(operations)
         for r in results {
@@ -90,11 +128,13 @@ public actor FaultInjectingStore: RemoteStore {
             }
         }
         try fail(.afterWrite)
+        try loseAnswer("modifyRecordZones")
         return results
     }
 
     public func fetchAllRecordZones(scope: DatabaseScope) async throws(RecSyncError) -> [RecordZone] {
         zoneListings += 1
+        try drop("fetchAllRecordZones")
         if failingZoneListings > 0 {
             failingZoneListings -= 1
             throw .networkFailure("simulated: the connection dropped while the zones were listed")
@@ -112,7 +152,8 @@ public actor FaultInjectingStore: RemoteStore {
     }
 
     public func fetchZoneDeletions(_ zoneIDs: [ZoneID]) async throws(RecSyncError) -> [ZoneDeletion] {
-        try await inner.fetchZoneDeletions(zoneIDs)
+        try drop("fetchZoneDeletions")
+        return try await inner.fetchZoneDeletions(zoneIDs)
     }
 
     public func currentDatabaseToken(scope: DatabaseScope) async throws(RecSyncError) -> ServerChangeToken {
@@ -124,6 +165,7 @@ public actor FaultInjectingStore: RemoteStore {
     }
 
     public func fetchRecords(_ ids: [RecordID], desiredKeys: [String]?) async throws(RecSyncError) -> [RecordResult] {
+        try drop("fetchRecords")
         recordsFetchedByID += ids.count
         return try await inner.fetchRecords(ids, desiredKeys: desiredKeys)
     }

@@ -13,8 +13,8 @@ extension RecordSyncEngine {
     public enum Event: Sendable {
         /// The state changed: save it, to pass to the engine next time.
         case stateUpdate(State)
-        /// A fetch begins.
-        case willFetchChanges
+        /// A fetch begins, with what it was asked to cover.
+        case willFetchChanges(FetchChangesContext)
         /// Zones changed or went away in a scope (deletions carry the reason: drop the local
         /// copy for `deleted` and `purged`; for `encryptedDataReset` of a zone the app's user
         /// owns, keep it and upload it again; a reset of a zone shared with the user drops it
@@ -33,20 +33,24 @@ extension RecordSyncEngine {
         case fetchingWholeZone(ZoneID)
         /// A page of one zone's changes: save them.
         case fetchedRecordZoneChanges(FetchedRecordZoneChanges)
-        /// The engine is done with one zone; `error` says why it stopped early (the zone went
-        /// away meanwhile: the next fetch reports that).
+        /// The engine is done with one zone; `error` says why it stopped early. The zone went
+        /// away meanwhile (`zoneNotFound`, `userDeletedZone`): the next fetch reports that.
+        /// Any other error failed this zone alone (the store could not read it, say): the fetch
+        /// goes on with the other zones, and the zone stays in
+        /// ``State/zoneIDsWithUnfetchedServerChanges`` for the next fetch. A store that cannot
+        /// be reached, a cancellation or a failing delegate stops the whole fetch instead.
         case didFetchRecordZoneChanges(ZoneID, error: RecSyncError?)
-        /// A fetch ended.
-        case didFetchChanges
-        /// A send begins.
-        case willSendChanges
+        /// A fetch ended (a fetch that throws ends without it).
+        case didFetchChanges(FetchChangesContext)
+        /// A send begins, with what it was asked to cover.
+        case willSendChanges(SendChangesContext)
         /// What became of the pending zone saves and deletes.
         case sentDatabaseChanges(SentDatabaseChanges)
         /// What became of a batch of pending record saves and deletes: save the new change
         /// tags of saved records, and resolve the conflicts.
         case sentRecordZoneChanges(SentRecordZoneChanges)
-        /// A send ended.
-        case didSendChanges
+        /// A send ended (a send that throws ends without it).
+        case didSendChanges(SendChangesContext)
 
         /// A short name for messages.
         public var name: String {
@@ -137,8 +141,34 @@ public protocol RecordSyncEngineDelegate: AnyObject, Sendable {
     /// from it are refused (the running fetch or send waits for the handler).
     func handleEvent(_ event: RecordSyncEngine.Event, syncEngine: RecordSyncEngine) async throws
 
-    /// The current version of records with pending saves, for one batch of a send. Each record
-    /// carries the change tag of the version the app last fetched or saved (nil for a new
-    /// record). A record the app no longer has is left out: its pending save is dropped.
+    /// The next batch of record changes to send, or nil when there is nothing more: CloudKit's
+    /// `nextRecordZoneChangeBatch`. The engine asks again after each batch went (its
+    /// `.sentRecordZoneChanges` handled) until this returns nil or an empty batch, or a batch
+    /// of changes this send already tried: each pending change is tried once per send.
+    ///
+    /// Compose it from `syncEngine.state.pendingRecordZoneChanges` within
+    /// `context.options.scope` (``RecordSyncEngine/RecordZoneChangeBatch/init(pendingChanges:limit:atomicByZone:recordProvider:)``
+    /// does that with a record provider), or from anything else the app wants sent. Left
+    /// out, the engine's own batch is used (``RecordSyncEngine/defaultRecordZoneChangeBatch(_:)``),
+    /// with the records from ``recordsToSave(_:syncEngine:)``.
+    func nextRecordZoneChangeBatch(_ context: RecordSyncEngine.SendChangesContext, syncEngine: RecordSyncEngine) async throws -> RecordSyncEngine.RecordZoneChangeBatch?
+
+    /// The current version of records with pending saves, for one batch of the engine's own
+    /// batches (a delegate that composes its batches in `nextRecordZoneChangeBatch` need not
+    /// provide it). Each record carries the change tag of the version the app last fetched or
+    /// saved (nil for a new record). A record the app no longer has is left out: its pending
+    /// save is dropped.
     func recordsToSave(_ recordIDs: [RecordID], syncEngine: RecordSyncEngine) async throws -> [Record]
+}
+
+extension RecordSyncEngineDelegate {
+    /// The engine's own batch: the next pending changes in the send's scope.
+    public func nextRecordZoneChangeBatch(_ context: RecordSyncEngine.SendChangesContext, syncEngine: RecordSyncEngine) async throws -> RecordSyncEngine.RecordZoneChangeBatch? {
+        try await syncEngine.defaultRecordZoneChangeBatch(context)
+    }
+
+    /// Refuses: a delegate that relies on the engine's own batches provides the records.
+    public func recordsToSave(_ recordIDs: [RecordID], syncEngine: RecordSyncEngine) async throws -> [Record] {
+        throw RecSyncError.delegateFailed(event: "recordsToSave", message: "the delegate provides neither recordsToSave nor nextRecordZoneChangeBatch; implement one of them to send record changes")
+    }
 }

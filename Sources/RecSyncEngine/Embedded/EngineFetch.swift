@@ -12,13 +12,14 @@ extension RecordSyncEngine {
     /// changes of the database are always fetched whole (see ``FetchChangesOptions``).
     public func fetchChanges(_ options: FetchChangesOptions = FetchChangesOptions()) async throws(RecSyncError) {
         try await exclusively { () async throws(RecSyncError) in
-            try await emit(.willFetchChanges)
+            let context = FetchChangesContext(options: options)
+            try await emit(.willFetchChanges(context))
             for scope in options.databaseScopes {
                 try scope.requireSupported(for: "fetching changes")
                 try checkNotCancelled("the fetch")
                 try await fetchScope(scope, options: options)
             }
-            try await emit(.didFetchChanges)
+            try await emit(.didFetchChanges(context))
         }
     }
 
@@ -36,7 +37,10 @@ extension RecordSyncEngine {
         holdings.removedAhead = (state.removedZones ?? []).filter { scopeOf($0) == scope && state.token(for: $0) == nil }
         holdings.needingALook = Set(state.retryRecords.map(\.zoneID))
         holdings.pending = (state.unfetchedZones ?? []).filter { scopeOf($0) == scope }
-        let plan = try await store.planScopeFetch(scope, since: state.token(for: scope), holdings: holdings)
+        let since = state.token(for: scope)
+        let plan = try await retryingTransient("the fetch") { () async throws(RecSyncError) in
+            try await store.planScopeFetch(scope, since: since, holdings: holdings)
+        }
         let (token, warnings, deleted, changed) = (plan.token, plan.warnings, plan.deletions, plan.zones)
         // The zones in the options' scope, the prioritized ones first; the others are kept for
         // a later fetch.
@@ -65,22 +69,28 @@ extension RecordSyncEngine {
             }
             try await emit(.stateUpdate(state))
         }
+        // A zone whose fetch failed on its own is reported for that zone; the others go on.
+        var failed: [ZoneID] = []
         for zone in zones {
             try checkNotCancelled("the fetch")
-            try await fetchZone(zone)
+            if try await fetchZone(zone) != nil { failed.append(zone) }
         }
         setState { s in
             s.setToken(token, for: scope)
             s.interruptedScopes.removeAll { $0 == scope }
             s.removedZones?.removeAll { scopeOf($0) == scope }
             if s.removedZones?.isEmpty == true { s.removedZones = nil }
-            s.unfetchedZones?.removeAll { zones.contains($0) }
-            if s.unfetchedZones?.isEmpty == true { s.unfetchedZones = nil }
+            // A failed zone stays to fetch: the scope token moves past its changes.
+            var unfetched = (s.unfetchedZones ?? []).filter { !zones.contains($0) || failed.contains($0) }
+            for zone in failed where !unfetched.contains(zone) { unfetched.append(zone) }
+            s.unfetchedZones = unfetched.isEmpty ? nil : unfetched
         }
         try await emit(.stateUpdate(state))
     }
 
-    private func fetchZone(_ zone: ZoneID) async throws(RecSyncError) {
+    /// Fetches one zone's changes; returns the error that stopped this zone alone (the rest of
+    /// the fetch goes on), after reporting it in `.didFetchRecordZoneChanges`.
+    private func fetchZone(_ zone: ZoneID) async throws(RecSyncError) -> RecSyncError? {
         try await emit(.willFetchRecordZoneChanges(zone))
         let token = state.token(for: zone)
         // Asked again after the zone's changes: those that failed before this fetch.
@@ -91,7 +101,8 @@ extension RecordSyncEngine {
             while true {
                 // Between pages: the last one and the state covering it are delivered.
                 try checkNotCancelled("the fetch")
-                guard let step = try await feed.next(limit: options.fetchPageSize) else { break }
+                let limit = options.fetchPageSize
+                guard let step = try await retryingTransient("the fetch", { () async throws(RecSyncError) in try await feed.next(limit: limit) }) else { break }
                 guard case .page(let page) = step else {
                     setState { $0.setToken(nil, for: zone) }
                     try await emit(.fetchingWholeZone(zone))
@@ -120,13 +131,29 @@ extension RecordSyncEngine {
             }
             try await retryUndelivered(retrying, in: zone)
         } catch .zoneNotFound(let z) where z == zone {
+            // Gone meanwhile: the next fetch's database changes say so.
             try await emit(.didFetchRecordZoneChanges(zone, error: .zoneNotFound(z)))
-            return
+            return nil
         } catch .userDeletedZone(let z) where z == zone {
             try await emit(.didFetchRecordZoneChanges(zone, error: .userDeletedZone(z)))
-            return
+            return nil
+        } catch let error where Self.failsOneZone(error) {
+            try await emit(.didFetchRecordZoneChanges(zone, error: error))
+            return error
         }
         try await emit(.didFetchRecordZoneChanges(zone, error: nil))
+        return nil
+    }
+
+    /// Whether a zone's fetch that failed this way leaves the other zones to fetch: not when
+    /// the store cannot be reached (after the retries), the run was cancelled, the app's
+    /// delegate failed, or the user or the local disk is the problem.
+    static func failsOneZone(_ error: RecSyncError) -> Bool {
+        if isTransient(error) { return false }
+        switch error {
+        case .operationCancelled, .delegateFailed, .notAuthenticated, .fileSystem, .workspaceLocked: return false
+        default: return true
+        }
     }
 
     /// Asks again for records of the zone the store could not deliver before.
@@ -138,7 +165,8 @@ extension RecordSyncEngine {
         var records: [Record] = []
         var failures: [RecordFailure] = []
         var gone: [RecordID] = []
-        for item in try await store.fetchRecords(ids) {
+        let fetched = try await retryingTransient("the fetch") { () async throws(RecSyncError) in try await store.fetchRecords(ids) }
+        for item in fetched {
             switch item.result {
             case .success(let record): records.append(record)
             case .failure(.unknownItem): gone.append(item.recordID)

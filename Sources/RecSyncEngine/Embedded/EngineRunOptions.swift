@@ -89,3 +89,68 @@ extension RecordSyncEngine {
         }
     }
 }
+
+extension RecordSyncEngine {
+    /// What a fetch was asked to cover: carried by `.willFetchChanges` and `.didFetchChanges`
+    /// (CloudKit's `CKSyncEngine.FetchChangesContext`).
+    public struct FetchChangesContext: Sendable, Hashable {
+        public var options: FetchChangesOptions
+    }
+
+    /// What a send was asked to cover: carried by `.willSendChanges` and `.didSendChanges`,
+    /// and passed to ``RecordSyncEngineDelegate/nextRecordZoneChangeBatch(_:syncEngine:)``
+    /// (CloudKit's `CKSyncEngine.SendChangesContext`).
+    public struct SendChangesContext: Sendable, Hashable {
+        public var options: SendChangesOptions
+    }
+
+    /// One request's worth of record changes to send: CloudKit's
+    /// `CKSyncEngine.RecordZoneChangeBatch`. The delegate composes it in
+    /// ``RecordSyncEngineDelegate/nextRecordZoneChangeBatch(_:syncEngine:)``, from the
+    /// engine's pending changes or from anything else it wants sent.
+    public struct RecordZoneChangeBatch: Sendable, Hashable {
+        /// Records to save, each with the change tag of the version the app last fetched or
+        /// saved (nil for a new record).
+        public var recordsToSave: [Record]
+        /// Records to delete.
+        public var recordIDsToDelete: [RecordID]
+        /// With true, a zone in which any change of the batch fails lands none of them.
+        public var atomicByZone: Bool
+        /// Pending saves of records the app no longer has (the provider returned nil): dropped
+        /// from the pending changes once the batch went, as CKSyncEngine does.
+        public var recordIDsNoLongerHeld: [RecordID]
+
+        public init(recordsToSave: [Record] = [], recordIDsToDelete: [RecordID] = [], atomicByZone: Bool = false) {
+            self.recordsToSave = recordsToSave
+            self.recordIDsToDelete = recordIDsToDelete
+            self.atomicByZone = atomicByZone
+            recordIDsNoLongerHeld = []
+        }
+
+        /// The batch of the first `limit` of `pendingChanges`, asking `recordProvider` for each
+        /// record to save: a record it returns nil for is one the app no longer has, and its
+        /// pending save is dropped.
+        public init(
+            pendingChanges: [PendingRecordZoneChange], limit: Int = 200, atomicByZone: Bool = false,
+            recordProvider: (RecordID) async throws -> Record?
+        ) async rethrows {
+            self.init(atomicByZone: atomicByZone)
+            for change in pendingChanges.prefix(max(1, limit)) {
+                switch change {
+                case .saveRecord(let id):
+                    if let record = try await recordProvider(id) { recordsToSave.append(record) } else { recordIDsNoLongerHeld.append(id) }
+                case .deleteRecord(let id):
+                    recordIDsToDelete.append(id)
+                }
+            }
+        }
+
+        /// The pending changes the batch settles once it went.
+        var changes: [PendingRecordZoneChange] {
+            recordsToSave.map { .saveRecord($0.recordID) } + recordIDsToDelete.map { .deleteRecord($0) } + recordIDsNoLongerHeld.map { .saveRecord($0) }
+        }
+
+        /// Nothing to send or drop.
+        public var isEmpty: Bool { recordsToSave.isEmpty && recordIDsToDelete.isEmpty && recordIDsNoLongerHeld.isEmpty }
+    }
+}

@@ -15,11 +15,12 @@ extension RecordSyncEngine {
     /// pending, in their order (see ``SendChangesOptions``).
     public func sendChanges(_ options: SendChangesOptions = SendChangesOptions()) async throws(RecSyncError) {
         try await exclusively { () async throws(RecSyncError) in
-            try await emit(.willSendChanges)
+            let context = SendChangesContext(options: options)
+            try await emit(.willSendChanges(context))
             try checkNotCancelled("the send")
             try await sendDatabaseChanges(options.scope)
-            try await sendRecordZoneChanges(options.scope)
-            try await emit(.didSendChanges)
+            try await sendRecordZoneChanges(context)
+            try await emit(.didSendChanges(context))
         }
     }
 
@@ -30,7 +31,8 @@ extension RecordSyncEngine {
         // `RemoteStore.share` and `unshare`, not by a device making sure its zone exists (which
         // would unshare it from everyone). Such a save that changes nothing else is not sent.
         let own = pending.contains { $0.zoneID.ownerName == store.userRecordName }
-        let existing = own ? Dictionary(try await store.fetchAllRecordZones(scope: .private).map { ($0.zoneID, $0) }, uniquingKeysWith: { a, _ in a }) : [:]
+        let listed = own ? try await retryingTransient("the send") { () async throws(RecSyncError) in try await store.fetchAllRecordZones(scope: .private) } : []
+        let existing = Dictionary(listed.map { ($0.zoneID, $0) }, uniquingKeysWith: { a, _ in a })
         // Per change, the operation to send, or the zone as it is when nothing is to be sent.
         let planned: [(operation: ZoneOperation?, unchanged: RecordZone?)] = pending.map { change in
             switch change {
@@ -49,7 +51,8 @@ extension RecordSyncEngine {
             }
         }
         let operations = planned.compactMap(\.operation)
-        var sentResults = operations.isEmpty ? [] : try await store.modifyRecordZones(operations)
+        // Sent again after a dropped answer, a zone created or deleted is so already: the same outcome.
+        var sentResults = operations.isEmpty ? [] : try await retryingTransient("the send") { () async throws(RecSyncError) in try await store.modifyRecordZones(operations) }
         sentResults.reverse()
         let results: [Result<RecordZone?, RecSyncError>] = planned.map { plan in
             if let current = plan.unchanged { return .success(current) }
@@ -82,29 +85,36 @@ extension RecordSyncEngine {
         try await emit(.stateUpdate(state))
     }
 
-    private func sendRecordZoneChanges(_ scope: SendChangesOptions.Scope) async throws(RecSyncError) {
+    private func sendRecordZoneChanges(_ context: SendChangesContext) async throws(RecSyncError) {
         // Each change is tried once per send: those added meanwhile wait for the next. One the
         // app replaced or removed while an earlier batch was out is not sent (an undone delete).
-        var queue = state.pendingRecordZoneChanges.filter(scope.contains)[...]
-        while !queue.isEmpty {
-            let pending = Set(state.pendingRecordZoneChanges)
-            var batch: [PendingRecordZoneChange] = []
-            while batch.count < options.sendBatchSize, let next = queue.popFirst() {
-                if pending.contains(next) { batch.append(next) }
-            }
-            if !batch.isEmpty {
-                try checkNotCancelled("the send")
-                try await sendBatch(batch)
-            }
+        currentSend = SendRun(candidates: Set(state.pendingRecordZoneChanges.filter(context.options.scope.contains)))
+        defer { currentSend = nil }
+        while true {
+            try checkNotCancelled("the send")
+            guard var batch = try await nextBatch(context) else { return }
+            let tried = currentSend?.tried ?? []
+            batch.recordsToSave.removeAll { tried.contains(.saveRecord($0.recordID)) }
+            batch.recordIDsToDelete.removeAll { tried.contains(.deleteRecord($0)) }
+            batch.recordIDsNoLongerHeld.removeAll { tried.contains(.saveRecord($0)) }
+            guard !batch.isEmpty else { return }
+            currentSend?.tried.formUnion(batch.changes)
+            try await sendBatch(batch)
         }
     }
 
-    private func sendBatch(_ batch: [PendingRecordZoneChange]) async throws(RecSyncError) {
-        let taken = batch.map { ($0, generation(of: $0)) }
-        let saveIDs = batch.compactMap { if case .saveRecord(let id) = $0 { id } else { nil } }
-        let deletions = batch.compactMap { change -> RecordDeletion? in
-            if case .deleteRecord(let id) = change { RecordDeletion(recordID: id, changeTag: nil) } else { nil }
-        }
+    /// The engine's own next batch of a send: up to ``Options/sendBatchSize`` of the pending
+    /// changes in the context's scope that were pending when the send began and that it has
+    /// not tried yet, in their order, with the records the delegate's
+    /// ``RecordSyncEngineDelegate/recordsToSave(_:syncEngine:)`` gives. Nil when none is left,
+    /// or when no send is running.
+    public func defaultRecordZoneChangeBatch(_ context: SendChangesContext) async throws(RecSyncError) -> RecordZoneChangeBatch? {
+        guard let run = currentSend else { return nil }
+        let changes = Array(state.pendingRecordZoneChanges.lazy
+            .filter { context.options.scope.contains($0) && run.candidates.contains($0) && !run.tried.contains($0) }
+            .prefix(options.sendBatchSize))
+        guard !changes.isEmpty else { return nil }
+        let saveIDs = changes.compactMap { if case .saveRecord(let id) = $0 { id } else { nil } }
         var provided: [RecordID: Record] = [:]
         if !saveIDs.isEmpty {
             let wanted = Set(saveIDs)
@@ -117,13 +127,31 @@ extension RecordSyncEngine {
                 provided[record.recordID] = record
             }
         }
-        // A record the app no longer has: its pending save is dropped, as CKSyncEngine does.
-        let saves = saveIDs.compactMap { provided[$0] }
+        var batch = RecordZoneChangeBatch(atomicByZone: options.atomicByZone)
+        for change in changes {
+            switch change {
+            case .saveRecord(let id):
+                // A record the app no longer has: its pending save is dropped, as CKSyncEngine does.
+                if let record = provided[id] { batch.recordsToSave.append(record) } else { batch.recordIDsNoLongerHeld.append(id) }
+            case .deleteRecord(let id):
+                batch.recordIDsToDelete.append(id)
+            }
+        }
+        return batch
+    }
+
+    private func sendBatch(_ batch: RecordZoneChangeBatch) async throws(RecSyncError) {
+        let taken = batch.changes.map { ($0, generation(of: $0)) }
+        let saves = batch.recordsToSave
+        let deletions = batch.recordIDsToDelete.map { RecordDeletion(recordID: $0, changeTag: nil) }
         var sent = SentRecordZoneChanges()
         var keep = Set<PendingRecordZoneChange>()
         if !saves.isEmpty || !deletions.isEmpty {
-            let result = try await store.modifyRecognisingOwnSaves(
-                saving: saves, deleting: deletions, savePolicy: .ifServerRecordUnchanged, atomically: options.atomicByZone, clientChangeTokenData: nil)
+            // Sent again after a dropped answer, the saves that landed are recognised as ours.
+            let result = try await retryingTransient("the send") { () async throws(RecSyncError) in
+                try await store.modifyRecognisingOwnSaves(
+                    saving: saves, deleting: deletions, savePolicy: .ifServerRecordUnchanged, atomically: batch.atomicByZone, clientChangeTokenData: nil)
+            }
             var goneZones = Set<ZoneID>()
             for (record, item) in zip(saves, result.saveResults) {
                 switch item.result {
@@ -147,7 +175,9 @@ extension RecordSyncEngine {
             }
             // Own zones the store refused: why they went (a zone never created has no tombstone).
             let own = goneZones.filter { $0.ownerName == store.userRecordName }.sorted()
-            sent.zonesGone = own.isEmpty ? [] : try await store.fetchZoneDeletions(own)
+            if !own.isEmpty {
+                sent.zonesGone = try await retryingTransient("the send") { () async throws(RecSyncError) in try await store.fetchZoneDeletions(own) }
+            }
         }
         try await emit(.sentRecordZoneChanges(sent))
         removeSent(taken.filter { !keep.contains($0.0) })

@@ -23,6 +23,11 @@ public actor RecordSyncEngine {
         /// With true, a zone in which any change of a batch fails lands none of them
         /// (the others come back as `batchRequestFailed` and stay pending).
         public var atomicByZone = false
+        /// How often a store call that failed for a passing reason (the network down or
+        /// dropped, the store busy) is tried again, and how long the engine pauses between
+        /// tries (doubling, with jitter). A fetch or send that still fails throws; nothing it
+        /// left pending is lost. `.never` turns the retries off.
+        public var retries = RetryPolicy(retries: 4, backoff: Backoff(initial: 0.5, maximum: 8))
 
         public init() {}
     }
@@ -44,6 +49,12 @@ public actor RecordSyncEngine {
     /// `cancellations` as it was when the running fetch or send was called.
     private var runCancellations = 0
     private var waiting: [CheckedContinuation<Void, Never>] = []
+    /// The send under way: the pending changes it may send, and those it tried.
+    struct SendRun {
+        var candidates: Set<PendingRecordZoneChange>
+        var tried: Set<PendingRecordZoneChange> = []
+    }
+    var currentSend: SendRun?
     /// The engines whose delegate the current task (or the task it descends from) is in.
     @TaskLocal static var handling: Set<ObjectIdentifier> = []
     /// One event at a time: an `add` from another task waits for the event being handled, so
@@ -112,6 +123,13 @@ public actor RecordSyncEngine {
             state.pendingDatabaseChanges.removeAll { $0.zoneID == change.zoneID }
             state.pendingDatabaseChanges.append(change)
         }
+        try await emit(.stateUpdate(state))
+    }
+
+    /// Forgets pending zone saves and deletes (the app dropped them). Delivers a `.stateUpdate`.
+    public func remove(pendingDatabaseChanges changes: [PendingDatabaseChange]) async throws(RecSyncError) {
+        let gone = Set(changes)
+        state.pendingDatabaseChanges.removeAll { gone.contains($0) }
         try await emit(.stateUpdate(state))
     }
 
@@ -189,6 +207,62 @@ public actor RecordSyncEngine {
     /// Runs a call into the delegate marked as such for the task (see `exclusively`).
     private func inDelegate<T: Sendable>(_ call: () async -> T) async -> T {
         await Self.$handling.withValue(Self.handling.union([ObjectIdentifier(self)]), operation: call)
+    }
+
+    /// Runs a store call; while it fails for a passing reason (``isTransient(_:)``), pauses
+    /// as ``Options/retries`` says and runs it again. The pause ends early, with
+    /// `operationCancelled`, when the run is cancelled. `call` must be safe to run again after
+    /// a failure: the store's reads are, and its writes are when the caller recognises its own
+    /// landed changes.
+    func retryingTransient<T: Sendable>(_ what: String, _ call: () async throws(RecSyncError) -> T) async throws(RecSyncError) -> T {
+        var backoff = options.retries.backoff
+        var retry = 0
+        while true {
+            do {
+                return try await call()
+            } catch let failure where Self.isTransient(failure) {
+                if let limit = options.retries.retries, retry >= limit { throw failure }
+                retry += 1
+                let end = ContinuousClock.now + .milliseconds(Int(backoff.next() * 1000))
+                while ContinuousClock.now < end {
+                    try checkNotCancelled(what)
+                    do {
+                        try await Task.sleep(for: min(.milliseconds(100), end - ContinuousClock.now))
+                    } catch {
+                        throw .operationCancelled(what)
+                    }
+                }
+                try checkNotCancelled(what)
+            }
+        }
+    }
+
+    /// Failures that trying the same call again later may cure: the store could not be
+    /// reached, the connection dropped, or the store was busy with other writers.
+    public static func isTransient(_ error: RecSyncError) -> Bool {
+        switch error.code {
+        case .networkUnavailable, .networkFailure, .zoneBusy: true
+        default: false
+        }
+    }
+
+    /// The delegate's next batch of a send (its own, or the engine's default).
+    func nextBatch(_ context: SendChangesContext) async throws(RecSyncError) -> RecordZoneChangeBatch? {
+        guard let delegate else {
+            throw .delegateFailed(event: "nextRecordZoneChangeBatch", message: "the engine's delegate is gone; keep a reference to it while the engine runs")
+        }
+        let outcome = await inDelegate { () async -> Result<RecordZoneChangeBatch?, RecSyncError> in
+            do {
+                return .success(try await delegate.nextRecordZoneChangeBatch(context, syncEngine: self))
+            } catch let error as RecSyncError {
+                // The engine's default batch names the delegate call that failed (recordsToSave).
+                if case .delegateFailed = error { return .failure(error) }
+                return .failure(.delegateFailed(event: "nextRecordZoneChangeBatch", message: error.message))
+            } catch {
+                return .failure(.delegateFailed(event: "nextRecordZoneChangeBatch", message: "\(error)"))
+            }
+        }
+        return try outcome.get()
     }
 
     func recordsToSave(_ ids: [RecordID]) async throws(RecSyncError) -> [Record] {
