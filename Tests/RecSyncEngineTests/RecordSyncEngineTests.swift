@@ -80,6 +80,7 @@ import Testing
 
         try await eb.fetchChanges()
         #expect(b.events == [
+            "accountChange", "stateUpdate",
             "willFetchChanges",
             "fetchedDatabaseChanges", "stateUpdate",
             "willFetchRecordZoneChanges(alice/notes)", "fetchingWholeZone(alice/notes)", "fetchedRecordZoneChanges(alice/notes)", "stateUpdate", "didFetchRecordZoneChanges(alice/notes)",
@@ -241,23 +242,56 @@ import Testing
         #expect(try await store(device: "x").recordZoneChanges(zone: zone, since: nil).modifications.count == 1)
     }
 
-    @Test func aStateFromAnotherStoreOrALaterFormatIsRefused() async throws {
+    @Test func aStateFromAnotherStoreOrUserIsSwitchedAndALaterFormatRefused() async throws {
         let a = KillableApp()
         let ea = try engine(a, device: "a")
+        let signIns = Mutex<[RecordSyncEngine.AccountChange]>([])
+        a.data.withLock { d in
+            d.onEvent = { event, _ in if case .accountChange(let change) = event { signIns.withLock { $0.append(change) } } }
+        }
         try await ea.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
         try await ea.sendChanges()
         try await ea.fetchChanges()
         let saved = a.savedState
-        #expect(saved.storeID == (try store(device: "a")).storeID)
+        let aliceHere = RecordSyncEngine.Account(userRecordName: "alice", storeID: (try store(device: "a")).storeID)
+        #expect(saved.storeID == aliceHere.storeID)
+        #expect(signIns.withLock { $0 } == [.signIn(current: aliceHere)], "once, on the first call")
 
+        // Saved for this store, opened on another: the state starts over, with the app told.
         let other = MemoryStore(storage: MemoryStorage(), actor: try StoreActor(userRecordName: "alice"))
-        #expect(throws: RecSyncError.self) { _ = try RecordSyncEngine(store: other, state: saved, delegate: a) }
-        #expect(throws: RecSyncError.self) { _ = try engine(a, device: "a", user: "bob", state: saved) }
+        try a.edit(id("n1"), ["v": .int64(1)])
+        try await ea.add(pendingRecordZoneChanges: [.saveRecord(id("n1"))])
+        let pendingThere = a.savedState
+        let moved = try RecordSyncEngine(store: other, state: pendingThere, delegate: a)
+        try await moved.fetchChanges()
+        let elsewhere = RecordSyncEngine.Account(userRecordName: "alice", storeID: other.storeID)
+        #expect(signIns.withLock { $0.last } == .switchAccounts(previous: aliceHere, current: elsewhere))
+        #expect(a.savedState.storeID == other.storeID)
+        #expect(a.savedState.pendingRecordZoneChanges.isEmpty, "the old store's pending changes are not sent to this one")
+        #expect(a.savedState.knownZones.isEmpty && a.savedState.token(for: .private) != nil, "fetched from the start")
+
+        // Another user on the same store: a switch too, delivered before the first add's update.
+        let bob = KillableApp()
+        let asBob = try engine(bob, device: "a", user: "bob", state: saved)
+        try await asBob.add(pendingDatabaseChanges: [])
+        #expect(bob.events.prefix(2) == ["accountChange", "stateUpdate"])
+        #expect(bob.savedState.userRecordName == "bob")
 
         var json = String(decoding: try saved.serialized(), as: UTF8.self)
         json = json.replacingOccurrences(of: "\"version\":1", with: "\"version\":99")
         #expect(throws: RecSyncError.self) { _ = try RecordSyncEngine.State(serialized: Data(json.utf8)) }
         #expect(throws: RecSyncError.self) { _ = try RecordSyncEngine.State(serialized: Data("{".utf8)) }
         #expect(try RecordSyncEngine.State(serialized: saved.serialized()) == saved)
+    }
+
+    @Test func anAccountChangeTheAppDidNotTakeInIsDeliveredAgain() async throws {
+        let a = KillableApp()
+        a.data.withLock { $0.failOn = "accountChange" }
+        let ea = try engine(a, device: "a")
+        await #expect(throws: RecSyncError.self) { try await ea.fetchChanges() }
+        #expect(a.savedState.storeID == nil, "nothing saved")
+        try await ea.fetchChanges()
+        #expect(a.events.prefix(3) == ["accountChange", "stateUpdate", "willFetchChanges"])
+        #expect(a.savedState.storeID != nil)
     }
 }

@@ -13,6 +13,12 @@ extension RecordSyncEngine {
     public enum Event: Sendable {
         /// The state changed: save it, to pass to the engine next time.
         case stateUpdate(State)
+        /// The engine runs for a user and store for the first time, or for other ones than its
+        /// saved state's: delivered once, before anything else, and followed by a
+        /// `.stateUpdate` tied to the current user and store. Create the app's zones on
+        /// `.signIn`; on `.switchAccounts`, drop the data synced with the previous account
+        /// (the engine started its state over).
+        case accountChange(AccountChange)
         /// A fetch begins, with what it was asked to cover.
         case willFetchChanges(FetchChangesContext)
         /// Zones changed or went away in a scope (deletions carry the reason: drop the local
@@ -56,6 +62,7 @@ extension RecordSyncEngine {
         public var name: String {
             switch self {
             case .stateUpdate: "stateUpdate"
+            case .accountChange: "accountChange"
             case .willFetchChanges: "willFetchChanges"
             case .fetchedDatabaseChanges: "fetchedDatabaseChanges"
             case .willFetchRecordZoneChanges(let z): "willFetchRecordZoneChanges(\(z))"
@@ -69,6 +76,28 @@ extension RecordSyncEngine {
             case .didSendChanges: "didSendChanges"
             }
         }
+    }
+
+    /// A user of a store: who an engine's state was made for.
+    public struct Account: Sendable, Hashable {
+        public var userRecordName: String
+        public var storeID: String
+
+        public init(userRecordName: String, storeID: String) {
+            self.userRecordName = userRecordName
+            self.storeID = storeID
+        }
+    }
+
+    /// What changed about the account the engine syncs: CloudKit's
+    /// `CKSyncEngine.Event.AccountChange`. A store has no sign-out: opening it as another user
+    /// or another store is a switch.
+    public enum AccountChange: Sendable, Hashable {
+        /// A first start: the state was never used (`State()`).
+        case signIn(current: Account)
+        /// The saved state was made for another user or store: the engine dropped its tokens
+        /// and pending changes and fetches everything again.
+        case switchAccounts(previous: Account, current: Account)
     }
 
     /// Zones changed and deleted in one scope.

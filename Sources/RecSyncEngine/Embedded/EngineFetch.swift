@@ -12,6 +12,7 @@ extension RecordSyncEngine {
     /// changes of the database are always fetched whole (see ``FetchChangesOptions``).
     public func fetchChanges(_ options: FetchChangesOptions = FetchChangesOptions()) async throws(RecSyncError) {
         try await exclusively { () async throws(RecSyncError) in
+            try await settleAccount()
             let context = FetchChangesContext(options: options)
             try await emit(.willFetchChanges(context))
             for scope in options.databaseScopes {

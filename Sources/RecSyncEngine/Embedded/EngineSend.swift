@@ -15,6 +15,7 @@ extension RecordSyncEngine {
     /// pending, in their order (see ``SendChangesOptions``).
     public func sendChanges(_ options: SendChangesOptions = SendChangesOptions()) async throws(RecSyncError) {
         try await exclusively { () async throws(RecSyncError) in
+            try await settleAccount()
             let context = SendChangesContext(options: options)
             try await emit(.willSendChanges(context))
             try checkNotCancelled("the send")

@@ -49,6 +49,8 @@ public actor RecordSyncEngine {
     /// `cancellations` as it was when the running fetch or send was called.
     private var runCancellations = 0
     private var waiting: [CheckedContinuation<Void, Never>] = []
+    /// The sign-in or switch to deliver before anything else; nil once delivered.
+    private var accountChange: AccountChange?
     /// The send under way: the pending changes it may send, and those it tried.
     struct SendRun {
         var candidates: Set<PendingRecordZoneChange>
@@ -62,20 +64,16 @@ public actor RecordSyncEngine {
     private var delivering = false
     private var waitingToDeliver: [CheckedContinuation<Void, Never>] = []
 
-    /// Refuses a state made with another store or user (its tokens would not fit).
+    /// Creates the engine. A state that was never used (`State()`) is signed in, and one made
+    /// with another store or user is switched: the engine delivers `.accountChange` before
+    /// anything else it delivers (see ``AccountChange``).
     ///
     /// - Parameters:
     ///   - store: The store to sync with, opened as the app's user.
     ///   - state: What the app saved from the last `.stateUpdate`, or `State()`.
     ///   - delegate: The app's side; held weakly, as `CKSyncEngine` holds its delegate.
-    ///   - options: Page and batch sizes.
+    ///   - options: Page and batch sizes, retries.
     public init(store: any RemoteStore, state: State, delegate: any RecordSyncEngineDelegate, options: Options = Options()) throws(RecSyncError) {
-        if let known = state.storeID, known != store.storeID {
-            throw .invalidArguments("the saved sync state belongs to store \(known), not to this store (\(store.storeID)); start from RecordSyncEngine.State() to sync with this one")
-        }
-        if let known = state.userRecordName, known != store.userRecordName {
-            throw .invalidArguments("the saved sync state was made by user '\(known)', not '\(store.userRecordName)'; start from RecordSyncEngine.State() for this user")
-        }
         guard options.fetchPageSize > 0, options.sendBatchSize > 0 else {
             throw .invalidArguments("fetchPageSize and sendBatchSize must be at least 1 (got \(options.fetchPageSize), \(options.sendBatchSize))")
         }
@@ -83,8 +81,36 @@ public actor RecordSyncEngine {
         self.state = state
         self.delegate = delegate
         self.options = options
-        self.state.storeID = store.storeID
-        self.state.userRecordName = store.userRecordName
+        let current = Account(userRecordName: store.userRecordName, storeID: store.storeID)
+        if state.storeID == nil, state.userRecordName == nil {
+            accountChange = .signIn(current: current)
+        } else if state.storeID != current.storeID || state.userRecordName != current.userRecordName {
+            let previous = Account(userRecordName: state.userRecordName ?? "", storeID: state.storeID ?? "")
+            accountChange = .switchAccounts(previous: previous, current: current)
+        }
+    }
+
+    /// Delivers the account change the engine found at its creation, before anything else: a
+    /// switch starts the state over (the old tokens and pending changes belong to another
+    /// store or user). The state is tied to this store and user from here on.
+    func settleAccount() async throws(RecSyncError) {
+        guard let change = accountChange else { return }
+        accountChange = nil
+        if case .switchAccounts = change {
+            state = State()
+            generations = [:]
+        }
+        state.storeID = store.storeID
+        state.userRecordName = store.userRecordName
+        do {
+            try await emit(.accountChange(change))
+        } catch {
+            // Not taken in: delivered again by the next call (the state the app saved is still
+            // the old one).
+            accountChange = change
+            throw error
+        }
+        try await emit(.stateUpdate(state))
     }
 
     // MARK: Pending changes
@@ -92,6 +118,7 @@ public actor RecordSyncEngine {
     /// Records the app changed, to send. A save replaces a pending delete of the same record
     /// and the other way round. Delivers a `.stateUpdate`.
     public func add(pendingRecordZoneChanges changes: [PendingRecordZoneChange]) async throws(RecSyncError) {
+        try await settleAccount()
         // Each record's last change goes to the end, in the order of those last changes (one
         // pass over the list, not one per change: apps add thousands at once).
         var last: [RecordID: Int] = [:]
@@ -111,6 +138,7 @@ public actor RecordSyncEngine {
 
     /// Forgets pending record changes (the app dropped them). Delivers a `.stateUpdate`.
     public func remove(pendingRecordZoneChanges changes: [PendingRecordZoneChange]) async throws(RecSyncError) {
+        try await settleAccount()
         let gone = Set(changes)
         state.pendingRecordZoneChanges.removeAll { gone.contains($0) }
         for change in changes { generations[change] = nil }
@@ -119,6 +147,7 @@ public actor RecordSyncEngine {
 
     /// Zones the app created or deleted, to send. Delivers a `.stateUpdate`.
     public func add(pendingDatabaseChanges changes: [PendingDatabaseChange]) async throws(RecSyncError) {
+        try await settleAccount()
         for change in changes {
             state.pendingDatabaseChanges.removeAll { $0.zoneID == change.zoneID }
             state.pendingDatabaseChanges.append(change)
@@ -128,6 +157,7 @@ public actor RecordSyncEngine {
 
     /// Forgets pending zone saves and deletes (the app dropped them). Delivers a `.stateUpdate`.
     public func remove(pendingDatabaseChanges changes: [PendingDatabaseChange]) async throws(RecSyncError) {
+        try await settleAccount()
         let gone = Set(changes)
         state.pendingDatabaseChanges.removeAll { gone.contains($0) }
         try await emit(.stateUpdate(state))

@@ -42,10 +42,8 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
         let state = try saved.map { bytes throws(RecSyncError) in try RecordSyncEngine.State(serialized: bytes) } ?? RecordSyncEngine.State()
         let engine = try RecordSyncEngine(store: store, state: state, delegate: self)
         engineBox.withLock { $0 = engine }
-        // A new app's first act: make sure its zone exists on the store.
-        if saved == nil {
-            try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zoneID, defaultRecordType: Self.recordType))])
-        }
+        // The engine signs in (a new database) before its first fetch, send or change: the
+        // zone is made sure of then (`.accountChange`, below).
     }
 
     static var migrator: DatabaseMigrator {
@@ -156,6 +154,18 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
             try await database.write { db in
                 try db.execute(sql: "INSERT OR REPLACE INTO syncState (id, data) VALUES (1, ?)", arguments: [bytes])
             }
+        case .accountChange(let change):
+            // A new database's first act: make sure its zone exists on the store. Moved to
+            // another store by the same user, the notes go up to it as new records; opened as
+            // another user, the previous user's notes are not theirs to see.
+            if case .switchAccounts(let previous, let current) = change {
+                if previous.userRecordName == current.userRecordName {
+                    try await uploadAgain(syncEngine)
+                    return
+                }
+                try await database.write { db in try Self.dropAll(db) }
+            }
+            try await syncEngine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone, defaultRecordType: Self.recordType))])
         case .fetchedDatabaseChanges(let changes):
             for deletion in changes.deletions where deletion.zoneID == zone {
                 if deletion.reason == .encryptedDataReset {
