@@ -221,7 +221,7 @@ func finishes(within seconds: Double, _ work: @escaping @Sendable () async -> Vo
         MemoryStore(storage: storage, actor: try StoreActor(userRecordName: user, deviceID: device))
     }
 
-    func engine(_ app: KillableApp, device: String, store given: (any RemoteStore)? = nil, options: RecordSyncEngine.Options = .init()) throws -> RecordSyncEngine {
+    func engine(_ app: KillableApp, device: String, store given: (any RemoteStore)? = nil, options: RecordSyncEngine.Options = .manual) throws -> RecordSyncEngine {
         try RecordSyncEngine(store: given ?? store(device: device), state: app.savedState, delegate: app, options: options)
     }
 
@@ -311,7 +311,7 @@ extension RecordSyncEngineAttackTests {
     @Test func aChangeReplacedWhileAnEarlierBatchIsOutIsNotSentStale() async throws {
         try await seed([zone.zoneName: ["a", "b"]])
         let app = KillableApp()
-        var options = RecordSyncEngine.Options()
+        var options = RecordSyncEngine.Options.manual
         options.sendBatchSize = 1
         let e = try engine(app, device: "app", options: options)
         try await e.fetchChanges()
@@ -354,7 +354,7 @@ extension RecordSyncEngineAttackTests {
         #expect(app.savedState.pendingRecordZoneChanges.isEmpty, "the refused save is reported and dropped, as other refusals are")
 
         // With atomicByZone its zone lands nothing of the batch; the rest goes next time.
-        var atomic = RecordSyncEngine.Options()
+        var atomic = RecordSyncEngine.Options.manual
         atomic.atomicByZone = true
         let ea = try engine(app, device: "app", options: atomic)
         let buddy = try id("buddy")
@@ -411,7 +411,7 @@ struct KillWorld {
     }
 
     func engine(_ app: KillableApp, _ device: String, pageSize: Int = 2, batchSize: Int = 2) throws -> RecordSyncEngine {
-        var options = RecordSyncEngine.Options()
+        var options = RecordSyncEngine.Options.manual
         options.fetchPageSize = pageSize
         options.sendBatchSize = batchSize
         return try RecordSyncEngine(store: store(device), state: app.savedState, delegate: app, options: options)
@@ -570,7 +570,7 @@ extension RecordSyncEngineAttackTests {
         let alice = try store(device: "admin")
         try await alice.share(zone, with: "bob", permission: .readWrite)
         let bob = KillableApp()
-        let eb = try RecordSyncEngine(store: store("bob", device: "bob"), state: bob.savedState, delegate: bob)
+        let eb = try RecordSyncEngine(store: store("bob", device: "bob"), state: bob.savedState, delegate: bob, options: .manual)
         try await eb.fetchChanges()
         #expect(bob.records.count == 1)
         try await alice.unshare(zone, with: "bob")
@@ -692,7 +692,7 @@ extension RecordSyncEngineAttackTests {
         try await bob.share(diary, with: "alice", permission: .readWrite)
 
         let app = KillableApp()
-        try await RecordSyncEngine(store: fixture.store(as: "alice"), state: app.savedState, delegate: app).fetchChanges()
+        try await RecordSyncEngine(store: fixture.store(as: "alice"), state: app.savedState, delegate: app, options: .manual).fetchChanges()
         #expect(app.records.keys.map(\.zoneID) == [diary])
 
         try await bob.unshare(diary, with: "alice")
@@ -703,14 +703,14 @@ extension RecordSyncEngineAttackTests {
             }
         }
         do {
-            try await RecordSyncEngine(store: fixture.store(as: "alice"), state: app.savedState, delegate: app).fetchChanges()
+            try await RecordSyncEngine(store: fixture.store(as: "alice"), state: app.savedState, delegate: app, options: .manual).fetchChanges()
             Issue.record("the app was to stop before saving the shared scope token")
         } catch {}
         #expect(app.records.isEmpty, "the unshared zone went")
 
         try await bob.share(diary, with: "alice", permission: .readWrite)
         app.data.withLock { $0.onEvent = nil }
-        try await RecordSyncEngine(store: fixture.store(as: "alice"), state: app.savedState, delegate: app).fetchChanges()
+        try await RecordSyncEngine(store: fixture.store(as: "alice"), state: app.savedState, delegate: app, options: .manual).fetchChanges()
         #expect(app.records.keys.map(\.recordName) == ["d"], "shared again: its record is back")
     }
 }

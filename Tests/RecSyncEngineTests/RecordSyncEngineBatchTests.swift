@@ -79,13 +79,13 @@ final class SilentApp: RecordSyncEngineDelegate {
     /// The records the store holds, as another device fetches them.
     func stored() async throws -> [RecordID: Record] {
         let reader = KillableApp()
-        try await RecordSyncEngine(store: try store("reader"), state: RecordSyncEngine.State(), delegate: reader).fetchChanges()
+        try await RecordSyncEngine(store: try store("reader"), state: RecordSyncEngine.State(), delegate: reader, options: .manual).fetchChanges()
         return reader.records
     }
 
     @Test func anAppsOwnBatchesAreSentInTurnAndSettleWhatTheySent() async throws {
         let app = ComposingApp()
-        let engine = try RecordSyncEngine(store: try store("a"), state: RecordSyncEngine.State(), delegate: app)
+        let engine = try RecordSyncEngine(store: try store("a"), state: RecordSyncEngine.State(), delegate: app, options: .manual)
         try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes))])
         let ids = try (1...5).map { try id("n\($0)") }
         for (n, id) in ids.enumerated() { try app.edit(id, Int64(n)) }
@@ -103,7 +103,7 @@ final class SilentApp: RecordSyncEngineDelegate {
 
     @Test func aRecordTheAppNoLongerHasLosesItsPendingSaveAndADeleteGoesAsComposed() async throws {
         let app = ComposingApp()
-        let engine = try RecordSyncEngine(store: try store("a"), state: RecordSyncEngine.State(), delegate: app)
+        let engine = try RecordSyncEngine(store: try store("a"), state: RecordSyncEngine.State(), delegate: app, options: .manual)
         try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes))])
         let (kept, gone) = (try id("kept"), try id("gone"))
         try app.edit(kept, 1)
@@ -120,7 +120,7 @@ final class SilentApp: RecordSyncEngineDelegate {
 
     @Test func anAppMaySendWhatItNeverMadePendingAndABatchTriedAlreadyEndsTheSend() async throws {
         let app = ComposingApp()
-        let engine = try RecordSyncEngine(store: try store("a"), state: RecordSyncEngine.State(), delegate: app)
+        let engine = try RecordSyncEngine(store: try store("a"), state: RecordSyncEngine.State(), delegate: app, options: .manual)
         try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes))])
         try await engine.sendChanges()
         let untracked = try Record(recordID: id("untracked"), recordType: "Note", fields: ["v": .int64(7)])
@@ -136,7 +136,7 @@ final class SilentApp: RecordSyncEngineDelegate {
 
     @Test func fetchAndSendEventsCarryWhatTheyWereAskedToCover() async throws {
         let app = ComposingApp()
-        let engine = try RecordSyncEngine(store: try store("a"), state: RecordSyncEngine.State(), delegate: app)
+        let engine = try RecordSyncEngine(store: try store("a"), state: RecordSyncEngine.State(), delegate: app, options: .manual)
         let sendOptions = RecordSyncEngine.SendChangesOptions(scope: .zoneIDs([notes]))
         let fetchOptions = RecordSyncEngine.FetchChangesOptions(scope: .allExcluding([notes]), databaseScopes: [.private])
         try await engine.sendChanges(sendOptions)
@@ -158,7 +158,7 @@ final class SilentApp: RecordSyncEngineDelegate {
 
     @Test func pendingZoneChangesCanBeRemoved() async throws {
         let app = ComposingApp()
-        let engine = try RecordSyncEngine(store: try store("a"), state: RecordSyncEngine.State(), delegate: app)
+        let engine = try RecordSyncEngine(store: try store("a"), state: RecordSyncEngine.State(), delegate: app, options: .manual)
         let photos = try ZoneID(zoneName: "photos", ownerName: "alice")
         try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes)), .saveZone(RecordZone(zoneID: photos))])
         try await engine.remove(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes))])
@@ -169,7 +169,7 @@ final class SilentApp: RecordSyncEngineDelegate {
 
     @Test func aDelegateThatProvidesNoRecordsIsToldSoAndLosesNothing() async throws {
         let app = SilentApp()
-        let engine = try RecordSyncEngine(store: try store("a"), state: RecordSyncEngine.State(), delegate: app)
+        let engine = try RecordSyncEngine(store: try store("a"), state: RecordSyncEngine.State(), delegate: app, options: .manual)
         try await engine.add(pendingRecordZoneChanges: [.saveRecord(try id("n1"))])
         await #expect {
             try await engine.sendChanges()

@@ -10,7 +10,7 @@ import Testing
         let storage = MemoryStorage()
         let zone = try ZoneID(zoneName: "notes", ownerName: "alice")
         let app = KillableApp()
-        let engine = try RecordSyncEngine(store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "a")), state: .init(), delegate: app)
+        let engine = try RecordSyncEngine(store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "a")), state: .init(), delegate: app, options: .manual)
         try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
         var ids: [RecordID] = []
         for round in 0..<3 {

@@ -13,7 +13,7 @@ import Testing
     }
 
     func engine(_ app: KillableApp, device: String) throws -> RecordSyncEngine {
-        try RecordSyncEngine(store: MemoryStore(storage: storage, actor: try StoreActor(userRecordName: "alice", deviceID: device)), state: app.savedState, delegate: app)
+        try RecordSyncEngine(store: MemoryStore(storage: storage, actor: try StoreActor(userRecordName: "alice", deviceID: device)), state: app.savedState, delegate: app, options: .manual)
     }
 
     /// Writes one record into each of the three zones from another device.
@@ -97,7 +97,7 @@ import Testing
     init() throws { notes = try ZoneID(zoneName: "notes", ownerName: "alice") }
 
     func engine(_ app: KillableApp, device: String, pageSize: Int = 400, batchSize: Int = 200) throws -> RecordSyncEngine {
-        var options = RecordSyncEngine.Options()
+        var options = RecordSyncEngine.Options.manual
         options.fetchPageSize = pageSize
         options.sendBatchSize = batchSize
         return try RecordSyncEngine(store: MemoryStore(storage: storage, actor: try StoreActor(userRecordName: "alice", deviceID: device)), state: app.savedState, delegate: app, options: options)

@@ -21,7 +21,7 @@ import Testing
 
     /// Quick pauses, so a test waits milliseconds, not seconds.
     func options(retries: Int?) -> RecordSyncEngine.Options {
-        var options = RecordSyncEngine.Options()
+        var options = RecordSyncEngine.Options.manual
         options.retries = RetryPolicy(retries: retries, backoff: Backoff(initial: 0.01, maximum: 0.05))
         options.fetchPageSize = 2
         return options
@@ -29,7 +29,7 @@ import Testing
 
     func writeRecords(_ count: Int) async throws -> [RecordID] {
         let writer = KillableApp()
-        let engine = try RecordSyncEngine(store: try store("writer"), state: RecordSyncEngine.State(), delegate: writer)
+        let engine = try RecordSyncEngine(store: try store("writer"), state: RecordSyncEngine.State(), delegate: writer, options: .manual)
         try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes))])
         let ids = try (0..<count).map { try RecordID(recordName: "r\($0)", zoneID: notes) }
         for (n, id) in ids.enumerated() { try writer.edit(id, ["v": .int64(Int64(n))]) }
@@ -101,7 +101,7 @@ import Testing
     func cancellingEndsAPauseBetweenTries() async throws {
         let flaky = FaultInjectingStore(try store("a"))
         let app = KillableApp()
-        var options = RecordSyncEngine.Options()
+        var options = RecordSyncEngine.Options.manual
         options.retries = RetryPolicy(retries: nil, backoff: Backoff(initial: 600, maximum: 600))
         let engine = try RecordSyncEngine(store: flaky, state: RecordSyncEngine.State(), delegate: app, options: options)
         await flaky.failNextCalls(1)
@@ -119,7 +119,7 @@ import Testing
         let ids = try await writeRecords(3)
         let photos = try ZoneID(zoneName: "photos", ownerName: "alice")
         let writer = KillableApp()
-        let w = try RecordSyncEngine(store: try store("writer2"), state: RecordSyncEngine.State(), delegate: writer)
+        let w = try RecordSyncEngine(store: try store("writer2"), state: RecordSyncEngine.State(), delegate: writer, options: .manual)
         try await w.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: photos))])
         let photo = try RecordID(recordName: "p", zoneID: photos)
         try writer.edit(photo, ["v": .int64(1)])

@@ -17,7 +17,7 @@ import Testing
         MemoryStore(storage: storage, actor: try StoreActor(userRecordName: user, deviceID: device))
     }
 
-    func engine(_ app: KillableApp, device: String, user: String = "alice", state: RecordSyncEngine.State? = nil, options: RecordSyncEngine.Options = .init()) throws -> RecordSyncEngine {
+    func engine(_ app: KillableApp, device: String, user: String = "alice", state: RecordSyncEngine.State? = nil, options: RecordSyncEngine.Options = .manual) throws -> RecordSyncEngine {
         try RecordSyncEngine(store: store(user, device: device), state: state ?? app.savedState, delegate: app, options: options)
     }
 
@@ -137,7 +137,7 @@ import Testing
 
         // b's app dies while it stores the second page: the first page's token was saved.
         b.data.withLock { $0.failOn = "fetchedRecordZoneChanges" }
-        var small = RecordSyncEngine.Options()
+        var small = RecordSyncEngine.Options.manual
         small.fetchPageSize = 2
         let first = try engine(b, device: "b", options: small)
         await #expect(throws: RecSyncError.self) { try await first.fetchChanges() }
@@ -262,7 +262,7 @@ import Testing
         try a.edit(id("n1"), ["v": .int64(1)])
         try await ea.add(pendingRecordZoneChanges: [.saveRecord(id("n1"))])
         let pendingThere = a.savedState
-        let moved = try RecordSyncEngine(store: other, state: pendingThere, delegate: a)
+        let moved = try RecordSyncEngine(store: other, state: pendingThere, delegate: a, options: .manual)
         try await moved.fetchChanges()
         let elsewhere = RecordSyncEngine.Account(userRecordName: "alice", storeID: other.storeID)
         #expect(signIns.withLock { $0.last } == .switchAccounts(previous: aliceHere, current: elsewhere))

@@ -11,9 +11,13 @@ extension RecordSyncEngine {
     /// `options` narrows the zones whose record changes are fetched and orders them; zone
     /// changes of the database are always fetched whole (see ``FetchChangesOptions``).
     public func fetchChanges(_ options: FetchChangesOptions = FetchChangesOptions()) async throws(RecSyncError) {
+        try await fetchChanges(options, reason: .manual)
+    }
+
+    func fetchChanges(_ options: FetchChangesOptions, reason: SyncReason) async throws(RecSyncError) {
         try await exclusively { () async throws(RecSyncError) in
             try await settleAccount()
-            let context = FetchChangesContext(options: options)
+            let context = FetchChangesContext(reason: reason, options: options)
             try await emit(.willFetchChanges(context))
             for scope in options.databaseScopes {
                 try scope.requireSupported(for: "fetching changes")

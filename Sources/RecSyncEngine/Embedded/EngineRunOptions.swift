@@ -91,16 +91,28 @@ extension RecordSyncEngine {
 }
 
 extension RecordSyncEngine {
-    /// What a fetch was asked to cover: carried by `.willFetchChanges` and `.didFetchChanges`
-    /// (CloudKit's `CKSyncEngine.FetchChangesContext`).
+    /// Why a fetch or send runs: CloudKit's `CKSyncEngine.SyncReason`.
+    public enum SyncReason: Sendable, Hashable {
+        /// Automatic sync started it (``Options/automaticallySync``): changes were added, or
+        /// the store signalled a change.
+        case scheduled
+        /// The app called ``fetchChanges(_:)`` or ``sendChanges(_:)``.
+        case manual
+    }
+
+    /// Why a fetch runs and what it was asked to cover: carried by `.willFetchChanges` and
+    /// `.didFetchChanges` (CloudKit's `CKSyncEngine.FetchChangesContext`).
     public struct FetchChangesContext: Sendable, Hashable {
+        public var reason: SyncReason
         public var options: FetchChangesOptions
     }
 
-    /// What a send was asked to cover: carried by `.willSendChanges` and `.didSendChanges`,
-    /// and passed to ``RecordSyncEngineDelegate/nextRecordZoneChangeBatch(_:syncEngine:)``
-    /// (CloudKit's `CKSyncEngine.SendChangesContext`).
+    /// Why a send runs and what it was asked to cover: carried by `.willSendChanges` and
+    /// `.didSendChanges`, and passed to
+    /// ``RecordSyncEngineDelegate/nextRecordZoneChangeBatch(_:syncEngine:)`` (CloudKit's
+    /// `CKSyncEngine.SendChangesContext`).
     public struct SendChangesContext: Sendable, Hashable {
+        public var reason: SyncReason
         public var options: SendChangesOptions
     }
 

@@ -14,9 +14,13 @@ extension RecordSyncEngine {
     /// `options` narrows the send to some zones or records; the other pending changes stay
     /// pending, in their order (see ``SendChangesOptions``).
     public func sendChanges(_ options: SendChangesOptions = SendChangesOptions()) async throws(RecSyncError) {
+        try await sendChanges(options, reason: .manual)
+    }
+
+    func sendChanges(_ options: SendChangesOptions, reason: SyncReason) async throws(RecSyncError) {
         try await exclusively { () async throws(RecSyncError) in
             try await settleAccount()
-            let context = SendChangesContext(options: options)
+            let context = SendChangesContext(reason: reason, options: options)
             try await emit(.willSendChanges(context))
             try checkNotCancelled("the send")
             try await sendDatabaseChanges(options.scope)

@@ -28,8 +28,26 @@ public actor RecordSyncEngine {
         /// tries (doubling, with jitter). A fetch or send that still fails throws; nothing it
         /// left pending is lost. `.never` turns the retries off.
         public var retries = RetryPolicy(retries: 4, backoff: Backoff(initial: 0.5, maximum: 8))
+        /// Sync without being asked (CloudKit's `automaticallySync`): the engine fetches when
+        /// it is created and whenever the store signals a change (inotify on a local git store,
+        /// polling on a network one; a memory store gives no signal), and sends the pending
+        /// changes ``automaticSendDelay`` seconds after the last one was added. Such runs say
+        /// `.scheduled` in their context; a failure of one is kept in
+        /// ``RecordSyncEngine/automaticSyncError``. Off (``manual``), the app calls
+        /// ``RecordSyncEngine/fetchChanges(_:)`` and ``RecordSyncEngine/sendChanges(_:)``
+        /// itself, as tests do.
+        public var automaticallySync = true
+        /// Seconds between the last change added and the automatic send.
+        public var automaticSendDelay: Double = 1
 
         public init() {}
+
+        /// The defaults with automatic sync off: nothing runs unless the app asks.
+        public static var manual: Options {
+            var options = Options()
+            options.automaticallySync = false
+            return options
+        }
     }
 
     public let store: any RemoteStore
@@ -51,6 +69,14 @@ public actor RecordSyncEngine {
     private var waiting: [CheckedContinuation<Void, Never>] = []
     /// The sign-in or switch to deliver before anything else; nil once delivered.
     private var accountChange: AccountChange?
+    /// Automatic sync: whether its fetches were started, the number of the latest send asked
+    /// for, the pause before a send is tried again, and the last scheduled run's failure.
+    var automaticSyncStarted = false
+    var sendRequests = 0
+    var automaticBackoff = Backoff(initial: 1, maximum: 60)
+    /// Why the last automatic fetch or send failed; nil after one succeeds (or with automatic
+    /// sync off). Its changes stay pending; the engine tries again on the next change or signal.
+    public internal(set) var automaticSyncError: RecSyncError?
     /// The send under way: the pending changes it may send, and those it tried.
     struct SendRun {
         var candidates: Set<PendingRecordZoneChange>
@@ -87,6 +113,10 @@ public actor RecordSyncEngine {
         } else if state.storeID != current.storeID || state.userRecordName != current.userRecordName {
             let previous = Account(userRecordName: state.userRecordName ?? "", storeID: state.storeID ?? "")
             accountChange = .switchAccounts(previous: previous, current: current)
+        }
+        if options.automaticallySync {
+            let weak = WeakEngine(self)
+            Task.detached { await weak.engine?.startAutomaticSync() }
         }
     }
 
@@ -134,6 +164,7 @@ public actor RecordSyncEngine {
         state.pendingRecordZoneChanges.removeAll { last[$0.recordID] != nil }
         state.pendingRecordZoneChanges += changes.enumerated().filter { last[$0.element.recordID] == $0.offset }.map(\.element)
         try await emit(.stateUpdate(state))
+        if !changes.isEmpty { scheduleSend() }
     }
 
     /// Forgets pending record changes (the app dropped them). Delivers a `.stateUpdate`.
@@ -153,6 +184,7 @@ public actor RecordSyncEngine {
             state.pendingDatabaseChanges.append(change)
         }
         try await emit(.stateUpdate(state))
+        if !changes.isEmpty { scheduleSend() }
     }
 
     /// Forgets pending zone saves and deletes (the app dropped them). Delivers a `.stateUpdate`.

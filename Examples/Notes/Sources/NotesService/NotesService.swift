@@ -34,13 +34,17 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
     let engineBox = Mutex<RecordSyncEngine?>(nil)
 
     /// Opens (or creates) the notes database at `path`, syncing with `store` as its user.
-    public init(databasePath path: String, store: any RemoteStore) async throws {
+    /// With `automaticallySync` (the default) the engine fetches and sends by itself; without
+    /// it, only `sync()` does.
+    public init(databasePath path: String, store: any RemoteStore, automaticallySync: Bool = true) async throws {
         database = try DatabaseQueue(path: path)
         zoneID = try ZoneID(zoneName: "notes", ownerName: store.userRecordName)
         try Self.migrator.migrate(database)
         let saved = try await database.read { db in try Data.fetchOne(db, sql: "SELECT data FROM syncState WHERE id = 1") }
         let state = try saved.map { bytes throws(RecSyncError) in try RecordSyncEngine.State(serialized: bytes) } ?? RecordSyncEngine.State()
-        let engine = try RecordSyncEngine(store: store, state: state, delegate: self)
+        var options = RecordSyncEngine.Options()
+        options.automaticallySync = automaticallySync
+        let engine = try RecordSyncEngine(store: store, state: state, delegate: self, options: options)
         engineBox.withLock { $0 = engine }
         // The engine signs in (a new database) before its first fetch, send or change: the
         // zone is made sure of then (`.accountChange`, below).

@@ -23,7 +23,8 @@ struct Connection: ParsableArguments {
 
     func open() async throws -> NotesService {
         let store = try NotesService.openStore(store, user: user, databasePath: db, device: device)
-        return try await NotesService(databasePath: db, store: store)
+        // One command, then the process ends: it syncs when asked (`notes sync`), not by itself.
+        return try await NotesService(databasePath: db, store: store, automaticallySync: false)
     }
 }
 

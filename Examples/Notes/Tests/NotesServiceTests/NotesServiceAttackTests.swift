@@ -103,7 +103,7 @@ actor HookedStore: RemoteStore {
     }
 
     func device(_ name: String, store: (any RemoteStore)? = nil) async throws -> NotesService {
-        try await NotesService(databasePath: "\(directory)/\(name).sqlite", store: store ?? open(name))
+        try await NotesService(databasePath: "\(directory)/\(name).sqlite", store: store ?? open(name), automaticallySync: false)
     }
 
     var zone: ZoneID { get throws { try ZoneID(zoneName: "notes", ownerName: "alice") } }

@@ -17,7 +17,7 @@ import Testing
 
     func device(_ name: String) async throws -> NotesService {
         let db = "\(directory)/\(name).sqlite"
-        return try await NotesService(databasePath: db, store: NotesService.openStore(storePath, user: "alice", databasePath: db, device: name))
+        return try await NotesService(databasePath: db, store: NotesService.openStore(storePath, user: "alice", databasePath: db, device: name), automaticallySync: false)
     }
 
     @Test func twoDevicesSyncAddsEditsConflictsAndDeletes() async throws {
@@ -59,18 +59,35 @@ import Testing
         let newStore = directory + "/new.git"
         try NotesService.createStore(at: newStore, user: "alice")
         let db = "\(directory)/laptop.sqlite"
-        let moved = try await NotesService(databasePath: db, store: NotesService.openStore(newStore, user: "alice", databasePath: db, device: "laptop"))
+        let moved = try await NotesService(databasePath: db, store: NotesService.openStore(newStore, user: "alice", databasePath: db, device: "laptop"), automaticallySync: false)
         try await moved.sync()
         #expect(try await moved.pendingChanges() == 0)
         let fresh = "\(directory)/fresh.sqlite"
-        let reader = try await NotesService(databasePath: fresh, store: NotesService.openStore(newStore, user: "alice", databasePath: fresh, device: "fresh"))
+        let reader = try await NotesService(databasePath: fresh, store: NotesService.openStore(newStore, user: "alice", databasePath: fresh, device: "fresh"), automaticallySync: false)
         try await reader.sync()
         #expect(try await reader.notes().map(\.title).sorted() == ["Not yet sent", "Synced"])
 
         // Opened as another user, the database no longer shows alice's notes.
-        let asBob = try await NotesService(databasePath: db, store: NotesService.openStore(newStore, user: "bob", databasePath: db, device: "laptop"))
+        let asBob = try await NotesService(databasePath: db, store: NotesService.openStore(newStore, user: "bob", databasePath: db, device: "laptop"), automaticallySync: false)
         try await asBob.sync()
         #expect(try await asBob.notes().isEmpty)
+    }
+
+    @Test func withAutomaticSyncANoteReachesTheOtherDeviceWithoutASyncCall() async throws {
+        func open(_ name: String) async throws -> NotesService {
+            let db = "\(directory)/\(name).sqlite"
+            return try await NotesService(databasePath: db, store: NotesService.openStore(storePath, user: "alice", databasePath: db, device: name))
+        }
+        let laptop = try await open("laptop")
+        let phone = try await open("phone")
+        try await laptop.add(title: "Groceries", body: "milk")
+        // Sent shortly after it was added; the phone fetches when the store moves.
+        let end = ContinuousClock.now + .seconds(60)
+        while try await phone.notes().isEmpty, ContinuousClock.now < end {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(try await phone.notes().map(\.title) == ["Groceries"])
+        #expect(try await laptop.pendingChanges() == 0)
     }
 
     @Test func aRestartedServiceKeepsItsStateAndItsUnsentNotes() async throws {

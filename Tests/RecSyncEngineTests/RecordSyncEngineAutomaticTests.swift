@@ -1,0 +1,119 @@
+import RecSyncEngine
+import RecSyncModel
+import RecSyncStore
+import RecSyncTestSupport
+import RecSyncTestTraits
+import Synchronization
+import Testing
+
+/// Automatic sync: changes are sent by themselves shortly after they are added, and a change
+/// on the store is fetched when the store signals it. The tests wait for what the engine does
+/// in the background (bounded by `waitUntil`), not for a fixed time.
+@Suite(.dedicatedThreads) struct RecordSyncEngineAutomaticTests {
+    let notes: ZoneID
+
+    init() throws {
+        notes = try ZoneID(zoneName: "notes", ownerName: "alice")
+    }
+
+    func automatic(delay: Double = 0.05) -> RecordSyncEngine.Options {
+        var options = RecordSyncEngine.Options()
+        options.automaticSendDelay = delay
+        options.retries = RetryPolicy(retries: 1, backoff: Backoff(initial: 0.01, maximum: 0.05))
+        return options
+    }
+
+    /// Polls `condition` until it holds or `seconds` pass.
+    func waitUntil(seconds: Double = 60, _ condition: () async throws -> Bool) async rethrows -> Bool {
+        let end = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < end {
+            if try await condition() { return true }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return try await condition()
+    }
+
+    @Test func changesAddedAreSentByThemselves() async throws {
+        let storage = MemoryStorage()
+        let app = ComposingApp()
+        let engine = try RecordSyncEngine(store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "a")), state: RecordSyncEngine.State(), delegate: app, options: automatic())
+        let id = try RecordID(recordName: "n1", zoneID: notes)
+        try app.edit(id, 1)
+        try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes))])
+        try await engine.add(pendingRecordZoneChanges: [.saveRecord(id)])
+
+        let reader = MemoryStore(storage: storage, actor: try StoreActor(userRecordName: "alice", deviceID: "b"))
+        let landed = try await waitUntil {
+            guard try await !reader.fetchAllRecordZones(scope: .private).isEmpty else { return false }
+            return try await reader.recordZoneChanges(zone: notes, since: nil).modifications.count == 1
+        }
+        #expect(landed, "the change was sent without a call to sendChanges")
+        #expect(await waitUntil { await engine.state.pendingRecordZoneChanges.isEmpty })
+        let reasons = app.data.withLock { d in
+            d.events.compactMap { event -> RecordSyncEngine.SyncReason? in
+                if case .willSendChanges(let context) = event { context.reason } else { nil }
+            }
+        }
+        #expect(!reasons.isEmpty && reasons.allSatisfy { $0 == .scheduled })
+        #expect(await engine.automaticSyncError == nil)
+    }
+
+    @Test func aChangeOnAGitStoreIsFetchedWhenTheStoreSignalsIt() async throws {
+        let fixture = try StoreFixture(.git)
+        let writer = KillableApp()
+        let w = try RecordSyncEngine(store: fixture.store(as: "alice", deviceID: "w"), state: RecordSyncEngine.State(), delegate: writer, options: .manual)
+        try await w.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes))])
+        try await w.sendChanges()
+
+        let app = KillableApp()
+        let engine = try RecordSyncEngine(store: fixture.store(as: "alice", deviceID: "r"), state: RecordSyncEngine.State(), delegate: app, options: automatic())
+        // The fetch it makes when it starts.
+        #expect(await waitUntil { app.events.contains("didFetchChanges") })
+
+        let id = try RecordID(recordName: "n1", zoneID: notes)
+        try writer.edit(id, ["v": .int64(1)])
+        try await w.add(pendingRecordZoneChanges: [.saveRecord(id)])
+        try await w.sendChanges()
+        #expect(await waitUntil { app.records[id] != nil }, "fetched without a call to fetchChanges: \(app.events)")
+        #expect(await engine.automaticSyncError == nil)
+    }
+
+    @Test func aSendTheStoreRefusedForAWhileGoesWhenItIsBack() async throws {
+        let storage = MemoryStorage()
+        let flaky = FaultInjectingStore(MemoryStore(storage: storage, actor: try StoreActor(userRecordName: "alice", deviceID: "a")))
+        let app = ComposingApp()
+        let engine = try RecordSyncEngine(store: flaky, state: RecordSyncEngine.State(), delegate: app, options: automatic())
+        #expect(await waitUntil { app.eventNames.contains("didFetchChanges") })
+        await flaky.failNextCalls(4)
+        try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes))])
+        #expect(await waitUntil { await flaky.droppedCalls == 4 })
+        #expect(await waitUntil { await engine.state.pendingDatabaseChanges.isEmpty }, "sent after the outage, with nothing added since")
+        #expect(try await MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "b")).fetchAllRecordZones(scope: .private).map(\.zoneID) == [notes])
+    }
+
+    @Test func anEngineTheAppLetsGoStopsSyncing() async throws {
+        let storage = MemoryStorage()
+        let app = ComposingApp()
+        weak var released: RecordSyncEngine?
+        do {
+            let engine = try RecordSyncEngine(store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "a")), state: RecordSyncEngine.State(), delegate: app, options: automatic())
+            released = engine
+            try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes))])
+        }
+        #expect(await waitUntil { released == nil }, "the background tasks hold the engine weakly")
+    }
+
+    @Test func manualEnginesRunOnlyWhenAsked() async throws {
+        let storage = MemoryStorage()
+        let app = ComposingApp()
+        let engine = try RecordSyncEngine(store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "a")), state: RecordSyncEngine.State(), delegate: app, options: .manual)
+        try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes))])
+        // An automatic engine beside it sends and fetches within this wait; this one does not.
+        let other = ComposingApp()
+        let auto = try RecordSyncEngine(store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "b")), state: RecordSyncEngine.State(), delegate: other, options: automatic())
+        try await auto.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: try ZoneID(zoneName: "other", ownerName: "alice")))])
+        #expect(await waitUntil { await auto.state.pendingDatabaseChanges.isEmpty })
+        #expect(!app.eventNames.contains("willSendChanges") && !app.eventNames.contains("willFetchChanges"))
+        #expect(await engine.state.pendingDatabaseChanges.count == 1)
+    }
+}
