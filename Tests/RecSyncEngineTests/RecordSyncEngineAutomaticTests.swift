@@ -117,3 +117,27 @@ import Testing
         #expect(await engine.state.pendingDatabaseChanges.count == 1)
     }
 }
+
+/// Changes an app tracks itself: the engine asks for them when told they exist.
+@Suite(.dedicatedThreads) struct RecordSyncEngineUntrackedChangesTests {
+    @Test func untrackedChangesAreAskedForSentAndTheMarkCleared() async throws {
+        let storage = MemoryStorage()
+        let notes = try ZoneID(zoneName: "notes", ownerName: "alice")
+        let app = ComposingApp()
+        var options = RecordSyncEngine.Options()
+        options.automaticSendDelay = 0.05
+        let engine = try RecordSyncEngine(store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "a")), state: RecordSyncEngine.State(), delegate: app, options: options)
+        try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes))])
+        let record = try Record(recordID: RecordID(recordName: "kept-by-the-app", zoneID: notes), recordType: "Note", fields: ["v": .int64(1)])
+        let end = ContinuousClock.now + .seconds(60)
+        while await !engine.state.pendingDatabaseChanges.isEmpty, ContinuousClock.now < end { try await Task.sleep(for: .milliseconds(50)) }
+
+        app.data.withLock { $0.fixedBatch = RecordSyncEngine.RecordZoneChangeBatch(recordsToSave: [record]) }
+        try await engine.setHasPendingUntrackedChanges(true)
+        #expect(app.savedState.hasPendingUntrackedChanges, "saved with the state")
+        while app.savedState.hasPendingUntrackedChanges, ContinuousClock.now < end { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(!app.savedState.hasPendingUntrackedChanges, "cleared once the send asked for everything")
+        let stored = try await MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "b")).recordZoneChanges(zone: notes, since: nil)
+        #expect(stored.modifications.map(\.recordID) == [record.recordID])
+    }
+}

@@ -59,7 +59,7 @@ extension RecordSyncEngine {
     private func runScheduledSend(_ request: Int) async {
         // A later change asked for its own send: that one goes, after its delay.
         guard request == sendRequests else { return }
-        guard !state.pendingRecordZoneChanges.isEmpty || !state.pendingDatabaseChanges.isEmpty else { return }
+        guard !state.pendingRecordZoneChanges.isEmpty || !state.pendingDatabaseChanges.isEmpty || state.hasPendingUntrackedChanges else { return }
         do {
             try await sendChanges(SendChangesOptions(), reason: .scheduled)
             automaticSyncError = nil

@@ -24,7 +24,14 @@ extension RecordSyncEngine {
             try await emit(.willSendChanges(context))
             try checkNotCancelled("the send")
             try await sendDatabaseChanges(options.scope)
+            let marks = untrackedMarks
             try await sendRecordZoneChanges(context)
+            // The delegate was asked for its batches until it had none: what it tracked went.
+            // (Set again meanwhile, the mark stays.)
+            if state.hasPendingUntrackedChanges, untrackedMarks == marks {
+                setState { $0.untrackedChanges = nil }
+                try await emit(.stateUpdate(state))
+            }
             try await emit(.didSendChanges(context))
         }
     }

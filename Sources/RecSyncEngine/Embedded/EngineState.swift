@@ -46,6 +46,14 @@ extension RecordSyncEngine {
         /// states saved before it existed decode.
         var unfetchedZones: [ZoneID]?
 
+        /// Changes the app keeps track of itself and wants sent (CloudKit's
+        /// `hasPendingUntrackedChanges`): set with
+        /// ``RecordSyncEngine/setHasPendingUntrackedChanges(_:)``; the next send asks the
+        /// delegate for batches even with nothing pending, and clears it when it completes.
+        public var hasPendingUntrackedChanges: Bool { untrackedChanges ?? false }
+        /// Optional: states saved before it existed decode.
+        var untrackedChanges: Bool?
+
         /// Zones with changes on the store that no fetch has brought in yet, as far as the
         /// engine knows: those a scoped fetch left out (CloudKit's
         /// `CKSyncEngine.State.zoneIDsWithUnfetchedServerChanges`). Changes made since the last

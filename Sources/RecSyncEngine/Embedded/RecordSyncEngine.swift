@@ -72,6 +72,9 @@ public actor RecordSyncEngine {
     /// Automatic sync: whether its fetches were started, the number of the latest send asked
     /// for, the pause before a send is tried again, and the last scheduled run's failure.
     var automaticSyncStarted = false
+    /// Moved on each time the app sets the untracked-changes mark, so a send clears only the
+    /// mark it saw.
+    var untrackedMarks = 0
     var sendRequests = 0
     var automaticBackoff = Backoff(initial: 1, maximum: 60)
     /// Why the last automatic fetch or send failed; nil after one succeeds (or with automatic
@@ -185,6 +188,18 @@ public actor RecordSyncEngine {
         }
         try await emit(.stateUpdate(state))
         if !changes.isEmpty { scheduleSend() }
+    }
+
+    /// Notes that the app has changes to send that it tracks itself (or that it has none any
+    /// more): a send asks ``RecordSyncEngineDelegate/nextRecordZoneChangeBatch(_:syncEngine:)``
+    /// for them, automatic sync schedules one, and a send that completes clears the mark.
+    /// Delivers a `.stateUpdate`.
+    public func setHasPendingUntrackedChanges(_ value: Bool) async throws(RecSyncError) {
+        try await settleAccount()
+        state.untrackedChanges = value ? true : nil
+        untrackedMarks += 1
+        try await emit(.stateUpdate(state))
+        if value { scheduleSend() }
     }
 
     /// Forgets pending zone saves and deletes (the app dropped them). Delivers a `.stateUpdate`.
