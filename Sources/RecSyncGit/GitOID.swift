@@ -27,6 +27,14 @@ public struct GitOID: Hashable, Sendable, Comparable, CustomStringConvertible {
         self.init(raw: raw)
     }
 
+    /// The ID git gives `bytes` as a blob (`git hash-object`), without a repository.
+    public static func blob(of bytes: [UInt8]) throws(GitError) -> GitOID {
+        var oid = git_oid()
+        let result = bytes.withUnsafeBytes { buf in git_odb_hash(&oid, buf.baseAddress, buf.count, GIT_OBJECT_BLOB) }
+        try check("git_odb_hash", result)
+        return GitOID(raw: oid)
+    }
+
     var raw: git_oid {
         var out = git_oid()
         var b = bytes

@@ -91,6 +91,32 @@ import RecSyncTestTraits
         #expect(try await laptop.log(limit: 10).count == 4)
     }
 
+    @Test func anAppOpensAnyLocationWithOneCallAndKeepsItsMirrorInItsCache() async throws {
+        let fixture = try StoreFixture(.network)
+        let daemon = try #require(fixture.daemon)
+        let cache = fixture.directory.file("app/cache")
+        let url = daemon.url("store.git")
+        let phone = try GitStore.open(location: url, user: "alice", device: "phone", cacheDirectory: cache)
+        #expect(phone.remote == url)
+        try await phone.createZones([notes])
+        _ = try await phone.save([Build.record("a", in: notes)])
+        let mirrors = try FileManager.default.contentsOfDirectory(atPath: cache)
+        #expect(mirrors.count == 1 && mirrors[0].hasSuffix(".mirror"), "\(mirrors)")
+        #expect(phone.path == cache + "/" + mirrors[0])
+
+        // Opened again, the same mirror; another device, its own.
+        let again = try GitStore.open(location: url, user: "alice", device: "phone", cacheDirectory: cache)
+        #expect(again.path == phone.path)
+        let laptop = try GitStore.open(location: url, user: "alice", device: "laptop", cacheDirectory: cache)
+        #expect(laptop.path != phone.path)
+        #expect(try await names(laptop.allZoneChanges(notes, since: nil).records) == ["a"])
+
+        // A local store opens in place: nothing goes into the cache.
+        let local = try GitStore.open(location: fixture.path, user: "alice", device: "phone", cacheDirectory: fixture.directory.file("unused"))
+        #expect(try await names(local.allZoneChanges(notes, since: nil).records) == ["a"])
+        #expect(!FileManager.default.fileExists(atPath: fixture.directory.file("unused")))
+    }
+
     // MARK: Round trips
 
     @Test func anOperationLooksAtTheRemoteOnceAndCallsOutsideOneLookEachTime() async throws {

@@ -142,6 +142,37 @@ public actor GitStore: RemoteStore {
         return try GitStore(path: try StoreLocation.storePath(location, relativeTo: base), actor: actor)
     }
 
+    /// Opens the store at `location` for an app, whatever kind of location it is: a path or
+    /// `file://` URL in place (a relative path from the current directory), or a network
+    /// remote (ssh, https, git://) through a bare mirror that recsync keeps in
+    /// `cacheDirectory` (created if missing), one per location, user and device. An app that
+    /// embeds `RecordSyncEngine` needs no other call to reach its store.
+    ///
+    /// - Parameters:
+    ///   - location: What `recsync clone` takes: a path, or a URL.
+    ///   - user: The user the app acts as.
+    ///   - device: This installation's name (a client of the store).
+    ///   - cacheDirectory: Where network stores' mirrors live; a directory of the app's own.
+    public static func open(location: String, user: String, device: String, cacheDirectory: String) throws(RecSyncError) -> GitStore {
+        let actor = try StoreActor(userRecordName: user, deviceID: device)
+        guard StoreLocation.isNetwork(location) else {
+            return try open(location: location, relativeTo: FileManager.default.currentDirectoryPath, actor: actor)
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: cacheDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw .fileSystem(path: cacheDirectory, message: "cannot make the directory for the store's mirror (\(error.localizedDescription)); pass a directory the app can write")
+        }
+        // Named by a hash: the location may carry credentials, and must not show in a path.
+        let name: String
+        do {
+            name = try GitOID.blob(of: Array("\(location)\n\(user)\n\(device)".utf8)).description.prefix(20) + ".mirror"
+        } catch {
+            throw GitBackend.wrap(error, "naming the mirror")
+        }
+        return try open(remote: location, mirror: cacheDirectory + "/" + name, actor: actor)
+    }
+
     /// Opens the store at `location` for one look (`recsync changes`, `store compact`), runs `body`, and lets
     /// it go: a network store through a throwaway mirror in the temporary directory, removed
     /// afterwards (a mirror that cannot be removed is an error naming it, once `body` is done).
