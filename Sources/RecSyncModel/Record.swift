@@ -1,3 +1,5 @@
+import Foundation
+
 /// Who changed something, and when (milliseconds since the epoch).
 public struct ChangeStamp: Sendable, Hashable, Codable {
     public var timestamp: Int64
@@ -80,5 +82,41 @@ public struct SystemFields: Sendable, Hashable, Codable {
         self.changeTag = changeTag
         self.created = created
         self.modified = modified
+    }
+}
+
+extension ChangeStamp {
+    /// `timestamp` as a date.
+    public var date: Date { Date(timeIntervalSince1970: Double(timestamp) / 1000) }
+}
+
+extension Record {
+    /// When the record was first saved (CloudKit's `creationDate`); nil before that.
+    public var creationDate: Date? { created?.date }
+    /// When the version read was saved (CloudKit's `modificationDate`); nil before the first save.
+    public var modificationDate: Date? { modified?.date }
+    /// Who first saved the record (CloudKit's `creatorUserRecordID`, by name).
+    public var creatorUserRecordName: String? { created?.userRecordName }
+    /// Who saved the version read (CloudKit's `lastModifiedUserRecordID`, by name).
+    public var lastModifiedUserRecordName: String? { modified?.userRecordName }
+}
+
+extension RecSyncError {
+    /// For a refused save (`serverRecordChanged`), the store's current version: merge onto it
+    /// (CloudKit's `CKError.serverRecord`). Nil for any other error, or when the record was
+    /// deleted on the store meanwhile.
+    public var serverRecord: Record? {
+        if case .serverRecordChanged(let conflict) = self { conflict.server } else { nil }
+    }
+
+    /// For a refused save, the version that was sent (CloudKit's `CKError.clientRecord`).
+    public var clientRecord: Record? {
+        if case .serverRecordChanged(let conflict) = self { conflict.client } else { nil }
+    }
+
+    /// For a refused save, the version both sides started from, when the store still has it
+    /// (CloudKit's `CKError.ancestorRecord`).
+    public var ancestorRecord: Record? {
+        if case .serverRecordChanged(let conflict) = self { conflict.ancestor } else { nil }
     }
 }

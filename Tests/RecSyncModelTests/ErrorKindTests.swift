@@ -22,6 +22,23 @@ import Testing
         #expect(o["path"] == JSONValue.string("private/notes/r.json") && o["line"] == JSONValue.int(3) && o["column"] == JSONValue.int(8))
     }
 
+    @Test func aConflictHandsOutItsVersionsAndARecordItsDates() throws {
+        let zone = try ZoneID(zoneName: "z", ownerName: "alice")
+        let id = try RecordID(recordName: "r", zoneID: zone)
+        let created = ChangeStamp(timestamp: 1_700_000_000_250, userRecordName: "alice")
+        let modified = ChangeStamp(timestamp: 1_700_000_060_000, userRecordName: "bob")
+        let server = try Record(recordID: id, recordType: "Note", fields: ["v": .int64(2)], changeTag: "t2", created: created, modified: modified)
+        let client = try Record(recordID: id, recordType: "Note", fields: ["v": .int64(3)], changeTag: "t1")
+        let ancestor = try Record(recordID: id, recordType: "Note", fields: ["v": .int64(1)], changeTag: "t1")
+        let conflict = RecSyncError.serverRecordChanged(RecordConflict(recordID: id, server: server, client: client, ancestor: ancestor))
+        #expect(conflict.serverRecord == server && conflict.clientRecord == client && conflict.ancestorRecord == ancestor)
+        #expect(RecSyncError.zoneNotFound(zone).serverRecord == nil)
+        #expect(server.creationDate?.timeIntervalSince1970 == 1_700_000_000.25)
+        #expect(server.modificationDate?.timeIntervalSince1970 == 1_700_000_060)
+        #expect(server.creatorUserRecordName == "alice" && server.lastModifiedUserRecordName == "bob")
+        #expect(client.creationDate == nil && client.modificationDate == nil)
+    }
+
     @Test func namesAndValuesHaveKindsOfTheirOwn() {
         #expect(caught { _ = try ZoneID(zoneName: "a/b", ownerName: "alice") }?.kind == "invalidName")
         #expect(caught { _ = try RecordID(recordName: "_x", zoneID: ZoneID(zoneName: "z", ownerName: "alice")) }?.kind == "invalidName")
