@@ -83,7 +83,7 @@ import Testing
             "accountChange", "stateUpdate",
             "willFetchChanges",
             "fetchedDatabaseChanges", "stateUpdate",
-            "willFetchRecordZoneChanges(alice/notes)", "fetchingWholeZone(alice/notes)", "fetchedRecordZoneChanges(alice/notes)", "stateUpdate", "didFetchRecordZoneChanges(alice/notes)",
+            "willFetchRecordZoneChanges(alice/notes)", "stateUpdate", "fetchingWholeZone(alice/notes)", "fetchedRecordZoneChanges(alice/notes)", "stateUpdate", "didFetchRecordZoneChanges(alice/notes)",
             "stateUpdate",
             "fetchedDatabaseChanges", "stateUpdate", "didFetchChanges",
         ])

@@ -64,6 +64,7 @@ extension RecordSyncEngine {
                     if !(s.removedZones ?? []).contains(deletion.zoneID) { s.removedZones = (s.removedZones ?? []) + [deletion.zoneID] }
                     s.setToken(nil, for: deletion.zoneID)
                     s.retryRecords.removeAll { $0.zoneID == deletion.zoneID }
+                    s.forgetSaved(in: deletion.zoneID)
                     // A deleted or purged zone takes its unsent changes with it (sending them
                     // could only fail); after a reset they are what must be uploaded again.
                     if !deletion.keepsRecordsForUpload(by: store.userRecordName) {
@@ -100,7 +101,11 @@ extension RecordSyncEngine {
         let token = state.token(for: zone)
         // Asked again after the zone's changes: those that failed before this fetch.
         let retrying = state.retryRecords.filter { $0.zoneID == zone }
-        if token == nil { try await emit(.fetchingWholeZone(zone)) }
+        if token == nil { try await startListing(zone) }
+        // Records the pages named, so the check of this app's own saves skips them.
+        var mentioned = Set<RecordID>()
+        // Reading the whole zone (no token, or an expired one), not its changes.
+        var listing = token == nil
         do {
             var feed = ZoneChangeFeed(store: store, zone: zone, since: token)
             while true {
@@ -109,8 +114,9 @@ extension RecordSyncEngine {
                 let limit = options.fetchPageSize
                 guard let step = try await retryingTransient("the fetch", { () async throws(RecSyncError) in try await feed.next(limit: limit) }) else { break }
                 guard case .page(let page) = step else {
+                    listing = true
                     setState { $0.setToken(nil, for: zone) }
-                    try await emit(.fetchingWholeZone(zone))
+                    try await startListing(zone)
                     continue
                 }
                 var records: [Record] = []
@@ -121,9 +127,24 @@ extension RecordSyncEngine {
                     case .failure(let error): failures.append(RecordFailure(recordID: item.recordID, error: error))
                     }
                 }
+                if !listing {
+                    // Taken in by the app but stopped before the token past them is saved, a
+                    // page's new records could be deleted meanwhile, and the changes from the
+                    // old token would name them at neither end: noted first, they are asked
+                    // about at the end of the zone's next fetch. (A listing is read again from
+                    // the same commit instead.)
+                    let noted = Set((state.savedSinceToken ?? []).map(\.recordID))
+                    let fresh = records.filter { !noted.contains($0.recordID) }
+                    if !fresh.isEmpty {
+                        setState { $0.noteSaved(fresh) }
+                        try await emit(.stateUpdate(state))
+                    }
+                }
                 try await emit(.fetchedRecordZoneChanges(FetchedRecordZoneChanges(
                     zoneID: zone, modifications: records, deletions: page.deletions, undeliverable: failures, warnings: page.warnings)))
                 let delivered = Set(records.map(\.recordID)).union(page.deletions.map(\.recordID))
+                mentioned.formUnion(delivered)
+                mentioned.formUnion(failures.map(\.recordID))
                 setState { s in
                     s.setToken(page.changeToken, for: zone)
                     s.retryRecords.removeAll { delivered.contains($0) }
@@ -135,6 +156,7 @@ extension RecordSyncEngine {
                 try await emit(.stateUpdate(state))
             }
             try await retryUndelivered(retrying, in: zone)
+            try await checkSavedRecords(in: zone, mentioned: mentioned)
         } catch .zoneNotFound(let z) where z == zone {
             // Gone meanwhile: the next fetch's database changes say so.
             try await emit(.didFetchRecordZoneChanges(zone, error: .zoneNotFound(z)))
@@ -159,6 +181,41 @@ extension RecordSyncEngine {
         case .operationCancelled, .delegateFailed, .notAuthenticated, .fileSystem, .workspaceLocked: return false
         default: return true
         }
+    }
+
+    /// Announces a listing of the whole zone, after noting the zone as one the app holds
+    /// records of without a token: stopped before its first token is saved, the next fetch
+    /// asks whether the zone is still there (a fetch from no database token names no
+    /// removals), so the records the app took in go with it.
+    private func startListing(_ zone: ZoneID) async throws(RecSyncError) {
+        if !(state.writtenZones ?? []).contains(zone) {
+            setState { $0.noteWritten([zone]) }
+            try await emit(.stateUpdate(state))
+        }
+        try await emit(.fetchingWholeZone(zone))
+    }
+
+    /// Asks about the records this app saved in the zone since its token that the zone's
+    /// changes did not name: one created after the token and deleted by someone else since is
+    /// in neither end of the changes, and is delivered as a deletion here. Then forgets them:
+    /// the zone's token is past their saves (a fetch never overlaps a send).
+    private func checkSavedRecords(in zone: ZoneID, mentioned: Set<RecordID>) async throws(RecSyncError) {
+        let saved = (state.savedSinceToken ?? []).filter { $0.recordID.zoneID == zone }
+        guard !saved.isEmpty else { return }
+        let unnamed = saved.filter { !mentioned.contains($0.recordID) }
+        if !unnamed.isEmpty {
+            let ids = unnamed.map(\.recordID)
+            let found = try await retryingTransient("the fetch") { () async throws(RecSyncError) in try await store.fetchRecords(ids, desiredKeys: []) }
+            let gone = Set(found.compactMap { item -> RecordID? in
+                if case .failure(.unknownItem) = item.result { item.recordID } else { nil }
+            })
+            let deletions = unnamed.filter { gone.contains($0.recordID) }.map { RecordDeletionEvent(recordID: $0.recordID, recordType: $0.recordType) }
+            if !deletions.isEmpty {
+                try await emit(.fetchedRecordZoneChanges(FetchedRecordZoneChanges(zoneID: zone, modifications: [], deletions: deletions, undeliverable: [], warnings: [])))
+            }
+        }
+        setState { $0.forgetSaved(in: zone) }
+        try await emit(.stateUpdate(state))
     }
 
     /// Asks again for records of the zone the store could not deliver before.

@@ -193,7 +193,10 @@ extension RecordSyncEngine {
         }
         try await emit(.sentRecordZoneChanges(sent))
         removeSent(taken.filter { !keep.contains($0.0) })
-        setState { $0.noteWritten(Array(Set(sent.savedRecords.map(\.recordID.zoneID))).sorted()) }
+        setState { s in
+            s.noteWritten(Array(Set(sent.savedRecords.map(\.recordID.zoneID))).sorted())
+            s.noteSaved(sent.savedRecords)
+        }
         try await emit(.stateUpdate(state))
     }
 

@@ -46,6 +46,18 @@ extension RecordSyncEngine {
         /// states saved before it existed decode.
         var unfetchedZones: [ZoneID]?
 
+        /// Records this app saved since their zone's token, or took in from a page of changes
+        /// before the token past it was saved, with their types: created after the token and
+        /// deleted by someone else before the next fetch, a record is in neither end of that
+        /// fetch's changes, so the fetch asks about these by ID. Optional: states saved before
+        /// it existed decode.
+        var savedSinceToken: [SavedRecord]?
+
+        struct SavedRecord: Sendable, Hashable, Codable {
+            var recordID: RecordID
+            var recordType: String
+        }
+
         /// Changes the app keeps track of itself and wants sent (CloudKit's
         /// `hasPendingUntrackedChanges`): set with
         /// ``RecordSyncEngine/setHasPendingUntrackedChanges(_:)``; the next send asks the
@@ -132,6 +144,21 @@ extension RecordSyncEngine {
             }
             // Fetched, or gone: either way no longer one to ask about.
             writtenZones?.removeAll { $0 == zone }
+        }
+
+        /// Notes records the store confirmed saving, for the next fetch of their zones.
+        mutating func noteSaved(_ records: [Record]) {
+            guard !records.isEmpty else { return }
+            let ids = Set(records.map(\.recordID))
+            var saved = (savedSinceToken ?? []).filter { !ids.contains($0.recordID) }
+            saved += records.map { SavedRecord(recordID: $0.recordID, recordType: $0.recordType) }
+            savedSinceToken = saved
+        }
+
+        /// Forgets the saved records of a zone (fetched past them, or gone).
+        mutating func forgetSaved(in zone: ZoneID) {
+            savedSinceToken?.removeAll { $0.recordID.zoneID == zone }
+            if savedSinceToken?.isEmpty == true { savedSinceToken = nil }
         }
 
         /// Notes zones the app wrote to that it holds no token for.

@@ -1,0 +1,266 @@
+import Foundation
+import RecSyncEngine
+import RecSyncModel
+import RecSyncStore
+import RecSyncTestSupport
+import RecSyncTestTraits
+import Synchronization
+import Testing
+
+/// An app's data, kept as a careful app keeps it: records, the local changes not yet confirmed
+/// (edits win a merge: a conflicting save is merged onto the server's version and sent again),
+/// and the engine's state, all saved together with each event it handles. A kill throws before
+/// an event is taken in, as a process killed before its transaction would.
+final class SimulatedApp: RecordSyncEngineDelegate, @unchecked Sendable {
+    struct Data {
+        var records: [RecordID: Record] = [:]
+        /// Records changed here (edited or deleted) that the store has not confirmed.
+        var dirty: Set<RecordID> = []
+        var savedState = RecordSyncEngine.State()
+        var wholeZones: [ZoneID: Set<RecordID>] = [:]
+        /// Events to let through before the kill; nil: not killed.
+        var killAfter: Int?
+        var killed = false
+        /// What was taken in, for the report of a broken invariant.
+        var events: [String] = []
+    }
+
+    let data = Mutex(Data())
+    struct Killed: Error {}
+
+    func handleEvent(_ event: RecordSyncEngine.Event, syncEngine: RecordSyncEngine) async throws {
+        var resend: [RecordID] = []
+        try data.withLock { d in
+            if let n = d.killAfter {
+                if n == 0 { d.killAfter = nil; d.killed = true; throw Killed() }
+                d.killAfter = n - 1
+            }
+            func dropZone(_ zone: ZoneID) {
+                d.records = d.records.filter { $0.key.zoneID != zone }
+                d.dirty = d.dirty.filter { $0.zoneID != zone }
+                d.wholeZones[zone] = nil
+            }
+            switch event {
+            case .fetchedRecordZoneChanges(let page):
+                d.events.append("\(event.name) +\(page.modifications.map { "\($0.recordID.recordName)=\($0.fields["v"].map { "\($0)" } ?? "-")" }) -\(page.deletions.map(\.recordID.recordName))")
+            case .sentRecordZoneChanges(let sent):
+                d.events.append("\(event.name) saved \(sent.savedRecords.map(\.recordID.recordName)) deleted \(sent.deletedRecordIDs.map(\.recordName)) failed \(sent.failedRecordSaves.map { "\($0.record.recordID.recordName): \($0.error.code)" })")
+            case .stateUpdate: break
+            default: d.events.append(event.name)
+            }
+            switch event {
+            case .stateUpdate(let state):
+                d.savedState = state
+            case .fetchedDatabaseChanges(let changes):
+                for deletion in changes.deletions { dropZone(deletion.zoneID) }
+            case .fetchingWholeZone(let zone):
+                d.wholeZones[zone] = []
+            case .fetchedRecordZoneChanges(let page):
+                d.wholeZones[page.zoneID]?.formUnion(page.modifications.map(\.recordID) + page.undeliverable.map(\.recordID))
+                for record in page.modifications {
+                    if d.dirty.contains(record.recordID) {
+                        // Changed here too: the local change stays, on top of the new version.
+                        if var local = d.records[record.recordID] { local.changeTag = record.changeTag; d.records[record.recordID] = local }
+                    } else {
+                        d.records[record.recordID] = record
+                    }
+                }
+                for deletion in page.deletions {
+                    if d.dirty.contains(deletion.recordID), var local = d.records[deletion.recordID] {
+                        // Edited here, deleted there: the edit creates it again.
+                        local.changeTag = nil
+                        d.records[deletion.recordID] = local
+                        resend.append(deletion.recordID)
+                    } else {
+                        d.records[deletion.recordID] = nil
+                    }
+                }
+            case .didFetchRecordZoneChanges(let zone, nil):
+                if let arrived = d.wholeZones.removeValue(forKey: zone) {
+                    d.records = d.records.filter { $0.key.zoneID != zone || $0.value.changeTag == nil || arrived.contains($0.key) || d.dirty.contains($0.key) }
+                }
+            case .sentRecordZoneChanges(let sent):
+                for saved in sent.savedRecords {
+                    guard var local = d.records[saved.recordID] else { continue }
+                    if local.fields == saved.fields, local.recordType == saved.recordType {
+                        d.records[saved.recordID] = saved
+                        d.dirty.remove(saved.recordID)
+                    } else {
+                        // Edited again while the save was out: the next send takes the edit.
+                        local.changeTag = saved.changeTag
+                        d.records[saved.recordID] = local
+                    }
+                }
+                for id in sent.deletedRecordIDs where d.records[id] == nil { d.dirty.remove(id) }
+                for failure in sent.failedRecordSaves {
+                    let id = failure.record.recordID
+                    switch failure.error {
+                    case .serverRecordChanged(let conflict):
+                        if var local = d.records[id] {
+                            local.changeTag = conflict.server?.changeTag
+                            d.records[id] = local
+                            resend.append(id)
+                        }
+                    case .unknownItem:
+                        if var local = d.records[id] { local.changeTag = nil; d.records[id] = local; resend.append(id) }
+                    default:
+                        break
+                    }
+                }
+                for gone in sent.zonesGone { dropZone(gone.zoneID) }
+            default:
+                break
+            }
+        }
+        if !resend.isEmpty { try await syncEngine.add(pendingRecordZoneChanges: resend.map { .saveRecord($0) }) }
+    }
+
+    func recordsToSave(_ recordIDs: [RecordID], syncEngine: RecordSyncEngine) async throws -> [Record] {
+        data.withLock { d in recordIDs.compactMap { d.records[$0] } }
+    }
+
+    var records: [RecordID: Record] { data.withLock { $0.records } }
+    var savedState: RecordSyncEngine.State { data.withLock { $0.savedState } }
+}
+
+/// Seeded random histories of apps embedding `RecordSyncEngine` on one store: edits, deletes,
+/// fetches and sends, killed at random events, dropped connections, restarts, and a zone
+/// deleted and created again by another device. Afterwards, with nothing failing, every app
+/// holds exactly what the store holds, and every app's last edit of a record in the zone never
+/// deleted landed on the store. `RECSYNC_ENGINE_SIM_SEEDS` runs more seeds;
+/// `RECSYNC_ENGINE_SIM_SEED` replays one.
+@Suite(.ownThreads) struct EngineSimulationTests {
+    @Test func randomHistoriesConverge() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let seeds: [UInt64] = if let one = environment["RECSYNC_ENGINE_SIM_SEED"].flatMap(UInt64.init) { [one] } else {
+            Array(1...UInt64(environment["RECSYNC_ENGINE_SIM_SEEDS"].flatMap(Int.init) ?? 60))
+        }
+        var steps = 0
+        for seed in seeds {
+            steps += try await run(seed: seed)
+        }
+        print("engine simulation: \(seeds.count) histories, \(steps) steps, no invariant broken")
+    }
+
+    struct Device {
+        let app: SimulatedApp
+        let store: FaultInjectingStore
+        var engine: RecordSyncEngine
+    }
+
+    func run(seed: UInt64) async throws -> Int {
+        var rng = SeededRandom(seed: seed)
+        let storage = MemoryStorage()
+        let notes = try ZoneID(zoneName: "notes", ownerName: "alice")
+        let photos = try ZoneID(zoneName: "photos", ownerName: "alice")
+        let admin = MemoryStore(storage: storage, actor: try StoreActor(userRecordName: "alice", deviceID: "admin"))
+        _ = try await admin.modifyRecordZones([.save(RecordZone(zoneID: notes)), .save(RecordZone(zoneID: photos))])
+        var options = RecordSyncEngine.Options.manual
+        options.retries = .never
+        options.fetchPageSize = 3
+        options.sendBatchSize = 2
+
+        var devices: [Device] = []
+        for n in 0..<3 {
+            let app = SimulatedApp()
+            let store = FaultInjectingStore(MemoryStore(storage: storage, actor: try StoreActor(userRecordName: "alice", deviceID: "d\(n)")))
+            devices.append(Device(app: app, store: store, engine: try RecordSyncEngine(store: store, state: app.savedState, delegate: app, options: options)))
+        }
+        func restart(_ i: Int) throws {
+            devices[i].engine = try RecordSyncEngine(store: devices[i].store, state: devices[i].app.savedState, delegate: devices[i].app, options: options)
+        }
+        let names = try (0..<5).map { try RecordID(recordName: "r\($0)", zoneID: notes) } + (0..<3).map { try RecordID(recordName: "p\($0)", zoneID: photos) }
+        var value: Int64 = 0
+        /// Each device's last edit of a record in `notes`, until it deletes it.
+        var lastEdits: [Int: [RecordID: Int64]] = [:]
+        var log: [String] = []
+        let count = 20 + Int(rng.next() % 25)
+        for _ in 0..<count {
+            let i = Int(rng.next() % UInt64(devices.count))
+            let device = devices[i]
+            let roll = rng.next() % 100
+            do {
+                switch roll {
+                case 0..<30:
+                    let id = names[Int(rng.next() % UInt64(names.count))]
+                    value += 1
+                    let v = value
+                    try device.app.data.withLock { d in
+                        var record = try d.records[id] ?? Record(recordID: id, recordType: "Note")
+                        record.fields = ["v": .int64(v)]
+                        d.records[id] = record
+                        d.dirty.insert(id)
+                    }
+                    if id.zoneID == notes { lastEdits[i, default: [:]][id] = v }
+                    log.append("d\(i) edit \(id.recordName)=\(v)")
+                    try await device.engine.add(pendingRecordZoneChanges: [.saveRecord(id)])
+                case 30..<40:
+                    guard let id = device.app.records.keys.sorted(by: { $0.recordName < $1.recordName }).first(where: { _ in rng.next() % 2 == 0 }) else { continue }
+                    device.app.data.withLock { d in d.records[id] = nil; d.dirty.insert(id) }
+                    lastEdits[i]?[id] = nil
+                    log.append("d\(i) delete \(id.recordName)")
+                    try await device.engine.add(pendingRecordZoneChanges: [.deleteRecord(id)])
+                case 40..<65, 65..<90:
+                    let fetch = roll < 65
+                    if rng.next() % 3 == 0 { device.app.data.withLock { $0.killAfter = Int(rng.next() % 12) } }
+                    if rng.next() % 6 == 0 { await device.store.failNextCalls(1 + Int(rng.next() % 2)) }
+                    log.append("d\(i) \(fetch ? "fetch" : "send")")
+                    do {
+                        if fetch { try await device.engine.fetchChanges() } else { try await device.engine.sendChanges() }
+                    } catch {
+                        log.append("  stopped: \(error)")
+                        try restart(i)
+                    }
+                    device.app.data.withLock { $0.killAfter = nil }
+                    await device.store.failNextCalls(0)
+                case 90..<95:
+                    log.append("d\(i) restart")
+                    try restart(i)
+                default:
+                    if rng.next() % 2 == 0 {
+                        log.append("admin deletes photos")
+                        _ = try await admin.modifyRecordZones([.delete(photos)])
+                    } else {
+                        log.append("admin creates photos")
+                        _ = try await admin.modifyRecordZones([.recreate(RecordZone(zoneID: photos))])
+                    }
+                }
+            } catch let error as RecSyncError {
+                log.append("  refused: \(error)")
+            }
+        }
+
+        // Nothing fails any more: every device sends and fetches until all is settled.
+        for i in devices.indices { try restart(i) }
+        for _ in 0..<6 {
+            for device in devices {
+                try await device.engine.sendChanges()
+                try await device.engine.fetchChanges()
+            }
+        }
+        for device in devices { try await device.engine.fetchChanges() }
+
+        var context = "seed \(seed):\n" + log.joined(separator: "\n")
+        if ProcessInfo.processInfo.environment["RECSYNC_ENGINE_SIM_SEED"] != nil {
+            for (i, device) in devices.enumerated() {
+                context += "\n--- d\(i) landed: \(await device.store.landed.map { "\($0.recordID.recordName)=\($0.fields?["v"].map { "\($0)" } ?? "deleted")" })"
+            }
+        }
+        var onStore: [RecordID: [String: FieldValue]] = [:]
+        for zone in try await admin.fetchAllRecordZones(scope: .private).map(\.zoneID) {
+            for record in try await admin.recordZoneChanges(zone: zone, since: nil).modifications.compactMap({ try? $0.result.get() }) {
+                onStore[record.recordID] = record.fields
+            }
+        }
+        for (i, device) in devices.enumerated() {
+            #expect(device.app.records.mapValues(\.fields) == onStore, "d\(i) holds what the store holds; \(context)\n--- d\(i) took in:\n\(device.app.data.withLock { $0.events }.joined(separator: "\n"))")
+            #expect(device.app.data.withLock { $0.dirty }.isEmpty, "d\(i) has nothing left to send; \(context)")
+            #expect(device.app.savedState.pendingRecordZoneChanges.isEmpty, "d\(i): \(context)")
+            let landed = await device.store.landed
+            for (id, v) in lastEdits[i] ?? [:] {
+                #expect(landed.contains { $0.recordID == id && $0.fields?["v"] == .int64(v) }, "d\(i)'s last edit \(id.recordName)=\(v) landed; \(context)")
+            }
+        }
+        return count
+    }
+}
