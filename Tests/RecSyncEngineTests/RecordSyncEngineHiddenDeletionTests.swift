@@ -97,4 +97,24 @@ import Testing
         try await engine(app, "a").fetchChanges()
         #expect(app.records.isEmpty, "\(app.events)")
     }
+
+    @Test func anAppThatSendsMuchBetweenFetchesReadsTheZoneWholeInsteadOfNotingEverything() async throws {
+        try await makeZone()
+        let app = KillableApp()
+        let e = try engine(app, "a")
+        try await e.fetchChanges()
+        let count = RecordSyncEngine.State.savedNoteLimit + 1
+        let ids = try (0..<count).map { try RecordID(recordName: "r\($0)", zoneID: notes) }
+        for id in ids { try app.edit(id, ["v": .int64(1)]) }
+        try await e.add(pendingRecordZoneChanges: ids.map { .saveRecord($0) })
+        try await e.sendChanges()
+        let stateBytes = try app.savedState.serialized().count
+        #expect(stateBytes < 20_000, "the state does not carry \(count) names: \(stateBytes) bytes")
+
+        try await write(ids[0], deleting: true)
+        app.clearEvents()
+        try await e.fetchChanges()
+        #expect(app.events.contains("fetchingWholeZone(alice/notes)"))
+        #expect(app.records[ids[0]] == nil && app.records.count == count - 1)
+    }
 }

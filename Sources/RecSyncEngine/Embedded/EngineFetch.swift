@@ -136,7 +136,7 @@ extension RecordSyncEngine {
                     let noted = Set((state.savedSinceToken ?? []).map(\.recordID))
                     let fresh = records.filter { !noted.contains($0.recordID) }
                     if !fresh.isEmpty {
-                        setState { $0.noteSaved(fresh) }
+                        setState { $0.notePage(fresh) }
                         try await emit(.stateUpdate(state))
                     }
                 }
@@ -147,6 +147,9 @@ extension RecordSyncEngine {
                 mentioned.formUnion(failures.map(\.recordID))
                 setState { s in
                     s.setToken(page.changeToken, for: zone)
+                    // Named by the page: a later deletion is a change from its token on.
+                    s.savedSinceToken?.removeAll { delivered.contains($0.recordID) }
+                    if s.savedSinceToken?.isEmpty == true { s.savedSinceToken = nil }
                     s.retryRecords.removeAll { delivered.contains($0) }
                     // A set for membership: a zone a hostile writer filled with unreadable
                     // entries must not make each page quadratic.

@@ -146,13 +146,39 @@ extension RecordSyncEngine {
             writtenZones?.removeAll { $0 == zone }
         }
 
-        /// Notes records the store confirmed saving, for the next fetch of their zones.
+        /// Saved records noted per zone before the zone is read whole instead (an app that
+        /// sends much and fetches rarely would otherwise carry an ever longer state).
+        public static let savedNoteLimit = 2_000
+
+        /// Notes records the store confirmed saving (or a page delivered ahead of its token),
+        /// for the next fetch of their zones. Past `savedNoteLimit` in a zone, the zone's
+        /// token is dropped instead: its next fetch lists it whole, which names every record.
         mutating func noteSaved(_ records: [Record]) {
             guard !records.isEmpty else { return }
+            var saved = adding(records)
+            var perZone: [ZoneID: Int] = [:]
+            for entry in saved { perZone[entry.recordID.zoneID, default: 0] += 1 }
+            let overflowing = Set(perZone.filter { $0.value > Self.savedNoteLimit }.keys)
+            if !overflowing.isEmpty {
+                saved.removeAll { overflowing.contains($0.recordID.zoneID) }
+                for zone in overflowing.sorted() {
+                    setToken(nil, for: zone)
+                    noteWritten([zone])
+                }
+            }
+            savedSinceToken = saved.isEmpty ? nil : saved
+        }
+
+        /// Notes a page's new records before it is delivered; the page's token, saved right
+        /// after, drops them again (no cap: a page is bounded, and its zone is being read).
+        mutating func notePage(_ records: [Record]) {
+            guard !records.isEmpty else { return }
+            savedSinceToken = adding(records)
+        }
+
+        private func adding(_ records: [Record]) -> [SavedRecord] {
             let ids = Set(records.map(\.recordID))
-            var saved = (savedSinceToken ?? []).filter { !ids.contains($0.recordID) }
-            saved += records.map { SavedRecord(recordID: $0.recordID, recordType: $0.recordType) }
-            savedSinceToken = saved
+            return (savedSinceToken ?? []).filter { !ids.contains($0.recordID) } + records.map { SavedRecord(recordID: $0.recordID, recordType: $0.recordType) }
         }
 
         /// Forgets the saved records of a zone (fetched past them, or gone).
