@@ -21,6 +21,8 @@ final class SimulatedApp: RecordSyncEngineDelegate, @unchecked Sendable {
         /// Events to let through before the kill; nil: not killed.
         var killAfter: Int?
         var killed = false
+        /// Events to let through before the app cancels the running fetch or send.
+        var cancelAfter: Int?
         /// What was taken in, for the report of a broken invariant.
         var events: [String] = []
     }
@@ -30,6 +32,12 @@ final class SimulatedApp: RecordSyncEngineDelegate, @unchecked Sendable {
 
     func handleEvent(_ event: RecordSyncEngine.Event, syncEngine: RecordSyncEngine) async throws {
         var resend: [RecordID] = []
+        let cancel = data.withLock { d -> Bool in
+            guard let n = d.cancelAfter else { return false }
+            d.cancelAfter = n == 0 ? nil : n - 1
+            return n == 0
+        }
+        if cancel { await syncEngine.cancelOperations() }
         try data.withLock { d in
             if let n = d.killAfter {
                 if n == 0 { d.killAfter = nil; d.killed = true; throw Killed() }
@@ -124,7 +132,7 @@ final class SimulatedApp: RecordSyncEngineDelegate, @unchecked Sendable {
 }
 
 /// Seeded random histories of apps embedding `RecordSyncEngine` on one store: edits, deletes,
-/// fetches and sends, killed at random events, dropped connections, restarts, and a zone
+/// fetches and sends, killed or cancelled at random events, dropped connections, restarts, and a zone
 /// deleted and created again by another device. Afterwards, with nothing failing, every app
 /// holds exactly what the store holds, and every app's last edit of a record in the zone never
 /// deleted landed on the store. `RECSYNC_ENGINE_SIM_SEEDS` runs more seeds;
@@ -206,6 +214,7 @@ final class SimulatedApp: RecordSyncEngineDelegate, @unchecked Sendable {
                 case 40..<65, 65..<90:
                     let fetch = roll < 65
                     if rng.next() % 3 == 0 { device.app.data.withLock { $0.killAfter = Int(rng.next() % 12) } }
+                    if rng.next() % 5 == 0 { device.app.data.withLock { $0.cancelAfter = Int(rng.next() % 12) } }
                     if rng.next() % 6 == 0 { await device.store.failNextCalls(1 + Int(rng.next() % 2)) }
                     log.append("d\(i) \(fetch ? "fetch" : "send")")
                     do {
@@ -214,7 +223,7 @@ final class SimulatedApp: RecordSyncEngineDelegate, @unchecked Sendable {
                         log.append("  stopped: \(error)")
                         try restart(i)
                     }
-                    device.app.data.withLock { $0.killAfter = nil }
+                    device.app.data.withLock { $0.killAfter = nil; $0.cancelAfter = nil }
                     await device.store.failNextCalls(0)
                 case 90..<95:
                     log.append("d\(i) restart")
