@@ -91,6 +91,24 @@ import Testing
         #expect(try await MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "b")).fetchAllRecordZones(scope: .private).map(\.zoneID) == [notes])
     }
 
+    @Test func changesAddedWithoutAPauseAreStillSent() async throws {
+        let storage = MemoryStorage()
+        let app = ComposingApp()
+        let engine = try RecordSyncEngine(store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "a")), state: RecordSyncEngine.State(), delegate: app, options: automatic(delay: 0.2))
+        try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes))])
+        // A change every 20 ms, each well inside the delay, until a send has gone (a minute at most).
+        var n = 0
+        let end = ContinuousClock.now + .seconds(60)
+        while !app.eventNames.contains("sentRecordZoneChanges"), ContinuousClock.now < end {
+            let id = try RecordID(recordName: "r\(n)", zoneID: notes)
+            try app.edit(id, Int64(n))
+            try await engine.add(pendingRecordZoneChanges: [.saveRecord(id)])
+            n += 1
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(app.eventNames.contains("sentRecordZoneChanges"), "a send went while changes kept coming (\(n) added)")
+    }
+
     @Test func anEngineTheAppLetsGoStopsSyncing() async throws {
         let storage = MemoryStorage()
         let app = ComposingApp()

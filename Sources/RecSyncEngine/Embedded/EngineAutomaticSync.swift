@@ -46,6 +46,7 @@ extension RecordSyncEngine {
     /// a burst goes as one send; `after` overrides the delay (a retry's pause).
     func scheduleSend(after delay: Double? = nil) {
         guard options.automaticallySync else { return }
+        if firstUnsentRequest == nil { firstUnsentRequest = ContinuousClock.now }
         sendRequests += 1
         let request = sendRequests
         let pause = delay ?? options.automaticSendDelay
@@ -57,8 +58,11 @@ extension RecordSyncEngine {
     }
 
     private func runScheduledSend(_ request: Int) async {
-        // A later change asked for its own send: that one goes, after its delay.
-        guard request == sendRequests else { return }
+        // A later change asked for its own send: that one goes, after its delay; but changes
+        // added without a pause never hold the send back for more than a few delays.
+        let waited = firstUnsentRequest.map { ContinuousClock.now - $0 } ?? .zero
+        guard request == sendRequests || waited >= .milliseconds(Int(options.automaticSendDelay * 5000)) else { return }
+        firstUnsentRequest = nil
         guard !state.pendingRecordZoneChanges.isEmpty || !state.pendingDatabaseChanges.isEmpty || state.hasPendingUntrackedChanges else { return }
         do {
             try await sendChanges(SendChangesOptions(), reason: .scheduled)

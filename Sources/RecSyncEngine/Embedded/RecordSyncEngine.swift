@@ -37,7 +37,8 @@ public actor RecordSyncEngine {
         /// ``RecordSyncEngine/fetchChanges(_:)`` and ``RecordSyncEngine/sendChanges(_:)``
         /// itself, as tests do.
         public var automaticallySync = true
-        /// Seconds between the last change added and the automatic send.
+        /// Seconds between the last change added and the automatic send. Changes added
+        /// without such a pause still go at least every five of these.
         public var automaticSendDelay: Double = 1
 
         public init() {}
@@ -76,6 +77,8 @@ public actor RecordSyncEngine {
     /// mark it saw.
     var untrackedMarks = 0
     var sendRequests = 0
+    /// When the oldest change not yet covered by an automatic send asked for one.
+    var firstUnsentRequest: ContinuousClock.Instant?
     var automaticBackoff = Backoff(initial: 1, maximum: 60)
     /// Why the last automatic fetch or send failed; nil after one succeeds (or with automatic
     /// sync off). Its changes stay pending; the engine tries again on the next change or signal.
