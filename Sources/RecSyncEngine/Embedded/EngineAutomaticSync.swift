@@ -43,25 +43,37 @@ extension RecordSyncEngine {
     }
 
     /// Sends the pending changes `automaticSendDelay` after the last change was added, so that
-    /// a burst goes as one send; `after` overrides the delay (a retry's pause).
+    /// a burst goes as one send, but no later than five delays after the first change that is
+    /// waiting; `after` sets the pause instead (a retry's). One task waits, however many
+    /// changes are added meanwhile: it sleeps until the send is due and looks again.
     func scheduleSend(after delay: Double? = nil) {
         guard options.automaticallySync else { return }
-        if firstUnsentRequest == nil { firstUnsentRequest = ContinuousClock.now }
-        sendRequests += 1
-        let request = sendRequests
-        let pause = delay ?? options.automaticSendDelay
+        let now = ContinuousClock.now
+        let first = firstUnsentRequest ?? now
+        firstUnsentRequest = first
+        let latest = first + .milliseconds(Int(options.automaticSendDelay * 5000))
+        sendDue = delay.map { now + .milliseconds(Int($0 * 1000)) } ?? min(now + .milliseconds(Int(options.automaticSendDelay * 1000)), latest)
+        guard !sendWaiting else { return }
+        sendWaiting = true
         let weak = WeakEngine(self)
         Task.detached {
-            do { try await Task.sleep(for: .milliseconds(Int(pause * 1000))) } catch { return }
-            await weak.engine?.runScheduledSend(request)
+            while let engine = weak.engine, let wait = await engine.timeUntilSendIsDue() {
+                do { try await Task.sleep(for: wait) } catch { return }
+            }
+            await weak.engine?.runScheduledSend()
         }
     }
 
-    private func runScheduledSend(_ request: Int) async {
-        // A later change asked for its own send: that one goes, after its delay; but changes
-        // added without a pause never hold the send back for more than a few delays.
-        let waited = firstUnsentRequest.map { ContinuousClock.now - $0 } ?? .zero
-        guard request == sendRequests || waited >= .milliseconds(Int(options.automaticSendDelay * 5000)) else { return }
+    /// How long the waiting task still sleeps; nil once the send is due (it then runs it).
+    private func timeUntilSendIsDue() -> Duration? {
+        guard let due = sendDue else { return nil }
+        let left = due - ContinuousClock.now
+        return left > .zero ? left : nil
+    }
+
+    private func runScheduledSend() async {
+        sendWaiting = false
+        sendDue = nil
         firstUnsentRequest = nil
         guard !state.pendingRecordZoneChanges.isEmpty || !state.pendingDatabaseChanges.isEmpty || state.hasPendingUntrackedChanges else { return }
         do {

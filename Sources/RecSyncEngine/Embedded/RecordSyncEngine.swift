@@ -70,15 +70,17 @@ public actor RecordSyncEngine {
     private var waiting: [CheckedContinuation<Void, Never>] = []
     /// The sign-in or switch to deliver before anything else; nil once delivered.
     private var accountChange: AccountChange?
-    /// Automatic sync: whether its fetches were started, the number of the latest send asked
-    /// for, the pause before a send is tried again, and the last scheduled run's failure.
+    /// Automatic sync: whether its fetches were started, the pause before a send is tried
+    /// again, and the last scheduled run's failure.
     var automaticSyncStarted = false
     /// Moved on each time the app sets the untracked-changes mark, so a send clears only the
     /// mark it saw.
     var untrackedMarks = 0
-    var sendRequests = 0
-    /// When the oldest change not yet covered by an automatic send asked for one.
+    /// When the oldest change not yet covered by an automatic send asked for one, when that
+    /// send is due, and whether a task waits for it.
     var firstUnsentRequest: ContinuousClock.Instant?
+    var sendDue: ContinuousClock.Instant?
+    var sendWaiting = false
     var automaticBackoff = Backoff(initial: 1, maximum: 60)
     /// Why the last automatic fetch or send failed; nil after one succeeds (or with automatic
     /// sync off). Its changes stay pending; the engine tries again on the next change or signal.
