@@ -82,7 +82,8 @@ import Testing
         #expect(b.events == [
             "accountChange", "stateUpdate",
             "willFetchChanges",
-            "fetchedDatabaseChanges", "stateUpdate",
+            // The zone is noted as about to be fetched (its token ahead of the scope's) first.
+            "stateUpdate", "fetchedDatabaseChanges",
             "willFetchRecordZoneChanges(alice/notes)", "stateUpdate", "fetchingWholeZone(alice/notes)", "fetchedRecordZoneChanges(alice/notes)", "stateUpdate", "didFetchRecordZoneChanges(alice/notes)",
             "stateUpdate",
             "fetchedDatabaseChanges", "stateUpdate", "didFetchChanges",

@@ -107,6 +107,9 @@ extension RecordSyncEngine {
         public var deletions: [ZoneDeletion]
         /// Entries of the store recsync passed over (another user's bad data), for logs.
         public var warnings: [StoreWarning]
+        /// The saved database token had expired (the store's history was rewritten):
+        /// `modifications` names every zone, and held zones it does not name are in `deletions`.
+        public var tokenExpired = false
     }
 
     /// One page of a zone's changes.
@@ -118,6 +121,11 @@ extension RecordSyncEngine {
         /// them again on every fetch (``State/retryRecords``); the rest of the zone is not held up.
         public var undeliverable: [RecordFailure]
         public var warnings: [StoreWarning]
+        /// More pages of the zone follow.
+        public var moreComing = false
+        /// About how many records the whole delivery brings, when the store knows (a listing
+        /// of the zone gives its size with its first page): for progress.
+        public var recordCountEstimate: Int?
     }
 
     /// A record and why it could not be delivered or sent.

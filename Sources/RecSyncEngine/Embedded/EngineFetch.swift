@@ -34,131 +34,117 @@ extension RecordSyncEngine {
     }
 
     private func fetchScope(_ scope: DatabaseScope, options: FetchChangesOptions) async throws(RecSyncError) {
-        // Zones held with a token; zones this app created or wrote to since the scope token,
-        // not fetched yet (gone before this fetch, they are in neither end of the feed); zones
-        // a stopped fetch removed; zones with records the store could not deliver before.
-        var holdings = ScopeHoldings(held: state.knownZones.filter { scopeOf($0) == scope }, interrupted: state.interruptedScopes.contains(scope))
-        holdings.unconfirmed = (state.writtenZones ?? []).filter { scopeOf($0) == scope && state.token(for: $0) == nil }
-        holdings.removedAhead = (state.removedZones ?? []).filter { scopeOf($0) == scope && state.token(for: $0) == nil }
-        holdings.needingALook = Set(state.retryRecords.map(\.zoneID))
-        holdings.pending = (state.unfetchedZones ?? []).filter { scopeOf($0) == scope }
-        let since = state.token(for: scope)
+        let holdings = try await keeper.holdings(of: scope, engine: self)
+        let since = try await keeper.token(for: scope, engine: self)
         let plan = try await retryingTransient("the fetch") { () async throws(RecSyncError) in
             try await store.planScopeFetch(scope, since: since, holdings: holdings)
         }
-        let (token, warnings, deleted, changed) = (plan.token, plan.warnings, plan.deletions, plan.zones)
+        let (token, deleted, changed) = (plan.token, plan.deletions, plan.zones)
         // The zones in the options' scope, the prioritized ones first; the others are kept for
         // a later fetch.
         let covered = changed.filter(options.scope.contains)
         let zones = options.prioritizedZoneIDs.filter(covered.contains) + covered.filter { !options.prioritizedZoneIDs.contains($0) }
         let left = changed.filter { !options.scope.contains($0) }
 
-        try await emit(.fetchedDatabaseChanges(FetchedDatabaseChanges(scope: scope, modifications: changed, deletions: deleted, warnings: warnings)))
-        if !deleted.isEmpty || !changed.isEmpty {
-            setState { s in
-                let gone = Set(deleted.map(\.zoneID))
-                var unfetched = (s.unfetchedZones ?? []).filter { !gone.contains($0) }
-                for zone in left where !unfetched.contains(zone) { unfetched.append(zone) }
-                s.unfetchedZones = unfetched.isEmpty ? nil : unfetched
-                for deletion in deleted {
-                    if !(s.removedZones ?? []).contains(deletion.zoneID) { s.removedZones = (s.removedZones ?? []) + [deletion.zoneID] }
-                    s.setToken(nil, for: deletion.zoneID)
-                    s.retryRecords.removeAll { $0.zoneID == deletion.zoneID }
-                    s.forgetSaved(in: deletion.zoneID)
-                    // A deleted or purged zone takes its unsent changes with it (sending them
-                    // could only fail); after a reset they are what must be uploaded again.
-                    if !deletion.keepsRecordsForUpload(by: store.userRecordName) {
-                        s.pendingRecordZoneChanges.removeAll { $0.recordID.zoneID == deletion.zoneID }
-                    }
-                }
-                if !zones.isEmpty, !s.interruptedScopes.contains(scope) { s.interruptedScopes.append(scope) }
-            }
-            try await emit(.stateUpdate(state))
+        try await keeper.scopeFetchStarting(scope, removing: deleted, fetching: zones, leavingOut: left, engine: self)
+        try await emit(.fetchedDatabaseChanges(FetchedDatabaseChanges(scope: scope, modifications: changed, deletions: deleted, warnings: plan.warnings, tokenExpired: plan.tokenExpired)))
+        try await keeper.zonesRemoved(deleted, engine: self)
+        // Zones side by side (up to `zoneConcurrency`); a zone whose fetch failed on its own is
+        // reported for that zone, and the others go on. Any other failure starts no further
+        // zone; those under way finish, and the first failure is thrown.
+        let results = await sideBySide(zones, workers: zoneConcurrency) { (engine: isolated RecordSyncEngine, zone: ZoneID) async throws(RecSyncError) -> RecSyncError? in
+            try engine.checkNotCancelled("the fetch")
+            return try await engine.fetchZone(zone)
         }
-        // A zone whose fetch failed on its own is reported for that zone; the others go on.
         var failed: [ZoneID] = []
-        for zone in zones {
-            try checkNotCancelled("the fetch")
-            if try await fetchZone(zone) != nil { failed.append(zone) }
+        for (zone, result) in zip(zones, results) {
+            switch result {
+            case .success(let error)?: if error != nil { failed.append(zone) }
+            case .failure(let error)?: throw error
+            case nil: break
+            }
         }
-        setState { s in
-            s.setToken(token, for: scope)
-            s.interruptedScopes.removeAll { $0 == scope }
-            s.removedZones?.removeAll { scopeOf($0) == scope }
-            if s.removedZones?.isEmpty == true { s.removedZones = nil }
-            // A failed zone stays to fetch: the scope token moves past its changes.
-            var unfetched = (s.unfetchedZones ?? []).filter { !zones.contains($0) || failed.contains($0) }
-            for zone in failed where !unfetched.contains(zone) { unfetched.append(zone) }
-            s.unfetchedZones = unfetched.isEmpty ? nil : unfetched
+        try await keeper.scopeFetched(scope, token: token, fetched: zones, failed: failed, engine: self)
+    }
+
+    /// Runs `work` on each item, at most `workers` at once, in a task group (so cancelling the
+    /// caller cancels the work under way). Once one fails, or the caller is cancelled, no
+    /// further item is started; those under way finish. Returns each item's result in order,
+    /// nil for an item never started.
+    func sideBySide<Item: Sendable, Output: Sendable>(_ items: [Item], workers: Int, _ work: @escaping @Sendable (isolated RecordSyncEngine, Item) async throws(RecSyncError) -> Output) async -> [Result<Output, RecSyncError>?] {
+        var results = [Result<Output, RecSyncError>?](repeating: nil, count: items.count)
+        let run = { @Sendable (engine: isolated RecordSyncEngine, i: Int) async -> (Int, Result<Output, RecSyncError>) in
+            do throws(RecSyncError) { return (i, .success(try await work(engine, items[i]))) } catch { return (i, .failure(error)) }
         }
-        try await emit(.stateUpdate(state))
+        await withTaskGroup(of: (Int, Result<Output, RecSyncError>).self) { group in
+            var next = 0
+            while next < min(max(1, workers), items.count) {
+                group.addTask { [next] in await run(self, next) }
+                next += 1
+            }
+            var stopped = false
+            while let (i, result) = await group.next() {
+                results[i] = result
+                if case .failure = result { stopped = true }
+                if Task.isCancelled { stopped = true }
+                guard !stopped, next < items.count else { continue }
+                group.addTask { [next] in await run(self, next) }
+                next += 1
+            }
+        }
+        return results
     }
 
     /// Fetches one zone's changes; returns the error that stopped this zone alone (the rest of
     /// the fetch goes on), after reporting it in `.didFetchRecordZoneChanges`.
     private func fetchZone(_ zone: ZoneID) async throws(RecSyncError) -> RecSyncError? {
         try await emit(.willFetchRecordZoneChanges(zone))
-        let token = state.token(for: zone)
-        // Asked again after the zone's changes: those that failed before this fetch.
-        let retrying = state.retryRecords.filter { $0.zoneID == zone }
-        if token == nil { try await startListing(zone) }
-        // Records the pages named, so the check of this app's own saves skips them.
-        var mentioned = Set<RecordID>()
-        // Reading the whole zone (no token, or an expired one), not its changes.
-        var listing = token == nil
         do {
+            let (token, resumingListing) = try await keeper.zoneFetchStarting(zone, engine: self)
+            // Reading the whole zone (no token, an expired one, or a listing a stopped fetch
+            // began), not its changes.
+            var listing = token == nil || resumingListing
+            // Asked again after the zone's changes: those that failed before this fetch.
+            var retrying = try await keeper.retryCandidates(in: zone, all: listing, engine: self)
+            if token == nil { try await startListing(zone, expired: false) }
+            // Records the pages named, so the check of this app's own saves skips them.
+            var mentioned = Set<RecordID>()
             var feed = ZoneChangeFeed(store: store, zone: zone, since: token)
             while true {
                 // Between pages: the last one and the state covering it are delivered.
                 try checkNotCancelled("the fetch")
-                let limit = options.fetchPageSize
+                let limit = listing ? max(options.fetchPageSize, options.listingPageSize ?? 0) : options.fetchPageSize
                 guard let step = try await retryingTransient("the fetch", { () async throws(RecSyncError) in try await feed.next(limit: limit) }) else { break }
                 guard case .page(let page) = step else {
                     listing = true
-                    setState { $0.setToken(nil, for: zone) }
-                    try await startListing(zone)
+                    try await startListing(zone, expired: true)
+                    retrying = Array(Set(retrying).union(try await keeper.retryCandidates(in: zone, all: true, engine: self)))
                     continue
                 }
                 var records: [Record] = []
-                var failures: [RecordFailure] = []
+                var failures: [RecordFailureOnFetch] = []
                 for item in page.modifications {
                     switch item.result {
                     case .success(let record): records.append(record)
-                    case .failure(let error): failures.append(RecordFailure(recordID: item.recordID, error: error))
+                    case .failure(let error): failures.append(RecordFailureOnFetch(recordID: item.recordID, error: error, unreadableTag: item.unreadableChangeTag))
                     }
                 }
-                if !listing {
-                    // Taken in by the app but stopped before the token past them is saved, a
-                    // page's new records could be deleted meanwhile, and the changes from the
-                    // old token would name them at neither end: noted first, they are asked
-                    // about at the end of the zone's next fetch. (A listing is read again from
-                    // the same commit instead.)
-                    let noted = Set((state.savedSinceToken ?? []).map(\.recordID))
-                    let fresh = records.filter { !noted.contains($0.recordID) }
-                    if !fresh.isEmpty {
-                        setState { $0.notePage(fresh) }
-                        try await emit(.stateUpdate(state))
-                    }
-                }
+                // Taken in by the app but stopped before the token past them is saved, a page's
+                // new records could be deleted meanwhile, and the changes from the old token
+                // would name them at neither end: noted first, they are asked about at the end
+                // of the zone's next fetch. (A listing is read again from the same commit.)
+                if !listing, !records.isEmpty { try await keeper.pageArriving(records, in: zone, engine: self) }
                 try await emit(.fetchedRecordZoneChanges(FetchedRecordZoneChanges(
-                    zoneID: zone, modifications: records, deletions: page.deletions, undeliverable: failures, warnings: page.warnings)))
+                    zoneID: zone, modifications: records, deletions: page.deletions, undeliverable: failures.map { RecordFailure(recordID: $0.recordID, error: $0.error) },
+                    warnings: page.warnings, moreComing: page.moreComing, recordCountEstimate: page.recordCountEstimate)))
                 let delivered = Set(records.map(\.recordID)).union(page.deletions.map(\.recordID))
                 mentioned.formUnion(delivered)
                 mentioned.formUnion(failures.map(\.recordID))
-                setState { s in
-                    s.setToken(page.changeToken, for: zone)
-                    // Named by the page: a later deletion is a change from its token on.
-                    s.savedSinceToken?.removeAll { delivered.contains($0.recordID) }
-                    if s.savedSinceToken?.isEmpty == true { s.savedSinceToken = nil }
-                    s.retryRecords.removeAll { delivered.contains($0) }
-                    // A set for membership: a zone a hostile writer filled with unreadable
-                    // entries must not make each page quadratic.
-                    var listed = Set(s.retryRecords)
-                    for failure in failures where listed.insert(failure.recordID).inserted { s.retryRecords.append(failure.recordID) }
-                }
-                try await emit(.stateUpdate(state))
+                try await keeper.pageTaken(in: zone, token: page.changeToken, delivered: delivered, failures: failures, last: !page.moreComing, engine: self)
             }
-            try await retryUndelivered(retrying, in: zone)
+            // Those the zone's changes delivered or listed again meanwhile are settled.
+            let stillListed = Set(try await keeper.retryCandidates(in: zone, all: true, engine: self))
+            try await retryUndelivered(retrying.filter(stillListed.contains).sorted(), in: zone)
             try await checkSavedRecords(in: zone, mentioned: mentioned)
         } catch .zoneNotFound(let z) where z == zone {
             // Gone meanwhile: the next fetch's database changes say so.
@@ -167,7 +153,7 @@ extension RecordSyncEngine {
         } catch .userDeletedZone(let z) where z == zone {
             try await emit(.didFetchRecordZoneChanges(zone, error: .userDeletedZone(z)))
             return nil
-        } catch let error where Self.failsOneZone(error) {
+        } catch let error where failsOneZone(error) {
             try await emit(.didFetchRecordZoneChanges(zone, error: error))
             return error
         }
@@ -178,6 +164,10 @@ extension RecordSyncEngine {
     /// Whether a zone's fetch that failed this way leaves the other zones to fetch: not when
     /// the store cannot be reached (after the retries), the run was cancelled, the app's
     /// delegate failed, or the user or the local disk is the problem.
+    func failsOneZone(_ error: RecSyncError) -> Bool {
+        client?.zoneFailsAlone(error) ?? Self.failsOneZone(error)
+    }
+
     static func failsOneZone(_ error: RecSyncError) -> Bool {
         if isTransient(error) { return false }
         switch error {
@@ -186,15 +176,9 @@ extension RecordSyncEngine {
         }
     }
 
-    /// Announces a listing of the whole zone, after noting the zone as one the app holds
-    /// records of without a token: stopped before its first token is saved, the next fetch
-    /// asks whether the zone is still there (a fetch from no database token names no
-    /// removals), so the records the app took in go with it.
-    private func startListing(_ zone: ZoneID) async throws(RecSyncError) {
-        if !(state.writtenZones ?? []).contains(zone) {
-            setState { $0.noteWritten([zone]) }
-            try await emit(.stateUpdate(state))
-        }
+    /// Announces a listing of the whole zone, after the keeper noted it.
+    private func startListing(_ zone: ZoneID, expired: Bool) async throws(RecSyncError) {
+        try await keeper.listingStarting(zone, expired: expired, engine: self)
         try await emit(.fetchingWholeZone(zone))
     }
 
@@ -203,7 +187,7 @@ extension RecordSyncEngine {
     /// in neither end of the changes, and is delivered as a deletion here. Then forgets them:
     /// the zone's token is past their saves (a fetch never overlaps a send).
     private func checkSavedRecords(in zone: ZoneID, mentioned: Set<RecordID>) async throws(RecSyncError) {
-        let saved = (state.savedSinceToken ?? []).filter { $0.recordID.zoneID == zone }
+        let saved = try await keeper.savedSinceToken(in: zone, engine: self)
         guard !saved.isEmpty else { return }
         let unnamed = saved.filter { !mentioned.contains($0.recordID) }
         if !unnamed.isEmpty {
@@ -217,35 +201,29 @@ extension RecordSyncEngine {
                 try await emit(.fetchedRecordZoneChanges(FetchedRecordZoneChanges(zoneID: zone, modifications: [], deletions: deletions, undeliverable: [], warnings: [])))
             }
         }
-        setState { $0.forgetSaved(in: zone) }
-        try await emit(.stateUpdate(state))
+        try await keeper.savedChecked(in: zone, engine: self)
     }
 
     /// Asks again for records of the zone the store could not deliver before.
-    private func retryUndelivered(_ candidates: [RecordID], in zone: ZoneID) async throws(RecSyncError) {
-        // Those the zone's changes delivered or listed again meanwhile are settled.
-        let stillListed = Set(state.retryRecords)
-        let ids = candidates.filter(stillListed.contains)
+    private func retryUndelivered(_ ids: [RecordID], in zone: ZoneID) async throws(RecSyncError) {
         guard !ids.isEmpty else { return }
         var records: [Record] = []
-        var failures: [RecordFailure] = []
+        var failures: [RecordFailureOnFetch] = []
         var gone: [RecordID] = []
         let fetched = try await retryingTransient("the fetch") { () async throws(RecSyncError) in try await store.fetchRecords(ids) }
         for item in fetched {
             switch item.result {
             case .success(let record): records.append(record)
             case .failure(.unknownItem): gone.append(item.recordID)
-            case .failure(let error): failures.append(RecordFailure(recordID: item.recordID, error: error))
+            case .failure(let error): failures.append(RecordFailureOnFetch(recordID: item.recordID, error: error, unreadableTag: item.unreadableChangeTag))
             }
         }
         if !records.isEmpty || !failures.isEmpty {
-            try await emit(.fetchedRecordZoneChanges(FetchedRecordZoneChanges(zoneID: zone, modifications: records, deletions: [], undeliverable: failures, warnings: [])))
+            try await emit(.fetchedRecordZoneChanges(FetchedRecordZoneChanges(
+                zoneID: zone, modifications: records, deletions: [], undeliverable: failures.map { RecordFailure(recordID: $0.recordID, error: $0.error) }, warnings: [])))
         }
         // A record deleted since it failed: its deletion was (or will be) in the zone's changes.
-        let settled = Set(records.map(\.recordID)).union(gone)
-        guard !settled.isEmpty else { return }
-        setState { $0.retryRecords.removeAll { settled.contains($0) } }
-        try await emit(.stateUpdate(state))
+        try await keeper.retried(in: zone, settled: Set(records.map(\.recordID)).union(gone), failures: failures, engine: self)
     }
 
     /// Which scope a zone belongs to for this user.

@@ -40,6 +40,14 @@ public actor RecordSyncEngine {
         /// Seconds between the last change added and the automatic send. Changes added
         /// without such a pause still go at least every five of these.
         public var automaticSendDelay: Double = 1
+        /// Records asked of the store per page while a zone is read whole (its first fetch, or
+        /// after its token expired); nil: ``fetchPageSize``. Larger pages make a first fetch
+        /// cheaper for an app that saves each page in one transaction.
+        public var listingPageSize: Int?
+        /// Zones whose record changes are fetched at the same time. Their events still reach
+        /// the delegate one at a time; the fetching of one zone overlaps the handling of
+        /// another's pages.
+        public var zoneFetchConcurrency = 1
 
         public init() {}
 
@@ -97,6 +105,11 @@ public actor RecordSyncEngine {
     /// the app never saves an older `.stateUpdate` after a newer one.
     private var delivering = false
     private var waitingToDeliver: [CheckedContinuation<Void, Never>] = []
+    /// Where a fetch keeps its state: the `State` of `.stateUpdate` events, or a client's own.
+    let keeper: any FetchStateKeeper
+    /// The file workspace, when it is the client (see `init(store:client:options:)`).
+    let client: (any EngineClient)?
+    var zoneConcurrency: Int { client?.zoneConcurrency ?? options.zoneFetchConcurrency }
 
     /// Creates the engine. A state that was never used (`State()`) is signed in, and one made
     /// with another store or user is switched: the engine delivers `.accountChange` before
@@ -108,13 +121,15 @@ public actor RecordSyncEngine {
     ///   - delegate: The app's side; held weakly, as `CKSyncEngine` holds its delegate.
     ///   - options: Page and batch sizes, retries.
     public init(store: any RemoteStore, state: State, delegate: any RecordSyncEngineDelegate, options: Options = Options()) throws(RecSyncError) {
-        guard options.fetchPageSize > 0, options.sendBatchSize > 0 else {
-            throw .invalidArguments("fetchPageSize and sendBatchSize must be at least 1 (got \(options.fetchPageSize), \(options.sendBatchSize))")
+        guard options.fetchPageSize > 0, options.sendBatchSize > 0, options.zoneFetchConcurrency > 0 else {
+            throw .invalidArguments("fetchPageSize, sendBatchSize and zoneFetchConcurrency must be at least 1 (got \(options.fetchPageSize), \(options.sendBatchSize), \(options.zoneFetchConcurrency))")
         }
         self.store = store
         self.state = state
         self.delegate = delegate
         self.options = options
+        keeper = StateKeeper()
+        client = nil
         let current = Account(userRecordName: store.userRecordName, storeID: store.storeID)
         if state.storeID == nil, state.userRecordName == nil {
             accountChange = .signIn(current: current)
@@ -126,6 +141,19 @@ public actor RecordSyncEngine {
             let weak = WeakEngine(self)
             Task.detached { await weak.engine?.startAutomaticSync() }
         }
+    }
+
+    /// An engine for a client of this library that keeps its own state (the file
+    /// workspace): no account change, no automatic sync, no `.stateUpdate` to save.
+    init(store: any RemoteStore, client: some EngineClient, options: Options) {
+        self.store = store
+        state = State()
+        delegate = client
+        var options = options
+        options.automaticallySync = false
+        self.options = options
+        keeper = client
+        self.client = client
     }
 
     /// Delivers the account change the engine found at its creation, before anything else: a
@@ -260,7 +288,9 @@ public actor RecordSyncEngine {
         guard let delegate else {
             throw .delegateFailed(event: event.name, message: "the engine's delegate is gone (the engine holds it weakly, as CKSyncEngine does); keep a reference to it while the engine runs")
         }
-        let nested = Self.handling.contains(ObjectIdentifier(self))
+        // A client of this library keeps no `State`: its zones' pages may be handled at the
+        // same time, each zone's in order.
+        let nested = Self.handling.contains(ObjectIdentifier(self)) || client != nil
         if !nested {
             if delivering {
                 await withCheckedContinuation { waitingToDeliver.append($0) }
@@ -278,6 +308,8 @@ public actor RecordSyncEngine {
                 try await delegate.handleEvent(event, syncEngine: self)
                 return .success(())
             } catch let error as RecSyncError {
+                // The workspace's failures are the pull's own (a full disk, a bad file).
+                if self.client != nil { return .failure(error) }
                 return .failure(.delegateFailed(event: event.name, message: error.message))
             } catch {
                 return .failure(.delegateFailed(event: event.name, message: "\(error)"))
