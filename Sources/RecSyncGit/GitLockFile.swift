@@ -85,6 +85,15 @@ public struct GitLockFile: Sendable, Hashable {
         isAbandoned(now: now) || (age(now: now) >= Self.staleAfter && heldOpen != true)
     }
 
+    /// Whether the lock is still this very file (not gone, not one a new writer took since)
+    /// and stale (`isStale`), looked at again now. A value read a moment ago may describe a
+    /// live writer's lock caught between its close and its rename; only the same file found
+    /// stale twice is.
+    public func isStillStale(now: Date = Date()) -> Bool {
+        guard let again = GitLockFile(path: path), again.same(as: self) else { return false }
+        return again.isStale(now: now)
+    }
+
     /// Removes the lock if it is abandoned (`isAbandoned`), waiting out `abandonedAfter` for
     /// one nobody has open that is younger; false if it is not abandoned, or is gone or
     /// replaced meanwhile.

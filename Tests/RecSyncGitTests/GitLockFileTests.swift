@@ -41,4 +41,23 @@ import Testing
         #expect(try !open.removeIfAbandoned(repositoryRoot: dir.path))
         #expect(FileManager.default.fileExists(atPath: path))
     }
+
+    /// A lock judged stale a moment ago counts as stale only if the same file is still there:
+    /// one a writer renamed into place since (its close and rename came after the look) or
+    /// that a new writer took is not reported as left behind.
+    @Test func aLockGoneOrReplacedSinceItWasJudgedIsNotStillStale() throws {
+        let dir = TempDirectory("lock-judged")
+        let path = dir.file("main.lock")
+        try Data("one\n".utf8).write(to: URL(fileURLWithPath: path))
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -5)], ofItemAtPath: path)
+        let judged = try #require(GitLockFile(path: path))
+        #expect(judged.isStale() && judged.isStillStale())
+
+        try FileManager.default.removeItem(atPath: path)
+        #expect(judged.isStale() && !judged.isStillStale())
+
+        try Data("two\n".utf8).write(to: URL(fileURLWithPath: path))
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -5)], ofItemAtPath: path)
+        #expect(!judged.isStillStale())
+    }
 }

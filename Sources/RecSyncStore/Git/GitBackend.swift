@@ -555,7 +555,7 @@ extension GitBackend {
             notices.post("removed \(lock.path): a writer that is gone (killed or crashed) left it, and no process has it open; nothing it guarded was lost")
             return
         }
-        if lock.isStale() { throw GitStore.staleLockError(lock, store: repository.path) }
+        if lock.isStillStale() { throw GitStore.staleLockError(lock, store: repository.path) }
     }
 }
 
