@@ -42,7 +42,7 @@ extension SyncEngine {
         options.fetchPageSize = pageSize
         options.listingPageSize = fullFetchPageSize
         options.retries = .never
-        let engine = RecordSyncEngine(store: store, client: client, options: options)
+        let engine = RecordSyncEngine(store: store, client: client, keeper: client, options: options)
         try await engine.fetchChanges()
         report.merge(client.report)
         // A conflict whose two sides are the same (the store moved to what the file holds)

@@ -11,7 +11,7 @@ extension SyncEngine {
     /// changed. Then new zones are created and records saved with the change tags from their
     /// sidecars, atomically per zone; refused records become conflicts. `force` overwrites
     /// the store's versions (CloudKit's allKeys policy).
-    public func push(force: Bool = false, events: @Sendable (SyncEvent) -> Void = { _ in }) async throws(RecSyncError) -> PushReport {
+    public func push(force: Bool = false, events: @escaping @Sendable (SyncEvent) -> Void = { _ in }) async throws(RecSyncError) -> PushReport {
         try await workspace.withLock(purpose: "push") { () async throws(RecSyncError) -> PushReport in
             // A push reads the store as the mirror last saw it, and asks the remote only when
             // its write is refused (the store moved): the write is a compare-and-swap on the
@@ -28,7 +28,7 @@ extension SyncEngine {
         }
     }
 
-    private func pushLocked(force: Bool, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) -> PushReport {
+    private func pushLocked(force: Bool, events: @escaping @Sendable (SyncEvent) -> Void) async throws(RecSyncError) -> PushReport {
         let decision = try await decidePush(events: events)
         guard decision.problems.isEmpty || !decision.isEmpty else { throw .invalidFiles(decision.problems) }
         return try await send(decision, force: force, events: events)
@@ -191,128 +191,6 @@ extension SyncEngine {
         }
         return PushDecision(workspace: ws, report: report, saves: saves, deletions: deletions, zonesToCreate: zonesToCreate, reupload: reupload,
                             problems: problems, heldBack: heldBack, byID: byID, scans: scans, pendingConflicts: pendingConflicts)
-    }
-
-    /// Steps 2 and 3 of a push: creates zones, uploads assets, sends the records, and records
-    /// what the store now holds.
-    func send(_ decision: PushDecision, force: Bool, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) -> PushReport {
-        let ws = decision.workspace
-        var report = decision.report
-        var (saves, deletions, zonesToCreate) = (decision.saves, decision.deletions, decision.zonesToCreate)
-        let (reupload, heldBack, byID, scans) = (decision.reupload, decision.heldBack, decision.byID, decision.scans)
-        // 2. Zones first, then assets (CloudKit uploads them before the records), then records.
-        if !zonesToCreate.isEmpty {
-            // Only the upload after an encrypted-data reset may bring a zone back; a zone new
-            // here is refused if it was deleted or purged since its tombstone was looked up.
-            let results = try await store.modifyRecordZones(zonesToCreate.map { reupload.contains($0) ? .uploadAfterReset(RecordZone(zoneID: $0)) : .save(RecordZone(zoneID: $0)) })
-            var refused = Set<ZoneID>()
-            for r in results {
-                switch r.result {
-                case .success: report.zonesCreated.append(r.operation.zoneID); events(.zoneCreated(r.operation.zoneID))
-                case .failure(let e):
-                    refused.insert(r.operation.zoneID)
-                    report.notSent.append("\(ws.relative(ws.zoneDirectory(r.operation.zoneID)))/: \(e.message); nothing of it was sent. Pull to learn what happened to it")
-                }
-            }
-            saves.removeAll { refused.contains($0.recordID.zoneID) }
-            deletions.removeAll { refused.contains($0.recordID.zoneID) }
-        }
-        guard !saves.isEmpty || !deletions.isEmpty else {
-            try finishReupload(reupload, workspace: ws)
-            report.notSent += heldBack
-            return report
-        }
-        try await uploadAssets(of: saves, force: force, workspace: ws)
-        events(.sending(records: saves.count + deletions.count))
-        if force { report.overwritten = try await versionsToOverwrite(saves: saves, deletions: deletions) }
-        let note = PendingPush(saves: saves, device: try ws.deviceID())
-        try notePendingPush(note, workspace: ws)
-        let result = try await store.modifyRecognisingOwnSaves(saving: saves, deleting: deletions, savePolicy: force ? .allKeys : .ifServerRecordUnchanged, atomically: true, clientChangeTokenData: note.token)
-        report.commit = result.commit
-        try checkpoint?(.afterPushCommitBeforeSidecars)
-
-        // 3. Record what the store now holds: sidecars, index, conflicts.
-        var batch = ws.recordBatch()
-        // The scans saved and let go of their indexes; these reads are lazy (see `ZoneIndex`).
-        var indexes: [ZoneID: ZoneIndex] = Dictionary(uniqueKeysWithValues: scans.map { ($0.zone, ZoneIndex.load(ws, zone: $0.zone)) })
-        var indexed: [(ZoneID, String, RecordID, String, [String: FieldValue], FileStamp?)] = []
-        // Zones that went from the store between the look this push read and its write (a
-        // race, or a push from the mirror's last look): nothing of them landed.
-        var goneMeanwhile = Set<ZoneID>()
-        for item in result.saveResults {
-            guard let local = byID[item.recordID]?.record else { continue }
-            let path = ws.relative(ws.recordPath(item.recordID))
-            switch item.result {
-            case .success(let stored):
-                batch.write(ws.sidecarPath(stored.recordID), WorkspaceEncoding.encodeSystemFields(stored.systemFields), machineOwned: true)
-                if !local.deletedFields.isEmpty, let stamp = local.fileStamp {
-                    // The file's nulls are deletions the store has made: it now says so without
-                    // them (unless edited meanwhile, which stays an edit).
-                    batch.write(ws.recordPath(stored.recordID), WorkspaceEncoding.encodeFields(stored.fields), expect: .unchanged(stamp), group: ws.recordPath(stored.recordID))
-                }
-                indexed.append((stored.recordID.zoneID, local.fileName, stored.recordID, stored.changeTag ?? "", stored.fields, local.fileStamp))
-                report.saved.append(stored.recordID)
-            case .failure(.serverRecordChanged(let c)):
-                try await saveConflict(local, server: c.server, workspace: ws, report: &report, events: events)
-            case .failure(.unknownItem):
-                try await saveConflict(local, server: nil, workspace: ws, report: &report, events: events)
-            case .failure(.zoneNotFound(let zone)), .failure(.userDeletedZone(let zone)):
-                goneMeanwhile.insert(zone)
-            case .failure(let e):
-                report.notSent.append("\(path): \(e.message)")
-            }
-        }
-        for item in result.deleteResults {
-            guard let local = byID[item.recordID]?.record else { continue }
-            switch item.result {
-            case .success, .failure(.unknownItem):
-                batch.remove(ws.sidecarPath(item.recordID))
-                indexes[item.recordID.zoneID]?[local.fileName] = nil
-                report.deleted.append(item.recordID)
-            case .failure(.serverRecordChanged(let c)):
-                try await saveConflict(local, server: c.server, workspace: ws, report: &report, events: events)
-            case .failure(.zoneNotFound(let zone)), .failure(.userDeletedZone(let zone)):
-                goneMeanwhile.insert(zone)
-            case .failure(let e):
-                report.notSent.append("\(ws.relative(ws.recordPath(item.recordID))): \(e.message)")
-            }
-        }
-        // Only what landed was overwritten (an atomic zone with a refused item lands nothing).
-        let landed = Set(report.saved + report.deleted)
-        report.overwritten.removeAll { !landed.contains($0.recordID) }
-        // Records the store deleted along with a deleteSelf target (result.cascadedDeletions)
-        // are removed here by the next pull, the usual way (and kept if edited meanwhile).
-        // Remember what was saved, for the next pull to check (see `checkPushedRecords`).
-        var savedByZone: [ZoneID: [String]] = [:]
-        for id in report.saved { savedByZone[id.zoneID, default: []].append(id.recordName) }
-        for (zone, names) in savedByZone {
-            try ws.notePushed(names, in: zone, batch: &batch)
-        }
-        try batch.commit()
-        for (zone, file, id, tag, fields, stamp) in indexed {
-            // The record file's stat as it was read (an edit made during the push stays an
-            // edit); the sidecar's as written.
-            indexes[zone]?.record(file: file, recordName: id.recordName, tag: tag, hash: ZoneIndex.hash(fields),
-                                  fileStamp: batch.writtenStamps[ws.recordPath(id)] ?? stamp, sideStamp: batch.writtenStamps[ws.sidecarPath(id)])
-        }
-        for var index in indexes.values { try index.save() }
-        // The sidecars say what landed: the note is no longer needed.
-        try ws.clearPendingPushNote()
-        // A zone that went meanwhile is removed here as one found before sending would have
-        // been (unpushed work to lost+found; a purged one refused), not left for another push.
-        if !goneMeanwhile.isEmpty {
-            let mine = goneMeanwhile.filter { $0.ownerName == ws.user }
-            let removed = try await applyZoneDeletions(mine.sorted(), workspace: ws, report: &report, events: events)
-            for zone in goneMeanwhile.subtracting(removed).sorted() {
-                report.notSent.append("\(ws.relative(ws.zoneDirectory(zone)))/: \(RecSyncError.zoneNotFound(zone).message)")
-            }
-        }
-        // The store already held exactly what was sent: no conflict to show.
-        let same = Set(try settleIdenticalConflictsLocked())
-        report.conflicts.removeAll { same.contains($0) }
-        if report.notSent.isEmpty && report.conflicts.isEmpty { try finishReupload(reupload, workspace: ws) }
-        report.notSent += heldBack
-        return report
     }
 
     /// Uploads the asset files the records to be saved reference, streaming, but for assets

@@ -15,7 +15,7 @@ import RecSyncWorkspace
 /// asked about, then deleted).
 ///
 /// A dry run (`SyncEngine.dryRun`) is the same run with every write left out.
-final class WorkspaceFetchClient: EngineClient {
+final class WorkspaceFetchClient: EngineClient, FetchStateKeeper {
     let sync: SyncEngine
     let ws: Workspace
     let events: @Sendable (SyncEvent) -> Void

@@ -167,6 +167,8 @@ extension RecordSyncEngine {
         /// Zones that refused changes because they are gone from the store, with the reason
         /// (their pending changes are dropped; only a `.saveZone` after a reset brings one back).
         public var zonesGone: [ZoneDeletion] = []
+        /// The store's version that holds the batch (a git store's commit), if it landed.
+        var commit: String?
     }
 }
 

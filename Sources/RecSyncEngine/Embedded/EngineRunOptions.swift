@@ -131,6 +131,12 @@ extension RecordSyncEngine {
         /// Pending saves of records the app no longer has (the provider returned nil): dropped
         /// from the pending changes once the batch went, as CKSyncEngine does.
         public var recordIDsNoLongerHeld: [RecordID]
+        /// The file workspace's push: its deletions carry the change tag it synced (a record
+        /// changed on the store since is a conflict, not deleted), `force` overwrites, and the
+        /// send names itself with the pending-push note's client change token.
+        var deletionTags: [RecordID: String] = [:]
+        var savePolicy = SavePolicy.ifServerRecordUnchanged
+        var clientChangeTokenData: String?
 
         public init(recordsToSave: [Record] = [], recordIDsToDelete: [RecordID] = [], atomicByZone: Bool = false) {
             self.recordsToSave = recordsToSave

@@ -57,7 +57,7 @@ extension RecordSyncEngine {
                 // never one deleted or purged: the store decides that in the same commit. Only
                 // an explicit recreate brings those back.
                 if case .recreateZone = change { return (.recreate(zone), nil) }
-                return (.uploadAfterReset(zone), nil)
+                return (client?.operation(saving: zone) ?? .uploadAfterReset(zone), nil)
             case .deleteZone(let id):
                 return (.delete(id), nil)
             }
@@ -155,15 +155,16 @@ extension RecordSyncEngine {
     private func sendBatch(_ batch: RecordZoneChangeBatch) async throws(RecSyncError) {
         let taken = batch.changes.map { ($0, generation(of: $0)) }
         let saves = batch.recordsToSave
-        let deletions = batch.recordIDsToDelete.map { RecordDeletion(recordID: $0, changeTag: nil) }
+        let deletions = batch.recordIDsToDelete.map { RecordDeletion(recordID: $0, changeTag: batch.deletionTags[$0]) }
         var sent = SentRecordZoneChanges()
         var keep = Set<PendingRecordZoneChange>()
         if !saves.isEmpty || !deletions.isEmpty {
             // Sent again after a dropped answer, the saves that landed are recognised as ours.
             let result = try await retryingTransient("the send") { () async throws(RecSyncError) in
                 try await store.modifyRecognisingOwnSaves(
-                    saving: saves, deleting: deletions, savePolicy: .ifServerRecordUnchanged, atomically: batch.atomicByZone, clientChangeTokenData: nil)
+                    saving: saves, deleting: deletions, savePolicy: batch.savePolicy, atomically: batch.atomicByZone, clientChangeTokenData: batch.clientChangeTokenData)
             }
+            sent.commit = result.commit
             var goneZones = Set<ZoneID>()
             for (record, item) in zip(saves, result.saveResults) {
                 switch item.result {

@@ -54,11 +54,21 @@ protocol FetchStateKeeper: Sendable {
 /// A client of the engine inside this library that keeps its own state and handles its own
 /// failures: the file workspace. Its delegate's errors reach the caller as they are, its
 /// zones' pages may be handled side by side, and it decides which failures stop one zone only.
-protocol EngineClient: RecordSyncEngineDelegate, FetchStateKeeper {
+protocol EngineClient: RecordSyncEngineDelegate {
     /// Zones fetched at the same time.
     var zoneConcurrency: Int { get }
     /// Whether a zone's fetch that failed this way leaves the other zones to fetch.
     func zoneFailsAlone(_ error: RecSyncError) -> Bool
+    /// The store operation that saves a zone (nil: the engine's own): the workspace creates a
+    /// zone new here with `.save` and only one it uploads again after a reset with
+    /// `.uploadAfterReset` (which an encrypting store takes for an encrypted zone).
+    func operation(saving zone: RecordZone) -> ZoneOperation?
+}
+
+extension EngineClient {
+    var zoneConcurrency: Int { 1 }
+    func zoneFailsAlone(_ error: RecSyncError) -> Bool { RecordSyncEngine.failsOneZone(error) }
+    func operation(saving zone: RecordZone) -> ZoneOperation? { nil }
 }
 
 /// A record the store could not deliver on a fetch, and the version at fault when its stored

@@ -145,14 +145,14 @@ public actor RecordSyncEngine {
 
     /// An engine for a client of this library that keeps its own state (the file
     /// workspace): no account change, no automatic sync, no `.stateUpdate` to save.
-    init(store: any RemoteStore, client: some EngineClient, options: Options) {
+    init(store: any RemoteStore, client: some EngineClient, keeper: (any FetchStateKeeper)?, options: Options) {
         self.store = store
         state = State()
         delegate = client
         var options = options
         options.automaticallySync = false
         self.options = options
-        keeper = client
+        self.keeper = keeper ?? StateKeeper()
         self.client = client
     }
 
@@ -369,8 +369,10 @@ public actor RecordSyncEngine {
             do {
                 return .success(try await delegate.nextRecordZoneChangeBatch(context, syncEngine: self))
             } catch let error as RecSyncError {
-                // The engine's default batch names the delegate call that failed (recordsToSave).
+                // The engine's default batch names the delegate call that failed (recordsToSave);
+                // the workspace's failures are the push's own.
                 if case .delegateFailed = error { return .failure(error) }
+                if self.client != nil { return .failure(error) }
                 return .failure(.delegateFailed(event: "nextRecordZoneChangeBatch", message: error.message))
             } catch {
                 return .failure(.delegateFailed(event: "nextRecordZoneChangeBatch", message: "\(error)"))
