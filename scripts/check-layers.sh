@@ -22,6 +22,9 @@ if [ "${1:-}" = "--self-test" ]; then
     }
     plant Sources/RecSyncCLI/Commands/ChangesCommand.swift '        _ = try await store.recordZoneChanges(zone: id, since: nil, resultsLimit: 0, desiredKeys: nil)'
     plant Sources/RecSyncEngine/Pull.swift 'let page = try await store.databaseChanges(scope: .private, since: nil, resultsLimit: 0)'
+    plant Sources/RecSyncEngine/Doctor.swift 'var feed = ZoneChangeFeed(store: store, zone: zone, since: nil)'
+    plant Sources/RecSyncCLI/Commands/ChangesCommand.swift 'var feed = DatabaseChangeFeed(store: store, scope: .private, since: nil)'
+    plant Sources/RecSyncEngine/Push.swift '_ = try await store.modifyRecords(saving: [], deleting: [], savePolicy: .allKeys, atomically: true)'
     plant Sources/RecSyncModel/Planted.swift 'import RecSyncStore'
     plant Sources/RecSyncWorkspace/Planted.swift 'import RecSyncEngine'
     plant Sources/RecSyncEngine/Planted.swift 'import RecSyncCLI'
@@ -60,7 +63,24 @@ rule "one change-feed loop" \
     "$(uses '\b(recordZoneChanges|databaseChanges)\(' Sources/RecSyncEngine Sources/RecSyncCLI \
         | grep -vE '^Sources/RecSyncEngine/(ChangeFeeds|Encryption/EncryptingStore)\.swift:' || true)"
 
-# 2. Arrows point down: Model <- Store, Workspace <- Engine <- CLI.
+# 2. One engine: RecordSyncEngine runs the fetch and the send for every client (an app, the
+#    workspace's pull and push, doctor). A zone's pages are read in its fetch alone, a scope's
+#    zone changes in the store conversation its fetch plans with, and records are saved in its
+#    send alone; the command line only calls the library's readers.
+rule "one fetch" \
+    "a zone's change feed read outside RecordSyncEngine's fetch (Sources/RecSyncEngine/Embedded/EngineFetch.swift); run the fetch, or ZoneChangeFeed.read for a raw listing" \
+    "$(uses '\bZoneChangeFeed\(' Sources/RecSyncEngine Sources/RecSyncCLI \
+        | grep -vE '^Sources/RecSyncEngine/(ChangeFeeds|Embedded/EngineFetch)\.swift:' || true)"
+rule "one database feed" \
+    "a scope's change feed read outside allDatabaseChanges (Sources/RecSyncEngine/StoreConversations.swift)" \
+    "$(uses '\bDatabaseChangeFeed\(' Sources/RecSyncEngine Sources/RecSyncCLI \
+        | grep -vE '^Sources/RecSyncEngine/(ChangeFeeds|StoreConversations)\.swift:' || true)"
+rule "one send" \
+    "records saved outside RecordSyncEngine's send (Sources/RecSyncEngine/Embedded/EngineSend.swift and the store conversation it uses)" \
+    "$(uses '\b(modifyRecords|modifyRecognisingOwnSaves)\(' Sources/RecSyncEngine Sources/RecSyncCLI \
+        | grep -vE '^Sources/RecSyncEngine/(StoreConversations|Embedded/EngineSend|Encryption/EncryptingStore)\.swift:' || true)"
+
+# 3. Arrows point down: Model <- Store, Workspace <- Engine <- CLI.
 rule "model imports nothing of recsync" "RecSyncModel is the bottom layer" \
     "$(uses '^import RecSync' Sources/RecSyncModel)"
 rule "store and workspace do not import the engine or the command line" "an arrow points back up" \

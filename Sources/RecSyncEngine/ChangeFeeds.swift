@@ -52,6 +52,53 @@ public struct ZoneChangeFeed: Sendable {
     }
 }
 
+extension ZoneChangeFeed {
+    /// The client change token the zone's last save carried (CloudKit's
+    /// `clientChangeTokenData`): whether a save a client noted before sending landed.
+    public static func clientChangeToken(of zone: ZoneID, in store: any RemoteStore) async throws(RecSyncError) -> String? {
+        var feed = ZoneChangeFeed(store: store, zone: zone, since: nil, desiredKeys: [])
+        guard case .page(let first)? = try await feed.next(limit: 1) else { return nil }
+        return first.clientChangeTokenData
+    }
+
+    /// Reads a zone's changes since `token` as the store records them (`recsync changes`),
+    /// handing each page to `body`: every page, or with a `limit` the first page of at most
+    /// that many. A token the store no longer honours is an error, not a start from the
+    /// beginning: the caller asked for what changed since it.
+    public static func read(
+        _ zone: ZoneID, in store: any RemoteStore, since token: ServerChangeToken?, desiredKeys: [String]? = nil, limit: Int? = nil,
+        _ body: (RecordZoneChanges) throws(RecSyncError) -> Void
+    ) async throws(RecSyncError) {
+        var feed = ZoneChangeFeed(store: store, zone: zone, since: token, desiredKeys: desiredKeys)
+        while let step = try await feed.next(limit: limit ?? 0) {
+            guard case .page(let page) = step else {
+                if case .tokenExpired(let why) = step { throw .changeTokenExpired(why) }
+                return
+            }
+            try body(page)
+            if limit != nil { return }
+        }
+    }
+}
+
+extension DatabaseChangeFeed {
+    /// As `ZoneChangeFeed.read`, for a scope's zone changes.
+    public static func read(
+        _ scope: DatabaseScope, in store: any RemoteStore, since token: ServerChangeToken?, limit: Int? = nil,
+        _ body: (DatabaseChanges) throws(RecSyncError) -> Void
+    ) async throws(RecSyncError) {
+        var feed = DatabaseChangeFeed(store: store, scope: scope, since: token)
+        while let step = try await feed.next(limit: limit ?? 0) {
+            guard case .page(let page) = step else {
+                if case .tokenExpired(let why) = step { throw .changeTokenExpired(why) }
+                return
+            }
+            try body(page)
+            if limit != nil { return }
+        }
+    }
+}
+
 /// A scope's zone changes from a database token, a page at a time: the one place in recsync that
 /// asks a store for them (`allDatabaseChanges`, `doctor` and `recsync changes` read through it).
 /// As `ZoneChangeFeed`, for the database.

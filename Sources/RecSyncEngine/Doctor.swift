@@ -1,3 +1,4 @@
+import Synchronization
 import RecSyncModel
 import RecSyncStore
 import RecSyncWorkspace
@@ -40,36 +41,47 @@ extension SyncEngine {
         return findings
     }
 
-    /// What a pull would skip or fail to read, in every zone the user sees.
+    /// What a pull would skip or fail to read, in every zone the user sees: the engine's fetch
+    /// of everything from the beginning, change tags only, kept nowhere.
     static func storeFindings(_ store: any RemoteStore) async throws(RecSyncError) -> [DoctorFinding] {
-        var findings: [DoctorFinding] = []
-        func warned(_ warnings: [StoreWarning]) {
-            findings += warnings.map { DoctorFinding(kind: .storeEntry, path: $0.path, detail: $0.message, fixable: false) }
-        }
-        for scope in [DatabaseScope.private, .shared] {
-            // From the beginning: every live zone, every record (no token to expire).
-            let listing = try await store.allDatabaseChanges(scope: scope, since: nil)
-            warned(listing.warnings)
-            for zone in listing.modifications {
-                var feed = ZoneChangeFeed(store: store, zone: zone, since: nil, desiredKeys: [])
-                while true {
-                    let step: ZoneChangeFeed.Step?
-                    do {
-                        step = try await feed.next(limit: 0)
-                    } catch .storeCorrupt(let why) {
-                        findings.append(DoctorFinding(kind: .storeEntry, path: "zones/\(zone.ownerName)/\(zone.zoneName)", detail: why, fixable: false))
-                        break
-                    }
-                    guard case .page(let page)? = step else { break }
-                    warned(page.warnings)
-                    for item in page.modifications {
-                        if case .failure(let error) = item.result {
-                            findings.append(DoctorFinding(kind: .undecodableRecord, path: "\(zone)/\(item.recordID.recordName)", detail: error.message, fixable: false))
-                        }
-                    }
+        let collector = StoreFindings()
+        var options = RecordSyncEngine.Options.manual
+        options.retries = .never
+        // The store's own page size: pages cost a commit diff each, not a sync.
+        options.fetchPageSize = 0
+        try await RecordSyncEngine(store: store, client: collector, keeper: nil, options: options).fetchChanges()
+        return collector.findings.withLock { $0 }
+    }
+}
+
+/// Collects what a fetch of a whole store could not read (`SyncEngine.storeFindings`).
+final class StoreFindings: EngineClient {
+    let findings = Mutex<[DoctorFinding]>([])
+    var desiredKeys: [String]? { [] }
+
+    func zoneFailsAlone(_ error: RecSyncError) -> Bool {
+        if case .storeCorrupt = error { return true }
+        return false
+    }
+
+    func handleEvent(_ event: RecordSyncEngine.Event, syncEngine: RecordSyncEngine) async throws {
+        findings.withLock { findings in
+            func warned(_ warnings: [StoreWarning]) {
+                findings += warnings.map { DoctorFinding(kind: .storeEntry, path: $0.path, detail: $0.message, fixable: false) }
+            }
+            switch event {
+            case .fetchedDatabaseChanges(let changes):
+                warned(changes.warnings)
+            case .fetchedRecordZoneChanges(let changes):
+                warned(changes.warnings)
+                for failure in changes.undeliverable {
+                    findings.append(DoctorFinding(kind: .undecodableRecord, path: "\(changes.zoneID)/\(failure.recordID.recordName)", detail: failure.error.message, fixable: false))
                 }
+            case .didFetchRecordZoneChanges(let zone, error: .storeCorrupt(let why)?):
+                findings.append(DoctorFinding(kind: .storeEntry, path: "zones/\(zone.ownerName)/\(zone.zoneName)", detail: why, fixable: false))
+            default:
+                break
             }
         }
-        return findings
     }
 }

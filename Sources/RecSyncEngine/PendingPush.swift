@@ -71,9 +71,7 @@ extension SyncEngine {
             var landed = true
             if sameDevice {
                 do throws(RecSyncError) {
-                    var feed = ZoneChangeFeed(store: store, zone: zoneID, since: nil, desiredKeys: [])
-                    guard case .page(let first)? = try await feed.next(limit: 1) else { continue }
-                    landed = first.clientChangeTokenData == note.token
+                    landed = try await ZoneChangeFeed.clientChangeToken(of: zoneID, in: store) == note.token
                 } catch where error.code == .zoneNotFound || error.code == .userDeletedZone {
                     continue  // the zone went away since; pull and push handle that
                 }

@@ -6,7 +6,9 @@ import RecSyncWorkspace
 
 /// Keeps a workspace in sync with a store: pull, push, status, resolve.
 ///
-/// It speaks only to `RemoteStore` and `Workspace`, so engine tests run on a `MemoryStore`.
+/// A client of ``RecordSyncEngine`` like any app: a pull runs the engine's fetch and a push
+/// its send, with the workspace as the engine's delegate and the keeper of its state. Store
+/// and workspace are protocols and values, so these tests run on a `MemoryStore` too.
 public struct SyncEngine: Sendable {
     /// Points where a test may make a sync fail, to check that the next sync recovers.
     public enum Checkpoint: Sendable, Hashable {

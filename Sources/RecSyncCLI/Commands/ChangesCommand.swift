@@ -94,9 +94,7 @@ struct ChangesCommand: RecSyncSubcommand {
             if let zone {
                 let id = try zoneID(zone, user: who)
                 let place: [String: JSONValue] = ["zone": .string(id.zoneName), "owner": .string(id.ownerName)]
-                var feed = ZoneChangeFeed(store: store, zone: id, since: token, desiredKeys: keys)
-                while let step = try await feed.next(limit: limit ?? 0) {
-                    let page = try Self.page(step)
+                try await ZoneChangeFeed.read(id, in: store, since: token, desiredKeys: keys, limit: limit) { page in
                     for item in page.modifications {
                         switch item.result {
                         case .success(let r):
@@ -114,13 +112,10 @@ struct ChangesCommand: RecSyncSubcommand {
                     }
                     warnings(page.warnings, console)
                     tokenLine(page.changeToken, moreComing: page.moreComing, console)
-                    if limit != nil { break }
                 }
                 return ExitCodes.success
             }
-            var feed = DatabaseChangeFeed(store: store, scope: scope.database, since: token)
-            while let step = try await feed.next(limit: limit ?? 0) {
-                let page = try Self.page(step)
+            try await DatabaseChangeFeed.read(scope.database, in: store, since: token, limit: limit) { page in
                 for z in page.modifications {
                     console.jsonLine(["kind": .string("zone"), "zone": .string(z.zoneName), "owner": .string(z.ownerName)])
                 }
@@ -129,25 +124,8 @@ struct ChangesCommand: RecSyncSubcommand {
                 }
                 warnings(page.warnings, console)
                 tokenLine(page.changeToken, moreComing: page.moreComing, console)
-                if limit != nil { break }
             }
             return ExitCodes.success
-        }
-    }
-
-    /// A feed's page; a token given with --since that expired is the caller's to act on: an
-    /// error, not a silent start from the beginning.
-    static func page(_ step: ZoneChangeFeed.Step) throws(RecSyncError) -> RecordZoneChanges {
-        switch step {
-        case .page(let page): return page
-        case .tokenExpired(let why): throw .changeTokenExpired(why)
-        }
-    }
-
-    static func page(_ step: DatabaseChangeFeed.Step) throws(RecSyncError) -> DatabaseChanges {
-        switch step {
-        case .page(let page): return page
-        case .tokenExpired(let why): throw .changeTokenExpired(why)
         }
     }
 

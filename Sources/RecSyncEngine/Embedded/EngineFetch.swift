@@ -109,7 +109,7 @@ extension RecordSyncEngine {
             if token == nil { try await startListing(zone, expired: false) }
             // Records the pages named, so the check of this app's own saves skips them.
             var mentioned = Set<RecordID>()
-            var feed = ZoneChangeFeed(store: store, zone: zone, since: token)
+            var feed = ZoneChangeFeed(store: store, zone: zone, since: token, desiredKeys: client?.desiredKeys)
             while true {
                 // Between pages: the last one and the state covering it are delivered.
                 try checkNotCancelled("the fetch")

@@ -63,12 +63,15 @@ protocol EngineClient: RecordSyncEngineDelegate {
     /// zone new here with `.save` and only one it uploads again after a reset with
     /// `.uploadAfterReset` (which an encrypting store takes for an encrypted zone).
     func operation(saving zone: RecordZone) -> ZoneOperation?
+    /// The fields fetched (nil: all; empty: none, change tags only).
+    var desiredKeys: [String]? { get }
 }
 
 extension EngineClient {
     var zoneConcurrency: Int { 1 }
     func zoneFailsAlone(_ error: RecSyncError) -> Bool { RecordSyncEngine.failsOneZone(error) }
     func operation(saving zone: RecordZone) -> ZoneOperation? { nil }
+    var desiredKeys: [String]? { nil }
 }
 
 /// A record the store could not deliver on a fetch, and the version at fault when its stored

@@ -11,8 +11,8 @@ import RecSyncStore
 /// Fetches and sends run one at a time; adding pending changes meanwhile is safe (a change
 /// added while its record is being sent is kept for the next send).
 ///
-/// The file workspace (`SyncEngine`) is a separate client of the same store operations; see
-/// the `RecSyncEngine` documentation article.
+/// The file workspace (`SyncEngine`) is a client of this engine too: its pull is a fetch and
+/// its push a send (see the `RecSyncEngine` documentation article).
 public actor RecordSyncEngine {
     /// Tuning; the defaults suit most apps.
     public struct Options: Sendable, Hashable {
