@@ -52,9 +52,8 @@ extension RecordSyncEngine {
         // Zones side by side (up to `zoneConcurrency`); a zone whose fetch failed on its own is
         // reported for that zone, and the others go on. Any other failure starts no further
         // zone; those under way finish, and the first failure is thrown.
-        let results = await sideBySide(zones, workers: zoneConcurrency) { (engine: isolated RecordSyncEngine, zone: ZoneID) async throws(RecSyncError) -> RecSyncError? in
-            try engine.checkNotCancelled("the fetch")
-            return try await engine.fetchZone(zone)
+        let results = await SyncEngine.sideBySide(zones, workers: zoneConcurrency) { [self] (zone: ZoneID) async throws(RecSyncError) -> RecSyncError? in
+            try await fetchZoneUnlessCancelled(zone)
         }
         var failed: [ZoneID] = []
         for (zone, result) in zip(zones, results) {
@@ -67,32 +66,9 @@ extension RecordSyncEngine {
         try await keeper.scopeFetched(scope, token: token, fetched: zones, failed: failed, engine: self)
     }
 
-    /// Runs `work` on each item, at most `workers` at once, in a task group (so cancelling the
-    /// caller cancels the work under way). Once one fails, or the caller is cancelled, no
-    /// further item is started; those under way finish. Returns each item's result in order,
-    /// nil for an item never started.
-    func sideBySide<Item: Sendable, Output: Sendable>(_ items: [Item], workers: Int, _ work: @escaping @Sendable (isolated RecordSyncEngine, Item) async throws(RecSyncError) -> Output) async -> [Result<Output, RecSyncError>?] {
-        var results = [Result<Output, RecSyncError>?](repeating: nil, count: items.count)
-        let run = { @Sendable (engine: isolated RecordSyncEngine, i: Int) async -> (Int, Result<Output, RecSyncError>) in
-            do throws(RecSyncError) { return (i, .success(try await work(engine, items[i]))) } catch { return (i, .failure(error)) }
-        }
-        await withTaskGroup(of: (Int, Result<Output, RecSyncError>).self) { group in
-            var next = 0
-            while next < min(max(1, workers), items.count) {
-                group.addTask { [next] in await run(self, next) }
-                next += 1
-            }
-            var stopped = false
-            while let (i, result) = await group.next() {
-                results[i] = result
-                if case .failure = result { stopped = true }
-                if Task.isCancelled { stopped = true }
-                guard !stopped, next < items.count else { continue }
-                group.addTask { [next] in await run(self, next) }
-                next += 1
-            }
-        }
-        return results
+    private func fetchZoneUnlessCancelled(_ zone: ZoneID) async throws(RecSyncError) -> RecSyncError? {
+        try checkNotCancelled("the fetch")
+        return try await fetchZone(zone)
     }
 
     /// Fetches one zone's changes; returns the error that stopped this zone alone (the rest of
