@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Structure rules that the compiler does not keep and review alone would let slip: each names a
+# Structure rules that the compiler does not keep and that are easy to let slip: each names a
 # call or an import and the only places it may appear. `make test` (and so CI) runs it first.
 #
 #   bash scripts/check-layers.sh          checks Sources/
@@ -25,6 +25,8 @@ if [ "${1:-}" = "--self-test" ]; then
     plant Sources/RecSyncEngine/Doctor.swift 'var feed = ZoneChangeFeed(store: store, zone: zone, since: nil)'
     plant Sources/RecSyncCLI/Commands/ChangesCommand.swift 'var feed = DatabaseChangeFeed(store: store, scope: .private, since: nil)'
     plant Sources/RecSyncEngine/Push.swift '_ = try await store.modifyRecords(saving: [], deleting: [], savePolicy: .allKeys, atomically: true)'
+    plant Tests/RecSyncModelTests/Planted.swift '@Suite struct StoreAttackTests {}'
+    plant Sources/RecSyncStore/Planted.swift '// moreComing fixes simulation finding F6'
     plant Sources/RecSyncModel/Planted.swift 'import RecSyncStore'
     plant Sources/RecSyncWorkspace/Planted.swift 'import RecSyncEngine'
     plant Sources/RecSyncEngine/Planted.swift 'import RecSyncCLI'
@@ -87,6 +89,15 @@ rule "store and workspace do not import the engine or the command line" "an arro
     "$(uses '^import (RecSyncEngine|RecSyncCLI)' Sources/RecSyncStore Sources/RecSyncWorkspace Sources/RecSyncGit)"
 rule "the engine does not import the command line" "an arrow points back up" \
     "$(uses '^import RecSyncCLI' Sources/RecSyncEngine)"
+
+# 4. The product speaks of the product: how a bug was found (an issue number, a finding's ID,
+#    an attack or review pass) belongs in the commit message, not in code, test names or files
+#    at the root.
+rule "no issue numbers, finding IDs or attack passes in the tree" \
+    "say what the code or test does, in the product's terms; how it was found goes in the commit message" \
+    "$( { grep -rnE --include='*.swift' '\b[Ii]ssue[- ]?[0-9]+|[Aa]ttack|\b[Rr]eview (pass|finding)|finding [FA][0-9]+|\((F|A)[0-9]{1,2}\)' \
+            Sources Tests Examples/Notes/Sources Examples/Notes/Tests 2>/dev/null || true
+          ls | grep -iE 'finding|attack|review' || true; } )"
 
 if [ "$failed" != 0 ]; then
     echo "check-layers: failed; see the rules in scripts/check-layers.sh" >&2

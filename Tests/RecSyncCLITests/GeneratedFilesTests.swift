@@ -36,7 +36,7 @@ import RecSyncTestTraits
                            regenerate: "re-record with RECORD_SNAPSHOTS=1 swift test --filter RecSyncCLITests")
     }
 
-    /// Every subcommand's help ends with EXAMPLES (issue 12).
+    /// Every subcommand's help ends with EXAMPLES.
     @Test func everySubcommandHasExamples() throws {
         for command in JSONSchemaTests.leafCommands() {
             let output = try recsync.run(["help"] + command.split(separator: " ").map(String.init), in: home.path)

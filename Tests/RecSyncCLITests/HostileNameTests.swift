@@ -5,7 +5,7 @@ import RecSyncTestSupport
 import Testing
 import RecSyncTestTraits
 
-/// issue 9, "one user breaking everyone": names and entries some user (or plain git) put in
+/// One user must not break everyone: names and entries some user (or plain git) put in
 /// the shared store are checked before anything is written, and an entry a workspace cannot
 /// hold is reported and skipped, never fatal for the rest of a pull or a clone.
 @Suite(.ownThreads) struct HostileNameTests {

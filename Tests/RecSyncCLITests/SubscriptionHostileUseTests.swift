@@ -5,17 +5,18 @@ import Testing
 import Glibc
 import RecSyncTestTraits
 
-/// Tests written by the issue-10 attack pass (ATTACK-FINDINGS.md, numbered Fn there): each
-/// failed against the first version of durable subscriptions and passes since its fix.
-@Suite(.ownThreads) struct SubscriptionAttackTests {
+/// Durable subscriptions used as a careless or hostile user would: a copied workspace,
+/// concurrent subscribes, output that cannot be written, long IDs, hooks that read the workspace.
+@Suite(.ownThreads) struct SubscriptionHostileUseTests {
     /// The notifications `recsync notifications --json` shows in `dir`.
     func pending(_ f: CLIFixture, in dir: String, _ extra: [String] = []) throws -> [[String: Any]] {
         let doc = try f.json(["notifications"] + extra, in: dir)
         return doc["notifications"] as? [[String: Any]] ?? []
     }
 
-    /// F1: a workspace copied with `cp -r` (a backup restored, a VM or container image) keeps
-    /// `.recsync/device`, so each copy takes the other's pushes for its own and is never told.
+    /// A workspace copied with `cp -r` (a backup restored, a VM or container image) keeps
+    /// `.recsync/device`; each copy must still be told of the other's pushes, not take them
+    /// for its own.
     @Test
     func copiedWorkspaceIsToldAboutTheOriginalsPushes() throws {
         let f = try CLIFixture().withStore()
@@ -29,9 +30,9 @@ import RecSyncTestTraits
         #expect(notes.count == 1, "a push from a copied workspace is another device's change: \(notes)")
     }
 
-    /// F5: with --include-own, a query subscription compares its whole range end to end, so a
-    /// record this workspace created and another workspace deleted is never reported, while
-    /// the same subscription without --include-own reports the deletion.
+    /// With --include-own, a query subscription reports a record this workspace created and
+    /// another workspace deleted, as it does without --include-own (compared over its whole
+    /// range end to end, the creation and the deletion would cancel out).
     @Test
     func includeOwnDoesNotHideAnotherDevicesDeletion() throws {
         let f = try CLIFixture().withStore()
@@ -50,8 +51,8 @@ import RecSyncTestTraits
                 "b deleted x: the delete subscription must fire, --include-own or not: \(notes)")
     }
 
-    /// F7: `watch --once` whose stdout cannot be written delivers nothing (the cursors stay,
-    /// correctly) but exits 0, so a cron job never learns that its notifications went nowhere.
+    /// `watch --once` whose stdout cannot be written delivers nothing (the cursors stay) and
+    /// exits non-zero, so a cron job learns that its notifications went nowhere.
     @Test
     func watchOnceFailsWhenStdoutIsUnwritable() throws {
         let f = try CLIFixture.withOneChangePending()
@@ -83,9 +84,9 @@ import RecSyncTestTraits
         }
     }
 
-    /// F10: a subscription ID the validator accepts (1–100 bytes) whose escaped cursor file
-    /// name is longer than NAME_MAX: `subscribe` fails with a file-system error instead of
-    /// working or refusing the ID as a usage error.
+    /// A subscription ID the validator accepts (1–100 bytes) whose escaped cursor file name
+    /// is longer than NAME_MAX: `subscribe` works or refuses the ID up front as a usage
+    /// error, rather than failing with a file-system error.
     @Test
     func longEscapedSubscriptionIDWorksOrIsRefusedUpFront() throws {
         let f = try CLIFixture().withStore()
@@ -96,8 +97,9 @@ import RecSyncTestTraits
         #expect(!output.stderr.contains("too long"), "\(output)")
     }
 
-    /// F6: `subscribe` rewrites subscriptions.json without a lock; concurrent subscribes each
-    /// report success but only some survive. (Probabilistic: it may pass by luck with the bug.)
+    /// Concurrent subscribes each rewrite subscriptions.json: every one that reports success
+    /// must survive (without a lock only some would). (Probabilistic: without the lock it may
+    /// still pass by luck.)
     @Test
     func concurrentSubscribesKeepEverySubscription() throws {
         let f = try CLIFixture().withStore()
@@ -124,8 +126,8 @@ import RecSyncTestTraits
         #expect(list.lines.count == succeeded, "\(succeeded) subscribes said they succeeded; listed:\n\(list.stdout)")
     }
 
-    /// F4 (design): with --pull, --exec runs before the pull, so a hook that reads the
-    /// workspace sees the state before the change it was told about.
+    /// With --pull, the pull runs before --exec, so a hook that reads the workspace sees the
+    /// change it was told about, not the state before it.
     @Test
     func execWithPullSeesThePulledWorkspace() throws {
         let f = try CLIFixture().withStore()
@@ -162,7 +164,7 @@ import RecSyncTestTraits
         #expect(inherited.isEmpty, "the hook inherited \(inherited) of \(fds)")
     }
 
-    /// Review: started with stdout closed, `watch --once` must not count a notification as
+    /// Started with stdout closed, `watch --once` must not count a notification as
     /// delivered. (Opening /dev/null read-write on the closed descriptor made every line
     /// "written", so the cursor moved past a notification nobody saw.)
     @Test
@@ -181,7 +183,7 @@ import RecSyncTestTraits
         #expect(try pending(f, in: "a").count == 1, "and the notification stays pending")
     }
 
-    /// Review: `watch --once --pull` whose pull fails (here: another process holds the
+    /// `watch --once --pull` whose pull fails (here: another process holds the
     /// workspace lock) must not exit 0 just because no notification was pending.
     @Test
     func watchOncePullThatFailsExitsNonZero() throws {
@@ -200,12 +202,9 @@ import RecSyncTestTraits
     }
 }
 
-/// Tests written by the second attack pass (ATTACK-FINDINGS-2.md, numbered An there): each
-/// states behaviour the subscriptions should have and, at the time of writing, do not. The
-/// failing expectation is wrapped in `withKnownIssue("ATTACK2 An …")`, so the suite stays
-/// green while the bug is there and FAILS once it is fixed: whoever fixes An removes its
-/// wrapper.
-@Suite(.ownThreads) struct SubscriptionAttack2Tests {
+/// `watch` at its edges: started with stdout closed, stopped by SIGTERM while an --exec hook
+/// runs, a pull at start that fails, a subscription whose cursor file is gone.
+@Suite(.ownThreads) struct SubscriptionWatchEdgeTests {
     /// A workspace whose other workspace `b` pushed one change to zone `notes`, which `a`
     /// subscribes to.
     func pendingCount(_ f: CLIFixture) throws -> Int {
@@ -225,9 +224,9 @@ import RecSyncTestTraits
         return p
     }
 
-    /// A1: started with stdout closed, `watch --once` now writes its lines into the /dev/null
-    /// that startup opened on fd 1, exits 0 and moves the cursor: the notification is lost
-    /// (the first pass's F7 expected exit 1 and the notification kept).
+    /// Started with stdout closed, `watch --once` must not write its lines into a /dev/null
+    /// opened on fd 1, exit 0 and move the cursor (the notification lost): startup opens it
+    /// read-only, so watch exits non-zero and the notification stays pending.
     @Test
     func watchOnceWithClosedStdoutKeepsTheNotification() throws {
         let f = try CLIFixture.withOneChangePending()
@@ -239,8 +238,8 @@ import RecSyncTestTraits
         #expect(left == 1, "and the notification stays pending")
     }
 
-    /// A5: SIGTERM while an --exec hook runs is only acted on once the hook exits: a hook
-    /// that hangs keeps `watch` from stopping at all (no timeout, the hook is not signalled).
+    /// SIGTERM while an --exec hook runs stops `watch` promptly, without waiting for the hook
+    /// to exit: otherwise a hook that hangs would keep `watch` from stopping at all.
     @Test
     func watchStopsPromptlyOnSigtermWhileExecRuns() throws {
         let f = try CLIFixture.withOneChangePending()
@@ -293,8 +292,9 @@ import RecSyncTestTraits
         #expect(try pendingCount(f) == 1, "the notification stays pending")
     }
 
-    /// A6: `watch --once --pull` whose pull fails (here: another recsync holds the workspace
-    /// lock) exits 0 when no notification was pending, so cron never hears the pull failed.
+    /// `watch --once --pull` whose pull fails (here: another recsync holds the workspace
+    /// lock) says so and exits non-zero even when no notification was pending, so cron hears
+    /// that the pull failed.
     @Test
     func watchOncePullFailsLoudlyWhenThePullFails() throws {
         let f = try CLIFixture.withOneChangePending()
@@ -310,8 +310,8 @@ import RecSyncTestTraits
         #expect(!FileManager.default.fileExists(atPath: f.ws("a") + "/private/notes/x.json"))
     }
 
-    /// A9 (F9 not fixed): a subscription whose cursor file is gone drops what was pending with
-    /// only a warning; the first pass expected a `reset` notification once.
+    /// A subscription whose cursor file is gone gives a `reset` notification once, rather than
+    /// dropping what was pending with only a warning.
     @Test
     func missingCursorReportsAReset() throws {
         let f = try CLIFixture.withOneChangePending()
@@ -322,8 +322,9 @@ import RecSyncTestTraits
     }
 }
 
-/// Second review of issue 10: the `--exec` hook and watch's stdout.
-@Suite(.ownThreads) struct SubscriptionReview2Tests {
+/// The `--exec` hook and watch's stdout: what the hook inherits, and a watch whose stdout's
+/// reader is gone.
+@Suite(.ownThreads) struct SubscriptionExecHookTests {
     /// The hook gets its notification on fd 0 and nothing else of watch's: not a second
     /// copy of the pipe's read end (a background child of the hook would keep it open), nor
     /// a descriptor of the workspace's state (its lock files).

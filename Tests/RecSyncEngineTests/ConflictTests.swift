@@ -124,7 +124,8 @@ import Testing
     }
 }
 
-/// Review findings around resolve and long names.
+/// Resolve's details (the file as it is now, no common version) and record names near the
+/// file-name limit.
 @Suite struct ResolveDetailTests {
     @Test func mergeUsesTheFileAsItIsNow() async throws {
         let f = EngineFixture()

@@ -10,7 +10,7 @@ import RecSyncTestTraits
 /// Someone who can push to the store but holds no reader's key (mallory) rewrites an
 /// encrypted zone's keys with plain git; the zone's readers refuse to seal or open anything
 /// with them, and nothing reaches the store in clear.
-@Suite(.ownThreads) struct EncryptedZoneAttackTests {
+@Suite(.ownThreads) struct EncryptedZoneTamperingTests {
     typealias Pair = EncryptedZoneTests.Pair
 
     /// alice's zone `diary` sealing `title` and `body`, shared with bob; both have read a

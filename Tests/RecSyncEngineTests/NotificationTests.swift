@@ -239,7 +239,7 @@ import RecSyncTestTraits
     }
 
     /// One subscription whose command keeps failing pauses alone: the others' notifications
-    /// keep coming at once (ATTACK2 A8: one shared back-off held them for up to 30 s).
+    /// keep coming at once (one back-off shared by all would hold them for up to 30 s).
     @Test func aFailingSubscriptionDoesNotHoldBackAnother() async throws {
         let f = EngineFixture()
         let (laptop, phone) = try await laptopAndPhone(f)
@@ -294,7 +294,7 @@ import RecSyncTestTraits
         #expect(got.all.first?.count == 1)
     }
 
-    /// Review: the pull at start (`watch --pull`) failed with nothing pending; it must be
+    /// The pull at start (`watch --pull`) failed with nothing pending; it must be
     /// tried again, not forgotten until the next notification.
     @Test func aFailedPullAtStartIsTriedAgain() async throws {
         let f = EngineFixture()
@@ -319,7 +319,7 @@ import RecSyncTestTraits
         #expect(calls.load(ordering: .relaxed) == 2, "failed once, tried again, then only before notifications")
     }
 
-    /// Review: a subscription removed and made again (same ID) while a round was being
+    /// A subscription removed and made again (same ID) while a round was being
     /// delivered keeps its own new cursor: the old round's acknowledgement must not move it.
     @Test func anAcknowledgementDoesNotMoveTheCursorOfASubscriptionMadeAgain() async throws {
         let f = EngineFixture()
@@ -344,7 +344,7 @@ import RecSyncTestTraits
         #expect(FileIO.info(phone.workspace.subscriptionCursorPath("db")) == nil)
     }
 
-    /// Review: a round that found nothing new writes no cursor (watch looks every few
+    /// A round that found nothing new writes no cursor (watch looks every few
     /// seconds; each write is an fsync).
     @Test func aQuietRoundRewritesNoCursor() async throws {
         let f = EngineFixture()

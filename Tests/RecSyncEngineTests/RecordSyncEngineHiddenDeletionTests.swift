@@ -7,7 +7,7 @@ import Testing
 
 /// Records that appear and go between two fetches are in neither end of the changes the second
 /// fetch reads. An app that holds one anyway (it saved it, or took it in from a page whose
-/// token it never saved) must still be told it is gone. Found by `EngineSimulationTests`.
+/// token it never saved) must still be told it is gone.
 @Suite struct RecordSyncEngineHiddenDeletionTests {
     let storage = MemoryStorage()
     let notes: ZoneID

@@ -207,7 +207,7 @@ func finishes(within seconds: Double, _ work: @escaping @Sendable () async -> Vo
     return false
 }
 
-@Suite(.dedicatedThreads) struct RecordSyncEngineAttackTests {
+@Suite(.dedicatedThreads) struct RecordSyncEngineHostileUseTests {
     let storage = MemoryStorage()
     let zone: ZoneID
     let other: ZoneID
@@ -250,7 +250,7 @@ func finishes(within seconds: Double, _ work: @escaping @Sendable () async -> Vo
 
 // MARK: Reentrancy and concurrency
 
-extension RecordSyncEngineAttackTests {
+extension RecordSyncEngineHostileUseTests {
     /// A handler that starts a fetch (a common wish: "fetch again once this send is done")
     /// waited for the run it was called from, which waited for the handler: a deadlock.
     @Test func aFetchStartedFromInsideAHandlerIsRefusedNotADeadlock() async throws {
@@ -337,7 +337,7 @@ extension RecordSyncEngineAttackTests {
 
 // MARK: Sending
 
-extension RecordSyncEngineAttackTests {
+extension RecordSyncEngineHostileUseTests {
     /// A record over the store's size limit (a user pasted a huge text) made every send throw
     /// before anything went: no other change, in any zone, was ever sent again.
     @Test func anOversizedRecordDoesNotHoldUpEveryOtherSend() async throws {
@@ -451,7 +451,7 @@ enum FetchPhase: String, CaseIterable, Sendable {
     case rewritten
 }
 
-extension RecordSyncEngineAttackTests {
+extension RecordSyncEngineHostileUseTests {
     @Test(arguments: FetchPhase.allCases, [false, true])
     func killedAtAnyFetchEventTheRestartedAppMatchesTheStore(phase: FetchPhase, storing: Bool) async throws {
         var k = 0
@@ -532,7 +532,7 @@ extension RecordSyncEngineAttackTests {
 
 // MARK: Zones that change under the engine
 
-extension RecordSyncEngineAttackTests {
+extension RecordSyncEngineHostileUseTests {
     @Test func aZoneDeletedBetweenTheListingAndItsFetchIsDroppedNextTime() async throws {
         try await seed([zone.zoneName: ["a", "b"], other.zoneName: ["o"]])
         let app = KillableApp()
@@ -659,7 +659,7 @@ struct OtherDevice {
     }
 }
 
-extension RecordSyncEngineAttackTests {
+extension RecordSyncEngineHostileUseTests {
     @Test func manyPendingChangesAreAddedInLinearTime() async throws {
         try await seed([:])
         let app = KillableApp()
@@ -678,7 +678,7 @@ extension RecordSyncEngineAttackTests {
     }
 }
 
-extension RecordSyncEngineAttackTests {
+extension RecordSyncEngineHostileUseTests {
     /// An app stopped after a fetch removed an unshared zone but before it saved the scope
     /// token; the owner then shares the zone again as it was. On git the shared feed from the
     /// old token names nothing (the zone's entry is the same again): the engine fetches that

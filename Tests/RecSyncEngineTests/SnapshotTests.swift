@@ -10,8 +10,7 @@ import RecSyncTestTraits
 /// A workspace kept in git: one snapshot commit per pull, and old snapshots pull forward.
 @Suite(.ownThreads) struct SnapshotTests {
     /// A workspace made before subscriptions kept cursors and locks has an older
-    /// `.recsync/.gitignore`: its first snapshot adds what is missing, keeping the user's lines
-    /// (ATTACK2 A10).
+    /// `.recsync/.gitignore`: its first snapshot adds what is missing, keeping the user's lines.
     @Test func aSnapshotKeepsNewerMachineStateOutOfAnOlderWorkspace() async throws {
         let f = EngineFixture()
         let laptop = try f.device("laptop")

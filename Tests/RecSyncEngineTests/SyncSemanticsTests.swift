@@ -10,7 +10,7 @@ import Testing
 import Glibc
 
 /// CloudKit's rules where a sync meets an odd moment: zones gone while a workspace was away,
-/// full listings, its own writes coming back, files half-written during a sync (issue 9).
+/// full listings, its own writes coming back, files half-written during a sync.
 @Suite struct SyncSemanticsTests {
     /// A workspace that made zone `notes` by pushing a new directory (so it holds no zone
     /// token), then another device deleted, purged or reset it: the push learns why first.
@@ -130,7 +130,7 @@ import Glibc
     /// A push killed after the store commit, then the workspace copied (or restored): the copy
     /// has a new device ID, and the store keeps the push's client token in the old one's slot.
     /// Its pending-push note names the device it was sent as, so the copy settles it by
-    /// content: its own saves are not conflicts (ATTACK2 A3).
+    /// content: its own saves are not conflicts.
     @Test func aKilledPushSettlesInACopiedWorkspace() async throws {
         let f = EngineFixture()
         var laptop = try f.device("laptop")
@@ -254,8 +254,7 @@ import Glibc
 
     /// A pull killed after saving a new zone's token but before the scope token, then the
     /// zone purged: the feed since the old scope token shows neither the zone's creation nor
-    /// its removal, so the next pull must ask for the tombstones of the zones it holds
-    /// (simulation finding F4).
+    /// its removal, so the next pull must ask for the tombstones of the zones it holds.
     @Test func aZoneRemovedAfterAKilledPullIsRemovedByTheNextPull() async throws {
         let f = EngineFixture()
         var phone = try f.device("phone")
@@ -318,7 +317,7 @@ import Glibc
 
     /// After an encrypted-data reset, a workspace whose zone another device re-created first
     /// settles a differing record once and then pushes it, instead of sending it tag-less
-    /// (as new) on every push for ever (simulation finding F2).
+    /// (as new) on every push for ever.
     @Test func aReuploadIntoAZoneReCreatedElsewhereSettlesOnce() async throws {
         let f = EngineFixture()
         let laptop = try f.device("laptop"), phone = try f.device("phone")
@@ -344,7 +343,7 @@ import Glibc
 
     /// A conflict whose server copy the store deletes while this workspace's tokens expire:
     /// the refetch tells the conflict, so settling it with the store's side removes the
-    /// record rather than bringing the deleted version back (simulation finding F5).
+    /// record rather than bringing the deleted version back.
     @Test func aRefetchTellsAPendingConflictThatTheStoreDeletedItsRecord() async throws {
         let f = EngineFixture()
         let laptop = try f.device("laptop"), phone = try f.device("phone")
@@ -460,10 +459,10 @@ func overwriteKeepingStamp(_ path: String, with text: String) throws {
     close(fd)
 }
 
-/// Simulation finding F6, replayed step by step: a pull killed after writing the last page of
-/// a zone but before saving its token resumes from the page before, whose batch is fixed to an
-/// older target. The resumed batch must not end there while the database token moves to the
-/// head, or a change committed in between is never fetched.
+/// Step by step: a pull killed after writing the last page of a zone but before saving its
+/// token resumes from the page before, whose batch is fixed to an older target. The resumed
+/// batch must not end there while the database token moves to the head, or a change
+/// committed in between is never fetched.
 @Suite struct KilledMidBatchTests {
     @Test func aChangeAfterAPullKilledMidBatchStillArrives() async throws {
         let f = EngineFixture()
@@ -496,9 +495,9 @@ func overwriteKeepingStamp(_ path: String, with text: String) throws {
     }
 }
 
-/// Simulation finding F7: a page written ahead of its zone token, the pull killed before the
-/// token, then a record of that page deleted on the store: the next pull's diff from the old
-/// token shows the record neither created nor deleted, so the pull must look it up by name.
+/// A page written ahead of its zone token, the pull killed before the token, then a record
+/// of that page deleted on the store: the next pull's diff from the old token shows the
+/// record neither created nor deleted, so the pull must look it up by name.
 @Suite struct KilledBeforeZoneTokenTests {
     @Test func aRecordWrittenByAKilledPageAndDeletedSinceGoes() async throws {
         let f = EngineFixture()

@@ -8,7 +8,7 @@ import Testing
 
 /// Zones going away, tokens expiring, and syncs that stop half-way.
 @Suite struct ZoneAndTokenTests {
-    /// issue 9 (3): a zone whose name is as long as a workspace can hold still has its unpushed
+    /// A zone whose name is as long as a workspace can hold still has its unpushed
     /// work set aside when it goes away (owner and zone were once joined in one file name).
     @Test func removedZoneWithTheLongestNameKeepsUnpushedEdits() async throws {
         let f = EngineFixture("removed-long")

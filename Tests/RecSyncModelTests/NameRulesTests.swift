@@ -33,7 +33,7 @@ import Testing
         expectInvalid("zone name 'x/y'") { try ZoneID(zoneName: "x/y", ownerName: "alice") }
     }
 
-    /// issue 9 (3): a zone name must fit a file name once escaped, or no workspace can hold it.
+    /// A zone name must fit a file name once escaped, or no workspace can hold it.
     @Test func zoneNamesFitAFileNameOnceEscaped() throws {
         expectInvalid("takes 300 bytes once escaped", "the limit is 247") { try ZoneID(zoneName: String(repeating: "%", count: 100), ownerName: "alice") }
         expectInvalid("takes 257 bytes once escaped") { try NameRules.validateZoneName("." + String(repeating: "a", count: 254)) }
@@ -41,7 +41,7 @@ import Testing
         try NameRules.validateZoneName(String(repeating: "%", count: 82))
     }
 
-    /// issue 9 (6): zone names are kept in NFC; a name a person types is normalised, a stored
+    /// Zone names are kept in NFC; a name a person types is normalised, a stored
     /// one in another form is refused (it would be a second spelling of the same name).
     @Test func zoneNamesAreNFC() throws {
         let nfc = "caf\u{E9}", nfd = "cafe\u{301}"
@@ -54,7 +54,7 @@ import Testing
         #expect(NameRules.isNFC("plain ascii"))
     }
 
-    /// issue 9 (5): a user name goes into commit signatures; newlines and angle brackets break them.
+    /// A user name goes into commit signatures; newlines and angle brackets break them.
     @Test func ownerNamesAreSafeInACommitSignature() throws {
         try NameRules.validateOwnerName("alice@example.com")
         try NameRules.validateOwnerName("Alice Smith")

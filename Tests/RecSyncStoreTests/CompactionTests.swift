@@ -7,7 +7,7 @@ import Synchronization
 import Testing
 import RecSyncTestTraits
 
-/// `GitStore.compact` (issue 13 §4): history before a horizon folded into one root commit,
+/// `GitStore.compact`: history before a horizon folded into one root commit,
 /// the rest replayed, tokens of kept commits followed through `compaction.json`, the head
 /// moved by compare-and-swap (a guarded force push on a network store), against real git.
 @Suite(.serialized, .dedicatedThreads) struct CompactionTests {

@@ -219,7 +219,7 @@ import RecSyncTestTraits
         #expect(signed.count == 2, "\(messages)")
     }
 
-    /// Review: walking history, each commit must cost what it changed, not the store. The
+    /// Walking history, each commit must cost what it changed, not the store. The
     /// walk listed every zone at every commit (200 commits × 2,000 zones took 5 s, 20 zones
     /// 0.1 s), which also reported a bad entry nobody touched once per commit.
     @Test func aCommitCostsWhatItChangedNotEveryZone() async throws {

@@ -20,7 +20,7 @@ import Testing
         #expect(try Workspace.open(at: dir.file("ws")).deviceID() == id)
     }
 
-    /// Review: st_dev is not a stable name for a file system. A Docker overlay, NFS, btrfs
+    /// st_dev is not a stable name for a file system. A Docker overlay, NFS, btrfs
     /// or an LVM volume gets another device number at the next mount or boot; the workspace
     /// is the same, and a new ID would turn its own unacknowledged pushes into echoes and
     /// leave a pending push unsettled (its token is in the old ID's slot).

@@ -51,7 +51,7 @@ extension StoreCore {
         let clientToken = try backend.clientToken(zoneID, client: actor.clientSlot, at: target).map { String(decoding: $0, as: UTF8.self) }
         // A batch resumed from a saved page token ends at the target it was fixed to; what
         // was committed since is more to come, or a client whose database token has moved on
-        // to the head would never fetch it (simulation finding F6).
+        // to the head would never fetch it.
         let more = batch.more || target != head
         // A fetch from the beginning reads the whole zone: its size is the total to show.
         let estimate = token == nil ? try backend.recordCountEstimate(zone: zoneID, at: target) : nil

@@ -101,7 +101,7 @@ extension GitStore {
     static let maxCompactionAttempts = 32
 
     /// Rewrites the history before `horizon` into one root commit and replays the commits
-    /// after it on top, then moves `main` by compare-and-swap (issue 13 §4).
+    /// after it on top, then moves `main` by compare-and-swap.
     ///
     /// The root's tree is the horizon commit's: every live record, zone, share and tombstone
     /// stays (with `dropDeletedTombstones`, tombstones of zones deleted — not purged, not

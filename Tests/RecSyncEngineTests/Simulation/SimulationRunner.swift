@@ -296,15 +296,15 @@ final class SimulationRunner {
                try roots.contains(where: { root in
                    try FileManager.default.fileExists(atPath: "\(root)/private/\(zone.zoneName)") && !Workspace.open(at: root).zonesWithTokens().contains(zone)
                }) {
-                trace.append("\(step): skipped (known defect F1: a workspace holds the zone without a token)")
+                trace.append("\(step): skipped (known defect pushResurrectsZoneItNeverPulled: a workspace holds the zone without a token)")
                 return false
             }
             if action != .create, SimHistory.isShared(z), let ws = try holdsWithoutToken(zone) {
-                trace.append("\(step): skipped (known defect F8: ws\(ws) holds the shared zone without a token)")
+                trace.append("\(step): skipped (known defect sharedZoneKeptAfterKilledFirstPull: ws\(ws) holds the shared zone without a token)")
                 return false
             }
             if action != .create, SimulationOptions.knownDefects.contains(.zoneRemovedAfterKilledPullStays), !interruptedPulls.isEmpty {
-                trace.append("\(step): skipped (known defect F4: the last pull of ws\(interruptedPulls.sorted()) was killed)")
+                trace.append("\(step): skipped (known defect zoneRemovedAfterKilledPullStays: the last pull of ws\(interruptedPulls.sorted()) was killed)")
                 return false
             }
             let op: ZoneOperation = switch action {
@@ -333,7 +333,7 @@ final class SimulationRunner {
         case .rewriteHistory:
             if SimulationOptions.knownDefects.contains(.refetchLeavesConflictedRecordTheStoreDeleted),
                try roots.contains(where: { try !Workspace.open(at: $0).allConflicts().isEmpty }) {
-                trace.append("\(step): skipped (known defect F5: a workspace has a pending conflict)")
+                trace.append("\(step): skipped (known defect refetchLeavesConflictedRecordTheStoreDeleted: a workspace has a pending conflict)")
                 return false
             }
             try fixture.rewriteHistory()
@@ -378,7 +378,7 @@ final class SimulationRunner {
                 return false
             }
             if let ws = try holdsWithoutToken(Self.zoneID(z)) {
-                trace.append("\(step): skipped (known defect F8: ws\(ws) holds the shared zone without a token)")
+                trace.append("\(step): skipped (known defect sharedZoneKeptAfterKilledFirstPull: ws\(ws) holds the shared zone without a token)")
                 return false
             }
             try await owner.unshare(Self.zoneID(z), with: SimHistory.user)
@@ -611,7 +611,7 @@ final class SimulationRunner {
         if report.recordsWritten != toWrite.count { differences.append("\(report.recordsWritten) written, planned \(toWrite.sorted().map(describe))") }
         if report.recordsDeleted != toDelete.count { differences.append("\(report.recordsDeleted) deleted, planned \(toDelete.sorted().map(describe))") }
         let removedAsPlanned = SimulationOptions.knownDefects.contains(.dryRunMissesZonesThePullRemoves)
-            ? Self.removals(plan.zonesRemoved).isSubset(of: Self.removals(report.zonesRemoved))  // F11: only those it names
+            ? Self.removals(plan.zonesRemoved).isSubset(of: Self.removals(report.zonesRemoved))  // only those it names
             : Self.removals(plan.zonesRemoved) == Self.removals(report.zonesRemoved)
         if !removedAsPlanned { differences.append("zones removed \(report.zonesRemoved.map(\.zoneID)), planned \(plan.zonesRemoved.map(\.zoneID))") }
         var stored: [RecordID: [String: FieldValue]] = [:]
@@ -637,7 +637,7 @@ final class SimulationRunner {
     }
 
     /// The zones whose records a push plan of `ws` is known to misjudge, asked before the push:
-    /// zones to upload again (F10), zones shared without write access (F12).
+    /// zones to upload again, zones shared without write access.
     func zonesPushPlansMisjudge(_ ws: Int) throws -> Set<ZoneID> {
         var exempt = Set<ZoneID>()
         let workspace = try Workspace.open(at: roots[ws])
@@ -654,7 +654,7 @@ final class SimulationRunner {
     }
 
     /// Whether a workspace's next run is not compared with its dry run: it has a push killed
-    /// after the store committed it to settle, which the dry runs do not (F9). Asked before
+    /// after the store committed it to settle, which the dry runs do not. Asked before
     /// the run, which settles it.
     func skipsDryRunComparison(_ ws: Int) throws -> Bool {
         try SimulationOptions.knownDefects.contains(.dryRunIgnoresInterruptedPush) && Workspace.open(at: roots[ws]).pendingPushNote() != nil

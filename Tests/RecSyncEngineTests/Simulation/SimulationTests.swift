@@ -3,47 +3,47 @@ import RecSyncTestSupport
 import Testing
 import RecSyncTestTraits
 
-/// Defects the simulation found that are being fixed elsewhere (SIM-FINDINGS.md), each with the
+/// Defects the simulation found that are being fixed elsewhere, each with the
 /// operation kinds that trigger it. Histories leave those kinds out until the fix is merged:
 /// remove the case from `SimulationOptions.knownDefects` to turn them back on.
 ///
 /// Most are left out by operation kind (`triggers`); a few by the state a step meets, in
 /// `SimulationRunner.perform` (narrower, so the rest of that kind still runs).
 enum KnownDefect: String, Hashable, Sendable, CaseIterable {
-    /// F1 (issue 9 #10/#11): a zone deleted or purged on the store while a workspace holds its
+    /// A zone deleted or purged on the store while a workspace holds its
     /// directory without a zone token (never pulled it) is re-created by that workspace's push.
     /// Left out: deleting or purging a zone that some workspace holds without a token.
     case pushResurrectsZoneItNeverPulled
 
-    /// F2: after an encryptedDataReset, a workspace's re-upload sends every record it holds
+    /// After an encryptedDataReset, a workspace's re-upload sends every record it holds
     /// with no change tag, including records it has just pulled from the zone another device
     /// re-created meanwhile: false conflicts, and (atomically) nothing of the zone lands.
     /// Left out: zone resets.
     case reuploadConflictsWithZoneRecreatedElsewhere
 
-    /// F3 (issue 9 #13): a push killed after the store committed it, before the sidecars were
+    /// A push killed after the store committed it, before the sidecars were
     /// written: the next push reports a conflict whose two copies are equal.
     /// Left out: pushes killed after the commit.
     case falseConflictAfterKilledPush
 
-    /// F4: a pull killed after it saved some zone's token but before the scope token; if that
+    /// A pull killed after it saved some zone's token but before the scope token; if that
     /// zone is then removed from the store, no later pull removes it (the database feed since
     /// the old scope token shows neither its creation nor its removal).
     /// Left out: deleting, purging or resetting a zone while some workspace's last pull was killed.
     case zoneRemovedAfterKilledPullStays
 
-    /// F5: a record with a pending conflict that the store deletes while the workspace's
+    /// A record with a pending conflict that the store deletes while the workspace's
     /// token expires: the full refetch leaves it, `resolve --theirs` writes the conflict's stale
     /// server copy with a sidecar naming a version the store no longer has, and no later pull
     /// or push notices. Left out: rewriting history while some workspace has a pending conflict.
     case refetchLeavesConflictedRecordTheStoreDeleted
 
-    /// F6: a pull killed after saving a mid-batch zone token; a record changed on the store
+    /// A pull killed after saving a mid-batch zone token; a record changed on the store
     /// after that batch began is never delivered to the workspace (it keeps the old version,
     /// status clean). Left out: killed pulls use one page per zone (no mid-batch token).
     case changesLostAfterPullKilledMidBatch
 
-    /// F8: a pull killed before it saved the first token of a zone shared with the user leaves
+    /// A pull killed before it saved the first token of a zone shared with the user leaves
     /// `shared/<owner>/<zone>/` behind; once the owner deletes, purges or resets the zone or
     /// stops sharing it, no pull removes it (the shared feed from no token lists live zones
     /// only, and nothing asks about a shared zone held without a token), and every push with an
@@ -51,25 +51,25 @@ enum KnownDefect: String, Hashable, Sendable, CaseIterable {
     /// shared zone that some workspace holds without a zone token.
     case sharedZoneKeptAfterKilledFirstPull
 
-    /// F9: the dry runs do not settle a push killed after the store committed it, as pull and
+    /// The dry runs do not settle a push killed after the store committed it, as pull and
     /// push do first: records that push landed are planned as conflicts (and, in the push
     /// plan, as changes to send). Left out: comparing the runs of a workspace with a pending
     /// push note with their dry runs.
     case dryRunIgnoresInterruptedPush
 
-    /// F10: the push plan does not upload a zone again after an encrypted-data reset as the
+    /// The push plan does not upload a zone again after an encrypted-data reset as the
     /// push does (every record, tag-less, but those the store holds at the known tag; no
     /// deletions). Left out: comparing the records of zones to upload again with the plan.
     case dryRunIgnoresUploadAgain
 
-    /// F11: the pull plan names only the zone removals in the database feed; a pull also
+    /// The pull plan names only the zone removals in the database feed; a pull also
     /// removes zones held here that a full listing or the listing after a killed pull leaves
     /// out (with the reason from their tombstones), own zones pushed but never pulled, and
     /// shared zones kept for an upload. Left out: a pull removing a zone its plan did not
     /// name (one it names but the pull does not remove is still a failure).
     case dryRunMissesZonesThePullRemoves
 
-    /// F12: the push plan lists as to be sent the changes in a zone shared with the user
+    /// The push plan lists as to be sent the changes in a zone shared with the user
     /// read-only, or no longer shared, which the push refuses (nothing of that zone is sent,
     /// and with nothing else to send the push fails); it does not name the problem either.
     /// Left out: comparing the records of such zones with the plan.
@@ -92,7 +92,7 @@ enum KnownDefect: String, Hashable, Sendable, CaseIterable {
 
 /// How many histories to run, on which store, and what to leave out.
 struct SimulationOptions {
-    /// Open defects whose triggers histories leave out (see SIM-FINDINGS.md), but those named
+    /// Open defects whose triggers histories leave out, but those named
     /// in `RECSYNC_SIM_RECHECK` (comma-separated case names, or `all`): histories then play
     /// them as if fixed, to try a fix or replay the seed that found one.
     static let knownDefects: Set<KnownDefect> = {
@@ -222,12 +222,12 @@ enum SimulationShrinker {
         try await runHistories(kind: .git, firstSeed: 1_000_001, count: SimulationOptions.histories ?? 24, seconds: nil)
     }
 
-    /// Histories the soak found broken, shrunk, kept as they were found (SIM-FINDINGS.md): each
+    /// Histories the soak found broken, shrunk, kept as they were found: each
     /// must keep every invariant on both stores.
     @Test(arguments: [StoreKind.memory, .git])
     func historiesTheSoakFound(kind: StoreKind) async throws {
         let found: [SimHistory] = [
-            // F15: a deletion named by the note of a page a killed pull was applying.
+            // A deletion named by the note of a page a killed pull was applying.
             SimHistory(seed: 1_883_006_933_925_946, workspaces: 5, steps: [
                 .edit(ws: 3, zone: 1, record: 1, field: "a", value: "w3v2"),
                 .push(ws: 3, crash: nil),
@@ -237,7 +237,7 @@ enum SimulationShrinker {
                 .pull(ws: 3, crashAt: 2),
                 .remove(ws: 2, zone: 1, record: 2),
             ]),
-            // F17: a push plan held back a conflict of a zone the push then uploads again.
+            // A push plan held back a conflict of a zone the push then uploads again.
             SimHistory(seed: 1_883_009_068_303_494, workspaces: 4, steps: [
                 .edit(ws: 3, zone: 1, record: 2, field: "b", value: "w3v2"),
                 .push(ws: 3, crash: nil),
@@ -246,7 +246,7 @@ enum SimulationShrinker {
                 .zone(.reset, zone: 1),
                 .push(ws: 2, crash: nil),
             ]),
-            // F16: a shared zone a killed pull removed, shared again as it was.
+            // A shared zone a killed pull removed, shared again as it was.
             SimHistory(seed: 1_883_008_150_274_262, workspaces: 4, steps: [
                 .zone(.create, zone: 3),
                 .ownerEdit(zone: 3, record: 0, field: "a", value: "o3"),

@@ -87,12 +87,12 @@ actor HookedStore: RemoteStore {
 
 /// The notes service as a hostile tester drives it: edits racing a send, zones reset,
 /// deleted and restored under it.
-@Suite struct NotesServiceAttackTests {
+@Suite struct NotesServiceHostileUseTests {
     let directory: String
     let storePath: String
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("notes-attack-\(UUID().uuidString)").path
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("notes-hostile-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         storePath = directory + "/store.git"
         try NotesService.createStore(at: storePath, user: "alice")
