@@ -67,6 +67,34 @@ import RecSyncTestTraits
         #expect(try back[0].result.get().fields["title"] == .string("bob's edit"))
     }
 
+    /// An app's engine over an encrypting store creates a zone it saves as the app describes
+    /// it: a plain zone stays plain, one asking for encryption is sealed; and after a key reset
+    /// the same save uploads the encrypted zone again.
+    @Test func anAppsZoneSaveThroughAnEncryptingStoreEncryptsOnlyWhatItAsksFor() async throws {
+        let p = try Pair(.memory, name: "engine-zone-save")
+        _ = try await EncryptionKeys.initialize(user: "alice", keyStore: p.keyStore("alice"), store: p.alice)
+        let plain = Build.zone("plain"), sealed = Build.zone("sealed")
+        var sealedZone = RecordZone(zoneID: sealed)
+        sealedZone.encryption = ZoneEncryption(fields: nil)
+        let app = SilentApp()
+        let engine = try RecordSyncEngine(store: p.alice, state: RecordSyncEngine.State(), delegate: app, options: .manual)
+        try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: plain)), .saveZone(sealedZone)])
+        try await engine.sendChanges()
+        func encryption() async throws -> [ZoneID: Bool] {
+            Dictionary(try await p.fixture.store(as: "alice").fetchAllRecordZones(scope: .private).map { ($0.zoneID, $0.encryption != nil) }, uniquingKeysWith: { a, _ in a })
+        }
+        #expect(try await encryption() == [plain: false, sealed: true])
+        #expect(await engine.state.pendingDatabaseChanges.isEmpty)
+
+        // A key reset drops the encrypted zone with reason encryptedDataReset; saving it again
+        // (the app's recovery) uploads it encrypted, under the new key.
+        _ = try await EncryptionKeys.reset(user: "alice", keyStore: p.keyStore("alice"), store: p.alice)
+        #expect(try await encryption() == [plain: false])
+        try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: sealed))])
+        try await engine.sendChanges()
+        #expect(try await encryption() == [plain: false, sealed: true])
+    }
+
     /// Only the listed fields are sealed; the others stay plain on the store.
     @Test func onlyListedFieldsAreSealed() async throws {
         let p = try Pair(.memory)

@@ -45,6 +45,16 @@ extension RecordSyncEngine {
         let own = pending.contains { $0.zoneID.ownerName == store.userRecordName }
         let listed = own ? try await retryingTransient("the send") { () async throws(RecSyncError) in try await store.fetchAllRecordZones(scope: .private) } : []
         let existing = Dictionary(listed.map { ($0.zoneID, $0) }, uniquingKeysWith: { a, _ in a })
+        // A zone saved that the store lacks is uploaded again if its tombstone says its
+        // encrypted data was reset, and otherwise created as new: an encrypting store takes an
+        // upload after a reset for an encrypted zone, so a plain new zone must not go as one.
+        let missing = client != nil ? [] : pending.compactMap { change -> ZoneID? in
+            guard case .saveZone(let zone) = change, existing[zone.zoneID] == nil, zone.zoneID.ownerName == store.userRecordName else { return nil }
+            return zone.zoneID
+        }
+        let reset = missing.isEmpty ? [] : Set(try await retryingTransient("the send") { () async throws(RecSyncError) in
+            try await store.fetchZoneDeletions(missing)
+        }.filter { $0.reason == .encryptedDataReset }.map(\.zoneID))
         // Per change, the operation to send, or the zone as it is when nothing is to be sent.
         let planned: [(operation: ZoneOperation?, unchanged: RecordZone?)] = pending.map { change in
             switch change {
@@ -57,7 +67,8 @@ extension RecordSyncEngine {
                 // never one deleted or purged: the store decides that in the same commit. Only
                 // an explicit recreate brings those back.
                 if case .recreateZone = change { return (.recreate(zone), nil) }
-                return (client?.operation(saving: zone) ?? .uploadAfterReset(zone), nil)
+                if let chosen = client?.operation(saving: zone) { return (chosen, nil) }
+                return (reset.contains(zone.zoneID) ? .uploadAfterReset(zone) : .save(zone), nil)
             case .deleteZone(let id):
                 return (.delete(id), nil)
             }
