@@ -178,7 +178,7 @@ final class WorkspaceFetchClient: EngineClient, FetchStateKeeper {
         }
     }
 
-    func pageTaken(in zone: ZoneID, token: ServerChangeToken?, delivered: Set<RecordID>, failures: [RecordFailureOnFetch], last: Bool, engine: isolated RecordSyncEngine) async throws(RecSyncError) {
+    func pageTaken(in zone: ZoneID, token: ServerChangeToken?, delivered: Set<RecordID>, failures: [RecordSyncEngine.RecordFailure], last: Bool, engine: isolated RecordSyncEngine) async throws(RecSyncError) {
         try run(zone) { run throws(RecSyncError) in
             for id in delivered where run.refused[id] == nil { run.retry[id.recordName] = nil }
             for failure in failures {
@@ -205,7 +205,7 @@ final class WorkspaceFetchClient: EngineClient, FetchStateKeeper {
         }
     }
 
-    func retried(in zone: ZoneID, settled: Set<RecordID>, failures: [RecordFailureOnFetch], engine: isolated RecordSyncEngine) async throws(RecSyncError) {
+    func retried(in zone: ZoneID, settled: Set<RecordID>, failures: [RecordSyncEngine.RecordFailure], engine: isolated RecordSyncEngine) async throws(RecSyncError) {
         try run(zone) { run throws(RecSyncError) in
             for id in settled where run.refused[id] == nil { run.retry[id.recordName] = nil }
             for failure in failures {

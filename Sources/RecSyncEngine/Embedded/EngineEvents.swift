@@ -132,6 +132,9 @@ extension RecordSyncEngine {
     public struct RecordFailure: Sendable, Hashable {
         public var recordID: RecordID
         public var error: RecSyncError
+        /// The version at fault when the record's stored bytes are (it reads the same until it
+        /// changes on the store); the workspace's retry list waits for a change then.
+        var unreadableTag: String?
     }
 
     /// A record save the store refused: `.serverRecordChanged` carries the server's, the

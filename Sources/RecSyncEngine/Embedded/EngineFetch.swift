@@ -98,11 +98,11 @@ extension RecordSyncEngine {
                     continue
                 }
                 var records: [Record] = []
-                var failures: [RecordFailureOnFetch] = []
+                var failures: [RecordFailure] = []
                 for item in page.modifications {
                     switch item.result {
                     case .success(let record): records.append(record)
-                    case .failure(let error): failures.append(RecordFailureOnFetch(recordID: item.recordID, error: error, unreadableTag: item.unreadableChangeTag))
+                    case .failure(let error): failures.append(RecordFailure(recordID: item.recordID, error: error, unreadableTag: item.unreadableChangeTag))
                     }
                 }
                 // Taken in by the app but stopped before the token past them is saved, a page's
@@ -111,7 +111,7 @@ extension RecordSyncEngine {
                 // of the zone's next fetch. (A listing is read again from the same commit.)
                 if !listing, !records.isEmpty { try await keeper.pageArriving(records, in: zone, engine: self) }
                 try await emit(.fetchedRecordZoneChanges(FetchedRecordZoneChanges(
-                    zoneID: zone, modifications: records, deletions: page.deletions, undeliverable: failures.map { RecordFailure(recordID: $0.recordID, error: $0.error) },
+                    zoneID: zone, modifications: records, deletions: page.deletions, undeliverable: failures,
                     warnings: page.warnings, moreComing: page.moreComing, recordCountEstimate: page.recordCountEstimate)))
                 let delivered = Set(records.map(\.recordID)).union(page.deletions.map(\.recordID))
                 mentioned.formUnion(delivered)
@@ -184,19 +184,19 @@ extension RecordSyncEngine {
     private func retryUndelivered(_ ids: [RecordID], in zone: ZoneID) async throws(RecSyncError) {
         guard !ids.isEmpty else { return }
         var records: [Record] = []
-        var failures: [RecordFailureOnFetch] = []
+        var failures: [RecordFailure] = []
         var gone: [RecordID] = []
         let fetched = try await retryingTransient("the fetch") { () async throws(RecSyncError) in try await store.fetchRecords(ids) }
         for item in fetched {
             switch item.result {
             case .success(let record): records.append(record)
             case .failure(.unknownItem): gone.append(item.recordID)
-            case .failure(let error): failures.append(RecordFailureOnFetch(recordID: item.recordID, error: error, unreadableTag: item.unreadableChangeTag))
+            case .failure(let error): failures.append(RecordFailure(recordID: item.recordID, error: error, unreadableTag: item.unreadableChangeTag))
             }
         }
         if !records.isEmpty || !failures.isEmpty {
             try await emit(.fetchedRecordZoneChanges(FetchedRecordZoneChanges(
-                zoneID: zone, modifications: records, deletions: [], undeliverable: failures.map { RecordFailure(recordID: $0.recordID, error: $0.error) }, warnings: [])))
+                zoneID: zone, modifications: records, deletions: [], undeliverable: failures, warnings: [])))
         }
         // A record deleted since it failed: its deletion was (or will be) in the zone's changes.
         try await keeper.retried(in: zone, settled: Set(records.map(\.recordID)).union(gone), failures: failures, engine: self)

@@ -41,9 +41,9 @@ protocol FetchStateKeeper: Sendable {
     /// A page was delivered and taken in: the zone token moves to `token`; what was delivered
     /// leaves the retry list, what the store could not deliver joins it. `last`: the zone's
     /// last page.
-    func pageTaken(in zone: ZoneID, token: ServerChangeToken?, delivered: Set<RecordID>, failures: [RecordFailureOnFetch], last: Bool, engine: isolated RecordSyncEngine) async throws(RecSyncError)
+    func pageTaken(in zone: ZoneID, token: ServerChangeToken?, delivered: Set<RecordID>, failures: [RecordSyncEngine.RecordFailure], last: Bool, engine: isolated RecordSyncEngine) async throws(RecSyncError)
     /// Records asked for again by ID were delivered (or are gone: `settled`), or still fail.
-    func retried(in zone: ZoneID, settled: Set<RecordID>, failures: [RecordFailureOnFetch], engine: isolated RecordSyncEngine) async throws(RecSyncError)
+    func retried(in zone: ZoneID, settled: Set<RecordID>, failures: [RecordSyncEngine.RecordFailure], engine: isolated RecordSyncEngine) async throws(RecSyncError)
     /// Records the client saved (or took in from a page) since the zone's token, with their
     /// types: the fetch asks about those the zone's pages did not name.
     func savedSinceToken(in zone: ZoneID, engine: isolated RecordSyncEngine) async throws(RecSyncError) -> [RecordSyncEngine.State.SavedRecord]
@@ -72,14 +72,6 @@ extension EngineClient {
     func zoneFailsAlone(_ error: RecSyncError) -> Bool { RecordSyncEngine.failsOneZone(error) }
     func operation(saving zone: RecordZone) -> ZoneOperation? { nil }
     var desiredKeys: [String]? { nil }
-}
-
-/// A record the store could not deliver on a fetch, and the version at fault when its stored
-/// bytes are (it reads the same until it changes on the store).
-struct RecordFailureOnFetch: Sendable, Hashable {
-    var recordID: RecordID
-    var error: RecSyncError
-    var unreadableTag: String?
 }
 
 /// The app's keeper: the engine's `State`, delivered in a `.stateUpdate` after each change.
@@ -180,7 +172,7 @@ struct StateKeeper: FetchStateKeeper {
         try await engine.emit(.stateUpdate(engine.state))
     }
 
-    func pageTaken(in zone: ZoneID, token: ServerChangeToken?, delivered: Set<RecordID>, failures: [RecordFailureOnFetch], last: Bool, engine: isolated RecordSyncEngine) async throws(RecSyncError) {
+    func pageTaken(in zone: ZoneID, token: ServerChangeToken?, delivered: Set<RecordID>, failures: [RecordSyncEngine.RecordFailure], last: Bool, engine: isolated RecordSyncEngine) async throws(RecSyncError) {
         engine.setState { s in
             s.setToken(token, for: zone)
             // Named by the page: a later deletion is a change from its token on.
@@ -195,7 +187,7 @@ struct StateKeeper: FetchStateKeeper {
         try await engine.emit(.stateUpdate(engine.state))
     }
 
-    func retried(in zone: ZoneID, settled: Set<RecordID>, failures: [RecordFailureOnFetch], engine: isolated RecordSyncEngine) async throws(RecSyncError) {
+    func retried(in zone: ZoneID, settled: Set<RecordID>, failures: [RecordSyncEngine.RecordFailure], engine: isolated RecordSyncEngine) async throws(RecSyncError) {
         guard !settled.isEmpty else { return }
         engine.setState { $0.retryRecords.removeAll { settled.contains($0) } }
         try await engine.emit(.stateUpdate(engine.state))
