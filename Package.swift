@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "RecSyncModel", targets: ["RecSyncModel"]),
         .library(name: "RecSyncStore", targets: ["RecSyncStore"]),
         .library(name: "RecSyncEngine", targets: ["RecSyncEngine"]),
+        .library(name: "RecSyncEncryption", targets: ["RecSyncEncryption"]),
         .executable(name: "recsync", targets: ["recsync"]),
     ],
     dependencies: [
@@ -40,16 +41,19 @@ let package = Package(
         .target(name: "RecSyncSnapshots", dependencies: ["RecSyncModel", "RecSyncGit", "RecSyncWorkspace"]),
         .target(
             name: "RecSyncEngine",
-            dependencies: [
-                "RecSyncModel", "RecSyncStore", "RecSyncWorkspace", "RecSyncSnapshots",
-                // Encrypted zones: X25519, HKDF and ChaChaPoly on the client.
-                .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            dependencies: ["RecSyncModel", "RecSyncStore", "RecSyncWorkspace", "RecSyncSnapshots"]
+        ),
+        // Encrypted zones: a store decorator that seals fields on the client (X25519, HKDF and
+        // ChaChaPoly), the user's key files, and `recsync keys`. Any client of a store, the
+        // engine included, gets encryption by wrapping the store in it.
+        .target(
+            name: "RecSyncEncryption",
+            dependencies: ["RecSyncModel", "RecSyncStore", "RecSyncWorkspace", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(
             name: "RecSyncCLI",
             dependencies: [
-                "RecSyncModel", "RecSyncStore", "RecSyncWorkspace", "RecSyncEngine", "CRecSyncSys",
+                "RecSyncModel", "RecSyncStore", "RecSyncWorkspace", "RecSyncEngine", "RecSyncEncryption", "CRecSyncSys",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -71,7 +75,14 @@ let package = Package(
         .testTarget(name: "RecSyncWorkspaceTests", dependencies: ["RecSyncWorkspace", "RecSyncModel", "RecSyncTestSupport", "RecSyncTestTraits"]),
         .testTarget(
             name: "RecSyncEngineTests",
-            dependencies: ["RecSyncEngine", "RecSyncWorkspace", "RecSyncStore", "RecSyncModel", "RecSyncTestSupport", "RecSyncTestTraits"]
+            dependencies: ["RecSyncEngine", "RecSyncEncryption", "RecSyncWorkspace", "RecSyncStore", "RecSyncModel", "RecSyncTestSupport", "RecSyncTestTraits"]
+        ),
+        .testTarget(
+            name: "RecSyncEncryptionTests",
+            dependencies: [
+                "RecSyncEncryption", "RecSyncWorkspace", "RecSyncStore", "RecSyncModel", "RecSyncTestSupport", "RecSyncTestTraits",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         .testTarget(
             name: "RecSyncCLITests",

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import RecSyncEncryption
 import RecSyncEngine
 import RecSyncModel
 import RecSyncStore

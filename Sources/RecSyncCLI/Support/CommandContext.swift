@@ -1,4 +1,5 @@
 import Foundation
+import RecSyncEncryption
 import RecSyncEngine
 import RecSyncModel
 import RecSyncStore

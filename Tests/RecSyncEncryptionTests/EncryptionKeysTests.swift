@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-@testable import RecSyncEngine
+@testable import RecSyncEncryption
 import RecSyncModel
 @testable import RecSyncStore
 import RecSyncTestSupport

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-@testable import RecSyncEngine
+@testable import RecSyncEncryption
 import RecSyncModel
 @testable import RecSyncStore
 import RecSyncTestSupport
