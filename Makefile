@@ -58,7 +58,7 @@ test: test-deps
 # DocC for the library products, into .build/docs/<Target>.doccarchive.
 docs: deps
 	mkdir -p .build/docs
-	for t in RecSyncModel RecSyncStore RecSyncEngine RecSyncEncryption; do \
+	for t in RecSyncModel RecSyncStore RecSyncEngine RecSyncSubscriptions RecSyncEncryption; do \
 		$(SWIFT) package --allow-writing-to-directory .build/docs generate-documentation --target $$t \
 			--output-path .build/docs/$$t.doccarchive --warnings-as-errors || exit 1; \
 	done

@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "RecSyncStore", targets: ["RecSyncStore"]),
         .library(name: "RecSyncEngine", targets: ["RecSyncEngine"]),
         .library(name: "RecSyncEncryption", targets: ["RecSyncEncryption"]),
+        .library(name: "RecSyncSubscriptions", targets: ["RecSyncSubscriptions"]),
         .executable(name: "recsync", targets: ["recsync"]),
     ],
     dependencies: [
@@ -43,6 +44,12 @@ let package = Package(
             name: "RecSyncEngine",
             dependencies: ["RecSyncModel", "RecSyncStore", "RecSyncWorkspace", "RecSyncSnapshots"]
         ),
+        // Durable subscriptions of a workspace: notifications of what changed on the store
+        // since each subscription's cursor, and the watch loop that pulls and delivers them.
+        .target(
+            name: "RecSyncSubscriptions",
+            dependencies: ["RecSyncModel", "RecSyncStore", "RecSyncWorkspace", "RecSyncEngine"]
+        ),
         // Encrypted zones: a store decorator that seals fields on the client (X25519, HKDF and
         // ChaChaPoly), the user's key files, and `recsync keys`. Any client of a store, the
         // engine included, gets encryption by wrapping the store in it.
@@ -53,7 +60,7 @@ let package = Package(
         .target(
             name: "RecSyncCLI",
             dependencies: [
-                "RecSyncModel", "RecSyncStore", "RecSyncWorkspace", "RecSyncEngine", "RecSyncEncryption", "CRecSyncSys",
+                "RecSyncModel", "RecSyncStore", "RecSyncWorkspace", "RecSyncEngine", "RecSyncEncryption", "RecSyncSubscriptions", "CRecSyncSys",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -62,6 +69,12 @@ let package = Package(
         // Swift Testing traits the test targets share (`.ownThreads`); links the Testing library,
         // so it stays out of RecSyncTestSupport, which the fuzz and bench executables use.
         .target(name: "RecSyncTestTraits"),
+        // Workspaces synced with an in-memory store, for the tests of the engine's clients
+        // (RecSyncEngineTests, RecSyncSubscriptionsTests); links the Testing library too.
+        .target(
+            name: "RecSyncEngineFixtures",
+            dependencies: ["RecSyncEngine", "RecSyncModel", "RecSyncStore", "RecSyncWorkspace", "RecSyncTestSupport"]
+        ),
         // `make fuzz`: the decoders of untrusted bytes under libFuzzer (built with
         // -sanitize=fuzzer and -DRECSYNC_LIBFUZZER); a plain build is a seeded mutation loop.
         .executableTarget(name: "recsync-fuzz", dependencies: ["RecSyncTestSupport"]),
@@ -75,7 +88,17 @@ let package = Package(
         .testTarget(name: "RecSyncWorkspaceTests", dependencies: ["RecSyncWorkspace", "RecSyncModel", "RecSyncTestSupport", "RecSyncTestTraits"]),
         .testTarget(
             name: "RecSyncEngineTests",
-            dependencies: ["RecSyncEngine", "RecSyncEncryption", "RecSyncWorkspace", "RecSyncStore", "RecSyncModel", "RecSyncTestSupport", "RecSyncTestTraits"]
+            dependencies: [
+                "RecSyncEngine", "RecSyncEncryption", "RecSyncSubscriptions", "RecSyncWorkspace", "RecSyncStore", "RecSyncModel",
+                "RecSyncTestSupport", "RecSyncTestTraits", "RecSyncEngineFixtures",
+            ]
+        ),
+        .testTarget(
+            name: "RecSyncSubscriptionsTests",
+            dependencies: [
+                "RecSyncSubscriptions", "RecSyncEngine", "RecSyncWorkspace", "RecSyncStore", "RecSyncModel",
+                "RecSyncTestSupport", "RecSyncTestTraits", "RecSyncEngineFixtures",
+            ]
         ),
         .testTarget(
             name: "RecSyncEncryptionTests",

@@ -31,6 +31,7 @@ if [ "${1:-}" = "--self-test" ]; then
     plant Sources/RecSyncWorkspace/Planted.swift 'import RecSyncEngine'
     plant Sources/RecSyncEngine/Planted.swift 'import RecSyncCLI'
     plant Sources/RecSyncEngine/Planted.swift 'import RecSyncEncryption'
+    plant Sources/RecSyncEngine/Planted.swift 'import RecSyncSubscriptions'
     plant Sources/RecSyncEncryption/Planted.swift 'import RecSyncEngine'
     ROOT="$here" bash "$here/scripts/check-layers.sh" >/dev/null
     echo "check-layers self-test: ok (every planted violation caught, the tree itself passes)"
@@ -84,15 +85,15 @@ rule "one send" \
     "$(uses '\b(modifyRecords|modifyRecognisingOwnSaves)\(' Sources/RecSyncEngine Sources/RecSyncCLI \
         | grep -vE '^Sources/RecSyncEngine/(StoreConversations|Embedded/EngineSend)\.swift:' || true)"
 
-# 3. Arrows point down: Model <- Store, Workspace <- Engine <- CLI, and Store <- Encryption
+# 3. Arrows point down: Model <- Store, Workspace <- Engine <- Subscriptions <- CLI, and Store <- Encryption
 #    <- CLI beside the engine: the engine syncs any store, an encrypting one included, and
 #    the decorator knows nothing of the engine.
 rule "model imports nothing of recsync" "RecSyncModel is the bottom layer" \
     "$(uses '^import RecSync' Sources/RecSyncModel)"
 rule "store and workspace do not import the engine or the command line" "an arrow points back up" \
-    "$(uses '^import (RecSyncEngine|RecSyncEncryption|RecSyncCLI)' Sources/RecSyncStore Sources/RecSyncWorkspace Sources/RecSyncGit)"
-rule "the engine does not import the command line" "an arrow points back up" \
-    "$(uses '^import RecSyncCLI' Sources/RecSyncEngine)"
+    "$(uses '^import (RecSyncEngine|RecSyncEncryption|RecSyncSubscriptions|RecSyncCLI)' Sources/RecSyncStore Sources/RecSyncWorkspace Sources/RecSyncGit)"
+rule "the engine does not import its clients" "an arrow points back up (subscriptions and the command line are clients of the engine)" \
+    "$(uses '^import (RecSyncSubscriptions|RecSyncCLI)' Sources/RecSyncEngine; uses '^import RecSyncCLI' Sources/RecSyncSubscriptions)"
 rule "the engine and the encryption decorator do not know each other" \
     "RecordSyncEngine syncs any RemoteStore; encryption is a store around a store (RecSyncEncryption)" \
     "$(uses '^import (RecSyncEncryption|RecSyncCLI)' Sources/RecSyncEngine; uses '^import (RecSyncEngine|RecSyncCLI)' Sources/RecSyncEncryption)"

@@ -63,8 +63,10 @@ public struct SyncEngine: Sendable {
         try await Self.inOneOperation(on: store, fromLastLook: fromLastLook, body)
     }
 
-    /// `body` runs in the caller's isolation (an actor's own state stays with it).
-    static func inOneOperation<T>(on store: any RemoteStore, fromLastLook: Bool = false, isolation: isolated (any Actor)? = #isolation, _ body: () async throws(RecSyncError) -> T) async throws(RecSyncError) -> T {
+    /// Runs `body` as one operation on `store` (see `RemoteStore.beginOperation(fromLastLook:)`),
+    /// ended however `body` ends. `body` runs in the caller's isolation (an actor's own state
+    /// stays with it).
+    public static func inOneOperation<T>(on store: any RemoteStore, fromLastLook: Bool = false, isolation: isolated (any Actor)? = #isolation, _ body: () async throws(RecSyncError) -> T) async throws(RecSyncError) -> T {
         await store.beginOperation(fromLastLook: fromLastLook)
         do {
             let result = try await body()

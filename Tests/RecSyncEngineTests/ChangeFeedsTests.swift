@@ -1,4 +1,5 @@
 import RecSyncEngine
+import RecSyncEngineFixtures
 import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport

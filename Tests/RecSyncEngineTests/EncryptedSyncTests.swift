@@ -1,6 +1,7 @@
 import Foundation
 import RecSyncEncryption
 @testable import RecSyncEngine
+import RecSyncEngineFixtures
 import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport

@@ -1,5 +1,6 @@
 import Foundation
 import RecSyncEngine
+import RecSyncEngineFixtures
 import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport

@@ -1,6 +1,7 @@
 import Synchronization
 import Foundation
 import RecSyncEngine
+import RecSyncEngineFixtures
 import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport

@@ -1,5 +1,6 @@
 import Foundation
 @testable import RecSyncEngine
+import RecSyncEngineFixtures
 import RecSyncModel
 import RecSyncTestSupport
 import RecSyncWorkspace

@@ -1,6 +1,7 @@
 import Foundation
 import RecSyncEngine
 import RecSyncModel
+import RecSyncSubscriptions
 import RecSyncStore
 import RecSyncTestSupport
 import RecSyncWorkspace

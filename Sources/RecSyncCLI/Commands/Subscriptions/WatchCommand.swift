@@ -3,6 +3,7 @@ import CRecSyncSys
 import Dispatch
 import Foundation
 import RecSyncEngine
+import RecSyncSubscriptions
 import RecSyncModel
 import RecSyncStore
 import RecSyncWorkspace

@@ -2,6 +2,7 @@ import Foundation
 import RecSyncModel
 import RecSyncStore
 import RecSyncWorkspace
+import RecSyncEngine
 import Synchronization
 
 /// A prompt to fetch, for one subscription, standing for every matching change since its

@@ -1,6 +1,8 @@
 import Foundation
 import RecSyncEngine
+import RecSyncEngineFixtures
 import RecSyncModel
+import RecSyncSubscriptions
 import RecSyncStore
 import RecSyncTestSupport
 import RecSyncWorkspace
