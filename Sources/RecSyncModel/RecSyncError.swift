@@ -89,6 +89,28 @@ public struct SystemCallFailure: Sendable, Hashable {
 }
 
 /// Every error recsync's library reports, each with a message that says what to do next.
+/// What a send could not do although the rest of it went (CloudKit's `partialFailure` and its
+/// `partialErrorsByItemID`): the error of each record and zone change the store refused.
+public struct PartialFailure: Sendable, Hashable {
+    public var records: [RecordID: RecSyncError]
+    public var zones: [ZoneID: RecSyncError]
+
+    public init(records: [RecordID: RecSyncError] = [:], zones: [ZoneID: RecSyncError] = [:]) {
+        self.records = records
+        self.zones = zones
+    }
+
+    public var isEmpty: Bool { records.isEmpty && zones.isEmpty }
+
+    /// The refusals as "zone 'z': kind" and "record 'r' in zone 'z': kind", zones first, each
+    /// part sorted.
+    var lines: [String] {
+        zones.sorted { $0.key.description < $1.key.description }.map { "zone '\($0.key)': \($0.value.kind)" }
+            + records.sorted { ($0.key.zoneID.description, $0.key.recordName) < ($1.key.zoneID.description, $1.key.recordName) }
+            .map { "record '\($0.key.recordName)' in zone '\($0.key.zoneID)': \($0.value.kind)" }
+    }
+}
+
 public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The record changed on the store since the client's change tag (CloudKit 14).
     case serverRecordChanged(RecordConflict)
@@ -148,6 +170,9 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Some subscription notifications could not be delivered; they stay pending (CloudKit 2,
     /// partialFailure: the others were delivered).
     case notDelivered([String])
+    /// Some changes of a send were refused, the others went (`RecordSyncEngine.sendChanges`
+    /// throws it after the send's events, which carry each refusal too).
+    case partialFailure(PartialFailure)
     /// An embedding app's delegate threw while it handled a sync event (`RecordSyncEngine`);
     /// what depended on the event (a token, a pending change) did not move.
     case delegateFailed(event: String, message: String)
@@ -172,7 +197,7 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .storeBusy: .zoneBusy
         case .internalError: .internalError
         case .notAWorkspace, .notAStore, .workspaceLocked, .invalidFiles, .fileSystem: .invalidArguments
-        case .notDelivered: .partialFailure
+        case .notDelivered, .partialFailure: .partialFailure
         case .delegateFailed: .internalError
         case .operationCancelled: .operationCancelled
         case .networkUnavailable: .networkUnavailable
@@ -224,6 +249,10 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
             return "the app failed to handle \(event): \(message); nothing that depends on it was marked done, so the next sync delivers it again"
         case .operationCancelled(let what):
             return "\(what) was cancelled; what it delivered before is kept, and the next run goes on from there"
+        case .partialFailure(let failure):
+            let lines = failure.lines
+            let shown = lines.prefix(5).joined(separator: "; ") + (lines.count > 5 ? "; and \(lines.count - 5) more" : "")
+            return "the store refused \(lines.count) of the changes sent (\(shown)); the rest went. Changes refused for good are no longer pending: handle each (the send's events carry its error) and add it again; those refused for a passing reason stay pending"
         case .notDelivered(let ids):
             return "not delivered, still pending: \(ids.joined(separator: ", ")) (the warnings above say why); their cursors did not move, so the next 'recsync watch' or 'watch --once' delivers them again"
         }
@@ -279,6 +308,7 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .networkFailure: "networkFailure"
         case .notAuthenticated: "notAuthenticated"
         case .notDelivered: "notDelivered"
+        case .partialFailure: "partialFailure"
         case .delegateFailed: "delegateFailed"
         case .operationCancelled: "operationCancelled"
         }
@@ -286,7 +316,8 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// The error as a JSON object for scripts: `kind`, CloudKit's numeric `code`, `message`,
     /// and what the case carries that a script may act on (`path`, `line`, `column`, the
-    /// system `call` and its `errno`, `recordName`, `zone`, `files`, `subscriptions`).
+    /// system `call` and its `errno`, `recordName`, `zone`, `files`, `subscriptions`; a partial failure's `zones` and `records`,
+    /// each with its `error`).
     public var json: JSONValue {
         var o: [String: JSONValue] = ["kind": .string(kind), "code": .int(Int64(code.rawValue)), "message": .string(message)]
         switch self {
@@ -312,6 +343,13 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
             o["files"] = .array(problems.map { .object(["path": .string($0.path), "message": .string($0.message)]) })
         case .notDelivered(let ids):
             o["subscriptions"] = .array(ids.map { .string($0) })
+        case .partialFailure(let failure):
+            o["zones"] = .array(failure.zones.sorted { $0.key.description < $1.key.description }.map {
+                .object(["zone": .string($0.key.description), "error": $0.value.json])
+            })
+            o["records"] = .array(failure.records.sorted { ($0.key.zoneID.description, $0.key.recordName) < ($1.key.zoneID.description, $1.key.recordName) }.map {
+                .object(["zone": .string($0.key.zoneID.description), "recordName": .string($0.key.recordName), "error": $0.value.json])
+            })
         default:
             break
         }

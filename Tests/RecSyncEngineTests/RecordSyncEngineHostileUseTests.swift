@@ -348,7 +348,7 @@ extension RecordSyncEngineHostileUseTests {
         try app.edit(huge, ["text": .string(String(repeating: "x", count: Record.maxFieldDataBytes + 10))])
         try app.edit(small, ["text": .string("fine")])
         try await e.add(pendingRecordZoneChanges: [.saveRecord(huge), .saveRecord(small)])
-        try await e.sendChanges()
+        #expect(await refusedBySend(e)?.records.mapValues(\.code) == [huge: .limitExceeded])
         #expect(try await storeContents()[small] != nil)
         #expect(app.data.withLock { $0.failedSaves[huge]?.code } == .limitExceeded)
         #expect(app.savedState.pendingRecordZoneChanges.isEmpty, "the refused save is reported and dropped, as other refusals are")
@@ -360,7 +360,7 @@ extension RecordSyncEngineHostileUseTests {
         let buddy = try id("buddy")
         try app.edit(buddy, ["text": .string("fine")])
         try await ea.add(pendingRecordZoneChanges: [.saveRecord(huge), .saveRecord(buddy)])
-        try await ea.sendChanges()
+        #expect(await refusedBySend(ea)?.records.mapValues(\.code) == [huge: .limitExceeded, buddy: .batchRequestFailed])
         #expect(try await storeContents()[buddy] == nil)
         #expect(app.savedState.pendingRecordZoneChanges == [.saveRecord(buddy)])
         try await ea.sendChanges()
@@ -388,9 +388,23 @@ extension RecordSyncEngineHostileUseTests {
         // A zone deleted or purged on purpose still does not come back that way.
         _ = try await store(device: "admin").modifyRecordZones([.delete(zone)])
         try await e.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
-        try await e.sendChanges()
+        #expect(await refusedBySend(e)?.zones.mapValues(\.code) == [zone: .zoneNotFound])
         #expect(try await store(device: "x").fetchAllRecordZones(scope: .private).map(\.zoneID) == [other])
     }
+}
+
+/// Runs a send the store refuses part of, and returns the refusals its `partialFailure`
+/// names (an issue is recorded when it throws anything else, or nothing).
+func refusedBySend(_ engine: RecordSyncEngine, sourceLocation: SourceLocation = #_sourceLocation) async -> PartialFailure? {
+    do {
+        try await engine.sendChanges()
+    } catch {
+        if case .partialFailure(let failure) = error { return failure }
+        Issue.record("the send failed: \(error)", sourceLocation: sourceLocation)
+        return nil
+    }
+    Issue.record("the send refused nothing", sourceLocation: sourceLocation)
+    return nil
 }
 
 // MARK: Killed anywhere

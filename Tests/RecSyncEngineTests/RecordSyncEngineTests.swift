@@ -68,6 +68,62 @@ import Testing
         #expect(b.savedState.knownZones.isEmpty)
     }
 
+    /// Refusals reach the app twice, as from CKSyncEngine: in `.sentRecordZoneChanges`, and
+    /// as the send's `partialFailure` once `.didSendChanges` went. What went is saved, and a
+    /// change refused for good is no longer pending.
+    @Test func refusedChangesAreThrownAsAPartialFailureAfterTheEvents() async throws {
+        let (a, b) = (KillableApp(), KillableApp())
+        let ea = try engine(a, device: "a"), eb = try engine(b, device: "b")
+        let (n, m) = (try id("n"), try id("m"))
+        try a.edit(n, ["v": .int64(1)])
+        try await ea.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
+        try await ea.add(pendingRecordZoneChanges: [.saveRecord(n)])
+        try await ea.sendChanges()
+        try await eb.fetchChanges()
+        // b changes n first; a's edit of n then conflicts, while its new record m goes.
+        try b.edit(n, ["v": .int64(2)])
+        try await eb.add(pendingRecordZoneChanges: [.saveRecord(n)])
+        try await eb.sendChanges()
+        try a.edit(n, ["v": .int64(3)])
+        try a.edit(m, ["v": .int64(4)])
+        try await ea.add(pendingRecordZoneChanges: [.saveRecord(n), .saveRecord(m)])
+        a.clearEvents()
+        var thrown: RecSyncError?
+        do { try await ea.sendChanges() } catch { thrown = error }
+        guard case .partialFailure(let failure)? = thrown else {
+            Issue.record("a send with a refused record did not throw a partial failure: \(String(describing: thrown))")
+            return
+        }
+        #expect(Array(failure.records.keys) == [n])
+        #expect(failure.zones.isEmpty)
+        guard case .serverRecordChanged(let conflict)? = failure.records[n] else {
+            Issue.record("not a conflict: \(failure)")
+            return
+        }
+        #expect(conflict.server?.fields["v"] == .int64(2))
+        #expect(a.events.last == "didSendChanges", "thrown before every event of the send went: \(a.events)")
+        #expect(Array(a.data.withLock { $0.failedSaves.keys }) == [n], "the event carried the refusal too")
+        #expect(a.records[m]?.changeTag != nil, "the rest of the send went")
+        #expect(a.savedState.pendingRecordZoneChanges.isEmpty)
+        guard case .object(let json) = RecSyncError.partialFailure(failure).json else { Issue.record("not an object"); return }
+        #expect(json["kind"] == .string("partialFailure"))
+        #expect(json["code"] == .int(2))
+        #expect(json["zones"] == .array([]))
+        #expect(json["records"] == .array([.object([
+            "zone": .string(zone.description), "recordName": .string("n"), "error": RecSyncError.serverRecordChanged(conflict).json,
+        ])]))
+        #expect(RecSyncError.partialFailure(failure).message.contains("record 'n' in zone '\(zone)': serverRecordChanged"))
+
+        // A send with nothing refused does not throw.
+        var merged = try #require(conflict.server)
+        merged.fields = ["v": .int64(5)]
+        a.data.withLock { $0.records[n] = merged }
+        try await ea.add(pendingRecordZoneChanges: [.saveRecord(n)])
+        try await ea.sendChanges()
+        try await eb.fetchChanges()
+        #expect(b.records[n]?.fields["v"] == .int64(5))
+    }
+
     @Test func eventsComeInOrderWithDataBeforeTheTokenThatCoversIt() async throws {
         let (a, b) = (KillableApp(), KillableApp())
         let ea = try engine(a, device: "a"), eb = try engine(b, device: "b")
@@ -108,7 +164,7 @@ import Testing
         try await ea.add(pendingRecordZoneChanges: [.saveRecord(id("n"))])
         try await ea.sendChanges()
         try await eb.add(pendingRecordZoneChanges: [.saveRecord(id("n"))])
-        try await eb.sendChanges()
+        #expect(await refusedBySend(eb)?.records.mapValues(\.code) == [try id("n"): .serverRecordChanged])
 
         let conflict = try #require(b.data.withLock { $0.conflicts.first })
         #expect(conflict.server?.fields["title"] == .string("from a"))
@@ -227,13 +283,13 @@ import Testing
         _ = try await store(device: "admin").modifyRecordZones([.purge(zone)])
         try b.edit(id("n"), ["v": .int64(2)])
         try await eb.add(pendingRecordZoneChanges: [.saveRecord(id("n"))])
-        try await eb.sendChanges()
+        #expect(await refusedBySend(eb)?.records.mapValues(\.code) == [try id("n"): .userDeletedZone])
         #expect(b.data.withLock { $0.zonesGone } == [ZoneDeletion(zoneID: zone, reason: .purged)])
         #expect(b.savedState.pendingRecordZoneChanges.isEmpty)
         // A save of the zone does not bring a purged zone back; an explicit recreate does,
         // without the old records, and the app's next save lands in it.
         try await eb.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
-        try await eb.sendChanges()
+        #expect(await refusedBySend(eb)?.zones.mapValues(\.code) == [zone: .userDeletedZone])
         #expect(try await store(device: "x").fetchAllRecordZones(scope: .private).isEmpty)
         try await eb.add(pendingDatabaseChanges: [.recreateZone(RecordZone(zoneID: zone))])
         try await eb.add(pendingRecordZoneChanges: [.saveRecord(id("n"))])

@@ -80,6 +80,10 @@ extension RecordSyncEngine {
             try await sendChanges(SendChangesOptions(), reason: .scheduled)
             automaticSyncError = nil
             automaticBackoff.reset()
+        } catch .partialFailure {
+            // The send went; the delegate had each refusal in the sent events.
+            automaticSyncError = nil
+            automaticBackoff.reset()
         } catch {
             automaticSyncError = error
             // The store could not be reached even after the retries: the changes stay pending

@@ -9,7 +9,9 @@ extension RecordSyncEngine {
     /// record) is dropped from the pending list and reported: the app decides, and adds it
     /// again after a merge. One refused only because another change in its atomic zone
     /// failed (`batchRequestFailed`), or because the store was busy, stays pending. When the
-    /// store cannot be reached the send stops there with the error; nothing pending is lost.
+    /// send is over, refusals are thrown too, as one `partialFailure` with the error of each
+    /// (after `.didSendChanges`: every event went, and the state is saved). When the store
+    /// cannot be reached the send stops there with the error; nothing pending is lost.
     ///
     /// `options` narrows the send to some zones or records; the other pending changes stay
     /// pending, in their order (see ``SendChangesOptions``).
@@ -18,14 +20,15 @@ extension RecordSyncEngine {
     }
 
     func sendChanges(_ options: SendChangesOptions, reason: SyncReason) async throws(RecSyncError) {
-        try await exclusively { () async throws(RecSyncError) in
+        let refused = try await exclusively { () async throws(RecSyncError) -> PartialFailure in
             try await settleAccount()
             let context = SendChangesContext(reason: reason, options: options)
             try await emit(.willSendChanges(context))
             try checkNotCancelled("the send")
-            try await sendDatabaseChanges(options.scope)
+            var refused = PartialFailure()
+            refused.zones = try await sendDatabaseChanges(options.scope)
             let marks = untrackedMarks
-            try await sendRecordZoneChanges(context)
+            refused.records = try await sendRecordZoneChanges(context)
             // The delegate was asked for its batches until it had none: what it tracked went.
             // (Set again meanwhile, the mark stays.)
             if state.hasPendingUntrackedChanges, untrackedMarks == marks {
@@ -33,12 +36,17 @@ extension RecordSyncEngine {
                 try await emit(.stateUpdate(state))
             }
             try await emit(.didSendChanges(context))
+            return refused
         }
+        // Refusals reach an app twice, as they do from CKSyncEngine: in the sent events, and
+        // as the send's error once every event went. The workspace reports its own.
+        if client == nil, !refused.isEmpty { throw .partialFailure(refused) }
     }
 
-    private func sendDatabaseChanges(_ scope: SendChangesOptions.Scope) async throws(RecSyncError) {
+    /// Sends the pending zone changes in `scope`; returns the zones the store refused.
+    private func sendDatabaseChanges(_ scope: SendChangesOptions.Scope) async throws(RecSyncError) -> [ZoneID: RecSyncError] {
         let pending = state.pendingDatabaseChanges.filter(scope.contains)
-        guard !pending.isEmpty else { return }
+        guard !pending.isEmpty else { return [:] }
         // A zone that exists keeps its participants: its sharing is changed with
         // `RemoteStore.share` and `unshare`, not by a device making sure its zone exists (which
         // would unshare it from everyone). Such a save that changes nothing else is not sent.
@@ -106,23 +114,28 @@ extension RecordSyncEngine {
             s.noteWritten(sent.savedZones.map(\.zoneID))
         }
         try await emit(.stateUpdate(state))
+        return Dictionary((sent.failedZoneSaves + sent.failedZoneDeletes).map { ($0.zoneID, $0.error) }, uniquingKeysWith: { a, _ in a })
     }
 
-    private func sendRecordZoneChanges(_ context: SendChangesContext) async throws(RecSyncError) {
+    /// Sends batches of the pending record changes; returns the records the store refused.
+    private func sendRecordZoneChanges(_ context: SendChangesContext) async throws(RecSyncError) -> [RecordID: RecSyncError] {
         // Each change is tried once per send: those added meanwhile wait for the next. One the
         // app replaced or removed while an earlier batch was out is not sent (an undone delete).
         currentSend = SendRun(candidates: Set(state.pendingRecordZoneChanges.filter(context.options.scope.contains)))
         defer { currentSend = nil }
+        var refused: [RecordID: RecSyncError] = [:]
         while true {
             try checkNotCancelled("the send")
-            guard var batch = try await nextBatch(context) else { return }
+            guard var batch = try await nextBatch(context) else { return refused }
             let tried = currentSend?.tried ?? []
             batch.recordsToSave.removeAll { tried.contains(.saveRecord($0.recordID)) }
             batch.recordIDsToDelete.removeAll { tried.contains(.deleteRecord($0)) }
             batch.recordIDsNoLongerHeld.removeAll { tried.contains(.saveRecord($0)) }
-            guard !batch.isEmpty else { return }
+            guard !batch.isEmpty else { return refused }
             currentSend?.tried.formUnion(batch.changes)
-            try await sendBatch(batch)
+            let sent = try await sendBatch(batch)
+            for failure in sent.failedRecordSaves { refused[failure.record.recordID] = failure.error }
+            for failure in sent.failedRecordDeletes { refused[failure.recordID] = failure.error }
         }
     }
 
@@ -163,7 +176,7 @@ extension RecordSyncEngine {
         return batch
     }
 
-    private func sendBatch(_ batch: RecordZoneChangeBatch) async throws(RecSyncError) {
+    private func sendBatch(_ batch: RecordZoneChangeBatch) async throws(RecSyncError) -> SentRecordZoneChanges {
         let taken = batch.changes.map { ($0, generation(of: $0)) }
         let saves = batch.recordsToSave
         let deletions = batch.recordIDsToDelete.map { RecordDeletion(recordID: $0, changeTag: batch.deletionTags[$0]) }
@@ -210,6 +223,7 @@ extension RecordSyncEngine {
             s.noteSaved(sent.savedRecords)
         }
         try await emit(.stateUpdate(state))
+        return sent
     }
 
     /// Refusals worth sending again unchanged: collateral in an atomic zone, a busy store.

@@ -124,7 +124,12 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
     public func sync() async throws {
         let engine = try engine
         try await engine.fetchChanges()
-        try await engine.sendChanges()
+        do {
+            try await engine.sendChanges()
+        } catch .partialFailure {
+            // Each refusal was taken care of in `.sentRecordZoneChanges` (a conflict merged
+            // and pending again, a gone zone dropped); the rest of the send went.
+        }
     }
 
     /// Changes not sent yet.
