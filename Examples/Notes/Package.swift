@@ -20,6 +20,7 @@ let package = Package(
             name: "NotesService",
             dependencies: [
                 .product(name: "RecSyncEngine", package: "recsync"),
+                .product(name: "RecSyncEncryption", package: "recsync"),
                 .product(name: "RecSyncStore", package: "recsync"),
                 .product(name: "RecSyncModel", package: "recsync"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -29,7 +30,15 @@ let package = Package(
             name: "notes",
             dependencies: ["NotesService", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
-        .testTarget(name: "NotesServiceTests", dependencies: ["NotesService"]),
+        .testTarget(
+            name: "NotesServiceTests",
+            dependencies: [
+                "NotesService",
+                // To look at what the store holds, underneath the service.
+                .product(name: "RecSyncStore", package: "recsync"),
+                .product(name: "RecSyncModel", package: "recsync"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -2,6 +2,7 @@ import Foundation
 import RecSyncEngine
 import RecSyncModel
 import RecSyncStore
+import RecSyncTestSupport
 import Synchronization
 import Testing
 
@@ -122,6 +123,35 @@ import Testing
         try await ea.sendChanges()
         try await eb.fetchChanges()
         #expect(b.records[n]?.fields["v"] == .int64(5))
+    }
+
+    /// An app sends a record with a file and another receives it: the engine uploads the file
+    /// as an asset for the field, and writes a fetched asset into a new file, checked; a path
+    /// that exists is not written through, and a file for a zone not on the store is refused.
+    @Test func anAppSendsAFileAndAnotherReceivesIt() async throws {
+        let (a, b) = (KillableApp(), KillableApp())
+        let ea = try engine(a, device: "a"), eb = try engine(b, device: "b")
+        let dir = TempDirectory("engine-assets")
+        let bytes = (0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        #expect(FileManager.default.createFile(atPath: dir.file("scan"), contents: Data(bytes)))
+        let n = try id("n")
+        let written = Data(bytes)
+        await #expect(throws: RecSyncError.zoneNotFound(zone)) { _ = try await ea.uploadAsset(fileAt: dir.file("scan"), for: n, field: "scan") }
+        try await ea.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
+        try await ea.sendChanges()
+        let asset = try await ea.uploadAsset(fileAt: dir.file("scan"), for: n, field: "scan")
+        #expect(asset.size == Int64(written.count))
+        try a.edit(n, ["scan": .asset(asset)])
+        try await ea.add(pendingRecordZoneChanges: [.saveRecord(n)])
+        try await ea.sendChanges()
+
+        try await eb.fetchChanges()
+        guard case .asset(let fetched)? = b.records[n]?.fields["scan"] else { Issue.record("no asset fetched: \(String(describing: b.records[n]))"); return }
+        try await eb.downloadAsset(fetched, of: n, to: dir.file("received"))
+        #expect(FileManager.default.contents(atPath: dir.file("received")) == written)
+        try writeFile(dir.file("taken"), "mine")
+        await #expect(throws: RecSyncError.self) { try await eb.downloadAsset(fetched, of: n, to: dir.file("taken")) }
+        #expect(FileManager.default.contents(atPath: dir.file("taken")) == Data("mine".utf8), "a file that exists is left alone")
     }
 
     @Test func eventsComeInOrderWithDataBeforeTheTokenThatCoversIt() async throws {

@@ -23,6 +23,11 @@ public struct Note: Sendable, Hashable {
 
 /// A notes service that keeps its notes in SQLite and syncs them through a recsync store.
 ///
+/// A note may carry an attachment: a file, uploaded as an asset when the note is sent (as
+/// CKSyncEngine apps put a `CKAsset` in the record they send) and downloaded when asked for.
+/// The zone may seal some fields (over an `EncryptingStore`, see `openEncryptedStore`): the
+/// store then holds them as ciphertext only.
+///
 /// Everything recsync needs lives in the app's own database, written in the same transaction
 /// as the data it belongs to: each note's change tag (the version of the store it was last
 /// fetched or saved as), and the engine's state. That is what makes a kill at any point
@@ -30,15 +35,26 @@ public struct Note: Sendable, Hashable {
 public final class NotesService: RecordSyncEngineDelegate, Sendable {
     public static let recordType = "Note"
     public let zoneID: ZoneID
+    /// The fields the notes zone seals; nil: none (a plain zone).
+    public let sealedFields: [String]?
     let database: DatabaseQueue
+    /// Attachments: those downloaded or sent, each named by its SHA-256, and copies of files
+    /// attached here that are not sent yet.
+    let attachmentsDirectory: String
+    /// Per note, the attachment file its last `recordsToSave` uploaded, and the reference.
+    let uploaded = Mutex<[RecordID: (file: String, asset: AssetReference)]>([:])
     let engineBox = Mutex<RecordSyncEngine?>(nil)
 
     /// Opens (or creates) the notes database at `path`, syncing with `store` as its user.
     /// With `automaticallySync` (the default) the engine fetches and sends by itself; without
-    /// it, only `sync()` does.
-    public init(databasePath path: String, store: any RemoteStore, automaticallySync: Bool = true) async throws {
+    /// it, only `sync()` does. With `sealedFields`, the notes zone is created encrypted,
+    /// sealing those fields: `store` must then be an `EncryptingStore` (`openEncryptedStore`).
+    public init(databasePath path: String, store: any RemoteStore, automaticallySync: Bool = true, sealedFields: [String]? = nil) async throws {
         database = try DatabaseQueue(path: path)
         zoneID = try ZoneID(zoneName: "notes", ownerName: store.userRecordName)
+        self.sealedFields = sealedFields
+        attachmentsDirectory = path + ".attachments"
+        try FileManager.default.createDirectory(atPath: attachmentsDirectory, withIntermediateDirectories: true)
         try Self.migrator.migrate(database)
         let saved = try await database.read { db in try Data.fetchOne(db, sql: "SELECT data FROM syncState WHERE id = 1") }
         let state = try saved.map { bytes throws(RecSyncError) in try RecordSyncEngine.State(serialized: bytes) } ?? RecordSyncEngine.State()
@@ -73,7 +89,20 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
                 CREATE TABLE deletedNote (id TEXT PRIMARY KEY NOT NULL);
                 """)
         }
+        migrator.registerMigration("v2") { db in
+            // A note's attachment as the store last had it (an asset reference, `AssetText`),
+            // and a file attached here that is not sent yet (a copy, uploaded with the note).
+            try db.execute(sql: "ALTER TABLE note ADD COLUMN attachment TEXT")
+            try db.execute(sql: "ALTER TABLE note ADD COLUMN attachmentFile TEXT")
+        }
         return migrator
+    }
+
+    /// The notes zone as the service creates it: sealing `sealedFields`, if any.
+    var zoneToSave: RecordZone {
+        var zone = RecordZone(zoneID: zoneID, defaultRecordType: Self.recordType)
+        if let sealedFields { zone.encryption = ZoneEncryption(fields: sealedFields) }
+        return zone
     }
 
     var engine: RecordSyncEngine {
@@ -120,6 +149,52 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
         try await engine.add(pendingRecordZoneChanges: [.deleteRecord(recordID(id))])
     }
 
+    /// Attaches a copy of the file at `path` to a note, replacing any attachment; it is
+    /// uploaded with the note on the next sync.
+    public func attach(_ id: String, fileAt path: String) async throws {
+        let copy = "\(attachmentsDirectory)/local-\(UUID().uuidString)"
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        do {
+            try await database.write { db in
+                try db.execute(sql: "UPDATE note SET attachmentFile = ? WHERE id = ?", arguments: [copy, id])
+                guard db.changesCount == 1 else { throw RecSyncError.invalidArguments("there is no note '\(id)' to attach a file to") }
+            }
+        } catch {
+            try? FileManager.default.removeItem(atPath: copy)  // not attached: nothing refers to it
+            throw error
+        }
+        try await engine.add(pendingRecordZoneChanges: [.saveRecord(recordID(id))])
+    }
+
+    /// The file of a note's attachment: the one attached here if it is not sent yet, else the
+    /// store's, downloaded the first time it is asked for (streamed, and checked against its
+    /// reference: size and SHA-256). Nil when the note has none.
+    public func attachmentFile(of id: String) async throws -> String? {
+        let (text, local) = try await database.read { db -> (String?, String?) in
+            let row = try Row.fetchOne(db, sql: "SELECT attachment, attachmentFile FROM note WHERE id = ?", arguments: [id])
+            return (row?["attachment"], row?["attachmentFile"])
+        }
+        if let local { return local }
+        guard let text, let asset = try AssetText.decode(text) else { return nil }
+        let path = "\(attachmentsDirectory)/\(asset.sha256)"
+        if FileManager.default.fileExists(atPath: path) { return path }
+        // Into a file of its own first: one that is there under its final name is whole.
+        let partial = "\(attachmentsDirectory)/.\(UUID().uuidString).partial"
+        try await engine.downloadAsset(asset, of: recordID(id), to: partial)
+        try Self.move(partial, to: path)
+        return path
+    }
+
+    /// Renames `file` to `path`, replacing what is there.
+    static func move(_ file: String, to path: String) throws {
+        guard file != path else { return }
+        guard rename(file, path) == 0 else {
+            let e = errno
+            unlink(file)
+            throw RecSyncError.fileSystem(path: path, message: "cannot put the attachment in place: \(String(cString: strerror(e)))")
+        }
+    }
+
     /// Fetches what others changed, then sends what changed here.
     public func sync() async throws {
         let engine = try engine
@@ -145,14 +220,27 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
 
     public func recordsToSave(_ recordIDs: [RecordID], syncEngine: RecordSyncEngine) async throws -> [RecSyncModel.Record] {
         let zone = zoneID
-        return try await database.read { db in
-            try recordIDs.filter { $0.zoneID == zone }.compactMap { id -> Record? in
-                guard let row = try Row.fetchOne(db, sql: "SELECT title, body, changeTag FROM note WHERE id = ?", arguments: [id.recordName]) else { return nil }
-                return try Record(
+        let rows = try await database.read { db in
+            try recordIDs.filter { $0.zoneID == zone }.compactMap { id -> (Record, String?)? in
+                guard let row = try Row.fetchOne(db, sql: "SELECT title, body, attachment, attachmentFile, changeTag FROM note WHERE id = ?", arguments: [id.recordName]) else { return nil }
+                let record = try Record(
                     recordID: id, recordType: Self.recordType,
-                    fields: ["title": .string(row["title"]), "body": .string(row["body"])], changeTag: row["changeTag"])
+                    fields: Self.fields(title: row["title"], body: row["body"], attachment: row["attachment"]), changeTag: row["changeTag"])
+                return (record, row["attachmentFile"])
             }
         }
+        var records: [Record] = []
+        for (var record, attachmentFile) in rows {
+            let id = record.recordID
+            // A file attached here goes up now, as the note is sent (its zone exists by then).
+            if let file = attachmentFile {
+                let asset = try await syncEngine.uploadAsset(fileAt: file, for: id, field: "attachment")
+                record.fields["attachment"] = .asset(asset)
+                uploaded.withLock { $0[id] = (file, asset) }
+            }
+            records.append(record)
+        }
+        return records
     }
 
     public func handleEvent(_ event: RecordSyncEngine.Event, syncEngine: RecordSyncEngine) async throws {
@@ -174,7 +262,7 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
                 }
                 try await database.write { db in try Self.dropAll(db) }
             }
-            try await syncEngine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone, defaultRecordType: Self.recordType))])
+            try await syncEngine.add(pendingDatabaseChanges: [.saveZone(zoneToSave)])
         case .fetchedDatabaseChanges(let changes):
             for deletion in changes.deletions where deletion.zoneID == zone {
                 if deletion.reason == .encryptedDataReset {
@@ -219,11 +307,22 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
             }
             let gone = sent.zonesGone.contains { $0.zoneID == zone && $0.reason != .encryptedDataReset }
             let reset = sent.zonesGone.contains { $0.zoneID == zone && $0.reason == .encryptedDataReset }
+            // Attached files the store now has: no longer to send (unless another was attached
+            // meanwhile), and kept as the downloaded copy.
+            let landed = uploaded.withLock { uploads in
+                sent.savedRecords.compactMap { record -> (id: String, file: String, asset: AssetReference)? in
+                    guard let upload = uploads.removeValue(forKey: record.recordID), record.fields["attachment"] == .asset(upload.asset) else { return nil }
+                    return (record.recordID.recordName, upload.file, upload.asset)
+                }
+            }
             let merged = try await database.write { db in
                 for record in sent.savedRecords {
                     try db.execute(
-                        sql: "UPDATE note SET changeTag = ?, baseTitle = ?, baseBody = ? WHERE id = ?",
-                        arguments: [record.changeTag, Self.text(record, "title"), Self.text(record, "body"), record.recordID.recordName])
+                        sql: "UPDATE note SET changeTag = ?, baseTitle = ?, baseBody = ?, attachment = ? WHERE id = ?",
+                        arguments: [record.changeTag, Self.text(record, "title"), Self.text(record, "body"), Self.attachment(record), record.recordID.recordName])
+                }
+                for upload in landed {
+                    try db.execute(sql: "UPDATE note SET attachmentFile = NULL WHERE id = ? AND attachmentFile = ?", arguments: [upload.id, upload.file])
                 }
                 // A refused save: the server's version is taken in as a fetched one, merged with
                 // the note as it is now (edited or deleted again while the save was out), not
@@ -235,6 +334,9 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
                 }
                 if gone { try Self.dropAll(db) }
                 return merged
+            }
+            for upload in landed {
+                try Self.move(upload.file, to: "\(attachmentsDirectory)/\(upload.asset.sha256)")
             }
             // The merged notes carry the server's change tag now: send them again.
             if !merged.isEmpty {
@@ -258,12 +360,21 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
     /// After an encrypted-data reset the store has lost the zone's records and this database
     /// holds them: every note goes up again as a new record, into the zone created again.
     func uploadAgain(_ engine: RecordSyncEngine) async throws {
+        let directory = attachmentsDirectory
         let ids = try await database.write { db in
             try db.execute(sql: "UPDATE note SET changeTag = NULL, baseTitle = NULL, baseBody = NULL")
+            // Attachments go up again too, from the copies downloaded or sent from here.
+            for row in try Row.fetchAll(db, sql: "SELECT id, attachment FROM note WHERE attachment IS NOT NULL AND attachmentFile IS NULL") {
+                guard let text: String = row["attachment"], let asset = try AssetText.decode(text) else { continue }
+                let copy = "\(directory)/\(asset.sha256)"
+                if FileManager.default.fileExists(atPath: copy) {
+                    try db.execute(sql: "UPDATE note SET attachmentFile = ? WHERE id = ?", arguments: [copy, row["id"] as String])
+                }
+            }
             try db.execute(sql: "DELETE FROM unseen")
             return try String.fetchAll(db, sql: "SELECT id FROM note")
         }
-        try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zoneID, defaultRecordType: Self.recordType))])
+        try await engine.add(pendingDatabaseChanges: [.saveZone(zoneToSave)])
         try await engine.add(pendingRecordZoneChanges: ids.map { .saveRecord(try recordID($0)) })
     }
 
@@ -280,7 +391,8 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
     /// Takes in a fetched version. A note edited here since its last sync is merged onto it
     /// (its last synced fields are the ancestor); returns true then, as it must be sent again.
     static func applyFetched(_ server: Record, db: Database) throws -> Bool {
-        let row = try Row.fetchOne(db, sql: "SELECT title, body, changeTag, baseTitle, baseBody FROM note WHERE id = ?", arguments: [server.recordID.recordName])
+        let row = try Row.fetchOne(
+            db, sql: "SELECT title, body, attachment, attachmentFile, changeTag, baseTitle, baseBody FROM note WHERE id = ?", arguments: [server.recordID.recordName])
         guard let row else {
             let deletedHere = try Bool.fetchOne(db, sql: "SELECT 1 FROM deletedNote WHERE id = ?", arguments: [server.recordID.recordName]) ?? false
             if !deletedHere { try store(server, base: server, db: db) }
@@ -288,13 +400,16 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
         }
         // The version this note already follows (its own save, coming back): nothing new.
         if row["changeTag"] as String? == server.changeTag { return false }
-        let local = try Record(recordID: server.recordID, recordType: recordType, fields: ["title": .string(row["title"]), "body": .string(row["body"])])
-        let baseTitle: String? = row["baseTitle"], baseBody: String? = row["baseBody"]
-        guard baseTitle != row["title"] || baseBody != row["body"] else {
+        let local = try Record(recordID: server.recordID, recordType: recordType, fields: fields(title: row["title"], body: row["body"], attachment: row["attachment"]))
+        let baseTitle: String? = row["baseTitle"], baseBody: String? = row["baseBody"], attachmentFile: String? = row["attachmentFile"]
+        // (A file attached here and not sent yet stays: it goes with the merged note.)
+        guard baseTitle != row["title"] || baseBody != row["body"] || attachmentFile != nil else {
             try store(server, base: server, db: db)
             return false
         }
-        let ancestor = try baseTitle.map { t in try Record(recordID: server.recordID, recordType: recordType, fields: ["title": .string(t), "body": .string(baseBody ?? "")]) }
+        let ancestor = try baseTitle.map { t in
+            try Record(recordID: server.recordID, recordType: recordType, fields: fields(title: t, body: baseBody ?? "", attachment: row["attachment"]))
+        }
         try store(merge(server: server, client: local, ancestor: ancestor), base: server, db: db)
         return true
     }
@@ -303,15 +418,42 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
     static func store(_ record: Record, base: Record, db: Database) throws {
         try db.execute(
             sql: """
-                INSERT INTO note (id, title, body, changeTag, baseTitle, baseBody) VALUES (?, ?, ?, ?, ?, ?)
-                ON CONFLICT(id) DO UPDATE SET title = excluded.title, body = excluded.body,
+                INSERT INTO note (id, title, body, attachment, changeTag, baseTitle, baseBody) VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(id) DO UPDATE SET title = excluded.title, body = excluded.body, attachment = excluded.attachment,
                     changeTag = excluded.changeTag, baseTitle = excluded.baseTitle, baseBody = excluded.baseBody
                 """,
-            arguments: [record.recordID.recordName, text(record, "title"), text(record, "body"), base.changeTag, text(base, "title"), text(base, "body")])
+            arguments: [
+                record.recordID.recordName, text(record, "title"), text(record, "body"), attachment(base),
+                base.changeTag, text(base, "title"), text(base, "body"),
+            ])
+    }
+
+    /// A note's fields as a record holds them.
+    static func fields(title: String, body: String, attachment: String?) throws -> [String: FieldValue] {
+        var fields: [String: FieldValue] = ["title": .string(title), "body": .string(body)]
+        if let attachment, let asset = try AssetText.decode(attachment) { fields["attachment"] = .asset(asset) }
+        return fields
+    }
+
+    /// A record's attachment as the database keeps it; nil when it has none (or another type
+    /// is in the field, written by another program).
+    static func attachment(_ record: Record) -> String? {
+        if case .asset(let asset)? = record.fields["attachment"] { AssetText.encode(asset) } else { nil }
     }
 
     /// A text field, empty when missing or of another type (written by another program).
     static func text(_ record: Record, _ key: String) -> String {
         if case .string(let value)? = record.fields[key] { value } else { "" }
+    }
+}
+
+/// An asset reference in one database column: "oid size sha256".
+enum AssetText {
+    static func encode(_ asset: AssetReference) -> String { "\(asset.oid) \(asset.size) \(asset.sha256)" }
+
+    static func decode(_ text: String) throws -> AssetReference? {
+        let parts = text.split(separator: " ")
+        guard parts.count == 3, let size = Int64(parts[1]) else { return nil }
+        return try AssetReference(oid: String(parts[0]), size: size, sha256: String(parts[2]))
     }
 }

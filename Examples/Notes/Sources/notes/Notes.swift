@@ -5,14 +5,16 @@ import NotesService
 /// `notes`: the example service from a shell.
 ///
 ///     notes create-store /tmp/store.git --user alice
-///     notes --db laptop.sqlite --store /tmp/store.git --user alice add "Groceries" "milk"
-///     notes --db laptop.sqlite --store /tmp/store.git --user alice sync
-///     notes --db laptop.sqlite --store /tmp/store.git --user alice list
+///     notes add --db laptop.sqlite --store /tmp/store.git --user alice "Groceries" "milk"
+///     notes sync --db laptop.sqlite --store /tmp/store.git --user alice
+///     notes list --db laptop.sqlite --store /tmp/store.git --user alice
+///     notes attach --db laptop.sqlite --store /tmp/store.git --user alice ID scan.pdf
+///     notes attachment --db phone.sqlite --store /tmp/store.git --user alice --device phone ID
 @main
 struct Notes: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "A notes service kept in SQLite and synced through a recsync store.",
-        subcommands: [CreateStore.self, Add.self, Edit.self, Remove.self, List.self, Sync.self])
+        subcommands: [CreateStore.self, Add.self, Edit.self, Remove.self, Attach.self, Attachment.self, List.self, Sync.self])
 }
 
 struct Connection: ParsableArguments {
@@ -57,6 +59,27 @@ struct Remove: AsyncParsableCommand {
     @OptionGroup var connection: Connection
     @Argument var id: String
     func run() async throws { try await connection.open().delete(id) }
+}
+
+struct Attach: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Attaches a copy of a file to a note (sent on the next sync).")
+    @OptionGroup var connection: Connection
+    @Argument var id: String
+    @Argument var file: String
+    func run() async throws { try await connection.open().attach(id, fileAt: file) }
+}
+
+struct Attachment: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Prints the path of a note's attachment, downloading it first if needed.")
+    @OptionGroup var connection: Connection
+    @Argument var id: String
+    func run() async throws {
+        guard let path = try await connection.open().attachmentFile(of: id) else {
+            FileHandle.standardError.write(Data("notes: note \(id) has no attachment\n".utf8))
+            throw ExitCode.failure
+        }
+        print(path)
+    }
 }
 
 struct List: AsyncParsableCommand {

@@ -1,5 +1,7 @@
 import Foundation
 import NotesService
+import RecSyncModel
+import RecSyncStore
 import Testing
 
 /// Two copies of the notes service (a laptop and a phone, each with its own SQLite file)
@@ -104,5 +106,57 @@ import Testing
         let phone = try await device("phone")
         try await phone.sync()
         #expect(try await phone.notes().map(\.title) == ["Not yet sent", "Sent"])
+    }
+
+    /// A note with an attachment, in a zone that seals its body: the phone gets the body and
+    /// the file byte for byte; the store holds the body as ciphertext only, the attachment
+    /// as an asset. An edit of the attachment on one device and of the title on the other
+    /// merge.
+    @Test func anAttachmentAndASealedBodyReachTheOtherDevice() async throws {
+        let keys = directory + "/keys"
+        func sealed(_ name: String) async throws -> NotesService {
+            let db = "\(directory)/\(name).sqlite"
+            let store = try await NotesService.openEncryptedStore(storePath, user: "alice", databasePath: db, device: name, keyDirectory: keys)
+            return try await NotesService(databasePath: db, store: store, automaticallySync: false, sealedFields: ["body"])
+        }
+        let laptop = try await sealed("laptop")
+        let phone = try await sealed("phone")
+        let secret = "the body nobody else may read"
+        let scan = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 / 7) }
+        let scanPath = directory + "/scan.bin"
+        #expect(FileManager.default.createFile(atPath: scanPath, contents: Data(scan)))
+        let id = try await laptop.add(title: "Scan", body: secret)
+        try await laptop.attach(id, fileAt: scanPath)
+        try await laptop.sync()
+        #expect(try await laptop.pendingChanges() == 0)
+
+        try await phone.sync()
+        #expect(try await phone.notes() == [Note(id: id, title: "Scan", body: secret)])
+        let file = try #require(try await phone.attachmentFile(of: id))
+        #expect(FileManager.default.contents(atPath: file) == Data(scan))
+        #expect(try await phone.attachmentFile(of: id) == file, "downloaded once")
+
+        // Underneath, as any reader of the store sees it.
+        let raw = try NotesService.openStore(storePath, user: "alice", databasePath: directory + "/raw.sqlite", device: "raw")
+        let record = try await raw.fetchRecords([RecordID(recordName: id, zoneID: laptop.zoneID)])[0].result.get()
+        guard case .encrypted? = record.fields["body"] else { Issue.record("the body is not sealed: \(String(describing: record.fields["body"]))"); return }
+        #expect(record.fields["title"] == .string("Scan"))
+        guard case .asset(let asset)? = record.fields["attachment"] else { Issue.record("no attachment: \(record.fields)"); return }
+        #expect(asset.size == Int64(scan.count))
+
+        // A new attachment on the phone, a new title on the laptop: both stay.
+        let photo = Array("a photo".utf8)
+        let photoPath = directory + "/photo.txt"
+        #expect(FileManager.default.createFile(atPath: photoPath, contents: Data(photo)))
+        try await phone.attach(id, fileAt: photoPath)
+        try await laptop.edit(id, title: "Scan, renamed")
+        try await phone.sync()
+        try await laptop.sync()
+        try await phone.sync()
+        for device in [laptop, phone] {
+            #expect(try await device.notes() == [Note(id: id, title: "Scan, renamed", body: secret)])
+            let file = try #require(try await device.attachmentFile(of: id))
+            #expect(FileManager.default.contents(atPath: file) == Data(photo))
+        }
     }
 }
