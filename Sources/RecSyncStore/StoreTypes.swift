@@ -176,6 +176,12 @@ public enum ZoneOperation: Sendable, Hashable {
 public struct ZoneOperationResult: Sendable, Hashable {
     public var operation: ZoneOperation
     public var result: Result<RecordZone?, RecSyncError>
+
+    /// For a `RemoteStore` around another store that answers an operation itself.
+    public init(operation: ZoneOperation, result: Result<RecordZone?, RecSyncError>) {
+        self.operation = operation
+        self.result = result
+    }
 }
 
 /// How a save treats the version on the store (CloudKit's `CKModifyRecordsOperation.RecordSavePolicy`).

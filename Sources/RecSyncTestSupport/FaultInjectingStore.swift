@@ -65,6 +65,12 @@ public actor FaultInjectingStore: RemoteStore {
 
     public func failZone(_ zone: ZoneID, with error: RecSyncError?) { failingZones[zone] = error }
 
+    /// Zones whose creation the store refuses, with the error given, until cleared with nil:
+    /// a save or recreate of one fails alone, the other operations of the call go through.
+    public private(set) var refusedZoneSaves: [ZoneID: RecSyncError] = [:]
+
+    public func refuseZoneSaves(_ zone: ZoneID, with error: RecSyncError?) { refusedZoneSaves[zone] = error }
+
     public func loseNextAnswer() { losingAnswer = true }
 
     private func drop(_ call: String) throws(RecSyncError) {
@@ -120,7 +126,18 @@ public actor FaultInjectingStore: RemoteStore {
     public func modifyRecordZones(_ operations: [ZoneOperation]) async throws(RecSyncError) -> [ZoneOperationResult] {
         try drop("modifyRecordZones")
         try fail(.beforeWrite)
-        let results = try await inner.modifyRecordZones(operations)
+        let refusal = { [refusedZoneSaves] (operation: ZoneOperation) -> RecSyncError? in
+            switch operation {
+            case .save(let zone), .recreate(let zone), .uploadAfterReset(let zone): refusedZoneSaves[zone.zoneID]
+            default: nil
+            }
+        }
+        let sent = operations.filter { refusal($0) == nil }
+        var answered = sent.isEmpty ? [] : try await inner.modifyRecordZones(sent)
+        answered.reverse()
+        let results = operations.map { operation in
+            refusal(operation).map { ZoneOperationResult(operation: operation, result: .failure($0)) } ?? answered.removeLast()
+        }
         for r in results {
             switch (r.operation, r.result) {
             case (.save(let zone), .success), (.recreate(let zone), .success), (.uploadAfterReset(let zone), .success): zonesCreated.append(zone.zoneID)

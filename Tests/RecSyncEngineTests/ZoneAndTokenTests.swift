@@ -279,4 +279,64 @@ func names(_ records: [Record]) -> [String] { records.map(\.recordID.recordName)
         #expect(!FileManager.default.fileExists(atPath: "\(laptop.workspace.stateDir)/tokens/.tmp-99999-3"))
         #expect(!FileManager.default.fileExists(atPath: laptop.workspace.tempRegistry))
     }
+
+    /// A zone that goes away between the database changes and its own pages is skipped with
+    /// a warning, its files and token left as they were; the next pull removes it.
+    @Test func aZoneGoneDuringThePullIsSkippedAndRemovedNextTime() async throws {
+        let f = EngineFixture("zone-gone-mid-pull")
+        let laptop = try f.device("laptop")
+        try laptop.write("notes", "a", #"{"v": 1}"#)
+        try laptop.write("drafts", "b", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        let phoneWorkspace = try f.device("phone").workspace
+        let store = FaultInjectingStore(try f.store("alice", deviceID: try phoneWorkspace.deviceID()))
+        let phone = SyncEngine(workspace: phoneWorkspace, store: store)
+        _ = try await phone.pull()
+
+        try laptop.write("notes", "a", #"{"v": 2}"#)
+        try laptop.write("drafts", "b", #"{"v": 2}"#)
+        _ = try await laptop.push()
+        await store.failZone(zone("notes"), with: .zoneNotFound(zone("notes")))
+        let report = try await phone.pull()
+        #expect(report.zonesSkipped == [zone("notes")])
+        #expect(report.warnings.contains { $0.contains("went away during the pull; pull again") }, "\(report.warnings)")
+        #expect(try phone.fields("notes", "a") == ["v": .int64(1)], "left as it was")
+        #expect(try phone.fields("drafts", "b") == ["v": .int64(2)], "the other zone was pulled")
+
+        // Gone for real: deleted after the pull read the database changes.
+        _ = try await f.store("alice").modifyRecordZones([.delete(zone("notes"))])
+        await store.failZone(zone("notes"), with: nil)
+        let again = try await phone.pull()
+        #expect(again.zonesRemoved == [ZoneDeletion(zoneID: zone("notes"), reason: .deleted)])
+        #expect(again.zonesSkipped.isEmpty && again.warnings.isEmpty, "\(again.warnings)")
+        #expect(try phone.fields("notes", "a") == nil)
+        #expect(try phone.fields("drafts", "b") == ["v": .int64(2)])
+    }
+
+    /// A push whose new zone the store refuses to create sends the other zones, says what to
+    /// do of the refused one, and leaves its records new here; once the store takes the zone,
+    /// the next push sends them.
+    @Test func aPushWhoseZoneTheStoreRefusesSendsTheRestAndKeepsIt() async throws {
+        let f = EngineFixture("zone-creation-refused")
+        let workspace = try f.device("laptop").workspace
+        let store = FaultInjectingStore(try f.store("alice", deviceID: try workspace.deviceID()))
+        let laptop = SyncEngine(workspace: workspace, store: store)
+        try laptop.write("notes", "a", #"{"v": 1}"#)
+        _ = try await laptop.push()
+        try laptop.write("notes", "b", #"{"v": 1}"#)
+        try laptop.write("album", "c", #"{"v": 1}"#)
+        await store.refuseZoneSaves(zone("album"), with: .permissionFailure("alice may not create zones here"))
+        let report = try await laptop.push()
+        #expect(report.saved == [Build.id("b", in: zone("notes"))])
+        #expect(report.zonesCreated.isEmpty)
+        #expect(report.notSent.count == 1)
+        #expect(report.notSent.first?.hasPrefix("private/album/: alice may not create zones here; nothing of it was sent. Pull to learn what happened to it") == true, "\(report.notSent)")
+        #expect(try await f.store("alice").fetchAllRecordZones(scope: .private).map(\.zoneID) == [zone("notes")])
+        #expect(try await laptop.status().changes.map(\.recordID) == [Build.id("c", in: zone("album"))], "still new here")
+
+        await store.refuseZoneSaves(zone("album"), with: nil)
+        let again = try await laptop.push()
+        #expect(again.zonesCreated == [zone("album")])
+        #expect(again.saved == [Build.id("c", in: zone("album"))])
+    }
 }
