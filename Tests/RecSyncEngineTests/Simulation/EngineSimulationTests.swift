@@ -133,9 +133,11 @@ final class SimulatedApp: RecordSyncEngineDelegate, @unchecked Sendable {
 
 /// Seeded random histories of apps embedding `RecordSyncEngine` on one store: edits, deletes,
 /// fetches and sends, killed or cancelled at random events, dropped connections, restarts, and a zone
-/// deleted and created again by another device. Afterwards, with nothing failing, every app
-/// holds exactly what the store holds, and every app's last edit of a record in the zone never
-/// deleted landed on the store. `RECSYNC_ENGINE_SIM_SEEDS` runs more seeds;
+/// deleted and created again by another device. After every step the store holds only what
+/// the writes that landed explain and the deleted zone stays gone (`SyncInvariants`, as the
+/// workspace simulation checks); afterwards, with nothing failing, every app holds exactly
+/// what the store holds, and every app's last edit of a record in the zone never deleted
+/// landed on the store. `RECSYNC_ENGINE_SIM_SEEDS` runs more seeds;
 /// `RECSYNC_ENGINE_SIM_SEED` replays one.
 @Suite(.ownThreads) struct EngineSimulationTests {
     @Test func randomHistoriesConverge() async throws {
@@ -185,8 +187,24 @@ final class SimulatedApp: RecordSyncEngineDelegate, @unchecked Sendable {
         /// Each device's last edit of a record in `notes`, until it deletes it.
         var lastEdits: [Int: [RecordID: Int64]] = [:]
         var log: [String] = []
+        // What the store may hold now (the invariants the workspace simulation checks too):
+        // per record, the last write that landed, from any device, or nil once its zone was
+        // deleted; the zone the admin deleted and has not created since.
+        var explained: [RecordID: Set<SyncInvariants.Fields?>] = [:]
+        var landedSeen = [Int](repeating: 0, count: devices.count)
+        var removedZones: [ZoneID: String] = [:]
+        func storeContents() async throws -> (records: [RecordID: SyncInvariants.Fields], zones: Set<ZoneID>) {
+            var records: [RecordID: SyncInvariants.Fields] = [:]
+            let zones = try await admin.fetchAllRecordZones(scope: .private).map(\.zoneID)
+            for zone in zones {
+                for record in try await admin.recordZoneChanges(zone: zone, since: nil).modifications.compactMap({ try? $0.result.get() }) {
+                    records[record.recordID] = record.fields
+                }
+            }
+            return (records, Set(zones))
+        }
         let count = 20 + Int(rng.next() % 25)
-        for _ in 0..<count {
+        for step in 0..<count {
             let i = Int(rng.next() % UInt64(devices.count))
             let device = devices[i]
             let roll = rng.next() % 100
@@ -237,13 +255,27 @@ final class SimulatedApp: RecordSyncEngineDelegate, @unchecked Sendable {
                     if rng.next() % 2 == 0 {
                         log.append("admin deletes photos")
                         _ = try await admin.modifyRecordZones([.delete(photos)])
+                        removedZones[photos] = "deleted"
+                        for id in explained.keys where id.zoneID == photos { explained[id] = [nil] }
                     } else {
+                        // (Created again empty after a deletion; a live zone keeps its records.)
                         log.append("admin creates photos")
                         _ = try await admin.modifyRecordZones([.recreate(RecordZone(zoneID: photos))])
+                        removedZones[photos] = nil
                     }
                 }
             } catch let error as RecSyncError {
                 log.append("  refused: \(error)")
+            }
+            // Only device i wrote in this step: its landed writes, in order, are the latest.
+            let landed = await device.store.landed
+            for write in landed[landedSeen[i]...] { explained[write.recordID] = [write.fields] }
+            landedSeen[i] = landed.count
+            let now = try await storeContents()
+            let broken = SyncInvariants.storeExplained(now.records, by: explained) ?? SyncInvariants.noZoneResurrected(live: now.zones, removed: removedZones)
+            if let broken {
+                Issue.record("[\(broken.0)] after step \(step): \(broken.1); seed \(seed):\n\(log.joined(separator: "\n"))")
+                return count
             }
         }
 
@@ -266,14 +298,11 @@ final class SimulatedApp: RecordSyncEngineDelegate, @unchecked Sendable {
                 context += "\n--- d\(i) landed: \(await device.store.landed.map { "\($0.recordID.recordName)=\($0.fields?["v"].map { "\($0)" } ?? "deleted")" })"
             }
         }
-        var onStore: [RecordID: [String: FieldValue]] = [:]
-        for zone in try await admin.fetchAllRecordZones(scope: .private).map(\.zoneID) {
-            for record in try await admin.recordZoneChanges(zone: zone, since: nil).modifications.compactMap({ try? $0.result.get() }) {
-                onStore[record.recordID] = record.fields
-            }
-        }
+        let onStore = try await storeContents().records
         for (i, device) in devices.enumerated() {
-            #expect(device.app.records.mapValues(\.fields) == onStore, "d\(i) holds what the store holds; \(context)\n--- d\(i) took in:\n\(device.app.data.withLock { $0.events }.joined(separator: "\n"))")
+            if let broken = SyncInvariants.converged("d\(i)", holds: device.app.records.mapValues(\.fields), store: onStore) {
+                Issue.record("[\(broken.0)] \(broken.1); \(context)\n--- d\(i) took in:\n\(device.app.data.withLock { $0.events }.joined(separator: "\n"))")
+            }
             #expect(device.app.data.withLock { $0.dirty }.isEmpty, "d\(i) has nothing left to send; \(context)")
             #expect(device.app.savedState.pendingRecordZoneChanges.isEmpty, "d\(i): \(context)")
             let landed = await device.store.landed

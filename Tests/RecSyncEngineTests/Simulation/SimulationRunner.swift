@@ -426,19 +426,12 @@ final class SimulationRunner {
         // 1. Every store value is explained: an acknowledged write, a write that landed
         //    without an acknowledgement since, or absence after a zone removal. A value that
         //    is not is an acknowledged write silently lost (or a write nobody made).
-        for id in Set(Self.allRecordIDs).union(storeRecords.keys) {
-            let value = storeRecords[id]?.fields
-            let allowed = explained[id] ?? [nil]
-            if !allowed.contains(value) {
-                return ("acknowledged-write-kept", "\(describe(id)) on the store is \(describe(value)); explained: \(allowed.map(describe).sorted())")
-            }
-        }
+        if let broken = SyncInvariants.storeExplained(storeRecords.mapValues(\.fields), by: explained) { return broken }
         // 2. No zone the store deleted or purged comes back without an explicit create; nor one
         //    of the owner's they reset (only they may upload it again, and they have no workspace).
-        for (z, status) in zoneStatus where liveZones.contains(Self.zoneID(z)) {
-            if [.deleted, .purged].contains(status) || (status == .reset && SimHistory.isShared(z)) {
-                return ("zone-resurrected", "zone \(Self.zoneID(z)) was \(status) and is live again without an explicit create")
-            }
+        let removed = zoneStatus.filter { z, status in [.deleted, .purged].contains(status) || (status == .reset && SimHistory.isShared(z)) }
+        if let broken = SyncInvariants.noZoneResurrected(live: liveZones, removed: Dictionary(removed.map { (Self.zoneID($0.key), "\($0.value)") }, uniquingKeysWith: { a, _ in a })) {
+            return broken
         }
         for ws in 0..<history.workspaces {
             let root = roots[ws]
@@ -667,12 +660,9 @@ final class SimulationRunner {
         Set(deletions.filter { !$0.keepsRecordsForUpload(by: SimHistory.user) }.map(\.zoneID))
     }
 
-    func describe(_ id: RecordID) -> String { "\(id.zoneID)/\(id.recordName)" }
+    func describe(_ id: RecordID) -> String { SyncInvariants.describe(id) }
 
-    func describe(_ fields: [String: FieldValue]?) -> String {
-        guard let fields else { return "absent" }
-        return "{" + fields.keys.sorted().map { "\($0): \(fields[$0].map { v in if case .string(let s) = v { s } else { "\(v)" } } ?? "")" }.joined(separator: ", ") + "}"
-    }
+    func describe(_ fields: [String: FieldValue]?) -> String { SyncInvariants.describe(fields) }
 
     // MARK: The end
 
@@ -712,9 +702,8 @@ final class SimulationRunner {
             for (path, bytes) in TreeSnapshot.records(roots[ws]) where !path.contains("/.system/") {
                 held[path] = try? WorkspaceEncoding.decodeFields(bytes)
             }
-            if held != expected {
-                let differing = Set(held.keys).union(expected.keys).filter { held[$0] != expected[$0] }.sorted()
-                throw SimViolation(invariant: "converges", detail: "ws\(ws) differs from the store at \(differing.map { "\($0): \(describe(held[$0])) vs store \(describe(expected[$0]))" })", step: nil)
+            if let broken = SyncInvariants.converged("ws\(ws)", holds: held, store: expected) {
+                throw SimViolation(invariant: broken.0, detail: broken.1, step: nil)
             }
             let status = try await engine(ws).status()
             if !status.isClean {
