@@ -12,52 +12,36 @@ import RecSyncTestTraits
 /// The engine and the workspace over an encrypting store: an app's zones sealed as it asks,
 /// a push that would upload a file in clear refused whole, and a key reset recovered from.
 @Suite(.ownThreads) struct EncryptedSyncTests {
-    /// alice's and bob's encrypting stores over one store, each with a key directory of
-    /// their own.
-    struct Pair {
-        let fixture: StoreFixture
-        let alice: EncryptingStore
-        let keys: TempDirectory
-
-        init(_ kind: StoreKind, name: String = #function) throws {
-            fixture = try StoreFixture(kind, name: name)
-            keys = TempDirectory("\(name)-keys")
-            alice = EncryptingStore(try fixture.store(as: "alice"), keyStore: UserKeyStore(directory: keys.file("alice")))
-        }
-
-        func keyStore(_ user: String) -> UserKeyStore { UserKeyStore(directory: keys.file(user)) }
-
-        /// alice's encrypted zone `diary` sealing `fields`.
-        func diary(fields: [String]) async throws {
-            _ = try await EncryptionKeys.initialize(user: "alice", keyStore: keyStore("alice"), store: alice)
-            var z = RecordZone(zoneID: Build.zone("diary"))
-            z.encryption = ZoneEncryption(fields: fields)
-            _ = try await alice.modifyRecordZones([.recreate(z)])[0].result.get()
-        }
+    /// A store of `kind` and alice's encrypting store over it, her key made and published.
+    static func alice(_ kind: StoreKind, name: String) async throws -> (fixture: StoreFixture, store: EncryptingStore, keys: UserKeyStore) {
+        let fixture = try StoreFixture(kind, name: name)
+        let keys = UserKeyStore(directory: fixture.directory.file("alice-keys"))
+        let store = EncryptingStore(try fixture.store(as: "alice"), keyStore: keys)
+        _ = try await EncryptionKeys.initialize(user: "alice", keyStore: keys, store: store)
+        return (fixture, store, keys)
     }
 
     /// An app's engine over an encrypting store creates a zone it saves as the app describes
     /// it: a plain zone stays plain, one asking for encryption is sealed; and after a key reset
     /// the same save uploads the encrypted zone again.
     @Test func anAppsZoneSaveThroughAnEncryptingStoreEncryptsOnlyWhatItAsksFor() async throws {
-        let p = try Pair(.memory, name: "engine-zone-save")
-        _ = try await EncryptionKeys.initialize(user: "alice", keyStore: p.keyStore("alice"), store: p.alice)
+        let (fixture, alice, keys) = try await Self.alice(.memory, name: "engine-zone-save")
         let plain = Build.zone("plain"), sealed = Build.zone("sealed")
         var sealedZone = RecordZone(zoneID: sealed)
         sealedZone.encryption = ZoneEncryption(fields: nil)
         let app = SilentApp()
-        let engine = try RecordSyncEngine(store: p.alice, state: RecordSyncEngine.State(), delegate: app, options: .manual)
+        let engine = try RecordSyncEngine(store: alice, state: RecordSyncEngine.State(), delegate: app, options: .manual)
         try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: plain)), .saveZone(sealedZone)])
         try await engine.sendChanges()
         func encryption() async throws -> [ZoneID: Bool] {
-            Dictionary(try await p.fixture.store(as: "alice").fetchAllRecordZones(scope: .private).map { ($0.zoneID, $0.encryption != nil) }, uniquingKeysWith: { a, _ in a })
+            Dictionary(try await fixture.store(as: "alice").fetchAllRecordZones(scope: .private).map { ($0.zoneID, $0.encryption != nil) }, uniquingKeysWith: { a, _ in a })
         }
         #expect(try await encryption() == [plain: false, sealed: true])
         #expect(await engine.state.pendingDatabaseChanges.isEmpty)
 
         // A key reset drops the encrypted zone with reason encryptedDataReset; saving it again
         // (the app's recovery) uploads it encrypted, under the new key.
-        _ = try await EncryptionKeys.reset(user: "alice", keyStore: p.keyStore("alice"), store: p.alice)
+        _ = try await EncryptionKeys.reset(user: "alice", keyStore: keys, store: alice)
         #expect(try await encryption() == [plain: false])
         try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: sealed))])
         try await engine.sendChanges()
@@ -67,10 +51,12 @@ import RecSyncTestTraits
     /// A push with a file in a field its zone seals stops before anything is uploaded: the
     /// store's objects hold no byte of it, nor of the record beside it.
     @Test func aPushWithAFileInASealedFieldSendsNothing() async throws {
-        let p = try Pair(.git)
-        try await p.diary(fields: ["title"])
-        let ws = try Workspace.create(at: p.fixture.directory.file("laptop"), config: WorkspaceConfig(user: "alice", remote: "memory"))
-        let laptop = SyncEngine(workspace: ws, store: p.alice)
+        let (fixture, alice, _) = try await Self.alice(.git, name: #function)
+        var diary = RecordZone(zoneID: Build.zone("diary"))
+        diary.encryption = ZoneEncryption(fields: ["title"])
+        _ = try await alice.modifyRecordZones([.recreate(diary)])[0].result.get()
+        let ws = try Workspace.create(at: fixture.directory.file("laptop"), config: WorkspaceConfig(user: "alice", remote: "memory"))
+        let laptop = SyncEngine(workspace: ws, store: alice)
         _ = try await laptop.pull()
         let marker = "sealed-field-file-marker-91ab"
         try writeFile("\(ws.root)/private/diary/r.json", #"{"title": {"$asset": "title"}}"#)
@@ -84,7 +70,7 @@ import RecSyncTestTraits
         } else {
             Issue.record("the push was not refused: \(String(describing: error))")
         }
-        let dump = try GitCLI.run(["cat-file", "--batch-all-objects", "--batch"], in: p.fixture.path)
+        let dump = try GitCLI.run(["cat-file", "--batch-all-objects", "--batch"], in: fixture.path)
         #expect(dump.contains("\"encryption\""), "the dump is the store's objects (the zone's keys)")
         #expect(!dump.contains(marker), "a file of the refused push is in the store")
     }
