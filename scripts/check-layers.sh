@@ -32,6 +32,10 @@ if [ "${1:-}" = "--self-test" ]; then
     plant Sources/RecSyncEngine/Planted.swift 'import RecSyncCLI'
     plant Sources/RecSyncEngine/Planted.swift 'import RecSyncEncryption'
     plant Sources/RecSyncEngine/Planted.swift 'import RecSyncSubscriptions'
+    plant Sources/RecSyncSubscriptions/Planted.swift 'import RecSyncCLI'
+    plant Sources/RecSyncStore/Planted.swift 'import RecSyncSubscriptions'
+    plant Sources/RecSyncWorkspace/Planted.swift 'import RecSyncEncryption'
+    plant Sources/RecSyncSubscriptions/Watcher.swift 'let page = try await store.recordZoneChanges(zone: zone, since: nil, resultsLimit: 0, desiredKeys: nil)'
     plant Sources/RecSyncEncryption/Planted.swift 'import RecSyncEngine'
     ROOT="$here" bash "$here/scripts/check-layers.sh" >/dev/null
     echo "check-layers self-test: ok (every planted violation caught, the tree itself passes)"
@@ -65,7 +69,7 @@ rule() {
 #    encryption decorator, Sources/RecSyncEncryption, is a store: it forwards them.)
 rule "one change-feed loop" \
     "recordZoneChanges/databaseChanges called outside Sources/RecSyncEngine/ChangeFeeds.swift (use ZoneChangeFeed or DatabaseChangeFeed)" \
-    "$(uses '\b(recordZoneChanges|databaseChanges)\(' Sources/RecSyncEngine Sources/RecSyncCLI \
+    "$(uses '\b(recordZoneChanges|databaseChanges)\(' Sources/RecSyncEngine Sources/RecSyncSubscriptions Sources/RecSyncCLI \
         | grep -vE '^Sources/RecSyncEngine/ChangeFeeds\.swift:' || true)"
 
 # 2. One engine: RecordSyncEngine runs the fetch and the send for every client (an app, the
@@ -74,20 +78,20 @@ rule "one change-feed loop" \
 #    send alone; the command line only calls the library's readers.
 rule "one fetch" \
     "a zone's change feed read outside RecordSyncEngine's fetch (Sources/RecSyncEngine/Embedded/EngineFetch.swift); run the fetch, or ZoneChangeFeed.read for a raw listing" \
-    "$(uses '\bZoneChangeFeed\(' Sources/RecSyncEngine Sources/RecSyncCLI \
+    "$(uses '\bZoneChangeFeed\(' Sources/RecSyncEngine Sources/RecSyncSubscriptions Sources/RecSyncCLI \
         | grep -vE '^Sources/RecSyncEngine/(ChangeFeeds|Embedded/EngineFetch)\.swift:' || true)"
 rule "one database feed" \
     "a scope's change feed read outside allDatabaseChanges (Sources/RecSyncEngine/StoreConversations.swift)" \
-    "$(uses '\bDatabaseChangeFeed\(' Sources/RecSyncEngine Sources/RecSyncCLI \
+    "$(uses '\bDatabaseChangeFeed\(' Sources/RecSyncEngine Sources/RecSyncSubscriptions Sources/RecSyncCLI \
         | grep -vE '^Sources/RecSyncEngine/(ChangeFeeds|StoreConversations)\.swift:' || true)"
 rule "one send" \
     "records saved outside RecordSyncEngine's send (Sources/RecSyncEngine/Embedded/EngineSend.swift and the store conversation it uses)" \
-    "$(uses '\b(modifyRecords|modifyRecognisingOwnSaves)\(' Sources/RecSyncEngine Sources/RecSyncCLI \
+    "$(uses '\b(modifyRecords|modifyRecognisingOwnSaves)\(' Sources/RecSyncEngine Sources/RecSyncSubscriptions Sources/RecSyncCLI \
         | grep -vE '^Sources/RecSyncEngine/(StoreConversations|Embedded/EngineSend)\.swift:' || true)"
 
-# 3. Arrows point down: Model <- Store, Workspace <- Engine <- Subscriptions <- CLI, and Store <- Encryption
-#    <- CLI beside the engine: the engine syncs any store, an encrypting one included, and
-#    the decorator knows nothing of the engine.
+# 3. Arrows point down: Model <- Store, Workspace <- Engine <- Subscriptions <- CLI, and
+#    Store, Workspace <- Encryption <- CLI beside the engine: the engine syncs any store, an
+#    encrypting one included, and the decorator knows nothing of the engine.
 rule "model imports nothing of recsync" "RecSyncModel is the bottom layer" \
     "$(uses '^import RecSync' Sources/RecSyncModel)"
 rule "store and workspace do not import the engine or the command line" "an arrow points back up" \

@@ -88,7 +88,6 @@ public struct SystemCallFailure: Sendable, Hashable {
     }
 }
 
-/// Every error recsync's library reports, each with a message that says what to do next.
 /// What a send could not do although the rest of it went (CloudKit's `partialFailure` and its
 /// `partialErrorsByItemID`): the error of each record and zone change the store refused.
 public struct PartialFailure: Sendable, Hashable {
@@ -111,6 +110,7 @@ public struct PartialFailure: Sendable, Hashable {
     }
 }
 
+/// Every error recsync's library reports, each with a message that says what to do next.
 public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The record changed on the store since the client's change tag (CloudKit 14).
     case serverRecordChanged(RecordConflict)

@@ -148,18 +148,45 @@ extension RemoteStore {
         return try await uploadAsset(fd: fd, path: path, for: recordID, field: field)
     }
 
-    /// Writes an asset into a new file at `path` (it must not exist; a link there is not
-    /// followed) as `downloadAsset(_:zone:fd:path:)` does; on failure no file is left behind.
+    /// Writes an asset into a new file at `path` (it must not exist) as
+    /// `downloadAsset(_:zone:fd:path:)` does, whole or not at all: the content goes into a
+    /// temporary file beside `path`, which is linked to `path` once it is checked and durable,
+    /// so a process killed part-way leaves no partial file under that name (at most the
+    /// temporary one, named `.<name>.partial-<random>`). On failure nothing is left behind.
     public func downloadAsset(_ asset: AssetReference, zone: ZoneID, to path: String) async throws(RecSyncError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        // The directory with its slash ("" for a bare name), and the name.
+        let slash = path.lastIndex(of: "/")
+        let prefix = slash.map { String(path[...$0]) } ?? ""
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        let partial = "\(prefix).\(name).partial-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
+        // Refused before anything is read (and again by the link below, should one appear).
+        var st = stat()
+        if lstat(path, &st) == 0 {
+            throw .fileSystem(path: path, message: "cannot create the asset file: \(String(cString: strerror(EEXIST)))", cause: SystemCallFailure(call: "lstat", errno: EEXIST))
+        }
+        let fd = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard fd >= 0 else {
             let e = errno
             throw .fileSystem(path: path, message: "cannot create the asset file: \(String(cString: strerror(e)))", cause: SystemCallFailure(call: "open", errno: e))
         }
-        defer { close(fd) }
-        do { try await downloadAsset(asset, zone: zone, fd: fd, path: path) } catch {
-            unlink(path)
+        defer { unlink(partial) }
+        do {
+            try await downloadAsset(asset, zone: zone, fd: fd, path: path)
+        } catch {
+            close(fd)
             throw error
+        }
+        close(fd)
+        // A link, not a rename: a file already at `path` is refused, not replaced.
+        guard link(partial, path) == 0 else {
+            let e = errno
+            throw .fileSystem(path: path, message: "cannot create the asset file: \(String(cString: strerror(e)))", cause: SystemCallFailure(call: "link", errno: e))
+        }
+        let dfd = open(prefix.isEmpty ? "." : prefix, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        defer { if dfd >= 0 { close(dfd) } }
+        guard dfd >= 0, fsync(dfd) == 0 else {
+            let e = errno
+            throw .fileSystem(path: path, message: "cannot sync the directory of the asset file: \(String(cString: strerror(e)))", cause: SystemCallFailure(call: "fsync", errno: e))
         }
     }
 

@@ -296,8 +296,11 @@ import RecSyncTestTraits
         let e3 = await caught { try await phone.downloadAsset(understated, zone: notes, to: out) }
         #expect(e3?.message.contains("holds 100000 bytes where its reference says 4") == true, "\(String(describing: e3))")
         #expect(!FileManager.default.fileExists(atPath: out))
+        // Nor a temporary file beside it: the content is written aside and linked into place.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.directory.path).filter { $0.contains("partial") }.isEmpty)
         try await phone.downloadAsset(good, zone: notes, to: out)
         #expect(bytes(out) == Array("good".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.directory.path).filter { $0.contains("partial") }.isEmpty)
     }
 
     @Test func aPackedAssetReadsBackWhole() async throws {

@@ -16,9 +16,9 @@ extension RecordSyncEngine {
 
     /// Writes the asset of a fetched record (a field's `.asset`) into a new file at `path`,
     /// streaming: the content is checked against the reference (size and SHA-256) and made
-    /// durable, and on any failure no file is left behind. `path` must not exist; a link
-    /// there is not followed. A store that cannot be reached is tried again as
-    /// ``Options/retries`` says.
+    /// durable before the file appears under `path`, so a process killed part-way leaves no
+    /// partial file there, and on any failure no file is left behind. `path` must not exist.
+    /// A store that cannot be reached is tried again as ``Options/retries`` says.
     public nonisolated func downloadAsset(_ asset: AssetReference, of recordID: RecordID, to path: String) async throws(RecSyncError) {
         try await options.retries.run { () async throws(RecSyncError) in
             try await store.downloadAsset(asset, zone: recordID.zoneID, to: path)

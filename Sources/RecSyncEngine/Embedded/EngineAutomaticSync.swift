@@ -80,10 +80,16 @@ extension RecordSyncEngine {
             try await sendChanges(SendChangesOptions(), reason: .scheduled)
             automaticSyncError = nil
             automaticBackoff.reset()
-        } catch .partialFailure {
-            // The send went; the delegate had each refusal in the sent events.
+        } catch .partialFailure(let refused) {
+            // The send went; the delegate had each refusal in the sent events. Changes refused
+            // for a passing reason (a busy store, a batch another change failed) are still
+            // pending: they go again after a pause.
             automaticSyncError = nil
-            automaticBackoff.reset()
+            if refused.records.values.contains(where: Self.staysPending) || refused.zones.values.contains(where: Self.staysPending) {
+                scheduleSend(after: automaticBackoff.next())
+            } else {
+                automaticBackoff.reset()
+            }
         } catch {
             automaticSyncError = error
             // The store could not be reached even after the retries: the changes stay pending

@@ -59,7 +59,7 @@ public actor RecordSyncEngine {
         }
     }
 
-    public let store: any RemoteStore
+    public nonisolated let store: any RemoteStore
     public let options: Options
     private weak var delegate: (any RecordSyncEngineDelegate)?
     /// The current state (what the last `.stateUpdate` carried).

@@ -133,9 +133,10 @@ final class SimulatedApp: RecordSyncEngineDelegate, @unchecked Sendable {
 
 /// Seeded random histories of apps embedding `RecordSyncEngine` on one store: edits, deletes,
 /// fetches and sends, killed or cancelled at random events, dropped connections, restarts, and a zone
-/// deleted and created again by another device. After every step the store holds only what
-/// the writes that landed explain and the deleted zone stays gone (`SyncInvariants`, as the
-/// workspace simulation checks); afterwards, with nothing failing, every app holds exactly
+/// deleted and created again by another device. After every step (and every round of the
+/// settling) the store holds only what the writes that landed explain, the deleted zone stays
+/// gone (`SyncInvariants`, as the workspace simulation checks), and a device lands only what
+/// its app made or what the store held already; afterwards, with nothing failing, every app holds exactly
 /// what the store holds, and every app's last edit of a record in the zone never deleted
 /// landed on the store. `RECSYNC_ENGINE_SIM_SEEDS` runs more seeds;
 /// `RECSYNC_ENGINE_SIM_SEED` replays one.
@@ -193,6 +194,27 @@ final class SimulatedApp: RecordSyncEngineDelegate, @unchecked Sendable {
         var explained: [RecordID: Set<SyncInvariants.Fields?>] = [:]
         var landedSeen = [Int](repeating: 0, count: devices.count)
         var removedZones: [ZoneID: String] = [:]
+        // What each device's app made: the values it edited into each record, and the records
+        // it deleted. A device sends its own changes only (a merge keeps the local edit), so
+        // whatever lands from it must be one of these, or what the store held already (a
+        // pending save of a record that was sent before, sent again unchanged): never content
+        // it fetched over another device's newer write, nor another record's.
+        var made: [Int: [RecordID: Set<SyncInvariants.Fields?>]] = [:]
+        /// Takes in what device `i` landed since the last look and checks the store; the
+        /// broken invariant, if any.
+        func look(after i: Int) async throws -> (String, String)? {
+            let store = devices[i].store
+            let landed = await store.landed
+            for write in landed[landedSeen[i]...] {
+                if !(made[i]?[write.recordID] ?? []).contains(write.fields), explained[write.recordID] != [write.fields] {
+                    return ("push-sent-other-content", "d\(i) stored \(SyncInvariants.describe(write.fields)) for \(SyncInvariants.describe(write.recordID)), which it never made there")
+                }
+                explained[write.recordID] = [write.fields]
+            }
+            landedSeen[i] = landed.count
+            let now = try await storeContents()
+            return SyncInvariants.storeExplained(now.records, by: explained) ?? SyncInvariants.noZoneResurrected(live: now.zones, removed: removedZones)
+        }
         func storeContents() async throws -> (records: [RecordID: SyncInvariants.Fields], zones: Set<ZoneID>) {
             var records: [RecordID: SyncInvariants.Fields] = [:]
             let zones = try await admin.fetchAllRecordZones(scope: .private).map(\.zoneID)
@@ -221,12 +243,14 @@ final class SimulatedApp: RecordSyncEngineDelegate, @unchecked Sendable {
                         d.dirty.insert(id)
                     }
                     if id.zoneID == notes { lastEdits[i, default: [:]][id] = v }
+                    made[i, default: [:]][id, default: []].insert(["v": .int64(v)])
                     log.append("d\(i) edit \(id.recordName)=\(v)")
                     try await device.engine.add(pendingRecordZoneChanges: [.saveRecord(id)])
                 case 30..<40:
                     guard let id = device.app.records.keys.sorted(by: { $0.recordName < $1.recordName }).first(where: { _ in rng.next() % 2 == 0 }) else { continue }
                     device.app.data.withLock { d in d.records[id] = nil; d.dirty.insert(id) }
                     lastEdits[i]?[id] = nil
+                    made[i, default: [:]][id, default: []].insert(nil)
                     log.append("d\(i) delete \(id.recordName)")
                     try await device.engine.add(pendingRecordZoneChanges: [.deleteRecord(id)])
                 case 40..<65, 65..<90:
@@ -268,12 +292,7 @@ final class SimulatedApp: RecordSyncEngineDelegate, @unchecked Sendable {
                 log.append("  refused: \(error)")
             }
             // Only device i wrote in this step: its landed writes, in order, are the latest.
-            let landed = await device.store.landed
-            for write in landed[landedSeen[i]...] { explained[write.recordID] = [write.fields] }
-            landedSeen[i] = landed.count
-            let now = try await storeContents()
-            let broken = SyncInvariants.storeExplained(now.records, by: explained) ?? SyncInvariants.noZoneResurrected(live: now.zones, removed: removedZones)
-            if let broken {
+            if let broken = try await look(after: i) {
                 Issue.record("[\(broken.0)] after step \(step): \(broken.1); seed \(seed):\n\(log.joined(separator: "\n"))")
                 return count
             }
@@ -282,12 +301,16 @@ final class SimulatedApp: RecordSyncEngineDelegate, @unchecked Sendable {
         // Nothing fails any more: every device sends and fetches until all is settled.
         for i in devices.indices { try restart(i) }
         for _ in 0..<6 {
-            for device in devices {
+            for (i, device) in devices.enumerated() {
                 do { try await device.engine.sendChanges() } catch {
                     // A conflict the app merged is pending again: the next round sends it.
                     guard case .partialFailure = error else { throw error }
                 }
                 try await device.engine.fetchChanges()
+                if let broken = try await look(after: i) {
+                    Issue.record("[\(broken.0)] while settling: \(broken.1); seed \(seed):\n\(log.joined(separator: "\n"))")
+                    return count
+                }
             }
         }
         for device in devices { try await device.engine.fetchChanges() }

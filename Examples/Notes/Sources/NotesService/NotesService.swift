@@ -41,7 +41,7 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
     /// Attachments: those downloaded or sent, each named by its SHA-256, and copies of files
     /// attached here that are not sent yet.
     let attachmentsDirectory: String
-    /// Per note, the attachment file its last `recordsToSave` uploaded, and the reference.
+    /// Per note, the attachment file (its name) its last `recordsToSave` uploaded, and the reference.
     let uploaded = Mutex<[RecordID: (file: String, asset: AssetReference)]>([:])
     let engineBox = Mutex<RecordSyncEngine?>(nil)
 
@@ -55,6 +55,10 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
         self.sealedFields = sealedFields
         attachmentsDirectory = path + ".attachments"
         try FileManager.default.createDirectory(atPath: attachmentsDirectory, withIntermediateDirectories: true)
+        // Copies an `attach` killed part-way was making.
+        for name in try FileManager.default.contentsOfDirectory(atPath: attachmentsDirectory) where name.hasPrefix(".") {
+            try FileManager.default.removeItem(atPath: "\(attachmentsDirectory)/\(name)")
+        }
         try Self.migrator.migrate(database)
         let saved = try await database.read { db in try Data.fetchOne(db, sql: "SELECT data FROM syncState WHERE id = 1") }
         let state = try saved.map { bytes throws(RecSyncError) in try RecordSyncEngine.State(serialized: bytes) } ?? RecordSyncEngine.State()
@@ -90,10 +94,12 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
                 """)
         }
         migrator.registerMigration("v2") { db in
-            // A note's attachment as the store last had it (an asset reference, `AssetText`),
-            // and a file attached here that is not sent yet (a copy, uploaded with the note).
+            // A note's attachment as the store last had it (an asset reference, `AssetText`);
+            // a file attached here that is not sent yet (the name of its copy in the
+            // attachments directory, uploaded with the note); why that file could not go.
             try db.execute(sql: "ALTER TABLE note ADD COLUMN attachment TEXT")
             try db.execute(sql: "ALTER TABLE note ADD COLUMN attachmentFile TEXT")
+            try db.execute(sql: "ALTER TABLE note ADD COLUMN attachmentProblem TEXT")
         }
         return migrator
     }
@@ -142,27 +148,51 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
 
     /// Deletes a note here and, on the next sync, on the store.
     public func delete(_ id: String) async throws {
-        try await database.write { db in
+        let unsent = try await database.write { db -> String? in
+            let file = try String.fetchOne(db, sql: "SELECT attachmentFile FROM note WHERE id = ?", arguments: [id])
             try db.execute(sql: "DELETE FROM note WHERE id = ?", arguments: [id])
             try db.execute(sql: "INSERT OR IGNORE INTO deletedNote (id) VALUES (?)", arguments: [id])
+            return file
         }
+        // A file attached to it and never sent goes with it.
+        if let unsent, unsent.hasPrefix("local-") { try? FileManager.default.removeItem(atPath: "\(attachmentsDirectory)/\(unsent)") }
         try await engine.add(pendingRecordZoneChanges: [.deleteRecord(recordID(id))])
     }
 
     /// Attaches a copy of the file at `path` to a note, replacing any attachment; it is
-    /// uploaded with the note on the next sync.
+    /// uploaded with the note on the next sync. A file the store would refuse (over its size
+    /// limit, or in a sealed field) is refused here.
     public func attach(_ id: String, fileAt path: String) async throws {
-        let copy = "\(attachmentsDirectory)/local-\(UUID().uuidString)"
-        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        let engine = try engine
+        if sealedFields?.contains("attachment") == true {
+            throw RecSyncError.invalidArguments("the notes zone seals attachments, and recsync does not encrypt files: leave 'attachment' out of sealedFields")
+        }
+        let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
+        guard size <= engine.store.maxAssetBytes else {
+            throw RecSyncError.limitExceeded("\(path) is \(size) bytes; the store takes files of up to \(engine.store.maxAssetBytes) bytes")
+        }
+        // The copy is whole and durable before the database names it.
+        let name = "local-\(UUID().uuidString)"
+        let partial = "\(attachmentsDirectory)/.\(name)"
+        try FileManager.default.copyItem(atPath: path, toPath: partial)
+        let copy = try FileHandle(forUpdating: URL(fileURLWithPath: partial))
+        try copy.synchronize()
+        try copy.close()
+        try Self.move(partial, to: "\(attachmentsDirectory)/\(name)")
+        let replaced: String?
         do {
-            try await database.write { db in
-                try db.execute(sql: "UPDATE note SET attachmentFile = ? WHERE id = ?", arguments: [copy, id])
+            replaced = try await database.write { db -> String? in
+                let before = try String.fetchOne(db, sql: "SELECT attachmentFile FROM note WHERE id = ?", arguments: [id])
+                try db.execute(sql: "UPDATE note SET attachmentFile = ?, attachmentProblem = NULL WHERE id = ?", arguments: [name, id])
                 guard db.changesCount == 1 else { throw RecSyncError.invalidArguments("there is no note '\(id)' to attach a file to") }
+                return before
             }
         } catch {
-            try? FileManager.default.removeItem(atPath: copy)  // not attached: nothing refers to it
+            try? FileManager.default.removeItem(atPath: "\(attachmentsDirectory)/\(name)")  // not attached: nothing refers to it
             throw error
         }
+        // An earlier file attached here and never sent: replaced, so no longer needed.
+        if let replaced, replaced.hasPrefix("local-") { try? FileManager.default.removeItem(atPath: "\(attachmentsDirectory)/\(replaced)") }
         try await engine.add(pendingRecordZoneChanges: [.saveRecord(recordID(id))])
     }
 
@@ -174,15 +204,25 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
             let row = try Row.fetchOne(db, sql: "SELECT attachment, attachmentFile FROM note WHERE id = ?", arguments: [id])
             return (row?["attachment"], row?["attachmentFile"])
         }
-        if let local { return local }
+        if let local { return "\(attachmentsDirectory)/\(local)" }
         guard let text, let asset = try AssetText.decode(text) else { return nil }
         let path = "\(attachmentsDirectory)/\(asset.sha256)"
         if FileManager.default.fileExists(atPath: path) { return path }
-        // Into a file of its own first: one that is there under its final name is whole.
-        let partial = "\(attachmentsDirectory)/.\(UUID().uuidString).partial"
-        try await engine.downloadAsset(asset, of: recordID(id), to: partial)
-        try Self.move(partial, to: path)
+        do {
+            // Whole or not at all under its name (the engine writes it aside first).
+            try await engine.downloadAsset(asset, of: recordID(id), to: path)
+        } catch {
+            // Another call put it there meanwhile.
+            if FileManager.default.fileExists(atPath: path) { return path }
+            throw error
+        }
         return path
+    }
+
+    /// Why the file last attached to a note could not be sent (it stays here, and the note
+    /// went without it); nil when nothing went wrong. Attaching a file again clears it.
+    public func attachmentProblem(of id: String) async throws -> String? {
+        try await database.read { db in try String.fetchOne(db, sql: "SELECT attachmentProblem FROM note WHERE id = ?", arguments: [id]) }
     }
 
     /// Renames `file` to `path`, replacing what is there.
@@ -199,11 +239,21 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
     public func sync() async throws {
         let engine = try engine
         try await engine.fetchChanges()
-        do {
-            try await engine.sendChanges()
-        } catch .partialFailure {
-            // Each refusal was taken care of in `.sentRecordZoneChanges` (a conflict merged
-            // and pending again, a gone zone dropped); the rest of the send went.
+        let sent: Result<Void, RecSyncError>
+        do { sent = .success(try await engine.sendChanges()) } catch { sent = .failure(error) }
+        if case .failure(let error) = sent, !Self.handledInEvents(error) { throw error }
+    }
+
+    /// Whether a send's error is only refusals that `.sentRecordZoneChanges` takes care of (a
+    /// conflict merged and pending again, a gone zone dropped, a change still pending): not a
+    /// failure of the sync. Any other refusal is.
+    static func handledInEvents(_ error: RecSyncError) -> Bool {
+        guard case .partialFailure(let refused) = error else { return false }
+        return (Array(refused.records.values) + Array(refused.zones.values)).allSatisfy { refusal in
+            switch refusal {
+            case .serverRecordChanged, .zoneNotFound, .userDeletedZone, .batchRequestFailed, .storeBusy: true
+            default: false
+            }
         }
     }
 
@@ -222,11 +272,14 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
         let zone = zoneID
         let rows = try await database.read { db in
             try recordIDs.filter { $0.zoneID == zone }.compactMap { id -> (Record, String?)? in
-                guard let row = try Row.fetchOne(db, sql: "SELECT title, body, attachment, attachmentFile, changeTag FROM note WHERE id = ?", arguments: [id.recordName]) else { return nil }
+                guard let row = try Row.fetchOne(
+                    db, sql: "SELECT title, body, attachment, attachmentFile, attachmentProblem, changeTag FROM note WHERE id = ?", arguments: [id.recordName])
+                else { return nil }
                 let record = try Record(
                     recordID: id, recordType: Self.recordType,
                     fields: Self.fields(title: row["title"], body: row["body"], attachment: row["attachment"]), changeTag: row["changeTag"])
-                return (record, row["attachmentFile"])
+                // A file that could not go before waits for the user to attach one again.
+                return (record, row["attachmentProblem"] == nil ? row["attachmentFile"] : nil)
             }
         }
         var records: [Record] = []
@@ -234,9 +287,22 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
             let id = record.recordID
             // A file attached here goes up now, as the note is sent (its zone exists by then).
             if let file = attachmentFile {
-                let asset = try await syncEngine.uploadAsset(fileAt: file, for: id, field: "attachment")
-                record.fields["attachment"] = .asset(asset)
-                uploaded.withLock { $0[id] = (file, asset) }
+                let upload: Result<AssetReference, RecSyncError>
+                do { upload = .success(try await syncEngine.uploadAsset(fileAt: "\(attachmentsDirectory)/\(file)", for: id, field: "attachment")) } catch { upload = .failure(error) }
+                switch upload {
+                case .success(let asset):
+                    record.fields["attachment"] = .asset(asset)
+                    uploaded.withLock { $0[id] = (file, asset) }
+                case .failure(let error) where RecordSyncEngine.isTransient(error):
+                    throw error
+                case .failure(let error):
+                    // Refused for good (the file went, the store's limit is lower than when
+                    // it was attached): the note goes without it, and says why; one bad file
+                    // does not hold up every sync after it.
+                    try await database.write { db in
+                        try db.execute(sql: "UPDATE note SET attachmentProblem = ? WHERE id = ? AND attachmentFile = ?", arguments: [error.message, id.recordName, file])
+                    }
+                }
             }
             records.append(record)
         }
@@ -336,7 +402,7 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
                 return merged
             }
             for upload in landed {
-                try Self.move(upload.file, to: "\(attachmentsDirectory)/\(upload.asset.sha256)")
+                try Self.move("\(attachmentsDirectory)/\(upload.file)", to: "\(attachmentsDirectory)/\(upload.asset.sha256)")
             }
             // The merged notes carry the server's change tag now: send them again.
             if !merged.isEmpty {
@@ -363,12 +429,16 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
         let directory = attachmentsDirectory
         let ids = try await database.write { db in
             try db.execute(sql: "UPDATE note SET changeTag = NULL, baseTitle = NULL, baseBody = NULL")
-            // Attachments go up again too, from the copies downloaded or sent from here.
+            // Attachments go up again too, from the copies downloaded or sent from here; one
+            // this device never had is gone with the store's copy, and the note says so.
             for row in try Row.fetchAll(db, sql: "SELECT id, attachment FROM note WHERE attachment IS NOT NULL AND attachmentFile IS NULL") {
                 guard let text: String = row["attachment"], let asset = try AssetText.decode(text) else { continue }
-                let copy = "\(directory)/\(asset.sha256)"
-                if FileManager.default.fileExists(atPath: copy) {
-                    try db.execute(sql: "UPDATE note SET attachmentFile = ? WHERE id = ?", arguments: [copy, row["id"] as String])
+                if FileManager.default.fileExists(atPath: "\(directory)/\(asset.sha256)") {
+                    try db.execute(sql: "UPDATE note SET attachment = NULL, attachmentFile = ? WHERE id = ?", arguments: [asset.sha256, row["id"] as String])
+                } else {
+                    try db.execute(
+                        sql: "UPDATE note SET attachment = NULL, attachmentProblem = ? WHERE id = ?",
+                        arguments: ["the store lost the attachment when its encrypted data was reset, and this device had no copy of it", row["id"] as String])
                 }
             }
             try db.execute(sql: "DELETE FROM unseen")

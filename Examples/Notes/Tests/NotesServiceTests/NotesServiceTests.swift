@@ -159,4 +159,37 @@ import Testing
             #expect(FileManager.default.contents(atPath: file) == Data(photo))
         }
     }
+
+    /// A file attached again replaces the first (whose copy goes); a file that can no longer
+    /// be sent (its copy lost) does not hold up the note or the sync, and says why; attaching
+    /// one again sends it.
+    @Test func anAttachmentThatCannotGoDoesNotHoldUpTheNote() async throws {
+        let laptop = try await device("laptop")
+        let id = try await laptop.add(title: "Scan", body: "")
+        let first = directory + "/first.txt", second = directory + "/second.txt"
+        #expect(FileManager.default.createFile(atPath: first, contents: Data("first".utf8)))
+        #expect(FileManager.default.createFile(atPath: second, contents: Data("second".utf8)))
+        try await laptop.attach(id, fileAt: first)
+        try await laptop.attach(id, fileAt: second)
+        let local = try #require(try await laptop.attachmentFile(of: id))
+        #expect(FileManager.default.contents(atPath: local) == Data("second".utf8))
+        let attachments = directory + "/laptop.sqlite.attachments"
+        #expect(try FileManager.default.contentsOfDirectory(atPath: attachments) == [(local as NSString).lastPathComponent], "the first copy went")
+
+        try FileManager.default.removeItem(atPath: local)
+        try await laptop.sync()
+        #expect(try await laptop.pendingChanges() == 0)
+        #expect(try await laptop.attachmentProblem(of: id)?.contains("cannot open") == true)
+        let phone = try await device("phone")
+        try await phone.sync()
+        #expect(try await phone.notes().map(\.title) == ["Scan"])
+        #expect(try await phone.attachmentFile(of: id) == nil)
+
+        try await laptop.attach(id, fileAt: first)
+        #expect(try await laptop.attachmentProblem(of: id) == nil)
+        try await laptop.sync()
+        try await phone.sync()
+        let received = try #require(try await phone.attachmentFile(of: id))
+        #expect(FileManager.default.contents(atPath: received) == Data("first".utf8))
+    }
 }
