@@ -20,6 +20,10 @@ if [ -z "${RECSYNC:-}" ]; then
   "$SWIFT" build --product recsync >/dev/null || exit 1
   RECSYNC="$("$SWIFT" build --show-bin-path)/recsync"
 fi
+# Given relative to where the script was started, or to the checkout: the loop runs elsewhere.
+if [ -x "$OLDPWD/$RECSYNC" ] && [ "${RECSYNC#/}" = "$RECSYNC" ]; then RECSYNC="$OLDPWD/$RECSYNC"; fi
+if [ ! -x "$RECSYNC" ]; then echo "kill-loop: RECSYNC=$RECSYNC is not an executable recsync" >&2; exit 2; fi
+RECSYNC="$(realpath "$RECSYNC")"
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/recsync-kill-loop.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
