@@ -152,13 +152,13 @@ extension RemoteStore {
     /// `downloadAsset(_:zone:fd:path:)` does, whole or not at all: the content goes into a
     /// temporary file beside `path`, which is linked to `path` once it is checked and durable,
     /// so a process killed part-way leaves no partial file under that name (at most the
-    /// temporary one, named `.<name>.partial-<random>`). On failure nothing is left behind.
+    /// temporary one, named `.recsync-partial-<random>`, short whatever the name). On failure nothing is left behind.
     public func downloadAsset(_ asset: AssetReference, zone: ZoneID, to path: String) async throws(RecSyncError) {
         // The directory with its slash ("" for a bare name), and the name.
         let slash = path.lastIndex(of: "/")
         let prefix = slash.map { String(path[...$0]) } ?? ""
-        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        let partial = "\(prefix).\(name).partial-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
+        // Not derived from the name: a name near the system's limit would make it too long.
+        let partial = "\(prefix).recsync-partial-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
         // Refused before anything is read (and again by the link below, should one appear).
         var st = stat()
         if lstat(path, &st) == 0 {

@@ -300,6 +300,11 @@ import RecSyncTestTraits
         #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.directory.path).filter { $0.contains("partial") }.isEmpty)
         try await phone.downloadAsset(good, zone: notes, to: out)
         #expect(bytes(out) == Array("good".utf8))
+        // A name as long as the system takes (255 bytes) is written too: the temporary file's
+        // name does not grow with it.
+        let long = fixture.directory.file(String(repeating: "n", count: 255))
+        try await phone.downloadAsset(good, zone: notes, to: long)
+        #expect(bytes(long) == Array("good".utf8))
         #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.directory.path).filter { $0.contains("partial") }.isEmpty)
     }
 

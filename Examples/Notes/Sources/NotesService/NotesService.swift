@@ -174,7 +174,8 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
         // The copy is whole and durable before the database names it.
         let name = "local-\(UUID().uuidString)"
         let partial = "\(attachmentsDirectory)/.\(name)"
-        try FileManager.default.copyItem(atPath: path, toPath: partial)
+        // The file a link points to, not the link (a copied link would not upload).
+        try FileManager.default.copyItem(atPath: URL(fileURLWithPath: path).resolvingSymlinksInPath().path, toPath: partial)
         let copy = try FileHandle(forUpdating: URL(fileURLWithPath: partial))
         try copy.synchronize()
         try copy.close()
