@@ -34,15 +34,18 @@ let package = Package(
         .target(name: "RecSyncModel"),
         .target(name: "RecSyncStore", dependencies: ["RecSyncModel", "RecSyncGit", "CRecSyncSys"]),
         .target(name: "CRecSyncSys"),
+        // The one system-call and durable-write layer: EINTR retried, errno and the call's name
+        // kept, temp -> fsync -> rename -> fsync of the directory, paths confined to a root.
+        .target(name: "RecSyncSystem", dependencies: ["RecSyncModel", "CRecSyncSys"]),
         .target(
             name: "RecSyncWorkspace",
-            dependencies: ["RecSyncModel", "RecSyncGit", "CRecSyncSys", .product(name: "CSV", package: "CSV.swift")]
+            dependencies: ["RecSyncModel", "RecSyncGit", "RecSyncSystem", "CRecSyncSys", .product(name: "CSV", package: "CSV.swift")]
         ),
         // Committing a workspace into its own git repository (`pull --commit`).
-        .target(name: "RecSyncSnapshots", dependencies: ["RecSyncModel", "RecSyncGit", "RecSyncWorkspace"]),
+        .target(name: "RecSyncSnapshots", dependencies: ["RecSyncModel", "RecSyncGit", "RecSyncSystem", "RecSyncWorkspace"]),
         .target(
             name: "RecSyncEngine",
-            dependencies: ["RecSyncModel", "RecSyncStore", "RecSyncWorkspace", "RecSyncSnapshots"]
+            dependencies: ["RecSyncModel", "RecSyncStore", "RecSyncSystem", "RecSyncWorkspace", "RecSyncSnapshots"]
         ),
         // Durable subscriptions of a workspace: notifications of what changed on the store
         // since each subscription's cursor, and the watch loop that pulls and delivers them.
@@ -55,17 +58,17 @@ let package = Package(
         // engine included, gets encryption by wrapping the store in it.
         .target(
             name: "RecSyncEncryption",
-            dependencies: ["RecSyncModel", "RecSyncStore", "RecSyncWorkspace", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["RecSyncModel", "RecSyncStore", "RecSyncSystem", "RecSyncWorkspace", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(
             name: "RecSyncCLI",
             dependencies: [
-                "RecSyncModel", "RecSyncStore", "RecSyncWorkspace", "RecSyncEngine", "RecSyncEncryption", "RecSyncSubscriptions", "CRecSyncSys",
+                "RecSyncModel", "RecSyncStore", "RecSyncSystem", "RecSyncWorkspace", "RecSyncEngine", "RecSyncEncryption", "RecSyncSubscriptions", "CRecSyncSys",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(name: "recsync", dependencies: ["RecSyncCLI"]),
-        .target(name: "RecSyncTestSupport", dependencies: ["RecSyncModel", "RecSyncStore", "RecSyncWorkspace", "CRecSyncSys"]),
+        .target(name: "RecSyncTestSupport", dependencies: ["RecSyncModel", "RecSyncStore", "RecSyncSystem", "RecSyncWorkspace", "CRecSyncSys"]),
         // Swift Testing traits the test targets share (`.ownThreads`); links the Testing library,
         // so it stays out of RecSyncTestSupport, which the fuzz and bench executables use.
         .target(name: "RecSyncTestTraits"),
@@ -85,19 +88,20 @@ let package = Package(
         .testTarget(name: "RecSyncModelTests", dependencies: ["RecSyncModel", "RecSyncTestSupport", "RecSyncTestTraits"]),
         .testTarget(name: "RecSyncGitTests", dependencies: ["RecSyncGit", "RecSyncTestSupport", "RecSyncTestTraits"]),
         .testTarget(name: "RecSyncSnapshotsTests", dependencies: ["RecSyncSnapshots", "RecSyncWorkspace", "RecSyncModel", "RecSyncTestSupport", "RecSyncTestTraits"]),
-        .testTarget(name: "RecSyncWorkspaceTests", dependencies: ["RecSyncWorkspace", "RecSyncModel", "RecSyncTestSupport", "RecSyncTestTraits"]),
+        .testTarget(name: "RecSyncSystemTests", dependencies: ["RecSyncSystem", "RecSyncModel", "RecSyncTestSupport", "RecSyncTestTraits"]),
+        .testTarget(name: "RecSyncWorkspaceTests", dependencies: ["RecSyncWorkspace", "RecSyncSystem", "RecSyncModel", "RecSyncTestSupport", "RecSyncTestTraits"]),
         .testTarget(
             name: "RecSyncEngineTests",
             dependencies: [
                 "RecSyncEngine", "RecSyncEncryption", "RecSyncSubscriptions", "RecSyncWorkspace", "RecSyncStore", "RecSyncModel",
-                "RecSyncTestSupport", "RecSyncTestTraits", "RecSyncEngineFixtures",
+                "RecSyncSystem", "RecSyncTestSupport", "RecSyncTestTraits", "RecSyncEngineFixtures",
             ]
         ),
         .testTarget(
             name: "RecSyncSubscriptionsTests",
             dependencies: [
                 "RecSyncSubscriptions", "RecSyncEngine", "RecSyncWorkspace", "RecSyncStore", "RecSyncModel",
-                "RecSyncTestSupport", "RecSyncTestTraits", "RecSyncEngineFixtures",
+                "RecSyncSystem", "RecSyncTestSupport", "RecSyncTestTraits", "RecSyncEngineFixtures",
             ]
         ),
         .testTarget(

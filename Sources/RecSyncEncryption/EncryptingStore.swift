@@ -1,6 +1,7 @@
 import Crypto
 import RecSyncModel
 import RecSyncStore
+import RecSyncSystem
 import RecSyncWorkspace
 
 /// What reading a zone's scope again came to, per zone, for one page of records: none is

@@ -1,6 +1,7 @@
 import Glibc
 import RecSyncModel
 import RecSyncStore
+import RecSyncSystem
 import RecSyncWorkspace
 
 /// One asset `SyncEngine.fetchAssets` looked at.

@@ -1,5 +1,6 @@
 import RecSyncModel
 import RecSyncStore
+import RecSyncSystem
 import RecSyncWorkspace
 
 /// Applies one page of incoming changes to a zone: stages file writes, decides conflicts with

@@ -1,5 +1,6 @@
 import RecSyncModel
 import RecSyncStore
+import RecSyncSystem
 import RecSyncWorkspace
 
 extension SyncEngine {

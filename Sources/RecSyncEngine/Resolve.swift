@@ -1,6 +1,7 @@
 import Foundation
 import RecSyncModel
 import RecSyncStore
+import RecSyncSystem
 import RecSyncWorkspace
 
 /// How `resolve` settles a conflict.

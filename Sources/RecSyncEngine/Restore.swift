@@ -1,5 +1,6 @@
 import RecSyncModel
 import RecSyncStore
+import RecSyncSystem
 import RecSyncWorkspace
 
 /// What `restore` did to one record (`recsync restore`).

@@ -1,3 +1,4 @@
+import RecSyncSystem
 import Synchronization
 import RecSyncModel
 import RecSyncStore

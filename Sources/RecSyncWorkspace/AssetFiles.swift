@@ -1,6 +1,7 @@
 import Glibc
 import RecSyncGit
 import RecSyncModel
+import RecSyncSystem
 import Synchronization
 
 /// Numbers asset temp files of this process.

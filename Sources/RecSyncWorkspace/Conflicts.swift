@@ -1,5 +1,6 @@
 import Foundation
 import RecSyncModel
+import RecSyncSystem
 
 /// A record whose local edit and the store's version both changed: the three copies, kept
 /// under `.recsync/conflicts/` until `resolve` settles it.

@@ -1,6 +1,7 @@
 import RecSyncModel
 
 import Glibc
+import RecSyncSystem
 
 extension Workspace {
     /// Files (not directories) directly in `private/`, `shared/` or `shared/OWNER/`, where only

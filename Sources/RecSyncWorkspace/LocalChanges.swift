@@ -2,6 +2,7 @@ import Foundation
 import RecSyncModel
 
 import Glibc
+import RecSyncSystem
 
 /// One record file of a zone as it is on disk, compared with what was last synced.
 public struct LocalRecord: Sendable {

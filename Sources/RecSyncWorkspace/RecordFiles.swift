@@ -1,4 +1,5 @@
 import RecSyncModel
+import RecSyncSystem
 
 /// Reading one record's files: the record file (its fields) and the sidecar (its system fields).
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import RecSyncModel
+import RecSyncSystem
 
 /// How people name records and zones of a workspace (on the command line).
 ///

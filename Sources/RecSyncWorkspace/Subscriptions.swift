@@ -1,5 +1,6 @@
 import Foundation
 import RecSyncModel
+import RecSyncSystem
 
 /// Where a subscription's notifications have been delivered up to: a database token of its
 /// scope (nil: the store's beginning, so everything ever committed is still to report).

@@ -1,4 +1,5 @@
 import RecSyncModel
+import RecSyncSystem
 
 /// Assets a pull deliberately did not download (`pull --no-assets`, or a zone set to pull
 /// without them): per zone in `.recsync/index/<zone>.skipped` (a suffix no longer than

@@ -1,6 +1,7 @@
 import Foundation
 import RecSyncGit
 import RecSyncModel
+import RecSyncSystem
 import Synchronization
 
 import Glibc

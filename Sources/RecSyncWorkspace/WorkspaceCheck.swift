@@ -1,4 +1,5 @@
 import RecSyncModel
+import RecSyncSystem
 
 extension Workspace {
     /// Checks the workspace for what `recsync doctor` looks at: leftovers of a killed write

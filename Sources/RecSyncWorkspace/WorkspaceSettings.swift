@@ -1,6 +1,7 @@
 import Foundation
 import RecSyncGit
 import RecSyncModel
+import RecSyncSystem
 
 /// A setting of `.recsync/config` that `recsync config` reads and writes.
 public enum WorkspaceSetting: String, CaseIterable, Sendable {

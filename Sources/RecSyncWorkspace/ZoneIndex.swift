@@ -2,6 +2,7 @@ import Foundation
 import RecSyncModel
 
 import Glibc
+import RecSyncSystem
 
 /// What the workspace knew about one record file after it last synced it.
 public struct IndexEntry: Sendable, Hashable, Codable {

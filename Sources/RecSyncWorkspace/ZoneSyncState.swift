@@ -1,5 +1,6 @@
 import Foundation
 import RecSyncModel
+import RecSyncSystem
 
 // The per-zone and per-scope sync state a pull and a push keep beside the records, under
 // `.recsync/tokens/`: typed here, so the engine never reaches for these files by path.

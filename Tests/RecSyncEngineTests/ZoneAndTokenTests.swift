@@ -3,6 +3,7 @@ import RecSyncEngine
 import RecSyncEngineFixtures
 import RecSyncModel
 import RecSyncStore
+import RecSyncSystem
 import RecSyncTestSupport
 import RecSyncWorkspace
 import Testing

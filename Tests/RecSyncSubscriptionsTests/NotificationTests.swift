@@ -4,6 +4,7 @@ import RecSyncEngineFixtures
 import RecSyncModel
 import RecSyncSubscriptions
 import RecSyncStore
+import RecSyncSystem
 import RecSyncTestSupport
 import RecSyncWorkspace
 import Synchronization

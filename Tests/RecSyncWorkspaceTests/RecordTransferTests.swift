@@ -1,4 +1,5 @@
 import RecSyncModel
+import RecSyncSystem
 import RecSyncTestSupport
 import RecSyncWorkspace
 import Testing

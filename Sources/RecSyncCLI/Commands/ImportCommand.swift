@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import RecSyncModel
 import RecSyncStore
+import RecSyncSystem
 import RecSyncWorkspace
 
 /// `recsync import ZONE FILE|-`: writes many records from JSON lines or CSV in one step.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import RecSyncModel
 import RecSyncStore
+import RecSyncSystem
 import RecSyncWorkspace
 
 /// `recsync put RECORD...`: writes records' fields into the workspace.

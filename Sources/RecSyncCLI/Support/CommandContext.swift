@@ -3,6 +3,7 @@ import RecSyncEncryption
 import RecSyncEngine
 import RecSyncModel
 import RecSyncStore
+import RecSyncSystem
 import RecSyncWorkspace
 
 import Glibc

@@ -1,5 +1,6 @@
 import Foundation
 import RecSyncModel
+import RecSyncSystem
 import RecSyncWorkspace
 import Synchronization
 

@@ -1,6 +1,7 @@
 import Foundation
 import RecSyncEngine
 import RecSyncModel
+import RecSyncSystem
 import RecSyncWorkspace
 import Synchronization
 

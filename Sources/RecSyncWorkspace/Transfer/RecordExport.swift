@@ -1,6 +1,7 @@
 import CSV
 import Foundation
 import RecSyncModel
+import RecSyncSystem
 
 /// One record of a zone as the workspace holds it: its fields and, when it has a sidecar,
 /// its system fields.

@@ -1,6 +1,7 @@
 import CSV
 import Foundation
 import RecSyncModel
+import RecSyncSystem
 
 /// The formats `import` reads and `export` writes.
 public enum RecordFileFormat: String, Sendable, CaseIterable {

@@ -2,6 +2,7 @@ import CRecSyncSys
 import Dispatch
 import Glibc
 import RecSyncModel
+import RecSyncSystem
 import Synchronization
 
 /// The directories a batch works in, each opened once: files are created and renamed

@@ -1,5 +1,6 @@
 import Foundation
 import RecSyncModel
+import RecSyncSystem
 
 /// The file in which a running batch lists the directories it makes temp files in and the
 /// files it creates in place, so that the leftovers of a batch killed half-way can be found

@@ -1,5 +1,6 @@
 import Glibc
 import RecSyncModel
+import RecSyncSystem
 
 /// A set of file writes and removals made durable together.
 ///

@@ -3,6 +3,7 @@ import RecSyncEngine
 import RecSyncModel
 import RecSyncSubscriptions
 import RecSyncStore
+import RecSyncSystem
 import RecSyncTestSupport
 import RecSyncWorkspace
 import Synchronization

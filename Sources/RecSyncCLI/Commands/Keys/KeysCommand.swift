@@ -3,6 +3,7 @@ import Foundation
 import RecSyncEncryption
 import RecSyncEngine
 import RecSyncModel
+import RecSyncSystem
 import RecSyncWorkspace
 
 /// `recsync keys`: your encryption key pair, for encrypted zones.

@@ -6,6 +6,7 @@ import RecSyncEngine
 import RecSyncSubscriptions
 import RecSyncModel
 import RecSyncStore
+import RecSyncSystem
 import RecSyncWorkspace
 import Synchronization
 

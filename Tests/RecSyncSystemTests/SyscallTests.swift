@@ -1,7 +1,7 @@
 import Glibc
 import RecSyncModel
 import RecSyncTestSupport
-@testable import RecSyncWorkspace
+@testable import RecSyncSystem
 import Testing
 
 /// The one system call helper: EINTR is retried, and a failure keeps the call and its errno.

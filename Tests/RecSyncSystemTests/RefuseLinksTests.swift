@@ -1,7 +1,7 @@
 import Foundation
 import RecSyncModel
 import RecSyncTestSupport
-@testable import RecSyncWorkspace
+@testable import RecSyncSystem
 import Testing
 
 /// `FileIO.refuseLinks`: a tree libgit2 writes into by path (a network store's mirror) must

@@ -15,17 +15,17 @@ import Glibc
 /// under them, including those of code written later; a path under no workspace (a `--file`
 /// argument, a temp directory) is opened as before. The root itself may be a link: where a
 /// workspace lives is the user's choice; what lies inside it is recsync's.
-enum Confinement {
+package enum Confinement {
     /// Registered roots, counted: several `Workspace` values share a root (`withConfig`).
     private static let roots = Mutex<[String: Int]>([:])
 
-    static func register(_ root: String) {
+    package static func register(_ root: String) {
         let key = normalized(root)
         guard !key.isEmpty else { return }
         roots.withLock { $0[key, default: 0] += 1 }
     }
 
-    static func unregister(_ root: String) {
+    package static func unregister(_ root: String) {
         let key = normalized(root)
         roots.withLock { roots in
             guard let n = roots[key] else { return }
@@ -43,7 +43,7 @@ enum Confinement {
     /// The registered root a path lies under and the components below it; nil for a path under
     /// no workspace. Where workspaces nest, the outermost: a link inside the outer workspace is
     /// never followed, even where an inner root sits behind it.
-    static func locate(_ path: String) -> (root: String, below: [Substring])? {
+    package static func locate(_ path: String) -> (root: String, below: [Substring])? {
         roots.withLock { roots -> (String, [Substring])? in
             guard !roots.isEmpty else { return nil }
             var slash = path.firstIndex(of: "/")
@@ -59,7 +59,7 @@ enum Confinement {
     }
 
     /// The error for a path component that is a link.
-    static func linkRefused(_ path: String) -> RecSyncError {
+    package static func linkRefused(_ path: String) -> RecSyncError {
         .fileSystem(path: path, message: "is a symbolic link; recsync refuses to read or write through links inside a workspace: remove it, or replace it with a real directory or file")
     }
 }
@@ -109,16 +109,21 @@ extension FileIO {
 
     /// A directory opened for `*at` calls, and whether paths below it are confined (opened
     /// without following links).
-    struct OpenDirectory {
-        let fd: Int32
-        let confined: Bool
+    package struct OpenDirectory {
+        package let fd: Int32
+        package let confined: Bool
+
+        package init(fd: Int32, confined: Bool) {
+            self.fd = fd
+            self.confined = confined
+        }
     }
 
     /// Opens a directory. Under a workspace root it is opened from the root component by
     /// component with `O_NOFOLLOW`, making missing ones with `create`; a component that is a
     /// link is refused with an error naming it. Nil when it does not exist (and `create` is
     /// false) or a component is not a directory.
-    static func openDirectory(_ path: String, create: Bool) throws(RecSyncError) -> OpenDirectory? {
+    package static func openDirectory(_ path: String, create: Bool) throws(RecSyncError) -> OpenDirectory? {
         guard let (root, below) = Confinement.locate(path) else {
             if create { try makeDirectoriesFollowingLinks(path) }
             let fd = try Syscall.retrying("open", path: path, "cannot open directory", tolerating: [ENOENT, ENOTDIR]) {
@@ -171,7 +176,7 @@ extension FileIO {
 
     /// Opens the directory holding a path; nil when it does not exist (and `create` is false).
     /// The caller closes `directory.fd`.
-    static func openParent(_ path: String, create: Bool) throws(RecSyncError) -> (directory: OpenDirectory, name: String)? {
+    package static func openParent(_ path: String, create: Bool) throws(RecSyncError) -> (directory: OpenDirectory, name: String)? {
         let (dir, name) = split(path)
         if name.isEmpty || name == "." || name == ".." {
             throw .fileSystem(path: path, message: "does not name a file")
@@ -183,7 +188,7 @@ extension FileIO {
     /// Opens a regular file in an open directory: never through a link when `confined`, and
     /// non-blocking, so a FIFO or device in place of a file is an error instead of a hang.
     /// Nil when there is no such file (and `O_CREAT` is not given).
-    static func openRegularFile(in directory: OpenDirectory, _ name: String, path: String, flags: Int32, mode: mode_t = 0o644) throws(RecSyncError) -> Int32? {
+    package static func openRegularFile(in directory: OpenDirectory, _ name: String, path: String, flags: Int32, mode: mode_t = 0o644) throws(RecSyncError) -> Int32? {
         let fd: Int32
         switch Syscall.attempt({ openat(directory.fd, name, flags | O_CLOEXEC | O_NONBLOCK | (directory.confined ? O_NOFOLLOW : 0), mode) }) {
         case .success(let opened): fd = opened
@@ -220,7 +225,7 @@ extension FileIO {
 
     /// Removes a directory entry and, for a directory, everything in it, without following
     /// any link: a link is removed, never what it points to.
-    static func removeEntry(in parent: Int32, _ name: String, path: String) throws(RecSyncError) {
+    package static func removeEntry(in parent: Int32, _ name: String, path: String) throws(RecSyncError) {
         var st = stat()
         guard try Syscall.retrying("fstatat", path: path, "cannot remove", tolerating: [ENOENT], { fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) }) != nil else { return }
         if (st.st_mode & S_IFMT) == S_IFDIR {
@@ -234,7 +239,7 @@ extension FileIO {
     }
 
     /// The entries of an open directory (not `.`/`..`); the descriptor stays open.
-    static func list(fd: Int32) -> [String] {
+    package static func list(fd: Int32) -> [String] {
         var ignored = Set<String>()
         return list(fd: fd, notRegular: &ignored)
     }
@@ -243,7 +248,7 @@ extension FileIO {
     /// plain files (links, directories, FIFOs…). A file system that does not tell types
     /// (DT_UNKNOWN) notes nothing, unless `unknownIsNotRegular`: a caller that must know
     /// still has to `stat` those.
-    static func list(fd: Int32, notRegular: inout Set<String>, unknownIsNotRegular: Bool = false) -> [String] {
+    package static func list(fd: Int32, notRegular: inout Set<String>, unknownIsNotRegular: Bool = false) -> [String] {
         let copy = dup(fd)
         guard copy >= 0, let dir = fdopendir(copy) else {
             if copy >= 0 { close(copy) }

@@ -28,7 +28,7 @@ public struct FileInfo: Sendable {
     /// through a hard link would change a file outside the workspace too).
     public var linkCount: UInt64
 
-    init(_ st: stat) {
+    package init(_ st: stat) {
         stamp = FileStamp(size: Int64(st.st_size), mtimeNanos: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec), inode: UInt64(st.st_ino))
         isDirectory = (st.st_mode & S_IFMT) == S_IFDIR
         isSymlink = (st.st_mode & S_IFMT) == S_IFLNK
@@ -37,7 +37,7 @@ public struct FileInfo: Sendable {
     }
 
     /// A plain file as an index entry recorded it.
-    init(stamp: FileStamp) {
+    package init(stamp: FileStamp) {
         self.stamp = stamp
         isDirectory = false
         isSymlink = false
@@ -163,7 +163,7 @@ public enum FileIO {
     }
 
     /// The type byte (`DT_REG`, `DT_LNK`, …) of a `readdir` entry, read in place.
-    static func entryType(_ entry: UnsafeMutablePointer<dirent>) -> UInt8 {
+    package static func entryType(_ entry: UnsafeMutablePointer<dirent>) -> UInt8 {
         let offset = MemoryLayout<dirent>.offset(of: \dirent.d_type) ?? 18
         return UnsafeRawPointer(entry).load(fromByteOffset: offset, as: UInt8.self)
     }
@@ -182,7 +182,7 @@ public enum FileIO {
     }
 
     /// `makeDirectories` for a path under no workspace root (or for the root itself).
-    static func makeDirectoriesFollowingLinks(_ path: String) throws(RecSyncError) {
+    package static func makeDirectoriesFollowingLinks(_ path: String) throws(RecSyncError) {
         var st = stat()
         if stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR { return }
         let parent = (path as NSString).deletingLastPathComponent
@@ -200,10 +200,25 @@ public enum FileIO {
     }
 
     /// Writes a file durably in one step (for single state files such as tokens).
+    /// Temp file beside it, fsync, rename over it, fsync of the directory: a crash leaves the
+    /// old file or the new one, and at worst a `.tmp-` file that `removeStaleTemporaryFiles`
+    /// clears up.
     public static func writeAtomically(_ path: String, _ bytes: [UInt8]) throws(RecSyncError) {
-        var batch = WriteBatch()
-        batch.write(path, bytes)
-        try batch.commit()
+        guard let (directory, name) = try openParent(path, create: true) else {
+            throw .fileSystem(path: path, message: "cannot create: no such directory")
+        }
+        defer { close(directory.fd) }
+        let (file, fd) = try TempFile.create(in: directory.fd, at: split(path).dir, for: name)
+        var placed = false
+        defer { if !placed { file.remove() } }
+        do {
+            defer { close(fd) }
+            try writeAll(fd, bytes, path: file.path)
+            try Syscall.retrying("fsync", path: file.path, "cannot sync") { fsync(fd) }
+        }
+        try file.renameIntoPlace(path)
+        placed = true
+        try Syscall.syncDirectory(directory.fd, path: split(path).dir)
     }
 
     /// Appends lines to a file and makes them durable. A line a crash cut short is ended
@@ -225,7 +240,7 @@ public enum FileIO {
         try Syscall.retrying("fdatasync", path: path, "cannot sync") { fdatasync(fd) }
     }
 
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(RecSyncError) {
+    package static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(RecSyncError) {
         if let failure = writeFully(fd, bytes) { throw Syscall.error("write", path: path, "cannot write", errno: failure) }
     }
 
@@ -245,7 +260,7 @@ public enum FileIO {
 
     /// Writes a file in place without syncing it (a batch's registry, made durable with the
     /// batch); never through a link under a workspace root.
-    static func writeUnsynced(_ path: String, _ bytes: [UInt8]) throws(RecSyncError) {
+    package static func writeUnsynced(_ path: String, _ bytes: [UInt8]) throws(RecSyncError) {
         guard let fd = try openRegularFile(path, flags: O_WRONLY | O_CREAT | O_TRUNC) else {
             throw .fileSystem(path: path, message: "cannot create: no such directory")
         }
@@ -285,7 +300,7 @@ public enum FileIO {
     }
 
     /// A path's directory and last component (plain string work, no Foundation path rules).
-    static func split(_ path: String) -> (dir: String, name: String) {
+    package static func split(_ path: String) -> (dir: String, name: String) {
         guard let slash = path.lastIndex(of: "/") else { return (".", path) }
         let dir = path[..<slash]
         return (dir.isEmpty ? "/" : String(dir), String(path[path.index(after: slash)...]))
