@@ -6,6 +6,8 @@ let package = Package(
     products: [
         .library(name: "RecSyncModel", targets: ["RecSyncModel"]),
         .library(name: "RecSyncStore", targets: ["RecSyncStore"]),
+        .library(name: "RecSyncSystem", targets: ["RecSyncSystem"]),
+        .library(name: "RecSyncWorkspace", targets: ["RecSyncWorkspace"]),
         .library(name: "RecSyncEngine", targets: ["RecSyncEngine"]),
         .library(name: "RecSyncEncryption", targets: ["RecSyncEncryption"]),
         .library(name: "RecSyncSubscriptions", targets: ["RecSyncSubscriptions"]),
@@ -29,10 +31,10 @@ let package = Package(
         .target(name: "CRecSyncNet", dependencies: ["CLibGit2"]),
         .target(
             name: "RecSyncGit",
-            dependencies: ["CLibGit2", "CRecSyncSys", "CRecSyncNet", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["CLibGit2", "CRecSyncSys", "CRecSyncNet", "RecSyncSystem", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(name: "RecSyncModel"),
-        .target(name: "RecSyncStore", dependencies: ["RecSyncModel", "RecSyncGit", "CRecSyncSys"]),
+        .target(name: "RecSyncStore", dependencies: ["RecSyncModel", "RecSyncGit", "RecSyncSystem", "CRecSyncSys"]),
         .target(name: "CRecSyncSys"),
         // The one system-call and durable-write layer: EINTR retried, errno and the call's name
         // kept, temp -> fsync -> rename -> fsync of the directory, paths confined to a root.
@@ -45,13 +47,13 @@ let package = Package(
         .target(name: "RecSyncSnapshots", dependencies: ["RecSyncModel", "RecSyncGit", "RecSyncSystem", "RecSyncWorkspace"]),
         .target(
             name: "RecSyncEngine",
-            dependencies: ["RecSyncModel", "RecSyncStore", "RecSyncSystem", "RecSyncWorkspace", "RecSyncSnapshots"]
+            dependencies: ["RecSyncModel", "RecSyncStore", "RecSyncWorkspace", "RecSyncSnapshots"]
         ),
         // Durable subscriptions of a workspace: notifications of what changed on the store
         // since each subscription's cursor, and the watch loop that pulls and delivers them.
         .target(
             name: "RecSyncSubscriptions",
-            dependencies: ["RecSyncModel", "RecSyncStore", "RecSyncWorkspace", "RecSyncEngine"]
+            dependencies: ["RecSyncModel", "RecSyncStore", "RecSyncSystem", "RecSyncWorkspace", "RecSyncEngine", "CRecSyncSys"]
         ),
         // Encrypted zones: a store decorator that seals fields on the client (X25519, HKDF and
         // ChaChaPoly), the user's key files, and `recsync keys`. Any client of a store, the
@@ -63,7 +65,7 @@ let package = Package(
         .target(
             name: "RecSyncCLI",
             dependencies: [
-                "RecSyncModel", "RecSyncStore", "RecSyncSystem", "RecSyncWorkspace", "RecSyncEngine", "RecSyncEncryption", "RecSyncSubscriptions", "CRecSyncSys",
+                "RecSyncModel", "RecSyncStore", "RecSyncSystem", "RecSyncWorkspace", "RecSyncEngine", "RecSyncEncryption", "RecSyncSubscriptions",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -37,6 +37,18 @@ if [ "${1:-}" = "--self-test" ]; then
     plant Sources/RecSyncWorkspace/Planted.swift 'import RecSyncEncryption'
     plant Sources/RecSyncSubscriptions/Watcher.swift 'let page = try await store.recordZoneChanges(zone: zone, since: nil, resultsLimit: 0, desiredKeys: nil)'
     plant Sources/RecSyncEncryption/Planted.swift 'import RecSyncEngine'
+    plant Sources/RecSyncCLI/Planted.swift 'import RecSyncGit'
+    plant Sources/RecSyncCLI/Planted.swift 'import Glibc'
+    plant Sources/RecSyncCLI/Planted.swift 'import CRecSyncSys'
+    plant Sources/RecSyncCLI/Planted.swift 'let store = try GitStore.open(location: "x", relativeTo: "/", actor: actor)'
+    plant Sources/RecSyncCLI/Planted.swift '_ = FileIO.writeFully(1, [])'
+    plant Sources/RecSyncCLI/Planted.swift 'if isatty(1) == 1 { }'
+    plant Sources/RecSyncEngine/Planted.swift '_ = try GitStore.open(location: remote, relativeTo: "/", actor: actor)'
+    plant Sources/RecSyncEngine/Planted.swift 'import RecSyncGit'
+    plant Sources/RecSyncEngine/Planted.swift 'import RecSyncSystem'
+    plant Sources/RecSyncEngine/Planted.swift 'let there = FileManager.default.fileExists(atPath: path)'
+    plant Sources/RecSyncEngine/Planted.swift 'let fd = open(path, O_RDONLY)'
+    plant Sources/RecSyncWorkspace/Planted.swift 'while n < 0 && errno == EINTR { n = read(fd, &b, 1) }'
     ROOT="$here" bash "$here/scripts/check-layers.sh" >/dev/null
     echo "check-layers self-test: ok (every planted violation caught, the tree itself passes)"
     exit 0
@@ -102,7 +114,32 @@ rule "the engine and the encryption decorator do not know each other" \
     "RecordSyncEngine syncs any RemoteStore; encryption is a store around a store (RecSyncEncryption)" \
     "$(uses '^import (RecSyncEncryption|RecSyncCLI)' Sources/RecSyncEngine; uses '^import (RecSyncEngine|RecSyncCLI)' Sources/RecSyncEncryption)"
 
-# 4. The product speaks of the product: how a bug was found (an issue number, a finding's ID,
+# 4. The command line parses, makes library calls and prints: it imports only the argument
+#    parser, Foundation, Swift's Synchronization and recsync's library products, and names
+#    neither the git backend, nor the system-call layer's internals, nor C.
+rule "the command line imports only the parser, Foundation and library products" \
+    "Sources/RecSyncCLI may import ArgumentParser, Foundation, Synchronization and the products in Package.swift; what it needs from elsewhere belongs in the library" \
+    "$(uses '^(@testable |@_exported )?import ' Sources/RecSyncCLI \
+        | grep -vE ':(@[a-z_]+ )?import (ArgumentParser|Foundation|Synchronization|RecSyncModel|RecSyncStore|RecSyncSystem|RecSyncWorkspace|RecSyncEngine|RecSyncEncryption|RecSyncSubscriptions)$' || true)"
+rule "the command line names no backend or system call" \
+    "the command line goes through StoreLocation, StandardStream and InputFile (and the library's operations), not GitStore, FileIO, Syscall or C calls" \
+    "$(uses '\b(GitStore|GitRepository|GitRemoteURL|FileIO|Syscall|Confinement|TempFile|recsync_[a-z_]+|Glibc)\b|(^|[^.[:alnum:]_])(open|openat|read|write|close|fsync|unlink|unlinkat|rename|renameat|mkdir|lstat|stat|isatty|kill|waitpid|waitid|dup2|pipe|signal|sigaction|fork|execve|getpid)\(' Sources/RecSyncCLI)"
+
+# 5. The engine runs the sync protocol against RemoteStore and asks the workspace for files:
+#    it names no store backend and makes no file-system call of its own.
+rule "the engine names no store backend" \
+    "Sources/RecSyncEngine speaks to RemoteStore; a store is opened by its location (StoreLocation), never as a GitStore" \
+    "$(uses '\b(GitStore|GitBackend|MemoryStore|GitRepository|GitRemoteURL)\b|^import RecSyncGit' Sources/RecSyncEngine)"
+rule "the engine makes no file-system call" \
+    "Sources/RecSyncEngine asks the workspace (Workspace's methods) for what is on disk; FileIO, FileManager and libc calls belong in RecSyncSystem and RecSyncWorkspace" \
+    "$(uses '\b(FileIO|FileManager|Syscall|Confinement|TempFile|FileHandle)\b|^import (RecSyncSystem|Glibc|CRecSyncSys)|(^|[^.[:alnum:]_])(open|openat|close|fsync|unlink|unlinkat|renameat|mkdir|lstat|opendir|readdir)\(' Sources/RecSyncEngine)"
+
+# 6. One system-call layer: EINTR is retried in RecSyncSystem (Syscall.attempt) alone.
+rule "one EINTR loop" \
+    "a call retried on EINTR outside Sources/RecSyncSystem; make the call through Syscall.attempt or retrying" \
+    "$(uses '\bEINTR\b' Sources | grep -vE '^Sources/RecSyncSystem/' || true)"
+
+# 7. The product speaks of the product: how a bug was found (an issue number, a finding's ID,
 #    an attack or review pass) belongs in the commit message, not in code, test names or files
 #    at the root.
 rule "no issue numbers, finding IDs or attack passes in the tree" \

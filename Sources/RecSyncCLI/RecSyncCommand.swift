@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import RecSyncModel
 
-import Glibc
 
 /// The `recsync` command; each subcommand lives in its own file under `Commands/`.
 public struct RecSyncCommand: AsyncParsableCommand {
@@ -54,8 +53,8 @@ extension RecSyncCommand {
         // A mistyped subcommand gets git's "did you mean" rather than the parser's error.
         if let message = CommandSuggestion.unknownCommand(in: arguments) {
             if arguments.contains("--json") { printUsageError(message, arguments: arguments) }
-            Console.write("recsync: " + message + "\n", to: .standardError)
-            Glibc.exit(ExitCodes.usage)
+            Console.write("recsync: " + message + "\n", to: .error)
+            Foundation.exit(ExitCodes.usage)
         }
         do {
             var command = try parseAsRoot(arguments)
@@ -84,7 +83,7 @@ extension RecSyncCommand {
             "exitCode": .int(Int64(ExitCodes.usage)),
             "version": .int(1),
         ])
-        Console.write(String(decoding: JSON.serialize(document, pretty: true), as: UTF8.self), to: .standardOutput)
+        Console.write(String(decoding: JSON.serialize(document, pretty: true), as: UTF8.self), to: .output)
     }
 
     /// The subcommand words at the start of a command line (`zone delete`), skipping options.

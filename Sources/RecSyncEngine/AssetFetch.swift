@@ -1,7 +1,5 @@
-import Glibc
 import RecSyncModel
 import RecSyncStore
-import RecSyncSystem
 import RecSyncWorkspace
 
 /// One asset `SyncEngine.fetchAssets` looked at.
@@ -71,7 +69,7 @@ extension SyncEngine {
                 continue
             }
             for (field, asset) in fields.sorted(by: { $0.key < $1.key }) {
-                if current?[field] == .asset(asset) && FileIO.info(ws.assetPath(id, field: field)) == nil {
+                if current?[field] == .asset(asset) && ws.assetFileStamp(id, field: field) == nil {
                     _ = try await fetchAsset(id, field: field, asset: asset, workspace: ws)
                 } else {
                     try ws.setUnfetchedAssets([id: try ws.unfetchedAssets(in: zone)[id, default: [:]].filter { $0.key != field }], in: zone)
@@ -80,18 +78,12 @@ extension SyncEngine {
         }
     }
 
-    /// Downloads an asset into `temp`, a new temporary file in a record's asset directory
-    /// (`Workspace.assetTemporaryPath`), created under the workspace root without following
-    /// links: a `.assets` directory swapped for a link is refused, never written through.
-    /// No file is left behind when it fails.
-    func downloadAsset(_ asset: AssetReference, zone: ZoneID, toTemporary temp: String) async throws(RecSyncError) {
-        guard let fd = try FileIO.openRegularFile(temp, flags: O_WRONLY | O_CREAT | O_EXCL) else {
-            throw .fileSystem(path: temp, message: "cannot create the asset file: its directory went away meanwhile; run the command again")
-        }
-        defer { close(fd) }
-        do { try await store.downloadAsset(asset, zone: zone, fd: fd, path: temp) } catch {
-            FileIO.unlinkIfPresent(temp)
-            throw error
+    /// Downloads an asset of record `id` into a new temporary file in its asset directory
+    /// (`Workspace.newAssetTemporary`: never through a link, nothing left behind when it
+    /// fails); the file's path, to place with a batch.
+    func downloadAsset(_ asset: AssetReference, of id: RecordID, workspace ws: Workspace) async throws(RecSyncError) -> String {
+        try await ws.newAssetTemporary(id) { fd, temp throws(RecSyncError) in
+            try await store.downloadAsset(asset, zone: id.zoneID, fd: fd, path: temp)
         }
     }
 
@@ -99,9 +91,8 @@ extension SyncEngine {
     func fetchAsset(_ id: RecordID, field: String, asset: AssetReference, workspace ws: Workspace) async throws(RecSyncError) -> FetchedAsset {
         let path = ws.assetPath(id, field: field)
         var downloaded = false
-        if FileIO.info(path) == nil {
-            let temp = try ws.assetTemporaryPath(id)
-            try await downloadAsset(asset, zone: id.zoneID, toTemporary: temp)
+        if ws.assetFileStamp(id, field: field) == nil {
+            let temp = try await downloadAsset(asset, of: id, workspace: ws)
             try checkpoint?(.assetDownloaded(id))
             var batch = ws.recordBatch(zone: id.zoneID)
             batch.place(temp, at: path, group: Workspace.fileName(for: id.recordName), expect: .absent)

@@ -27,7 +27,7 @@ extension SyncEngine {
         let store: any RemoteStore
         do {
             if let storePath {
-                for lock in try GitStore.doctor(at: storePath, removeStale: fix) {
+                for lock in try StoreLocation.doctor(at: storePath, removeStale: fix) {
                     let kind: DoctorFinding.Kind = lock.verdict == .inUse ? .storeLockInUse : .staleStoreLock
                     findings.append(DoctorFinding(kind: kind, path: lock.path, detail: lock.message, fixable: kind == .staleStoreLock, fixed: lock.verdict == .removed))
                 }

@@ -1,6 +1,5 @@
 import RecSyncModel
 import RecSyncStore
-import RecSyncSystem
 import RecSyncWorkspace
 
 /// Applies one page of incoming changes to a zone: stages file writes, decides conflicts with
@@ -210,9 +209,8 @@ struct PageApplier {
     mutating func stageAssets(of record: Record, previous: Set<String>) async throws(RecSyncError) {
         let id = record.recordID
         let assets = record.assetFields
-        let dir = workspace.assetDirectory(id)
         if assets.isEmpty {
-            if FileIO.isDirectory(dir) {
+            if workspace.hasAssetDirectory(id) {
                 workspace.unstageAssets(id, were: previous, keeping: [], in: &batch)
                 assetDirectoriesEmptied.insert(id)
                 assetNamesWritten[Workspace.fileName(for: id.recordName)] = [:]
@@ -222,35 +220,35 @@ struct PageApplier {
         }
         let resolve = workspace.assetResolver(id, cache: assetCache)
         let group = Workspace.fileName(for: id.recordName)
-        let hadDirectory = FileIO.isDirectory(dir)
+        let hadDirectory = workspace.hasAssetDirectory(id)
         var fetched: [(key: String, path: String, temp: String, asset: AssetReference, before: FileStamp?)] = []
         var inPlace: [String: FileStamp?] = [:]
         var notFetched: [String: AssetReference] = [:]
         for (key, asset) in assets.sorted(by: { $0.key < $1.key }) {
             let path = workspace.assetPath(id, field: key)
             // A file that cannot be read or hashed is simply fetched again.
-            let info = FileIO.info(path)
-            if let info, (try? resolve(key, key)) == asset {
-                inPlace[key] = info.stamp
+            let stamp = workspace.assetFileStamp(id, field: key)
+            if let stamp, (try? resolve(key, key)) == asset {
+                inPlace[key] = stamp
                 continue
             }
             if skipsAssets {
                 // The previous version's file goes, or it would read as an edit of the field.
-                if info != nil { batch.remove(path, group: group) }
+                if stamp != nil { batch.remove(path, group: group) }
                 notFetched[key] = asset
                 inPlace[key] = .some(nil)  // no file: the record is not remembered as clean
                 continue
             }
-            let temp = try workspace.assetTemporaryPath(id)
-            do { try await engine.downloadAsset(asset, zone: id.zoneID, toTemporary: temp) } catch {
-                for f in fetched { FileIO.unlinkIfPresent(f.temp) }
+            let temp: String
+            do { temp = try await engine.downloadAsset(asset, of: id, workspace: workspace) } catch {
+                for f in fetched { workspace.discardTemporaryFile(f.temp) }
                 if !hadDirectory { workspace.removeAssetDirectoryIfEmpty(id) }
                 switch error {
                 case .storeCorrupt, .limitExceeded: throw .storeCorrupt("field '\(key)': \(error.message)")
                 default: throw error
                 }
             }
-            fetched.append((key, path, temp, asset, info?.stamp))
+            fetched.append((key, path, temp, asset, stamp))
         }
         for f in fetched {
             // Only over what the decision saw: a file put there meanwhile is the user's.

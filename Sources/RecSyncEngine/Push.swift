@@ -1,7 +1,6 @@
 import Foundation
 import RecSyncModel
 import RecSyncStore
-import RecSyncSystem
 import RecSyncWorkspace
 
 extension SyncEngine {
@@ -215,7 +214,7 @@ extension SyncEngine {
             for (key, asset) in assets.sorted(by: { $0.key < $1.key }) where kept[key] != .asset(asset) {
                 let path = ws.assetPath(save.recordID, field: key)
                 // Not fetched here (`pull --no-assets`): the store has it, the record sends it unchanged.
-                if FileIO.info(path) == nil {
+                if ws.assetFileStamp(save.recordID, field: key) == nil {
                     let zone = save.recordID.zoneID
                     let cache = caches[zone] ?? ws.assetDigestCache(zone)
                     caches[zone] = cache
@@ -223,11 +222,12 @@ extension SyncEngine {
                 }
                 // Opened under the workspace root without following links: a `.assets`
                 // directory swapped for a link since the scan is refused, not read through.
-                guard let fd = try FileIO.openRegularFile(path, flags: O_RDONLY) else {
+                let read = try await ws.readingAssetFile(save.recordID, field: key) { fd, path throws(RecSyncError) in
+                    try await store.uploadAsset(fd: fd, path: path, for: save.recordID, field: key)
+                }
+                guard let uploaded = read else {
                     throw .invalidFiles([FileProblem(path: ws.relative(path), message: "went away while push read it; put it back (or drop the field) and push again")])
                 }
-                defer { close(fd) }
-                let uploaded = try await store.uploadAsset(fd: fd, path: path, for: save.recordID, field: key)
                 guard uploaded == asset else {
                     throw .invalidFiles([FileProblem(path: ws.relative(path), message: "changed while push read it; push again once it is written")])
                 }

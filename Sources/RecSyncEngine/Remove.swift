@@ -1,6 +1,5 @@
 import RecSyncModel
 import RecSyncStore
-import RecSyncSystem
 import RecSyncWorkspace
 
 extension SyncEngine {
@@ -32,7 +31,7 @@ extension SyncEngine {
                 let inspection = try await workspace.inspect(zone: zone, file: Workspace.fileName(for: id.recordName), index: &index, base: base)
                 indexes[zone] = index
                 let path = workspace.relative(workspace.recordPath(id))
-                guard FileIO.stamp(workspace.recordPath(id)) != nil else {
+                guard workspace.recordFileStamp(id) != nil else {
                     throw .invalidArguments("no record file at \(path)")
                 }
                 guard case .record(let local) = inspection else { continue }  // a problem: removeRecords removes it as the user asked

@@ -1,7 +1,6 @@
 import Foundation
 import RecSyncModel
 import RecSyncStore
-import RecSyncSystem
 import RecSyncWorkspace
 
 /// How `resolve` settles a conflict.
@@ -159,11 +158,11 @@ extension SyncEngine {
             let path = ws.assetPath(id, field: field)
             notes[field] = asset
             noted.append(field)
-            guard FileIO.info(path) != nil else { continue }
+            guard ws.assetFileStamp(id, field: field) != nil else { continue }
             let target = "\(ws.stateDir)/lost+found/resolved-\(Int(Date().timeIntervalSince1970))-\(getpid())/\(ws.relative(path))"
             // Noted first: a crash after the move leaves the record reading as settled.
             try ws.setUnfetchedAssets([id: notes], in: id.zoneID)
-            try FileIO.move(path, to: target)
+            try ws.moveAside(path, to: target)
             moved.append(ws.relative(target))
         }
         if notes != notesBefore { try ws.setUnfetchedAssets([id: notes], in: id.zoneID) }

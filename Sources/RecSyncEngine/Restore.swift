@@ -1,6 +1,5 @@
 import RecSyncModel
 import RecSyncStore
-import RecSyncSystem
 import RecSyncWorkspace
 
 /// What `restore` did to one record (`recsync restore`).
@@ -39,7 +38,7 @@ extension SyncEngine {
                 refusals.append("\(path) is in conflict; settle it with 'recsync resolve --ours|--theirs|--merge \(path)'")
                 continue
             }
-            let stamp = FileIO.stamp(ws.recordPath(id))
+            let stamp = ws.recordFileStamp(id)
             guard let tag = try ws.systemFields(id)?.changeTag else {
                 refusals.append(stamp == nil
                     ? "\(path): no such record here (no file and no synced version)"
@@ -72,17 +71,16 @@ extension SyncEngine {
                 for (field, value) in p.synced.fields.sorted(by: { $0.key < $1.key }) {
                     guard case .asset(let asset) = value, p.local?[field] != value else { continue }
                     let path = ws.assetPath(p.id, field: field)
-                    let before = FileIO.stamp(path)  // replaced only if still what restore saw
-                    let temp = try ws.assetTemporaryPath(p.id)
+                    let before = ws.assetFileStamp(p.id, field: field)  // replaced only if still what restore saw
+                    let temp = try await downloadAsset(asset, of: p.id, workspace: ws)
                     temps.append(temp)
-                    try await downloadAsset(asset, zone: p.id.zoneID, toTemporary: temp)
                     batch.place(temp, at: path, group: group, expect: before.map { .unchanged($0) } ?? .absent)
                 }
                 batch.write(ws.recordPath(p.id), WorkspaceEncoding.encodeFields(p.synced.fields), expect: p.stamp.map { .unchanged($0) } ?? .absent, group: group)
             }
             try batch.commit()
         } catch {
-            for temp in temps { FileIO.unlinkIfPresent(temp) }
+            for temp in temps { ws.discardTemporaryFile(temp) }
             throw error
         }
         var indexes: [ZoneID: ZoneIndex] = [:]
@@ -90,7 +88,7 @@ extension SyncEngine {
             let zone = p.id.zoneID
             if indexes[zone] == nil { indexes[zone] = ZoneIndex.load(ws, zone: zone) }
             indexes[zone]?.record(file: Workspace.fileName(for: p.id.recordName), recordName: p.id.recordName, tag: p.synced.changeTag ?? "",
-                                  hash: ZoneIndex.hash(p.synced.fields), fileStamp: batch.writtenStamps[ws.recordPath(p.id)], sideStamp: FileIO.stamp(ws.sidecarPath(p.id)))
+                                  hash: ZoneIndex.hash(p.synced.fields), fileStamp: batch.writtenStamps[ws.recordPath(p.id)], sideStamp: ws.sidecarStamp(p.id))
         }
         for var index in indexes.values { try index.save() }
         if !batch.skipped.isEmpty {

@@ -82,7 +82,7 @@ public struct SyncEngine: Sendable {
     func checkStore() throws(RecSyncError) -> Workspace {
         if let known = workspace.config.storeID {
             guard known == store.storeID else {
-                throw .invalidArguments("the store at '\(GitStore.withoutPassword(workspace.config.remote))' is not the one this workspace was cloned from (store \(store.storeID), expected \(known)); clone it into a new directory")
+                throw .invalidArguments("the store at '\(StoreLocation.withoutPassword(workspace.config.remote))' is not the one this workspace was cloned from (store \(store.storeID), expected \(known)); clone it into a new directory")
             }
             return workspace
         }

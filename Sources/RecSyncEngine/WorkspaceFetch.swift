@@ -1,4 +1,3 @@
-import RecSyncSystem
 import Synchronization
 import RecSyncModel
 import RecSyncStore
@@ -97,7 +96,7 @@ final class WorkspaceFetchClient: EngineClient, FetchStateKeeper {
                 .map { ZoneDeletion(zoneID: $0, reason: .encryptedDataReset) }
         }
         holdings.removedAhead = try ws.zonesRemovedAheadOfScopeToken(scope).filter { !ws.hasZoneDirectory($0) }
-        holdings.needingALook = Set(held.filter { ws.zoneNeedsALook($0) || (sync.fetchesAssets(of: $0) && FileIO.info(ws.unfetchedAssetsPath($0)) != nil) })
+        holdings.needingALook = Set(held.filter { ws.zoneNeedsALook($0) || (sync.fetchesAssets(of: $0) && ws.hasUnfetchedAssetsNote($0)) })
         return holdings
     }
 

@@ -1,4 +1,3 @@
-import RecSyncSystem
 import Synchronization
 import RecSyncModel
 import RecSyncStore

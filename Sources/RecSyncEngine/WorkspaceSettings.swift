@@ -49,20 +49,20 @@ extension SyncEngine {
                 config.noAssetZones = zones.isEmpty ? nil : zones
             case .remote:
                 let remote = try StoreLocation.normalized(text, relativeTo: directory)
-                let newID = try await GitStore.withStore(at: remote, relativeTo: directory, actor: StoreActor(userRecordName: ws.user)) { store throws(RecSyncError) in
+                let newID = try await StoreLocation.withStore(at: remote, relativeTo: directory, actor: StoreActor(userRecordName: ws.user)) { store throws(RecSyncError) in
                     store.storeID
                 }
                 if let oldID = try ws.syncedStoreID(), oldID != newID {
                     guard force else {
-                        throw .invalidArguments("\(GitStore.shown(remote)) is another store (\(newID)) than the one this workspace synced with (\(oldID)); its change tokens would mean nothing there. Pass --force to switch anyway: the sync state is reset and the next pull fetches everything from the new store")
+                        throw .invalidArguments("\(StoreLocation.shown(remote)) is another store (\(newID)) than the one this workspace synced with (\(oldID)); its change tokens would mean nothing there. Pass --force to switch anyway: the sync state is reset and the next pull fetches everything from the new store")
                     }
                     try ws.resetSyncState()
                     config.storeID = nil
                     reset = true
                 }
                 config.remote = remote
-                password = GitStore.withoutPassword(remote) != remote
-                if password { _ = GitStore.rememberCredentials(of: remote) }
+                password = StoreLocation.withoutPassword(remote) != remote
+                if password { _ = StoreLocation.rememberCredentials(of: remote) }
             }
             try ws.saveConfig(config)
             let updated = ws.withConfig(config)

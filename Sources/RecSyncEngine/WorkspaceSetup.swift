@@ -41,22 +41,22 @@ extension SyncEngine {
                     ? "'\(directory)' is already a recsync workspace"
                     : "'\(directory)' is inside the workspace at '\(existing.root)'; workspaces do not nest")
             }
-            _ = try GitStore.open(location: remote, relativeTo: directory, actor: StoreActor(userRecordName: existing.user), mirror: "\(existing.stateDir)/mirror")
+            _ = try StoreLocation.open(remote, relativeTo: directory, actor: StoreActor(userRecordName: existing.user), mirror: existing.mirrorPath)
             var config = existing.config
             config.remote = remote
             try existing.saveConfig(config)
-            return .remoteSet(existing.withConfig(config), remote: GitStore.shown(remote))
+            return .remoteSet(existing.withConfig(config), remote: StoreLocation.shown(remote))
         }
         let who = try user()
         if let remote, !StoreLocation.isNetwork(remote) {
-            _ = try GitStore.open(location: remote, relativeTo: directory, actor: StoreActor(userRecordName: who))  // fail before creating anything
+            _ = try StoreLocation.open(remote, relativeTo: directory, actor: StoreActor(userRecordName: who))  // fail before creating anything
         }
         var config = WorkspaceConfig(user: who, remote: remote ?? "")
         if commitSnapshots { config.commitSnapshots = true }
         let ws = try Workspace.create(at: directory, config: config)
         // The store was not opened, so no successful fetch handed the password over: do it now.
-        if let remote { _ = GitStore.rememberCredentials(of: remote) }
-        return .created(ws, remote: GitStore.shown(remote ?? ""))
+        if let remote { _ = StoreLocation.rememberCredentials(of: remote) }
+        return .created(ws, remote: StoreLocation.shown(remote ?? ""))
     }
 
     /// `recsync zone create/delete/purge`: one zone operation of the workspace's user on the

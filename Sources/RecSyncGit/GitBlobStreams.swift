@@ -1,6 +1,7 @@
 import CLibGit2
 import Crypto
 import Glibc
+import RecSyncSystem
 
 /// What identifies a file's content: its git blob ID, its length, and its SHA-256 (hex).
 public struct BlobDigest: Sendable, Hashable {
@@ -52,10 +53,11 @@ public struct BlobDigest: Sendable, Hashable {
         var left = size
         while left > 0 {
             let want = Int(min(Int64(chunkSize), left))
-            let n = read(fd, buffer.baseAddress, want)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw GitError(function: "read", code: -1, message: "cannot read \(path): \(String(cString: strerror(errno)))")
+            let n: Int
+            switch Syscall.attempt({ read(fd, buffer.baseAddress, want) }) {
+            case .success(let count): n = count
+            case .failure(let failure):
+                throw GitError(function: "read", code: -1, message: "cannot read \(path): \(String(cString: strerror(failure.code)))")
             }
             if n == 0 {
                 throw GitError(function: "read", code: -1, message: "\(path) became shorter while it was read (it is being written); try again when it is finished")
@@ -187,12 +189,11 @@ extension GitRepository {
     public static func writeAll(_ fd: Int32, _ chunk: UnsafeRawBufferPointer, path: String) throws(GitError) {
         var offset = 0
         while offset < chunk.count {
-            let n = write(fd, chunk.baseAddress! + offset, chunk.count - offset)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw GitError(function: "write", code: -1, message: "cannot write \(path): \(String(cString: strerror(errno)))")
+            switch Syscall.attempt({ write(fd, chunk.baseAddress! + offset, chunk.count - offset) }) {
+            case .success(let n): offset += n
+            case .failure(let failure):
+                throw GitError(function: "write", code: -1, message: "cannot write \(path): \(String(cString: strerror(failure.code)))")
             }
-            offset += n
         }
     }
 }

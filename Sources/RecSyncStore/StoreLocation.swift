@@ -65,3 +65,65 @@ extension StoreActor {
     /// `LOGNAME` are unset), as the ssh transport picks it too.
     public static func accountName() -> String? { GitNetworkOptions.accountName() }
 }
+
+/// What can be done with a store by its location, whatever kind of store is there: the
+/// engine and the command line go through these and never name the git backend
+/// (`scripts/check-layers.sh` keeps it so).
+extension StoreLocation {
+    /// `location` as a message may show it: no password, and a query string as `?…`.
+    public static func shown(_ location: String) -> String { GitStore.shown(location) }
+
+    /// `location` without the password a network address may carry: the form to keep on disk.
+    public static func withoutPassword(_ location: String) -> String { GitStore.withoutPassword(location) }
+
+    /// Whether `location` carries a password (which is never kept on disk).
+    public static func carriesPassword(_ location: String) -> Bool { withoutPassword(location) != location }
+
+    /// Hands the user name and password in a network address to git's credential helpers;
+    /// false when it carries none or no helper took it (see `GitStore.rememberCredentials`).
+    @discardableResult
+    public static func rememberCredentials(of location: String) -> Bool { GitStore.rememberCredentials(of: location) }
+
+    /// Opens the store at `location` as `actor`: a path or `file://` URL in place, relative to
+    /// `base`; a network URL through the bare mirror at `mirror` (a new temporary directory
+    /// when nil). `lookingNow: false` leaves the first fetch to the first call.
+    public static func open(
+        _ location: String, relativeTo base: String, actor: StoreActor, mirror: String? = nil, lookingNow: Bool = true
+    ) throws(RecSyncError) -> GitStore {
+        try GitStore.open(location: location, relativeTo: base, actor: actor, mirror: mirror, lookingNow: lookingNow)
+    }
+
+    /// Opens the store at `location` for one look, runs `body`, and lets it go (a network
+    /// store through a throwaway mirror, removed afterwards).
+    public static func withStore<T>(
+        at location: String, relativeTo base: String, actor: StoreActor, _ body: (GitStore) async throws(RecSyncError) -> T
+    ) async throws(RecSyncError) -> T {
+        try await GitStore.withStore(at: location, relativeTo: base, actor: actor, body)
+    }
+
+    /// Rewrites the history of the store at `location` before `horizon` into one commit
+    /// (`recsync store compact`); `mirror` as in `open`.
+    public static func compact(
+        _ location: String, relativeTo base: String, actor: StoreActor, mirror: String? = nil,
+        horizon: CompactionHorizon, dropDeletedTombstones: Bool
+    ) async throws(RecSyncError) -> CompactionReport {
+        guard let mirror else {
+            return try await withStore(at: location, relativeTo: base, actor: actor) { store throws(RecSyncError) in
+                try await store.compact(horizon, dropDeletedTombstones: dropDeletedTombstones)
+            }
+        }
+        return try await open(location, relativeTo: base, actor: actor, mirror: mirror, lookingNow: false)
+            .compact(horizon, dropDeletedTombstones: dropDeletedTombstones)
+    }
+
+    /// Creates a new, empty store at the path `path` (`recsync store init`).
+    public static func create(at path: String, actor: StoreActor) throws(RecSyncError) -> StoreManifest {
+        try GitStore.create(at: path, actor: actor)
+    }
+
+    /// The locks a killed writer left in the store at the path `path`, removed when stale
+    /// and `removeStale` (`recsync store doctor`, `recsync doctor --fix`).
+    public static func doctor(at path: String, removeStale: Bool = true) throws(RecSyncError) -> [StoreLockFinding] {
+        try GitStore.doctor(at: path, removeStale: removeStale)
+    }
+}

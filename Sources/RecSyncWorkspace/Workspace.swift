@@ -52,6 +52,8 @@ public final class Workspace: Sendable {
     public let directory: String
 
     public var stateDir: String { "\(root)/\(Self.stateDirName)" }
+    /// The bare mirror of a network store, which libgit2 fetches into and pushes from.
+    public var mirrorPath: String { "\(stateDir)/mirror" }
     public var user: String { config.user }
 
     /// Registers the root with `Confinement`: from now on no path under it is opened through a link.
@@ -569,10 +571,7 @@ public final class Workspace: Sendable {
             throw .fileSystem(path: path, message: "cannot open the lock file")
         }
         var locked = flock(fd, LOCK_EX | LOCK_NB) == 0
-        while !locked && wait {
-            locked = flock(fd, LOCK_EX) == 0
-            if !locked && errno != EINTR { break }
-        }
+        if !locked && wait, case .success = Syscall.attempt({ flock(fd, LOCK_EX) }) { locked = true }
         if !locked {
             let holder = (try? FileIO.read(path)).flatMap { $0.map { String(decoding: $0, as: UTF8.self) } } ?? "unknown"
             Glibc.close(fd)

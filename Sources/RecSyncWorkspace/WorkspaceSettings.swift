@@ -96,6 +96,6 @@ extension Workspace {
     /// the next pull fetches everything again: for a workspace switched to another store.
     public func resetSyncState() throws(RecSyncError) {
         try FileIO.remove("\(stateDir)/tokens")
-        try FileIO.remove("\(stateDir)/mirror")
+        try FileIO.remove(mirrorPath)
     }
 }

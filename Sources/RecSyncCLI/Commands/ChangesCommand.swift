@@ -88,7 +88,7 @@ struct ChangesCommand: RecSyncSubcommand {
             (location, base, who) = (ws.config.remote, ws.root, try user.map { u throws(RecSyncError) in try context.user(u) } ?? ws.user)
         }
         let keys = desiredKeys.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
-        return try await GitStore.withStore(at: location, relativeTo: base, actor: StoreActor(userRecordName: who)) { store throws(RecSyncError) -> Int32 in
+        return try await StoreLocation.withStore(at: location, relativeTo: base, actor: StoreActor(userRecordName: who)) { store throws(RecSyncError) -> Int32 in
             let console = context.console
             let token = since.map(ServerChangeToken.init(rawValue:))
             if let zone {

@@ -48,7 +48,7 @@ struct CloneCommand: RecSyncSubcommand {
                 return SyncOutput(console: console, workspace: ws).events
             })
         let status = try SyncOutput(console: console, workspace: engine.workspace).pull(report, command: "clone")
-        if GitStore.withoutPassword(remote) != remote { InitCommand.passwordHint(context) }
+        if StoreLocation.withoutPassword(remote) != remote { InitCommand.passwordHint(context) }
         return status
     }
 }

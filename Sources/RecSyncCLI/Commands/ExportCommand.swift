@@ -5,7 +5,6 @@ import RecSyncStore
 import RecSyncSystem
 import RecSyncWorkspace
 
-import Glibc
 
 /// `recsync export ZONE`: prints a zone's records as JSON lines or CSV.
 struct ExportCommand: RecSyncSubcommand {
@@ -57,7 +56,7 @@ struct ExportCommand: RecSyncSubcommand {
         } else {
             // The records are the output, with --json too.
             let bytes = try ws.exportRecords(of: zoneID, format: fileFormat, system: system)
-            if FileIO.writeFully(STDOUT_FILENO, bytes) != nil {
+            if StandardStream.output.write(bytes) != nil {
                 throw .fileSystem(path: "stdout", message: "could not write the records to standard output")
             }
         }

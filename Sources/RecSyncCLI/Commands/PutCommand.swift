@@ -50,10 +50,10 @@ struct PutCommand: RecSyncSubcommand {
         let bytes: [UInt8]
         if let file, file != "-" {
             let path = StoreLocation.absolute(file, relativeTo: context.directory)
-            guard let read = try FileIO.read(path) else { throw .invalidArguments("--file \(file): no such file") }
+            guard let read = try InputFile.read(path) else { throw .invalidArguments("--file \(file): no such file") }
             bytes = read
         } else {
-            bytes = Array(FileHandle.standardInput.readDataToEndOfFile())
+            bytes = try StandardStream.input.readAll()
         }
         let fields: [String: FieldValue]
         do { fields = try WorkspaceEncoding.decodeFields(bytes) } catch {

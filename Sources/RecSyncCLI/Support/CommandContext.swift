@@ -6,7 +6,6 @@ import RecSyncStore
 import RecSyncSystem
 import RecSyncWorkspace
 
-import Glibc
 
 /// What a command runs in: its directory (after `-C`), the workspace there, and its store.
 public struct CommandContext: Sendable {
@@ -20,7 +19,7 @@ public struct CommandContext: Sendable {
         var dir = cwd
         if let given = options.directory {
             dir = StoreLocation.absolute(given, relativeTo: cwd)
-            guard FileIO.isDirectory(dir) else {
+            guard InputFile.isDirectory(dir) else {
                 throw .invalidArguments("-C \(given): no such directory")
             }
         }
@@ -38,7 +37,7 @@ public struct CommandContext: Sendable {
     /// workspace's mirror in `.recsync/mirror`), with fields of encrypted zones sealed and
     /// opened on this side.
     public func store(for workspace: Workspace) throws(RecSyncError) -> any RemoteStore {
-        EncryptingStore(try gitStore(for: workspace), keyStore: try keyStore(), pinDirectory: workspace.stateDir)
+        try sealedStore(for: workspace)
     }
 
     /// Where this user's private keys are kept (`$XDG_CONFIG_HOME/recsync/keys`).
@@ -48,23 +47,21 @@ public struct CommandContext: Sendable {
 
     /// The workspace's store, for reading its history (`log`, `show`), encrypted fields opened.
     public func history(for workspace: Workspace) throws(RecSyncError) -> any StoreHistory {
-        EncryptingStore(try gitStore(for: workspace), keyStore: try keyStore(), pinDirectory: workspace.stateDir)
+        try sealedStore(for: workspace)
     }
 
-    /// The workspace's store as a `GitStore`: for maintenance (`store compact`).
-    func gitStore(for workspace: Workspace) throws(RecSyncError) -> GitStore {
+    private func sealedStore(for workspace: Workspace) throws(RecSyncError) -> EncryptingStore {
         guard !workspace.config.remote.isEmpty else {
             throw .invalidArguments("this workspace has no remote; set one with 'recsync init --remote URL'")
         }
-        let mirror = "\(workspace.stateDir)/mirror"
-        try FileIO.refuseLinks(within: mirror)  // libgit2 writes into it by path
         let actor = try StoreActor(userRecordName: workspace.user, deviceID: workspace.deviceID())
         // The mirror is fetched when the store is first used, not on opening: a push that
         // lands on the mirror's head then needs no fetch at all.
-        let store = try GitStore.open(location: workspace.config.remote, relativeTo: workspace.root, actor: actor, mirror: mirror, lookingNow: false)
+        let store = try StoreLocation.open(
+            workspace.config.remote, relativeTo: workspace.root, actor: actor, mirror: workspace.mirrorPath, lookingNow: false)
         let console = console
         store.notices.onNotice { console.warning($0) }
-        return store
+        return EncryptingStore(store, keyStore: try keyStore(), pinDirectory: workspace.stateDir)
     }
 
     /// A sync engine for the workspace that contains the directory.
@@ -76,7 +73,7 @@ public struct CommandContext: Sendable {
     /// Opens the store at a remote as `user`: a path or `file://` URL directly, a network URL
     /// through a bare mirror at `mirror` (a temporary one when nil).
     public static func openStore(_ remote: String, user: String, relativeTo base: String, mirror: String? = nil) throws(RecSyncError) -> any RemoteStore {
-        try GitStore.open(location: remote, relativeTo: base, actor: StoreActor(userRecordName: user), mirror: mirror)
+        try StoreLocation.open(remote, relativeTo: base, actor: StoreActor(userRecordName: user), mirror: mirror)
     }
 
     /// The user for a new workspace or a store command: the option, else `RECSYNC_USER`, else

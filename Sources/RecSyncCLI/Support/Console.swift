@@ -4,7 +4,6 @@ import RecSyncSystem
 import RecSyncWorkspace
 import Synchronization
 
-import Glibc
 
 /// Where a command's output goes: results on stdout, errors on stderr, progress on stderr only
 /// when it is a terminal, colour as `--color` says (by default only on a terminal, never with
@@ -30,23 +29,23 @@ public struct Console: Sendable {
         quiet = options.quiet
         verbose = options.verbose
         json = options.json
-        let stderrTTY = isatty(STDERR_FILENO) == 1
+        let stderrTTY = StandardStream.error.isTerminal
         showsProgress = stderrTTY && !options.quiet
-        colours = options.color.colours(isTerminal: isatty(STDOUT_FILENO) == 1, environment: environment)
+        colours = options.color.colours(isTerminal: StandardStream.output.isTerminal, environment: environment)
         coloursOnStderr = options.color.colours(isTerminal: stderrTTY, environment: environment)
     }
 
     /// A line of the command's result (text mode only; silent with --json).
     public func out(_ line: String) {
         guard !json else { return }
-        Self.write(line + "\n", to: FileHandle.standardOutput)
+        Self.write(line + "\n", to: .output)
     }
 
     /// Bytes of the command's result, as they are (text mode only).
     public func out(bytes: [UInt8]) {
         guard !json else { return }
         ProgressLine.shared.clear()
-        FileHandle.standardOutput.write(Data(bytes))
+        if StandardStream.output.write(bytes) != nil { Self.stdoutFailed.store(true, ordering: .relaxed) }
     }
 
     /// A line of information a script does not need (silent with --quiet or --json).
@@ -58,7 +57,7 @@ public struct Console: Sendable {
     /// A line of information on stderr, for commands whose stdout is a feed (silent with --quiet).
     public func note(_ line: String) {
         guard !quiet else { return }
-        Self.write(line + "\n", to: FileHandle.standardError)
+        Self.write(line + "\n", to: .error)
     }
 
     /// A line shown with --verbose only.
@@ -72,20 +71,20 @@ public struct Console: Sendable {
     public func hint(_ line: String) {
         guard !quiet && !json else { return }
         let prefix = coloursOnStderr ? "\u{1B}[33mhint:\u{1B}[0m " : "hint: "
-        Self.write(prefix + line + "\n", to: FileHandle.standardError)
+        Self.write(prefix + line + "\n", to: .error)
     }
 
     /// A warning on stderr (not silenced by --json: stdout stays one document).
     public func warning(_ message: String) {
         guard !quiet else { return }
         let prefix = coloursOnStderr ? "\u{1B}[33mrecsync: warning:\u{1B}[0m " : "recsync: warning: "
-        Self.write(prefix + message + "\n", to: FileHandle.standardError)
+        Self.write(prefix + message + "\n", to: .error)
     }
 
     /// An error on stderr as `recsync: <message>`.
     public func error(_ message: String) {
         let prefix = coloursOnStderr ? "\u{1B}[31mrecsync:\u{1B}[0m " : "recsync: "
-        Self.write(prefix + message + "\n", to: FileHandle.standardError)
+        Self.write(prefix + message + "\n", to: .error)
     }
 
     /// The one JSON document of a `--json` run, with `"version": 1` and `"command"` added
@@ -95,7 +94,7 @@ public struct Console: Sendable {
         var object = members
         object["version"] = .int(1)
         object["command"] = .string(command)
-        Self.write(String(decoding: JSON.serialize(.object(object), pretty: true), as: UTF8.self), to: FileHandle.standardOutput)
+        Self.write(String(decoding: JSON.serialize(.object(object), pretty: true), as: UTF8.self), to: .output)
     }
 
     /// One line of a JSON-lines feed, with `"version": 1` and `"command"` added (written
@@ -104,7 +103,7 @@ public struct Console: Sendable {
         var object = members
         object["version"] = .int(1)
         object["command"] = .string(command)
-        Self.write(String(decoding: JSON.serialize(.object(object), pretty: false), as: UTF8.self) + "\n", to: FileHandle.standardOutput)
+        Self.write(String(decoding: JSON.serialize(.object(object), pretty: false), as: UTF8.self) + "\n", to: .output)
     }
 
     /// Text in a colour, when stdout takes colours.
@@ -118,11 +117,11 @@ public struct Console: Sendable {
     static let stdoutFailed = Atomic<Bool>(false)
     public static var outputFailed: Bool { stdoutFailed.load(ordering: .relaxed) }
 
-    /// Writes with write(2): FileHandle.write traps on an error such as ENOSPC.
-    static func write(_ text: String, to handle: FileHandle) {
+    /// Writes through `StandardStream`, which never traps (FileHandle.write does, on ENOSPC
+    /// or EPIPE).
+    static func write(_ text: String, to stream: StandardStream) {
         ProgressLine.shared.clear()
-        let fd = handle.fileDescriptor
-        if FileIO.writeFully(fd, Array(text.utf8)) != nil, fd == STDOUT_FILENO {
+        if stream.write(text) != nil, stream == .output {
             stdoutFailed.store(true, ordering: .relaxed)
         }
     }

@@ -5,7 +5,6 @@ import RecSyncSystem
 import RecSyncWorkspace
 import Synchronization
 
-import Glibc
 
 /// The one progress line on a terminal's stderr, updated in place: a running total (out of the
 /// total when the store said it: a clone, a full fetch), the rate and the time left.
@@ -109,6 +108,6 @@ final class ProgressLine: Sendable {
     private static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
     private static func writeStderr(_ text: String) {
-        _ = FileIO.writeFully(STDERR_FILENO, Array(text.utf8))
+        StandardStream.error.write(text)
     }
 }

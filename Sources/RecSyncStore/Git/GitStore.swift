@@ -1,6 +1,7 @@
 import Foundation
 import RecSyncGit
 import RecSyncModel
+import RecSyncSystem
 
 /// A recsync store kept in a bare git repository (DESIGN §2), through libgit2.
 ///
@@ -101,6 +102,7 @@ public actor GitStore: RemoteStore {
             throw .invalidArguments("'\(GitRemoteURL.shown(remote))' is not a remote address recsync understands; use ssh://[user@]host[:port]/path, user@host:path, https://host/path, git://host/path or file:///path")
         }
         if let problem = options.settingProblem { throw .invalidArguments(problem) }
+        try FileIO.refuseLinks(within: mirror)  // libgit2 writes into it by path
         GitPackWindows.boundForReading()
         let repository: GitRepository
         do {

@@ -133,7 +133,7 @@ struct KeysImportCommand: RecSyncSubcommand {
         let path = keyFilePath(file, context)
         // A key file is a few hundred bytes: a FIFO, a link to one or a huge file is refused,
         // not waited on or read whole.
-        guard let data = try FileIO.read(path, limit: 64 << 10) else {
+        guard let data = try InputFile.read(path, limit: 64 << 10) else {
             throw .fileSystem(path: path, message: "cannot read the key file: it is missing or not a plain file")
         }
         let report = try EncryptionKeys.importKey(data, from: path, user: ws.user, keyStore: try context.keyStore(), replace: replace)

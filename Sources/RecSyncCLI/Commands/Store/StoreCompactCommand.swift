@@ -90,17 +90,19 @@ struct StoreCompactCommand: RecSyncSubcommand {
         let shown: String
         if let store {
             try Confirmation.require(what, typing: "compact", yes: yes)
-            shown = GitStore.shown(store)
+            shown = StoreLocation.shown(store)
             let actor = try StoreActor(userRecordName: context.user(user))
-            report = try await GitStore.withStore(at: store, relativeTo: context.directory, actor: actor) { s throws(RecSyncError) in
-                try await s.compact(horizon, dropDeletedTombstones: dropTombstones)
-            }
+            report = try await StoreLocation.compact(store, relativeTo: context.directory, actor: actor, horizon: horizon, dropDeletedTombstones: dropTombstones)
         } else {
             let ws = try context.workspace()
-            let gitStore = try context.gitStore(for: ws)
+            guard !ws.config.remote.isEmpty else {
+                throw .invalidArguments("this workspace has no remote; set one with 'recsync init --remote URL'")
+            }
+            let actor = try StoreActor(userRecordName: ws.user, deviceID: ws.deviceID())
             try Confirmation.require(what, typing: "compact", yes: yes)
-            shown = gitStore.remote ?? gitStore.path
-            report = try await gitStore.compact(horizon, dropDeletedTombstones: dropTombstones)
+            shown = StoreLocation.shown(ws.config.remote)
+            report = try await StoreLocation.compact(
+                ws.config.remote, relativeTo: ws.root, actor: actor, mirror: ws.mirrorPath, horizon: horizon, dropDeletedTombstones: dropTombstones)
         }
         show(report, store: shown, context: context)
         return ExitCodes.success

@@ -27,9 +27,9 @@ struct StoreDoctorCommand: RecSyncSubcommand {
             guard !ws.config.remote.isEmpty else {
                 throw .invalidArguments("this workspace has no remote; give the store's PATH")
             }
-            target = StoreLocation.isNetwork(ws.config.remote) ? "\(ws.stateDir)/mirror" : try StoreLocation.storePath(ws.config.remote, relativeTo: ws.root)
+            target = StoreLocation.isNetwork(ws.config.remote) ? ws.mirrorPath : try StoreLocation.storePath(ws.config.remote, relativeTo: ws.root)
         }
-        let findings = try GitStore.doctor(at: target, removeStale: !check)
+        let findings = try StoreLocation.doctor(at: target, removeStale: !check)
         context.console.document([
             "path": .string(target),
             "locks": .array(findings.map { .object(["path": .string($0.path), "verdict": .string($0.verdict.rawValue), "ageSeconds": .int(Int64($0.age))]) }),

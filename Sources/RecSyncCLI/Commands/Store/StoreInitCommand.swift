@@ -23,7 +23,7 @@ struct StoreInitCommand: RecSyncSubcommand {
             throw .invalidArguments("'\(path)': network remotes are not supported yet; create the store on a local path")
         }
         let target = try StoreLocation.storePath(path, relativeTo: context.directory)
-        let manifest = try GitStore.create(at: target, actor: StoreActor(userRecordName: context.user(user)))
+        let manifest = try StoreLocation.create(at: target, actor: StoreActor(userRecordName: context.user(user)))
         context.console.document(["path": .string(target), "storeID": .string(manifest.storeID)])
         context.console.info("created an empty store at \(target) (store \(manifest.storeID))")
         context.console.hint("make a workspace of it with 'recsync clone \(path)'")

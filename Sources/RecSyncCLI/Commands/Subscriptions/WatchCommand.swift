@@ -1,6 +1,4 @@
 import ArgumentParser
-import CRecSyncSys
-import Dispatch
 import Foundation
 import RecSyncEngine
 import RecSyncSubscriptions
@@ -10,7 +8,6 @@ import RecSyncSystem
 import RecSyncWorkspace
 import Synchronization
 
-import Glibc
 
 /// `recsync watch`: reports what changed since each subscription's cursor, then waits for
 /// the store to move and reports again.
@@ -61,12 +58,12 @@ struct WatchCommand: RecSyncSubcommand {
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         // First, so a SIGTERM while the store is opened stops watch cleanly too.
         // --once too: a cron job's timeout stops its --exec command's process group with it.
-        let stop = StopFlag()
+        let stop = StopSignal()
         stop.install()
         let engine = try context.engine()
         let console = context.console
         let exec = self.exec
-        let hookStop: StopFlag? = stop
+        let hookStop: StopSignal? = stop
         // A --once stopped part-way delivered less than was pending: it says so as a shell does
         // for a command a signal ended (128 + the signal); what was not delivered stays pending.
         let stoppedStatus = { () -> Int32? in once && stop.requested ? 128 + stop.stoppedBy : nil }
@@ -79,7 +76,7 @@ struct WatchCommand: RecSyncSubcommand {
         return stoppedStatus() ?? ExitCodes.success
     }
 
-    private func watch(_ engine: SyncEngine, stop: StopFlag, hookStop: StopFlag?, console: Console, exec: String?) async throws(RecSyncError) {
+    private func watch(_ engine: SyncEngine, stop: StopSignal, hookStop: StopSignal?, console: Console, exec: String?) async throws(RecSyncError) {
         try await engine.watch(
             WatchOptions(once: once, pull: pull, includeOwn: includeOwn, settle: Double(settle) / 1000),
             shouldStop: { stop.requested },
@@ -90,7 +87,7 @@ struct WatchCommand: RecSyncSubcommand {
                     // ended watch, was ignored by whoever started it).
                     return error == EPIPE ? .receiverGone : .failed
                 }
-                if let exec { return Self.run(exec, notification: n, console: console, stop: hookStop) ? .delivered : .failed }
+                if let exec { return Self.runHook(exec, for: n, console: console, stop: hookStop) ? .delivered : .failed }
                 return .delivered
             },
             events: { Self.print($0, console) })
@@ -113,6 +110,24 @@ struct WatchCommand: RecSyncSubcommand {
         }
     }
 
+    /// Runs --exec for one notification (`NotificationHook`), saying why when it did not
+    /// deliver it: it then runs again for the same notification later.
+    static func runHook(_ command: String, for n: SubscriptionNotification, console: Console, stop: StopSignal?) -> Bool {
+        switch NotificationHook(command: command).run(for: n, stop: stop) {
+        case .delivered:
+            return true
+        case .notStarted(let reason):
+            console.warning("cannot run --exec for \(n.subscriptionID): \(reason); it stays pending")
+        case .stopped:
+            console.warning("--exec was stopped with watch; the notification for \(n.subscriptionID) stays pending")
+        case .exited(let status):
+            console.warning("--exec exited with status \(status) for \(n.subscriptionID); the notification stays pending and is delivered again later")
+        case .killed(let signal):
+            console.warning("--exec was killed by signal \(signal) for \(n.subscriptionID); the notification stays pending and is delivered again later")
+        }
+        return false
+    }
+
     /// Writes one JSON line to stdout with write(2); the errno value if it could not be
     /// written whole (a closed pipe), so the notification is not acknowledged; nil once written.
     static func writeLine(_ json: JSONValue, command: String) -> Int32? {
@@ -121,75 +136,7 @@ struct WatchCommand: RecSyncSubcommand {
             o["command"] = .string(command)
             line = .object(o)
         }
-        return FileIO.writeFully(STDOUT_FILENO, JSON.serialize(line, pretty: false) + [10])
-    }
-
-    /// Runs --exec for one notification: the JSON line on its stdin, and in
-    /// RECSYNC_NOTIFICATION when it is short enough for the environment (64 KiB); its stdout
-    /// goes to stderr, out of watch's feed. Delivered only if the command exits 0; otherwise
-    /// it runs again for the same notification later.
-    ///
-    /// Spawned here rather than with Foundation's Process, which counts a command as running
-    /// while anything it started in the background still holds a descriptor: the command gets
-    /// a process group of its own, so stopping watch stops all of it (SIGTERM, then SIGKILL
-    /// after 2 s: `StopFlag`), and watch waits for the command alone.
-    static func run(_ command: String, notification n: SubscriptionNotification, console: Console, stop: StopFlag?) -> Bool {
-        let json = JSON.serialize(n.json, pretty: false) + [10]
-        var env = ProcessInfo.processInfo.environment
-        env["RECSYNC_SUBSCRIPTION_ID"] = n.subscriptionID
-        env["RECSYNC_KIND"] = n.kind
-        env["RECSYNC_SCOPE"] = n.scope.rawValue
-        env["RECSYNC_ZONE"] = n.zone?.description ?? ""
-        env["RECSYNC_COUNT"] = String(n.count)
-        env["RECSYNC_NOTIFICATION"] = json.count <= 64 * 1024 ? String(decoding: json.dropLast(), as: UTF8.self) : nil
-        // Both ends close-on-exec: the command gets the read end as its stdin (dup2 clears the
-        // flag there) and no second copy of it.
-        var fds: [Int32] = [0, 0]
-        guard recsync_pipe_cloexec(&fds) == 0 else {
-            console.warning("cannot run --exec for \(n.subscriptionID): no pipe (\(String(cString: strerror(errno)))); it stays pending")
-            return false
-        }
-        var cEnv: [UnsafeMutablePointer<CChar>?] = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { for p in cEnv { free(p) } }
-        var pid: Int32 = 0
-        let rc = command.withCString { recsync_spawn_shell($0, &cEnv, fds[0], STDERR_FILENO, &pid) }
-        close(fds[0])
-        guard rc == 0 else {
-            close(fds[1])
-            console.warning("cannot run --exec for \(n.subscriptionID): \(String(cString: strerror(rc))); it stays pending")
-            return false
-        }
-        stop?.child.store(pid, ordering: .relaxed)
-        if stop?.requested == true { kill(-pid, SIGTERM) }
-        // A command that does not read its stdin closes the pipe (EPIPE, without SIGPIPE, which
-        // keeps its default for watch's own stdout): that is not a failure. One that neither
-        // reads nor exits holds the write until it is stopped.
-        var offset = 0
-        while offset < json.count {
-            let written = json[offset...].withUnsafeBytes { recsync_write_nosigpipe(fds[1], $0.baseAddress, $0.count) }
-            if written < 0 && errno == EINTR { continue }
-            if written <= 0 { break }
-            offset += written
-        }
-        close(fds[1])
-        // Wait for its exit without reaping it, so its pid cannot be handed to another process
-        // while `StopFlag` may still signal it; forget it; then reap it.
-        var info = siginfo_t()
-        while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR {}
-        stop?.child.store(0, ordering: .relaxed)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        if stop?.requested == true {
-            console.warning("--exec was stopped with watch; the notification for \(n.subscriptionID) stays pending")
-            return false
-        }
-        // WIFEXITED / WEXITSTATUS, which Swift does not import as functions.
-        let signalled = status & 0x7F
-        guard signalled == 0, (status >> 8) & 0xFF == 0 else {
-            console.warning("--exec \(signalled == 0 ? "exited with status \((status >> 8) & 0xFF)" : "was killed by signal \(signalled)") for \(n.subscriptionID); the notification stays pending and is delivered again later")
-            return false
-        }
-        return true
+        return StandardStream.output.write(JSON.serialize(line, pretty: false) + [10])
     }
 }
 
@@ -239,44 +186,5 @@ struct NotificationsCommand: RecSyncSubcommand {
         if round.notifications.isEmpty { console.info("nothing new") }
         else if !ack { console.hint("'recsync notifications --ack' moves the cursors past these") }
         return ExitCodes.success
-    }
-}
-
-
-/// Set by SIGINT or SIGTERM.
-///
-/// `@unchecked`: the signal sources are only stored (once, by `install`) to keep them alive.
-final class StopFlag: @unchecked Sendable {
-    private let flag = Atomic<Bool>(false)
-    private let received = Atomic<Int32>(0)
-    /// The signal that asked watch to stop (SIGINT or SIGTERM), 0 before any.
-    var stoppedBy: Int32 { received.load(ordering: .relaxed) }
-    /// The --exec command running now (0: none): stopped with watch.
-    let child = Atomic<Int32>(0)
-    private var sources: [DispatchSourceSignal] = []
-
-    var requested: Bool { flag.load(ordering: .relaxed) }
-
-    /// Stops watch as SIGINT or SIGTERM would, between notifications.
-    func request() { flag.store(true, ordering: .relaxed) }
-
-    func install() {
-        for sig in [SIGINT, SIGTERM] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { [self] in
-                received.store(sig, ordering: .relaxed)
-                flag.store(true, ordering: .relaxed)
-                let pid = child.load(ordering: .relaxed)
-                guard pid > 0 else { return }
-                // The command's whole process group (`WatchCommand.run`).
-                kill(-pid, SIGTERM)
-                DispatchQueue.global().asyncAfter(deadline: .now() + 2) { [self] in
-                    if child.load(ordering: .relaxed) == pid { kill(-pid, SIGKILL) }
-                }
-            }
-            source.resume()
-            sources.append(source)
-        }
     }
 }

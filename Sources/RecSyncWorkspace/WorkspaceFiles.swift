@@ -1,0 +1,74 @@
+import Glibc
+import RecSyncModel
+import RecSyncSystem
+
+/// What a sync engine asks of the workspace's files, in the workspace's terms: the engine
+/// decides, the workspace touches the file system (`scripts/check-layers.sh` keeps the engine
+/// free of file calls).
+extension Workspace {
+    /// The stamp of a record's file; nil when there is none.
+    public func recordFileStamp(_ id: RecordID) -> FileStamp? {
+        FileIO.stamp(recordPath(id))
+    }
+
+    /// The stamp of a record's sidecar (its system fields); nil when there is none.
+    public func sidecarStamp(_ id: RecordID) -> FileStamp? {
+        FileIO.stamp(sidecarPath(id))
+    }
+
+    /// The stamp of the file that holds an asset field; nil when there is none.
+    public func assetFileStamp(_ id: RecordID, field: String) -> FileStamp? {
+        FileIO.stamp(assetPath(id, field: field))
+    }
+
+    /// Whether the record has an asset directory.
+    public func hasAssetDirectory(_ id: RecordID) -> Bool {
+        FileIO.isDirectory(assetDirectory(id))
+    }
+
+    /// Whether the zone has a note of assets an earlier pull did not fetch.
+    public func hasUnfetchedAssetsNote(_ zone: ZoneID) -> Bool {
+        FileIO.info(unfetchedAssetsPath(zone)) != nil
+    }
+
+    /// Removes a temporary file an operation no longer places (best effort: a leftover is
+    /// what `removeStaleTemporaryFiles` clears up).
+    public func discardTemporaryFile(_ path: String) {
+        FileIO.unlinkIfPresent(path)
+    }
+
+    /// Moves a file out of the way (to `lost+found`), making the target's directories.
+    public func moveAside(_ path: String, to target: String) throws(RecSyncError) {
+        try FileIO.move(path, to: target)
+    }
+
+    /// A new temporary file in a record's asset directory, created under the workspace root
+    /// without following links (a `.assets` directory swapped for a link is refused), handed
+    /// to `fill` open for writing; its path, to place with a batch. No file is left behind
+    /// when `fill` fails.
+    public func newAssetTemporary(
+        _ id: RecordID, _ fill: (_ fd: Int32, _ path: String) async throws(RecSyncError) -> Void
+    ) async throws(RecSyncError) -> String {
+        let temp = try assetTemporaryPath(id)
+        guard let fd = try FileIO.openRegularFile(temp, flags: O_WRONLY | O_CREAT | O_EXCL) else {
+            throw .fileSystem(path: temp, message: "cannot create the asset file: its directory went away meanwhile; run the command again")
+        }
+        defer { close(fd) }
+        do { try await fill(fd, temp) } catch {
+            FileIO.unlinkIfPresent(temp)
+            throw error
+        }
+        return temp
+    }
+
+    /// Opens the file of an asset field for reading, under the workspace root without
+    /// following links, and hands it to `read`; nil when there is no such file.
+    public func readingAssetFile<T>(
+        _ id: RecordID, field: String, _ read: (_ fd: Int32, _ path: String) async throws(RecSyncError) -> T
+    ) async throws(RecSyncError) -> T? {
+        let path = assetPath(id, field: field)
+        guard let fd = try FileIO.openRegularFile(path, flags: O_RDONLY) else { return nil }
+        defer { close(fd) }
+        return try await read(fd, path)
+    }
+}
