@@ -11,7 +11,7 @@ import RecSyncWorkspace
 /// and workspace are protocols and values, so these tests run on a `MemoryStore` too.
 public struct SyncEngine: Sendable {
     /// Points where a test may make a sync fail, to check that the next sync recovers.
-    public enum Checkpoint: Sendable, Hashable {
+    package enum Checkpoint: Sendable, Hashable {
         /// A page is decided and about to be written (a user may be editing files right now).
         case beforeBatchWrite(ZoneID)
         /// A batch of records is on disk; its zone token is not saved yet.
@@ -37,7 +37,7 @@ public struct SyncEngine: Sendable {
     /// fetched; so does a zone the workspace pulls without assets (`noAssetZones`).
     public var fetchesAssets = true
     /// Called at each checkpoint; throwing there aborts the sync as a crash would.
-    public var checkpoint: (@Sendable (Checkpoint) throws(RecSyncError) -> Void)?
+    package var checkpoint: (@Sendable (Checkpoint) throws(RecSyncError) -> Void)?
     /// A dry run: the pull runs as it would, deciding every record the same way, and writes
     /// nothing (`pullPlan`).
     var dryRun = false

@@ -67,7 +67,7 @@ package enum Confinement {
 extension FileIO {
     /// Refuses a path that is a link: for a directory another library writes into by path
     /// (libgit2's mirror under `.recsync/`), where `FileIO` cannot open each file itself.
-    public static func refuseLink(_ path: String) throws(RecSyncError) {
+    package static func refuseLink(_ path: String) throws(RecSyncError) {
         if info(path)?.isSymlink == true { throw Confinement.linkRefused(path) }
     }
 
@@ -77,7 +77,7 @@ extension FileIO {
     /// once without following links; a mirror holds a few hundred.
     /// `depth` bounds how deep it looks (1: the entries of `path` itself): a repository's
     /// `objects/xx/` hold files libgit2 only ever renames into place, which replaces a link.
-    public static func refuseLinks(within path: String, depth: Int = .max) throws(RecSyncError) {
+    package static func refuseLinks(within path: String, depth: Int = .max) throws(RecSyncError) {
         try refuseLink(path)
         let top = openDirectory(path)
         guard top >= 0 else { return }
@@ -217,7 +217,7 @@ extension FileIO {
 
     /// Opens a regular file by path (see `openRegularFile(in:_:path:flags:mode:)`); with
     /// `O_CREAT`, missing directories are made.
-    public static func openRegularFile(_ path: String, flags: Int32, mode: mode_t = 0o644) throws(RecSyncError) -> Int32? {
+    package static func openRegularFile(_ path: String, flags: Int32, mode: mode_t = 0o644) throws(RecSyncError) -> Int32? {
         guard let (directory, name) = try openParent(path, create: flags & O_CREAT != 0) else { return nil }
         defer { close(directory.fd) }
         return try openRegularFile(in: directory, name, path: path, flags: flags, mode: mode)

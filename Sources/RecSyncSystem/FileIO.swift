@@ -5,15 +5,15 @@ import RecSyncModel
 import Glibc
 
 /// A path's kind and stamp, from one `lstat`.
-public struct FileInfo: Sendable {
-    public var stamp: FileStamp
-    public var isDirectory: Bool
-    public var isSymlink: Bool
+package struct FileInfo: Sendable {
+    package var stamp: FileStamp
+    package var isDirectory: Bool
+    package var isSymlink: Bool
     /// A plain file: the only kind recsync reads as a record or sidecar.
-    public var isRegular: Bool
+    package var isRegular: Bool
     /// How many names the file has: recsync overwrites in place only a file with one (writing
     /// through a hard link would change a file outside the workspace too).
-    public var linkCount: UInt64
+    package var linkCount: UInt64
 
     package init(_ st: stat) {
         stamp = FileStamp(size: Int64(st.st_size), mtimeNanos: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec), inode: UInt64(st.st_ino))
@@ -34,13 +34,13 @@ public struct FileInfo: Sendable {
 }
 
 /// Durable file operations: every write goes temp file → fsync → rename → fsync directory.
-public enum FileIO {
+package enum FileIO {
     /// The bytes of a file, or nil if it does not exist. Only a regular file is read: under
     /// a workspace root no link is followed (see `Confinement`), and a FIFO or device is an
     /// error, not a hang.
     /// `limit`: a larger file is refused with an error naming it, unread (a 30 GB file in a
     /// workspace must be a clear problem, not a failed allocation).
-    public static func read(_ path: String, limit: Int = defaultReadLimit) throws(RecSyncError) -> [UInt8]? {
+    package static func read(_ path: String, limit: Int = defaultReadLimit) throws(RecSyncError) -> [UInt8]? {
         guard let fd = try openRegularFile(path, flags: O_RDONLY) else { return nil }
         defer { close(fd) }
         return try readAll(fd, path: path, limit: limit)
@@ -48,13 +48,13 @@ public enum FileIO {
 
     /// The most bytes `read` takes from a file unless told otherwise: far above any state file
     /// recsync writes (the largest, a full fetch's name log at a million records, is ~20 MB).
-    public static let defaultReadLimit = 512 << 20
+    package static let defaultReadLimit = 512 << 20
     /// The most bytes read from a record file or sidecar: a record holds at most 1 MB of field
     /// data, which plain JSON never takes more than 16 MB to write (escapes are 6 bytes each).
-    public static let recordFileReadLimit = 16 << 20
+    package static let recordFileReadLimit = 16 << 20
 
     /// The bytes of a file in an open directory (no path walk), or nil if it does not exist.
-    public static func read(in directory: Int32, _ name: String, path: String, limit: Int = defaultReadLimit) throws(RecSyncError) -> [UInt8]? {
+    package static func read(in directory: Int32, _ name: String, path: String, limit: Int = defaultReadLimit) throws(RecSyncError) -> [UInt8]? {
         let confined = Confinement.locate(path) != nil
         guard let fd = try openRegularFile(in: OpenDirectory(fd: directory, confined: confined), name, path: path, flags: O_RDONLY) else { return nil }
         defer { close(fd) }
@@ -80,13 +80,13 @@ public enum FileIO {
     }
 
     /// The stamp of a file, or nil if it does not exist.
-    public static func stamp(_ path: String) -> FileStamp? {
+    package static func stamp(_ path: String) -> FileStamp? {
         info(path)?.stamp
     }
 
     /// What `lstat` says about a path, or nil if there is nothing there (or, under a
     /// workspace root, it lies behind a link).
-    public static func info(_ path: String) -> FileInfo? {
+    package static func info(_ path: String) -> FileInfo? {
         guard Confinement.locate(path) != nil else {
             var st = stat()
             guard lstat(path, &st) == 0 else { return nil }
@@ -98,7 +98,7 @@ public enum FileIO {
     }
 
     /// What `fstatat` says about an entry of an open directory (no path walk), or nil.
-    public static func info(in directory: Int32, _ name: String) -> FileInfo? {
+    package static func info(in directory: Int32, _ name: String) -> FileInfo? {
         var st = stat()
         guard fstatat(directory, name, &st, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
         return FileInfo(st)
@@ -106,12 +106,12 @@ public enum FileIO {
 
     /// Opens a directory for `info(in:_:)` (under a workspace root, never through a link);
     /// -1 if it cannot be opened.
-    public static func openDirectory(_ path: String) -> Int32 {
+    package static func openDirectory(_ path: String) -> Int32 {
         ((try? openDirectory(path, create: false)) ?? nil)?.fd ?? -1
     }
 
     /// Whether a path is a directory (under a workspace root: reached and itself no link).
-    public static func isDirectory(_ path: String) -> Bool {
+    package static func isDirectory(_ path: String) -> Bool {
         guard Confinement.locate(path) != nil else {
             var st = stat()
             return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
@@ -121,17 +121,17 @@ public enum FileIO {
         return fd >= 0
     }
 
-    public static func isSymlink(_ path: String) -> Bool {
+    package static func isSymlink(_ path: String) -> Bool {
         info(path)?.isSymlink == true
     }
 
     /// Entries of a directory (not `.`/`..`), sorted; empty if it does not exist.
-    public static func list(_ path: String) -> [String] {
+    package static func list(_ path: String) -> [String] {
         listUnsorted(path).sorted()
     }
 
     /// Entries of a directory (not `.`/`..`) in the order the file system gives them.
-    public static func listUnsorted(_ path: String) -> [String] {
+    package static func listUnsorted(_ path: String) -> [String] {
         let fd = openDirectory(path)
         guard fd >= 0 else { return [] }
         defer { close(fd) }
@@ -140,7 +140,7 @@ public enum FileIO {
 
     /// Entries of a directory in the order the file system gives them, and those of them that
     /// `readdir` says are not plain files (see `list(fd:notRegular:)`).
-    public static func listUnsortedNotingNonRegular(_ path: String) -> (names: [String], notRegular: Set<String>) {
+    package static func listUnsortedNotingNonRegular(_ path: String) -> (names: [String], notRegular: Set<String>) {
         let fd = openDirectory(path)
         guard fd >= 0 else { return ([], []) }
         defer { close(fd) }
@@ -157,14 +157,14 @@ public enum FileIO {
 
     /// The name of a `readdir` entry, read in place: an entry is only as long as its name, so
     /// copying the whole `d_name` array could read past the end of the kernel's buffer.
-    public static func entryName(_ entry: UnsafeMutablePointer<dirent>) -> String {
+    package static func entryName(_ entry: UnsafeMutablePointer<dirent>) -> String {
         let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name) ?? 19
         return String(cString: (UnsafeRawPointer(entry) + offset).assumingMemoryBound(to: CChar.self))
     }
 
     /// Creates a directory and its parents, syncing each new directory's parent. Under a
     /// workspace root, a link on the way is refused rather than followed.
-    public static func makeDirectories(_ path: String) throws(RecSyncError) {
+    package static func makeDirectories(_ path: String) throws(RecSyncError) {
         if let directory = try openDirectory(path, create: true) { close(directory.fd) }
     }
 
@@ -178,7 +178,7 @@ public enum FileIO {
         try syncDirectory(parent.isEmpty ? "." : parent)
     }
 
-    public static func syncDirectory(_ path: String) throws(RecSyncError) {
+    package static func syncDirectory(_ path: String) throws(RecSyncError) {
         guard let directory = try openDirectory(path, create: false) else {
             throw .fileSystem(path: path, message: "cannot open directory: no such directory")
         }
@@ -190,7 +190,7 @@ public enum FileIO {
     /// Temp file beside it, fsync, rename over it, fsync of the directory: a crash leaves the
     /// old file or the new one, and at worst a `.tmp-` file that `removeStaleTemporaryFiles`
     /// clears up.
-    public static func writeAtomically(_ path: String, _ bytes: [UInt8]) throws(RecSyncError) {
+    package static func writeAtomically(_ path: String, _ bytes: [UInt8]) throws(RecSyncError) {
         guard let (directory, name) = try openParent(path, create: true) else {
             throw .fileSystem(path: path, message: "cannot create: no such directory")
         }
@@ -210,7 +210,7 @@ public enum FileIO {
 
     /// Appends lines to a file and makes them durable. A line a crash cut short is ended
     /// first, so it cannot run into the next one (readers drop a line they cannot parse).
-    public static func appendDurably(_ path: String, _ bytes: [UInt8]) throws(RecSyncError) {
+    package static func appendDurably(_ path: String, _ bytes: [UInt8]) throws(RecSyncError) {
         guard let fd = try openRegularFile(path, flags: O_RDWR | O_CREAT | O_APPEND) else {
             throw .fileSystem(path: path, message: "cannot open: no such directory")
         }
@@ -233,7 +233,7 @@ public enum FileIO {
 
     /// Writes all of `bytes` to `fd` with write(2), retrying EINTR; nil, or the errno that
     /// stopped it (the one loop behind files, stdout and the console).
-    public static func writeFully(_ fd: Int32, _ bytes: [UInt8]) -> Int32? {
+    package static func writeFully(_ fd: Int32, _ bytes: [UInt8]) -> Int32? {
         var done = 0
         while done < bytes.count {
             switch bytes[done...].withUnsafeBytes({ buf in Syscall.attempt { write(fd, buf.baseAddress, buf.count) } }) {
@@ -257,7 +257,7 @@ public enum FileIO {
 
     /// Removes a file or a whole directory tree; fine if it is not there. No link is
     /// followed: a link is removed, never what it points to.
-    public static func remove(_ path: String) throws(RecSyncError) {
+    package static func remove(_ path: String) throws(RecSyncError) {
         guard let (directory, name) = try openParent(path, create: false) else { return }
         defer { close(directory.fd) }
         try removeEntry(in: directory.fd, name, path: path)
@@ -265,14 +265,14 @@ public enum FileIO {
 
     /// Removes one file (or link) if it is there, reporting nothing: for leftovers whose
     /// removal is best effort (temp files, a batch's registry).
-    public static func unlinkIfPresent(_ path: String) {
+    package static func unlinkIfPresent(_ path: String) {
         guard let (directory, name) = (try? openParent(path, create: false)) ?? nil else { return }
         defer { close(directory.fd) }
         unlinkat(directory.fd, name, 0)
     }
 
     /// Moves a file or directory, creating the destination's parent.
-    public static func move(_ from: String, to: String) throws(RecSyncError) {
+    package static func move(_ from: String, to: String) throws(RecSyncError) {
         guard let (source, fromName) = try openParent(from, create: false) else {
             throw .fileSystem(path: from, message: "cannot move to \(to): no such file or directory")
         }

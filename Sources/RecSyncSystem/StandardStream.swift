@@ -61,7 +61,7 @@ extension StandardStream {
 /// read whole, never a FIFO waited on, up to a limit.
 public enum InputFile {
     /// The file's bytes; nil when there is no such file.
-    public static func read(_ path: String, limit: Int = FileIO.defaultReadLimit) throws(RecSyncError) -> [UInt8]? {
+    public static func read(_ path: String, limit: Int = 512 << 20) throws(RecSyncError) -> [UInt8]? {
         try FileIO.read(path, limit: limit)
     }
 

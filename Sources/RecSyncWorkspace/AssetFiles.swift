@@ -22,20 +22,20 @@ private let assetTempCounter = Atomic<Int>(0)
 /// one hash, never a wrong answer.
 extension Workspace {
     /// The suffix of a record's asset directory.
-    public static let assetDirectorySuffix = ".assets"
+    package static let assetDirectorySuffix = ".assets"
 
     /// The name of a record file's asset directory (`<record>.assets` for `<record>.json`).
-    public static func assetDirectoryName(forFile file: String) -> String {
+    package static func assetDirectoryName(forFile file: String) -> String {
         (file.hasSuffix(".json") ? String(file.dropLast(5)) : file) + assetDirectorySuffix
     }
 
     /// A record's asset directory.
-    public func assetDirectory(_ id: RecordID) -> String {
+    package func assetDirectory(_ id: RecordID) -> String {
         "\(zoneDirectory(id.zoneID))/\(Self.assetDirectoryName(forFile: Self.fileName(for: id.recordName)))"
     }
 
     /// Where a record's asset field lives.
-    public func assetPath(_ id: RecordID, field: String) -> String { "\(assetDirectory(id))/\(field)" }
+    package func assetPath(_ id: RecordID, field: String) -> String { "\(assetDirectory(id))/\(field)" }
 
     /// Where the asset directories that temp files were made in are noted.
     var assetTempsNote: String { "\(stateDir)/asset-temps" }
@@ -56,13 +56,13 @@ extension Workspace {
 
     /// The zone's cache of what its asset files hashed to, read on first use. Whoever holds
     /// it for many records (a scan, a page of a pull) saves it once at the end.
-    public func assetDigestCache(_ zone: ZoneID) -> AssetDigestCache { AssetDigestCache(path: assetCachePath(zone)) }
+    package func assetDigestCache(_ zone: ZoneID) -> AssetDigestCache { AssetDigestCache(path: assetCachePath(zone)) }
 
     /// Reads the assets a record file names, for `WorkspaceEncoding.decodeFieldsAndDeletions`.
     ///
     /// `cache`: the zone's `assetDigestCache`, which the caller saves; without one, the
     /// resolver reads the zone's cache itself and saves each entry it learns (one record).
-    public func assetResolver(_ id: RecordID, cache: AssetDigestCache? = nil) -> WorkspaceEncoding.AssetResolver {
+    package func assetResolver(_ id: RecordID, cache: AssetDigestCache? = nil) -> WorkspaceEncoding.AssetResolver {
         let saveEach = cache == nil
         let cache = cache ?? assetDigestCache(id.zoneID)
         let dir = assetDirectory(id)
@@ -120,7 +120,7 @@ extension Workspace {
     /// The directory is noted first in `.recsync/asset-temps`, durably: a killed pull's
     /// leftover there is then found by `removeStaleTemporaryFiles` without looking through
     /// every record's asset directory.
-    public func assetTemporaryPath(_ id: RecordID) throws(RecSyncError) -> String {
+    package func assetTemporaryPath(_ id: RecordID) throws(RecSyncError) -> String {
         let dir = assetDirectory(id)
         try FileIO.makeDirectories(dir)
         try FileIO.appendDurably(assetTempsNote, Array((dir + "\n").utf8))
@@ -131,7 +131,7 @@ extension Workspace {
     /// (`were`: the asset fields of the version the workspace held) and are not any more
     /// (`keeping`). Any other file there is the user's (one dropped in before the record
     /// names it, say) and is left alone.
-    public func unstageAssets(_ id: RecordID, were: Set<String>, keeping: Set<String>, in batch: inout WriteBatch) {
+    package func unstageAssets(_ id: RecordID, were: Set<String>, keeping: Set<String>, in batch: inout WriteBatch) {
         let gone = were.subtracting(keeping)
         guard !gone.isEmpty else { return }
         let dir = assetDirectory(id)
@@ -143,7 +143,7 @@ extension Workspace {
 
     /// Removes a record's asset directory if it is empty (its record deleted, or its last
     /// asset dropped): never a file in it, which may be the user's.
-    public func removeAssetDirectoryIfEmpty(_ id: RecordID) {
+    package func removeAssetDirectoryIfEmpty(_ id: RecordID) {
         // rmdir refuses a directory that holds anything; a missing one is already gone, and
         // one that cannot be removed is only left behind, as before.
         if Glibc.rmdir(assetDirectory(id)) != 0 { return }
@@ -152,14 +152,14 @@ extension Workspace {
     /// Notes what a file recsync has just written holds (a pulled asset): the next scan
     /// need not read it.
     /// `cache`: the zone's `assetDigestCache`, saved by the caller.
-    public func rememberAsset(_ id: RecordID, field: String, stamp: FileStamp, asset: AssetReference, in cache: AssetDigestCache) {
+    package func rememberAsset(_ id: RecordID, field: String, stamp: FileStamp, asset: AssetReference, in cache: AssetDigestCache) {
         cache.remember("\(Self.fileName(for: id.recordName))/\(field)", stamp: stamp, asset: asset)
     }
 
     /// The reference of an asset file: its git blob ID, size and SHA-256, read in chunks.
     /// Under a workspace root the file is opened from the root down without following links
     /// (see `Confinement`): a `.assets` directory that is a link is refused, not read through.
-    public static func hashAsset(at path: String, shownAs shown: String) throws(RecSyncError) -> AssetReference {
+    package static func hashAsset(at path: String, shownAs shown: String) throws(RecSyncError) -> AssetReference {
         guard let fd = try FileIO.openRegularFile(path, flags: O_RDONLY) else {
             throw .fileSystem(path: shown, message: "cannot open the asset file: \(String(cString: strerror(ENOENT)))", cause: SystemCallFailure(call: "openat", errno: ENOENT))
         }
@@ -184,7 +184,7 @@ extension Workspace {
 /// Entries: `<record file>/<name>` → the asset file's stamp and reference; `<record file>`
 /// → the record file's stamp and its asset files' stamps when it last held the synced
 /// version (for `assetsUnchanged`).
-public final class AssetDigestCache: Sendable {
+package final class AssetDigestCache: Sendable {
     let path: String
     private struct State {
         var entries: [String: JSONValue]?
@@ -271,7 +271,7 @@ public final class AssetDigestCache: Sendable {
     }
 
     /// The asset names a synced record's file at `stamp` holds (see `cleanAssets`).
-    public func assetNames(ofFile file: String, stamp: FileStamp) -> Set<String>? {
+    package func assetNames(ofFile file: String, stamp: FileStamp) -> Set<String>? {
         cleanAssets(ofFile: file, stamp: stamp).map { Set($0.keys) }
     }
 
@@ -286,7 +286,7 @@ public final class AssetDigestCache: Sendable {
     /// Notes that a record file at `stamp` holds the synced version, with these asset files
     /// (name → stamp) as they are now, for the `stat` fast path (`assetsUnchanged`); forgets
     /// the entries of asset files it named before and no longer does.
-    public func rememberClean(file: String, stamp: FileStamp, assets: [String: FileStamp]) {
+    package func rememberClean(file: String, stamp: FileStamp, assets: [String: FileStamp]) {
         var entry = Self.fields(stamp)
         entry["assets"] = .object(assets.mapValues { .object(Self.fields($0)) })
         withEntries { entries, dirty in
@@ -300,7 +300,7 @@ public final class AssetDigestCache: Sendable {
     }
 
     /// Forgets what `rememberClean` noted of a record file.
-    public func forgetClean(file: String) {
+    package func forgetClean(file: String) {
         withEntries { entries, dirty in
             if entries.removeValue(forKey: file) != nil { dirty = true }
         }
@@ -308,7 +308,7 @@ public final class AssetDigestCache: Sendable {
 
     /// Writes what changed since it was read, once. Best effort on purpose: a cache that
     /// cannot be written costs a hash later, never a wrong answer.
-    public func save() {
+    package func save() {
         let bytes: [UInt8]? = state.withLock { s in
             guard s.dirty, let entries = s.entries else { return nil }
             s.dirty = false

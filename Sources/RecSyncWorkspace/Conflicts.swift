@@ -4,18 +4,18 @@ import RecSyncSystem
 
 /// A record whose local edit and the store's version both changed: the three copies, kept
 /// under `.recsync/conflicts/` until `resolve` settles it.
-public struct Conflict: Sendable, Hashable {
-    public var recordID: RecordID
-    public var fileName: String
+package struct Conflict: Sendable, Hashable {
+    package var recordID: RecordID
+    package var fileName: String
     /// The local fields (nil: deleted locally).
-    public var client: [String: FieldValue]?
+    package var client: [String: FieldValue]?
     /// The store's version (nil: deleted on the store) and its system fields.
-    public var server: [String: FieldValue]?
-    public var serverSystem: SystemFields?
+    package var server: [String: FieldValue]?
+    package var serverSystem: SystemFields?
     /// The version both sides started from (nil: unknown or none).
-    public var ancestor: [String: FieldValue]?
+    package var ancestor: [String: FieldValue]?
 
-    public init(recordID: RecordID, fileName: String, client: [String: FieldValue]?, server: [String: FieldValue]?, serverSystem: SystemFields?, ancestor: [String: FieldValue]?) {
+    package init(recordID: RecordID, fileName: String, client: [String: FieldValue]?, server: [String: FieldValue]?, serverSystem: SystemFields?, ancestor: [String: FieldValue]?) {
         self.recordID = recordID
         self.fileName = fileName
         self.client = client
@@ -25,7 +25,7 @@ public struct Conflict: Sendable, Hashable {
     }
 
     /// The fields that differ between the two sides.
-    public var conflictingKeys: [String] {
+    package var conflictingKeys: [String] {
         let keys = Set((client ?? [:]).keys).union((server ?? [:]).keys)
         return keys.filter { client?[$0] != server?[$0] }.sorted()
     }
@@ -64,20 +64,20 @@ public struct Conflict: Sendable, Hashable {
 }
 
 extension Workspace {
-    public func conflictPath(_ zone: ZoneID, fileName: String) -> String { "\(conflictDirectory(zone))/\(fileName)" }
+    package func conflictPath(_ zone: ZoneID, fileName: String) -> String { "\(conflictDirectory(zone))/\(fileName)" }
 
-    public func saveConflict(_ conflict: Conflict) throws(RecSyncError) {
+    package func saveConflict(_ conflict: Conflict) throws(RecSyncError) {
         try FileIO.writeAtomically(conflictPath(conflict.recordID.zoneID, fileName: conflict.fileName), conflict.encoded())
     }
 
-    public func removeConflict(_ zone: ZoneID, fileName: String) throws(RecSyncError) {
+    package func removeConflict(_ zone: ZoneID, fileName: String) throws(RecSyncError) {
         var batch = WriteBatch()
         batch.remove(conflictPath(zone, fileName: fileName))
         try batch.commit()
     }
 
     /// Every pending conflict of a zone.
-    public func conflicts(in zone: ZoneID) throws(RecSyncError) -> [Conflict] {
+    package func conflicts(in zone: ZoneID) throws(RecSyncError) -> [Conflict] {
         let dir = conflictDirectory(zone)
         var result: [Conflict] = []
         for file in FileIO.list(dir) where file.hasSuffix(".json") && !file.hasPrefix(".") {
@@ -89,7 +89,7 @@ extension Workspace {
     }
 
     /// Every pending conflict in the workspace.
-    public func allConflicts() throws(RecSyncError) -> [Conflict] {
+    package func allConflicts() throws(RecSyncError) -> [Conflict] {
         var result: [Conflict] = []
         for scope in ["private", "shared"] {
             let base = "\(stateDir)/conflicts/\(scope)"
@@ -108,7 +108,7 @@ extension Workspace {
     /// edited records with their sidecars, files that are not records, unreadable files,
     /// pending conflicts) to `.recsync/lost+found/<stamp>/<scope>/<owner>/<zone>/`, leaving only synced
     /// records behind. Returns where it went, nil when there was nothing to keep.
-    public func setAsideUnpushedWork(of zone: ZoneID, scan: ZoneScan, stamp: String) throws(RecSyncError) -> String? {
+    package func setAsideUnpushedWork(of zone: ZoneID, scan: ZoneScan, stamp: String) throws(RecSyncError) -> String? {
         let dir = zoneDirectory(zone)
         let unpushed = scan.records.contains { $0.state == .new || $0.state == .modified }
         // Anything that is not a record file (dot files, untracked or ignored files) is the

@@ -6,7 +6,7 @@ import RecSyncSystem
 extension Workspace {
     /// Files (not directories) directly in `private/`, `shared/` or `shared/OWNER/`, where only
     /// zone directories belong, that no ignore rule covers: untracked, as shown.
-    public func untrackedOutsideZones() throws(RecSyncError) -> [String] {
+    package func untrackedOutsideZones() throws(RecSyncError) -> [String] {
         let rules = try IgnoreRules.load(self)
         var found: [String] = []
         func look(_ rel: String, descend: Bool) {
@@ -34,9 +34,9 @@ extension Workspace {
 /// one) is anchored at the workspace root, one without matches a name at any depth; `*`, `?`,
 /// `[...]` within a name (FNM_PATHNAME: never across `/`); `**/`, `/**/` and `/**` across
 /// directories. The last matching rule decides, as in git.
-public struct IgnoreRules: Sendable {
+package struct IgnoreRules: Sendable {
     /// Built-in rules, before the file's: editor backups, swap and lock files, Finder's.
-    public static let defaults = ["*~", "*.swp", "*.swo", ".#*", "\\#*#", ".DS_Store"]
+    package static let defaults = ["*~", "*.swp", "*.swo", ".#*", "\\#*#", ".DS_Store"]
 
     struct Rule: Sendable {
         var pattern: String
@@ -48,12 +48,12 @@ public struct IgnoreRules: Sendable {
     var rules: [Rule]
 
     /// Rules from gitignore-syntax lines (the defaults first).
-    public init(lines: [String]) {
+    package init(lines: [String]) {
         rules = (Self.defaults + lines).compactMap(Self.rule)
     }
 
     /// The rules of a workspace: the defaults, then its `.recsyncignore` (if there is one).
-    public static func load(_ workspace: Workspace) throws(RecSyncError) -> IgnoreRules {
+    package static func load(_ workspace: Workspace) throws(RecSyncError) -> IgnoreRules {
         let path = "\(workspace.root)/.recsyncignore"
         guard let bytes = try FileIO.read(path) else { return IgnoreRules(lines: []) }
         return IgnoreRules(lines: String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map {
@@ -87,7 +87,7 @@ public struct IgnoreRules: Sendable {
 
     /// Whether a path (relative to the workspace root, `/`-separated) is ignored. A file inside
     /// an ignored directory is ignored too.
-    public func ignores(_ path: String, isDirectory: Bool = false) -> Bool {
+    package func ignores(_ path: String, isDirectory: Bool = false) -> Bool {
         let parts = path.split(separator: "/").map(String.init)
         // Directories first: git does not look inside an excluded directory.
         for depth in 1..<max(parts.count, 1) where decide(parts[0..<depth].joined(separator: "/"), isDirectory: true) == true {

@@ -5,8 +5,8 @@ import Glibc
 import RecSyncSystem
 
 /// One record file of a zone as it is on disk, compared with what was last synced.
-public struct LocalRecord: Sendable {
-    public enum State: Sendable, Equatable {
+package struct LocalRecord: Sendable {
+    package enum State: Sendable, Equatable {
         /// The file holds the synced version.
         case clean
         /// The file was edited since the version its sidecar names.
@@ -17,23 +17,23 @@ public struct LocalRecord: Sendable {
         case deleted
     }
 
-    public var recordID: RecordID
-    public var fileName: String
-    public var state: State
+    package var recordID: RecordID
+    package var fileName: String
+    package var state: State
     /// The sidecar, when there is one (a new record's may hold only its type).
-    public var system: SystemFields?
+    package var system: SystemFields?
     /// The fields in the file; nil when deleted, or when clean and not read.
-    public var fields: [String: FieldValue]?
+    package var fields: [String: FieldValue]?
     /// The file's stat when it was inspected (what an index entry must record, so that an
     /// edit made while a sync runs is still seen as an edit afterwards).
-    public var fileStamp: FileStamp?
+    package var fileStamp: FileStamp?
     /// The change tag of the synced version, when there is one.
-    public var knownTag: String?
+    package var knownTag: String?
     /// Fields the file sets to `null`: deletions to push, after which the file is rewritten
     /// without them.
-    public var deletedFields: [String] = []
+    package var deletedFields: [String] = []
 
-    public init(recordID: RecordID, fileName: String, state: State, system: SystemFields?, fields: [String: FieldValue]?, fileStamp: FileStamp?, knownTag: String?) {
+    package init(recordID: RecordID, fileName: String, state: State, system: SystemFields?, fields: [String: FieldValue]?, fileStamp: FileStamp?, knownTag: String?) {
         self.recordID = recordID
         self.fileName = fileName
         self.state = state
@@ -45,23 +45,23 @@ public struct LocalRecord: Sendable {
 }
 
 /// The result of scanning one zone directory.
-public struct ZoneScan: Sendable {
-    public var zone: ZoneID
-    public var records: [LocalRecord]
+package struct ZoneScan: Sendable {
+    package var zone: ZoneID
+    package var records: [LocalRecord]
     /// Files that cannot be read as records, and why.
-    public var problems: [FileProblem]
+    package var problems: [FileProblem]
     /// Files that are not record files (`notes.txt`, a `README`) and no ignore rule covers: a
     /// warning, never a reason to refuse a push (see `IgnoreRules`).
-    public var untracked: [String] = []
+    package var untracked: [String] = []
     /// The index, refreshed where files were read and found unchanged.
-    public var index: ZoneIndex
+    package var index: ZoneIndex
 
-    public var changes: [LocalRecord] { records.filter { $0.state != .clean } }
+    package var changes: [LocalRecord] { records.filter { $0.state != .clean } }
 }
 
 extension Workspace {
     /// Looks up the fields of a synced version in the store, for files the index cannot vouch for.
-    public typealias BaseLookup = @Sendable (RecordID, String) async throws(RecSyncError) -> [String: FieldValue]?
+    package typealias BaseLookup = @Sendable (RecordID, String) async throws(RecSyncError) -> [String: FieldValue]?
 
     /// Compares every record file of a zone with its synced version (records in no set order).
     ///
@@ -71,7 +71,7 @@ extension Workspace {
     ///
     /// With `changesOnly`, unchanged records are left out of the result (status, push): the
     /// common case is then one `stat` and one index lookup per file, nothing built.
-    public func scan(zone: ZoneID, base: BaseLookup, changesOnly: Bool = false) async throws(RecSyncError) -> ZoneScan {
+    package func scan(zone: ZoneID, base: BaseLookup, changesOnly: Bool = false) async throws(RecSyncError) -> ZoneScan {
         let dir = zoneDirectory(zone)
         var index = ZoneIndex.load(self, zone: zone)
         index.loadAll()  // every file is looked up
@@ -141,7 +141,7 @@ extension Workspace {
     }
 
     /// What one file name of a zone holds.
-    public enum Inspection: Sendable {
+    package enum Inspection: Sendable {
         case record(LocalRecord)
         case problem(FileProblem)
         /// Neither a record file nor a sidecar with a synced version.
@@ -149,11 +149,11 @@ extension Workspace {
     }
 
     /// Open directories of a zone, for stat calls without a path walk; closed when released.
-    public final class DirectoryHandles: Sendable {
+    package final class DirectoryHandles: Sendable {
         let zone: Int32
         let system: Int32
 
-        public init(zoneDirectory dir: String) {
+        package init(zoneDirectory dir: String) {
             zone = FileIO.openDirectory(dir)
             system = FileIO.openDirectory("\(dir)/.system")
         }
@@ -172,7 +172,7 @@ extension Workspace {
     ///
     /// `assetCache`: the zone's `assetDigestCache`, saved by the caller (one per scan or
     /// page, not one read and write per record); without one, this call reads and saves it.
-    public func inspect(zone: ZoneID, file: String, index: inout ZoneIndex, base: BaseLookup, handles: DirectoryHandles? = nil, sidecarListed: Bool? = nil, assetCache: AssetDigestCache? = nil) async throws(RecSyncError) -> Inspection {
+    package func inspect(zone: ZoneID, file: String, index: inout ZoneIndex, base: BaseLookup, handles: DirectoryHandles? = nil, sidecarListed: Bool? = nil, assetCache: AssetDigestCache? = nil) async throws(RecSyncError) -> Inspection {
         let ownCache = assetCache == nil
         let assetCache = assetCache ?? assetDigestCache(zone)
         defer { if ownCache { assetCache.save() } }

@@ -11,7 +11,7 @@ extension Workspace {
     /// The fields in a record's file; nil when there is no file. A file that is not valid
     /// record JSON is a `.malformed` error naming it (with the line and column when the JSON
     /// itself is broken); one that cannot be read, or is too large, a `.fileSystem` error.
-    public func recordFields(_ id: RecordID) throws(RecSyncError) -> [String: FieldValue]? {
+    package func recordFields(_ id: RecordID) throws(RecSyncError) -> [String: FieldValue]? {
         let path = recordPath(id)
         guard let bytes = try readRecordFile(path) else { return nil }
         do { return try WorkspaceEncoding.decodeFieldsAndDeletions(bytes, assets: assetResolver(id)).fields } catch {
@@ -21,7 +21,7 @@ extension Workspace {
 
     /// The system fields in a record's sidecar; nil when it has none (a record never synced
     /// and given no type). A sidecar that does not decode is a `.malformed` error naming it.
-    public func systemFields(_ id: RecordID) throws(RecSyncError) -> SystemFields? {
+    package func systemFields(_ id: RecordID) throws(RecSyncError) -> SystemFields? {
         let path = sidecarPath(id)
         guard let bytes = try readRecordFile(path) else { return nil }
         do { return try WorkspaceEncoding.decodeSystemFields(bytes) } catch {
@@ -39,7 +39,7 @@ extension Workspace {
 }
 
 /// What `Workspace.put` made of a record.
-public enum RecordPut: Sendable, Hashable {
+package enum RecordPut: Sendable, Hashable {
     /// A record the store does not have yet (no sidecar with a change tag).
     case new
     /// A synced record whose file was there: its fields changed.
@@ -56,14 +56,14 @@ extension Workspace {
     /// a synced record's type cannot change, and a record whose name is too long for a file
     /// name needs a `type`, since only a sidecar can then hold its name.
     @discardableResult
-    public func put(_ id: RecordID, fields: [String: FieldValue], type: String? = nil) throws(RecSyncError) -> RecordPut {
+    package func put(_ id: RecordID, fields: [String: FieldValue], type: String? = nil) throws(RecSyncError) -> RecordPut {
         try put([id], fields: fields, type: type)[0]
     }
 
     /// Writes the same fields into several records (`put` for each), all or nothing: every
     /// record is checked before any is written, and all are written in one batch.
     @discardableResult
-    public func put(_ ids: [RecordID], fields: [String: FieldValue], type: String? = nil) throws(RecSyncError) -> [RecordPut] {
+    package func put(_ ids: [RecordID], fields: [String: FieldValue], type: String? = nil) throws(RecSyncError) -> [RecordPut] {
         if let type { try NameRules.validateRecordType(type) }
         var batch = WriteBatch()
         var results: [RecordPut] = []
@@ -118,14 +118,14 @@ extension Workspace {
     /// record on the store (it was synced). A record never pushed leaves nothing behind: its
     /// sidecar (a type note) goes too.
     @discardableResult
-    public func removeRecord(_ id: RecordID) throws(RecSyncError) -> Bool {
+    package func removeRecord(_ id: RecordID) throws(RecSyncError) -> Bool {
         try removeRecords([id])[0]
     }
 
     /// Removes several records' files (`removeRecord` for each), all or nothing: a record
     /// with no file is an error naming it before any file is removed.
     @discardableResult
-    public func removeRecords(_ ids: [RecordID]) throws(RecSyncError) -> [Bool] {
+    package func removeRecords(_ ids: [RecordID]) throws(RecSyncError) -> [Bool] {
         var batch = WriteBatch()
         var results: [Bool] = []
         for id in ids {

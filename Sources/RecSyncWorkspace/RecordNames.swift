@@ -17,7 +17,7 @@ import RecSyncSystem
 /// A zone is its name (one of the user's own zones), `OWNER/ZONE`, or its directory's path.
 extension Workspace {
     /// The record a name given by a person stands for (a command-line argument).
-    public func record(named text: String, from directory: String) throws(RecSyncError) -> RecordID {
+    package func record(named text: String, from directory: String) throws(RecSyncError) -> RecordID {
         let path = resolvedPath(text, from: directory)
         if let components = components(of: path), text.hasSuffix(".json") || FileIO.stamp(path) != nil {
             return try recordFromPath(components, text: text)
@@ -37,7 +37,7 @@ extension Workspace {
 
     /// The zone a name given by a person stands for: a zone name, `OWNER/ZONE`, or a zone
     /// directory's path.
-    public func zone(named text: String, from directory: String) throws(RecSyncError) -> ZoneID {
+    package func zone(named text: String, from directory: String) throws(RecSyncError) -> ZoneID {
         if text.contains("/") {
             let path = resolvedPath(text, from: directory)
             if let c = components(of: path) {
@@ -68,7 +68,7 @@ extension Workspace {
     }
 
     /// Whether a name given by a person stands for a zone rather than a record (for `log`).
-    public func namesZone(_ text: String, from directory: String) -> Bool {
+    package func namesZone(_ text: String, from directory: String) -> Bool {
         if !text.contains("/") { return true }
         let path = resolvedPath(text, from: directory)
         return FileIO.isDirectory(path) && components(of: path) != nil

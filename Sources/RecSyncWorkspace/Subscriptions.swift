@@ -5,17 +5,17 @@ import RecSyncSystem
 /// Where a subscription's notifications have been delivered up to: a database token of its
 /// scope (nil: the store's beginning, so everything ever committed is still to report).
 public struct SubscriptionCursor: Sendable, Hashable, Codable {
-    public var scope: DatabaseScope
-    public var token: ServerChangeToken?
+    package var scope: DatabaseScope
+    package var token: ServerChangeToken?
 
-    public init(scope: DatabaseScope, token: ServerChangeToken?) {
+    package init(scope: DatabaseScope, token: ServerChangeToken?) {
         self.scope = scope
         self.token = token
     }
 }
 
 /// What a subscription's cursor file held when a notification was made from it.
-public enum SubscriptionCursorSeen: Sendable, Hashable {
+package enum SubscriptionCursorSeen: Sendable, Hashable {
     /// No cursor file.
     case none
     /// A file that could not be read or decoded.
@@ -26,11 +26,11 @@ public enum SubscriptionCursorSeen: Sendable, Hashable {
 /// One cursor to move once its notification is delivered (`moveSubscriptionCursors`).
 public struct SubscriptionCursorMove: Sendable, Hashable {
     /// The subscription as it was when the notification was made.
-    public var subscription: Subscription
-    public var seen: SubscriptionCursorSeen
-    public var cursor: SubscriptionCursor
+    package var subscription: Subscription
+    package var seen: SubscriptionCursorSeen
+    package var cursor: SubscriptionCursor
 
-    public init(subscription: Subscription, seen: SubscriptionCursorSeen, cursor: SubscriptionCursor) {
+    package init(subscription: Subscription, seen: SubscriptionCursorSeen, cursor: SubscriptionCursor) {
         self.subscription = subscription
         self.seen = seen
         self.cursor = cursor
@@ -42,9 +42,9 @@ extension Workspace {
 
     /// The cursor file of one subscription: one file each, so acknowledging one never
     /// rewrites another's (a `subscribe` while `watch` runs loses nothing).
-    public func subscriptionCursorPath(_ id: String) -> String { "\(stateDir)/subscriptions/\(NameEscaping.escape(id)).cursor" }
+    package func subscriptionCursorPath(_ id: String) -> String { "\(stateDir)/subscriptions/\(NameEscaping.escape(id)).cursor" }
 
-    public func subscriptions() throws(RecSyncError) -> [Subscription] {
+    package func subscriptions() throws(RecSyncError) -> [Subscription] {
         guard let bytes = try FileIO.read(subscriptionsPath) else { return [] }
         let all: [Subscription]
         do { all = try JSONDecoder().decode([Subscription].self, from: Data(bytes)) } catch {
@@ -57,7 +57,7 @@ extension Workspace {
         return all
     }
 
-    public func saveSubscriptions(_ subscriptions: [Subscription]) throws(RecSyncError) {
+    package func saveSubscriptions(_ subscriptions: [Subscription]) throws(RecSyncError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let data: Data
@@ -69,7 +69,7 @@ extension Workspace {
 
     /// Adds a subscription that reports changes after `cursor`. The cursor is saved first,
     /// so a subscription is never without one.
-    public func addSubscription(_ subscription: Subscription, cursor: SubscriptionCursor) throws(RecSyncError) {
+    package func addSubscription(_ subscription: Subscription, cursor: SubscriptionCursor) throws(RecSyncError) {
         try Subscription.validateID(subscription.id)
         try withLock(purpose: "subscribe", file: "subscriptions.lock", wait: true) { () throws(RecSyncError) in
             var all = try subscriptions()
@@ -83,7 +83,7 @@ extension Workspace {
     }
 
     /// Removes a subscription and its cursor.
-    public func removeSubscription(_ id: String) throws(RecSyncError) {
+    package func removeSubscription(_ id: String) throws(RecSyncError) {
         try withLock(purpose: "unsubscribe", file: "subscriptions.lock", wait: true) { () throws(RecSyncError) in
             var all = try subscriptions()
             guard all.contains(where: { $0.id == id }) else {
@@ -98,7 +98,7 @@ extension Workspace {
 
     /// A subscription's cursor; nil when it has none (made by the first release, which kept
     /// none), and then it starts from the store's head.
-    public func subscriptionCursor(_ id: String) throws(RecSyncError) -> SubscriptionCursor? {
+    package func subscriptionCursor(_ id: String) throws(RecSyncError) -> SubscriptionCursor? {
         let path = subscriptionCursorPath(id)
         guard let bytes = try FileIO.read(path, limit: 64 * 1024) else { return nil }
         do { return try JSONDecoder().decode(SubscriptionCursor.self, from: Data(bytes)) } catch {
@@ -111,7 +111,7 @@ extension Workspace {
     /// was made for and its cursor file still holds what was read then. So a subscription
     /// removed meanwhile gets no cursor back, and one removed and made again (same ID, new
     /// cursor) keeps its own. A cursor already where it should be is not written again.
-    public func moveSubscriptionCursors(_ moves: [SubscriptionCursorMove]) throws(RecSyncError) {
+    package func moveSubscriptionCursors(_ moves: [SubscriptionCursorMove]) throws(RecSyncError) {
         guard !moves.isEmpty else { return }
         try withLock(purpose: "acknowledge", file: "subscriptions.lock", wait: true) { () throws(RecSyncError) in
             var current: [String: Subscription] = [:]
@@ -129,7 +129,7 @@ extension Workspace {
         }
     }
 
-    public func saveSubscriptionCursor(_ id: String, _ cursor: SubscriptionCursor) throws(RecSyncError) {
+    package func saveSubscriptionCursor(_ id: String, _ cursor: SubscriptionCursor) throws(RecSyncError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let data: Data

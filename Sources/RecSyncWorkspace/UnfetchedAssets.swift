@@ -16,14 +16,14 @@ import RecSyncSystem
 /// a field gone, is ignored).
 extension Workspace {
     /// Where a zone's notes of assets not fetched are kept.
-    public func unfetchedAssetsPath(_ zone: ZoneID) -> String { "\(stateDir)/index/\(zoneStateKey(zone)).skipped" }
+    package func unfetchedAssetsPath(_ zone: ZoneID) -> String { "\(stateDir)/index/\(zoneStateKey(zone)).skipped" }
 
     /// The key of a record's asset field in the notes.
     static func unfetchedKey(_ id: RecordID, field: String) -> String { "\(fileName(for: id.recordName))/\(field)" }
 
     /// The assets of a zone that were not fetched: record → field → reference. A damaged
     /// note file is an error naming it (the assets it names would read as missing otherwise).
-    public func unfetchedAssets(in zone: ZoneID) throws(RecSyncError) -> [RecordID: [String: AssetReference]] {
+    package func unfetchedAssets(in zone: ZoneID) throws(RecSyncError) -> [RecordID: [String: AssetReference]] {
         var result: [RecordID: [String: AssetReference]] = [:]
         for (key, entry) in try loadUnfetched(zone) {
             guard case .object(let o) = entry, case .string(let name)? = o["record"],
@@ -37,7 +37,7 @@ extension Workspace {
 
     /// The reference noted for a record's asset field not fetched, if there is one. With
     /// `cache` (the zone's, shared by a scan), the notes are read once for all its lookups.
-    public func unfetchedAsset(_ id: RecordID, field: String, cache: AssetDigestCache? = nil) throws(RecSyncError) -> AssetReference? {
+    package func unfetchedAsset(_ id: RecordID, field: String, cache: AssetDigestCache? = nil) throws(RecSyncError) -> AssetReference? {
         let load = { () throws(RecSyncError) -> [String: JSONValue] in try self.loadUnfetched(id.zoneID) }
         let notes: [String: JSONValue]
         if let cache { notes = try cache.notes(load) } else { notes = try load() }
@@ -48,7 +48,7 @@ extension Workspace {
 
     /// Changes a zone's notes, durably: for each record in `records`, its notes become the
     /// fields given (none: the record has no asset waiting).
-    public func setUnfetchedAssets(_ records: [RecordID: [String: AssetReference]], in zone: ZoneID) throws(RecSyncError) {
+    package func setUnfetchedAssets(_ records: [RecordID: [String: AssetReference]], in zone: ZoneID) throws(RecSyncError) {
         guard !records.isEmpty else { return }
         var all = try loadUnfetched(zone)
         let before = all

@@ -39,21 +39,21 @@ public struct WorkspaceConfig: Sendable, Hashable, Codable {
 /// shared/<owner>/<zone>/…                 zones shared with the user
 /// ```
 public final class Workspace: Sendable {
-    public static let stateDirName = ".recsync"
+    package static let stateDirName = ".recsync"
     public let root: String
     /// The largest asset file the store takes (its `maxAssetBytes`), set by whoever knows the
     /// store: a bigger file is refused when its record is read, by its size, before anything
     /// reads the file (no limit until set).
-    public let assetSizeLimit = Atomic<Int64>(.max)
-    public let config: WorkspaceConfig
+    package let assetSizeLimit = Atomic<Int64>(.max)
+    package let config: WorkspaceConfig
     /// The directory the workspace was found from (`find(from:)`; the root otherwise): the
     /// paths recsync prints are relative to it (`relative(_:)`), as `git status` prints them
     /// in a subdirectory.
-    public let directory: String
+    package let directory: String
 
-    public var stateDir: String { "\(root)/\(Self.stateDirName)" }
+    package var stateDir: String { "\(root)/\(Self.stateDirName)" }
     /// The bare mirror of a network store, which libgit2 fetches into and pushes from.
-    public var mirrorPath: String { "\(stateDir)/mirror" }
+    package var mirrorPath: String { "\(stateDir)/mirror" }
     public var user: String { config.user }
 
     /// Registers the root with `Confinement`: from now on no path under it is opened through a link.
@@ -98,7 +98,7 @@ public final class Workspace: Sendable {
     }
 
     /// Makes `root` a workspace (creating it if needed). Refuses a directory that already is one.
-    public static func create(at root: String, config: WorkspaceConfig) throws(RecSyncError) -> Workspace {
+    package static func create(at root: String, config: WorkspaceConfig) throws(RecSyncError) -> Workspace {
         try NameRules.validateOwnerName(config.user)
         let absolute = URL(fileURLWithPath: root).standardizedFileURL.path
         if FileManager.default.fileExists(atPath: "\(absolute)/\(stateDirName)/config") {
@@ -118,7 +118,7 @@ public final class Workspace: Sendable {
     /// leaves (`.recsync/` with its `.gitignore` and temporary files) counts as empty: that is
     /// removed, so that the same clone can be run again. One holding a whole workspace is a
     /// clone that was stopped after that: the error says to pull there to finish it.
-    public static func checkNewWorkspaceTarget(_ target: String) throws(RecSyncError) -> Bool {
+    package static func checkNewWorkspaceTarget(_ target: String) throws(RecSyncError) -> Bool {
         let existed = FileIO.info(target) != nil
         guard existed else { return false }
         let entries = FileIO.list(target)
@@ -141,7 +141,7 @@ public final class Workspace: Sendable {
 
     /// Removes what a failed clone made at `target`: its contents, and the directory itself
     /// unless it existed before (`existed`). A part that cannot be removed is an error naming it.
-    public static func discardHalfMade(_ target: String, existed: Bool) throws(RecSyncError) {
+    package static func discardHalfMade(_ target: String, existed: Bool) throws(RecSyncError) {
         if existed {
             for entry in FileIO.list(target) { try FileIO.remove("\(target)/\(entry)") }
         } else {
@@ -172,7 +172,7 @@ public final class Workspace: Sendable {
     /// address without it, and the password lives in git's credential helpers or the
     /// environment (`RECSYNC_TOKEN`). The object's own config may still hold it, for the
     /// command that was given it.
-    public func saveConfig(_ config: WorkspaceConfig) throws(RecSyncError) {
+    package func saveConfig(_ config: WorkspaceConfig) throws(RecSyncError) {
         var stored = config
         stored.remote = GitRemoteURL.withoutPassword(config.remote)
         let encoder = JSONEncoder()
@@ -184,24 +184,24 @@ public final class Workspace: Sendable {
         try FileIO.writeAtomically("\(stateDir)/config", Array(data) + [10])
     }
 
-    public func withConfig(_ config: WorkspaceConfig) -> Workspace { Workspace(root: root, config: config, directory: directory) }
+    package func withConfig(_ config: WorkspaceConfig) -> Workspace { Workspace(root: root, config: config, directory: directory) }
 
     // MARK: Zones
 
     /// The zone ID of a directory in the workspace, given its scope.
-    public func zoneDirectory(_ zone: ZoneID) -> String {
+    package func zoneDirectory(_ zone: ZoneID) -> String {
         if zone.ownerName == user {
             return "\(root)/private/\(NameEscaping.escape(zone.zoneName))"
         }
         return "\(root)/shared/\(NameEscaping.escape(zone.ownerName))/\(NameEscaping.escape(zone.zoneName))"
     }
 
-    public func scope(of zone: ZoneID) -> DatabaseScope { zone.ownerName == user ? .private : .shared }
+    package func scope(of zone: ZoneID) -> DatabaseScope { zone.ownerName == user ? .private : .shared }
 
     /// A path as recsync prints it: relative to the directory the command runs in
     /// (`directory`), with `../` where needed; a path outside the workspace stays absolute.
     /// Every path a user reads (text, JSON, error messages) goes through this.
-    public func relative(_ path: String) -> String {
+    package func relative(_ path: String) -> String {
         guard path == root || path.hasPrefix(root + "/") else { return path }
         if directory == root { return rootRelative(path) }
         let from = directory.split(separator: "/"), to = path.split(separator: "/")
@@ -213,7 +213,7 @@ public final class Workspace: Sendable {
 
     /// A path relative to the root (`private/ZONE/NAME.json`), whatever the directory: for
     /// what is kept or compared, not shown.
-    public func rootRelative(_ path: String) -> String {
+    package func rootRelative(_ path: String) -> String {
         path.hasPrefix(root + "/") ? String(path.dropFirst(root.count + 1)) : path
     }
 
@@ -224,7 +224,7 @@ public final class Workspace: Sendable {
     /// never a zone: two spellings of one name would otherwise be two zones that compare equal.
     /// A link in place of a zone directory (or of `private`, `shared` or an owner's directory)
     /// is a problem too: recsync neither reads nor writes through it.
-    public func localZones() -> (zones: [ZoneID], problems: [FileProblem]) {
+    package func localZones() -> (zones: [ZoneID], problems: [FileProblem]) {
         var zones: [ZoneID] = []
         var problems: [FileProblem] = []
         func isLink(_ relative: String) -> Bool {
@@ -272,7 +272,7 @@ public final class Workspace: Sendable {
     // MARK: Record files
 
     /// The file name of a record: escaped name + `.json`, or a hash when that is too long.
-    public static func fileName(for recordName: String) -> String {
+    package static func fileName(for recordName: String) -> String {
         let escaped = NameEscaping.escape(recordName)
         if escaped.utf8.count + 5 <= 250 { return escaped + ".json" }
         // Record names never start with '_', so hashed names cannot collide with plain ones.
@@ -280,13 +280,13 @@ public final class Workspace: Sendable {
     }
 
     /// The record name a file name stands for, nil for a hashed name (read the sidecar) or a non-record.
-    public static func recordName(forFile file: String) -> String? {
+    package static func recordName(forFile file: String) -> String? {
         guard file.hasSuffix(".json"), !file.hasPrefix("_"), !file.hasPrefix(".") else { return nil }
         return NameEscaping.unescape(String(file.dropLast(5)))
     }
 
-    public func recordPath(_ id: RecordID) -> String { "\(zoneDirectory(id.zoneID))/\(Self.fileName(for: id.recordName))" }
-    public func sidecarPath(_ id: RecordID) -> String { "\(zoneDirectory(id.zoneID))/.system/\(Self.fileName(for: id.recordName))" }
+    package func recordPath(_ id: RecordID) -> String { "\(zoneDirectory(id.zoneID))/\(Self.fileName(for: id.recordName))" }
+    package func sidecarPath(_ id: RecordID) -> String { "\(zoneDirectory(id.zoneID))/.system/\(Self.fileName(for: id.recordName))" }
 
     // MARK: Tokens and sync state
 
@@ -294,31 +294,31 @@ public final class Workspace: Sendable {
         "\(scope(of: zone).rawValue)/\(NameEscaping.escape(zone.ownerName))/\(NameEscaping.escape(zone.zoneName))"
     }
 
-    public func scopeTokenPath(_ scope: DatabaseScope) -> String { "\(stateDir)/tokens/\(scope.rawValue).token" }
+    package func scopeTokenPath(_ scope: DatabaseScope) -> String { "\(stateDir)/tokens/\(scope.rawValue).token" }
     /// Present while a pull of a scope may have saved zone tokens ahead of its scope token.
-    public func interruptedPullPath(_ scope: DatabaseScope) -> String { "\(stateDir)/tokens/\(scope.rawValue).pulling" }
-    public func zoneTokenPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).token" }
-    public func refetchPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).refetch" }
+    package func interruptedPullPath(_ scope: DatabaseScope) -> String { "\(stateDir)/tokens/\(scope.rawValue).pulling" }
+    package func zoneTokenPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).token" }
+    package func refetchPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).refetch" }
     /// Records of the zone the store could not deliver, to fetch again (see `RetryList`).
-    public func retryPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).retry" }
+    package func retryPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).retry" }
     /// The stamp of the zone's retry list when every record on it waited for a change on the
     /// store (see `zoneNeedsALook`).
-    public func retryWaitsPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).waiting" }
+    package func retryWaitsPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).waiting" }
     /// Names this workspace saved to a zone since its zone token: the next pull checks them,
     /// since a record created here and deleted elsewhere in between is in neither end of the diff.
-    public func pushedPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).pushed" }
+    package func pushedPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).pushed" }
     /// Names of the records a pull is writing ahead of the zone token (see `pullZone`).
-    public func applyingPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).apply" }
-    public func indexPath(_ zone: ZoneID) -> String { "\(stateDir)/index/\(zoneStateKey(zone)).idx" }
+    package func applyingPath(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).apply" }
+    package func indexPath(_ zone: ZoneID) -> String { "\(stateDir)/index/\(zoneStateKey(zone)).idx" }
     /// What a push sent and the client change token it sent with, until its sidecars are written.
-    public var pendingPushPath: String { "\(stateDir)/pending-push" }
+    package var pendingPushPath: String { "\(stateDir)/pending-push" }
     /// When this workspace last pulled from or pushed to its store (`recordContact`).
-    public var lastContactPath: String { "\(stateDir)/last-contact" }
-    public func reuploadMarker(_ zone: ZoneID) -> String { "\(stateDir)/reupload/\(zoneStateKey(zone))" }
+    package var lastContactPath: String { "\(stateDir)/last-contact" }
+    package func reuploadMarker(_ zone: ZoneID) -> String { "\(stateDir)/reupload/\(zoneStateKey(zone))" }
     /// Whether a zone is marked to be created and uploaded again (after an encrypted-data
     /// reset): the marker must be a regular file, so a link placed there means nothing.
-    public func awaitsReupload(_ zone: ZoneID) -> Bool { FileIO.info(reuploadMarker(zone))?.isRegular == true }
-    public func conflictDirectory(_ zone: ZoneID) -> String { "\(stateDir)/conflicts/\(zoneStateKey(zone))" }
+    package func awaitsReupload(_ zone: ZoneID) -> Bool { FileIO.info(reuploadMarker(zone))?.isRegular == true }
+    package func conflictDirectory(_ zone: ZoneID) -> String { "\(stateDir)/conflicts/\(zoneStateKey(zone))" }
 
     /// This workspace's device ID for the store (`StoreActor.deviceID`), made on first use:
     /// the store keeps this workspace's client change tokens apart from other workspaces',
@@ -330,7 +330,7 @@ public final class Workspace: Sendable {
     /// or each copy would take the other's pushes for its own. Moving a workspace within a
     /// file system keeps it, and so does a new device number for the same file system (a
     /// container's overlay, NFS or btrfs mounted again, a reboot).
-    public func deviceID() throws(RecSyncError) -> String {
+    package func deviceID() throws(RecSyncError) -> String {
         try deviceID(home: try deviceHome())
     }
 
@@ -380,13 +380,13 @@ public final class Workspace: Sendable {
         return id
     }
 
-    public func loadToken(_ path: String) throws(RecSyncError) -> ServerChangeToken? {
+    package func loadToken(_ path: String) throws(RecSyncError) -> ServerChangeToken? {
         guard let bytes = try FileIO.read(path) else { return nil }
         let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         return text.isEmpty ? nil : ServerChangeToken(rawValue: text)
     }
 
-    public func saveToken(_ token: ServerChangeToken?, at path: String) throws(RecSyncError) {
+    package func saveToken(_ token: ServerChangeToken?, at path: String) throws(RecSyncError) {
         if let token {
             try FileIO.writeAtomically(path, Array((token.rawValue + "\n").utf8))
         } else {
@@ -398,13 +398,13 @@ public final class Workspace: Sendable {
 
     /// Notes that this workspace pulled from or pushed to its store at `time` (milliseconds
     /// since the epoch): what `status` measures "last contact with the store" from.
-    public func recordContact(at time: Int64) throws(RecSyncError) {
+    package func recordContact(at time: Int64) throws(RecSyncError) {
         try FileIO.writeAtomically(lastContactPath, Array("\(time)\n".utf8))
     }
 
     /// When this workspace last pulled from or pushed to its store; nil if it never did (or
     /// was made by a version that did not note it).
-    public func lastContact() throws(RecSyncError) -> Int64? {
+    package func lastContact() throws(RecSyncError) -> Int64? {
         guard let bytes = try FileIO.read(lastContactPath, limit: 4096) else { return nil }
         let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard let time = Int64(text), time >= 0 else {
@@ -414,7 +414,7 @@ public final class Workspace: Sendable {
     }
 
     /// Zones that have a zone token, i.e. that a pull has brought in.
-    public func zonesWithTokens() -> [ZoneID] {
+    package func zonesWithTokens() -> [ZoneID] {
         var zones: [ZoneID] = []
         for scope in [DatabaseScope.private, .shared] {
             let dir = "\(stateDir)/tokens/\(scope.rawValue)"
@@ -432,7 +432,7 @@ public final class Workspace: Sendable {
 
     /// Whether a zone has no sidecar at all, so no record in it was ever synced (a zone
     /// being cloned). Reads one directory entry, not the whole directory.
-    public func holdsNoSyncedRecord(_ zone: ZoneID) -> Bool {
+    package func holdsNoSyncedRecord(_ zone: ZoneID) -> Bool {
         let fd = FileIO.openDirectory("\(zoneDirectory(zone))/.system")
         guard fd >= 0 else { return true }
         guard let dir = fdopendir(fd) else {
@@ -451,20 +451,20 @@ public final class Workspace: Sendable {
 
     /// Where a running write batch lists the directories it has temp files in and the files
     /// it creates in place.
-    public var tempRegistry: String { "\(stateDir)/writing" }
+    package var tempRegistry: String { "\(stateDir)/writing" }
 
     /// The registry of a zone's batches: zones are pulled side by side, each batch lists its own.
-    public func tempRegistry(_ zone: ZoneID) -> String {
+    package func tempRegistry(_ zone: ZoneID) -> String {
         "\(tempRegistry)-\(ContentHash.of(Array(zoneStateKey(zone).utf8)).prefix(16))"
     }
 
     /// A write batch for record files and sidecars (see `removeStaleTemporaryFiles`).
-    public func recordBatch(zone: ZoneID? = nil) -> WriteBatch {
+    package func recordBatch(zone: ZoneID? = nil) -> WriteBatch {
         WriteBatch(registry: zone.map(tempRegistry) ?? tempRegistry, userFileMode: zone.map(isReadOnly) == true ? 0o444 : 0o644)
     }
 
     /// The registries an interrupted sync left.
-    public var leftoverRegistries: [String] {
+    package var leftoverRegistries: [String] {
         FileIO.list(stateDir).filter { $0 == "writing" || $0.hasPrefix("writing-") }.map { "\(stateDir)/\($0)" }
     }
 
@@ -474,7 +474,7 @@ public final class Workspace: Sendable {
     /// sync is writing any. Cost follows the leftovers, not the workspace.
     /// Returns the files it had to keep aside in lost+found (ones that are not what was written).
     @discardableResult
-    public func removeStaleTemporaryFiles() -> [String] {
+    package func removeStaleTemporaryFiles() -> [String] {
         removeStaleAssetTemporaryFiles()
         var dirs = [stateDir]
         var keptAside: [String] = []
@@ -565,7 +565,7 @@ public final class Workspace: Sendable {
     /// `file` names another lock in `.recsync/` (`watch.lock`: one process delivers a
     /// workspace's notifications at a time).
     /// With `wait`, blocks until the lock is free instead of failing (for short edits).
-    public func lock(purpose: String, file: String = "lock", wait: Bool = false) throws(RecSyncError) -> WorkspaceLock {
+    package func lock(purpose: String, file: String = "lock", wait: Bool = false) throws(RecSyncError) -> WorkspaceLock {
         let path = "\(stateDir)/\(file)"
         guard let fd = try FileIO.openRegularFile(path, flags: O_RDWR | O_CREAT) else {
             throw .fileSystem(path: path, message: "cannot open the lock file")
@@ -586,14 +586,14 @@ public final class Workspace: Sendable {
 
 extension Workspace {
     /// Runs `body` holding a workspace lock (`lock(purpose:file:wait:)`), released when it returns.
-    public func withLock<T>(purpose: String, file: String = "lock", wait: Bool = false, _ body: () throws(RecSyncError) -> T) throws(RecSyncError) -> T {
+    package func withLock<T>(purpose: String, file: String = "lock", wait: Bool = false, _ body: () throws(RecSyncError) -> T) throws(RecSyncError) -> T {
         let lock = try lock(purpose: purpose, file: file, wait: wait)
         defer { withExtendedLifetime(lock) {} }
         return try body()
     }
 
     /// Runs `body` holding a workspace lock (`lock(purpose:file:wait:)`), released when it returns.
-    public func withLock<T>(purpose: String, file: String = "lock", wait: Bool = false, _ body: () async throws(RecSyncError) -> T) async throws(RecSyncError) -> T {
+    package func withLock<T>(purpose: String, file: String = "lock", wait: Bool = false, _ body: () async throws(RecSyncError) -> T) async throws(RecSyncError) -> T {
         let lock = try lock(purpose: purpose, file: file, wait: wait)
         defer { withExtendedLifetime(lock) {} }
         return try await body()

@@ -14,7 +14,7 @@ extension Workspace {
     ///
     /// A sidecar naming a synced version with no record file is a deletion waiting for a push,
     /// not a problem.
-    public func check(fix: Bool) throws(RecSyncError) -> [DoctorFinding] {
+    package func check(fix: Bool) throws(RecSyncError) -> [DoctorFinding] {
         var findings = batchLeftovers()
         if fix && !findings.isEmpty {
             let kept = removeStaleTemporaryFiles()

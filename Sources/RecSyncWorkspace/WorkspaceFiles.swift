@@ -7,38 +7,38 @@ import RecSyncSystem
 /// free of file calls).
 extension Workspace {
     /// The stamp of a record's file; nil when there is none.
-    public func recordFileStamp(_ id: RecordID) -> FileStamp? {
+    package func recordFileStamp(_ id: RecordID) -> FileStamp? {
         FileIO.stamp(recordPath(id))
     }
 
     /// The stamp of a record's sidecar (its system fields); nil when there is none.
-    public func sidecarStamp(_ id: RecordID) -> FileStamp? {
+    package func sidecarStamp(_ id: RecordID) -> FileStamp? {
         FileIO.stamp(sidecarPath(id))
     }
 
     /// The stamp of the file that holds an asset field; nil when there is none.
-    public func assetFileStamp(_ id: RecordID, field: String) -> FileStamp? {
+    package func assetFileStamp(_ id: RecordID, field: String) -> FileStamp? {
         FileIO.stamp(assetPath(id, field: field))
     }
 
     /// Whether the record has an asset directory.
-    public func hasAssetDirectory(_ id: RecordID) -> Bool {
+    package func hasAssetDirectory(_ id: RecordID) -> Bool {
         FileIO.isDirectory(assetDirectory(id))
     }
 
     /// Whether the zone has a note of assets an earlier pull did not fetch.
-    public func hasUnfetchedAssetsNote(_ zone: ZoneID) -> Bool {
+    package func hasUnfetchedAssetsNote(_ zone: ZoneID) -> Bool {
         FileIO.info(unfetchedAssetsPath(zone)) != nil
     }
 
     /// Removes a temporary file an operation no longer places (best effort: a leftover is
     /// what `removeStaleTemporaryFiles` clears up).
-    public func discardTemporaryFile(_ path: String) {
+    package func discardTemporaryFile(_ path: String) {
         FileIO.unlinkIfPresent(path)
     }
 
     /// Moves a file out of the way (to `lost+found`), making the target's directories.
-    public func moveAside(_ path: String, to target: String) throws(RecSyncError) {
+    package func moveAside(_ path: String, to target: String) throws(RecSyncError) {
         try FileIO.move(path, to: target)
     }
 
@@ -46,7 +46,7 @@ extension Workspace {
     /// without following links (a `.assets` directory swapped for a link is refused), handed
     /// to `fill` open for writing; its path, to place with a batch. No file is left behind
     /// when `fill` fails.
-    public func newAssetTemporary(
+    package func newAssetTemporary(
         _ id: RecordID, _ fill: (_ fd: Int32, _ path: String) async throws(RecSyncError) -> Void
     ) async throws(RecSyncError) -> String {
         let temp = try assetTemporaryPath(id)
@@ -63,7 +63,7 @@ extension Workspace {
 
     /// Opens the file of an asset field for reading, under the workspace root without
     /// following links, and hands it to `read`; nil when there is no such file.
-    public func readingAssetFile<T>(
+    package func readingAssetFile<T>(
         _ id: RecordID, field: String, _ read: (_ fd: Int32, _ path: String) async throws(RecSyncError) -> T
     ) async throws(RecSyncError) -> T? {
         let path = assetPath(id, field: field)

@@ -15,7 +15,7 @@ public enum WorkspaceSetting: String, CaseIterable, Sendable {
     case noAssetZones
 
     /// The setting a key names; an unknown key is an error listing the known ones.
-    public init(key: String) throws(RecSyncError) {
+    package init(key: String) throws(RecSyncError) {
         guard let setting = Self(rawValue: key) else {
             let known = Self.allCases.map(\.rawValue).joined(separator: ", ")
             throw .invalidArguments("'\(key)' is not a workspace setting; the settings are \(known)")
@@ -24,7 +24,7 @@ public enum WorkspaceSetting: String, CaseIterable, Sendable {
     }
 
     /// A `commitSnapshots` value as written on the command line (true/false, yes/no, on/off, 1/0).
-    public static func parseBool(_ text: String) throws(RecSyncError) -> Bool {
+    package static func parseBool(_ text: String) throws(RecSyncError) -> Bool {
         switch text.lowercased() {
         case "true", "yes", "on", "1": return true
         case "false", "no", "off", "0": return false
@@ -35,7 +35,7 @@ public enum WorkspaceSetting: String, CaseIterable, Sendable {
 
 extension WorkspaceConfig {
     /// The value of a setting: a string, or a boolean for `commitSnapshots`.
-    public func value(of setting: WorkspaceSetting) -> JSONValue {
+    package func value(of setting: WorkspaceSetting) -> JSONValue {
         switch setting {
         case .remote: .string(GitRemoteURL.withoutPassword(remote))
         case .user: .string(user)
@@ -47,7 +47,7 @@ extension WorkspaceConfig {
 
 extension Workspace {
     /// Whether a pull leaves `zone`'s assets on the store (`WorkspaceConfig.noAssetZones`).
-    public func pullsWithoutAssets(_ zone: ZoneID) -> Bool {
+    package func pullsWithoutAssets(_ zone: ZoneID) -> Bool {
         guard let zones = config.noAssetZones, !zones.isEmpty else { return false }
         return zones.contains(relativeToRoot(zoneDirectory(zone)))
     }
@@ -55,7 +55,7 @@ extension Workspace {
     /// A `noAssetZones` value as written on the command line: zones (names, OWNER/ZONE or
     /// zone directories) separated by commas, none for an empty list; kept as the zones'
     /// directories relative to the root, sorted.
-    public func parseZoneList(_ text: String, from directory: String) throws(RecSyncError) -> [String] {
+    package func parseZoneList(_ text: String, from directory: String) throws(RecSyncError) -> [String] {
         var zones = Set<String>()
         for part in text.split(separator: ",") {
             let name = part.trimmingCharacters(in: .whitespaces)
@@ -71,7 +71,7 @@ extension Workspace {
 
     /// Whether anything here came from a store: a token, an index, a sidecar of a synced
     /// record, a push under way. Such state belongs to one user on one store.
-    public var hasSyncState: Bool {
+    package var hasSyncState: Bool {
         if !FileIO.list("\(stateDir)/tokens").isEmpty || !FileIO.list("\(stateDir)/index").isEmpty { return true }
         if FileIO.info(pendingPushPath) != nil { return true }
         return localZones().zones.contains { !holdsNoSyncedRecord($0) }
@@ -79,7 +79,7 @@ extension Workspace {
 
     /// The ID of the store this workspace synced with: the config's, else the one its change
     /// tokens name; nil when it never synced.
-    public func syncedStoreID() throws(RecSyncError) -> String? {
+    package func syncedStoreID() throws(RecSyncError) -> String? {
         if let id = config.storeID { return id }
         var paths = [scopeTokenPath(.private), scopeTokenPath(.shared)]
         paths += zonesWithTokens().map(zoneTokenPath)
@@ -94,7 +94,7 @@ extension Workspace {
 
     /// Forgets where syncing got to with the store (change tokens, the network mirror), so
     /// the next pull fetches everything again: for a workspace switched to another store.
-    public func resetSyncState() throws(RecSyncError) {
+    package func resetSyncState() throws(RecSyncError) {
         try FileIO.remove("\(stateDir)/tokens")
         try FileIO.remove(mirrorPath)
     }

@@ -5,18 +5,18 @@ import Glibc
 import RecSyncSystem
 
 /// What the workspace knew about one record file after it last synced it.
-public struct IndexEntry: Sendable, Hashable, Codable {
+package struct IndexEntry: Sendable, Hashable, Codable {
     /// The record name (file names may be hashed).
-    public var name: String
+    package var name: String
     /// The change tag the sidecar held.
-    public var tag: String
+    package var tag: String
     /// `ContentHash` of the canonical fields of that version.
-    public var hash: String
+    package var hash: String
     /// The record file and sidecar as `stat` saw them then.
-    public var file: FileStamp?
-    public var side: FileStamp?
+    package var file: FileStamp?
+    package var side: FileStamp?
 
-    public init(name: String, tag: String, hash: String, file: FileStamp?, side: FileStamp?) {
+    package init(name: String, tag: String, hash: String, file: FileStamp?, side: FileStamp?) {
         self.name = name
         self.tag = tag
         self.hash = hash
@@ -36,7 +36,7 @@ public struct IndexEntry: Sendable, Hashable, Codable {
 /// only the files it touches (binary search in the mapped base) and appends what changed to
 /// the journal, so its cost follows the changes, not the zone; a scan reads everything. The
 /// journal is folded into a new base once it is a sizeable fraction of it.
-public struct ZoneIndex: Sendable {
+package struct ZoneIndex: Sendable {
     let path: String
     var journalPath: String { path + ".log" }
     private var base: SortedLines
@@ -57,12 +57,12 @@ public struct ZoneIndex: Sendable {
     private var rewrite = false
 
     /// Whether anything changed since it was loaded or saved.
-    public var dirty: Bool { !changes.isEmpty || rewrite }
+    package var dirty: Bool { !changes.isEmpty || rewrite }
 
     static let header = "recsync-index 2 "
     static let headerV1 = Array("recsync-index 1\n".utf8)
 
-    public static func load(_ workspace: Workspace, zone: ZoneID) -> ZoneIndex {
+    package static func load(_ workspace: Workspace, zone: ZoneID) -> ZoneIndex {
         load(path: workspace.indexPath(zone))
     }
 
@@ -100,7 +100,7 @@ public struct ZoneIndex: Sendable {
     }
 
     /// Decodes the whole base: for a scan, which looks up every file of the zone.
-    public mutating func loadAll() {
+    package mutating func loadAll() {
         guard decoded == nil else { return }
         var entries: [String: Slot] = [:]
         entries.reserveCapacity(base.count)
@@ -118,7 +118,7 @@ public struct ZoneIndex: Sendable {
     }
 
     /// The entry of a record file, if the index has one.
-    public subscript(file: String) -> IndexEntry? {
+    package subscript(file: String) -> IndexEntry? {
         get {
             if !changes.isEmpty, let change = changes[file] { return change }
             if !journal.isEmpty, let logged = journal[file] { return logged }
@@ -129,7 +129,7 @@ public struct ZoneIndex: Sendable {
     }
 
     /// The file names the index has an entry for, in no set order (reads the whole index).
-    public mutating func indexedFiles() -> [String] {
+    package mutating func indexedFiles() -> [String] {
         loadAll()
         var files = Set((decoded ?? [:]).keys)
         for (file, entry) in changes {
@@ -140,7 +140,7 @@ public struct ZoneIndex: Sendable {
 
     /// The stamps of a record file and its sidecar as indexed, if the index has the file:
     /// what a scan compares with `stat`, without reading the rest of the entry.
-    public func stamps(_ file: String) -> (file: FileStamp?, side: FileStamp?)? {
+    package func stamps(_ file: String) -> (file: FileStamp?, side: FileStamp?)? {
         if !changes.isEmpty || !journal.isEmpty || decoded == nil { return self[file].map { ($0.file, $0.side) } }
         switch decoded?[file] {
         case .line(_, _, let f, let s)?: return (f, s)
@@ -159,14 +159,14 @@ public struct ZoneIndex: Sendable {
 
     /// Records an entry with the stamps given (from the files as written or as inspected).
     /// `hash` is `ZoneIndex.hash` of the fields, or `ContentHash.of` their canonical bytes.
-    public mutating func record(file: String, recordName: String, tag: String, hash: String, fileStamp: FileStamp?, sideStamp: FileStamp?) {
+    package mutating func record(file: String, recordName: String, tag: String, hash: String, fileStamp: FileStamp?, sideStamp: FileStamp?) {
         self[file] = IndexEntry(name: recordName, tag: tag, hash: hash, file: fileStamp, side: sideStamp)
     }
 
     /// Writes what changed: appended to the journal, or folded into a new base when the
     /// journal would grow past an eighth of the base (and a few thousand lines). `compacting:
     /// false` only appends (a full fetch, which ends with `compactJournal`).
-    public mutating func save(compacting: Bool = true) throws(RecSyncError) {
+    package mutating func save(compacting: Bool = true) throws(RecSyncError) {
         guard dirty else { return }
         try FileIO.makeDirectories((path as NSString).deletingLastPathComponent)
         let pending = journalLines + changes.count
@@ -186,7 +186,7 @@ public struct ZoneIndex: Sendable {
     }
 
     /// Lets go of what was read (after `save`): the index then looks empty.
-    public mutating func unload() {
+    package mutating func unload() {
         base = .empty
         decoded = nil
         journal.removeAll()
@@ -194,7 +194,7 @@ public struct ZoneIndex: Sendable {
     }
 
     /// Folds a journal into the base (after a full fetch, so that later loads read one file).
-    public mutating func compactJournal() throws(RecSyncError) {
+    package mutating func compactJournal() throws(RecSyncError) {
         if journalLines > 0 || dirty { try compact() }
     }
 
@@ -220,7 +220,7 @@ public struct ZoneIndex: Sendable {
         rewrite = false
     }
 
-    public static func remove(_ workspace: Workspace, zone: ZoneID) throws(RecSyncError) {
+    package static func remove(_ workspace: Workspace, zone: ZoneID) throws(RecSyncError) {
         let path = workspace.indexPath(zone)
         try FileIO.remove(path + ".log")
         try FileIO.remove(path)
@@ -232,12 +232,12 @@ public struct ZoneIndex: Sendable {
     ///
     /// A record file names its assets only by field (`{"$asset": "photo"}`): what each holds
     /// (`AssetReference`) is hashed too, so an edited asset file is an edited record.
-    public static func hash(_ fields: [String: FieldValue], deleting deleted: [String] = []) -> String {
+    package static func hash(_ fields: [String: FieldValue], deleting deleted: [String] = []) -> String {
         hash(encoded: WorkspaceEncoding.encodeFields(fields), fields: fields, deleting: deleted)
     }
 
     /// `hash` of fields whose canonical file bytes are already made.
-    public static func hash(encoded: [UInt8], fields: [String: FieldValue], deleting deleted: [String] = []) -> String {
+    package static func hash(encoded: [UInt8], fields: [String: FieldValue], deleting deleted: [String] = []) -> String {
         var bytes = encoded
         // No encoding of fields alone ends with a NUL or a 1: none of these can collide.
         for key in deleted { bytes += [0] + Array(key.utf8) }

@@ -8,17 +8,17 @@ import RecSyncSystem
 /// The names a full fetch of a zone has delivered so far, kept on disk so that a full fetch
 /// that was killed still knows, when it completes, which local records the store lacks.
 /// Appended to page by page (a line a crash cut short only names a record to look up again).
-public struct RefetchLog: Sendable {
-    public let path: String
+package struct RefetchLog: Sendable {
+    package let path: String
     static let fresh = "#fresh"
 
     /// Starts a full fetch. `fresh`: the zone holds no synced record, so once the fetch is
     /// done there is nothing it could have missed (as for a clone).
-    public func start(fresh: Bool) throws(RecSyncError) {
+    package func start(fresh: Bool) throws(RecSyncError) {
         try FileIO.writeAtomically(path, fresh ? Array("\(Self.fresh)\n".utf8) : [])
     }
 
-    public func add(_ names: [String]) throws(RecSyncError) {
+    package func add(_ names: [String]) throws(RecSyncError) {
         guard isUnderWay, !names.isEmpty else { return }
         var out: [UInt8] = []
         for n in names { out += Array(n.utf8) + [10] }
@@ -26,18 +26,18 @@ public struct RefetchLog: Sendable {
     }
 
     /// The names delivered, if a full fetch is under way; nil names for a fresh zone.
-    public func finishing() throws(RecSyncError) -> (names: Set<String>?, done: Bool) {
+    package func finishing() throws(RecSyncError) -> (names: Set<String>?, done: Bool) {
         guard let bytes = try FileIO.read(path) else { return (nil, false) }
         if bytes.starts(with: Array("\(Self.fresh)\n".utf8)) { return (nil, true) }
         return (Set(bytes.split(separator: 10).map { String(decoding: $0, as: UTF8.self) }), true)
     }
 
-    public func end() throws(RecSyncError) {
+    package func end() throws(RecSyncError) {
         try FileIO.remove(path)
     }
 
     /// Whether a full fetch is under way.
-    public var isUnderWay: Bool { FileIO.info(path) != nil }
+    package var isUnderWay: Bool { FileIO.info(path) != nil }
 }
 
 /// Records of a zone that the store delivered as failures: a stored copy it cannot read, or
@@ -64,17 +64,17 @@ public struct RefetchLog: Sendable {
 /// A list on which every record waits gives the zone no reason for a look on the next pull
 /// (`Workspace.zoneNeedsALook`): `compact` notes the file's stamp then, and any later write
 /// to the list, by whatever version, changes the stamp.
-public struct RetryList: Sendable {
+package struct RetryList: Sendable {
     /// Why a record is listed, and whether it waits for a change on the store.
-    public struct Entry: Sendable, Hashable {
+    package struct Entry: Sendable, Hashable {
         /// Why the store could not deliver the record, on one line.
-        public let why: String
+        package let why: String
         /// The change tag of the stored version that cannot be read, when the fault is in its
         /// bytes (`RecordResult.unreadableChangeTag`); nil: the record is fetched by ID on
         /// every pull (its assets may arrive, a missing object come back, a zone key come).
-        public let unreadableTag: String?
+        package let unreadableTag: String?
 
-        public init(why: String, unreadableTag: String? = nil) {
+        package init(why: String, unreadableTag: String? = nil) {
             let breaksLine = { (s: String) in s.utf8.contains { $0 == 10 || $0 == 9 || $0 == 13 } }
             self.why = breaksLine(why) ? String(why.map { $0 == "\n" || $0 == "\t" || $0 == "\r" ? " " : $0 }) : why
             self.unreadableTag = unreadableTag.flatMap { $0.isEmpty || breaksLine($0) ? nil : $0 }
@@ -87,17 +87,17 @@ public struct RetryList: Sendable {
         }
     }
 
-    public let path: String
+    package let path: String
     /// The note of a list on which every record waits (`Workspace.retryWaitsPath`).
     let waitsPath: String
     /// Record name → why it is listed.
-    public private(set) var entries: [String: Entry]
+    package private(set) var entries: [String: Entry]
     /// The lines in the file, as loaded and appended since.
     private var lines: Int
     /// Names changed since the last `save`.
     private var changed: Set<String> = []
 
-    public static func load(_ ws: Workspace, zone: ZoneID) throws(RecSyncError) -> RetryList {
+    package static func load(_ ws: Workspace, zone: ZoneID) throws(RecSyncError) -> RetryList {
         let path = ws.retryPath(zone)
         var entries: [String: Entry] = [:]
         var lines = 0
@@ -131,7 +131,7 @@ public struct RetryList: Sendable {
     }
 
     /// The entry of a record; setting one notes the change for the next `save`.
-    public subscript(name: String) -> Entry? {
+    package subscript(name: String) -> Entry? {
         get { entries[name] }
         set {
             guard entries[name] != newValue else { return }
@@ -142,13 +142,13 @@ public struct RetryList: Sendable {
 
     /// The records to fetch by ID: those that do not wait for a change on the store, or
     /// with `all` every one (when the zone is fetched whole, which names only what exists).
-    public func namesToFetch(all: Bool) -> [String] {
+    package func namesToFetch(all: Bool) -> [String] {
         entries.filter { all || $0.value.unreadableTag == nil }.keys.sorted()
     }
 
     /// Appends the changes made since the last save to the file, durably: before the zone
     /// token that moves past their records.
-    public mutating func save() throws(RecSyncError) {
+    package mutating func save() throws(RecSyncError) {
         guard !changed.isEmpty else { return }
         if FileIO.info(path) == nil {
             try rewrite()
@@ -164,7 +164,7 @@ public struct RetryList: Sendable {
     /// Saves, then rewrites the file with the entries alone if the lines it no longer needs
     /// outnumber them (a rewrite is paid for by as many appended lines), or removes it if
     /// the list is empty; notes whether every record on it waits for a change on the store.
-    public mutating func compact() throws(RecSyncError) {
+    package mutating func compact() throws(RecSyncError) {
         try save()
         if entries.isEmpty ? lines > 0 : lines > 2 * entries.count { try rewrite() }
         guard !entries.isEmpty, entries.values.allSatisfy({ $0.unreadableTag != nil }), let info = FileIO.info(path) else {
@@ -197,7 +197,7 @@ public struct RetryList: Sendable {
     }
 
     /// The status lines of the records listed, named by their files.
-    public func problems(_ ws: Workspace, zone: ZoneID) -> [FileProblem] {
+    package func problems(_ ws: Workspace, zone: ZoneID) -> [FileProblem] {
         let dir = ws.relative(ws.zoneDirectory(zone))
         return entries.sorted(by: { $0.key < $1.key }).map { name, entry in
             let when = entry.unreadableTag == nil ? "every pull fetches it again" : "a pull fetches it again once it changes on the store"
@@ -208,20 +208,20 @@ public struct RetryList: Sendable {
 
 extension Workspace {
     /// The zone's full-fetch log (see `RefetchLog`).
-    public func refetchLog(_ zone: ZoneID) -> RefetchLog { RefetchLog(path: refetchPath(zone)) }
+    package func refetchLog(_ zone: ZoneID) -> RefetchLog { RefetchLog(path: refetchPath(zone)) }
 
     // MARK: A pull that stopped between zone tokens and the scope token
 
     /// Whether a pull of `scope` saved zone tokens and then stopped before its scope token.
-    public func pullWasInterrupted(_ scope: DatabaseScope) -> Bool { FileIO.info(interruptedPullPath(scope)) != nil }
+    package func pullWasInterrupted(_ scope: DatabaseScope) -> Bool { FileIO.info(interruptedPullPath(scope)) != nil }
 
     /// Notes, durably, that zone tokens of `scope` are about to move ahead of its scope token.
-    public func notePullUnderWay(_ scope: DatabaseScope) throws(RecSyncError) {
+    package func notePullUnderWay(_ scope: DatabaseScope) throws(RecSyncError) {
         try FileIO.writeAtomically(interruptedPullPath(scope), Array("pulling\n".utf8))
     }
 
     /// The scope token caught up: this note and that of the zones it removed go.
-    public func clearPullUnderWay(_ scope: DatabaseScope) throws(RecSyncError) {
+    package func clearPullUnderWay(_ scope: DatabaseScope) throws(RecSyncError) {
         try FileIO.remove(removedZonesPath(scope))
         try FileIO.remove(interruptedPullPath(scope))
     }
@@ -233,7 +233,7 @@ extension Workspace {
     /// token: killed before that token, the next pull reads the feed from the old token, in
     /// which a zone that came back as it was (shared again with the same participants) is
     /// not named at all.
-    public func noteRemovingZones(_ zones: [ZoneID], scope: DatabaseScope) throws(RecSyncError) {
+    package func noteRemovingZones(_ zones: [ZoneID], scope: DatabaseScope) throws(RecSyncError) {
         guard !zones.isEmpty else { return }
         var all = try zonesRemovedAheadOfScopeToken(scope)
         for zone in zones where !all.contains(zone) { all.append(zone) }
@@ -245,7 +245,7 @@ extension Workspace {
     /// The zones noted by `noteRemovingZones` since the scope token was last saved. A note that
     /// does not decode (cut short: impossible with an atomic write, or written by hand) names
     /// none.
-    public func zonesRemovedAheadOfScopeToken(_ scope: DatabaseScope) throws(RecSyncError) -> [ZoneID] {
+    package func zonesRemovedAheadOfScopeToken(_ scope: DatabaseScope) throws(RecSyncError) -> [ZoneID] {
         guard let bytes = try FileIO.read(removedZonesPath(scope)) else { return [] }
         return (try? JSONDecoder().decode([ZoneID].self, from: Data(bytes))) ?? []
     }
@@ -254,43 +254,43 @@ extension Workspace {
 
     /// Names of records this workspace saved to the zone since its zone token (the next pull
     /// looks them up by name); nil when there are none.
-    public func pushedRecordNames(_ zone: ZoneID) throws(RecSyncError) -> Set<String>? {
+    package func pushedRecordNames(_ zone: ZoneID) throws(RecSyncError) -> Set<String>? {
         guard let bytes = try FileIO.read(pushedPath(zone)) else { return nil }
         return Set(bytes.split(separator: 10).map { String(decoding: $0, as: UTF8.self) })
     }
 
     /// Adds record names to the zone's pushed list, as part of `batch` (they land with it).
-    public func notePushed(_ names: [String], in zone: ZoneID, batch: inout WriteBatch) throws(RecSyncError) {
+    package func notePushed(_ names: [String], in zone: ZoneID, batch: inout WriteBatch) throws(RecSyncError) {
         let existing = try FileIO.read(pushedPath(zone)) ?? []
         batch.write(pushedPath(zone), existing + names.flatMap { Array($0.utf8) + [10] })
     }
 
     /// The pushed records were looked up.
-    public func clearPushed(_ zone: ZoneID) throws(RecSyncError) {
+    package func clearPushed(_ zone: ZoneID) throws(RecSyncError) {
         try FileIO.remove(pushedPath(zone))
     }
 
     // MARK: The page a pull is applying
 
     /// Notes, durably, the records of a page about to land before its token.
-    public func noteApplying(_ names: [String], in zone: ZoneID) throws(RecSyncError) {
+    package func noteApplying(_ names: [String], in zone: ZoneID) throws(RecSyncError) {
         try FileIO.writeAtomically(applyingPath(zone), names.flatMap { Array($0.utf8) + [10] })
     }
 
     /// The page's token is saved.
-    public func clearApplying(_ zone: ZoneID) throws(RecSyncError) {
+    package func clearApplying(_ zone: ZoneID) throws(RecSyncError) {
         try FileIO.remove(applyingPath(zone))
     }
 
     /// The names of a page a killed pull was applying (none: no such page).
-    public func interruptedPageNames(_ zone: ZoneID) throws(RecSyncError) -> Set<String> {
+    package func interruptedPageNames(_ zone: ZoneID) throws(RecSyncError) -> Set<String> {
         guard let bytes = try FileIO.read(applyingPath(zone)) else { return [] }
         return Set(bytes.split(separator: 10).map { String(decoding: $0, as: UTF8.self) })
     }
 
     /// A page a killed pull was applying: its names join the pushed list (looked up by name
     /// at the end of the next pull of the zone), and the note goes.
-    public func adoptInterruptedPage(_ zone: ZoneID) throws(RecSyncError) {
+    package func adoptInterruptedPage(_ zone: ZoneID) throws(RecSyncError) {
         guard let names = try FileIO.read(applyingPath(zone)) else { return }
         let existing = try FileIO.read(pushedPath(zone)) ?? []
         try FileIO.writeAtomically(pushedPath(zone), existing + names + (names.last == 10 || names.isEmpty ? [] : [10]))
@@ -300,7 +300,7 @@ extension Workspace {
     /// Whether the zone must be looked at by the next pull even if the store's database
     /// changes do not name it: records pushed or being applied, or records to fetch by ID
     /// (a retry list not noted, as it stands, as one on which every record waits for a change).
-    public func zoneNeedsALook(_ zone: ZoneID) -> Bool {
+    package func zoneNeedsALook(_ zone: ZoneID) -> Bool {
         if [pushedPath(zone), applyingPath(zone)].contains(where: { FileIO.info($0) != nil }) { return true }
         guard let list = FileIO.info(retryPath(zone)) else { return false }
         return (try? FileIO.read(retryWaitsPath(zone))) != RetryList.note(list.stamp)
@@ -309,12 +309,12 @@ extension Workspace {
     // MARK: Uploading a zone again after an encrypted-data reset
 
     /// Marks the zone to be uploaded again (its data stays).
-    public func markAwaitsReupload(_ zone: ZoneID) throws(RecSyncError) {
+    package func markAwaitsReupload(_ zone: ZoneID) throws(RecSyncError) {
         try FileIO.writeAtomically(reuploadMarker(zone), Array("encryptedDataReset\n".utf8))
     }
 
     /// The zone was uploaded again.
-    public func clearAwaitsReupload(_ zone: ZoneID) throws(RecSyncError) {
+    package func clearAwaitsReupload(_ zone: ZoneID) throws(RecSyncError) {
         try FileIO.remove(reuploadMarker(zone))
     }
 
@@ -322,16 +322,16 @@ extension Workspace {
 
     /// Present while the zone is shared with this user read-only: its record and asset files
     /// are written without write permission.
-    public func readOnlyMarker(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).rdonly" }
+    package func readOnlyMarker(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).rdonly" }
 
     /// Whether the zone's files are written read-only (`setReadOnly`).
-    public func isReadOnly(_ zone: ZoneID) -> Bool { FileIO.info(readOnlyMarker(zone)) != nil }
+    package func isReadOnly(_ zone: ZoneID) -> Bool { FileIO.info(readOnlyMarker(zone)) != nil }
 
     /// Notes whether the zone is shared with this user read-only and, when that changed, takes
     /// the write permission from its record and asset files or gives it back (to the owner of
     /// the files). A zone whose directory is a link is not touched: what the link points to is
     /// not recsync's.
-    public func setReadOnly(_ readOnly: Bool, zone: ZoneID) throws(RecSyncError) {
+    package func setReadOnly(_ readOnly: Bool, zone: ZoneID) throws(RecSyncError) {
         guard readOnly != isReadOnly(zone) else { return }
         if readOnly {
             try FileIO.writeAtomically(readOnlyMarker(zone), Array("read-only\n".utf8))
@@ -369,33 +369,33 @@ extension Workspace {
     // MARK: The zone's directory
 
     /// Whether the zone has a directory here (a link to one does not count).
-    public func hasZoneDirectory(_ zone: ZoneID) -> Bool { FileIO.isDirectory(zoneDirectory(zone)) }
+    package func hasZoneDirectory(_ zone: ZoneID) -> Bool { FileIO.isDirectory(zoneDirectory(zone)) }
 
     /// Whether the zone's path here is a symbolic link (never followed, never recsync's).
-    public func zoneDirectoryIsLink(_ zone: ZoneID) -> Bool { FileIO.isSymlink(zoneDirectory(zone)) }
+    package func zoneDirectoryIsLink(_ zone: ZoneID) -> Bool { FileIO.isSymlink(zoneDirectory(zone)) }
 
     /// Makes the zone's directory; returns whether it was made now.
-    public func makeZoneDirectory(_ zone: ZoneID) throws(RecSyncError) -> Bool {
+    package func makeZoneDirectory(_ zone: ZoneID) throws(RecSyncError) -> Bool {
         let made = !hasZoneDirectory(zone)
         try FileIO.makeDirectories(zoneDirectory(zone))
         return made
     }
 
     /// Removes the zone's directory (or the link in its place) and makes that durable.
-    public func removeZoneDirectory(_ zone: ZoneID) throws(RecSyncError) {
+    package func removeZoneDirectory(_ zone: ZoneID) throws(RecSyncError) {
         let dir = zoneDirectory(zone)
         try FileIO.remove(dir)
         try FileIO.syncDirectory((dir as NSString).deletingLastPathComponent)
     }
 
     /// The names in the zone's directory and in its `.system` (sidecars), unsorted.
-    public func zoneFileNames(_ zone: ZoneID) -> (files: Set<String>, sidecars: Set<String>) {
+    package func zoneFileNames(_ zone: ZoneID) -> (files: Set<String>, sidecars: Set<String>) {
         let dir = zoneDirectory(zone)
         return (Set(FileIO.listUnsorted(dir)), Set(FileIO.listUnsorted("\(dir)/.system")))
     }
 
     /// Removes the zone's directory if it holds nothing.
-    public func removeZoneDirectoryIfEmpty(_ zone: ZoneID) throws(RecSyncError) {
+    package func removeZoneDirectoryIfEmpty(_ zone: ZoneID) throws(RecSyncError) {
         if FileIO.list(zoneDirectory(zone)).isEmpty { try FileIO.remove(zoneDirectory(zone)) }
     }
 
@@ -403,7 +403,7 @@ extension Workspace {
 
     /// Forgets everything kept about a zone besides its files: conflicts, index, token and the
     /// notes above.
-    public func forgetZoneState(_ zone: ZoneID) throws(RecSyncError) {
+    package func forgetZoneState(_ zone: ZoneID) throws(RecSyncError) {
         try FileIO.remove(conflictDirectory(zone))
         try ZoneIndex.remove(self, zone: zone)
         for path in [refetchPath(zone), pushedPath(zone), retryPath(zone), retryWaitsPath(zone), applyingPath(zone), unfetchedAssetsPath(zone), readOnlyMarker(zone)] { try FileIO.remove(path) }
@@ -413,11 +413,11 @@ extension Workspace {
     // MARK: The note of a push under way
 
     /// The note a push wrote before sending (see the engine's `PendingPush`); nil if none.
-    public func pendingPushNote() throws(RecSyncError) -> [UInt8]? { try FileIO.read(pendingPushPath) }
+    package func pendingPushNote() throws(RecSyncError) -> [UInt8]? { try FileIO.read(pendingPushPath) }
 
     /// Writes the note, durably, before the push sends anything.
-    public func writePendingPushNote(_ bytes: [UInt8]) throws(RecSyncError) { try FileIO.writeAtomically(pendingPushPath, bytes) }
+    package func writePendingPushNote(_ bytes: [UInt8]) throws(RecSyncError) { try FileIO.writeAtomically(pendingPushPath, bytes) }
 
     /// The push's sidecars say what landed: the note goes.
-    public func clearPendingPushNote() throws(RecSyncError) { try FileIO.remove(pendingPushPath) }
+    package func clearPendingPushNote() throws(RecSyncError) { try FileIO.remove(pendingPushPath) }
 }

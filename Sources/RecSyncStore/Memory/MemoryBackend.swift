@@ -65,7 +65,7 @@ public final class MemoryStorage: Sendable {
     }
 
     /// Makes the next `count` commits fail their compare-and-swap once each, as if another writer won.
-    public func simulateLostRaces(_ count: Int) {
+    package func simulateLostRaces(_ count: Int) {
         state.withLock { $0.simulatedLostRaces = count }
     }
 

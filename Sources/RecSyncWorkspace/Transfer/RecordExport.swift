@@ -5,17 +5,17 @@ import RecSyncSystem
 
 /// One record of a zone as the workspace holds it: its fields and, when it has a sidecar,
 /// its system fields.
-public struct WorkspaceRecord: Sendable, Hashable {
-    public var recordID: RecordID
-    public var fields: [String: FieldValue]
-    public var system: SystemFields?
+package struct WorkspaceRecord: Sendable, Hashable {
+    package var recordID: RecordID
+    package var fields: [String: FieldValue]
+    package var system: SystemFields?
 }
 
 extension Workspace {
     /// Every record file of a zone, sorted by record name (in UTF-8 byte order); a record
     /// removed here (its file gone) is not among them. A file that does not decode is an error
     /// naming it.
-    public func records(in zone: ZoneID) throws(RecSyncError) -> [WorkspaceRecord] {
+    package func records(in zone: ZoneID) throws(RecSyncError) -> [WorkspaceRecord] {
         let dir = zoneDirectory(zone)
         guard FileIO.isDirectory(dir) else {
             throw .invalidArguments("no zone '\(zone.zoneName)'\(zone.ownerName == user ? "" : " of \(zone.ownerName)") in this workspace (\(relative(dir)) is not there); 'recsync zone list' shows the zones")
@@ -51,7 +51,7 @@ extension Workspace {
     /// `path`, replaced whole and atomically. Only a regular file is replaced: a link, a
     /// directory, a FIFO or a device there is refused (replacing `/dev/null` or a link's name
     /// with a file is never what was meant; a shell's `>` writes through them).
-    public func exportRecords(of zone: ZoneID, format: RecordFileFormat, system: Bool, to path: String) throws(RecSyncError) {
+    package func exportRecords(of zone: ZoneID, format: RecordFileFormat, system: Bool, to path: String) throws(RecSyncError) {
         if let existing = FileIO.info(path), !existing.isRegular {
             let what = existing.isSymlink ? "a symbolic link" : existing.isDirectory ? "a directory" : "not a regular file (a FIFO, socket or device)"
             throw .invalidArguments("-o \(path): is \(what); give the path of a regular file to replace, or write to stdout and redirect it ('recsync export \(zone.zoneName) > \(path)')")
@@ -66,7 +66,7 @@ extension Workspace {
     ///
     /// With `system`, a record with a field named like a system column is an error naming it:
     /// the column would hide the field, and `import --system` would not read it back.
-    public func exportRecords(of zone: ZoneID, format: RecordFileFormat, system: Bool) throws(RecSyncError) -> [UInt8] {
+    package func exportRecords(of zone: ZoneID, format: RecordFileFormat, system: Bool) throws(RecSyncError) -> [UInt8] {
         let records = try records(in: zone)
         if system {
             let columns = Set(SystemColumns.all)

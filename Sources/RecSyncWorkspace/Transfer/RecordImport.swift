@@ -4,14 +4,14 @@ import RecSyncModel
 import RecSyncSystem
 
 /// The formats `import` reads and `export` writes.
-public enum RecordFileFormat: String, Sendable, CaseIterable {
+package enum RecordFileFormat: String, Sendable, CaseIterable {
     /// JSON lines: one object per line, fields as a record file holds them.
     case jsonl
     /// Comma-separated values with a header row naming the fields; every value a string.
     case csv
 
     /// The format a file's extension names (`.jsonl`, `.ndjson`, `.json`, `.csv`), if any.
-    public static func forFile(_ path: String) -> RecordFileFormat? {
+    package static func forFile(_ path: String) -> RecordFileFormat? {
         switch (path as NSString).pathExtension.lowercased() {
         case "jsonl", "ndjson", "json": .jsonl
         case "csv": .csv
@@ -22,24 +22,24 @@ public enum RecordFileFormat: String, Sendable, CaseIterable {
 
 /// The keys `export --system` adds to each record, in this order; `import --system` reads
 /// `recordName` and `recordType` back and leaves the rest out.
-public enum SystemColumns {
-    public static let all = ["recordName", "zone", "owner", "recordType", "changeTag", "created", "modified"]
+package enum SystemColumns {
+    package static let all = ["recordName", "zone", "owner", "recordType", "changeTag", "created", "modified"]
 }
 
 /// How `Workspace.importRecords` reads its input.
-public struct ImportOptions: Sendable, Hashable {
-    public var format: RecordFileFormat
+package struct ImportOptions: Sendable, Hashable {
+    package var format: RecordFileFormat
     /// The key (or CSV column) holding each record's name; it is not stored as a field. Nil:
     /// each record is named by the hash of its canonical fields (`generatedName`).
-    public var idField: String?
+    package var idField: String?
     /// The type of the new records (else the zone's default type applies on push).
-    public var recordType: String?
+    package var recordType: String?
     /// The input is `export --system` output: `recordName` names each record (unless
     /// `idField` is given), `recordType` types it (unless `recordType` is given), and the other
     /// system keys are left out.
-    public var systemColumns: Bool
+    package var systemColumns: Bool
 
-    public init(format: RecordFileFormat, idField: String? = nil, recordType: String? = nil, systemColumns: Bool = false) {
+    package init(format: RecordFileFormat, idField: String? = nil, recordType: String? = nil, systemColumns: Bool = false) {
         self.format = format
         self.idField = idField
         self.recordType = recordType
@@ -48,40 +48,40 @@ public struct ImportOptions: Sendable, Hashable {
 }
 
 /// What `Workspace.importRecords` did.
-public struct ImportReport: Sendable, Hashable {
-    public var zone: ZoneID
+package struct ImportReport: Sendable, Hashable {
+    package var zone: ZoneID
     /// Records that had no file.
-    public var created: [RecordID] = []
+    package var created: [RecordID] = []
     /// Records whose file held other fields (or had been removed): local edits now.
-    public var modified: [RecordID] = []
+    package var modified: [RecordID] = []
     /// Records whose file already held exactly these fields: not written.
-    public var unchanged: [RecordID] = []
+    package var unchanged: [RecordID] = []
     /// Records whose file changed while the import wrote (someone else's edit): left as they are.
-    public var skipped: [RecordID] = []
+    package var skipped: [RecordID] = []
 
-    public init(zone: ZoneID) { self.zone = zone }
+    package init(zone: ZoneID) { self.zone = zone }
 }
 
 /// One record read from an import file.
-public struct ImportedRecord: Sendable, Hashable {
+package struct ImportedRecord: Sendable, Hashable {
     /// The 1-based line the record starts on.
-    public var line: Int
-    public var recordName: String
-    public var recordType: String?
-    public var fields: [String: FieldValue]
+    package var line: Int
+    package var recordName: String
+    package var recordType: String?
+    package var fields: [String: FieldValue]
 }
 
 extension Workspace {
     /// The name of a record imported without `--id`: the hash of its canonical fields (the
     /// bytes of its record file), so importing the same data again names it the same.
-    public static func generatedName(for fields: [String: FieldValue]) -> String {
+    package static func generatedName(for fields: [String: FieldValue]) -> String {
         ContentHash.of(WorkspaceEncoding.encodeFields(fields))
     }
 
     /// Reads every record of an import file, checking each as `put` would. The first bad line
     /// (not JSON, not an object, a bad key or value, no name, a name used twice, a record too
     /// large) is a `.malformed` error naming `source` and the line.
-    public static func parseImport(_ bytes: [UInt8], options: ImportOptions, source: String, zone: ZoneID) throws(RecSyncError) -> [ImportedRecord] {
+    package static func parseImport(_ bytes: [UInt8], options: ImportOptions, source: String, zone: ZoneID) throws(RecSyncError) -> [ImportedRecord] {
         if let type = options.recordType { try NameRules.validateRecordType(type) }
         if let id = options.idField, id.isEmpty { throw .invalidArguments("--id needs a field name") }
         let rows: [(line: Int, members: [String: JSONValue])]
@@ -276,7 +276,7 @@ extension Workspace {
     /// push. A bad line is an error and nothing is written. Records already there are
     /// overwritten; a record's type cannot change.
     @discardableResult
-    public func importRecords(_ bytes: [UInt8], into zone: ZoneID, options: ImportOptions, source: String) throws(RecSyncError) -> ImportReport {
+    package func importRecords(_ bytes: [UInt8], into zone: ZoneID, options: ImportOptions, source: String) throws(RecSyncError) -> ImportReport {
         let records = try Self.parseImport(bytes, options: options, source: source, zone: zone)
         return try withLock(purpose: "import") { () throws(RecSyncError) -> ImportReport in
             try write(records, into: zone, source: source)

@@ -16,10 +16,10 @@ import RecSyncSystem
 /// costs a new inode and frees the old one's block, and on some file systems that is most of
 /// a push of 1,000 edits (ext4 without a journal scans past recently freed inodes on every
 /// create, and discards each freed block at once).
-public struct WriteBatch {
+package struct WriteBatch {
     /// What a write or removal expects to find at its path, checked just before it happens:
     /// a user editing a file while a sync runs must not lose the edit.
-    public enum Expectation: Sendable, Hashable {
+    package enum Expectation: Sendable, Hashable {
         case absent
         case unchanged(FileStamp)
     }
@@ -54,14 +54,14 @@ public struct WriteBatch {
     /// The permission bits of the files users own that the batch creates (record files and
     /// assets; not sidecars): 0o444 in a zone shared read-only, so that an editor warns before
     /// an edit that could not be pushed.
-    public var userFileMode: mode_t
+    package var userFileMode: mode_t
 
-    public init(registry: String? = nil, userFileMode: mode_t = 0o644) {
+    package init(registry: String? = nil, userFileMode: mode_t = 0o644) {
         self.registry = registry
         self.userFileMode = userFileMode
     }
 
-    public var isEmpty: Bool { writes.isEmpty && removals.isEmpty }
+    package var isEmpty: Bool { writes.isEmpty && removals.isEmpty }
 
     /// Writes a file. `late` writes are renamed into place only after every other write of the
     /// batch is durable in its directory (a sidecar never lands before its record file).
@@ -70,7 +70,7 @@ public struct WriteBatch {
     /// `machineOwned` (a sidecar: no user edits it, so it needs no `expect`): when the file
     /// exists, it is overwritten in place after the batch's other writes have landed, its old
     /// bytes kept in the registry until it is durable.
-    public mutating func write(_ path: String, _ bytes: [UInt8], late: Bool = false, expect: Expectation? = nil, group: String? = nil, machineOwned: Bool = false) {
+    package mutating func write(_ path: String, _ bytes: [UInt8], late: Bool = false, expect: Expectation? = nil, group: String? = nil, machineOwned: Bool = false) {
         writes.append(Write(path: path, bytes: bytes, late: late, expect: expect, group: group, machineOwned: machineOwned && expect == nil))
     }
 
@@ -81,26 +81,26 @@ public struct WriteBatch {
     /// prepared file removed. A failed batch removes it too: it never lands half-written.
     /// With `expect`, it lands only if the target still holds what was expected (a file the
     /// user put there meanwhile is theirs); otherwise the group is skipped too.
-    public mutating func place(_ preparedPath: String, at path: String, group: String? = nil, expect: Expectation? = nil) {
+    package mutating func place(_ preparedPath: String, at path: String, group: String? = nil, expect: Expectation? = nil) {
         let (dir, name) = FileIO.split(preparedPath)
         precondition(dir == FileIO.split(path).dir, "a prepared file must be beside its target")
         writes.append(Write(path: path, bytes: [], late: false, expect: expect, group: group, prepared: name))
     }
 
-    public mutating func remove(_ path: String, expect: Expectation? = nil, group: String? = nil) {
+    package mutating func remove(_ path: String, expect: Expectation? = nil, group: String? = nil) {
         removals.append(Removal(path: path, expect: expect, group: group))
     }
 
     /// The stamps of the files the last `commit` wrote, taken from the written file itself
     /// (a rename keeps inode, size and mtime): what the index must record, since the path may
     /// already hold someone else's newer write by the time it could be stat'ed.
-    public private(set) var writtenStamps: [String: FileStamp] = [:]
+    package private(set) var writtenStamps: [String: FileStamp] = [:]
     /// The groups (or paths) the last `commit` skipped because a file changed under it.
-    public private(set) var skipped: Set<String> = []
+    package private(set) var skipped: Set<String> = []
 
     /// Puts the batch down: registry, files, one sync, renames in two phases, removals,
     /// registry gone. Throws at the first failure, having taken back what it created.
-    public mutating func commit() throws(RecSyncError) {
+    package mutating func commit() throws(RecSyncError) {
         writtenStamps.removeAll()
         skipped.removeAll()
         var directories = BatchDirectories()
