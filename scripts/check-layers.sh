@@ -26,6 +26,8 @@ if [ "${1:-}" = "--self-test" ]; then
     plant Sources/RecSyncCLI/Commands/ChangesCommand.swift 'var feed = DatabaseChangeFeed(store: store, scope: .private, since: nil)'
     plant Sources/RecSyncEngine/Push.swift '_ = try await store.modifyRecords(saving: [], deleting: [], savePolicy: .allKeys, atomically: true)'
     plant Tests/RecSyncModelTests/Planted.swift '@Suite struct StoreAttackTests {}'
+    plant Tests/RecSyncModelTests/Planted.swift '@Suite struct StoreHostileUseTests {}'
+    plant Tests/RecSyncModelTests/ReviewFindingsTests.swift '// a file named after how its tests were found'
     plant Sources/RecSyncStore/Planted.swift '// moreComing fixes simulation finding F6'
     plant Sources/RecSyncModel/Planted.swift 'import RecSyncStore'
     plant Sources/RecSyncWorkspace/Planted.swift 'import RecSyncEngine'
@@ -147,6 +149,11 @@ rule "no issue numbers, finding IDs or attack passes in the tree" \
     "$( { grep -rnE --include='*.swift' '\b[Ii]ssue[- ]?[0-9]+|[Aa]ttack|\b[Rr]eview (pass|finding)|finding [FA][0-9]+|\((F|A)[0-9]{1,2}\)' \
             Sources Tests Examples/Notes/Sources Examples/Notes/Tests 2>/dev/null || true
           ls | grep -iE 'finding|attack|review' || true; } )"
+rule "suites and test files named by their subject" \
+    "name a suite and its file after what it covers (AssetTransferTests), not after the pass that wrote it (hostile use, a review)" \
+    "$( { grep -rnE --include='*.swift' '\b(struct|class|enum|extension) [A-Za-z0-9]*([Hh]ostile|[Rr]eview|[Ff]inding|[Ii]ssue[0-9])[A-Za-z0-9]*Tests\b' \
+            Tests Examples/Notes/Tests 2>/dev/null || true
+          find Tests Examples/Notes/Tests -name '*.swift' 2>/dev/null | grep -iE 'hostile|attack|review|finding|issue[0-9]' || true; } )"
 
 if [ "$failed" != 0 ]; then
     echo "check-layers: failed; see the rules in scripts/check-layers.sh" >&2

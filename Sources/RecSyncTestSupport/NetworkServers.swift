@@ -101,13 +101,17 @@ public final class GitDaemon: Sendable {
     public let port: Int
     private let process: Mutex<ServerProcess?>
     private let log: String
+    private let environment: [String: String]
 
-    /// Starts serving `basePath` on a free port.
-    public init(basePath: String) throws {
+    /// Starts serving `basePath` on a free port. `environment` is the daemon's and that of
+    /// the git programs it runs for each connection (a test's `GIT_CONFIG_GLOBAL` sets
+    /// what only a user's configuration may, such as `uploadpack.packObjectsHook`).
+    public init(basePath: String, environment: [String: String] = GitCLI.hermeticEnvironment) throws {
         self.basePath = basePath
         port = Loopback.freePort()
         log = "\(basePath)/../git-daemon-\(port).log"
         process = Mutex(nil)
+        self.environment = environment
         try start()
     }
 
@@ -128,7 +132,7 @@ public final class GitDaemon: Sendable {
             let server = try ServerProcess("/usr/bin/git", [
                 "daemon", "--verbose", "--reuseaddr", "--base-path=\(basePath)", "--export-all", "--enable=receive-pack",
                 "--listen=127.0.0.1", "--port=\(port)", basePath,
-            ], log: log, environment: GitCLI.hermeticEnvironment)
+            ], log: log, environment: environment)
             process.withLock { $0 = server }
             do {
                 try Loopback.waitUntilListening(port, seconds: 4, what: "git daemon", log: log)

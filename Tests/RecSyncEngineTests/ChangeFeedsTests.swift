@@ -59,7 +59,10 @@ import Testing
             Issue.record("an expired token is said")
             return
         }
-        guard case .page(let listing)? = try await again.next() else { return }
+        guard case .page(let listing)? = try await again.next() else {
+            Issue.record("after the expired token, the feed lists every zone again")
+            return
+        }
         #expect(Set(listing.modifications) == [zone("a"), zone("b")])
     }
 }

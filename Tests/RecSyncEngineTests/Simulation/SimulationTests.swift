@@ -120,9 +120,13 @@ struct SimulationOptions {
         ProcessInfo.processInfo.environment["RECSYNC_SIM_HISTORIES"].flatMap { Int($0) }
     }
 
-    /// `RECSYNC_SIM_SEED`: replay one seed (printing its trace) instead of the budget.
-    static var replaySeed: UInt64? {
-        ProcessInfo.processInfo.environment["RECSYNC_SIM_SEED"].flatMap { UInt64($0) }
+    /// `RECSYNC_SIM_SEED`: replay one seed (printing its trace) instead of the budget. A
+    /// value that is not a seed fails the test: running the budget in its place would read
+    /// as a replay that passed.
+    static func replaySeed(sourceLocation: SourceLocation = #_sourceLocation) throws -> UInt64? {
+        guard let value = ProcessInfo.processInfo.environment["RECSYNC_SIM_SEED"] else { return nil }
+        let seed: UInt64 = try #require(UInt64(value), "RECSYNC_SIM_SEED='\(value)' is not a seed (a decimal number): nothing was replayed", sourceLocation: sourceLocation)
+        return seed
     }
 }
 
@@ -203,7 +207,7 @@ enum SimulationShrinker {
     }
 
     @Test func memoryStoreHistories() async throws {
-        if let seed = SimulationOptions.replaySeed {
+        if let seed = try SimulationOptions.replaySeed() {
             return try await replay(seed: seed, kind: .memory)
         }
         if let soak = SimulationOptions.soakSeconds {
@@ -213,7 +217,7 @@ enum SimulationShrinker {
     }
 
     @Test func gitStoreHistories() async throws {
-        if let seed = SimulationOptions.replaySeed {
+        if let seed = try SimulationOptions.replaySeed() {
             return try await replay(seed: seed, kind: .git)
         }
         if let soak = SimulationOptions.soakSeconds {

@@ -5,9 +5,9 @@ import Testing
 import Glibc
 import RecSyncTestTraits
 
-/// Durable subscriptions used as a careless or hostile user would: a copied workspace,
-/// concurrent subscribes, output that cannot be written, long IDs, hooks that read the workspace.
-@Suite(.ownThreads) struct SubscriptionHostileUseTests {
+/// Durable subscriptions at their edges: a copied workspace, concurrent subscribes, output
+/// that cannot be written, long IDs, hooks that read the workspace.
+@Suite(.ownThreads) struct SubscriptionEdgeTests {
     /// The notifications `recsync notifications --json` shows in `dir`.
     func pending(_ f: CLIFixture, in dir: String, _ extra: [String] = []) throws -> [[String: Any]] {
         let doc = try f.json(["notifications"] + extra, in: dir)

@@ -85,14 +85,15 @@ actor HookedStore: RemoteStore {
     }
 }
 
-/// The notes service as a hostile tester drives it: edits racing a send, zones reset,
-/// deleted and restored under it.
-@Suite struct NotesServiceHostileUseTests {
+/// The notes service when changes made elsewhere (another device, the store's owner) land
+/// while it syncs or between its syncs: edits racing a send, its zone reset, deleted and
+/// restored.
+@Suite struct NotesServiceRemoteChangeTests {
     let directory: String
     let storePath: String
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("notes-hostile-\(UUID().uuidString)").path
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("notes-remote-change-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         storePath = directory + "/store.git"
         try NotesService.createStore(at: storePath, user: "alice")

@@ -8,7 +8,7 @@ import RecSyncTestTraits
 /// One user must not break everyone: names and entries some user (or plain git) put in
 /// the shared store are checked before anything is written, and an entry a workspace cannot
 /// hold is reported and skipped, never fatal for the rest of a pull or a clone.
-@Suite(.ownThreads) struct HostileNameTests {
+@Suite(.ownThreads) struct NameAndEntryCheckTests {
     /// A store with zone `notes` holding record `kept`, pushed from workspace `alice`.
     func storeWithNotes() throws -> CLIFixture {
         let f = try CLIFixture().withStore()
