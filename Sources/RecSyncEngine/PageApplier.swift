@@ -374,7 +374,7 @@ final class ZoneListing: Sendable {
     let files: Set<String>
     let sidecars: Set<String>
 
-    init(_ workspace: Workspace, zone: ZoneID) {
-        (files, sidecars) = workspace.zoneFileNames(zone)
+    init(_ workspace: Workspace, zone: ZoneID) throws(RecSyncError) {
+        (files, sidecars) = try workspace.zoneFileNames(zone)
     }
 }

@@ -161,7 +161,7 @@ final class WorkspaceFetchClient: EngineClient, FetchStateKeeper {
                 run.startedRefetch = !run.refetch.isUnderWay
             }
             try run.refetch.start(fresh: fresh)
-            run.listing = ZoneListing(ws, zone: zone)
+            run.listing = try ZoneListing(ws, zone: zone)
         }
     }
 

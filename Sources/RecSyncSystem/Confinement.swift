@@ -244,6 +244,32 @@ extension FileIO {
         return list(fd: fd, notRegular: &ignored)
     }
 
+    /// The entries of an open directory (see `list(fd:notRegular:unknownIsNotRegular:)`); a
+    /// directory that cannot be read to its end is an error naming `path`.
+    package static func readEntries(_ fd: Int32, path: String, notRegular: inout Set<String>, unknownIsNotRegular: Bool = false) throws(RecSyncError) -> [String] {
+        let copy = try Syscall.retrying("dup", path: path, "cannot list directory") { dup(fd) }
+        guard let dir = fdopendir(copy) else {
+            let code = errno
+            close(copy)
+            throw Syscall.error("fdopendir", path: path, "cannot list directory", errno: code)
+        }
+        defer { closedir(dir) }
+        rewinddir(dir)  // the copy shares the original's position
+        var names: [String] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(dir) else {
+                if errno != 0 { throw Syscall.error("readdir", path: path, "cannot list directory", errno: errno) }
+                return names
+            }
+            let name = entryName(entry)
+            guard name != "." && name != ".." else { continue }
+            names.append(name)
+            let type = entryType(entry)
+            if type != UInt8(DT_REG) && (unknownIsNotRegular || type != UInt8(DT_UNKNOWN)) { notRegular.insert(name) }
+        }
+    }
+
     /// The entries of an open directory, noting in `notRegular` those `readdir` says are not
     /// plain files (links, directories, FIFOs…). A file system that does not tell types
     /// (DT_UNKNOWN) notes nothing, unless `unknownIsNotRegular`: a caller that must know

@@ -138,6 +138,18 @@ package enum FileIO {
         return list(fd: fd)
     }
 
+    /// Entries of a directory (not `.`/`..`) in the order the file system gives them, and
+    /// those `readdir` says are not plain files; empty when there is no such directory. Any
+    /// other failure (EACCES, EMFILE, EIO) is an error, not an empty listing: where a listing
+    /// decides what was deleted, one that came back short would delete records.
+    package static func entries(_ path: String, unknownIsNotRegular: Bool = false) throws(RecSyncError) -> (names: [String], notRegular: Set<String>) {
+        guard let directory = try openDirectory(path, create: false) else { return ([], []) }
+        defer { close(directory.fd) }
+        var notRegular = Set<String>()
+        let names = try readEntries(directory.fd, path: path, notRegular: &notRegular, unknownIsNotRegular: unknownIsNotRegular)
+        return (names, notRegular)
+    }
+
     /// Entries of a directory in the order the file system gives them, and those of them that
     /// `readdir` says are not plain files (see `list(fd:notRegular:)`).
     package static func listUnsortedNotingNonRegular(_ path: String) -> (names: [String], notRegular: Set<String>) {

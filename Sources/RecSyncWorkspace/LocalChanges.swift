@@ -78,10 +78,11 @@ extension Workspace {
         var problems: [FileProblem] = []
         var untracked: [String] = []
         var records: [LocalRecord] = []
-        var files = Set(FileIO.listUnsorted(dir).filter { !$0.hasPrefix(".") })
+        // Listings that fail are errors: a short one would read as records deleted.
+        var files = Set(try FileIO.entries(dir).names.filter { !$0.hasPrefix(".") })
         // Sidecars are recsync's own files and are not stat'ed one by one; one the directory
         // listing says is a link or other non-file is inspected in full (and reported).
-        let (sidecarNames, oddSidecars) = FileIO.listUnsortedNotingNonRegular("\(dir)/.system")
+        let (sidecarNames, oddSidecars) = try FileIO.entries("\(dir)/.system")
         let sidecars = Set(sidecarNames.filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") })
         // Names that cannot be records and have no sidecar: ignored, or untracked (a warning).
         // A record file with a sidecar is tracked whatever the rules say, as in git.

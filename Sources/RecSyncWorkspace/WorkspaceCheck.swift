@@ -60,8 +60,8 @@ extension Workspace {
     /// Sidecars, record files and index entries of one zone that do not fit together.
     func checkZone(_ zone: ZoneID, fix: Bool) throws(RecSyncError) -> [DoctorFinding] {
         let dir = zoneDirectory(zone)
-        let files = Set(FileIO.list(dir).filter { !$0.hasPrefix(".") })
-        let sidecars = Set(FileIO.list("\(dir)/.system").filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") })
+        let files = Set(try FileIO.entries(dir).names.filter { !$0.hasPrefix(".") })
+        let sidecars = Set(try FileIO.entries("\(dir)/.system").names.filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") })
         var index = ZoneIndex.load(self, zone: zone)
         var findings: [DoctorFinding] = []
         // Every sidecar is read: one that is not a plain file or does not decode stops status,

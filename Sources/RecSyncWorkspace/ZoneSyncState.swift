@@ -389,9 +389,9 @@ extension Workspace {
     }
 
     /// The names in the zone's directory and in its `.system` (sidecars), unsorted.
-    package func zoneFileNames(_ zone: ZoneID) -> (files: Set<String>, sidecars: Set<String>) {
+    package func zoneFileNames(_ zone: ZoneID) throws(RecSyncError) -> (files: Set<String>, sidecars: Set<String>) {
         let dir = zoneDirectory(zone)
-        return (Set(FileIO.listUnsorted(dir)), Set(FileIO.listUnsorted("\(dir)/.system")))
+        return (Set(try FileIO.entries(dir).names), Set(try FileIO.entries("\(dir)/.system").names))
     }
 
     /// Removes the zone's directory if it holds nothing.

@@ -10,7 +10,7 @@ import Testing
     @Test func anAbandonedLockIsRemovedAndNothingIsLeftAside() throws {
         let dir = TempDirectory("lock-abandoned")
         let path = dir.file("main.lock")
-        try Data("abc\n".utf8).write(to: URL(fileURLWithPath: path))
+        try Self.writeLock(path, "abc\n")
         try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -5)], ofItemAtPath: path)
         let lock = try #require(GitLockFile(path: path))
         #expect(lock.heldOpen == false && !lock.onSharedFileSystem && lock.isAbandoned())
@@ -25,11 +25,11 @@ import Testing
     @Test func aLockReplacedOrHeldOpenIsKept() throws {
         let dir = TempDirectory("lock-kept")
         let path = dir.file("main.lock")
-        try Data("old\n".utf8).write(to: URL(fileURLWithPath: path))
+        try Self.writeLock(path, "old\n")
         try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -5)], ofItemAtPath: path)
         let judged = try #require(GitLockFile(path: path))
         try FileManager.default.removeItem(atPath: path)
-        try Data("new\n".utf8).write(to: URL(fileURLWithPath: path))
+        try Self.writeLock(path, "new\n")
         try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -5)], ofItemAtPath: path)
         #expect(try !judged.removeIfAbandoned(repositoryRoot: dir.path))
         #expect(FileManager.default.contents(atPath: path) == Data("new\n".utf8))
@@ -48,7 +48,7 @@ import Testing
     @Test func aLockGoneOrReplacedSinceItWasJudgedIsNotStillStale() throws {
         let dir = TempDirectory("lock-judged")
         let path = dir.file("main.lock")
-        try Data("one\n".utf8).write(to: URL(fileURLWithPath: path))
+        try Self.writeLock(path, "one\n")
         try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -5)], ofItemAtPath: path)
         let judged = try #require(GitLockFile(path: path))
         #expect(judged.isStale() && judged.isStillStale())
@@ -56,8 +56,18 @@ import Testing
         try FileManager.default.removeItem(atPath: path)
         #expect(judged.isStale() && !judged.isStillStale())
 
-        try Data("two\n".utf8).write(to: URL(fileURLWithPath: path))
+        try Self.writeLock(path, "two\n")
         try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -5)], ofItemAtPath: path)
         #expect(!judged.isStillStale())
+    }
+
+    /// Writes a lock file close-on-exec: a process another test spawns meanwhile must not
+    /// inherit it and hold it open (Foundation's `Data.write` does not set the flag).
+    static func writeLock(_ path: String, _ text: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        let bytes = Array(text.utf8)
+        try #require(write(fd, bytes, bytes.count) == bytes.count)
     }
 }

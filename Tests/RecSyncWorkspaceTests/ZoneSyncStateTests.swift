@@ -187,7 +187,7 @@ import Testing
         try writeFile(ws.recordPath(Build.id("r", in: zone)), "{}")
         try ws.removeZoneDirectoryIfEmpty(zone)
         #expect(ws.hasZoneDirectory(zone))
-        #expect(ws.zoneFileNames(zone).files == ["r.json"])
+        #expect(try ws.zoneFileNames(zone).files == ["r.json"])
         try ws.removeZoneDirectory(zone)
         #expect(!ws.hasZoneDirectory(zone) && !ws.zoneDirectoryIsLink(zone))
     }
