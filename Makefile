@@ -2,6 +2,8 @@
 #   make demo   builds recsync and runs the command-line walkthrough (scripts/demo.sh) in a temp dir
 #   make test   runs every test, the example app's (Examples/Notes) included
 #   make docs   builds the DocC documentation of the library products into .build/docs
+#   make format           formats the Swift sources with swift format (.swift-format)
+#   make lint             fails when a Swift source is not as swift format would write it
 #   make generated        regenerates man/recsync.1 and completions/ from the command definitions
 #   make check-generated  fails when the committed man page or completions are stale
 #   make soak SECONDS=3600   runs the sync simulation (random histories) for that long
@@ -11,7 +13,7 @@
 SWIFT ?= swift
 SECONDS ?= 60
 
-.PHONY: deps test-deps demo test bench build generated check-generated soak fuzz fuzz-loop kill-loop docs check-layers
+.PHONY: deps test-deps demo test bench build generated check-generated soak fuzz fuzz-loop kill-loop docs check-layers format lint
 
 # libgit2 (and pkg-config, which SwiftPM uses to find it) from Debian's apt when missing.
 deps:
@@ -47,7 +49,7 @@ generated: deps
 check-generated: deps
 	SWIFT=$(SWIFT) bash scripts/generated.sh --check
 
-test: test-deps
+test: test-deps lint
 	bash scripts/check-layers.sh --self-test
 	bash scripts/check-layers.sh
 	$(SWIFT) build --build-tests
@@ -62,6 +64,13 @@ docs: deps
 		$(SWIFT) package --allow-writing-to-directory .build/docs generate-documentation --target $$t \
 			--output-path .build/docs/$$t.doccarchive --warnings-as-errors || exit 1; \
 	done
+
+# swift format (part of the toolchain), configured by .swift-format.
+SWIFT_SOURCES = Sources Tests Examples/Notes/Sources Examples/Notes/Tests
+format:
+	$(SWIFT) format --in-place --recursive --parallel $(SWIFT_SOURCES)
+lint:
+	$(SWIFT) format lint --strict --recursive --parallel $(SWIFT_SOURCES)
 
 # The structure rules the compiler does not keep (scripts/check-layers.sh); `make test` runs it.
 check-layers:

@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import RecSyncModel
 
-
 /// The `recsync` command; each subcommand lives in its own file under `Commands/`.
 public struct RecSyncCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(

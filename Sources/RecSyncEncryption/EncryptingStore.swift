@@ -90,7 +90,9 @@ public actor EncryptingStore: RemoteStore {
     public func beginOperation(fromLastLook: Bool) async { await inner.beginOperation(fromLastLook: fromLastLook) }
     public func endOperation() async { await inner.endOperation() }
 
-    public func databaseChanges(scope: DatabaseScope, since token: ServerChangeToken?, resultsLimit: Int) async throws(RecSyncError) -> DatabaseChanges {
+    public func databaseChanges(scope: DatabaseScope, since token: ServerChangeToken?, resultsLimit: Int) async throws(RecSyncError)
+        -> DatabaseChanges
+    {
         let changes = try await inner.databaseChanges(scope: scope, since: token, resultsLimit: resultsLimit)
         // A key generation found missing in a zone that changed since may be there now (the
         // zone shared again, its generation wrapped for this user): it is looked for again,
@@ -107,7 +109,9 @@ public actor EncryptingStore: RemoteStore {
         return changes
     }
 
-    public func recordZoneChanges(zone: ZoneID, since token: ServerChangeToken?, resultsLimit: Int, desiredKeys: [String]?) async throws(RecSyncError) -> RecordZoneChanges {
+    public func recordZoneChanges(zone: ZoneID, since token: ServerChangeToken?, resultsLimit: Int, desiredKeys: [String]?) async throws(RecSyncError)
+        -> RecordZoneChanges
+    {
         var changes = try await inner.recordZoneChanges(zone: zone, since: token, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
         changes.modifications = await opened(changes.modifications)
         return changes
@@ -117,7 +121,8 @@ public actor EncryptingStore: RemoteStore {
         saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool, clientChangeTokenData: String?
     ) async throws(RecSyncError) -> ModifyRecordsResult {
         let sealed = try await sealed(saving)
-        var result = try await inner.modifyRecords(saving: sealed, deleting: deleting, savePolicy: savePolicy, atomically: atomically, clientChangeTokenData: clientChangeTokenData)
+        var result = try await inner.modifyRecords(
+            saving: sealed, deleting: deleting, savePolicy: savePolicy, atomically: atomically, clientChangeTokenData: clientChangeTokenData)
         result.saveResults = await opened(result.saveResults)
         return result
     }
@@ -209,7 +214,9 @@ public actor EncryptingStore: RemoteStore {
         try await inner.currentDatabaseToken(scope: scope)
     }
 
-    public func checkSubscriptions(_ subscriptions: [Subscription], scope: DatabaseScope, since token: ServerChangeToken?) async throws(RecSyncError) -> SubscriptionCheck {
+    public func checkSubscriptions(_ subscriptions: [Subscription], scope: DatabaseScope, since token: ServerChangeToken?) async throws(RecSyncError)
+        -> SubscriptionCheck
+    {
         try await inner.checkSubscriptions(subscriptions, scope: scope, since: token)
     }
 
@@ -237,7 +244,9 @@ public actor EncryptingStore: RemoteStore {
         for item in results {
             switch item.result {
             case .success(let record):
-                do throws(RecSyncError) { out.append(RecordResult(recordID: item.recordID, result: .success(try await open(record, read: &read)))) } catch {
+                do throws(RecSyncError) {
+                    out.append(RecordResult(recordID: item.recordID, result: .success(try await open(record, read: &read))))
+                } catch {
                     out.append(RecordResult(recordID: item.recordID, result: .failure(error)))
                 }
             case .failure(.serverRecordChanged(var conflict)):
@@ -290,7 +299,8 @@ public actor EncryptingStore: RemoteStore {
         if !sealed && zones[zoneID]?.encryption == nil { return record }
         let encryption = try await trustedEncryption(zoneID)
         guard let encryption else {
-            throw .invalidValue("record '\(record.recordID.recordName)' in zone \(zoneID) holds encrypted fields, but the zone is not encrypted; it was not applied")
+            throw .invalidValue(
+                "record '\(record.recordID.recordName)' in zone \(zoneID) holds encrypted fields, but the zone is not encrypted; it was not applied")
         }
         var out = record
         for (key, value) in record.fields {
@@ -305,7 +315,8 @@ public actor EncryptingStore: RemoteStore {
             let keys = await keys(of: zoneID, holding: generation, read: &read)
             if keys[generation] == nil, let failure = keyFailures[zoneID]?[generation] {
                 guard case .permissionFailure(let why) = failure else { throw failure }
-                throw .permissionFailure("\(binding.where): sealed with key generation \(generation) of the zone, which you hold no key for here: \(why)")
+                throw .permissionFailure(
+                    "\(binding.where): sealed with key generation \(generation) of the zone, which you hold no key for here: \(why)")
             }
             out.fields[key] = try ZoneCrypto.open(bytes, keys: keys, binding: binding)
         }
@@ -332,16 +343,21 @@ public actor EncryptingStore: RemoteStore {
             }
             let generation = encryption.currentGeneration
             if pinFile != nil, let newest = try loadPins()[zoneID], generation < newest {
-                throw .permissionFailure("zone \(zoneID) on the store has key generation \(generation), older than generation \(newest) seen before: its zone.json was put back (written around recsync?), perhaps to give a removed participant the key again; its records are not pushed")
+                throw .permissionFailure(
+                    "zone \(zoneID) on the store has key generation \(generation), older than generation \(newest) seen before: its zone.json was put back (written around recsync?), perhaps to give a removed participant the key again; its records are not pushed"
+                )
             }
             var keys = zoneKeys[zoneID] ?? [:]
             if keys[generation] == nil { keys = try await openKeys(zoneID, refresh: false) }
             if keys[generation] == nil, let failure = keyFailures[zoneID]?[generation] {
                 guard case .permissionFailure = failure else { throw failure }  // the network, say: as it came
-                throw .permissionFailure("records of zone \(zoneID) were not pushed: generation \(generation) of its key, the one new writes use, does not open here (\(failure.message)). Run 'recsync keys import FILE' with the key exported on the device that opens it, or 'recsync keys reset' if it is lost")
+                throw .permissionFailure(
+                    "records of zone \(zoneID) were not pushed: generation \(generation) of its key, the one new writes use, does not open here (\(failure.message)). Run 'recsync keys import FILE' with the key exported on the device that opens it, or 'recsync keys reset' if it is lost"
+                )
             }
             guard let key = keys[generation] else {
-                throw .permissionFailure("zone \(zoneID) is encrypted and its current key is not wrapped for \(userRecordName); ask its owner to share it with you again")
+                throw .permissionFailure(
+                    "zone \(zoneID) is encrypted and its current key is not wrapped for \(userRecordName); ask its owner to share it with you again")
             }
             var sealedRecord = record
             for (field, value) in record.fields where encryption.seals(field) {
@@ -364,7 +380,9 @@ public actor EncryptingStore: RemoteStore {
     func sealing(_ zoneID: ZoneID) async throws(RecSyncError) -> ZoneEncryption? {
         if let encryption = try await trustedEncryption(zoneID) { return encryption }
         if try isPinned(zoneID) {
-            throw .permissionFailure("zone \(zoneID) was encrypted, and its zone.json on the store no longer says so (written around recsync?); its records and files are not pushed in clear. If its owner really deleted it and created it again without encryption, remove its line from \(pinFile ?? "the pin file") and push again")
+            throw .permissionFailure(
+                "zone \(zoneID) was encrypted, and its zone.json on the store no longer says so (written around recsync?); its records and files are not pushed in clear. If its owner really deleted it and created it again without encryption, remove its line from \(pinFile ?? "the pin file") and push again"
+            )
         }
         return nil
     }
@@ -396,8 +414,10 @@ public actor EncryptingStore: RemoteStore {
                 if let e = z.encryption, await signatureHolds(e, of: z.zoneID) { signed.insert(z.zoneID) }
             }
             var pins = try loadPins()
-            let vanished = pins.filter { $0.value > 0 && ($0.key.ownerName == userRecordName) == (scope == .private) && !present.contains($0.key) }.map(\.key)
-            let gone = scope == .private && !vanished.isEmpty
+            let vanished = pins.filter { $0.value > 0 && ($0.key.ownerName == userRecordName) == (scope == .private) && !present.contains($0.key) }
+                .map(\.key)
+            let gone =
+                scope == .private && !vanished.isEmpty
                 ? Set(try await inner.fetchZoneDeletions(vanished).map(\.zoneID)) : Set(vanished)
             for id in vanished where gone.contains(id) {
                 pins[id] = 0
@@ -445,7 +465,8 @@ public actor EncryptingStore: RemoteStore {
                 let fields = line.split(separator: " ")
                 let parts = (fields.first ?? "").split(separator: "/", omittingEmptySubsequences: false)
                 guard parts.count == 2, let owner = NameEscaping.unescape(String(parts[0])), let zone = NameEscaping.unescape(String(parts[1])),
-                      let id = try? ZoneID(zoneName: zone, ownerName: owner) else { continue }
+                    let id = try? ZoneID(zoneName: zone, ownerName: owner)
+                else { continue }
                 out[id] = fields.count > 1 ? Int(fields[1]) ?? 0 : 0
             }
         }
@@ -467,7 +488,9 @@ public actor EncryptingStore: RemoteStore {
         let stamp = keyStore.stamp(of: userRecordName)
         if let ownKey, ownKey.stamp == stamp { return ownKey.key }
         guard let key = try keyStore.load(userRecordName) else {
-            throw .permissionFailure("no encryption key of \(userRecordName) on this machine (\(keyStore.path(for: userRecordName))); run 'recsync keys init' for a new one, or 'recsync keys import FILE' to bring yours from another device")
+            throw .permissionFailure(
+                "no encryption key of \(userRecordName) on this machine (\(keyStore.path(for: userRecordName))); run 'recsync keys init' for a new one, or 'recsync keys import FILE' to bring yours from another device"
+            )
         }
         if ownKey?.key.rawRepresentation != key.rawRepresentation {
             zoneKeys = [:]
@@ -539,7 +562,8 @@ public actor EncryptingStore: RemoteStore {
         let existing = zones[zone.zoneID]?.encryption
         if let existing {
             zone.encryption = try await rewrapped(existing, zone: zone, previous: zones[zone.zoneID]?.participants ?? [])
-        } else if var requested = resetUpload && zone.encryption == nil ? ZoneEncryption(fields: try fieldsBeforeReset(zone.zoneID)) : zone.encryption {
+        } else if var requested = resetUpload && zone.encryption == nil ? ZoneEncryption(fields: try fieldsBeforeReset(zone.zoneID)) : zone.encryption
+        {
             // Only encrypted zones are reset, so a zone uploaded again after one is encrypted.
             let key = ZoneCrypto.newZoneKey()
             requested.keys = []
@@ -582,7 +606,9 @@ public actor EncryptingStore: RemoteStore {
         // Wrapped again without a generation that did not open, it would be lost to everyone.
         if let (generation, failure) = keyFailures[zone.zoneID]?.min(by: { $0.key < $1.key }) {
             guard case .permissionFailure = failure else { throw failure }  // the network, say: as it came
-            throw .permissionFailure("changing who shares zone \(zone.zoneID) was refused: generation \(generation) of its key does not open here (\(failure.message)), and wrapping the keys again without it would leave the fields it sealed unreadable to everyone. Run 'recsync keys import FILE' with the key exported on the device that opens it, or 'recsync keys reset' if it is lost")
+            throw .permissionFailure(
+                "changing who shares zone \(zone.zoneID) was refused: generation \(generation) of its key does not open here (\(failure.message)), and wrapping the keys again without it would leave the fields it sealed unreadable to everyone. Run 'recsync keys import FILE' with the key exported on the device that opens it, or 'recsync keys reset' if it is lost"
+            )
         }
         let owner = zone.zoneID.ownerName
         let before = Set([owner] + encryption.keys.map(\.userRecordName))
@@ -611,13 +637,17 @@ public actor EncryptingStore: RemoteStore {
             let (own, signing) = try EncryptionKeys.publicKeys(of: try privateKey())
             let published = try await inner.fetchUserPublicKey(user)
             guard published == nil || published?.publicKey == own else {
-                throw .permissionFailure("the public key published for \(user) is not the one of the private key on this machine (it was reset on another device); run 'recsync keys import FILE' with the key exported there ('recsync keys export')")
+                throw .permissionFailure(
+                    "the public key published for \(user) is not the one of the private key on this machine (it was reset on another device); run 'recsync keys import FILE' with the key exported there ('recsync keys export')"
+                )
             }
             if published?.signingPublicKey != signing { try await inner.publishUserPublicKey(own, signingKey: signing) }
             return own
         }
         guard let published = try await inner.fetchUserPublicKey(user) else {
-            throw .invalidArguments("\(user) has published no public key, so the encrypted zone cannot be shared with them; ask \(user) to run 'recsync keys init' in a workspace of this store, then try again")
+            throw .invalidArguments(
+                "\(user) has published no public key, so the encrypted zone cannot be shared with them; ask \(user) to run 'recsync keys init' in a workspace of this store, then try again"
+            )
         }
         try checkKnownKey(published)
         return published.publicKey
@@ -630,7 +660,9 @@ public actor EncryptingStore: RemoteStore {
         if owner == userRecordName { return try EncryptionKeys.publicKeys(of: try privateKey()).signing }
         if let known = signers[owner] { return known }
         guard let published = try await inner.fetchUserPublicKey(owner), let signing = published.signingPublicKey else {
-            throw .permissionFailure("the keys of encrypted zone \(zone) cannot be checked: its owner \(owner) has published no signing key (users/\(owner)/key.json is missing or was written by an earlier recsync). Nothing is sealed with or opened by them; ask \(owner) to run 'recsync keys init', then try again")
+            throw .permissionFailure(
+                "the keys of encrypted zone \(zone) cannot be checked: its owner \(owner) has published no signing key (users/\(owner)/key.json is missing or was written by an earlier recsync). Nothing is sealed with or opened by them; ask \(owner) to run 'recsync keys init', then try again"
+            )
         }
         try checkKnownKey(published)
         signers[owner] = signing
@@ -668,7 +700,9 @@ public actor EncryptingStore: RemoteStore {
         guard let sealedFieldsFile else { return }
         let now = SealedFields(encryption.fields)
         if let before = try loadSealedPins()[zoneID], let named = now.dropped(from: before) {
-            throw .permissionFailure("encrypted zone \(zoneID) of \(zoneID.ownerName) no longer seals \(named) on the store, which this workspace saw sealed: its zone.json was changed around recsync (or signed again after a key reset). Nothing was sealed or pushed with it, so no value goes out in clear. If \(zoneID.ownerName) really stopped sealing them, remove the zone's line from \(sealedFieldsFile) and try again")
+            throw .permissionFailure(
+                "encrypted zone \(zoneID) of \(zoneID.ownerName) no longer seals \(named) on the store, which this workspace saw sealed: its zone.json was changed around recsync (or signed again after a key reset). Nothing was sealed or pushed with it, so no value goes out in clear. If \(zoneID.ownerName) really stopped sealing them, remove the zone's line from \(sealedFieldsFile) and try again"
+            )
         }
         try pinSealedFields(now, of: zoneID)
     }
@@ -692,10 +726,16 @@ public actor EncryptingStore: RemoteStore {
             for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
                 // A line that does not parse is refused, not skipped: skipping it would drop
                 // the zone's pin.
-                let bad = RecSyncError.fileSystem(path: sealedFieldsFile, message: "the line '\(line)' is not 'owner/zone' followed by tab-separated field names; fix it, or remove it to pin that zone's fields afresh")
+                let bad = RecSyncError.fileSystem(
+                    path: sealedFieldsFile,
+                    message:
+                        "the line '\(line)' is not 'owner/zone' followed by tab-separated field names; fix it, or remove it to pin that zone's fields afresh"
+                )
                 let columns = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
                 let parts = columns[0].split(separator: "/", omittingEmptySubsequences: false)
-                guard parts.count == 2, let owner = NameEscaping.unescape(String(parts[0])), let zone = NameEscaping.unescape(String(parts[1])) else { throw bad }
+                guard parts.count == 2, let owner = NameEscaping.unescape(String(parts[0])), let zone = NameEscaping.unescape(String(parts[1])) else {
+                    throw bad
+                }
                 let id: ZoneID
                 do { id = try ZoneID(zoneName: zone, ownerName: owner) } catch { throw bad }
                 var fields: Set<String> = []
@@ -725,14 +765,18 @@ public actor EncryptingStore: RemoteStore {
         }
         let text = Base64.encode(key.publicKey)
         let signing = key.signingPublicKey.map { Base64.encode($0) }
-        let remedy = "someone writing to the store may have swapped it. If \(user) really reset their key, check the new fingerprint with them ('recsync keys show'), remove their line from \(knownKeysFile) and try again"
+        let remedy =
+            "someone writing to the store may have swapped it. If \(user) really reset their key, check the new fingerprint with them ('recsync keys show'), remove their line from \(knownKeysFile) and try again"
         if let pinnedKeys = known[user] {
             guard pinnedKeys[0] == text else {
-                throw .permissionFailure("the public key published for \(user) (fingerprint \(Self.fingerprint(key.publicKey))) is not the one this workspace used before (\(Self.fingerprint(Base64.decode(pinnedKeys[0]) ?? []))): \(remedy)")
+                throw .permissionFailure(
+                    "the public key published for \(user) (fingerprint \(Self.fingerprint(key.publicKey))) is not the one this workspace used before (\(Self.fingerprint(Base64.decode(pinnedKeys[0]) ?? []))): \(remedy)"
+                )
             }
             if pinnedKeys.count > 1 {
                 guard signing == pinnedKeys[1] else {
-                    throw .permissionFailure("the signing key published for \(user) is not the one this workspace used before, though their encryption key is: \(remedy)")
+                    throw .permissionFailure(
+                        "the signing key published for \(user) is not the one this workspace used before, though their encryption key is: \(remedy)")
                 }
                 return
             }

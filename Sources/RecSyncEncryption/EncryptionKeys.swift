@@ -36,7 +36,9 @@ public enum EncryptionKeys {
         do { published = try await store.fetchUserPublicKey(user) } catch {
             guard case .storeCorrupt(let problem) = error else { throw error }
             guard local != nil else {
-                throw .storeCorrupt("the public key file of \(user) on the store (users/\(NameEscaping.escape(user))/key.json) cannot be read (\(problem)), and this machine holds no key of \(user), so it cannot tell whether a key exists elsewhere. If one of your devices holds your key, run 'recsync keys init' there (it publishes the key again) or 'recsync keys export' there and 'recsync keys import FILE' here; if your key is lost, run 'recsync keys reset --yes', which replaces the file")
+                throw .storeCorrupt(
+                    "the public key file of \(user) on the store (users/\(NameEscaping.escape(user))/key.json) cannot be read (\(problem)), and this machine holds no key of \(user), so it cannot tell whether a key exists elsewhere. If one of your devices holds your key, run 'recsync keys init' there (it publishes the key again) or 'recsync keys export' there and 'recsync keys import FILE' here; if your key is lost, run 'recsync keys reset --yes', which replaces the file"
+                )
             }
             published = nil  // replaced below by this machine's key
         }
@@ -44,7 +46,9 @@ public enum EncryptionKeys {
             key = local
         } else {
             if published != nil {
-                throw .invalidArguments("\(user) already has a key published on the store, made on another device; bring it here with 'recsync keys export' there and 'recsync keys import FILE' here, or run 'recsync keys reset' if it is lost")
+                throw .invalidArguments(
+                    "\(user) already has a key published on the store, made on another device; bring it here with 'recsync keys export' there and 'recsync keys import FILE' here, or run 'recsync keys reset' if it is lost"
+                )
             }
             key = Curve25519.KeyAgreement.PrivateKey()
             try keyStore.save(key, for: user)
@@ -52,7 +56,9 @@ public enum EncryptionKeys {
         }
         let (own, signing) = try publicKeys(of: key)
         if let published, published.publicKey != own {
-            throw .invalidArguments("the key published for \(user) on the store is not the one in \(keyStore.path(for: user)); import the current one with 'recsync keys import FILE' (exported on the device that made it), or run 'recsync keys reset' if it is lost")
+            throw .invalidArguments(
+                "the key published for \(user) on the store is not the one in \(keyStore.path(for: user)); import the current one with 'recsync keys import FILE' (exported on the device that made it), or run 'recsync keys reset' if it is lost"
+            )
         }
         try await store.publishUserPublicKey(own, signingKey: signing)
         return report(user, keyStore, key, published: true, created: created)
@@ -67,7 +73,8 @@ public enum EncryptionKeys {
     /// The user's key on this machine and whether the store publishes the same.
     public static func show(user: String, keyStore: UserKeyStore, store: any RemoteStore) async throws(RecSyncError) -> UserKeyReport {
         guard let key = try keyStore.load(user) else {
-            throw .invalidArguments("no encryption key of \(user) on this machine (\(keyStore.path(for: user))); run 'recsync keys init', or 'recsync keys import FILE'")
+            throw .invalidArguments(
+                "no encryption key of \(user) on this machine (\(keyStore.path(for: user))); run 'recsync keys init', or 'recsync keys import FILE'")
         }
         let published = try await store.fetchUserPublicKey(user)
         let (own, signing) = try publicKeys(of: key)
@@ -115,10 +122,14 @@ public enum EncryptionKeys {
 
     /// Installs a key exported on another device. A different key already here is replaced
     /// only with `replace` (it may be the only copy of what opens older data).
-    public static func importKey(_ bytes: [UInt8], from source: String, user: String, keyStore: UserKeyStore, replace: Bool) throws(RecSyncError) -> UserKeyReport {
+    public static func importKey(_ bytes: [UInt8], from source: String, user: String, keyStore: UserKeyStore, replace: Bool) throws(RecSyncError)
+        -> UserKeyReport
+    {
         let key = try UserKeyStore.decode(bytes, user: user, path: source)
         if let existing = try keyStore.load(user), existing.rawRepresentation != key.rawRepresentation, !replace {
-            throw .invalidArguments("\(keyStore.path(for: user)) already holds another key of \(user); pass --replace to overwrite it (export it first if it may still open data)")
+            throw .invalidArguments(
+                "\(keyStore.path(for: user)) already holds another key of \(user); pass --replace to overwrite it (export it first if it may still open data)"
+            )
         }
         try keyStore.save(key, for: user)
         return report(user, keyStore, key, published: nil, created: false)
@@ -128,7 +139,9 @@ public enum EncryptionKeys {
     public static func writeNewPrivateFile(_ path: String, _ bytes: [UInt8]) throws(RecSyncError) {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            throw .fileSystem(path: path, message: errno == EEXIST ? "already exists; choose a new file name" : "cannot create it: \(String(cString: strerror(errno)))")
+            throw .fileSystem(
+                path: path,
+                message: errno == EEXIST ? "already exists; choose a new file name" : "cannot create it: \(String(cString: strerror(errno)))")
         }
         let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         let synced = fsync(fd) == 0
@@ -136,9 +149,13 @@ public enum EncryptionKeys {
         guard written == bytes.count, synced else { throw .fileSystem(path: path, message: "cannot write it: \(String(cString: strerror(errno)))") }
     }
 
-    static func report(_ user: String, _ keyStore: UserKeyStore, _ key: Curve25519.KeyAgreement.PrivateKey, published: Bool?, created: Bool) -> UserKeyReport {
+    static func report(_ user: String, _ keyStore: UserKeyStore, _ key: Curve25519.KeyAgreement.PrivateKey, published: Bool?, created: Bool)
+        -> UserKeyReport
+    {
         let publicKey = Array(key.publicKey.rawRepresentation)
         let digest = SHA256.hash(data: publicKey).map { String(format: "%02x", $0) }.joined()
-        return UserKeyReport(user: user, path: keyStore.path(for: user), publicKey: publicKey, fingerprint: String(digest.prefix(16)), published: published, created: created)
+        return UserKeyReport(
+            user: user, path: keyStore.path(for: user), publicKey: publicKey, fingerprint: String(digest.prefix(16)), published: published,
+            created: created)
     }
 }

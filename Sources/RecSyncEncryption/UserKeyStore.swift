@@ -46,8 +46,10 @@ public struct UserKeyStore: Sendable {
         var file = stat(), dir = stat()
         guard lstat(path(for: user), &file) == 0, lstat(directory, &dir) == 0 else { return nil }
         func fields(_ st: stat) -> [Int64] {
-            [Int64(bitPattern: UInt64(st.st_ino)), Int64(st.st_size), Int64(st.st_mode), Int64(st.st_uid),
-             Int64(st.st_mtim.tv_sec), Int64(st.st_mtim.tv_nsec), Int64(st.st_ctim.tv_sec), Int64(st.st_ctim.tv_nsec)]
+            [
+                Int64(bitPattern: UInt64(st.st_ino)), Int64(st.st_size), Int64(st.st_mode), Int64(st.st_uid),
+                Int64(st.st_mtim.tv_sec), Int64(st.st_mtim.tv_nsec), Int64(st.st_ctim.tv_sec), Int64(st.st_ctim.tv_nsec),
+            ]
         }
         return KeyFileStamp(values: fields(file) + fields(dir))
     }
@@ -66,7 +68,12 @@ public struct UserKeyStore: Sendable {
         guard fd >= 0 else {
             switch errno {
             case ENOENT: return nil
-            case ELOOP: throw .fileSystem(path: file, message: "the key file is a symbolic link, which recsync does not follow; put the key file itself there ('recsync keys import FILE'), or run 'recsync keys reset' if it is lost")
+            case ELOOP:
+                throw .fileSystem(
+                    path: file,
+                    message:
+                        "the key file is a symbolic link, which recsync does not follow; put the key file itself there ('recsync keys import FILE'), or run 'recsync keys reset' if it is lost"
+                )
             default: throw .fileSystem(path: file, message: "cannot open the key file: \(String(cString: strerror(errno)))")
             }
         }
@@ -76,13 +83,18 @@ public struct UserKeyStore: Sendable {
             throw .fileSystem(path: file, message: "cannot read the key file: \(String(cString: strerror(errno)))")
         }
         guard st.st_mode & S_IFMT == S_IFREG else {
-            throw .fileSystem(path: file, message: "the key file is not a regular file; remove it and run 'recsync keys import' or 'recsync keys reset'")
+            throw .fileSystem(
+                path: file, message: "the key file is not a regular file; remove it and run 'recsync keys import' or 'recsync keys reset'")
         }
         guard st.st_uid == getuid() else {
-            throw .permissionFailure("\(file) belongs to another user (uid \(st.st_uid)); recsync uses only your own key files: remove it, then run 'recsync keys import FILE' or 'recsync keys reset'")
+            throw .permissionFailure(
+                "\(file) belongs to another user (uid \(st.st_uid)); recsync uses only your own key files: remove it, then run 'recsync keys import FILE' or 'recsync keys reset'"
+            )
         }
         guard st.st_mode & 0o077 == 0 else {
-            throw .permissionFailure("\(file) can be read or written by other users (mode \(String(st.st_mode & 0o777, radix: 8))); run 'chmod 600 \(file)' if nobody else could have read it, else 'recsync keys reset'")
+            throw .permissionFailure(
+                "\(file) can be read or written by other users (mode \(String(st.st_mode & 0o777, radix: 8))); run 'chmod 600 \(file)' if nobody else could have read it, else 'recsync keys reset'"
+            )
         }
         return try Self.decode(try Self.read(fd, path: file), user: user, path: file)
     }
@@ -96,13 +108,20 @@ public struct UserKeyStore: Sendable {
             throw .fileSystem(path: directory, message: "cannot look at the key directory: \(String(cString: strerror(errno)))")
         }
         guard st.st_mode & S_IFMT == S_IFDIR else {
-            throw .fileSystem(path: directory, message: "the key directory is not a directory (a link or a file); remove it and run 'recsync keys import FILE' or 'recsync keys init'")
+            throw .fileSystem(
+                path: directory,
+                message:
+                    "the key directory is not a directory (a link or a file); remove it and run 'recsync keys import FILE' or 'recsync keys init'")
         }
         guard st.st_uid == getuid() else {
-            throw .permissionFailure("the key directory \(directory) belongs to another user (uid \(st.st_uid)); recsync uses only a key directory of your own: set XDG_CONFIG_HOME to a directory of yours")
+            throw .permissionFailure(
+                "the key directory \(directory) belongs to another user (uid \(st.st_uid)); recsync uses only a key directory of your own: set XDG_CONFIG_HOME to a directory of yours"
+            )
         }
         guard st.st_mode & 0o022 == 0 else {
-            throw .permissionFailure("the key directory \(directory) can be written by other users (mode \(String(st.st_mode & 0o777, radix: 8))), who could swap your key file; run 'chmod 700 \(directory)', then check your key's fingerprint ('recsync keys show')")
+            throw .permissionFailure(
+                "the key directory \(directory) can be written by other users (mode \(String(st.st_mode & 0o777, radix: 8))), who could swap your key file; run 'chmod 700 \(directory)', then check your key's fingerprint ('recsync keys show')"
+            )
         }
         return true
     }
@@ -125,17 +144,22 @@ public struct UserKeyStore: Sendable {
     public func promotePending(_ user: String) throws(RecSyncError) {
         let file = path(for: user)
         guard rename(pendingPath(for: user), file) == 0 else {
-            throw .fileSystem(path: file, message: "cannot put the new key in place (from \(pendingPath(for: user))): \(String(cString: strerror(errno))); run 'recsync keys reset --yes' again, which carries on with the same new key")
+            throw .fileSystem(
+                path: file,
+                message:
+                    "cannot put the new key in place (from \(pendingPath(for: user))): \(String(cString: strerror(errno))); run 'recsync keys reset --yes' again, which carries on with the same new key"
+            )
         }
         Self.syncDirectory(directory)
     }
 
     /// A key file's content: `{"userRecordName", "algorithm": "X25519", "privateKey": base64}`.
     public static func encode(_ key: Curve25519.KeyAgreement.PrivateKey, user: String) -> [UInt8] {
-        JSON.serialize(.object([
-            "userRecordName": .string(user), "algorithm": .string("X25519"),
-            "privateKey": .string(Base64.encode(Array(key.rawRepresentation))),
-        ]), pretty: true)
+        JSON.serialize(
+            .object([
+                "userRecordName": .string(user), "algorithm": .string("X25519"),
+                "privateKey": .string(Base64.encode(Array(key.rawRepresentation))),
+            ]), pretty: true)
     }
 
     /// Reads a key file's content (also what `keys import` reads).
@@ -145,7 +169,7 @@ public struct UserKeyStore: Sendable {
             throw .fileSystem(path: path, message: "not a recsync key file (\(error.message))")
         }
         guard case .object(let o) = json, case .string("X25519")? = o["algorithm"], case .string(let text)? = o["privateKey"],
-              let raw = Base64.decode(text), raw.count == 32
+            let raw = Base64.decode(text), raw.count == 32
         else { throw .fileSystem(path: path, message: "not a recsync key file: it needs 'algorithm' X25519 and a base64 32-byte 'privateKey'") }
         if case .string(let owner)? = o["userRecordName"], owner != user {
             throw .invalidArguments("\(path) holds the key of \(owner), not of \(user)")

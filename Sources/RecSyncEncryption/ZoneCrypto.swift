@@ -23,43 +23,58 @@ enum ZoneCrypto {
     static func newZoneKey() -> SymmetricKey { SymmetricKey(size: .bits256) }
 
     /// Seals a zone key for a user's public key.
-    static func wrap(_ zoneKey: SymmetricKey, generation: Int, zone: ZoneID, for user: String, publicKey: [UInt8]) throws(RecSyncError) -> WrappedZoneKey {
+    static func wrap(_ zoneKey: SymmetricKey, generation: Int, zone: ZoneID, for user: String, publicKey: [UInt8]) throws(RecSyncError)
+        -> WrappedZoneKey
+    {
         do {
             let recipient = try Curve25519.KeyAgreement.PublicKey(rawRepresentation: publicKey)
             let ephemeral = Curve25519.KeyAgreement.PrivateKey()
-            let kek = try wrappingKey(ephemeral.sharedSecretFromKeyAgreement(with: recipient), ephemeral: Array(ephemeral.publicKey.rawRepresentation), recipient: publicKey)
+            let kek = try wrappingKey(
+                ephemeral.sharedSecretFromKeyAgreement(with: recipient), ephemeral: Array(ephemeral.publicKey.rawRepresentation), recipient: publicKey
+            )
             let raw = zoneKey.withUnsafeBytes { Array($0) }
             let box = try ChaChaPoly.seal(raw, using: kek, authenticating: keyBinding(zone: zone, user: user, generation: generation))
-            return WrappedZoneKey(generation: generation, userRecordName: user, ephemeralPublicKey: Array(ephemeral.publicKey.rawRepresentation), sealedKey: Array(box.combined))
+            return WrappedZoneKey(
+                generation: generation, userRecordName: user, ephemeralPublicKey: Array(ephemeral.publicKey.rawRepresentation),
+                sealedKey: Array(box.combined))
         } catch {
-            throw .invalidValue("cannot wrap the key of zone \(zone) for \(user): their published public key is not a valid X25519 key; ask \(user) to run 'recsync keys init'")
+            throw .invalidValue(
+                "cannot wrap the key of zone \(zone) for \(user): their published public key is not a valid X25519 key; ask \(user) to run 'recsync keys init'"
+            )
         }
     }
 
     /// Opens a zone key wrapped for the holder of `privateKey`.
-    static func unwrap(_ wrapped: WrappedZoneKey, zone: ZoneID, with privateKey: Curve25519.KeyAgreement.PrivateKey) throws(RecSyncError) -> SymmetricKey {
+    static func unwrap(_ wrapped: WrappedZoneKey, zone: ZoneID, with privateKey: Curve25519.KeyAgreement.PrivateKey) throws(RecSyncError)
+        -> SymmetricKey
+    {
         do {
             let ephemeral = try Curve25519.KeyAgreement.PublicKey(rawRepresentation: wrapped.ephemeralPublicKey)
             let own = Array(privateKey.publicKey.rawRepresentation)
             let kek = try wrappingKey(privateKey.sharedSecretFromKeyAgreement(with: ephemeral), ephemeral: wrapped.ephemeralPublicKey, recipient: own)
-            let raw = try ChaChaPoly.open(ChaChaPoly.SealedBox(combined: wrapped.sealedKey), using: kek,
-                                          authenticating: keyBinding(zone: zone, user: wrapped.userRecordName, generation: wrapped.generation))
+            let raw = try ChaChaPoly.open(
+                ChaChaPoly.SealedBox(combined: wrapped.sealedKey), using: kek,
+                authenticating: keyBinding(zone: zone, user: wrapped.userRecordName, generation: wrapped.generation))
             guard raw.count == 32 else { throw CryptoKitError.incorrectKeySize }
             return SymmetricKey(data: raw)
         } catch {
-            throw .permissionFailure("the key of zone \(zone) (generation \(wrapped.generation)) does not open with \(wrapped.userRecordName)'s private key on this machine: it was wrapped for another key (reset or not imported here) or was tampered with. Import your key with 'recsync keys import', or ask the zone's owner to share the zone with you again")
+            throw .permissionFailure(
+                "the key of zone \(zone) (generation \(wrapped.generation)) does not open with \(wrapped.userRecordName)'s private key on this machine: it was wrapped for another key (reset or not imported here) or was tampered with. Import your key with 'recsync keys import', or ask the zone's owner to share the zone with you again"
+            )
         }
     }
 
     static func wrappingKey(_ secret: SharedSecret, ephemeral: [UInt8], recipient: [UInt8]) -> SymmetricKey {
-        secret.hkdfDerivedSymmetricKey(using: SHA256.self, salt: Array("recsync zone key wrap v1".utf8), sharedInfo: ephemeral + recipient, outputByteCount: 32)
+        secret.hkdfDerivedSymmetricKey(
+            using: SHA256.self, salt: Array("recsync zone key wrap v1".utf8), sharedInfo: ephemeral + recipient, outputByteCount: 32)
     }
 
     /// The user's Ed25519 signing key, derived from their X25519 private key (HKDF-SHA256),
     /// so that existing key files, `keys export` and `keys import` carry it unchanged.
     static func signingKey(for key: Curve25519.KeyAgreement.PrivateKey) throws(RecSyncError) -> Curve25519.Signing.PrivateKey {
-        let seed = HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: key.rawRepresentation), salt: Array("recsync signing key v1".utf8),
-                                          info: Array("Ed25519".utf8), outputByteCount: 32)
+        let seed = HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: SymmetricKey(data: key.rawRepresentation), salt: Array("recsync signing key v1".utf8),
+            info: Array("Ed25519".utf8), outputByteCount: 32)
         do { return try Curve25519.Signing.PrivateKey(rawRepresentation: seed.withUnsafeBytes { Array($0) }) } catch {
             throw .internalError("deriving the signing key from the encryption key failed: \(error)")
         }
@@ -84,7 +99,9 @@ enum ZoneCrypto {
     }
 
     /// The section signed by the zone's owner.
-    static func signed(_ encryption: ZoneEncryption, zone: ZoneID, storeID: String, by owner: Curve25519.KeyAgreement.PrivateKey) throws(RecSyncError) -> ZoneEncryption {
+    static func signed(_ encryption: ZoneEncryption, zone: ZoneID, storeID: String, by owner: Curve25519.KeyAgreement.PrivateKey) throws(RecSyncError)
+        -> ZoneEncryption
+    {
         var out = encryption
         out.signature = nil
         let key = try signingKey(for: owner)
@@ -99,12 +116,16 @@ enum ZoneCrypto {
     static func verify(_ encryption: ZoneEncryption, zone: ZoneID, storeID: String, ownerSigningKey: [UInt8]) throws(RecSyncError) {
         let owner = zone.ownerName
         guard let signature = encryption.signature else {
-            throw .permissionFailure("the keys of encrypted zone \(zone) are not signed by its owner \(owner): written by an earlier recsync, or by someone writing to the store around recsync. Nothing is sealed with or opened by them. \(owner) can run 'recsync keys reset --yes' to make the zone again under signed keys (workspaces upload their copies again)")
+            throw .permissionFailure(
+                "the keys of encrypted zone \(zone) are not signed by its owner \(owner): written by an earlier recsync, or by someone writing to the store around recsync. Nothing is sealed with or opened by them. \(owner) can run 'recsync keys reset --yes' to make the zone again under signed keys (workspaces upload their copies again)"
+            )
         }
         guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: ownerSigningKey),
-              key.isValidSignature(signature, for: signedContent(encryption, zone: zone, storeID: storeID))
+            key.isValidSignature(signature, for: signedContent(encryption, zone: zone, storeID: storeID))
         else {
-            throw .permissionFailure("the keys of encrypted zone \(zone) do not carry a valid signature of its owner \(owner): someone writing to the store around recsync changed them (added a key generation or a reader, or dropped a sealed field), or \(owner) reset their key. Nothing is sealed with or opened by them. Ask \(owner) ('recsync keys show' to compare fingerprints) and restore zone.json from the store's history")
+            throw .permissionFailure(
+                "the keys of encrypted zone \(zone) do not carry a valid signature of its owner \(owner): someone writing to the store around recsync changed them (added a key generation or a reader, or dropped a sealed field), or \(owner) reset their key. Nothing is sealed with or opened by them. Ask \(owner) ('recsync keys show' to compare fingerprints) and restore zone.json from the store's history"
+            )
         }
     }
 
@@ -127,16 +148,23 @@ enum ZoneCrypto {
     /// Opens one sealed field, or says which record and field would not open.
     static func open(_ sealed: [UInt8], keys: [Int: SymmetricKey], binding: FieldBinding) throws(RecSyncError) -> FieldValue {
         guard let generation = generation(of: sealed) else {
-            throw .invalidValue("\(binding.where): the field's ciphertext is not in a format this recsync knows (damaged, or written by a newer recsync); it was not applied")
+            throw .invalidValue(
+                "\(binding.where): the field's ciphertext is not in a format this recsync knows (damaged, or written by a newer recsync); it was not applied"
+            )
         }
         guard let key = keys[generation] else {
-            throw .permissionFailure("\(binding.where): sealed with key generation \(generation) of the zone, which you hold no key for (the zone's owner stopped sharing it with you, or your key was reset); it was not applied")
+            throw .permissionFailure(
+                "\(binding.where): sealed with key generation \(generation) of the zone, which you hold no key for (the zone's owner stopped sharing it with you, or your key was reset); it was not applied"
+            )
         }
         let plaintext: Data
         do {
-            plaintext = try ChaChaPoly.open(ChaChaPoly.SealedBox(combined: sealed[5...]), using: key, authenticating: binding.associatedData(generation: generation))
+            plaintext = try ChaChaPoly.open(
+                ChaChaPoly.SealedBox(combined: sealed[5...]), using: key, authenticating: binding.associatedData(generation: generation))
         } catch {
-            throw .invalidValue("\(binding.where): the ciphertext does not open with the zone key: it was tampered with, moved from another record or field, or sealed before the zone's key was reset. It was not applied. To replace the store's copy with yours, save over it whatever it holds ('recsync push --force'; an ordinary push refuses, since it cannot tell what it would overwrite); or restore the record from the store's history")
+            throw .invalidValue(
+                "\(binding.where): the ciphertext does not open with the zone key: it was tampered with, moved from another record or field, or sealed before the zone's key was reset. It was not applied. To replace the store's copy with yours, save over it whatever it holds ('recsync push --force'; an ordinary push refuses, since it cannot tell what it would overwrite); or restore the record from the store's history"
+            )
         }
         let value: FieldValue
         do { value = try StoreEncoding.decodeValue(try JSON.parse(Array(plaintext)), key: binding.field) } catch {

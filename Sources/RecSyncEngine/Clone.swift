@@ -26,7 +26,8 @@ extension SyncEngine {
             return (engine, try await engine.pull(fromLastLook: true, events: events))
         } catch {
             do throws(RecSyncError) { try Workspace.discardHalfMade(target, existed: existed) } catch let cleanup {
-                throw .fileSystem(path: target, message: "\(error.message); and what the clone made could not be removed (\(cleanup.message)): remove it by hand")
+                throw .fileSystem(
+                    path: target, message: "\(error.message); and what the clone made could not be removed (\(cleanup.message)): remove it by hand")
             }
             throw error
         }

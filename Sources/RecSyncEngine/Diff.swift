@@ -93,9 +93,10 @@ extension SyncEngine {
     func diff(_ id: RecordID, conflict: Conflict?) async throws(RecSyncError) -> RecordDiff {
         let local = try workspace.recordFields(id)
         if let conflict {
-            return RecordDiff(recordID: id, state: .conflict, changes: FieldChange.between(conflict.ancestor, local),
-                              theirs: FieldChange.between(conflict.ancestor, conflict.server),
-                              note: conflict.server == nil ? .deletedOnStore : local == nil ? .deletedHere : nil)
+            return RecordDiff(
+                recordID: id, state: .conflict, changes: FieldChange.between(conflict.ancestor, local),
+                theirs: FieldChange.between(conflict.ancestor, conflict.server),
+                note: conflict.server == nil ? .deletedOnStore : local == nil ? .deletedHere : nil)
         }
         guard let tag = try workspace.systemFields(id)?.changeTag else {
             guard local != nil else { throw .invalidArguments("no record file at \(workspace.relative(workspace.recordPath(id)))") }

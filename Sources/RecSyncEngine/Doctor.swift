@@ -1,7 +1,7 @@
-import Synchronization
 import RecSyncModel
 import RecSyncStore
 import RecSyncWorkspace
+import Synchronization
 
 extension SyncEngine {
     /// `recsync doctor`: checks a workspace and its store, and with `fix` repairs what is safe.
@@ -21,7 +21,10 @@ extension SyncEngine {
         do {
             findings += try ws.withLock(purpose: "doctor") { () throws(RecSyncError) in try ws.check(fix: fix) }
         } catch .workspaceLocked {
-            findings.append(DoctorFinding(kind: .workspaceBusy, path: ws.relative(ws.stateDir), detail: "a sync holds the workspace lock; checked without repairing anything", fixable: false))
+            findings.append(
+                DoctorFinding(
+                    kind: .workspaceBusy, path: ws.relative(ws.stateDir),
+                    detail: "a sync holds the workspace lock; checked without repairing anything", fixable: false))
             findings += try ws.check(fix: false)
         }
         let store: any RemoteStore
@@ -29,7 +32,9 @@ extension SyncEngine {
             if let storePath {
                 for lock in try StoreLocation.doctor(at: storePath, removeStale: fix) {
                     let kind: DoctorFinding.Kind = lock.verdict == .inUse ? .storeLockInUse : .staleStoreLock
-                    findings.append(DoctorFinding(kind: kind, path: lock.path, detail: lock.message, fixable: kind == .staleStoreLock, fixed: lock.verdict == .removed))
+                    findings.append(
+                        DoctorFinding(
+                            kind: kind, path: lock.path, detail: lock.message, fixable: kind == .staleStoreLock, fixed: lock.verdict == .removed))
                 }
             }
             store = try openStore()
@@ -75,7 +80,10 @@ final class StoreFindings: EngineClient {
             case .fetchedRecordZoneChanges(let changes):
                 warned(changes.warnings)
                 for failure in changes.undeliverable {
-                    findings.append(DoctorFinding(kind: .undecodableRecord, path: "\(changes.zoneID)/\(failure.recordID.recordName)", detail: failure.error.message, fixable: false))
+                    findings.append(
+                        DoctorFinding(
+                            kind: .undecodableRecord, path: "\(changes.zoneID)/\(failure.recordID.recordName)", detail: failure.error.message,
+                            fixable: false))
                 }
             case .didFetchRecordZoneChanges(let zone, error: .storeCorrupt(let why)?):
                 findings.append(DoctorFinding(kind: .storeEntry, path: "zones/\(zone.ownerName)/\(zone.zoneName)", detail: why, fixable: false))

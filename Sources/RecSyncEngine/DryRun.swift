@@ -94,14 +94,17 @@ extension SyncEngine {
         func change(_ kind: LocalChange.Kind, _ id: RecordID) -> LocalChange {
             LocalChange(kind: kind, recordID: id, path: ws.relative(ws.recordPath(id)))
         }
-        plan.changes = (decision.saves.map { change($0.changeTag == nil ? .new : .modified, $0.recordID) }
+        plan.changes =
+            (decision.saves.map { change($0.changeTag == nil ? .new : .modified, $0.recordID) }
             + decision.deletions.map { change(.deleted, $0.recordID) }).sorted { $0.recordID < $1.recordID }
         // What the store holds now decides, as the conditional save will: a record it holds at
         // another version than the one sent as the base, or one it deleted, is a conflict —
         // but a save of exactly what it holds, which the push recognises as its own.
         let creating = Set(decision.zonesToCreate)
         let saves = Dictionary(decision.saves.map { ($0.recordID, $0) }, uniquingKeysWith: { a, _ in a })
-        let bases = Dictionary(decision.saves.map { ($0.recordID, $0.changeTag) } + decision.deletions.map { ($0.recordID, $0.changeTag) }, uniquingKeysWith: { a, _ in a })
+        let bases = Dictionary(
+            decision.saves.map { ($0.recordID, $0.changeTag) } + decision.deletions.map { ($0.recordID, $0.changeTag) },
+            uniquingKeysWith: { a, _ in a })
         let ids = bases.keys.filter { !creating.contains($0.zoneID) }.sorted()
         for result in try await ids.isEmpty ? [] : store.fetchRecords(ids, desiredKeys: nil) {
             let base = bases[result.recordID] ?? nil
@@ -138,11 +141,12 @@ extension SyncEngine {
                 plan.untracked += scan.untracked
                 guard scan.problems.isEmpty else { continue }
                 for r in scan.changes where !pending.contains(r.recordID) {
-                    let kind: LocalChange.Kind = switch r.state {
-                    case .new: .new
-                    case .deleted: .deleted
-                    default: .modified
-                    }
+                    let kind: LocalChange.Kind =
+                        switch r.state {
+                        case .new: .new
+                        case .deleted: .deleted
+                        default: .modified
+                        }
                     plan.changes.append(LocalChange(kind: kind, recordID: r.recordID, path: ws.relative(ws.recordPath(r.recordID))))
                 }
             }

@@ -30,7 +30,8 @@ extension StoreHistory {
                 if let record = try await recordVersion(id, changeTag: tag) {
                     versions[tag] = record.fields
                 } else {
-                    unreadable[tag] = "the version \(tag.prefix(12)) of '\(id)' cannot be read from the store's history (missing, or not a record recsync can decode)"
+                    unreadable[tag] =
+                        "the version \(tag.prefix(12)) of '\(id)' cannot be read from the store's history (missing, or not a record recsync can decode)"
                 }
             } catch {
                 unreadable[tag] = "the version \(tag.prefix(12)) of '\(id)' cannot be read: \(error.message)"

@@ -26,7 +26,9 @@ extension SyncEngine {
         let ws = workspace
         let local = ws.localZones().zones
         for zone in zones ?? [] where !local.contains(zone) {
-            throw .invalidArguments("no zone '\(zone.zoneName)'\(zone.ownerName == ws.user ? "" : " of \(zone.ownerName)") in this workspace (\(ws.relative(ws.zoneDirectory(zone))) is not there); 'recsync zone list' shows the zones")
+            throw .invalidArguments(
+                "no zone '\(zone.zoneName)'\(zone.ownerName == ws.user ? "" : " of \(zone.ownerName)") in this workspace (\(ws.relative(ws.zoneDirectory(zone))) is not there); 'recsync zone list' shows the zones"
+            )
         }
         let chosen = zones ?? local
         let conflicts = Set(try ws.allConflicts().map(\.recordID))
@@ -35,21 +37,24 @@ extension SyncEngine {
             for r in scan.records {
                 var system = r.system
                 if system == nil { system = try ws.systemFields(r.recordID) }
-                let state: RecordListing.State = if conflicts.contains(r.recordID) { .conflict } else {
-                    switch r.state {
-                    case .clean: .synced
-                    case .new: .new
-                    case .modified: .modified
-                    case .deleted: .deleted
+                let state: RecordListing.State =
+                    if conflicts.contains(r.recordID) { .conflict } else {
+                        switch r.state {
+                        case .clean: .synced
+                        case .new: .new
+                        case .modified: .modified
+                        case .deleted: .deleted
+                        }
                     }
-                }
-                listing.append(RecordListing(
-                    recordID: r.recordID, recordType: system?.recordType, state: state, changeTag: system?.changeTag,
-                    created: system?.created?.timestamp, modified: system?.modified?.timestamp))
+                listing.append(
+                    RecordListing(
+                        recordID: r.recordID, recordType: system?.recordType, state: state, changeTag: system?.changeTag,
+                        created: system?.created?.timestamp, modified: system?.modified?.timestamp))
             }
         }
         listing.sort {
-            $0.recordID.zoneID != $1.recordID.zoneID ? $0.recordID.zoneID < $1.recordID.zoneID
+            $0.recordID.zoneID != $1.recordID.zoneID
+                ? $0.recordID.zoneID < $1.recordID.zoneID
                 : $0.recordID.recordName.utf8.lexicographicallyPrecedes($1.recordID.recordName.utf8)
         }
         return listing

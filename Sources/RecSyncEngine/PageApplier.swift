@@ -88,7 +88,9 @@ struct PageApplier {
             // An unreadable local file is local work (perhaps being written right now): treat
             // it as an edit, never overwrite it. It still was synced at a known version: if the
             // store has not moved from it, there is nothing to decide (no false conflict).
-            return LocalRecord(recordID: id, fileName: file, state: .modified, system: nil, fields: nil, fileStamp: nil, knownTag: knownTag(id, file: file, index: index))
+            return LocalRecord(
+                recordID: id, fileName: file, state: .modified, system: nil, fields: nil, fileStamp: nil,
+                knownTag: knownTag(id, file: file, index: index))
         }
     }
 
@@ -125,7 +127,8 @@ struct PageApplier {
         switch local.state {
         case .clean:
             if local.knownTag == record.changeTag { return }  // our own change coming back
-            try await write(record, file: file, expect: local.fileStamp.map { .unchanged($0) } ?? .absent, knownTag: local.knownTag, previous: heldAssets(local))
+            try await write(
+                record, file: file, expect: local.fileStamp.map { .unchanged($0) } ?? .absent, knownTag: local.knownTag, previous: heldAssets(local))
         case .new, .modified:
             if let fields = local.fields, fields == record.fields {
                 // Both sides hold the same values: adopt the store's version, nothing to merge.
@@ -178,7 +181,9 @@ struct PageApplier {
     /// A version whose assets the store cannot deliver is not written: it goes to `refused`,
     /// and the workspace keeps what it held (one bad entry in the store never fails the rest
     /// of the pull).
-    mutating func write(_ record: Record, file: String, expect: WriteBatch.Expectation, knownTag: String?, previous: Set<String> = []) async throws(RecSyncError) {
+    mutating func write(_ record: Record, file: String, expect: WriteBatch.Expectation, knownTag: String?, previous: Set<String> = [])
+        async throws(RecSyncError)
+    {
         if dryRun {
             // Assets are not downloaded: one the store cannot deliver shows in the real run.
             written += 1
@@ -275,13 +280,16 @@ struct PageApplier {
         Set((fields ?? [:]).compactMap { key, value in if case .asset = value { key } else { nil } })
     }
 
-    mutating func conflict(_ id: RecordID, file: String, client: [String: FieldValue]?, server: Record?, ancestorTag: String?) async throws(RecSyncError) {
+    mutating func conflict(_ id: RecordID, file: String, client: [String: FieldValue]?, server: Record?, ancestorTag: String?)
+        async throws(RecSyncError)
+    {
         conflicts.append(id)
         if server == nil { conflictsDeletedOnStore.append(id) }
         if dryRun { return }
         var ancestor: [String: FieldValue]?
         if let ancestorTag { ancestor = try await engine.store.fetchRecordVersion(id, changeTag: ancestorTag)?.fields }
-        let conflict = Conflict(recordID: id, fileName: file, client: client, server: server?.fields, serverSystem: server?.systemFields, ancestor: ancestor)
+        let conflict = Conflict(
+            recordID: id, fileName: file, client: client, server: server?.fields, serverSystem: server?.systemFields, ancestor: ancestor)
         try workspace.saveConflict(conflict)
         pending?[id] = conflict
     }

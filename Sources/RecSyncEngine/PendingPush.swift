@@ -32,7 +32,9 @@ struct PendingPush: Codable, Sendable {
         self.device = device
         token = "push-" + UUID().uuidString.lowercased()
         var byZone: [ZoneID: [Saved]] = [:]
-        for r in saves { byZone[r.recordID.zoneID, default: []].append(Saved(name: r.recordID.recordName, type: r.recordType, hash: ZoneIndex.hash(r.fields))) }
+        for r in saves {
+            byZone[r.recordID.zoneID, default: []].append(Saved(name: r.recordID.recordName, type: r.recordType, hash: ZoneIndex.hash(r.fields)))
+        }
         zones = byZone.keys.sorted().map { Zone(owner: $0.ownerName, zone: $0.zoneName, records: byZone[$0] ?? []) }
     }
 }
@@ -72,7 +74,7 @@ extension SyncEngine {
             if sameDevice {
                 do throws(RecSyncError) {
                     landed = try await ZoneChangeFeed.clientChangeToken(of: zoneID, in: store) == note.token
-                } catch where error.code == .zoneNotFound || error.code == .userDeletedZone {
+                } catch  where error.code == .zoneNotFound || error.code == .userDeletedZone {
                     continue  // the zone went away since; pull and push handle that
                 }
             }
@@ -80,7 +82,9 @@ extension SyncEngine {
             let ids = pending.records.compactMap { try? RecordID(recordName: $0.name, zoneID: zoneID) }
             guard ids.count == pending.records.count else { continue }
             for (result, sent) in zip(try await store.fetchRecords(ids, desiredKeys: nil), pending.records) {
-                guard case .success(let stored) = result.result, stored.recordType == sent.type, ZoneIndex.hash(stored.fields) == sent.hash else { continue }
+                guard case .success(let stored) = result.result, stored.recordType == sent.type, ZoneIndex.hash(stored.fields) == sent.hash else {
+                    continue
+                }
                 batch.write(ws.sidecarPath(stored.recordID), WorkspaceEncoding.encodeSystemFields(stored.systemFields), machineOwned: true)
             }
             // As a push that finished would: the next pull looks these up by name, since one

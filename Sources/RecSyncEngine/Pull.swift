@@ -55,7 +55,9 @@ extension SyncEngine {
     /// Applies a zone deletion: work not yet pushed goes to lost+found, then the directory goes.
     /// After an encrypted-data reset of a zone of this user's the data stays and is uploaded
     /// again on the next push; a reset of a zone shared with this user is a removal.
-    func removeZone(_ deletion: ZoneDeletion, workspace ws: Workspace, report: inout PullReport, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) {
+    func removeZone(_ deletion: ZoneDeletion, workspace ws: Workspace, report: inout PullReport, events: @Sendable (SyncEvent) -> Void)
+        async throws(RecSyncError)
+    {
         let zone = deletion.zoneID
         if dryRun {
             report.zonesRemoved.append(deletion)
@@ -91,7 +93,9 @@ extension SyncEngine {
     /// the caller cancels the work under way). Once one fails, or the caller is cancelled, no
     /// further item is started; those under way finish. Returns each item's result in order,
     /// nil for an item never started.
-    static func sideBySide<Item: Sendable, Output: Sendable>(_ items: [Item], workers: Int, _ work: @escaping @Sendable (Item) async throws(RecSyncError) -> Output) async -> [Result<Output, RecSyncError>?] {
+    static func sideBySide<Item: Sendable, Output: Sendable>(
+        _ items: [Item], workers: Int, _ work: @escaping @Sendable (Item) async throws(RecSyncError) -> Output
+    ) async -> [Result<Output, RecSyncError>?] {
         var results = [Result<Output, RecSyncError>?](repeating: nil, count: items.count)
         let run = { @Sendable (i: Int) async -> (Int, Result<Output, RecSyncError>) in
             do throws(RecSyncError) { return (i, .success(try await work(items[i]))) } catch { return (i, .failure(error)) }

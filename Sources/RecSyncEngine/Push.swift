@@ -89,7 +89,9 @@ extension SyncEngine {
         // Unchanged records matter only in zones the store lacks or that are to be uploaded
         // again; elsewhere only changes are kept (at a million records, not every zone fits).
         let keepAll = Set(zones.filter { storeZoneByID[$0] == nil || awaitsReupload($0) })
-        for (zone, scan) in zip(zones, try await scanZones(zones, workspace: ws, changesOnly: true, keepingAllRecordsOf: keepAll, savingIndex: !dryRun)) {
+        for (zone, scan) in zip(
+            zones, try await scanZones(zones, workspace: ws, changesOnly: true, keepingAllRecordsOf: keepAll, savingIndex: !dryRun))
+        {
             if !scan.problems.isEmpty { zoneProblems[zone, default: []] += scan.problems }
             report.untracked += scan.untracked
             scans.append(scan)
@@ -155,7 +157,8 @@ extension SyncEngine {
                     try record.validate()
                     saves.append(record)
                 } catch {
-                    zoneProblems[r.recordID.zoneID, default: []].append(FileProblem(path: ws.relative(ws.recordPath(r.recordID)), message: error.message))
+                    zoneProblems[r.recordID.zoneID, default: []].append(
+                        FileProblem(path: ws.relative(ws.recordPath(r.recordID)), message: error.message))
                     byID[r.recordID] = nil
                 }
             }
@@ -170,10 +173,16 @@ extension SyncEngine {
             for (key, asset) in save.assetFields.sorted(by: { $0.key < $1.key }) {
                 let path = ws.relative(ws.assetPath(save.recordID, field: key))
                 if asset.size > assetLimit {
-                    zoneProblems[save.recordID.zoneID, default: []].append(FileProblem(path: path, message: "is \(asset.size) bytes; the store takes assets of at most \(assetLimit) bytes (maxAssetBytes in the store's recsync.json): make it smaller"))
+                    zoneProblems[save.recordID.zoneID, default: []].append(
+                        FileProblem(
+                            path: path,
+                            message:
+                                "is \(asset.size) bytes; the store takes assets of at most \(assetLimit) bytes (maxAssetBytes in the store's recsync.json): make it smaller"
+                        ))
                 }
                 if encryption?.seals(key) == true {
-                    zoneProblems[save.recordID.zoneID, default: []].append(FileProblem(path: path, message: ZoneEncryption.fileInSealedField(save.recordID, field: key).message))
+                    zoneProblems[save.recordID.zoneID, default: []].append(
+                        FileProblem(path: path, message: ZoneEncryption.fileInSealedField(save.recordID, field: key).message))
                 }
             }
         }
@@ -187,10 +196,12 @@ extension SyncEngine {
         reupload.subtract(blocked)
         var heldBack = problems.map { "\($0.path): \($0.message)" }
         for zone in blocked.sorted() {
-            heldBack.append("\(ws.relative(ws.zoneDirectory(zone)))/: nothing of this zone was sent (a zone lands whole); fix the files above and push again")
+            heldBack.append(
+                "\(ws.relative(ws.zoneDirectory(zone)))/: nothing of this zone was sent (a zone lands whole); fix the files above and push again")
         }
-        return PushDecision(workspace: ws, report: report, saves: saves, deletions: deletions, zonesToCreate: zonesToCreate, reupload: reupload,
-                            problems: problems, heldBack: heldBack, byID: byID, scans: scans, pendingConflicts: pendingConflicts)
+        return PushDecision(
+            workspace: ws, report: report, saves: saves, deletions: deletions, zonesToCreate: zonesToCreate, reupload: reupload,
+            problems: problems, heldBack: heldBack, byID: byID, scans: scans, pendingConflicts: pendingConflicts)
     }
 
     /// Uploads the asset files the records to be saved reference, streaming, but for assets
@@ -226,7 +237,9 @@ extension SyncEngine {
                     try await store.uploadAsset(fd: fd, path: path, for: save.recordID, field: key)
                 }
                 guard let uploaded = read else {
-                    throw .invalidFiles([FileProblem(path: ws.relative(path), message: "went away while push read it; put it back (or drop the field) and push again")])
+                    throw .invalidFiles([
+                        FileProblem(path: ws.relative(path), message: "went away while push read it; put it back (or drop the field) and push again")
+                    ])
                 }
                 guard uploaded == asset else {
                     throw .invalidFiles([FileProblem(path: ws.relative(path), message: "changed while push read it; push again once it is written")])
@@ -276,7 +289,9 @@ extension SyncEngine {
     static func refusal(ofChangesIn zone: ZoneID, onStore: RecordZone?, workspace ws: Workspace) -> FileProblem? {
         let path = ws.relative(ws.zoneDirectory(zone))
         if let onStore, onStore.permission(for: ws.user) == .readOnly {
-            return FileProblem(path: path, message: "zone '\(zone)' is shared with \(ws.user) read-only; undo these changes or ask \(zone.ownerName) for write access")
+            return FileProblem(
+                path: path,
+                message: "zone '\(zone)' is shared with \(ws.user) read-only; undo these changes or ask \(zone.ownerName) for write access")
         }
         if onStore == nil, zone.ownerName != ws.user {
             return FileProblem(path: path, message: "zone '\(zone)' is not shared with \(ws.user); pull to remove it, then move your files elsewhere")
@@ -290,7 +305,9 @@ extension SyncEngine {
     /// likewise and refused (userDeletedZone: never uploaded again); encryptedDataReset →
     /// kept and marked for uploading again. A zone with no tombstone is new. Returns the
     /// zones removed.
-    func applyZoneDeletions(_ missing: [ZoneID], workspace ws: Workspace, report: inout PushReport, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) -> Set<ZoneID> {
+    func applyZoneDeletions(_ missing: [ZoneID], workspace ws: Workspace, report: inout PushReport, events: @Sendable (SyncEvent) -> Void)
+        async throws(RecSyncError) -> Set<ZoneID>
+    {
         let mine = missing.filter { $0.ownerName == ws.user }
         guard !mine.isEmpty else { return [] }
         var removed = Set<ZoneID>()
@@ -302,17 +319,24 @@ extension SyncEngine {
             report.zonesRemoved += pulled.zonesRemoved
             report.lostAndFound += pulled.lostAndFound
             if deletion.reason == .purged {
-                report.notSent.append("\(ws.relative(ws.zoneDirectory(deletion.zoneID))): \(RecSyncError.userDeletedZone(deletion.zoneID).message); its files were moved to lost+found. To upload them anyway, run 'recsync zone create \(deletion.zoneID.zoneName)' and copy them back")
+                report.notSent.append(
+                    "\(ws.relative(ws.zoneDirectory(deletion.zoneID))): \(RecSyncError.userDeletedZone(deletion.zoneID).message); its files were moved to lost+found. To upload them anyway, run 'recsync zone create \(deletion.zoneID.zoneName)' and copy them back"
+                )
             }
             if deletion.reason != .encryptedDataReset { removed.insert(deletion.zoneID) }
         }
         return removed
     }
 
-    func saveConflict(_ local: LocalRecord, server: Record?, workspace ws: Workspace, report: inout PushReport, events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) {
+    func saveConflict(_ local: LocalRecord, server: Record?, workspace ws: Workspace, report: inout PushReport, events: @Sendable (SyncEvent) -> Void)
+        async throws(RecSyncError)
+    {
         var ancestor: [String: FieldValue]?
         if let tag = local.knownTag { ancestor = try await store.fetchRecordVersion(local.recordID, changeTag: tag)?.fields }
-        try ws.saveConflict(Conflict(recordID: local.recordID, fileName: local.fileName, client: local.fields, server: server?.fields, serverSystem: server?.systemFields, ancestor: ancestor))
+        try ws.saveConflict(
+            Conflict(
+                recordID: local.recordID, fileName: local.fileName, client: local.fields, server: server?.fields, serverSystem: server?.systemFields,
+                ancestor: ancestor))
         report.conflicts.append(local.recordID)
         events(.conflict(local.recordID))
     }

@@ -21,7 +21,9 @@ extension SyncEngine {
         try await remove(ids, force: force, workspace: workspace, base: { _, _ in nil })
     }
 
-    static func remove(_ ids: [RecordID], force: Bool, workspace: Workspace, base: @escaping Workspace.BaseLookup) async throws(RecSyncError) -> [Bool] {
+    static func remove(_ ids: [RecordID], force: Bool, workspace: Workspace, base: @escaping Workspace.BaseLookup) async throws(RecSyncError)
+        -> [Bool]
+    {
         if !force {
             var refusals: [String] = []
             var indexes: [ZoneID: ZoneIndex] = [:]
@@ -37,12 +39,17 @@ extension SyncEngine {
                 guard case .record(let local) = inspection else { continue }  // a problem: removeRecords removes it as the user asked
                 switch local.state {
                 case .new: refusals.append("\(path) is a new record, never pushed: removing it loses it for good")
-                case .modified: refusals.append("\(path) has edits not pushed: removing it loses them ('recsync diff \(path)' shows them; 'recsync restore \(path)' undoes them)")
+                case .modified:
+                    refusals.append(
+                        "\(path) has edits not pushed: removing it loses them ('recsync diff \(path)' shows them; 'recsync restore \(path)' undoes them)"
+                    )
                 default: break
                 }
             }
             if !refusals.isEmpty {
-                throw .invalidArguments(refusals.joined(separator: "\n") + "\nnothing was removed; 'recsync rm --force' removes \(refusals.count == 1 ? "it" : "them") anyway")
+                throw .invalidArguments(
+                    refusals.joined(separator: "\n")
+                        + "\nnothing was removed; 'recsync rm --force' removes \(refusals.count == 1 ? "it" : "them") anyway")
             }
         }
         return try workspace.removeRecords(ids)

@@ -140,10 +140,11 @@ extension SyncEngine {
     /// the user chose the store's side. Returns the fields noted and where the files went.
     private func setAssetsAside(_ id: RecordID, settled: [String: FieldValue]?) throws(RecSyncError) -> ([String], [String]) {
         let ws = workspace
-        let wanted = settled?.compactMapValues { value -> AssetReference? in
-            if case .asset(let a) = value { return a }
-            return nil
-        } ?? [:]
+        let wanted =
+            settled?.compactMapValues { value -> AssetReference? in
+                if case .asset(let a) = value { return a }
+                return nil
+            } ?? [:]
         guard !wanted.isEmpty else { return ([], []) }
         // What the files hold now (a record file that does not decode: nothing known).
         var here: [String: FieldValue] = [:]
@@ -183,8 +184,9 @@ extension SyncEngine {
         try batch.commit()
         var index = ZoneIndex.load(ws, zone: id.zoneID)
         if indexTheirs, let system = conflict.serverSystem, let server = conflict.server {
-            index.record(file: conflict.fileName, recordName: id.recordName, tag: system.changeTag ?? "", hash: ZoneIndex.hash(server),
-                         fileStamp: batch.writtenStamps[ws.recordPath(id)], sideStamp: batch.writtenStamps[ws.sidecarPath(id)])
+            index.record(
+                file: conflict.fileName, recordName: id.recordName, tag: system.changeTag ?? "", hash: ZoneIndex.hash(server),
+                fileStamp: batch.writtenStamps[ws.recordPath(id)], sideStamp: batch.writtenStamps[ws.sidecarPath(id)])
         } else {
             index[conflict.fileName] = nil
         }
@@ -218,7 +220,9 @@ extension SyncEngine {
     /// yields to the side that changed it, and the same change on both sides is taken; a key
     /// both changed differently is a clash, kept at our value. Without an ancestor every key
     /// that differs clashes. Fails only when one side deleted the record (no fields to merge).
-    public static func merge(client: [String: FieldValue]?, server: [String: FieldValue]?, ancestor: [String: FieldValue]?) -> Result<FieldMerge, MergeFailure> {
+    public static func merge(client: [String: FieldValue]?, server: [String: FieldValue]?, ancestor: [String: FieldValue]?) -> Result<
+        FieldMerge, MergeFailure
+    > {
         guard let client, let server else {
             return .failure(MergeFailure(message: "one side deleted the record; choose --ours or --theirs"))
         }

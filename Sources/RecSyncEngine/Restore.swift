@@ -23,7 +23,9 @@ extension SyncEngine {
         let all = records == nil
         let ids: [RecordID]
         if let records { ids = records } else { ids = try await status().changes.filter { $0.kind != .new }.map(\.recordID) }
-        return try await workspace.withLock(purpose: "restore") { () async throws(RecSyncError) -> [RestoreOutcome] in try await restoreLocked(ids, all: all) }
+        return try await workspace.withLock(purpose: "restore") { () async throws(RecSyncError) -> [RestoreOutcome] in
+            try await restoreLocked(ids, all: all)
+        }
     }
 
     private func restoreLocked(_ records: [RecordID], all: Bool) async throws(RecSyncError) -> [RestoreOutcome] {
@@ -40,9 +42,10 @@ extension SyncEngine {
             }
             let stamp = ws.recordFileStamp(id)
             guard let tag = try ws.systemFields(id)?.changeTag else {
-                refusals.append(stamp == nil
-                    ? "\(path): no such record here (no file and no synced version)"
-                    : "\(path) is a new record (never pushed): there is no synced version to restore; delete it with 'recsync rm \(path)'")
+                refusals.append(
+                    stamp == nil
+                        ? "\(path): no such record here (no file and no synced version)"
+                        : "\(path) is a new record (never pushed): there is no synced version to restore; delete it with 'recsync rm \(path)'")
                 continue
             }
             guard let synced = try await store.fetchRecordVersion(id, changeTag: tag) else {
@@ -76,7 +79,9 @@ extension SyncEngine {
                     temps.append(temp)
                     batch.place(temp, at: path, group: group, expect: before.map { .unchanged($0) } ?? .absent)
                 }
-                batch.write(ws.recordPath(p.id), WorkspaceEncoding.encodeFields(p.synced.fields), expect: p.stamp.map { .unchanged($0) } ?? .absent, group: group)
+                batch.write(
+                    ws.recordPath(p.id), WorkspaceEncoding.encodeFields(p.synced.fields), expect: p.stamp.map { .unchanged($0) } ?? .absent,
+                    group: group)
             }
             try batch.commit()
         } catch {
@@ -87,8 +92,9 @@ extension SyncEngine {
         for p in plan where p.undone != nil && !batch.skipped.contains(ws.recordPath(p.id)) {
             let zone = p.id.zoneID
             if indexes[zone] == nil { indexes[zone] = ZoneIndex.load(ws, zone: zone) }
-            indexes[zone]?.record(file: Workspace.fileName(for: p.id.recordName), recordName: p.id.recordName, tag: p.synced.changeTag ?? "",
-                                  hash: ZoneIndex.hash(p.synced.fields), fileStamp: batch.writtenStamps[ws.recordPath(p.id)], sideStamp: ws.sidecarStamp(p.id))
+            indexes[zone]?.record(
+                file: Workspace.fileName(for: p.id.recordName), recordName: p.id.recordName, tag: p.synced.changeTag ?? "",
+                hash: ZoneIndex.hash(p.synced.fields), fileStamp: batch.writtenStamps[ws.recordPath(p.id)], sideStamp: ws.sidecarStamp(p.id))
         }
         for var index in indexes.values { try index.save() }
         if !batch.skipped.isEmpty {

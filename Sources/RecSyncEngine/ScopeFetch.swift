@@ -47,7 +47,9 @@ extension RemoteStore {
     /// Reads a scope's changes since `token` and decides, from them and from what the client
     /// holds, which zones are gone (each once, with its reason) and which to fetch (each once,
     /// in the feed's order, then those needing a look).
-    func planScopeFetch(_ scope: DatabaseScope, since token: ServerChangeToken?, holdings h: ScopeHoldings) async throws(RecSyncError) -> ScopeFetchPlan {
+    func planScopeFetch(_ scope: DatabaseScope, since token: ServerChangeToken?, holdings h: ScopeHoldings) async throws(RecSyncError)
+        -> ScopeFetchPlan
+    {
         let feed = try await allDatabaseChanges(scope: scope, since: token)
         var changed = feed.modifications
         var deleted = feed.deletions

@@ -14,12 +14,16 @@ extension RemoteStore {
     /// what the atomic zone refused along with it (`batchRequestFailed`) is sent once more.
     /// Decided here, not in the store: for other clients of the store, two writers making the
     /// same change from the same base is still a conflict (a counter incremented twice).
-    func modifyRecognisingOwnSaves(saving saves: [Record], deleting deletions: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool, clientChangeTokenData: String?) async throws(RecSyncError) -> ModifyRecordsResult {
-        var result = try await modifyRecords(saving: saves, deleting: deletions, savePolicy: savePolicy, atomically: atomically, clientChangeTokenData: clientChangeTokenData)
+    func modifyRecognisingOwnSaves(
+        saving saves: [Record], deleting deletions: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool, clientChangeTokenData: String?
+    ) async throws(RecSyncError) -> ModifyRecordsResult {
+        var result = try await modifyRecords(
+            saving: saves, deleting: deletions, savePolicy: savePolicy, atomically: atomically, clientChangeTokenData: clientChangeTokenData)
         var adopted = 0
         for (i, item) in result.saveResults.enumerated() {
             guard case .failure(.serverRecordChanged(let c)) = item.result, let server = c.server,
-                  server.recordType == saves[i].recordType, server.fields == saves[i].fields else { continue }
+                server.recordType == saves[i].recordType, server.fields == saves[i].fields
+            else { continue }
             result.saveResults[i].result = .success(server)
             adopted += 1
         }
@@ -29,8 +33,9 @@ extension RemoteStore {
             if case .failure(let e) = r, e.code != .batchRequestFailed { return true }
             return false
         }
-        let failedZones = Set(result.saveResults.filter { failedOnItsOwn($0.result) }.map(\.recordID.zoneID)
-            + result.deleteResults.filter { failedOnItsOwn($0.result) }.map(\.recordID.zoneID))
+        let failedZones = Set(
+            result.saveResults.filter { failedOnItsOwn($0.result) }.map(\.recordID.zoneID)
+                + result.deleteResults.filter { failedOnItsOwn($0.result) }.map(\.recordID.zoneID))
         func again(_ r: Result<some Any, RecSyncError>, _ id: RecordID) -> Bool {
             if case .failure(.batchRequestFailed) = r { return !failedZones.contains(id.zoneID) }
             return false
@@ -39,7 +44,8 @@ extension RemoteStore {
         let deleteIndexes = result.deleteResults.indices.filter { again(result.deleteResults[$0].result, deletions[$0].recordID) }
         guard !saveIndexes.isEmpty || !deleteIndexes.isEmpty else { return result }
         let second = try await modifyRecords(
-            saving: saveIndexes.map { saves[$0] }, deleting: deleteIndexes.map { deletions[$0] }, savePolicy: savePolicy, atomically: atomically, clientChangeTokenData: clientChangeTokenData)
+            saving: saveIndexes.map { saves[$0] }, deleting: deleteIndexes.map { deletions[$0] }, savePolicy: savePolicy, atomically: atomically,
+            clientChangeTokenData: clientChangeTokenData)
         for (n, i) in saveIndexes.enumerated() { result.saveResults[i] = second.saveResults[n] }
         for (n, i) in deleteIndexes.enumerated() { result.deleteResults[i] = second.deleteResults[n] }
         result.cascadedDeletions += second.cascadedDeletions

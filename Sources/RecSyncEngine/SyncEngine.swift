@@ -1,7 +1,7 @@
 import Foundation
 import RecSyncModel
-import RecSyncStore
 import RecSyncSnapshots
+import RecSyncStore
 import RecSyncWorkspace
 
 /// Keeps a workspace in sync with a store: pull, push, status, resolve.
@@ -66,7 +66,10 @@ public struct SyncEngine: Sendable {
     /// Runs `body` as one operation on `store` (see `RemoteStore.beginOperation(fromLastLook:)`),
     /// ended however `body` ends. `body` runs in the caller's isolation (an actor's own state
     /// stays with it).
-    public static func inOneOperation<T>(on store: any RemoteStore, fromLastLook: Bool = false, isolation: isolated (any Actor)? = #isolation, _ body: () async throws(RecSyncError) -> T) async throws(RecSyncError) -> T {
+    public static func inOneOperation<T>(
+        on store: any RemoteStore, fromLastLook: Bool = false, isolation: isolated (any Actor)? = #isolation,
+        _ body: () async throws(RecSyncError) -> T
+    ) async throws(RecSyncError) -> T {
         await store.beginOperation(fromLastLook: fromLastLook)
         do {
             let result = try await body()
@@ -82,7 +85,9 @@ public struct SyncEngine: Sendable {
     func checkStore() throws(RecSyncError) -> Workspace {
         if let known = workspace.config.storeID {
             guard known == store.storeID else {
-                throw .invalidArguments("the store at '\(StoreLocation.withoutPassword(workspace.config.remote))' is not the one this workspace was cloned from (store \(store.storeID), expected \(known)); clone it into a new directory")
+                throw .invalidArguments(
+                    "the store at '\(StoreLocation.withoutPassword(workspace.config.remote))' is not the one this workspace was cloned from (store \(store.storeID), expected \(known)); clone it into a new directory"
+                )
             }
             return workspace
         }
@@ -122,12 +127,19 @@ public struct SyncEngine: Sendable {
         if !workspace.leftoverRegistries.isEmpty {
             do throws(RecSyncError) {
                 let keptAside = try workspace.withLock(purpose: "status") { () throws(RecSyncError) in workspace.removeStaleTemporaryFiles() }
-                report.problems += keptAside.map { FileProblem(path: workspace.relative($0), message: "a file an interrupted pull was writing held something else; kept there") }
+                report.problems += keptAside.map {
+                    FileProblem(path: workspace.relative($0), message: "a file an interrupted pull was writing held something else; kept there")
+                }
             } catch .workspaceLocked {
                 // A sync is running: it clears them up itself.
             } catch {
                 // Status only reports; a workspace it cannot lock (read-only) still gets one.
-                report.problems.append(FileProblem(path: workspace.relative(workspace.stateDir), message: "files an interrupted pull was writing are left, and could not be cleared now (\(error.message)); the next pull clears them"))
+                report.problems.append(
+                    FileProblem(
+                        path: workspace.relative(workspace.stateDir),
+                        message:
+                            "files an interrupted pull was writing are left, and could not be cleared now (\(error.message)); the next pull clears them"
+                    ))
             }
         }
         // Conflicts whose sides are the same by now settle themselves, when no sync is running
@@ -146,11 +158,17 @@ public struct SyncEngine: Sendable {
         if let engine {
             let store = engine.store
             let onStore = Set(try await store.fetchAllRecordZones(scope: .private).map(\.zoneID))
-            readOnly = Set(try await store.fetchAllRecordZones(scope: .shared).filter { $0.permission(for: workspace.user) == .readOnly }.map(\.zoneID))
+            readOnly = Set(
+                try await store.fetchAllRecordZones(scope: .shared).filter { $0.permission(for: workspace.user) == .readOnly }.map(\.zoneID))
             let missing = zones.filter { !onStore.contains($0) && $0.ownerName == workspace.user }
             for deletion in try await missing.isEmpty ? [] : store.fetchZoneDeletions(missing) where deletion.reason != .encryptedDataReset {
                 removed.insert(deletion.zoneID)
-                report.problems.append(FileProblem(path: workspace.relative(workspace.zoneDirectory(deletion.zoneID)) + "/", message: "zone \(deletion.reason.rawValue) on the store; the next pull or push removes it here (unpushed edits go to lost+found). Only 'recsync zone create \(deletion.zoneID.zoneName)' brings it back"))
+                report.problems.append(
+                    FileProblem(
+                        path: workspace.relative(workspace.zoneDirectory(deletion.zoneID)) + "/",
+                        message:
+                            "zone \(deletion.reason.rawValue) on the store; the next pull or push removes it here (unpushed edits go to lost+found). Only 'recsync zone create \(deletion.zoneID.zoneName)' brings it back"
+                    ))
             }
             newZones = Set(missing).subtracting(removed)
             scans = try await engine.scanZones(zones, workspace: workspace, changesOnly: true)
@@ -170,16 +188,22 @@ public struct SyncEngine: Sendable {
             }
             report.problems += scan.problems.sorted()
             if readOnly.contains(zone), !scan.changes.isEmpty {
-                report.problems.append(FileProblem(path: workspace.relative(workspace.zoneDirectory(zone)) + "/", message: "read-only: \(zone.ownerName) shares this zone with \(workspace.user) read-only, so its \(scan.changes.count == 1 ? "edit" : "\(scan.changes.count) edits") cannot be pushed; undo \(scan.changes.count == 1 ? "it" : "them") (a pull brings back what you deleted) or ask \(zone.ownerName) for write access. Your other zones push as usual"))
+                report.problems.append(
+                    FileProblem(
+                        path: workspace.relative(workspace.zoneDirectory(zone)) + "/",
+                        message:
+                            "read-only: \(zone.ownerName) shares this zone with \(workspace.user) read-only, so its \(scan.changes.count == 1 ? "edit" : "\(scan.changes.count) edits") cannot be pushed; undo \(scan.changes.count == 1 ? "it" : "them") (a pull brings back what you deleted) or ask \(zone.ownerName) for write access. Your other zones push as usual"
+                    ))
             }
             report.untracked += scan.untracked
             report.problems += try RetryList.load(workspace, zone: zone).problems(workspace, zone: zone)
             for r in scan.changes.sorted(by: { $0.fileName < $1.fileName }) {
-                let kind: LocalChange.Kind = switch r.state {
-                case .new: .new
-                case .deleted: .deleted
-                default: .modified
-                }
+                let kind: LocalChange.Kind =
+                    switch r.state {
+                    case .new: .new
+                    case .deleted: .deleted
+                    default: .modified
+                    }
                 report.changes.append(LocalChange(kind: kind, recordID: r.recordID, path: workspace.relative(workspace.recordPath(r.recordID))))
             }
         }
@@ -192,7 +216,9 @@ public struct SyncEngine: Sendable {
     /// most `zoneWorkers` at once, and returns them in order. With `changesOnly` (status), each
     /// zone's index is saved and let go as soon as it is scanned, and only changed records are
     /// kept: at a million records, holding every zone's index and records at once would not fit.
-    func scanZones(_ zones: [ZoneID], workspace ws: Workspace, changesOnly: Bool = false, keepingAllRecordsOf keepAll: Set<ZoneID> = [], savingIndex: Bool = true) async throws(RecSyncError) -> [ZoneScan] {
+    func scanZones(
+        _ zones: [ZoneID], workspace ws: Workspace, changesOnly: Bool = false, keepingAllRecordsOf keepAll: Set<ZoneID> = [], savingIndex: Bool = true
+    ) async throws(RecSyncError) -> [ZoneScan] {
         let base = baseLookup
         let results = await Self.sideBySide(zones, workers: zoneWorkers) { (zone: ZoneID) async throws(RecSyncError) -> ZoneScan in
             let onlyChanges = changesOnly && !keepAll.contains(zone)
@@ -201,7 +227,10 @@ public struct SyncEngine: Sendable {
                 // The index only saves work: status is right without it, so a failure to save
                 // it (a full disk) is reported, not fatal.
                 do throws(RecSyncError) { try scan.index.save() } catch {
-                    scan.problems.append(FileProblem(path: ws.relative(ws.indexPath(zone)), message: "the stat index could not be saved (\(error.message)); status read every file, and the next one will too"))
+                    scan.problems.append(
+                        FileProblem(
+                            path: ws.relative(ws.indexPath(zone)),
+                            message: "the stat index could not be saved (\(error.message)); status read every file, and the next one will too"))
                 }
                 scan.index.unload()
             }
@@ -228,7 +257,8 @@ extension Workspace {
         let group = Self.fileName(for: record.recordID.recordName)
         let bytes = WorkspaceEncoding.encodeFields(record.fields)
         batch.write(recordPath(record.recordID), bytes, expect: expect, group: group)
-        batch.write(sidecarPath(record.recordID), WorkspaceEncoding.encodeSystemFields(record.systemFields), late: true, group: group, machineOwned: true)
+        batch.write(
+            sidecarPath(record.recordID), WorkspaceEncoding.encodeSystemFields(record.systemFields), late: true, group: group, machineOwned: true)
         return ZoneIndex.hash(encoded: bytes, fields: record.fields)
     }
 
@@ -245,7 +275,9 @@ extension SyncEngine {
     /// summarises the pull; nil when nothing changed.
     /// The author is git's usual identity, read from `environment` (see
     /// `Workspace.commitSnapshot`).
-    public func commitSnapshot(after report: PullReport, environment: [String: String] = ProcessInfo.processInfo.environment) throws(RecSyncError) -> String? {
+    public func commitSnapshot(after report: PullReport, environment: [String: String] = ProcessInfo.processInfo.environment) throws(RecSyncError)
+        -> String?
+    {
         var summary = "recsync pull: \(report.recordsWritten) written, \(report.recordsDeleted) deleted"
         if !report.zonesChanged.isEmpty { summary += " in \(report.zonesChanged.count) zone\(report.zonesChanged.count == 1 ? "" : "s")" }
         var body: [String] = []

@@ -1,7 +1,7 @@
-import Synchronization
 import RecSyncModel
 import RecSyncStore
 import RecSyncWorkspace
+import Synchronization
 
 /// The file workspace as a client of `RecordSyncEngine`'s fetch (a pull).
 ///
@@ -104,7 +104,9 @@ final class WorkspaceFetchClient: EngineClient, FetchStateKeeper {
         try ws.loadToken(ws.scopeTokenPath(scope))
     }
 
-    func scopeFetchStarting(_ scope: DatabaseScope, removing: [ZoneDeletion], fetching: [ZoneID], leavingOut: [ZoneID], engine: isolated RecordSyncEngine) async throws(RecSyncError) {
+    func scopeFetchStarting(
+        _ scope: DatabaseScope, removing: [ZoneDeletion], fetching: [ZoneID], leavingOut: [ZoneID], engine: isolated RecordSyncEngine
+    ) async throws(RecSyncError) {
         guard !dryRun else { return }
         try ws.noteRemovingZones(removing.map(\.zoneID), scope: scope)
         // Zone tokens are about to move ahead of the scope token: noted, durably, until the
@@ -116,7 +118,9 @@ final class WorkspaceFetchClient: EngineClient, FetchStateKeeper {
         // `removeZone` forgot each zone's state with its files.
     }
 
-    func scopeFetched(_ scope: DatabaseScope, token: ServerChangeToken?, fetched: [ZoneID], failed: [ZoneID], engine: isolated RecordSyncEngine) async throws(RecSyncError) {
+    func scopeFetched(_ scope: DatabaseScope, token: ServerChangeToken?, fetched: [ZoneID], failed: [ZoneID], engine: isolated RecordSyncEngine)
+        async throws(RecSyncError)
+    {
         reports.withLock { reports in
             for zone in fetched {
                 let zoneReport = reports.zones.removeValue(forKey: zone) ?? PullReport()
@@ -132,7 +136,8 @@ final class WorkspaceFetchClient: EngineClient, FetchStateKeeper {
 
     // MARK: Zone state
 
-    func zoneFetchStarting(_ zone: ZoneID, engine: isolated RecordSyncEngine) async throws(RecSyncError) -> (token: ServerChangeToken?, listing: Bool) {
+    func zoneFetchStarting(_ zone: ZoneID, engine: isolated RecordSyncEngine) async throws(RecSyncError) -> (token: ServerChangeToken?, listing: Bool)
+    {
         // A page a killed pull was applying: its names join those asked about at the end.
         if !dryRun { try ws.adoptInterruptedPage(zone) }
         let token = try ws.loadToken(ws.zoneTokenPath(zone))
@@ -178,7 +183,10 @@ final class WorkspaceFetchClient: EngineClient, FetchStateKeeper {
         }
     }
 
-    func pageTaken(in zone: ZoneID, token: ServerChangeToken?, delivered: Set<RecordID>, failures: [RecordSyncEngine.RecordFailure], last: Bool, engine: isolated RecordSyncEngine) async throws(RecSyncError) {
+    func pageTaken(
+        in zone: ZoneID, token: ServerChangeToken?, delivered: Set<RecordID>, failures: [RecordSyncEngine.RecordFailure], last: Bool,
+        engine: isolated RecordSyncEngine
+    ) async throws(RecSyncError) {
         try run(zone) { run throws(RecSyncError) in
             for id in delivered where run.refused[id] == nil { run.retry[id.recordName] = nil }
             for failure in failures {
@@ -205,7 +213,9 @@ final class WorkspaceFetchClient: EngineClient, FetchStateKeeper {
         }
     }
 
-    func retried(in zone: ZoneID, settled: Set<RecordID>, failures: [RecordSyncEngine.RecordFailure], engine: isolated RecordSyncEngine) async throws(RecSyncError) {
+    func retried(in zone: ZoneID, settled: Set<RecordID>, failures: [RecordSyncEngine.RecordFailure], engine: isolated RecordSyncEngine)
+        async throws(RecSyncError)
+    {
         try run(zone) { run throws(RecSyncError) in
             for id in settled where run.refused[id] == nil { run.retry[id.recordName] = nil }
             for failure in failures {
@@ -261,7 +271,8 @@ final class WorkspaceFetchClient: EngineClient, FetchStateKeeper {
         // a zone shared read-only are written without write permission (before its records land).
         let zones = changes.modifications
         if scope == .shared, !zones.isEmpty, !dryRun {
-            let onStore = Dictionary(try await sync.store.fetchAllRecordZones(scope: .shared).map { ($0.zoneID, $0) }, uniquingKeysWith: { a, _ in a })
+            let onStore = Dictionary(
+                try await sync.store.fetchAllRecordZones(scope: .shared).map { ($0.zoneID, $0) }, uniquingKeysWith: { a, _ in a })
             for zone in zones {
                 if let entry = onStore[zone] { try ws.setReadOnly(entry.permission(for: ws.user) == .readOnly, zone: zone) }
             }
@@ -271,7 +282,9 @@ final class WorkspaceFetchClient: EngineClient, FetchStateKeeper {
     private func zoneStarting(_ zone: ZoneID) throws(RecSyncError) {
         events(.zoneChanged(zone))
         let made = dryRun ? false : try ws.makeZoneDirectory(zone)
-        let zoneRun = ZoneRun(index: ZoneIndex.load(ws, zone: zone), refetch: try FullFetchNames(ws.refetchLog(zone), writes: !dryRun), retry: try RetryList.load(ws, zone: zone), madeDirectory: made)
+        let zoneRun = ZoneRun(
+            index: ZoneIndex.load(ws, zone: zone), refetch: try FullFetchNames(ws.refetchLog(zone), writes: !dryRun),
+            retry: try RetryList.load(ws, zone: zone), madeDirectory: made)
         runs.withLock { $0[zone] = zoneRun }
     }
 
@@ -300,7 +313,10 @@ final class WorkspaceFetchClient: EngineClient, FetchStateKeeper {
         for (id, refusal) in applier.refused.sorted(by: { $0.key < $1.key }) {
             run.refused[id] = refusal
             let again = run.retry[id.recordName] != nil
-            run.report.warnings.append(again ? "\(id): still cannot be fetched (\(refusal.message)); the next pull tries again" : "\(id): \(refusal.message); the next pull fetches it again")
+            run.report.warnings.append(
+                again
+                    ? "\(id): still cannot be fetched (\(refusal.message)); the next pull tries again"
+                    : "\(id): \(refusal.message); the next pull fetches it again")
             run.retry[id.recordName] = RetryList.Entry(why: refusal.message)
         }
         guard !dryRun else { return }
@@ -348,7 +364,8 @@ final class WorkspaceFetchClient: EngineClient, FetchStateKeeper {
             // scan's candidates, and a zone holding only such records fetches as fresh): a
             // conflict whose server copy the store has since deleted must learn it, or settling
             // it with the store's side would bring the deleted version back.
-            var candidates = Set(try ws.conflicts(in: zone).filter { $0.server != nil && seen?.contains($0.recordID.recordName) != true }.map(\.recordID))
+            var candidates = Set(
+                try ws.conflicts(in: zone).filter { $0.server != nil && seen?.contains($0.recordID.recordName) != true }.map(\.recordID))
             if let seen {
                 let scan = try await ws.scan(zone: zone, base: sync.baseLookup)
                 candidates.formUnion(scan.records.filter { $0.knownTag != nil && !seen.contains($0.recordID.recordName) }.map(\.recordID))

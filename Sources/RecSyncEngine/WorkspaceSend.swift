@@ -1,7 +1,7 @@
-import Synchronization
 import RecSyncModel
 import RecSyncStore
 import RecSyncWorkspace
+import Synchronization
 
 extension SyncEngine {
     /// Steps 2 and 3 of a push: the engine's send creates the zones, then sends the records
@@ -80,7 +80,9 @@ final class WorkspaceSendClient: EngineClient {
             }
             for failure in sent.failedZoneSaves {
                 p.refusedZones.insert(failure.zoneID)
-                p.report.notSent.append("\(ws.relative(ws.zoneDirectory(failure.zoneID)))/: \(failure.error.message); nothing of it was sent. Pull to learn what happened to it")
+                p.report.notSent.append(
+                    "\(ws.relative(ws.zoneDirectory(failure.zoneID)))/: \(failure.error.message); nothing of it was sent. Pull to learn what happened to it"
+                )
             }
         }
     }
@@ -88,7 +90,9 @@ final class WorkspaceSendClient: EngineClient {
     /// The one batch: every save and deletion the push decided on, but those of zones the
     /// store refused to create. Assets go first (CloudKit uploads them before the records),
     /// then the note of what is about to be sent, durably.
-    func nextRecordZoneChangeBatch(_ context: RecordSyncEngine.SendChangesContext, syncEngine: RecordSyncEngine) async throws -> RecordSyncEngine.RecordZoneChangeBatch? {
+    func nextRecordZoneChangeBatch(_ context: RecordSyncEngine.SendChangesContext, syncEngine: RecordSyncEngine) async throws -> RecordSyncEngine
+        .RecordZoneChangeBatch?
+    {
         let refused: Set<ZoneID>? = progress.withLock { p in
             guard !p.composed else { return nil }
             p.composed = true
@@ -134,7 +138,9 @@ final class WorkspaceSendClient: EngineClient {
             if !local.deletedFields.isEmpty, let stamp = local.fileStamp {
                 // The file's nulls are deletions the store has made: it now says so without
                 // them (unless edited meanwhile, which stays an edit).
-                batch.write(ws.recordPath(stored.recordID), WorkspaceEncoding.encodeFields(stored.fields), expect: .unchanged(stamp), group: ws.recordPath(stored.recordID))
+                batch.write(
+                    ws.recordPath(stored.recordID), WorkspaceEncoding.encodeFields(stored.fields), expect: .unchanged(stamp),
+                    group: ws.recordPath(stored.recordID))
             }
             indexed.append((stored.recordID.zoneID, local.fileName, stored.recordID, stored.changeTag ?? "", stored.fields, local.fileStamp))
             report.saved.append(stored.recordID)
@@ -184,8 +190,9 @@ final class WorkspaceSendClient: EngineClient {
         for (zone, file, id, tag, fields, stamp) in indexed {
             // The record file's stat as it was read (an edit made during the push stays an
             // edit); the sidecar's as written.
-            indexes[zone]?.record(file: file, recordName: id.recordName, tag: tag, hash: ZoneIndex.hash(fields),
-                                  fileStamp: batch.writtenStamps[ws.recordPath(id)] ?? stamp, sideStamp: batch.writtenStamps[ws.sidecarPath(id)])
+            indexes[zone]?.record(
+                file: file, recordName: id.recordName, tag: tag, hash: ZoneIndex.hash(fields),
+                fileStamp: batch.writtenStamps[ws.recordPath(id)] ?? stamp, sideStamp: batch.writtenStamps[ws.sidecarPath(id)])
         }
         for var index in indexes.values { try index.save() }
         // The sidecars say what landed: the note is no longer needed.

@@ -39,7 +39,9 @@ extension SyncEngine {
             case .user:
                 try NameRules.validateOwnerName(text)
                 if text != ws.user && ws.hasSyncState {
-                    throw .invalidArguments("this workspace holds records synced as \(ws.user), and its private/ zones are \(ws.user)'s; to work as \(text), clone the store into a new directory with 'recsync clone --user \(text) STORE DIR'")
+                    throw .invalidArguments(
+                        "this workspace holds records synced as \(ws.user), and its private/ zones are \(ws.user)'s; to work as \(text), clone the store into a new directory with 'recsync clone --user \(text) STORE DIR'"
+                    )
                 }
                 config.user = text
             case .commitSnapshots:
@@ -49,12 +51,15 @@ extension SyncEngine {
                 config.noAssetZones = zones.isEmpty ? nil : zones
             case .remote:
                 let remote = try StoreLocation.normalized(text, relativeTo: directory)
-                let newID = try await StoreLocation.withStore(at: remote, relativeTo: directory, actor: StoreActor(userRecordName: ws.user)) { store throws(RecSyncError) in
+                let newID = try await StoreLocation.withStore(at: remote, relativeTo: directory, actor: StoreActor(userRecordName: ws.user)) {
+                    store throws(RecSyncError) in
                     store.storeID
                 }
                 if let oldID = try ws.syncedStoreID(), oldID != newID {
                     guard force else {
-                        throw .invalidArguments("\(StoreLocation.shown(remote)) is another store (\(newID)) than the one this workspace synced with (\(oldID)); its change tokens would mean nothing there. Pass --force to switch anyway: the sync state is reset and the next pull fetches everything from the new store")
+                        throw .invalidArguments(
+                            "\(StoreLocation.shown(remote)) is another store (\(newID)) than the one this workspace synced with (\(oldID)); its change tokens would mean nothing there. Pass --force to switch anyway: the sync state is reset and the next pull fetches everything from the new store"
+                        )
                     }
                     try ws.resetSyncState()
                     config.storeID = nil

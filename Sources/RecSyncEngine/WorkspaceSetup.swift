@@ -37,9 +37,10 @@ extension SyncEngine {
         }
         if let existing {
             guard existing.root == directory, existing.config.remote.isEmpty, let remote else {
-                throw .invalidArguments(existing.root == directory
-                    ? "'\(directory)' is already a recsync workspace"
-                    : "'\(directory)' is inside the workspace at '\(existing.root)'; workspaces do not nest")
+                throw .invalidArguments(
+                    existing.root == directory
+                        ? "'\(directory)' is already a recsync workspace"
+                        : "'\(directory)' is inside the workspace at '\(existing.root)'; workspaces do not nest")
             }
             _ = try StoreLocation.open(remote, relativeTo: directory, actor: StoreActor(userRecordName: existing.user), mirror: existing.mirrorPath)
             var config = existing.config

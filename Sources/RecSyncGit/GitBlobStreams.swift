@@ -60,7 +60,9 @@ public struct BlobDigest: Sendable, Hashable {
                 throw GitError(function: "read", code: -1, message: "cannot read \(path): \(String(cString: strerror(failure.code)))")
             }
             if n == 0 {
-                throw GitError(function: "read", code: -1, message: "\(path) became shorter while it was read (it is being written); try again when it is finished")
+                throw GitError(
+                    function: "read", code: -1,
+                    message: "\(path) became shorter while it was read (it is being written); try again when it is finished")
             }
             try body(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
             left -= Int64(n)

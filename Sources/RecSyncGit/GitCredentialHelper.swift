@@ -23,7 +23,8 @@ struct GitCredentialHelper {
             attributes.append((String(line[..<eq]), String(line[line.index(after: eq)...])))
         }
         guard let username = attributes.last(where: { $0.0 == "username" })?.1,
-              let password = attributes.last(where: { $0.0 == "password" })?.1 else { return nil }
+            let password = attributes.last(where: { $0.0 == "password" })?.1
+        else { return nil }
         return Credential(username: username, password: GitSecret(password), attributes: attributes)
     }
 

@@ -37,7 +37,8 @@ enum KnownHosts {
                     fields.removeFirst()
                 }
                 guard fields.count >= 3, hostsMatch(fields[0], name),
-                      let listed = Data(base64Encoded: fields[2]).map(Array.init) else { continue }
+                    let listed = Data(base64Encoded: fields[2]).map(Array.init)
+                else { continue }
                 switch marker {
                 case "@revoked":
                     if listed == key { return .revoked(file: file, line: index + 1) }
@@ -64,7 +65,9 @@ enum KnownHosts {
     static func hostsMatch(_ field: String, _ name: String) -> Bool {
         if field.hasPrefix("|1|") {
             let parts = field.split(separator: "|", omittingEmptySubsequences: true)
-            guard parts.count == 3, let salt = Data(base64Encoded: String(parts[1])), let hash = Data(base64Encoded: String(parts[2])) else { return false }
+            guard parts.count == 3, let salt = Data(base64Encoded: String(parts[1])), let hash = Data(base64Encoded: String(parts[2])) else {
+                return false
+            }
             // OpenSSH's hashed name: HMAC-SHA1 of the name, keyed with the salt (SHA-1 is
             // what the format fixes, not a choice made here).
             return HMAC<Insecure.SHA1>.isValidAuthenticationCode(hash, authenticating: Data(name.utf8), using: SymmetricKey(data: salt))

@@ -1,6 +1,5 @@
 import CRecSyncSys
 import Foundation
-
 import Glibc
 
 /// A lock file beside a reference (`refs/heads/main.lock`), as git and libgit2 take them:
@@ -143,7 +142,8 @@ public struct GitLockFile: Sendable, Hashable {
     /// only for a lock some other user's process holds.
     private static func isOpenByAnyProcess(device: UInt64, inode: UInt64) -> Bool? {
         guard let processes = try? FileManager.default.contentsOfDirectory(atPath: "/proc"),
-              FileManager.default.fileExists(atPath: "/proc/self/fd") else { return nil }
+            FileManager.default.fileExists(atPath: "/proc/self/fd")
+        else { return nil }
         for pid in processes where pid.allSatisfy(\.isNumber) {
             guard let fds = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd") else { continue }
             for fd in fds {

@@ -9,9 +9,11 @@ public struct GitOID: Hashable, Sendable, Comparable, CustomStringConvertible {
     init(raw: git_oid) {
         var copy = raw
         bytes = withUnsafeBytes(of: &copy.id) { buf in
-            (buf.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
-             buf.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
-             buf.loadUnaligned(fromByteOffset: 16, as: UInt32.self))
+            (
+                buf.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
+                buf.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
+                buf.loadUnaligned(fromByteOffset: 16, as: UInt32.self)
+            )
         }
     }
 
@@ -21,7 +23,9 @@ public struct GitOID: Hashable, Sendable, Comparable, CustomStringConvertible {
 
     /// Parses 40 hex digits; nil if the text is not an object ID.
     public init?(hex: String) {
-        guard hex.utf8.count == 40, hex.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) || ($0 >= 65 && $0 <= 70) }) else { return nil }
+        guard hex.utf8.count == 40, hex.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) || ($0 >= 65 && $0 <= 70) }) else {
+            return nil
+        }
         var raw = git_oid()
         guard git_oid_fromstr(&raw, hex) == 0 else { return nil }
         self.init(raw: raw)

@@ -111,7 +111,9 @@ extension GitRepository {
         for pack in merging where pack.base != kept {
             // The index first: a reader that has not loaded it no longer sees the pack at all.
             for suffix in [".idx", ".pack", ".rev"] where unlink(pack.base + suffix) != 0 && errno != ENOENT {
-                throw GitError(function: "unlink", code: -1, message: "cannot remove \(pack.base)\(suffix) after merging it into \(kept).pack: \(String(cString: strerror(errno)))")
+                throw GitError(
+                    function: "unlink", code: -1,
+                    message: "cannot remove \(pack.base)\(suffix) after merging it into \(kept).pack: \(String(cString: strerror(errno)))")
             }
         }
         let fd = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -135,11 +137,13 @@ extension GitRepository {
         }
         let collected = CollectedOIDs()
         let result = withExtendedLifetime(collected) {
-            foreach(backend, { oid, payload in
-                guard let oid, let payload else { return -1 }
-                Unmanaged<CollectedOIDs>.fromOpaque(payload).takeUnretainedValue().oids.append(oid.pointee)
-                return 0
-            }, Unmanaged.passUnretained(collected).toOpaque())
+            foreach(
+                backend,
+                { oid, payload in
+                    guard let oid, let payload else { return -1 }
+                    Unmanaged<CollectedOIDs>.fromOpaque(payload).takeUnretainedValue().oids.append(oid.pointee)
+                    return 0
+                }, Unmanaged.passUnretained(collected).toOpaque())
         }
         try check("git_odb_backend.foreach", result)
         return collected.oids

@@ -94,9 +94,12 @@ extension GitRepository {
     /// Deletes references on a remote in one push (`git push URL :ref …`); returns those the
     /// remote advertised and refused to delete (a hook, branch protection). References it
     /// did not advertise are left out: there is nothing to delete.
-    public func deleteRemoteReferences(_ remoteRefs: [String], at remote: GitRemoteURL, options: GitNetworkOptions) throws(GitNetworkError) -> [String] {
+    public func deleteRemoteReferences(_ remoteRefs: [String], at remote: GitRemoteURL, options: GitNetworkOptions) throws(GitNetworkError)
+        -> [String]
+    {
         try withSIGPIPEBlocked { () throws(GitNetworkError) -> [String] in
-            let session = try RemoteSession(repository: self, remote: remote, options: options, direction: GIT_DIRECTION_PUSH, doing: "deleting references")
+            let session = try RemoteSession(
+                repository: self, remote: remote, options: options, direction: GIT_DIRECTION_PUSH, doing: "deleting references")
             let advertised = Set(try session.advertised())
             let present = remoteRefs.filter { advertised.contains($0) }
             guard !present.isEmpty else { return [] }
@@ -122,7 +125,9 @@ extension GitRepository {
     /// the server (git's receive-pack) moves the ref only if it still holds it, checked under
     /// the ref's lock: a push that lands in between makes the remote refuse ours, reported
     /// through `push_update_reference`.
-    public func forcePush(_ commit: GitOID, to remoteRef: String, expecting expected: GitOID, at remote: GitRemoteURL, options: GitNetworkOptions) throws(GitNetworkError) -> GitPushResult {
+    public func forcePush(_ commit: GitOID, to remoteRef: String, expecting expected: GitOID, at remote: GitRemoteURL, options: GitNetworkOptions)
+        throws(GitNetworkError) -> GitPushResult
+    {
         try GitPackWindows.whileWritingPacks { () throws(GitNetworkError) -> GitPushResult in
             try pushUnguarded(commit, to: remoteRef, at: remote, options: options, expecting: expected)
         }
@@ -189,7 +194,8 @@ extension GitRepository {
     public static func remoteReference(_ name: String, at remote: GitRemoteURL, options: GitNetworkOptions) throws(GitNetworkError) -> GitOID? {
         _ = LibGit2.ready
         return try withSIGPIPEBlocked { () throws(GitNetworkError) -> GitOID? in
-            let session = try RemoteSession(repository: nil, remote: remote, options: options, direction: GIT_DIRECTION_FETCH, doing: "listing references")
+            let session = try RemoteSession(
+                repository: nil, remote: remote, options: options, direction: GIT_DIRECTION_FETCH, doing: "listing references")
             var heads: UnsafeMutablePointer<UnsafePointer<git_remote_head>?>?
             var count = 0
             let result = git_remote_ls(&heads, &count, session.pointer)
@@ -257,10 +263,15 @@ private final class RemoteSession {
 
     /// Creates the remote and connects; any failure here means the remote was not reached (or
     /// not trusted, or did not accept our credentials).
-    init(repository: GitRepository?, remote: GitRemoteURL, options: GitNetworkOptions, direction: git_direction, doing: String) throws(GitNetworkError) {
+    init(repository: GitRepository?, remote: GitRemoteURL, options: GitNetworkOptions, direction: git_direction, doing: String)
+        throws(GitNetworkError)
+    {
         _ = LibGit2.ready
         guard NetworkTimeLimits.registered else {
-            throw GitNetworkError(.unreachable, "cannot reach \(remote.redacted): libgit2 refused recsync's network stream, so connections could not be bounded in time; report this as a bug")
+            throw GitNetworkError(
+                .unreachable,
+                "cannot reach \(remote.redacted): libgit2 refused recsync's network stream, so connections could not be bounded in time; report this as a bug"
+            )
         }
         var out: OpaquePointer?
         let result: Int32
@@ -271,9 +282,15 @@ private final class RemoteSession {
         }
         guard result >= 0, let out else {
             let error = GitError.last("git_remote_create", result)
-            throw GitNetworkError(.unreachable, "cannot use \(remote.redacted) as a remote: \(RemoteCallbackState.scrub(error.message, remote: remote, options: options)); check the URL")
+            throw GitNetworkError(
+                .unreachable,
+                "cannot use \(remote.redacted) as a remote: \(RemoteCallbackState.scrub(error.message, remote: remote, options: options)); check the URL"
+            )
         }
-        guard let watch = recsync_net_watch_begin(NetworkTimeLimits.milliseconds(options.connectTimeout), NetworkTimeLimits.milliseconds(options.idleTimeout)) else {
+        guard
+            let watch = recsync_net_watch_begin(
+                NetworkTimeLimits.milliseconds(options.connectTimeout), NetworkTimeLimits.milliseconds(options.idleTimeout))
+        else {
             git_remote_free(out)
             throw GitNetworkError(.unreachable, "cannot reach \(remote.redacted): out of memory")
         }
@@ -340,7 +357,9 @@ private final class RemoteSession {
         return scrub(message)
     }
 
-    func scrub(_ text: String) -> String { RemoteCallbackState.scrub(text, remote: state.remote, options: state.options, extra: state.helperCredential?.password.value) }
+    func scrub(_ text: String) -> String {
+        RemoteCallbackState.scrub(text, remote: state.remote, options: state.options, extra: state.helperCredential?.password.value)
+    }
 
     /// The error for a failed call; read right after it (libgit2's error is thread-local).
     func failure(_ result: Int32, doing: String, connected: Bool) -> GitNetworkError {
@@ -349,7 +368,10 @@ private final class RemoteSession {
         if let timeout = timeoutFailure(doing: doing, connected: connected) { return timeout }
         if let problem = state.hostProblem { return GitNetworkError(.untrustedHost, problem) }
         if result == GIT_ECERTIFICATE.rawValue {
-            return GitNetworkError(.untrustedHost, "cannot verify the identity of \(remote): \(cause); check the URL, and trust the server's key or certificate only if you know it is genuine")
+            return GitNetworkError(
+                .untrustedHost,
+                "cannot verify the identity of \(remote): \(cause); check the URL, and trust the server's key or certificate only if you know it is genuine"
+            )
         }
         // Only a refusal tells git's credential helper to forget what it gave (as git does): a
         // failure of the network says nothing about it, and a retry offers it again.
@@ -364,7 +386,9 @@ private final class RemoteSession {
         if !connected {
             return GitNetworkError(.unreachable, "cannot reach \(remote): \(cause); check the URL and that the server is running")
         }
-        return GitNetworkError(.interrupted, "the connection to \(remote) failed while \(doing): \(cause); nothing was half-applied (the remote moves its ref atomically), try again")
+        return GitNetworkError(
+            .interrupted,
+            "the connection to \(remote) failed while \(doing): \(cause); nothing was half-applied (the remote moves its ref atomically), try again")
     }
 
     /// The operation worked: a credential from a helper is approved so the helper keeps it.
@@ -377,11 +401,20 @@ private final class RemoteSession {
         let endpoint = "\(url.host.contains(":") ? "[\(url.host)]" : url.host) port \(url.effectivePort.map(String.init) ?? "?")"
         switch recsync_net_watch_outcome(watch) {
         case RECSYNC_NET_CONNECT_TIMEOUT:
-            return GitNetworkError(.unreachable, "cannot reach \(url.redacted): \(endpoint) did not accept a connection within \(NetworkTimeLimits.shown(options.connectTimeout)) (the host is down or off the network, or a firewall drops the connection); check the network and the URL, try again later (pull and push take --retry or --wait), or allow longer with RECSYNC_CONNECT_TIMEOUT")
+            return GitNetworkError(
+                .unreachable,
+                "cannot reach \(url.redacted): \(endpoint) did not accept a connection within \(NetworkTimeLimits.shown(options.connectTimeout)) (the host is down or off the network, or a firewall drops the connection); check the network and the URL, try again later (pull and push take --retry or --wait), or allow longer with RECSYNC_CONNECT_TIMEOUT"
+            )
         case RECSYNC_NET_IDLE_TIMEOUT where !connected:
-            return GitNetworkError(.unreachable, "cannot reach \(url.redacted): \(endpoint) accepted the connection but sent nothing for \(NetworkTimeLimits.shown(options.idleTimeout)) (the server is overloaded or hung, or that port is not a git server); check the URL, try again later (pull and push take --retry or --wait), or allow longer with RECSYNC_IDLE_TIMEOUT")
+            return GitNetworkError(
+                .unreachable,
+                "cannot reach \(url.redacted): \(endpoint) accepted the connection but sent nothing for \(NetworkTimeLimits.shown(options.idleTimeout)) (the server is overloaded or hung, or that port is not a git server); check the URL, try again later (pull and push take --retry or --wait), or allow longer with RECSYNC_IDLE_TIMEOUT"
+            )
         case RECSYNC_NET_IDLE_TIMEOUT:
-            return GitNetworkError(.interrupted, "the connection to \(url.redacted) went silent for \(NetworkTimeLimits.shown(options.idleTimeout)) while \(doing) and was given up; nothing was half-applied (the remote moves its ref atomically), try again (pull and push take --retry or --wait), or allow longer with RECSYNC_IDLE_TIMEOUT")
+            return GitNetworkError(
+                .interrupted,
+                "the connection to \(url.redacted) went silent for \(NetworkTimeLimits.shown(options.idleTimeout)) while \(doing) and was given up; nothing was half-applied (the remote moves its ref atomically), try again (pull and push take --retry or --wait), or allow longer with RECSYNC_IDLE_TIMEOUT"
+            )
         default:
             return nil
         }
@@ -456,7 +489,8 @@ private final class RemoteCallbackState {
         if allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT.rawValue != 0 {
             return userPassword(out, urlUser: urlUser)
         }
-        return giveUp("\(remote.redacted) asks for a kind of credential recsync cannot offer (libgit2 types \(allowed)); use an ssh key or an https token")
+        return giveUp(
+            "\(remote.redacted) asks for a kind of credential recsync cannot offer (libgit2 types \(allowed)); use an ssh key or an https token")
     }
 
     private func sshKey(_ out: UnsafeMutablePointer<UnsafeMutablePointer<git_credential>?>, user: String) -> Int32 {
@@ -472,7 +506,9 @@ private final class RemoteCallbackState {
         }
         guard let source = sshSources?.first else {
             if sshTried.isEmpty {
-                return giveUp("no ssh key to offer \(remote.redacted): no ssh-agent is running and none of id_ed25519, id_ecdsa, id_rsa is in \(options.sshDirectory); create one with 'ssh-keygen -t ed25519' and add the .pub file to the server's authorized keys")
+                return giveUp(
+                    "no ssh key to offer \(remote.redacted): no ssh-agent is running and none of id_ed25519, id_ecdsa, id_rsa is in \(options.sshDirectory); create one with 'ssh-keygen -t ed25519' and add the .pub file to the server's authorized keys"
+                )
             }
             return giveUp(refusedMessage(cause: nil))
         }
@@ -497,7 +533,9 @@ private final class RemoteCallbackState {
             helperCredential = credential
             return git_credential_userpass_plaintext_new(out, credential.username, credential.password.value)
         }
-        return giveUp("\(remote.redacted) needs credentials and recsync found none; set RECSYNC_TOKEN (and RECSYNC_USERNAME if the server wants a user name), or store them with a git credential helper (git config --global credential.helper store), then try again")
+        return giveUp(
+            "\(remote.redacted) needs credentials and recsync found none; set RECSYNC_TOKEN (and RECSYNC_USERNAME if the server wants a user name), or store them with a git credential helper (git config --global credential.helper store), then try again"
+        )
     }
 
     private func giveUp(_ message: String) -> Int32 {
@@ -511,13 +549,16 @@ private final class RemoteCallbackState {
         let remote = remote.redacted
         let detail = cause.map { " (\($0))" } ?? ""
         if !sshTried.isEmpty {
-            return "\(remote) refused the ssh keys recsync offered (\(sshTried.joined(separator: ", ")))\(detail); add your public key to the server's authorized keys, or load the right key into ssh-agent"
+            return
+                "\(remote) refused the ssh keys recsync offered (\(sshTried.joined(separator: ", ")))\(detail); add your public key to the server's authorized keys, or load the right key into ssh-agent"
         }
         if options.token != nil, self.remote.transport == .http || self.remote.transport == .https {
-            return "\(remote) refused the token in RECSYNC_TOKEN\(detail); check the token, its expiry and its permissions (and RECSYNC_USERNAME if the server wants a particular user name)"
+            return
+                "\(remote) refused the token in RECSYNC_TOKEN\(detail); check the token, its expiry and its permissions (and RECSYNC_USERNAME if the server wants a particular user name)"
         }
         if let helperCredential {
-            return "\(remote) refused the credentials git's credential helper gave for user '\(helperCredential.username)'\(detail); they were rejected so the helper forgets them: try again to enter new ones"
+            return
+                "\(remote) refused the credentials git's credential helper gave for user '\(helperCredential.username)'\(detail); they were rejected so the helper forgets them: try again to enter new ones"
         }
         return "\(remote) refused the credentials\(detail); check your access to it"
     }
@@ -546,7 +587,8 @@ private final class RemoteCallbackState {
     func checkCertificate(_ cert: UnsafeMutablePointer<git_cert>, valid: Bool, host: String) -> Int32 {
         guard cert.pointee.cert_type == GIT_CERT_HOSTKEY_LIBSSH2 else {
             if !valid {
-                hostProblem = "the TLS certificate of \(remote.redacted) is not trusted (expired, self-signed, or for another name); if the server uses a private CA, add it to the system's CA certificates (update-ca-certificates) and try again"
+                hostProblem =
+                    "the TLS certificate of \(remote.redacted) is not trusted (expired, self-signed, or for another name); if the server uses a private CA, add it to the system's CA certificates (update-ca-certificates) and try again"
             }
             return GIT_PASSTHROUGH.rawValue
         }
@@ -562,7 +604,8 @@ private final class RemoteCallbackState {
         }
         guard hostkey.type.rawValue & GIT_CERT_SSH_RAW.rawValue != 0, let raw = hostkey.hostkey, hostkey.hostkey_len > 0 else {
             if valid { return 0 }
-            hostProblem = "the ssh host key of \(name)\(fingerprint) is not known; if you trust this server, add its key with '\(keyscan)' and try again"
+            hostProblem =
+                "the ssh host key of \(name)\(fingerprint) is not known; if you trust this server, add its key with '\(keyscan)' and try again"
             return GIT_ECERTIFICATE.rawValue
         }
         let key = Array(UnsafeRawBufferPointer(start: raw, count: hostkey.hostkey_len))
@@ -570,15 +613,18 @@ private final class RemoteCallbackState {
         case .match:
             return 0
         case .mismatch(let file, let line):
-            hostProblem = "the ssh host key of \(name)\(fingerprint) does not match the one in \(file) line \(line): the server was re-keyed, or someone is intercepting the connection. Only if you know the key changed, remove the old one (ssh-keygen -R '\(name)' -f \(file)) and add the new one ('\(keyscan)')"
+            hostProblem =
+                "the ssh host key of \(name)\(fingerprint) does not match the one in \(file) line \(line): the server was re-keyed, or someone is intercepting the connection. Only if you know the key changed, remove the old one (ssh-keygen -R '\(name)' -f \(file)) and add the new one ('\(keyscan)')"
             return GIT_ECERTIFICATE.rawValue
         case .revoked(let file, let line):
-            hostProblem = "the ssh host key of \(name)\(fingerprint) is revoked in \(file) line \(line); ask the server's administrator for its current key"
+            hostProblem =
+                "the ssh host key of \(name)\(fingerprint) is revoked in \(file) line \(line); ask the server's administrator for its current key"
             return GIT_ECERTIFICATE.rawValue
         case .unknown:
             // libgit2 found it in ~/.ssh/known_hosts itself.
             if valid { return 0 }
-            hostProblem = "the ssh host key of \(name)\(fingerprint) is not known (looked in \(files)); if you trust this server, add its key with '\(keyscan)' and try again"
+            hostProblem =
+                "the ssh host key of \(name)\(fingerprint) is not known (looked in \(files)); if you trust this server, add its key with '\(keyscan)' and try again"
             return GIT_ECERTIFICATE.rawValue
         }
     }

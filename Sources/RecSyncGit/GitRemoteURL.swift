@@ -180,7 +180,8 @@ public struct GitRemoteURL: Sendable, Hashable, CustomStringConvertible {
         // A bracketed host ([::1]:path) carries colons of its own.
         if before.contains("[") {
             guard let close = string.firstIndex(of: "]"), let after = string.index(close, offsetBy: 1, limitedBy: string.endIndex),
-                  after < string.endIndex, string[after] == ":" else { return nil }
+                after < string.endIndex, string[after] == ":"
+            else { return nil }
             return after
         }
         return colon
@@ -211,7 +212,8 @@ public struct GitRemoteURL: Sendable, Hashable, CustomStringConvertible {
         var i = 0
         while i < input.count {
             if input[i] == UInt8(ascii: "%"), i + 2 < input.count,
-               let value = UInt8(String(decoding: input[(i + 1)...(i + 2)], as: UTF8.self), radix: 16) {
+                let value = UInt8(String(decoding: input[(i + 1)...(i + 2)], as: UTF8.self), radix: 16)
+            {
                 bytes.append(value)
                 i += 3
             } else {

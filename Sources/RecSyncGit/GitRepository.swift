@@ -91,12 +91,16 @@ public enum GitPackWindows {
     /// with the reading bound, two thirds of it mapped pack.
     public static func whileReadingLargeObject<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         _ = LibGit2.ready
-        return try adjusting({ s in s.readDefaults(); s.largeReads += 1 }, back: { $0.largeReads -= 1 }, body)
+        return try adjusting(
+            { s in
+                s.readDefaults(); s.largeReads += 1
+            }, back: { $0.largeReads -= 1 }, body)
     }
 
     /// Runs `body` with the state changed by `change` (then by `back`), applying the windows that
     /// follow whenever they differ from those before.
-    private static func adjusting<T, E: Error>(_ change: (inout State) -> Void, back: (inout State) -> Void, _ body: () throws(E) -> T) throws(E) -> T {
+    private static func adjusting<T, E: Error>(_ change: (inout State) -> Void, back: (inout State) -> Void, _ body: () throws(E) -> T) throws(E) -> T
+    {
         state.withLock { s in
             let before = s.effective
             change(&s)
@@ -544,11 +548,14 @@ public final class GitRepository {
         let author = git_commit_author(commit)
         let name = author?.pointee.name.map { String(cString: $0) } ?? ""
         let email = author?.pointee.email.map { String(cString: $0) } ?? ""
-        return GitCommit(oid: oid, tree: tree, parents: parents, message: message, authorName: name, authorEmail: email, time: Int64(git_commit_time(commit)))
+        return GitCommit(
+            oid: oid, tree: tree, parents: parents, message: message, authorName: name, authorEmail: email, time: Int64(git_commit_time(commit)))
     }
 
     /// Writes a commit object without moving any reference.
-    public func createCommit(tree: GitOID, parents: [GitOID], author: GitSignature, committer: GitSignature? = nil, message: String) throws(GitError) -> GitOID {
+    public func createCommit(tree: GitOID, parents: [GitOID], author: GitSignature, committer: GitSignature? = nil, message: String) throws(GitError)
+        -> GitOID
+    {
         var signature: UnsafeMutablePointer<git_signature>?
         try check("git_signature_new", git_signature_new(&signature, author.name, author.email, git_time_t(author.time), 0))
         defer { git_signature_free(signature) }
@@ -572,8 +579,9 @@ public final class GitRepository {
         defer { git_commit_free(original) }
         let text = message ?? git_commit_message_raw(original).map { String(cString: $0) } ?? ""
         return try writeCommit(tree: tree, parents: parents) { (out, tree, count, parents) in
-            git_commit_create(out, pointer, nil, git_commit_author(original), git_commit_committer(original),
-                              git_commit_message_encoding(original), text, tree, count, parents)
+            git_commit_create(
+                out, pointer, nil, git_commit_author(original), git_commit_committer(original),
+                git_commit_message_encoding(original), text, tree, count, parents)
         }
     }
 

@@ -14,7 +14,11 @@ extension GitRepository {
             let root = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
             let top = repository.workTreeRoot.map { URL(fileURLWithPath: $0).standardizedFileURL.resolvingSymlinksInPath().path }
             guard top == root else {
-                throw GitError(function: "git_repository_open_ext", code: -1, message: "\(path) is a git repository without a work tree at \(path) (its work tree: \(top ?? "none")); snapshots need an ordinary repository there")
+                throw GitError(
+                    function: "git_repository_open_ext", code: -1,
+                    message:
+                        "\(path) is a git repository without a work tree at \(path) (its work tree: \(top ?? "none")); snapshots need an ordinary repository there"
+                )
             }
             return repository
         }
@@ -109,7 +113,9 @@ extension GitRepository {
         let commit = try createCommit(tree: tree, parents: parent.map { [$0] } ?? [], author: author, committer: committer, message: message)
         let branch = try headBranch()
         guard try updateReference(branch, to: commit, expected: parent, logMessage: "recsync: \(message.prefix(while: { $0 != "\n" }))") else {
-            throw GitError(function: "git_reference_create_matching", code: GIT_EMODIFIED.rawValue, message: "\(branch) moved while recsync was committing; commit again")
+            throw GitError(
+                function: "git_reference_create_matching", code: GIT_EMODIFIED.rawValue,
+                message: "\(branch) moved while recsync was committing; commit again")
         }
         return commit
     }
@@ -120,7 +126,8 @@ extension GitRepository {
         try check("git_reference_lookup", git_reference_lookup(&ref, pointer, "HEAD"))
         defer { git_reference_free(ref) }
         guard let target = git_reference_symbolic_target(ref) else {
-            throw GitError(function: "git_reference_symbolic_target", code: -1, message: "HEAD is detached; check out a branch before committing snapshots")
+            throw GitError(
+                function: "git_reference_symbolic_target", code: -1, message: "HEAD is detached; check out a branch before committing snapshots")
         }
         return String(cString: target)
     }

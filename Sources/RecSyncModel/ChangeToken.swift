@@ -65,15 +65,18 @@ public struct ChangeTokenContent: Sendable, Hashable, Codable {
     /// `decode`), so there is no encoder failure to hide: before, a failed `JSONEncoder` run
     /// would have handed out an empty token.
     public var token: ServerChangeToken {
-        let kindValue: JSONValue = switch kind {
-        case .database(let scope, let user):
-            .object(["database": .object(["scope": .string(scope.rawValue), "user": .string(user)])])
-        case .zone(let zone, let incarnation):
-            .object(["zone": .object([
-                "_0": .object(["zoneName": .string(zone.zoneName), "ownerName": .string(zone.ownerName)]),
-                "incarnation": .string(incarnation),
-            ])])
-        }
+        let kindValue: JSONValue =
+            switch kind {
+            case .database(let scope, let user):
+                .object(["database": .object(["scope": .string(scope.rawValue), "user": .string(user)])])
+            case .zone(let zone, let incarnation):
+                .object([
+                    "zone": .object([
+                        "_0": .object(["zoneName": .string(zone.zoneName), "ownerName": .string(zone.ownerName)]),
+                        "incarnation": .string(incarnation),
+                    ])
+                ])
+            }
         var members: [String: JSONValue] = [
             "version": .int(Int64(version)), "storeID": .string(storeID), "kind": kindValue, "commit": .string(commit),
         ]
@@ -96,7 +99,7 @@ public struct ChangeTokenContent: Sendable, Hashable, Codable {
         text = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while text.count % 4 != 0 { text.append("=") }
         guard let data = Data(base64Encoded: text),
-              let content = try? JSONDecoder().decode(ChangeTokenContent.self, from: data)
+            let content = try? JSONDecoder().decode(ChangeTokenContent.self, from: data)
         else { throw .badToken(.garbled) }
         guard content.version == currentVersion else { throw .badToken(.unsupportedVersion(content.version)) }
         // An empty commit means "from the beginning", which only a mid-batch token carries.

@@ -67,7 +67,8 @@ public enum NameRules {
             try validateRecordName(name)
             try validateSignatureText(name, what: "it")
             guard NameEscaping.escape(name).utf8.count <= maxNameLength else {
-                throw .invalidName("it is \(NameEscaping.escape(name).utf8.count) bytes once escaped for disk ('/' and '%' take 3 bytes each); the limit is 255")
+                throw .invalidName(
+                    "it is \(NameEscaping.escape(name).utf8.count) bytes once escaped for disk ('/' and '%' take 3 bytes each); the limit is 255")
             }
         } catch {
             throw .invalidName("owner name '\(printable(name))': " + error.message)
@@ -89,7 +90,8 @@ public enum NameRules {
             throw .invalidName("\(what) contains '<' or '>', which git reserves for the e-mail address of a commit signature")
         }
         if let end = [text.first, text.last].compactMap({ $0 }).first(where: { signatureTrimmed.contains($0) }) {
-            throw .invalidName("\(what) starts or ends with '\(end)', which git drops from a commit signature (so the commit would name someone else); remove it")
+            throw .invalidName(
+                "\(what) starts or ends with '\(end)', which git drops from a commit signature (so the commit would name someone else); remove it")
         }
     }
 
@@ -122,11 +124,15 @@ public enum NameRules {
             throw .invalidName("zone name '\(name)' contains control characters")
         }
         guard isNFC(name) else {
-            throw .invalidName("zone name '\(name)' is not in Unicode NFC (composed form); recsync keeps zone names in NFC, so rename it to '\(name.precomposedStringWithCanonicalMapping)'")
+            throw .invalidName(
+                "zone name '\(name)' is not in Unicode NFC (composed form); recsync keeps zone names in NFC, so rename it to '\(name.precomposedStringWithCanonicalMapping)'"
+            )
         }
         let escaped = NameEscaping.escape(name).utf8.count
         guard escaped <= maxEscapedZoneNameLength else {
-            throw .invalidName("zone name '\(name.prefix(40))…' takes \(escaped) bytes once escaped for disk ('%', '/', control characters and a leading '.' take 3 bytes each); the limit is \(maxEscapedZoneNameLength), so shorten it")
+            throw .invalidName(
+                "zone name '\(name.prefix(40))…' takes \(escaped) bytes once escaped for disk ('%', '/', control characters and a leading '.' take 3 bytes each); the limit is \(maxEscapedZoneNameLength), so shorten it"
+            )
         }
     }
 

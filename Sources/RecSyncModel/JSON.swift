@@ -151,9 +151,12 @@ struct JSONWriter {
 
     mutating func int(_ i: Int64) {
         if i == 0 { out.append(0x30); return }
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var digits:
+            (
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
+            ) =
+                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         var n = i.magnitude
         var count = 0
         withUnsafeMutableBytes(of: &digits) { buf in
@@ -412,8 +415,10 @@ private struct JSONParser {
                 values.append(current)
                 skipWhitespace()
                 guard pos < buf.count else {
-                    throw fail(frame.isArray ? "expected ',' or ']' in an array, found the end of the input"
-                                             : "expected ',' or '}' in an object, found the end of the input")
+                    throw fail(
+                        frame.isArray
+                            ? "expected ',' or ']' in an array, found the end of the input"
+                            : "expected ',' or '}' in an object, found the end of the input")
                 }
                 if buf[pos] == UInt8(ascii: ",") {
                     pos += 1
@@ -541,12 +546,14 @@ private struct JSONParser {
                 var scalar: UInt32
                 if unit >= 0xD800 && unit <= 0xDBFF {
                     guard pos + 1 < buf.count, buf[pos] == UInt8(ascii: "\\"), buf[pos + 1] == UInt8(ascii: "u") else {
-                        throw fail("\\u\(hex4(unit)) is a lone high surrogate; it must be followed by a \\uDC00–\\uDFFF low surrogate", at: escapeStart)
+                        throw fail(
+                            "\\u\(hex4(unit)) is a lone high surrogate; it must be followed by a \\uDC00–\\uDFFF low surrogate", at: escapeStart)
                     }
                     pos += 2
                     let low = try hexQuad()
                     guard low >= 0xDC00 && low <= 0xDFFF else {
-                        throw fail("\\u\(hex4(unit)) is a lone high surrogate; it must be followed by a \\uDC00–\\uDFFF low surrogate", at: escapeStart)
+                        throw fail(
+                            "\\u\(hex4(unit)) is a lone high surrogate; it must be followed by a \\uDC00–\\uDFFF low surrogate", at: escapeStart)
                     }
                     scalar = 0x10000 + ((UInt32(unit) - 0xD800) << 10) + (UInt32(low) - 0xDC00)
                 } else if unit >= 0xDC00 && unit <= 0xDFFF {
@@ -556,7 +563,9 @@ private struct JSONParser {
                 }
                 appendUTF8(scalar)
             default:
-                throw fail("invalid escape '\\\(describeEscape(e))' in a string; valid escapes are \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX", at: escapeStart)
+                throw fail(
+                    "invalid escape '\\\(describeEscape(e))' in a string; valid escapes are \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX",
+                    at: escapeStart)
             }
         }
         throw fail("expected '\"' to close the string that starts at column \(position(open).column)")

@@ -221,8 +221,10 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .badToken(let p):
             switch p {
             case .garbled: return "the change token is garbled; pass a token recsync printed, or none for a full fetch"
-            case .unsupportedVersion(let v): return "the change token has version \(v), which this recsync does not understand; upgrade recsync or fetch from the beginning"
-            case .wrongKind(let e, let f): return "a \(f) token was given where a \(e) token is needed; database and zone tokens are not interchangeable"
+            case .unsupportedVersion(let v):
+                return "the change token has version \(v), which this recsync does not understand; upgrade recsync or fetch from the beginning"
+            case .wrongKind(let e, let f):
+                return "a \(f) token was given where a \(e) token is needed; database and zone tokens are not interchangeable"
             case .wrongScope(let e, let f): return "the token belongs to \(f), not \(e); use the token saved for this scope"
             case .wrongZone(let e, let f): return "the token belongs to zone '\(f)', not '\(e)'; use the token saved for this zone"
             case .wrongStore(let e, let f): return "the token belongs to store \(f), not this store (\(e)); fetch from the beginning"
@@ -231,7 +233,8 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
             return "\(op) is not supported on the public database; use the private or shared scope"
         case .malformed(let m):
             return m.message
-        case .invalidArguments(let m), .invalidName(let m), .invalidValue(let m), .notAStore(let m), .limitExceeded(let m), .permissionFailure(let m), .storeCorrupt(let m), .storeBusy(let m), .internalError(let m):
+        case .invalidArguments(let m), .invalidName(let m), .invalidValue(let m), .notAStore(let m), .limitExceeded(let m), .permissionFailure(let m),
+            .storeCorrupt(let m), .storeBusy(let m), .internalError(let m):
             return m
         case .batchRequestFailed(let id):
             return "record '\(id)' was not saved because another change in the same zone failed; fix that one and push again"
@@ -252,9 +255,11 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .partialFailure(let failure):
             let lines = failure.lines
             let shown = lines.prefix(5).joined(separator: "; ") + (lines.count > 5 ? "; and \(lines.count - 5) more" : "")
-            return "the store refused \(lines.count) of the changes sent (\(shown)); the rest went. Changes refused for good are no longer pending: handle each (the send's events carry its error) and add it again; those refused for a passing reason stay pending"
+            return
+                "the store refused \(lines.count) of the changes sent (\(shown)); the rest went. Changes refused for good are no longer pending: handle each (the send's events carry its error) and add it again; those refused for a passing reason stay pending"
         case .notDelivered(let ids):
-            return "not delivered, still pending: \(ids.joined(separator: ", ")) (the warnings above say why); their cursors did not move, so the next 'recsync watch' or 'watch --once' delivers them again"
+            return
+                "not delivered, still pending: \(ids.joined(separator: ", ")) (the warnings above say why); their cursors did not move, so the next 'recsync watch' or 'watch --once' delivers them again"
         }
     }
 
@@ -344,12 +349,14 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .notDelivered(let ids):
             o["subscriptions"] = .array(ids.map { .string($0) })
         case .partialFailure(let failure):
-            o["zones"] = .array(failure.zones.sorted { $0.key.description < $1.key.description }.map {
-                .object(["zone": .string($0.key.description), "error": $0.value.json])
-            })
-            o["records"] = .array(failure.records.sorted { ($0.key.zoneID.description, $0.key.recordName) < ($1.key.zoneID.description, $1.key.recordName) }.map {
-                .object(["zone": .string($0.key.zoneID.description), "recordName": .string($0.key.recordName), "error": $0.value.json])
-            })
+            o["zones"] = .array(
+                failure.zones.sorted { $0.key.description < $1.key.description }.map {
+                    .object(["zone": .string($0.key.description), "error": $0.value.json])
+                })
+            o["records"] = .array(
+                failure.records.sorted { ($0.key.zoneID.description, $0.key.recordName) < ($1.key.zoneID.description, $1.key.recordName) }.map {
+                    .object(["zone": .string($0.key.zoneID.description), "recordName": .string($0.key.recordName), "error": $0.value.json])
+                })
         default:
             break
         }

@@ -92,7 +92,10 @@ public struct QuerySubscription: Sendable, Hashable, Codable {
     public var conditions: [FieldCondition]
     public var firesOn: Set<RecordChangeReason>
 
-    public init(scope: DatabaseScope, recordType: String, zone: ZoneID? = nil, conditions: [FieldCondition] = [], firesOn: Set<RecordChangeReason> = Set(RecordChangeReason.allCases)) {
+    public init(
+        scope: DatabaseScope, recordType: String, zone: ZoneID? = nil, conditions: [FieldCondition] = [],
+        firesOn: Set<RecordChangeReason> = Set(RecordChangeReason.allCases)
+    ) {
         self.scope = scope
         self.recordType = recordType
         self.zone = zone
@@ -168,10 +171,12 @@ public struct Subscription: Sendable, Hashable, Codable {
     /// are): 1–100 bytes, at most 200 once escaped, no control characters.
     public static func validateID(_ id: String) throws(RecSyncError) {
         guard !id.isEmpty, id.utf8.count <= 100, NameEscaping.escape(id).utf8.count <= 200,
-              !id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }),
-              id.trimmingCharacters(in: .whitespaces) == id
+            !id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }),
+            id.trimmingCharacters(in: .whitespaces) == id
         else {
-            throw .invalidName("the subscription ID '\(id.prefix(100))' is not 1–100 bytes (200 once '/', '%' and a leading '.' are escaped) without control characters or surrounding spaces; pass another with --id")
+            throw .invalidName(
+                "the subscription ID '\(id.prefix(100))' is not 1–100 bytes (200 once '/', '%' and a leading '.' are escaped) without control characters or surrounding spaces; pass another with --id"
+            )
         }
     }
 
@@ -203,12 +208,13 @@ public struct Subscription: Sendable, Hashable, Codable {
         case "database": kind = .database(try c.decode(DatabaseScope.self, forKey: .scope))
         case "zone": kind = .zone(try c.decode(ZoneID.self, forKey: .zone))
         case "query":
-            kind = .query(QuerySubscription(
-                scope: try c.decode(DatabaseScope.self, forKey: .scope),
-                recordType: try c.decode(String.self, forKey: .recordType),
-                zone: try c.decodeIfPresent(ZoneID.self, forKey: .zone),
-                conditions: try c.decodeIfPresent([FieldCondition].self, forKey: .conditions) ?? [],
-                firesOn: Set(try c.decodeIfPresent([RecordChangeReason].self, forKey: .firesOn) ?? RecordChangeReason.allCases)))
+            kind = .query(
+                QuerySubscription(
+                    scope: try c.decode(DatabaseScope.self, forKey: .scope),
+                    recordType: try c.decode(String.self, forKey: .recordType),
+                    zone: try c.decodeIfPresent(ZoneID.self, forKey: .zone),
+                    conditions: try c.decodeIfPresent([FieldCondition].self, forKey: .conditions) ?? [],
+                    firesOn: Set(try c.decodeIfPresent([RecordChangeReason].self, forKey: .firesOn) ?? RecordChangeReason.allCases)))
         case let other:
             throw DecodingError.dataCorruptedError(forKey: .type, in: c, debugDescription: "unknown subscription type '\(other)'")
         }

@@ -15,8 +15,10 @@ public struct SubscriptionRequest: Sendable, Hashable {
     public var id: String?
     public var includeOwn: Bool
 
-    public init(database: String? = nil, zone: String? = nil, query: String? = nil, conditions: [FieldCondition] = [],
-                firesOn: Set<RecordChangeReason> = Set(RecordChangeReason.allCases), id: String? = nil, includeOwn: Bool = false) {
+    public init(
+        database: String? = nil, zone: String? = nil, query: String? = nil, conditions: [FieldCondition] = [],
+        firesOn: Set<RecordChangeReason> = Set(RecordChangeReason.allCases), id: String? = nil, includeOwn: Bool = false
+    ) {
         self.database = database
         self.zone = zone
         self.query = query

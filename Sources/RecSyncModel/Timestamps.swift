@@ -69,7 +69,7 @@ public enum Timestamps {
             return true
         }
         guard let y = digits(4), expect("-"), let m = digits(2), expect("-"), let d = digits(2), expect("T"),
-              let h = digits(2), expect(":"), let mi = digits(2), expect(":"), let sec = digits(2)
+            let h = digits(2), expect(":"), let mi = digits(2), expect(":"), let sec = digits(2)
         else { return nil }
         guard y >= 1, m >= 1, m <= 12, d >= 1, d <= daysInMonth(y, m), h <= 23, mi <= 59, sec <= 59 else { return nil }
         var fractionMs: Int64 = 0

@@ -54,7 +54,9 @@ public enum WorkspaceEncoding {
     ///
     /// An asset named by file (`{"$asset": "scan"}`) is read through `assets`; without one it
     /// is refused.
-    public static func decodeFieldsAndDeletions(_ bytes: [UInt8], assets: AssetResolver? = nil) throws(RecSyncError) -> (fields: [String: FieldValue], deleted: [String]) {
+    public static func decodeFieldsAndDeletions(_ bytes: [UInt8], assets: AssetResolver? = nil) throws(RecSyncError) -> (
+        fields: [String: FieldValue], deleted: [String]
+    ) {
         let json = try JSON.parse(bytes)
         guard case .object(let members) = json else {
             throw .malformedInput("the fields file must hold a JSON object of fields, found \(StoreEncoding.kindName(json))")
@@ -66,7 +68,9 @@ public enum WorkspaceEncoding {
             try NameRules.validateFieldKey(key)
             if case .object(let o) = value, o.count == 1, case .string(let file)? = o["$asset"] {
                 guard let assets else {
-                    throw .malformedInput("field '\(key)': '$asset' names the file '\(file)', which only a workspace record can read; give the asset as {\"$asset\": {\"oid\": …, \"sha256\": …, \"size\": …}} here")
+                    throw .malformedInput(
+                        "field '\(key)': '$asset' names the file '\(file)', which only a workspace record can read; give the asset as {\"$asset\": {\"oid\": …, \"sha256\": …, \"size\": …}} here"
+                    )
                 }
                 try validateAssetFileName(file, key: key)
                 fields[key] = .asset(try assets(key, file))
@@ -322,14 +326,18 @@ public enum WorkspaceEncoding {
                 throw .malformedInput("field '\(key)': '$asset' must name the asset's file, found \(StoreEncoding.kindName(value))")
             }
         default:
-            throw .malformedInput("field '\(key)': unknown tag '\(tag)'; the tags are $date, $bytes, $ref, $location, $json and $asset (other objects must not have keys starting with '$')")
+            throw .malformedInput(
+                "field '\(key)': unknown tag '\(tag)'; the tags are $date, $bytes, $ref, $location, $json and $asset (other objects must not have keys starting with '$')"
+            )
         }
     }
 
     /// Checks that an asset's file name is one plain name inside the record's asset directory.
     public static func validateAssetFileName(_ file: String, key: String) throws(RecSyncError) {
         guard file == key else {
-            throw .malformedInput("field '\(key)': '$asset' names '\(file)', but an asset's file is named after its field: write {\"$asset\": \"\(key)\"} and keep the file as '\(key)' in the record's .assets directory")
+            throw .malformedInput(
+                "field '\(key)': '$asset' names '\(file)', but an asset's file is named after its field: write {\"$asset\": \"\(key)\"} and keep the file as '\(key)' in the record's .assets directory"
+            )
         }
     }
 
@@ -366,10 +374,11 @@ public enum WorkspaceEncoding {
             elements.append(element)
         }
         if mixedNumbers {
-            return .list(elements.map { e in
-                if case .int64(let i) = e { return .double(Double(i)) }
-                return e
-            })
+            return .list(
+                elements.map { e in
+                    if case .int64(let i) = e { return .double(Double(i)) }
+                    return e
+                })
         }
         return .list(elements)
     }

@@ -15,11 +15,17 @@ extension Workspace {
     /// `GIT_AUTHOR_EMAIL`, `GIT_COMMITTER_NAME`, `GIT_COMMITTER_EMAIL`, else the repository's
     /// `user.name` / `user.email`), else the workspace's user. A snapshot checked out later
     /// pulls forward correctly: its tokens match its records.
-    public func commitSnapshot(message: String, time: Int64, environment: [String: String] = ProcessInfo.processInfo.environment) throws(RecSyncError) -> String? {
+    public func commitSnapshot(message: String, time: Int64, environment: [String: String] = ProcessInfo.processInfo.environment) throws(RecSyncError)
+        -> String?
+    {
         // libgit2 opens the repository by path: a `.git` that is a link or a `gitdir:` file
         // would send the snapshot into a repository outside the workspace.
         if let git = FileIO.info("\(root)/.git"), git.isSymlink || !git.isDirectory {
-            throw .fileSystem(path: "\(root)/.git", message: "is a link or a file, not the workspace's own repository; snapshots are committed only into a real .git directory at the workspace root: move it away, or commit without --commit")
+            throw .fileSystem(
+                path: "\(root)/.git",
+                message:
+                    "is a link or a file, not the workspace's own repository; snapshots are committed only into a real .git directory at the workspace root: move it away, or commit without --commit"
+            )
         }
         // Nor through a link inside it (`objects/`, `refs/heads/`, `index`), which libgit2
         // would also follow.
@@ -40,7 +46,9 @@ extension Workspace {
     }
 
     /// The signature of a snapshot's author or committer (`role`), as git would pick it.
-    private func snapshotIdentity(_ role: String, repo: GitRepository, environment: [String: String], time: Int64) throws(RecSyncError) -> GitSignature {
+    private func snapshotIdentity(_ role: String, repo: GitRepository, environment: [String: String], time: Int64) throws(RecSyncError)
+        -> GitSignature
+    {
         func given(_ variable: String, config: String) throws(RecSyncError) -> String? {
             if let value = environment[variable], !value.isEmpty {
                 guard !value.contains(where: { "<>\n\r\0".contains($0) }) else {

@@ -78,7 +78,8 @@ public protocol RemoteStore: Actor {
     /// coalesced match per subscription, leaving out this client's own commits
     /// (`StoreActor.deviceID`) unless a subscription includes them. The result's cursor is the
     /// token to check from next time; `changeTokenExpired` when history was rewritten.
-    func checkSubscriptions(_ subscriptions: [Subscription], scope: DatabaseScope, since token: ServerChangeToken?) async throws(RecSyncError) -> SubscriptionCheck
+    func checkSubscriptions(_ subscriptions: [Subscription], scope: DatabaseScope, since token: ServerChangeToken?) async throws(RecSyncError)
+        -> SubscriptionCheck
 
     /// The current version of each record, one result per ID, in input order.
     func fetchRecords(_ ids: [RecordID], desiredKeys: [String]?) async throws(RecSyncError) -> [RecordResult]
@@ -142,7 +143,8 @@ extension RemoteStore {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else {
             let e = errno
-            throw .fileSystem(path: path, message: "cannot open the asset file: \(String(cString: strerror(e)))", cause: SystemCallFailure(call: "open", errno: e))
+            throw .fileSystem(
+                path: path, message: "cannot open the asset file: \(String(cString: strerror(e)))", cause: SystemCallFailure(call: "open", errno: e))
         }
         defer { close(fd) }
         return try await uploadAsset(fd: fd, path: path, for: recordID, field: field)
@@ -162,12 +164,16 @@ extension RemoteStore {
         // Refused before anything is read (and again by the link below, should one appear).
         var st = stat()
         if lstat(path, &st) == 0 {
-            throw .fileSystem(path: path, message: "cannot create the asset file: \(String(cString: strerror(EEXIST)))", cause: SystemCallFailure(call: "lstat", errno: EEXIST))
+            throw .fileSystem(
+                path: path, message: "cannot create the asset file: \(String(cString: strerror(EEXIST)))",
+                cause: SystemCallFailure(call: "lstat", errno: EEXIST))
         }
         let fd = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard fd >= 0 else {
             let e = errno
-            throw .fileSystem(path: path, message: "cannot create the asset file: \(String(cString: strerror(e)))", cause: SystemCallFailure(call: "open", errno: e))
+            throw .fileSystem(
+                path: path, message: "cannot create the asset file: \(String(cString: strerror(e)))", cause: SystemCallFailure(call: "open", errno: e)
+            )
         }
         defer { unlink(partial) }
         do {
@@ -180,13 +186,17 @@ extension RemoteStore {
         // A link, not a rename: a file already at `path` is refused, not replaced.
         guard link(partial, path) == 0 else {
             let e = errno
-            throw .fileSystem(path: path, message: "cannot create the asset file: \(String(cString: strerror(e)))", cause: SystemCallFailure(call: "link", errno: e))
+            throw .fileSystem(
+                path: path, message: "cannot create the asset file: \(String(cString: strerror(e)))", cause: SystemCallFailure(call: "link", errno: e)
+            )
         }
         let dfd = open(prefix.isEmpty ? "." : prefix, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         defer { if dfd >= 0 { close(dfd) } }
         guard dfd >= 0, fsync(dfd) == 0 else {
             let e = errno
-            throw .fileSystem(path: path, message: "cannot sync the directory of the asset file: \(String(cString: strerror(e)))", cause: SystemCallFailure(call: "fsync", errno: e))
+            throw .fileSystem(
+                path: path, message: "cannot sync the directory of the asset file: \(String(cString: strerror(e)))",
+                cause: SystemCallFailure(call: "fsync", errno: e))
         }
     }
 
@@ -212,7 +222,9 @@ extension RemoteStore {
         try await recordZoneChanges(zone: zone, since: token, resultsLimit: 0, desiredKeys: nil)
     }
 
-    public func modifyRecords(saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool) async throws(RecSyncError) -> ModifyRecordsResult {
+    public func modifyRecords(saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool) async throws(RecSyncError)
+        -> ModifyRecordsResult
+    {
         try await modifyRecords(saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically, clientChangeTokenData: nil)
     }
 

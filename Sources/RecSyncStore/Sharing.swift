@@ -27,7 +27,9 @@ extension RemoteStore {
 
     /// Reads one of the user's zones, changes its participant list, saves it; `zoneNotFound`
     /// when the user has no such zone.
-    func changeParticipants(of zoneID: ZoneID, _ change: (inout [ShareParticipant]) throws(RecSyncError) -> Void) async throws(RecSyncError) -> RecordZone {
+    func changeParticipants(of zoneID: ZoneID, _ change: (inout [ShareParticipant]) throws(RecSyncError) -> Void) async throws(RecSyncError)
+        -> RecordZone
+    {
         guard var zone = try await fetchAllRecordZones(scope: .private).first(where: { $0.zoneID == zoneID }) else {
             throw .zoneNotFound(zoneID)
         }

@@ -67,7 +67,8 @@ public enum StoreRevision: Sendable, Hashable {
     /// hash-like word is named with a trailing `@` (`x@cafe@`).
     public static func split(_ text: String) -> (record: String, revision: StoreRevision) {
         guard let at = text.lastIndex(of: "@"), at != text.startIndex,
-              let revision = StoreRevision(String(text[text.index(after: at)...])) else {
+            let revision = StoreRevision(String(text[text.index(after: at)...]))
+        else {
             return (text, .current)
         }
         return (String(text[..<at]), revision)
@@ -138,7 +139,9 @@ extension StoreHistory {
         case .versionsBack(let n):
             let changed = Self.changes(in: history)
             guard n < changed.count else {
-                throw .invalidArguments("unknown revision '~\(n)': the record has \(changed.count) version\(changed.count == 1 ? "" : "s") in the store's history ('~0' to '~\(max(0, changed.count - 1))'; 'recsync log -p RECORD' lists them)")
+                throw .invalidArguments(
+                    "unknown revision '~\(n)': the record has \(changed.count) version\(changed.count == 1 ? "" : "s") in the store's history ('~0' to '~\(max(0, changed.count - 1))'; 'recsync log -p RECORD' lists them)"
+                )
             }
             index = changed[n].index
         }

@@ -60,7 +60,8 @@ public enum StoreLayout {
     /// small blob per client in the zone's tree, so reading it costs one lookup, not a walk
     /// through history, and it goes away with the zone.
     public static func clientTokenPath(_ zone: ZoneID, client: String) -> String {
-        "\(zoneDir(zone))/\(clientTokensDir)/" + client.split(separator: "/", omittingEmptySubsequences: false).map { escape(String($0)) }.joined(separator: "/")
+        "\(zoneDir(zone))/\(clientTokensDir)/"
+            + client.split(separator: "/", omittingEmptySubsequences: false).map { escape(String($0)) }.joined(separator: "/")
     }
     /// Where a zone's assets live: beside `records/`, so the record change walk never visits
     /// them, and inside the zone, so they go with it (deleted, purged) and stay reachable
@@ -84,7 +85,10 @@ public struct StoreManifest: Sendable, Hashable {
     /// The largest asset the store takes (`maxAssetBytes`; nil: `AssetReference.defaultMaxBytes`).
     public var maxAssetBytes: Int64?
 
-    public init(format: Int = StoreLayout.formatVersion, storeID: String, created: Int64, fanout: String = StoreLayout.fanoutScheme, maxAssetBytes: Int64? = nil) {
+    public init(
+        format: Int = StoreLayout.formatVersion, storeID: String, created: Int64, fanout: String = StoreLayout.fanoutScheme,
+        maxAssetBytes: Int64? = nil
+    ) {
         self.format = format
         self.storeID = storeID
         self.created = created
@@ -144,20 +148,26 @@ enum ZoneDocuments {
         if let c = zone.created { o["created"] = stamp(c) }
         if let i = zone.incarnation { o["incarnation"] = .string(i) }
         if let e = zone.encryption {
-            var enc: [String: JSONValue] = ["keys": .array(e.keys.map {
-                .object([
-                    "generation": .int(Int64($0.generation)), "userRecordName": .string($0.userRecordName),
-                    "ephemeralPublicKey": .string(Base64.encode($0.ephemeralPublicKey)), "sealedKey": .string(Base64.encode($0.sealedKey)),
-                ])
-            })]
+            var enc: [String: JSONValue] = [
+                "keys": .array(
+                    e.keys.map {
+                        .object([
+                            "generation": .int(Int64($0.generation)), "userRecordName": .string($0.userRecordName),
+                            "ephemeralPublicKey": .string(Base64.encode($0.ephemeralPublicKey)), "sealedKey": .string(Base64.encode($0.sealedKey)),
+                        ])
+                    })
+            ]
             if let f = e.fields { enc["fields"] = .array(f.map { .string($0) }) }
             if let signature = e.signature { enc["signature"] = .string(Base64.encode(signature)) }
             o["encryption"] = .object(enc)
         }
         if !zone.participants.isEmpty {
-            o["share"] = .object(["participants": .array(zone.participants.map {
-                .object(["userRecordName": .string($0.userRecordName), "permission": .string($0.permission.rawValue)])
-            })])
+            o["share"] = .object([
+                "participants": .array(
+                    zone.participants.map {
+                        .object(["userRecordName": .string($0.userRecordName), "permission": .string($0.permission.rawValue)])
+                    })
+            ])
         }
         return JSON.serialize(.object(o), pretty: true)
     }
@@ -176,7 +186,7 @@ enum ZoneDocuments {
         if case .object(let share)? = o["share"], case .array(let list)? = share["participants"] {
             for item in list {
                 guard case .object(let p) = item, case .string(let user)? = p["userRecordName"],
-                      case .string(let perm)? = p["permission"], let permission = SharePermission(rawValue: perm)
+                    case .string(let perm)? = p["permission"], let permission = SharePermission(rawValue: perm)
                 else { throw .storeCorrupt("\(path): a share participant is malformed; each needs userRecordName and permission readOnly|readWrite") }
                 zone.participants.append(ShareParticipant(userRecordName: user, permission: permission))
             }
@@ -185,7 +195,9 @@ enum ZoneDocuments {
     }
 
     static func decodeEncryption(_ j: JSONValue, path: String) throws(RecSyncError) -> ZoneEncryption {
-        let bad = RecSyncError.storeCorrupt("\(path): 'encryption' is malformed; it needs 'keys' (generation, userRecordName, base64 ephemeralPublicKey and sealedKey) and optional 'fields' and base64 'signature'. Restore zone.json from the store's history")
+        let bad = RecSyncError.storeCorrupt(
+            "\(path): 'encryption' is malformed; it needs 'keys' (generation, userRecordName, base64 ephemeralPublicKey and sealedKey) and optional 'fields' and base64 'signature'. Restore zone.json from the store's history"
+        )
         guard case .object(let o) = j, case .array(let list)? = o["keys"] else { throw bad }
         var e = ZoneEncryption()
         if let f = o["fields"] {
@@ -202,9 +214,9 @@ enum ZoneDocuments {
         }
         for item in list {
             guard case .object(let k) = item, case .int(let g)? = k["generation"], g > 0, g < Int64(Int32.max),
-                  case .string(let user)? = k["userRecordName"],
-                  case .string(let eph)? = k["ephemeralPublicKey"], let ephBytes = Base64.decode(eph),
-                  case .string(let sealed)? = k["sealedKey"], let sealedBytes = Base64.decode(sealed)
+                case .string(let user)? = k["userRecordName"],
+                case .string(let eph)? = k["ephemeralPublicKey"], let ephBytes = Base64.decode(eph),
+                case .string(let sealed)? = k["sealedKey"], let sealedBytes = Base64.decode(sealed)
             else { throw bad }
             e.keys.append(WrappedZoneKey(generation: Int(g), userRecordName: user, ephemeralPublicKey: ephBytes, sealedKey: sealedBytes))
         }
@@ -227,11 +239,13 @@ enum ZoneDocuments {
         let path = StoreLayout.userKeyPath(user)
         let json: JSONValue
         do { json = try JSON.parse(bytes) } catch {
-            throw .storeCorrupt("\(path) is not valid JSON: \(error.message); \(user) can publish it again with 'recsync keys init' on a device holding their key, or 'recsync keys reset' if it is lost")
+            throw .storeCorrupt(
+                "\(path) is not valid JSON: \(error.message); \(user) can publish it again with 'recsync keys init' on a device holding their key, or 'recsync keys reset' if it is lost"
+            )
         }
         let remedy = "\(user) can publish it again with 'recsync keys init' on a device holding their key, or 'recsync keys reset' if it is lost"
         guard case .object(let o) = json, case .string("X25519")? = o["algorithm"], case .string(let name)? = o["userRecordName"], name == user,
-              case .string(let text)? = o["publicKey"], let key = Base64.decode(text), key.count == 32
+            case .string(let text)? = o["publicKey"], let key = Base64.decode(text), key.count == 32
         else { throw .storeCorrupt("\(path) is not an X25519 public key of \(user); \(remedy)") }
         var signing: [UInt8]?
         if let s = o["signingPublicKey"] {

@@ -28,7 +28,9 @@ public enum StoreLocation {
             throw .invalidArguments("'\(GitRemoteURL.shown(location))' is a network remote; this needs a store on this machine (or a shared disk)")
         }
         if let scheme = location.range(of: "://") {
-            throw .invalidArguments("'\(GitRemoteURL.shown(location))': recsync does not know the scheme '\(location[..<scheme.lowerBound])'; give a path, file://, ssh://, [user@]host:path, https://, http:// or git://")
+            throw .invalidArguments(
+                "'\(GitRemoteURL.shown(location))': recsync does not know the scheme '\(location[..<scheme.lowerBound])'; give a path, file://, ssh://, [user@]host:path, https://, http:// or git://"
+            )
         }
         return absolute(location, relativeTo: base)
     }

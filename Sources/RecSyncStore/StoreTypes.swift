@@ -104,7 +104,9 @@ public struct ZoneEncryption: Sendable, Hashable, Codable {
     /// The refusal of a file (an asset) in field `field` of record `id`, which its zone
     /// seals: recsync does not encrypt files, so such a file is neither uploaded nor saved.
     public static func fileInSealedField(_ id: RecordID, field: String) -> RecSyncError {
-        .invalidValue("zone '\(id.zoneID)' seals field '\(field)', but record '\(id.recordName)' holds a file (ASSET) there, and recsync does not encrypt files; neither the file nor the record was sent. Keep files in fields the zone does not seal (zone create --encrypt FIELDS lists the sealed ones)")
+        .invalidValue(
+            "zone '\(id.zoneID)' seals field '\(field)', but record '\(id.recordName)' holds a file (ASSET) there, and recsync does not encrypt files; neither the file nor the record was sent. Keep files in fields the zone does not seal (zone create --encrypt FIELDS lists the sealed ones)"
+        )
     }
 }
 
@@ -345,7 +347,9 @@ public struct StoreActor: Sendable {
     /// Milliseconds since the epoch.
     public var clock: @Sendable () -> Int64
 
-    public init(userRecordName: String, displayName: String? = nil, email: String? = nil, deviceID: String? = nil, clock: (@Sendable () -> Int64)? = nil) throws(RecSyncError) {
+    public init(
+        userRecordName: String, displayName: String? = nil, email: String? = nil, deviceID: String? = nil, clock: (@Sendable () -> Int64)? = nil
+    ) throws(RecSyncError) {
         try NameRules.validateOwnerName(userRecordName)
         if let deviceID { try Self.validateToken(deviceID, what: "the device ID") }
         self.deviceID = deviceID
@@ -361,11 +365,15 @@ public struct StoreActor: Sendable {
     /// Device IDs and client change tokens: 1–128 characters of letters, digits, `-`, `_`,
     /// `.`, `:` (they go into tree entry names and commit message trailers).
     public static func validateToken(_ text: String, what: String) throws(RecSyncError) {
-        let ok = !text.isEmpty && text.utf8.count <= 128 && !text.hasPrefix(".") && text.utf8.allSatisfy { b in
-            (b >= 48 && b <= 57) || (b >= 65 && b <= 90) || (b >= 97 && b <= 122) || b == 45 || b == 95 || b == 46 || b == 58
-        }
+        let ok =
+            !text.isEmpty && text.utf8.count <= 128 && !text.hasPrefix(".")
+            && text.utf8.allSatisfy { b in
+                (b >= 48 && b <= 57) || (b >= 65 && b <= 90) || (b >= 97 && b <= 122) || b == 45 || b == 95 || b == 46 || b == 58
+            }
         guard ok else {
-            throw .invalidName("\(what) '\(text.prefix(140))' is not 1–128 characters of letters, digits, '-', '_', '.', ':' (not starting with '.'); pass one of those")
+            throw .invalidName(
+                "\(what) '\(text.prefix(140))' is not 1–128 characters of letters, digits, '-', '_', '.', ':' (not starting with '.'); pass one of those"
+            )
         }
     }
 

@@ -1,12 +1,11 @@
 import CRecSyncSys
 import Dispatch
 import Foundation
+import Glibc
 import RecSyncModel
 import RecSyncSystem
 import RecSyncWorkspace
 import Synchronization
-
-import Glibc
 
 /// A stop asked for by SIGINT or SIGTERM (`install`) or by `request`, and the hook command
 /// running now, which a stop stops with it: SIGTERM to its process group, then SIGKILL after

@@ -1,8 +1,8 @@
 import Foundation
+import RecSyncEngine
 import RecSyncModel
 import RecSyncStore
 import RecSyncWorkspace
-import RecSyncEngine
 import Synchronization
 
 /// A prompt to fetch, for one subscription, standing for every matching change since its
@@ -26,7 +26,10 @@ public struct SubscriptionNotification: Sendable, Hashable {
     /// have changed, so pull.
     public var reset: Bool
 
-    public init(subscriptionID: String, kind: String, scope: DatabaseScope, zone: ZoneID?, count: Int, zones: [ZoneID], records: [RecordChangeNotice], reset: Bool) {
+    public init(
+        subscriptionID: String, kind: String, scope: DatabaseScope, zone: ZoneID?, count: Int, zones: [ZoneID], records: [RecordChangeNotice],
+        reset: Bool
+    ) {
         self.subscriptionID = subscriptionID
         self.kind = kind
         self.scope = scope
@@ -51,10 +54,13 @@ public struct SubscriptionNotification: Sendable, Hashable {
         if zones.count > Self.listLimit { o["zonesOmitted"] = .int(Int64(zones.count - Self.listLimit)) }
         if let zone { o["zone"] = .string(zone.description) }
         if kind == "query" {
-            o["records"] = .array(records.map { r in
-                .object(["recordName": .string(r.recordID.recordName), "zone": .string(r.recordID.zoneID.zoneName),
-                         "owner": .string(r.recordID.zoneID.ownerName), "reason": .string(r.reason.rawValue)])
-            })
+            o["records"] = .array(
+                records.map { r in
+                    .object([
+                        "recordName": .string(r.recordID.recordName), "zone": .string(r.recordID.zoneID.zoneName),
+                        "owner": .string(r.recordID.zoneID.ownerName), "reason": .string(r.reason.rawValue),
+                    ])
+                })
             if count > records.count { o["recordsOmitted"] = .int(Int64(count - records.count)) }
         }
         if reset { o["reset"] = .bool(true) }
@@ -132,7 +138,6 @@ public actor SubscriptionNotifier {
         }
     }
 
-
     /// What is pending for each subscription since its cursor; moves nothing.
     ///
     /// A workspace subscription whose cursor is missing, unreadable or for another database
@@ -156,7 +161,10 @@ public actor SubscriptionNotifier {
             let scope = s.scope(forUser: user)
             guard scope != .public else {
                 // Only a hand edit makes one; it must not stop the others.
-                round.warnings.append(StoreWarning(path: ".recsync/subscriptions.json", message: "subscription '\(s.id)' looks at the public database, which recsync does not have; skipped (unsubscribe it)"))
+                round.warnings.append(
+                    StoreWarning(
+                        path: ".recsync/subscriptions.json",
+                        message: "subscription '\(s.id)' looks at the public database, which recsync does not have; skipped (unsubscribe it)"))
                 continue
             }
             let asSaved = s
@@ -165,7 +173,8 @@ public actor SubscriptionNotifier {
             do { saved = try cursor(s.id) } catch {
                 // One unreadable cursor must not stop the others: this subscription is told
                 // to pull everything, and starts again from the head.
-                round.warnings.append(StoreWarning(path: ".recsync/subscriptions", message: "\(error.message); subscription '\(s.id)' starts again from now"))
+                round.warnings.append(
+                    StoreWarning(path: ".recsync/subscriptions", message: "\(error.message); subscription '\(s.id)' starts again from now"))
                 round.looked[s.id] = (asSaved, .unreadable)
                 damaged.append((s, scope))
                 continue
@@ -180,14 +189,20 @@ public actor SubscriptionNotifier {
                 }
                 // Deleted, or made by the first release, which kept none: what it missed is
                 // unknown, so it is told to pull everything (a reset) and starts from now.
-                round.warnings.append(StoreWarning(path: ".recsync/subscriptions", message: "subscription '\(s.id)' has no cursor; it starts again from now"))
+                round.warnings.append(
+                    StoreWarning(path: ".recsync/subscriptions", message: "subscription '\(s.id)' has no cursor; it starts again from now"))
                 damaged.append((s, scope))
                 continue
             }
             guard cursor.scope == scope else {
                 // The subscription was edited by hand to another database: its cursor says
                 // nothing about that one.
-                round.warnings.append(StoreWarning(path: ".recsync/subscriptions", message: "subscription '\(s.id)' now looks at the \(scope.rawValue) database, its cursor at the \(cursor.scope.rawValue) one; it starts again from now"))
+                round.warnings.append(
+                    StoreWarning(
+                        path: ".recsync/subscriptions",
+                        message:
+                            "subscription '\(s.id)' now looks at the \(scope.rawValue) database, its cursor at the \(cursor.scope.rawValue) one; it starts again from now"
+                    ))
                 damaged.append((s, scope))
                 continue
             }
@@ -208,7 +223,8 @@ public actor SubscriptionNotifier {
                 for s in members { round.cursors[s.id] = SubscriptionCursor(scope: group.scope, token: check.cursor) }
                 for match in check.matches {
                     guard let s = members.first(where: { $0.id == match.subscriptionID }) else { continue }
-                    round.notifications.append(Self.notification(s, scope: group.scope, count: match.count, zones: match.zones.sorted(), records: match.records))
+                    round.notifications.append(
+                        Self.notification(s, scope: group.scope, count: match.count, zones: match.zones.sorted(), records: match.records))
                 }
             } catch .changeTokenExpired, .badToken {
                 // History was rewritten, or the cursor is from another store: say so once,
@@ -230,14 +246,17 @@ public actor SubscriptionNotifier {
         return n
     }
 
-    static func notification(_ s: Subscription, scope: DatabaseScope, count: Int, zones: [ZoneID], records: [RecordChangeNotice]) -> SubscriptionNotification {
+    static func notification(_ s: Subscription, scope: DatabaseScope, count: Int, zones: [ZoneID], records: [RecordChangeNotice])
+        -> SubscriptionNotification
+    {
         var zone: ZoneID?
         switch s.kind {
         case .zone(let z): zone = z
         case .query(let q): zone = q.zone
         case .database: break
         }
-        return SubscriptionNotification(subscriptionID: s.id, kind: s.kind.name, scope: scope, zone: zone, count: count, zones: zones, records: records, reset: false)
+        return SubscriptionNotification(
+            subscriptionID: s.id, kind: s.kind.name, scope: scope, zone: zone, count: count, zones: zones, records: records, reset: false)
     }
 
     /// Moves the cursors of the given subscriptions (nil: all) to where `round` looked; a
@@ -247,9 +266,10 @@ public actor SubscriptionNotifier {
         let chosen = round.cursors.filter { ids?.contains($0.key) ?? true }.sorted { $0.key < $1.key }
         switch source {
         case .workspace(let ws):
-            try ws.moveSubscriptionCursors(chosen.compactMap { id, cursor in
-                round.looked[id].map { SubscriptionCursorMove(subscription: $0.subscription, seen: $0.seen, cursor: cursor) }
-            })
+            try ws.moveSubscriptionCursors(
+                chosen.compactMap { id, cursor in
+                    round.looked[id].map { SubscriptionCursorMove(subscription: $0.subscription, seen: $0.seen, cursor: cursor) }
+                })
         case .memory:
             for (id, cursor) in chosen { memoryCursors[id] = cursor }
         }
@@ -338,13 +358,17 @@ extension SyncEngine {
         if case .zone(let z) = subscription.kind { zone = z }
         if case .query(let q) = subscription.kind { zone = q.zone }
         if let zone, !workspace.hasZoneDirectory(zone),
-           try await !store.fetchAllRecordZones(scope: scope).contains(where: { $0.zoneID == zone }) {
-            throw .invalidArguments("zone '\(zone)' is neither in the store\(scope == .shared ? " (shared with you)" : "") nor in this workspace; check the name with 'recsync zone list'")
+            try await !store.fetchAllRecordZones(scope: scope).contains(where: { $0.zoneID == zone })
+        {
+            throw .invalidArguments(
+                "zone '\(zone)' is neither in the store\(scope == .shared ? " (shared with you)" : "") nor in this workspace; check the name with 'recsync zone list'"
+            )
         }
-        let token: ServerChangeToken? = switch start {
-        case .now: try await store.currentDatabaseToken(scope: scope)
-        case .beginning: nil
-        }
+        let token: ServerChangeToken? =
+            switch start {
+            case .now: try await store.currentDatabaseToken(scope: scope)
+            case .beginning: nil
+            }
         let cursor = SubscriptionCursor(scope: scope, token: token)
         try workspace.addSubscription(subscription, cursor: cursor)
         return cursor
@@ -364,7 +388,9 @@ extension SyncEngine {
     /// --once`, `notifications --ack`), so two never move the same cursors.
     public func deliveryLock(purpose: String) throws(RecSyncError) -> WorkspaceLock {
         do { return try workspace.lock(purpose: purpose, file: "watch.lock") } catch .workspaceLocked(let holder) {
-            throw .invalidArguments("another recsync (\(holder)) is delivering this workspace's notifications; stop it first, or use 'recsync notifications' without --ack to look")
+            throw .invalidArguments(
+                "another recsync (\(holder)) is delivering this workspace's notifications; stop it first, or use 'recsync notifications' without --ack to look"
+            )
         }
     }
 
@@ -529,8 +555,12 @@ extension SyncEngine {
     ) async throws(RecSyncError) {
         // --pull with no subscription watches everything the user can see, from now.
         let everything = ["all-private", "all-shared"]
-        let notifier = subscriptions.isEmpty
-            ? SubscriptionNotifier(subscriptions: [Subscription(id: everything[0], kind: .database(.private)), Subscription(id: everything[1], kind: .database(.shared))], store: store, includeOwn: options.includeOwn)
+        let notifier =
+            subscriptions.isEmpty
+            ? SubscriptionNotifier(
+                subscriptions: [
+                    Subscription(id: everything[0], kind: .database(.private)), Subscription(id: everything[1], kind: .database(.shared)),
+                ], store: store, includeOwn: options.includeOwn)
             : notifier(includeOwn: options.includeOwn)
         let once = options.once
         // Set when the receiver is gone: the loop stops rather than fail for ever while holding

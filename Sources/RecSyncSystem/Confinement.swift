@@ -1,8 +1,7 @@
 import Foundation
+import Glibc
 import RecSyncModel
 import Synchronization
-
-import Glibc
 
 /// The workspace roots of this process: every `FileIO` path under one is opened from the root
 /// down, one component at a time, without following symbolic links (DESIGN §11).
@@ -60,7 +59,11 @@ package enum Confinement {
 
     /// The error for a path component that is a link.
     package static func linkRefused(_ path: String) -> RecSyncError {
-        .fileSystem(path: path, message: "is a symbolic link; recsync refuses to read or write through links inside a workspace: remove it, or replace it with a real directory or file")
+        .fileSystem(
+            path: path,
+            message:
+                "is a symbolic link; recsync refuses to read or write through links inside a workspace: remove it, or replace it with a real directory or file"
+        )
     }
 }
 
@@ -132,9 +135,13 @@ extension FileIO {
             return fd.map { OpenDirectory(fd: $0, confined: false) }
         }
         if create { try makeDirectoriesFollowingLinks(root) }
-        guard var fd = try Syscall.retrying("open", path: root, "cannot open directory", tolerating: [ENOENT, ENOTDIR], {
-            open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        }) else { return nil }
+        guard
+            var fd = try Syscall.retrying(
+                "open", path: root, "cannot open directory", tolerating: [ENOENT, ENOTDIR],
+                {
+                    open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                })
+        else { return nil }
         var walked = root
         for component in below {
             let name = String(component)
@@ -188,7 +195,9 @@ extension FileIO {
     /// Opens a regular file in an open directory: never through a link when `confined`, and
     /// non-blocking, so a FIFO or device in place of a file is an error instead of a hang.
     /// Nil when there is no such file (and `O_CREAT` is not given).
-    package static func openRegularFile(in directory: OpenDirectory, _ name: String, path: String, flags: Int32, mode: mode_t = 0o644) throws(RecSyncError) -> Int32? {
+    package static func openRegularFile(in directory: OpenDirectory, _ name: String, path: String, flags: Int32, mode: mode_t = 0o644)
+        throws(RecSyncError) -> Int32?
+    {
         let fd: Int32
         switch Syscall.attempt({ openat(directory.fd, name, flags | O_CLOEXEC | O_NONBLOCK | (directory.confined ? O_NOFOLLOW : 0), mode) }) {
         case .success(let opened): fd = opened
@@ -227,9 +236,14 @@ extension FileIO {
     /// any link: a link is removed, never what it points to.
     package static func removeEntry(in parent: Int32, _ name: String, path: String) throws(RecSyncError) {
         var st = stat()
-        guard try Syscall.retrying("fstatat", path: path, "cannot remove", tolerating: [ENOENT], { fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) }) != nil else { return }
+        guard
+            try Syscall.retrying("fstatat", path: path, "cannot remove", tolerating: [ENOENT], { fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) })
+                != nil
+        else { return }
         if (st.st_mode & S_IFMT) == S_IFDIR {
-            let fd = try Syscall.retrying("openat", path: path, "cannot open directory to remove it") { openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+            let fd = try Syscall.retrying("openat", path: path, "cannot open directory to remove it") {
+                openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            }
             defer { close(fd) }
             for entry in list(fd: fd) { try removeEntry(in: fd, entry, path: "\(path)/\(entry)") }
             try Syscall.retrying("unlinkat", path: path, "cannot remove", tolerating: [ENOENT]) { unlinkat(parent, name, AT_REMOVEDIR) }
@@ -246,7 +260,9 @@ extension FileIO {
 
     /// The entries of an open directory (see `list(fd:notRegular:unknownIsNotRegular:)`); a
     /// directory that cannot be read to its end is an error naming `path`.
-    package static func readEntries(_ fd: Int32, path: String, notRegular: inout Set<String>, unknownIsNotRegular: Bool = false) throws(RecSyncError) -> [String] {
+    package static func readEntries(_ fd: Int32, path: String, notRegular: inout Set<String>, unknownIsNotRegular: Bool = false) throws(RecSyncError)
+        -> [String]
+    {
         let copy = try Syscall.retrying("dup", path: path, "cannot list directory") { dup(fd) }
         guard let dir = fdopendir(copy) else {
             let code = errno

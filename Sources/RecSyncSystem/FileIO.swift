@@ -1,8 +1,7 @@
 import CRecSyncSys
 import Foundation
-import RecSyncModel
-
 import Glibc
+import RecSyncModel
 
 /// A path's kind and stamp, from one `lstat`.
 package struct FileInfo: Sendable {
@@ -16,7 +15,8 @@ package struct FileInfo: Sendable {
     package var linkCount: UInt64
 
     package init(_ st: stat) {
-        stamp = FileStamp(size: Int64(st.st_size), mtimeNanos: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec), inode: UInt64(st.st_ino))
+        stamp = FileStamp(
+            size: Int64(st.st_size), mtimeNanos: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec), inode: UInt64(st.st_ino))
         isDirectory = (st.st_mode & S_IFMT) == S_IFDIR
         isSymlink = (st.st_mode & S_IFMT) == S_IFLNK
         isRegular = (st.st_mode & S_IFMT) == S_IFREG
@@ -56,7 +56,9 @@ package enum FileIO {
     /// The bytes of a file in an open directory (no path walk), or nil if it does not exist.
     package static func read(in directory: Int32, _ name: String, path: String, limit: Int = defaultReadLimit) throws(RecSyncError) -> [UInt8]? {
         let confined = Confinement.locate(path) != nil
-        guard let fd = try openRegularFile(in: OpenDirectory(fd: directory, confined: confined), name, path: path, flags: O_RDONLY) else { return nil }
+        guard let fd = try openRegularFile(in: OpenDirectory(fd: directory, confined: confined), name, path: path, flags: O_RDONLY) else {
+            return nil
+        }
         defer { close(fd) }
         return try readAll(fd, path: path, limit: limit)
     }
@@ -65,7 +67,9 @@ package enum FileIO {
         var st = stat()
         try Syscall.retrying("fstat", path: path, "cannot stat") { fstat(fd, &st) }
         guard st.st_size <= limit else {
-            throw .limitExceeded("\(path): is \(st.st_size) bytes, more than recsync reads from such a file (\(limit >= 1 << 20 ? "\(limit >> 20) MB" : "\(limit >> 10) KB")); nothing was read. Shrink or remove it")
+            throw .limitExceeded(
+                "\(path): is \(st.st_size) bytes, more than recsync reads from such a file (\(limit >= 1 << 20 ? "\(limit >> 20) MB" : "\(limit >> 10) KB")); nothing was read. Shrink or remove it"
+            )
         }
         var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
         var done = 0
@@ -142,7 +146,8 @@ package enum FileIO {
     /// those `readdir` says are not plain files; empty when there is no such directory. Any
     /// other failure (EACCES, EMFILE, EIO) is an error, not an empty listing: where a listing
     /// decides what was deleted, one that came back short would delete records.
-    package static func entries(_ path: String, unknownIsNotRegular: Bool = false) throws(RecSyncError) -> (names: [String], notRegular: Set<String>) {
+    package static func entries(_ path: String, unknownIsNotRegular: Bool = false) throws(RecSyncError) -> (names: [String], notRegular: Set<String>)
+    {
         guard let directory = try openDirectory(path, create: false) else { return ([], []) }
         defer { close(directory.fd) }
         var notRegular = Set<String>()

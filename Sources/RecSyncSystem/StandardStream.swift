@@ -1,6 +1,5 @@
-import RecSyncModel
-
 import Glibc
+import RecSyncModel
 
 /// One of the process's standard streams, written and read through the system-call layer:
 /// EINTR is retried, and a write that cannot finish (a closed pipe, a full disk) returns the

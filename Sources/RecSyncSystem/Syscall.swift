@@ -34,7 +34,9 @@ package enum Syscall {
     /// `retrying`, where some failures are expected: nil when the call failed with one of
     /// `tolerated` (a file that is not there, a directory that cannot be synced).
     @discardableResult
-    package static func retrying<T: SignedInteger>(_ name: String, path: String, _ action: String, tolerating tolerated: Set<Int32>, _ body: () -> T) throws(RecSyncError) -> T? {
+    package static func retrying<T: SignedInteger>(_ name: String, path: String, _ action: String, tolerating tolerated: Set<Int32>, _ body: () -> T)
+        throws(RecSyncError) -> T?
+    {
         switch attempt(body) {
         case .success(let result): return result
         case .failure(let failure) where tolerated.contains(failure.code): return nil

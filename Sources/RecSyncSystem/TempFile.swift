@@ -33,7 +33,9 @@ package struct TempFile {
     ///
     /// Names are short (a record's file name may already be near the 255-byte limit) and
     /// numbered process-wide (batches of different zones run at once and share directories).
-    package static func create(in directory: Int32, at directoryPath: String, for target: String, mode: mode_t = 0o644) throws(RecSyncError) -> (file: TempFile, fd: Int32) {
+    package static func create(in directory: Int32, at directoryPath: String, for target: String, mode: mode_t = 0o644) throws(RecSyncError) -> (
+        file: TempFile, fd: Int32
+    ) {
         let name = "\(marker)\(getpid())-\(tempCounter.add(1, ordering: .relaxed).newValue)"
         let file = TempFile(directory: directory, directoryPath: directoryPath, name: name, target: target)
         let fd = try Syscall.retrying("openat", path: file.path, "cannot create") {

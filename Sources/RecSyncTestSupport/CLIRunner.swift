@@ -17,7 +17,9 @@ extension Subprocess {
     ///
     /// Output goes through temp files, so a chatty child never blocks on a full pipe; stdin
     /// is `input`, or empty.
-    public static func capture(_ executable: String, _ arguments: [String], in directory: String, environment: [String: String], input: String? = nil) throws -> ProcessOutput {
+    public static func capture(_ executable: String, _ arguments: [String], in directory: String, environment: [String: String], input: String? = nil)
+        throws -> ProcessOutput
+    {
         let scratch = TempDirectory("capture")
         let outPath = scratch.file("stdout"), errPath = scratch.file("stderr")
         _ = FileManager.default.createFile(atPath: outPath, contents: nil)
@@ -84,7 +86,9 @@ public struct CLIRunner: Sendable {
         try run(arguments, in: directory, input: input)
     }
 
-    public func run(_ arguments: [String], in directory: String, input: String? = nil, environment extra: [String: String] = [:]) throws -> ProcessOutput {
+    public func run(_ arguments: [String], in directory: String, input: String? = nil, environment extra: [String: String] = [:]) throws
+        -> ProcessOutput
+    {
         try Subprocess.capture(executable, arguments, in: directory, environment: environment.merging(extra) { _, new in new }, input: input)
     }
 }

@@ -85,7 +85,10 @@ public enum DecoderFuzz {
             encoder.outputFormatting = [.sortedKeys]
             if let json = try? encoder.encode(t) { seeds.append(Array(json)) }
         }
-        seeds.append(Array(#"{"zoneName": "notes", "ownerName": "alice", "capabilities": ["atomic", "fetchChanges"], "defaultRecordType": "Note", "created": {"timestamp": 1767225600000, "userRecordName": "alice"}, "share": {"participants": [{"userRecordName": "bob", "permission": "readOnly"}]}}"#.utf8))
+        seeds.append(
+            Array(
+                #"{"zoneName": "notes", "ownerName": "alice", "capabilities": ["atomic", "fetchChanges"], "defaultRecordType": "Note", "created": {"timestamp": 1767225600000, "userRecordName": "alice"}, "share": {"participants": [{"userRecordName": "bob", "permission": "readOnly"}]}}"#
+                    .utf8))
         seeds += IndexScratch.shared.sampleFiles()
         return seeds
     }
@@ -162,8 +165,9 @@ public enum DecoderFuzz {
             guard let ws = workspace else { return [] }
             var index = ZoneIndex.load(ws, zone: DecoderFuzz.zone)
             for n in 0..<6 {
-                index.record(file: "r\(n).json", recordName: "r\(n)\(n == 3 ? "\twith tab" : "")", tag: "t\(n)", hash: "h\(n)",
-                             fileStamp: FileStamp(size: Int64(n), mtimeNanos: Int64(n) * 1000, inode: UInt64(n)), sideStamp: nil)
+                index.record(
+                    file: "r\(n).json", recordName: "r\(n)\(n == 3 ? "\twith tab" : "")", tag: "t\(n)", hash: "h\(n)",
+                    fileStamp: FileStamp(size: Int64(n), mtimeNanos: Int64(n) * 1000, inode: UInt64(n)), sideStamp: nil)
             }
             try? index.save(compacting: true)
             let base = (try? FileIO.read(ws.indexPath(DecoderFuzz.zone))) ?? nil

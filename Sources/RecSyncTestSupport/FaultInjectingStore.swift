@@ -97,21 +97,28 @@ public actor FaultInjectingStore: RemoteStore {
         throw .internalError("simulated crash \(point == .beforeWrite ? "before a write was sent" : "after the store committed a write")")
     }
 
-    public func databaseChanges(scope: DatabaseScope, since token: ServerChangeToken?, resultsLimit: Int) async throws(RecSyncError) -> DatabaseChanges {
+    public func databaseChanges(scope: DatabaseScope, since token: ServerChangeToken?, resultsLimit: Int) async throws(RecSyncError)
+        -> DatabaseChanges
+    {
         try drop("databaseChanges")
         return try await inner.databaseChanges(scope: scope, since: token, resultsLimit: resultsLimit)
     }
 
-    public func recordZoneChanges(zone: ZoneID, since token: ServerChangeToken?, resultsLimit: Int, desiredKeys: [String]?) async throws(RecSyncError) -> RecordZoneChanges {
+    public func recordZoneChanges(zone: ZoneID, since token: ServerChangeToken?, resultsLimit: Int, desiredKeys: [String]?) async throws(RecSyncError)
+        -> RecordZoneChanges
+    {
         try drop("recordZoneChanges")
         if let error = failingZones[zone] { throw error }
         return try await inner.recordZoneChanges(zone: zone, since: token, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
     }
 
-    public func modifyRecords(saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool, clientChangeTokenData: String?) async throws(RecSyncError) -> ModifyRecordsResult {
+    public func modifyRecords(saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool, clientChangeTokenData: String?)
+        async throws(RecSyncError) -> ModifyRecordsResult
+    {
         try drop("modifyRecords")
         try fail(.beforeWrite)
-        let result = try await inner.modifyRecords(saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically, clientChangeTokenData: clientChangeTokenData)
+        let result = try await inner.modifyRecords(
+            saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically, clientChangeTokenData: clientChangeTokenData)
         for item in result.saveResults {
             if case .success(let stored) = item.result { landed.append(Landed(recordID: stored.recordID, fields: stored.fields)) }
         }
@@ -140,7 +147,8 @@ public actor FaultInjectingStore: RemoteStore {
         }
         for r in results {
             switch (r.operation, r.result) {
-            case (.save(let zone), .success), (.recreate(let zone), .success), (.uploadAfterReset(let zone), .success): zonesCreated.append(zone.zoneID)
+            case (.save(let zone), .success), (.recreate(let zone), .success), (.uploadAfterReset(let zone), .success):
+                zonesCreated.append(zone.zoneID)
             default: break
             }
         }
@@ -177,7 +185,9 @@ public actor FaultInjectingStore: RemoteStore {
         try await inner.currentDatabaseToken(scope: scope)
     }
 
-    public func checkSubscriptions(_ subscriptions: [Subscription], scope: DatabaseScope, since token: ServerChangeToken?) async throws(RecSyncError) -> SubscriptionCheck {
+    public func checkSubscriptions(_ subscriptions: [Subscription], scope: DatabaseScope, since token: ServerChangeToken?) async throws(RecSyncError)
+        -> SubscriptionCheck
+    {
         try await inner.checkSubscriptions(subscriptions, scope: scope, since: token)
     }
 

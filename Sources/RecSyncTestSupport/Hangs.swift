@@ -1,13 +1,14 @@
 import Foundation
-import Synchronization
-
 import Glibc
+import Synchronization
 
 /// Runs `work` on its own; if it has not finished after `seconds`, unblocks it by opening each
 /// FIFO for writing (a reader stuck opening one then sees end of file) until it finishes.
 /// Returns the result and whether it had to (a reader held a FIFO open after `seconds`): a test expects `hung == false`, so a hang on a
 /// FIFO fails the test instead of blocking the suite for ever.
-public func runUnblockingFIFOs<T: Sendable>(_ fifos: [String], after seconds: Double = 10, _ work: @escaping @Sendable () async -> T) async -> (value: T, hung: Bool) {
+public func runUnblockingFIFOs<T: Sendable>(_ fifos: [String], after seconds: Double = 10, _ work: @escaping @Sendable () async -> T) async -> (
+    value: T, hung: Bool
+) {
     let done = Flag(), hung = Flag(), stopped = Flag()
     // A thread of its own: work stuck in `open` holds a thread of the shared pool, and tests
     // running side by side can hold all of them.

@@ -1,7 +1,7 @@
 import CRecSyncSys
 import Foundation
-import Synchronization
 import Glibc
+import Synchronization
 
 /// A server a test cannot run here (a program is missing), with the reason to print.
 public struct ServerUnavailable: Error, CustomStringConvertible {
@@ -129,10 +129,12 @@ public final class GitDaemon: Sendable {
     public func start() throws {
         var attempt = 0
         while true {
-            let server = try ServerProcess("/usr/bin/git", [
-                "daemon", "--verbose", "--reuseaddr", "--base-path=\(basePath)", "--export-all", "--enable=receive-pack",
-                "--listen=127.0.0.1", "--port=\(port)", basePath,
-            ], log: log, environment: environment)
+            let server = try ServerProcess(
+                "/usr/bin/git",
+                [
+                    "daemon", "--verbose", "--reuseaddr", "--base-path=\(basePath)", "--export-all", "--enable=receive-pack",
+                    "--listen=127.0.0.1", "--port=\(port)", basePath,
+                ], log: log, environment: environment)
             process.withLock { $0 = server }
             do {
                 try Loopback.waitUntilListening(port, seconds: 4, what: "git daemon", log: log)
@@ -178,7 +180,10 @@ public final class SSHServer: Sendable {
         }
         // As root, sshd wants its privilege-separation directory (the package's service creates it).
         if geteuid() == 0 && !FileManager.default.fileExists(atPath: "/run/sshd") {
-            do { try FileManager.default.createDirectory(atPath: "/run/sshd", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755]) } catch {
+            do {
+                try FileManager.default.createDirectory(
+                    atPath: "/run/sshd", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+            } catch {
                 throw ServerUnavailable(reason: "sshd needs /run/sshd and it cannot be created: \(error)")
             }
         }
@@ -187,7 +192,8 @@ public final class SSHServer: Sendable {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: clientSSHDirectory, withIntermediateDirectories: true)
         _ = try Subprocess.run("/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "recsync-test-host", "-f", "\(dir)/host_key"], in: dir)
-        _ = try Subprocess.run("/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "recsync-test-client", "-f", "\(clientSSHDirectory)/id_ed25519"], in: dir)
+        _ = try Subprocess.run(
+            "/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "recsync-test-client", "-f", "\(clientSSHDirectory)/id_ed25519"], in: dir)
         try FileManager.default.copyItem(atPath: "\(clientSSHDirectory)/id_ed25519.pub", toPath: "\(dir)/authorized_keys")
         port = Loopback.freePort()
         user = GitNetworkLogin.name
@@ -281,7 +287,8 @@ public final class HTTPAuthRefuser: Sendable {
                     }
                     continue
                 }
-                let response = "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"recsync-test\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                let response =
+                    "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"recsync-test\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
                 _ = response.withCString { write(client, $0, strlen($0)) }
                 close(client)
             }
@@ -457,7 +464,8 @@ public final class UnansweredPort: Sendable {
         }
         guard dropping else {
             held.forEach { Glibc.close($0) }
-            throw ServerUnavailable(reason: "this kernel answers connections to a full accept queue, so a host that drops packets cannot be imitated on 127.0.0.1")
+            throw ServerUnavailable(
+                reason: "this kernel answers connections to a full accept queue, so a host that drops packets cannot be imitated on 127.0.0.1")
         }
         let sockets = Sockets(held)
         self.sockets = sockets

@@ -81,17 +81,21 @@ public enum RecordGenerator {
     public static func double<G: RandomNumberGenerator>(using g: inout G) -> Double {
         switch Int.random(in: 0..<8, using: &g) {
         case 0:
-            return [0.0, -0.0, 1.0, -1.0, 3.0, 1e16, -1e16, 1e15, 9007199254740992.0, 0.1, 1e-5, Double.leastNonzeroMagnitude, -Double.leastNonzeroMagnitude,
-                    2.2250738585072014e-308, 1.7976931348623157e308, -1.7976931348623157e308, 1e-300, 1e300, 123456789.0]
-                .randomElement(using: &g)!
+            return [
+                0.0, -0.0, 1.0, -1.0, 3.0, 1e16, -1e16, 1e15, 9007199254740992.0, 0.1, 1e-5, Double.leastNonzeroMagnitude,
+                -Double.leastNonzeroMagnitude,
+                2.2250738585072014e-308, 1.7976931348623157e308, -1.7976931348623157e308, 1e-300, 1e300, 123456789.0,
+            ]
+            .randomElement(using: &g)!
         case 1:
             return Double(Int64.random(in: -1_000_000...1_000_000, using: &g))
         case 2:
             return Double.random(in: -1000...1000, using: &g)
         case 3:
-            return Double(sign: Bool.random(using: &g) ? .minus : .plus,
-                          exponent: Int.random(in: -1074...1023, using: &g),
-                          significand: Double.random(in: 1..<2, using: &g))
+            return Double(
+                sign: Bool.random(using: &g) ? .minus : .plus,
+                exponent: Int.random(in: -1074...1023, using: &g),
+                significand: Double.random(in: 1..<2, using: &g))
         default:
             while true {
                 let d = Double(bitPattern: g.next())

@@ -94,10 +94,13 @@ public final class StoreFixture: Sendable {
 
     /// A handle on a device's existing mirror (`GitStore.path`), as a later process of that
     /// device opens it; `lookingNow: false` leaves the first fetch to the first call.
-    public func reopen(_ mirror: String, as user: String, deviceID: String? = nil, options: NetworkOptions? = nil, lookingNow: Bool = true) throws(RecSyncError) -> GitStore {
+    public func reopen(_ mirror: String, as user: String, deviceID: String? = nil, options: NetworkOptions? = nil, lookingNow: Bool = true)
+        throws(RecSyncError) -> GitStore
+    {
         guard let daemon else { throw .invalidArguments("a device needs a .network fixture") }
         let actor = try StoreActor(userRecordName: user, deviceID: deviceID, clock: clock.read)
-        return try GitStore.open(remote: daemon.url("store.git"), mirror: mirror, actor: actor, options: options ?? isolatedNetworkOptions, lookingNow: lookingNow)
+        return try GitStore.open(
+            remote: daemon.url("store.git"), mirror: mirror, actor: actor, options: options ?? isolatedNetworkOptions, lookingNow: lookingNow)
     }
 
     /// A handle acting as `user`, from the client `deviceID` (nil: the user's shared slot).
@@ -143,7 +146,9 @@ public enum GitCLI {
     /// file system would fold together (NFC and NFD spellings of one name). A file where a
     /// directory is replaces the directory, and the reverse (`update-index --replace`).
     @discardableResult
-    public static func commitFiles(_ files: [(path: String, bytes: [UInt8])], removing removals: [String] = [], toStore store: String, message: String = "written with plain git") throws -> String {
+    public static func commitFiles(
+        _ files: [(path: String, bytes: [UInt8])], removing removals: [String] = [], toStore store: String, message: String = "written with plain git"
+    ) throws -> String {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("plumbing-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
@@ -189,7 +194,10 @@ public enum GitCLI {
 
 /// Runs a process to completion and returns its standard output (stderr folded in on failure).
 public enum Subprocess {
-    public static func run(_ executable: String, _ arguments: [String], in directory: String, environment: [String: String]? = nil, input: String? = nil, stdinFile: String? = nil) throws -> String {
+    public static func run(
+        _ executable: String, _ arguments: [String], in directory: String, environment: [String: String]? = nil, input: String? = nil,
+        stdinFile: String? = nil
+    ) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -214,7 +222,8 @@ public enum Subprocess {
         process.waitUntilExit()
         let output = String(decoding: outData, as: UTF8.self)
         guard process.terminationStatus == 0 else {
-            throw GitCLI.Failure(arguments: [executable] + arguments, status: process.terminationStatus, output: output + String(decoding: errData, as: UTF8.self))
+            throw GitCLI.Failure(
+                arguments: [executable] + arguments, status: process.terminationStatus, output: output + String(decoding: errData, as: UTF8.self))
         }
         return output
     }
@@ -230,8 +239,12 @@ public enum Build {
         must { () throws(RecSyncError) in try RecordID(recordName: name, zoneID: zone) }
     }
 
-    public static func record(_ name: String, in zone: ZoneID, type: String = "Note", _ fields: [String: FieldValue] = [:], tag: String? = nil) -> Record {
-        must { () throws(RecSyncError) in try Record(recordID: RecordID(recordName: name, zoneID: zone), recordType: type, fields: fields, changeTag: tag) }
+    public static func record(_ name: String, in zone: ZoneID, type: String = "Note", _ fields: [String: FieldValue] = [:], tag: String? = nil)
+        -> Record
+    {
+        must { () throws(RecSyncError) in
+            try Record(recordID: RecordID(recordName: name, zoneID: zone), recordType: type, fields: fields, changeTag: tag)
+        }
     }
 
     public static func ref(_ name: String, _ action: ReferenceAction = .none) -> FieldValue {

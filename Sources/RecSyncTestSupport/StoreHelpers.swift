@@ -21,7 +21,9 @@ extension RemoteStore {
     }
 
     public func delete(_ records: [Record]) async throws -> ModifyRecordsResult {
-        let result = try await modifyRecords(saving: [], deleting: records.map { RecordDeletion(recordID: $0.recordID, changeTag: $0.changeTag) }, savePolicy: .ifServerRecordUnchanged, atomically: true)
+        let result = try await modifyRecords(
+            saving: [], deleting: records.map { RecordDeletion(recordID: $0.recordID, changeTag: $0.changeTag) },
+            savePolicy: .ifServerRecordUnchanged, atomically: true)
         for r in result.deleteResults { try r.result.get() }
         return result
     }
@@ -43,7 +45,9 @@ extension RemoteStore {
     }
 
     /// Every change in a zone from a token, following moreComing.
-    public func allZoneChanges(_ zone: ZoneID, since token: ServerChangeToken?, limit: Int = 0) async throws -> (records: [Record], deletions: [RecordDeletionEvent], token: ServerChangeToken, pages: Int) {
+    public func allZoneChanges(_ zone: ZoneID, since token: ServerChangeToken?, limit: Int = 0) async throws -> (
+        records: [Record], deletions: [RecordDeletionEvent], token: ServerChangeToken, pages: Int
+    ) {
         var token = token
         var records: [Record] = []
         var deletions: [RecordDeletionEvent] = []
@@ -58,4 +62,3 @@ extension RemoteStore {
         }
     }
 }
-

@@ -20,7 +20,9 @@ public struct WriteAttempt: Sendable, Hashable, Codable {
 public enum StressWriter {
     /// `thinkMilliseconds`: how long a device waits between reading and writing (0: it only
     /// yields), so writers on other threads overlap reliably.
-    public static func run(store: any RemoteStore, zone: ZoneID, writer: String, iterations: Int, sharedRecords: Int, seed: UInt64, thinkMilliseconds: Int = 0) async -> [WriteAttempt] {
+    public static func run(
+        store: any RemoteStore, zone: ZoneID, writer: String, iterations: Int, sharedRecords: Int, seed: UInt64, thinkMilliseconds: Int = 0
+    ) async -> [WriteAttempt] {
         var random = SeededRandom(seed: seed)
         var log: [WriteAttempt] = []
         for i in 0..<iterations {
@@ -95,7 +97,9 @@ public enum StressWriter {
                 if steps > writes.count { break }
             }
             if steps != writes.count { problems.append("\(name): only \(steps) of \(writes.count) accepted writes form a chain") }
-            if finalTags[name] != current { problems.append("\(name): the store holds \(finalTags[name] ?? "nothing"), the last accepted write was \(current)") }
+            if finalTags[name] != current {
+                problems.append("\(name): the store holds \(finalTags[name] ?? "nothing"), the last accepted write was \(current)")
+            }
         }
         for name in finalTags.keys where accepted[name] == nil {
             problems.append("\(name) exists in the store but no writer saved it")

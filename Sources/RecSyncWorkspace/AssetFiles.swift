@@ -72,14 +72,17 @@ extension Workspace {
             guard let info = FileIO.info(path) else {
                 // Not fetched on purpose: the field holds what the note says.
                 if let noted = try unfetchedAsset(id, field: name, cache: cache) { return noted }
-                throw .malformedInput("field '\(key)': the asset file \(relative(path)) is missing; put the file there, or set the field to null to delete it")
+                throw .malformedInput(
+                    "field '\(key)': the asset file \(relative(path)) is missing; put the file there, or set the field to null to delete it")
             }
             guard info.isRegular else {
                 throw .malformedInput("field '\(key)': \(relative(path)) is not a plain file; an asset is a regular file")
             }
             let limit = assetSizeLimit.load(ordering: .relaxed)
             guard info.stamp.size <= limit else {
-                throw .malformedInput("field '\(key)': \(relative(path)) is \(info.stamp.size) bytes; the store takes assets of at most \(limit) bytes (maxAssetBytes in the store's recsync.json): make it smaller")
+                throw .malformedInput(
+                    "field '\(key)': \(relative(path)) is \(info.stamp.size) bytes; the store takes assets of at most \(limit) bytes (maxAssetBytes in the store's recsync.json): make it smaller"
+                )
             }
             let cacheKey = "\(file)/\(name)"
             if let known = cache.lookup(cacheKey, stamp: info.stamp) { return known }
@@ -97,7 +100,8 @@ extension Workspace {
         guard let assets = cache.cleanAssets(ofFile: file, stamp: stamp) else { return false }
         let assetDir = Self.assetDirectoryName(forFile: file)
         for (name, known) in assets {
-            let info = handles.map { $0.zone >= 0 ? FileIO.info(in: $0.zone, "\(assetDir)/\(name)") : nil } ?? FileIO.info("\(dir)/\(assetDir)/\(name)")
+            let info =
+                handles.map { $0.zone >= 0 ? FileIO.info(in: $0.zone, "\(assetDir)/\(name)") : nil } ?? FileIO.info("\(dir)/\(assetDir)/\(name)")
             guard let info, info.isRegular, info.stamp == known else { return false }
         }
         return true
@@ -161,13 +165,17 @@ extension Workspace {
     /// (see `Confinement`): a `.assets` directory that is a link is refused, not read through.
     package static func hashAsset(at path: String, shownAs shown: String) throws(RecSyncError) -> AssetReference {
         guard let fd = try FileIO.openRegularFile(path, flags: O_RDONLY) else {
-            throw .fileSystem(path: shown, message: "cannot open the asset file: \(String(cString: strerror(ENOENT)))", cause: SystemCallFailure(call: "openat", errno: ENOENT))
+            throw .fileSystem(
+                path: shown, message: "cannot open the asset file: \(String(cString: strerror(ENOENT)))",
+                cause: SystemCallFailure(call: "openat", errno: ENOENT))
         }
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0 else {
             let e = errno
-            throw .fileSystem(path: shown, message: "cannot stat the asset file: \(String(cString: strerror(e)))", cause: SystemCallFailure(call: "fstat", errno: e))
+            throw .fileSystem(
+                path: shown, message: "cannot stat the asset file: \(String(cString: strerror(e)))", cause: SystemCallFailure(call: "fstat", errno: e)
+            )
         }
         let digest: BlobDigest
         do { digest = try BlobDigest.of(fd: fd, size: Int64(st.st_size), path: shown) } catch {
@@ -241,7 +249,7 @@ package final class AssetDigestCache: Sendable {
     func lookup(_ key: String, stamp: FileStamp) -> AssetReference? {
         withEntries { entries, _ in
             guard case .object(let e)? = entries[key], Self.stamp(of: e) == stamp,
-                  case .string(let oid)? = e["oid"], case .string(let sum)? = e["sha256"]
+                case .string(let oid)? = e["oid"], case .string(let sum)? = e["sha256"]
             else { return nil }
             return try? AssetReference(oid: oid, size: stamp.size, sha256: sum)
         }

@@ -15,7 +15,10 @@ package struct Conflict: Sendable, Hashable {
     /// The version both sides started from (nil: unknown or none).
     package var ancestor: [String: FieldValue]?
 
-    package init(recordID: RecordID, fileName: String, client: [String: FieldValue]?, server: [String: FieldValue]?, serverSystem: SystemFields?, ancestor: [String: FieldValue]?) {
+    package init(
+        recordID: RecordID, fileName: String, client: [String: FieldValue]?, server: [String: FieldValue]?, serverSystem: SystemFields?,
+        ancestor: [String: FieldValue]?
+    ) {
         self.recordID = recordID
         self.fileName = fileName
         self.client = client
@@ -40,7 +43,11 @@ package struct Conflict: Sendable, Hashable {
             "zone": .object(["zoneName": .string(recordID.zoneID.zoneName), "ownerName": .string(recordID.zoneID.ownerName)]),
             "client": fieldsJSON(client), "server": fieldsJSON(server), "ancestor": fieldsJSON(ancestor),
         ]
-        if let s = serverSystem, let j = try? JSON.parse(WorkspaceEncoding.encodeSystemFields(s)) { o["serverSystem"] = j } else { o["serverSystem"] = .null }
+        if let s = serverSystem, let j = try? JSON.parse(WorkspaceEncoding.encodeSystemFields(s)) {
+            o["serverSystem"] = j
+        } else {
+            o["serverSystem"] = .null
+        }
         return JSON.serialize(.object(o), pretty: true)
     }
 
@@ -49,7 +56,8 @@ package struct Conflict: Sendable, Hashable {
         let json: JSONValue
         do { json = try JSON.parse(bytes) } catch { throw bad(error.message) }
         guard case .object(let o) = json, case .string(let name)? = o["recordName"], case .object(let z)? = o["zone"],
-              case .string(let zn)? = z["zoneName"], case .string(let on)? = z["ownerName"] else { throw bad("missing recordName or zone") }
+            case .string(let zn)? = z["zoneName"], case .string(let on)? = z["ownerName"]
+        else { throw bad("missing recordName or zone") }
         func fields(_ key: String) throws(RecSyncError) -> [String: FieldValue]? {
             guard let v = o[key], v != .null else { return nil }
             return try WorkspaceEncoding.decodeFields(JSON.serialize(v, pretty: false))
@@ -59,7 +67,9 @@ package struct Conflict: Sendable, Hashable {
             system = try WorkspaceEncoding.decodeSystemFields(JSON.serialize(s, pretty: false))
         }
         let id = try RecordID(recordName: name, zoneID: ZoneID(zoneName: zn, ownerName: on))
-        return Conflict(recordID: id, fileName: fileName, client: try fields("client"), server: try fields("server"), serverSystem: system, ancestor: try fields("ancestor"))
+        return Conflict(
+            recordID: id, fileName: fileName, client: try fields("client"), server: try fields("server"), serverSystem: system,
+            ancestor: try fields("ancestor"))
     }
 }
 
@@ -96,7 +106,8 @@ extension Workspace {
             for owner in FileIO.list(base) {
                 for zone in FileIO.list("\(base)/\(owner)") {
                     guard let o = NameEscaping.unescape(owner), let z = NameEscaping.unescape(zone),
-                          let id = try? ZoneID(zoneName: z, ownerName: o) else { continue }
+                        let id = try? ZoneID(zoneName: z, ownerName: o)
+                    else { continue }
                     result += try conflicts(in: id)
                 }
             }

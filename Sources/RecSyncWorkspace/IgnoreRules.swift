@@ -1,6 +1,5 @@
-import RecSyncModel
-
 import Glibc
+import RecSyncModel
 import RecSyncSystem
 
 extension Workspace {
@@ -56,9 +55,10 @@ package struct IgnoreRules: Sendable {
     package static func load(_ workspace: Workspace) throws(RecSyncError) -> IgnoreRules {
         let path = "\(workspace.root)/.recsyncignore"
         guard let bytes = try FileIO.read(path) else { return IgnoreRules(lines: []) }
-        return IgnoreRules(lines: String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map {
-            $0.hasSuffix("\r") ? String($0.dropLast()) : String($0)
-        })
+        return IgnoreRules(
+            lines: String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map {
+                $0.hasSuffix("\r") ? String($0.dropLast()) : String($0)
+            })
     }
 
     static func rule(_ line: String) -> Rule? {

@@ -1,7 +1,6 @@
 import Foundation
-import RecSyncModel
-
 import Glibc
+import RecSyncModel
 import RecSyncSystem
 
 /// One record file of a zone as it is on disk, compared with what was last synced.
@@ -33,7 +32,10 @@ package struct LocalRecord: Sendable {
     /// without them.
     package var deletedFields: [String] = []
 
-    package init(recordID: RecordID, fileName: String, state: State, system: SystemFields?, fields: [String: FieldValue]?, fileStamp: FileStamp?, knownTag: String?) {
+    package init(
+        recordID: RecordID, fileName: String, state: State, system: SystemFields?, fields: [String: FieldValue]?, fileStamp: FileStamp?,
+        knownTag: String?
+    ) {
         self.recordID = recordID
         self.fileName = fileName
         self.state = state
@@ -125,17 +127,24 @@ extension Workspace {
             // The fast path of `inspect`, without building a record nobody keeps.
             let odd = oddSidecars.contains(file)
             if changesOnly, listed, !odd, handles.zone >= 0, let stamps = index.stamps(file), stamps.side != nil, let stamp = stamps.file,
-               let info = FileIO.info(in: handles.zone, file), info.isRegular,
-               info.stamp == stamp, file.hasSuffix(".json"),
-               !assetDirs.contains(Self.assetDirectoryName(forFile: file)) || assetsUnchanged(file: file, stamp: stamp, handles: handles, dir: dir, cache: assetCache) {
+                let info = FileIO.info(in: handles.zone, file), info.isRegular,
+                info.stamp == stamp, file.hasSuffix(".json"),
+                !assetDirs.contains(Self.assetDirectoryName(forFile: file))
+                    || assetsUnchanged(file: file, stamp: stamp, handles: handles, dir: dir, cache: assetCache)
+            {
                 continue
             }
-            keep(try await inspect(zone: zone, file: file, index: &index, base: base, handles: handles, sidecarListed: odd ? nil : listed, assetCache: assetCache))
+            keep(
+                try await inspect(
+                    zone: zone, file: file, index: &index, base: base, handles: handles, sidecarListed: odd ? nil : listed, assetCache: assetCache))
         }
         // A sidecar without its file (a deleted record), when there is any.
         if sidecarsSeen < sidecars.count {
             for file in sidecars where !files.contains(file) {
-                keep(try await inspect(zone: zone, file: file, index: &index, base: base, handles: handles, sidecarListed: oddSidecars.contains(file) ? nil : true, assetCache: assetCache))
+                keep(
+                    try await inspect(
+                        zone: zone, file: file, index: &index, base: base, handles: handles, sidecarListed: oddSidecars.contains(file) ? nil : true,
+                        assetCache: assetCache))
             }
         }
         return ZoneScan(zone: zone, records: records, problems: problems, untracked: untracked.sorted(), index: index)
@@ -173,7 +182,10 @@ extension Workspace {
     ///
     /// `assetCache`: the zone's `assetDigestCache`, saved by the caller (one per scan or
     /// page, not one read and write per record); without one, this call reads and saves it.
-    package func inspect(zone: ZoneID, file: String, index: inout ZoneIndex, base: BaseLookup, handles: DirectoryHandles? = nil, sidecarListed: Bool? = nil, assetCache: AssetDigestCache? = nil) async throws(RecSyncError) -> Inspection {
+    package func inspect(
+        zone: ZoneID, file: String, index: inout ZoneIndex, base: BaseLookup, handles: DirectoryHandles? = nil, sidecarListed: Bool? = nil,
+        assetCache: AssetDigestCache? = nil
+    ) async throws(RecSyncError) -> Inspection {
         let ownCache = assetCache == nil
         let assetCache = assetCache ?? assetDigestCache(zone)
         defer { if ownCache { assetCache.save() } }
@@ -191,11 +203,13 @@ extension Workspace {
         // no asset files, or ones their own cache vouches for by `stat` (the index does not).
         let assetDirName = Self.assetDirectoryName(forFile: file)
         if let entry, let fileInfo, let sideInfo, fileInfo.isRegular,
-           entry.file == fileInfo.stamp, entry.side == sideInfo.stamp, file.hasSuffix(".json"),
-           (handles.map { $0.zone >= 0 ? FileIO.info(in: $0.zone, assetDirName) : nil } ?? FileIO.info("\(dir)/\(assetDirName)")) == nil
-            || assetsUnchanged(file: file, stamp: fileInfo.stamp, handles: handles, dir: dir, cache: assetCache),
-           let id = try? RecordID(recordName: entry.name, zoneID: zone) {
-            return .record(LocalRecord(recordID: id, fileName: file, state: .clean, system: nil, fields: nil, fileStamp: fileInfo.stamp, knownTag: entry.tag))
+            entry.file == fileInfo.stamp, entry.side == sideInfo.stamp, file.hasSuffix(".json"),
+            (handles.map { $0.zone >= 0 ? FileIO.info(in: $0.zone, assetDirName) : nil } ?? FileIO.info("\(dir)/\(assetDirName)")) == nil
+                || assetsUnchanged(file: file, stamp: fileInfo.stamp, handles: handles, dir: dir, cache: assetCache),
+            let id = try? RecordID(recordName: entry.name, zoneID: zone)
+        {
+            return .record(
+                LocalRecord(recordID: id, fileName: file, state: .clean, system: nil, fields: nil, fileStamp: fileInfo.stamp, knownTag: entry.tag))
         }
         let path = "\(dir)/\(file)"
         let sidePath = "\(dir)/.system/\(file)"
@@ -204,11 +218,16 @@ extension Workspace {
             let rel = relative(path)
             guard file.hasSuffix(".json") else { return .problem(FileProblem(path: rel, message: "not a record file (record files end in .json)")) }
             if !fileInfo.isRegular {
-                return .problem(FileProblem(path: rel, message: "is a directory, symbolic link, FIFO or device, not a record file; recsync reads only plain files: remove it"))
+                return .problem(
+                    FileProblem(
+                        path: rel,
+                        message: "is a directory, symbolic link, FIFO or device, not a record file; recsync reads only plain files: remove it"))
             }
         }
         if let sideInfo, !sideInfo.isRegular {
-            return .problem(FileProblem(path: relative(sidePath), message: "the sidecar is a directory, symbolic link, FIFO or device, not a plain file; remove it"))
+            return .problem(
+                FileProblem(
+                    path: relative(sidePath), message: "the sidecar is a directory, symbolic link, FIFO or device, not a plain file; remove it"))
         }
         let fileStamp = fileInfo?.stamp
         let sideStamp = sideInfo?.stamp
@@ -218,7 +237,9 @@ extension Workspace {
         // A file replaced since it was stat'ed (by a FIFO, say) is a problem, not a failed scan.
         func read(_ path: String, in directory: Int32?, _ name: String) -> Result<[UInt8]?, RecSyncError> {
             do throws(RecSyncError) {
-                if let directory, directory >= 0 { return .success(try FileIO.read(in: directory, name, path: path, limit: FileIO.recordFileReadLimit)) }
+                if let directory, directory >= 0 {
+                    return .success(try FileIO.read(in: directory, name, path: path, limit: FileIO.recordFileReadLimit))
+                }
                 return .success(try FileIO.read(path, limit: FileIO.recordFileReadLimit))
             } catch {
                 return .failure(error)
@@ -237,7 +258,11 @@ extension Workspace {
         }
         if let bytes = sideBytes {
             do { system = try WorkspaceEncoding.decodeSystemFields(bytes) } catch {
-                return .problem(FileProblem(path: relative(sidePath), message: "the sidecar is damaged (\(error.message)); restore it from a snapshot, or delete it to push the file as a new record"))
+                return .problem(
+                    FileProblem(
+                        path: relative(sidePath),
+                        message:
+                            "the sidecar is damaged (\(error.message)); restore it from a snapshot, or delete it to push the file as a new record"))
             }
             if let s = system, s.recordID.zoneID != zone {
                 return .problem(FileProblem(path: relative(sidePath), message: "the sidecar belongs to zone '\(s.recordID.zoneID)', not '\(zone)'"))
@@ -245,10 +270,16 @@ extension Workspace {
         }
         let recordName = system?.recordID.recordName ?? Self.recordName(forFile: file)
         guard let recordName, let id = try? RecordID(recordName: recordName, zoneID: zone) else {
-            return .problem(FileProblem(path: rel, message: "the file name is not a valid record name (ASCII, 1–255 characters, not starting with '_' or '.'; write '/' as %2F and '%' as %25)"))
+            return .problem(
+                FileProblem(
+                    path: rel,
+                    message:
+                        "the file name is not a valid record name (ASCII, 1–255 characters, not starting with '_' or '.'; write '/' as %2F and '%' as %25)"
+                ))
         }
         if Self.fileName(for: recordName) != file {
-            return .problem(FileProblem(path: rel, message: "holds record '\(recordName)', whose file name is '\(Self.fileName(for: recordName))'; rename it"))
+            return .problem(
+                FileProblem(path: rel, message: "holds record '\(recordName)', whose file name is '\(Self.fileName(for: recordName))'; rename it"))
         }
         var fields: [String: FieldValue]?
         var deleted: [String] = []
@@ -264,10 +295,12 @@ extension Workspace {
             let resolve = assetResolver(id, cache: assetCache)
             var named = Set<String>()
             do {
-                (fields, deleted) = try WorkspaceEncoding.decodeFieldsAndDeletions(bytes, assets: { (key, name) throws(RecSyncError) in
-                    named.insert(name)
-                    return try resolve(key, name)
-                })
+                (fields, deleted) = try WorkspaceEncoding.decodeFieldsAndDeletions(
+                    bytes,
+                    assets: { (key, name) throws(RecSyncError) in
+                        named.insert(name)
+                        return try resolve(key, name)
+                    })
             } catch {
                 return .problem(FileProblem(path: rel, message: error.message))
             }
@@ -294,11 +327,13 @@ extension Workspace {
                 index[file] = IndexEntry(name: recordName, tag: t, hash: hash, file: fileStamp, side: sideStamp)
                 // The asset files as they were read, for the fast path next time.
                 if let fileStamp, !assetsNamed.isEmpty || FileIO.isDirectory("\(dir)/\(assetDirName)"),
-                   let stamps = assetStamps(assetsNamed, file: file, cache: assetCache) {
+                    let stamps = assetStamps(assetsNamed, file: file, cache: assetCache)
+                {
                     assetCache.rememberClean(file: file, stamp: fileStamp, assets: stamps)
                 }
             }
-            var record = LocalRecord(recordID: id, fileName: file, state: clean ? .clean : .modified, system: system, fields: f, fileStamp: fileStamp, knownTag: t)
+            var record = LocalRecord(
+                recordID: id, fileName: file, state: clean ? .clean : .modified, system: system, fields: f, fileStamp: fileStamp, knownTag: t)
             record.deletedFields = deleted
             return .record(record)
         }

@@ -25,7 +25,9 @@ extension Workspace {
         let path = sidecarPath(id)
         guard let bytes = try readRecordFile(path) else { return nil }
         do { return try WorkspaceEncoding.decodeSystemFields(bytes) } catch {
-            throw .malformed(MalformedInput(path: relative(path), detail: "the sidecar is damaged (\(error.message)); restore it, or delete it to write a new record"))
+            throw .malformed(
+                MalformedInput(
+                    path: relative(path), detail: "the sidecar is damaged (\(error.message)); restore it, or delete it to write a new record"))
         }
     }
 
@@ -84,29 +86,39 @@ extension Workspace {
             let path = relative(assetPath(id, field: key))
             let held: AssetReference
             do { held = try resolve(key, key) } catch {
-                throw .invalidValue("field '\(key)': the asset \(given.oid.prefix(12)) is not at \(path), the file a record file names; put the file there and write {\"$asset\": \"\(key)\"}")
+                throw .invalidValue(
+                    "field '\(key)': the asset \(given.oid.prefix(12)) is not at \(path), the file a record file names; put the file there and write {\"$asset\": \"\(key)\"}"
+                )
             }
             guard held.oid == given.oid else {
-                throw .invalidValue("field '\(key)': \(path) holds another asset (\(held.oid.prefix(12))) than the one given (\(given.oid.prefix(12))); put the file you mean there and write {\"$asset\": \"\(key)\"}")
+                throw .invalidValue(
+                    "field '\(key)': \(path) holds another asset (\(held.oid.prefix(12))) than the one given (\(given.oid.prefix(12))); put the file you mean there and write {\"$asset\": \"\(key)\"}"
+                )
             }
         }
     }
 
     /// Checks one record of a `put` and adds its writes to `batch`.
-    private func stagePut(_ id: RecordID, fields: [String: FieldValue], type: String?, into batch: inout WriteBatch) throws(RecSyncError) -> RecordPut {
+    private func stagePut(_ id: RecordID, fields: [String: FieldValue], type: String?, into batch: inout WriteBatch) throws(RecSyncError) -> RecordPut
+    {
         let recordPath = recordPath(id), sidecarPath = sidecarPath(id)
         try checkAssetReferences(id, fields: fields)
         let system = try systemFields(id)
         // The checks a push makes (types, sizes), now rather than later.
         try Record(recordID: id, recordType: system?.recordType ?? type ?? "Record", fields: fields).validate()
         if let system, let type, system.recordType != type {
-            throw .invalidArguments("\(relative(recordPath)) is a '\(system.recordType)' record; a record's type cannot change (rm it, push, then put it again with --type \(type))")
+            throw .invalidArguments(
+                "\(relative(recordPath)) is a '\(system.recordType)' record; a record's type cannot change (rm it, push, then put it again with --type \(type))"
+            )
         }
         if system == nil {
             if let type {
-                batch.write(sidecarPath, WorkspaceEncoding.encodeSystemFields(SystemFields(recordID: id, recordType: type, changeTag: nil, created: nil, modified: nil)))
+                batch.write(
+                    sidecarPath,
+                    WorkspaceEncoding.encodeSystemFields(SystemFields(recordID: id, recordType: type, changeTag: nil, created: nil, modified: nil)))
             } else if Self.recordName(forFile: Self.fileName(for: id.recordName)) == nil {
-                throw .invalidArguments("record name '\(id.recordName.prefix(40))…' is too long for a file name; give --type so its sidecar can hold the name")
+                throw .invalidArguments(
+                    "record name '\(id.recordName.prefix(40))…' is too long for a file name; give --type so its sidecar can hold the name")
             }
         }
         let existed = FileIO.stamp(recordPath) != nil

@@ -24,11 +24,14 @@ extension Workspace {
         }
         let parts = text.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
         guard parts.count >= 2, !text.hasSuffix(".json") else {
-            throw .invalidArguments("'\(text)' does not name a record; give ZONE/NAME, OWNER/ZONE/NAME (a zone shared with you) or a record file path (private/ZONE/NAME.json)")
+            throw .invalidArguments(
+                "'\(text)' does not name a record; give ZONE/NAME, OWNER/ZONE/NAME (a zone shared with you) or a record file path (private/ZONE/NAME.json)"
+            )
         }
         if parts.count == 3, !FileIO.isDirectory("\(root)/private/\(NameEscaping.escape(parts[0]))"),
-           let owner = try? ZoneID(normalizing: parts[1], ownerName: parts[0]), owner.ownerName != user,
-           FileIO.isDirectory(zoneDirectory(owner)) {
+            let owner = try? ZoneID(normalizing: parts[1], ownerName: parts[0]), owner.ownerName != user,
+            FileIO.isDirectory(zoneDirectory(owner))
+        {
             return try RecordID(recordName: parts[2], zoneID: owner)
         }
         let zone = try ZoneID(normalizing: parts[0], ownerName: user)
@@ -53,7 +56,8 @@ extension Workspace {
                 try NameRules.validateOwnerName(parts[0])
                 return try ZoneID(normalizing: parts[1], ownerName: parts[0])
             }
-            throw .invalidArguments("'\(text)' does not name a zone; give a zone name, OWNER/ZONE or a zone directory (private/ZONE, shared/OWNER/ZONE)")
+            throw .invalidArguments(
+                "'\(text)' does not name a zone; give a zone name, OWNER/ZONE or a zone directory (private/ZONE, shared/OWNER/ZONE)")
         }
         return try ZoneID(normalizing: text, ownerName: user)
     }
@@ -63,7 +67,8 @@ extension Workspace {
     func resolvedPath(_ text: String, from directory: String) -> String {
         let path = Self.absolute(text, relativeTo: directory)
         guard directory != root, text.hasPrefix("private/") || text.hasPrefix("shared/"),
-              FileIO.info(path) == nil, FileIO.info(FileIO.split(path).dir) == nil else { return path }
+            FileIO.info(path) == nil, FileIO.info(FileIO.split(path).dir) == nil
+        else { return path }
         return Self.absolute(text, relativeTo: root)
     }
 
@@ -90,7 +95,8 @@ extension Workspace {
         } else if c.count == 4, c[0] == "shared", let o = NameEscaping.unescape(c[1]), let z = NameEscaping.unescape(c[2]) {
             zone = try ZoneID(normalizing: z, ownerName: o)
         } else {
-            throw .invalidArguments("'\(text)' is not a record file of this workspace; record files are private/ZONE/NAME.json or shared/OWNER/ZONE/NAME.json")
+            throw .invalidArguments(
+                "'\(text)' is not a record file of this workspace; record files are private/ZONE/NAME.json or shared/OWNER/ZONE/NAME.json")
         }
         let file = c[c.count - 1]
         // A hashed (long) name is only in the sidecar.

@@ -102,7 +102,8 @@ extension Workspace {
         let path = subscriptionCursorPath(id)
         guard let bytes = try FileIO.read(path, limit: 64 * 1024) else { return nil }
         do { return try JSONDecoder().decode(SubscriptionCursor.self, from: Data(bytes)) } catch {
-            throw .fileSystem(path: path, message: "is damaged (\(error)); the subscription is reset (told to pull everything) and starts again from now")
+            throw .fileSystem(
+                path: path, message: "is damaged (\(error)); the subscription is reset (told to pull everything) and starts again from now")
         }
     }
 

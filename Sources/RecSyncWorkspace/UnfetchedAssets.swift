@@ -27,8 +27,8 @@ extension Workspace {
         var result: [RecordID: [String: AssetReference]] = [:]
         for (key, entry) in try loadUnfetched(zone) {
             guard case .object(let o) = entry, case .string(let name)? = o["record"],
-                  case .string(let field)? = o["field"], let asset = Self.assetReference(o),
-                  let id = try? RecordID(recordName: name, zoneID: zone), Self.unfetchedKey(id, field: field) == key
+                case .string(let field)? = o["field"], let asset = Self.assetReference(o),
+                let id = try? RecordID(recordName: name, zoneID: zone), Self.unfetchedKey(id, field: field) == key
             else { throw damagedUnfetched(zone) }
             result[id, default: [:]][field] = asset
         }
@@ -79,7 +79,11 @@ extension Workspace {
     }
 
     private func damagedUnfetched(_ zone: ZoneID) -> RecSyncError {
-        .fileSystem(path: relative(unfetchedAssetsPath(zone)), message: "is damaged: it lists the assets of zone \(zone) a pull did not fetch; restore it from a snapshot, or remove it and put those asset files in place")
+        .fileSystem(
+            path: relative(unfetchedAssetsPath(zone)),
+            message:
+                "is damaged: it lists the assets of zone \(zone) a pull did not fetch; restore it from a snapshot, or remove it and put those asset files in place"
+        )
     }
 
     private static func assetReference(_ o: [String: JSONValue]) -> AssetReference? {

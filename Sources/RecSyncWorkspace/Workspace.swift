@@ -1,10 +1,9 @@
 import Foundation
+import Glibc
 import RecSyncGit
 import RecSyncModel
 import RecSyncSystem
 import Synchronization
-
-import Glibc
 
 /// The workspace's settings, `.recsync/config`.
 public struct WorkspaceConfig: Sendable, Hashable, Codable {
@@ -92,7 +91,8 @@ public final class Workspace: Sendable {
             throw .fileSystem(path: path, message: "has version \(config.version); this recsync reads version \(WorkspaceConfig.currentVersion)")
         }
         do { try NameRules.validateOwnerName(config.user) } catch {
-            throw .fileSystem(path: path, message: "names user '\(config.user)', which recsync cannot write to a store (\(error.message)); set a valid \"user\"")
+            throw .fileSystem(
+                path: path, message: "names user '\(config.user)', which recsync cannot write to a store (\(error.message)); set a valid \"user\"")
         }
         return Workspace(root: root, config: config)
     }
@@ -125,7 +125,9 @@ public final class Workspace: Sendable {
         let state = "\(target)/\(stateDirName)"
         if entries == [stateDirName], let info = FileIO.info(state), info.isDirectory, !info.isSymlink {
             if FileIO.info("\(state)/config") != nil {
-                throw .invalidArguments("'\(target)' is a recsync workspace already (a clone that was stopped?); run 'recsync -C \(target) pull' to finish it, or choose another DIR")
+                throw .invalidArguments(
+                    "'\(target)' is a recsync workspace already (a clone that was stopped?); run 'recsync -C \(target) pull' to finish it, or choose another DIR"
+                )
             }
             let leftovers = FileIO.list(state)
             if leftovers.allSatisfy({ $0 == ".gitignore" || $0.contains(TempFile.marker) }) {
@@ -150,7 +152,10 @@ public final class Workspace: Sendable {
     }
 
     /// What `.recsync/.gitignore` keeps out of a snapshot: machine-specific state.
-    static let machineSpecificState = ["index/", "lock", "watch.lock", "subscriptions.lock", "device.lock", "mirror/", "writing*", "device", "pending-push", "subscriptions/", "last-contact"]
+    static let machineSpecificState = [
+        "index/", "lock", "watch.lock", "subscriptions.lock", "device.lock", "mirror/", "writing*", "device", "pending-push", "subscriptions/",
+        "last-contact",
+    ]
 
     /// Writes `.recsync/.gitignore`, or adds the entries a workspace made by an earlier version
     /// lacks (keeping any the user added).
@@ -229,25 +234,33 @@ public final class Workspace: Sendable {
         var problems: [FileProblem] = []
         func isLink(_ relative: String) -> Bool {
             guard FileIO.isSymlink("\(root)/\(relative)") else { return false }
-            problems.append(FileProblem(path: relative, message: "is a symbolic link; recsync does not read or write through links inside a workspace: replace it with a real directory"))
+            problems.append(
+                FileProblem(
+                    path: relative,
+                    message: "is a symbolic link; recsync does not read or write through links inside a workspace: replace it with a real directory"))
             return true
         }
         for base in ["private", "shared"] { _ = isLink(base) }
         for name in FileIO.list("\(root)/private") where !isLink("private/\(name)") && FileIO.isDirectory("\(root)/private/\(name)") {
             switch Self.zone(directory: name, in: "\(root)/private", ownerName: user) {
             case .success(let id): zones.append(id)
-            case .failure(let why): problems.append(FileProblem(path: "private/\(name)", message: "not a valid zone directory (\(why.message)); rename the directory"))
+            case .failure(let why):
+                problems.append(FileProblem(path: "private/\(name)", message: "not a valid zone directory (\(why.message)); rename the directory"))
             }
         }
         for owner in FileIO.list("\(root)/shared") where !isLink("shared/\(owner)") && FileIO.isDirectory("\(root)/shared/\(owner)") {
-            for name in FileIO.list("\(root)/shared/\(owner)") where !isLink("shared/\(owner)/\(name)") && FileIO.isDirectory("\(root)/shared/\(owner)/\(name)") {
+            for name in FileIO.list("\(root)/shared/\(owner)")
+            where !isLink("shared/\(owner)/\(name)") && FileIO.isDirectory("\(root)/shared/\(owner)/\(name)") {
                 guard let ownerName = NameEscaping.unescape(owner) else {
-                    problems.append(FileProblem(path: "shared/\(owner)/\(name)", message: "not a valid zone directory (the owner directory is not an escaped user name)"))
+                    problems.append(
+                        FileProblem(
+                            path: "shared/\(owner)/\(name)", message: "not a valid zone directory (the owner directory is not an escaped user name)"))
                     continue
                 }
                 switch Self.zone(directory: name, in: "\(root)/shared/\(owner)", ownerName: ownerName) {
                 case .success(let id): zones.append(id)
-                case .failure(let why): problems.append(FileProblem(path: "shared/\(owner)/\(name)", message: "not a valid zone directory (\(why.message))"))
+                case .failure(let why):
+                    problems.append(FileProblem(path: "shared/\(owner)/\(name)", message: "not a valid zone directory (\(why.message))"))
                 }
             }
         }
@@ -263,7 +276,8 @@ public final class Workspace: Sendable {
         }
         let nfc = NameRules.normalizedZoneName(zoneName)
         if Array(nfc.utf8) != Array(zoneName.utf8), let here = FileIO.info("\(parent)/\(name)"),
-           let folded = FileIO.info("\(parent)/\(NameEscaping.escape(nfc))"), here.stamp.inode == folded.stamp.inode {
+            let folded = FileIO.info("\(parent)/\(NameEscaping.escape(nfc))"), here.stamp.inode == folded.stamp.inode
+        {
             return Result { () throws(RecSyncError) in try ZoneID(zoneName: nfc, ownerName: ownerName) }
         }
         return Result { () throws(RecSyncError) in try ZoneID(zoneName: zoneName, ownerName: ownerName) }
@@ -408,7 +422,8 @@ public final class Workspace: Sendable {
         guard let bytes = try FileIO.read(lastContactPath, limit: 4096) else { return nil }
         let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard let time = Int64(text), time >= 0 else {
-            throw .malformed(MalformedInput(path: relative(lastContactPath), detail: "not a time in milliseconds; the next pull or push writes it again"))
+            throw .malformed(
+                MalformedInput(path: relative(lastContactPath), detail: "not a time in milliseconds; the next pull or push writes it again"))
         }
         return time
     }
@@ -421,7 +436,8 @@ public final class Workspace: Sendable {
             for owner in FileIO.list(dir) {
                 for file in FileIO.list("\(dir)/\(owner)") where file.hasSuffix(".token") {
                     if let o = NameEscaping.unescape(owner), let z = NameEscaping.unescape(String(file.dropLast(6))),
-                       let id = try? ZoneID(zoneName: z, ownerName: o) {
+                        let id = try? ZoneID(zoneName: z, ownerName: o)
+                    {
                         zones.append(id)
                     }
                 }
@@ -586,14 +602,18 @@ public final class Workspace: Sendable {
 
 extension Workspace {
     /// Runs `body` holding a workspace lock (`lock(purpose:file:wait:)`), released when it returns.
-    package func withLock<T>(purpose: String, file: String = "lock", wait: Bool = false, _ body: () throws(RecSyncError) -> T) throws(RecSyncError) -> T {
+    package func withLock<T>(purpose: String, file: String = "lock", wait: Bool = false, _ body: () throws(RecSyncError) -> T) throws(RecSyncError)
+        -> T
+    {
         let lock = try lock(purpose: purpose, file: file, wait: wait)
         defer { withExtendedLifetime(lock) {} }
         return try body()
     }
 
     /// Runs `body` holding a workspace lock (`lock(purpose:file:wait:)`), released when it returns.
-    package func withLock<T>(purpose: String, file: String = "lock", wait: Bool = false, _ body: () async throws(RecSyncError) -> T) async throws(RecSyncError) -> T {
+    package func withLock<T>(purpose: String, file: String = "lock", wait: Bool = false, _ body: () async throws(RecSyncError) -> T)
+        async throws(RecSyncError) -> T
+    {
         let lock = try lock(purpose: purpose, file: file, wait: wait)
         defer { withExtendedLifetime(lock) {} }
         return try await body()

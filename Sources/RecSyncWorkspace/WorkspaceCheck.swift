@@ -26,7 +26,12 @@ extension Workspace {
                 }
             }
             for kept in kept {
-                findings.append(DoctorFinding(kind: .batchLeftover, path: relative(kept), detail: "a file an interrupted write left that is not what it meant to write; kept aside here: look at it and copy back what you need", fixable: false))
+                findings.append(
+                    DoctorFinding(
+                        kind: .batchLeftover, path: relative(kept),
+                        detail:
+                            "a file an interrupted write left that is not what it meant to write; kept aside here: look at it and copy back what you need",
+                        fixable: false))
             }
             for i in findings.indices where findings[i].fixable { findings[i].fixed = true; findings[i].detail = "removed: " + findings[i].detail }
         }
@@ -40,11 +45,14 @@ extension Workspace {
     /// The registries and temp files an interrupted write batch left.
     func batchLeftovers() -> [DoctorFinding] {
         var findings = leftoverRegistries.map {
-            DoctorFinding(kind: .batchLeftover, path: relative($0), detail: "the list of files a killed sync was writing; the files it names are taken back", fixable: true)
+            DoctorFinding(
+                kind: .batchLeftover, path: relative($0), detail: "the list of files a killed sync was writing; the files it names are taken back",
+                fixable: true)
         }
         for dir in temporaryFileDirectories() {
             for name in FileIO.list(dir) where name.hasPrefix(".") && name.contains(TempFile.marker) {
-                findings.append(DoctorFinding(kind: .batchLeftover, path: relative("\(dir)/\(name)"), detail: "a temp file a killed sync left", fixable: true))
+                findings.append(
+                    DoctorFinding(kind: .batchLeftover, path: relative("\(dir)/\(name)"), detail: "a temp file a killed sync left", fixable: true))
             }
         }
         return findings
@@ -70,11 +78,17 @@ extension Workspace {
         for file in sidecars.sorted() {
             let path = "\(dir)/.system/\(file)"
             let hasFile = files.contains(file)
-            let remedy = hasFile
+            let remedy =
+                hasFile
                 ? "restore it from a snapshot; or delete it, and the record file reads as new: 'recsync push' then reports a conflict with the store's version, settled with 'recsync resolve'"
                 : "restore it from a snapshot, or delete it and run 'recsync pull'"
             if let info = FileIO.info(path), !info.isRegular {
-                findings.append(DoctorFinding(kind: .damagedSidecar, path: relative(path), detail: "is a symbolic link, directory, FIFO or device, not a plain file (recsync does not follow it, and ls, get and export of the zone stop at it); \(remedy)", fixable: false))
+                findings.append(
+                    DoctorFinding(
+                        kind: .damagedSidecar, path: relative(path),
+                        detail:
+                            "is a symbolic link, directory, FIFO or device, not a plain file (recsync does not follow it, and ls, get and export of the zone stop at it); \(remedy)",
+                        fixable: false))
                 continue
             }
             let bytes: [UInt8]?
@@ -85,20 +99,32 @@ extension Workspace {
             guard let bytes else { continue }
             let system: SystemFields
             do { system = try WorkspaceEncoding.decodeSystemFields(bytes) } catch {
-                findings.append(DoctorFinding(kind: .damagedSidecar, path: relative(path), detail: "does not decode (\(error.message)); \(remedy)", fixable: false))
+                findings.append(
+                    DoctorFinding(
+                        kind: .damagedSidecar, path: relative(path), detail: "does not decode (\(error.message)); \(remedy)", fixable: false))
                 continue
             }
             if !hasFile && system.changeTag == nil {
-                findings.append(DoctorFinding(kind: .orphanSidecar, path: relative(path), detail: "names a record that was never pushed and whose file is gone; nothing uses it: delete it", fixable: false))
+                findings.append(
+                    DoctorFinding(
+                        kind: .orphanSidecar, path: relative(path),
+                        detail: "names a record that was never pushed and whose file is gone; nothing uses it: delete it", fixable: false))
             }
         }
         for file in files.subtracting(sidecars).sorted() where file.hasSuffix(".json") {
             guard index[file] != nil else { continue }
-            findings.append(DoctorFinding(kind: .missingSidecar, path: relative("\(dir)/\(file)"), detail: "was synced, but its sidecar .system/\(file) is gone: it now reads as a new record and a push would conflict with the store's version. Run 'recsync pull', then settle with 'recsync resolve'", fixable: false))
+            findings.append(
+                DoctorFinding(
+                    kind: .missingSidecar, path: relative("\(dir)/\(file)"),
+                    detail:
+                        "was synced, but its sidecar .system/\(file) is gone: it now reads as a new record and a push would conflict with the store's version. Run 'recsync pull', then settle with 'recsync resolve'",
+                    fixable: false))
         }
         var removed = false
         for file in index.indexedFiles().sorted() where !files.contains(file) && !sidecars.contains(file) {
-            var finding = DoctorFinding(kind: .staleIndexEntry, path: relative(indexPath(zone)), detail: "has an entry for \(relative("\(dir)/\(file)")), which is gone with its sidecar", fixable: true)
+            var finding = DoctorFinding(
+                kind: .staleIndexEntry, path: relative(indexPath(zone)),
+                detail: "has an entry for \(relative("\(dir)/\(file)")), which is gone with its sidecar", fixable: true)
             if fix {
                 index[file] = nil
                 finding.fixed = true
@@ -121,7 +147,10 @@ extension Workspace {
                 guard let token = try loadToken(path) else { continue }
                 _ = try ChangeTokenContent.decode(token)
             } catch {
-                findings.append(DoctorFinding(kind: .unreadableToken, path: relative(path), detail: "\(error.message); delete it and the next pull fetches in full", fixable: false))
+                findings.append(
+                    DoctorFinding(
+                        kind: .unreadableToken, path: relative(path), detail: "\(error.message); delete it and the next pull fetches in full",
+                        fixable: false))
             }
         }
         return findings

@@ -1,7 +1,6 @@
 import Foundation
-import RecSyncModel
-
 import Glibc
+import RecSyncModel
 import RecSyncSystem
 
 /// What the workspace knew about one record file after it last synced it.

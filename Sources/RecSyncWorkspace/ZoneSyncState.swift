@@ -121,7 +121,8 @@ package struct RetryList: Sendable {
                     guard second == end - 1, let name = NameEscaping.unescape(text(first + 1, second)) else { return }
                     entries[name] = nil
                 } else if let name = NameEscaping.unescape(text(start, first)), !name.isEmpty {
-                    entries[name] = second < end
+                    entries[name] =
+                        second < end
                         ? Entry(line: text(second + 1, end), unreadableTag: text(first + 1, second))
                         : Entry(line: text(first + 1, end), unreadableTag: nil)
                 }
@@ -201,7 +202,8 @@ package struct RetryList: Sendable {
         let dir = ws.relative(ws.zoneDirectory(zone))
         return entries.sorted(by: { $0.key < $1.key }).map { name, entry in
             let when = entry.unreadableTag == nil ? "every pull fetches it again" : "a pull fetches it again once it changes on the store"
-            return FileProblem(path: "\(dir)/\(Workspace.fileName(for: name))", message: "the store's copy of this record cannot be read (\(entry.why)); \(when)")
+            return FileProblem(
+                path: "\(dir)/\(Workspace.fileName(for: name))", message: "the store's copy of this record cannot be read (\(entry.why)); \(when)")
         }
     }
 }
@@ -406,7 +408,10 @@ extension Workspace {
     package func forgetZoneState(_ zone: ZoneID) throws(RecSyncError) {
         try FileIO.remove(conflictDirectory(zone))
         try ZoneIndex.remove(self, zone: zone)
-        for path in [refetchPath(zone), pushedPath(zone), retryPath(zone), retryWaitsPath(zone), applyingPath(zone), unfetchedAssetsPath(zone), readOnlyMarker(zone)] { try FileIO.remove(path) }
+        for path in [
+            refetchPath(zone), pushedPath(zone), retryPath(zone), retryWaitsPath(zone), applyingPath(zone), unfetchedAssetsPath(zone),
+            readOnlyMarker(zone),
+        ] { try FileIO.remove(path) }
         try saveToken(nil, at: zoneTokenPath(zone))
     }
 

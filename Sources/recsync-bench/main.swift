@@ -4,11 +4,11 @@
 //        recsync-bench --make-store PATH [--records N] [--zones Z] [--commits C]
 // Prints one line per figure. Run a release build: swift run -c release recsync-bench
 import Foundation
-import RecSyncModel
 import RecSyncEngine
+import RecSyncModel
 import RecSyncStore
-import RecSyncWorkspace
 import RecSyncTestSupport
+import RecSyncWorkspace
 
 func argument(_ name: String, _ fallback: Int) -> Int {
     let args = CommandLine.arguments
@@ -118,21 +118,24 @@ print("save \(k) edited records (one modification, tag checks): \(ms(editTime))"
 
 var fetchTimes: [Double] = []
 for _ in 0..<runs {
-    fetchTimes.append(try await seconds {
-        let page = try await store.recordZoneChanges(zone: zone, since: fullToken, resultsLimit: 0, desiredKeys: nil)
-        precondition(page.modifications.count == k && !page.moreComing, "incremental fetch returned \(page.modifications.count)")
-    })
+    fetchTimes.append(
+        try await seconds {
+            let page = try await store.recordZoneChanges(zone: zone, since: fullToken, resultsLimit: 0, desiredKeys: nil)
+            precondition(page.modifications.count == k && !page.moreComing, "incremental fetch returned \(page.modifications.count)")
+        })
 }
 print("fetch \(k) changes incrementally (median of \(runs), min \(ms(fetchTimes.min()!)), max \(ms(fetchTimes.max()!))): \(ms(median(fetchTimes)))")
 
 var dbTimes: [Double] = []
 let dbToken = try await store.databaseChanges(scope: .private, since: nil).changeToken
-_ = try await store.modifyRecords(saving: [RecordGenerator.realisticRecord(index: n + 1, zoneID: zones[1])], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
+_ = try await store.modifyRecords(
+    saving: [RecordGenerator.realisticRecord(index: n + 1, zoneID: zones[1])], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
 for _ in 0..<runs {
-    dbTimes.append(try await seconds {
-        let changes = try await store.databaseChanges(scope: .private, since: dbToken)
-        precondition(changes.modifications == [zones[1]])
-    })
+    dbTimes.append(
+        try await seconds {
+            let changes = try await store.databaseChanges(scope: .private, since: dbToken)
+            precondition(changes.modifications == [zones[1]])
+        })
 }
 print("database changes, one zone changed (median of \(runs)): \(ms(median(dbTimes)))")
 // Subscriptions as `recsync notifications` checks them: a database and a query subscription
@@ -146,14 +149,19 @@ let queried = saved.filter { $0.recordID.zoneID == zones[3] }.prefix(k).map { r 
 _ = try await store.modifyRecords(saving: Array(queried), deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
 let subscriptions = [
     Subscription(id: "db", kind: .database(.private)),
-    Subscription(id: "queried", kind: .query(QuerySubscription(scope: .private, recordType: queried.first?.recordType ?? "Item", conditions: [FieldCondition(field: "queried", test: .exists)]))),
+    Subscription(
+        id: "queried",
+        kind: .query(
+            QuerySubscription(
+                scope: .private, recordType: queried.first?.recordType ?? "Item", conditions: [FieldCondition(field: "queried", test: .exists)]))),
 ]
 var subscriptionTimes: [Double] = []
 for _ in 0..<runs {
-    subscriptionTimes.append(try await seconds {
-        let check = try await store.checkSubscriptions(subscriptions, scope: .private, since: cursor)
-        precondition(check.matches.map(\.count) == [k, k], "subscription check counted \(check.matches.map(\.count))")
-    })
+    subscriptionTimes.append(
+        try await seconds {
+            let check = try await store.checkSubscriptions(subscriptions, scope: .private, since: cursor)
+            precondition(check.matches.map(\.count) == [k, k], "subscription check counted \(check.matches.map(\.count))")
+        })
 }
 print("subscription check, \(k) changes (median of \(runs)): \(ms(median(subscriptionTimes)))")
 // A backlog: `--commits C` one-record commits since the cursor (a watch that was not running
@@ -171,7 +179,9 @@ let backlogTime = try await seconds {
     backlogCount = try await store.checkSubscriptions(subscriptions, scope: .private, since: backlogCursor).matches.first?.count ?? 0
 }
 precondition(backlogCount == commits, "backlog check counted \(backlogCount)")
-print("subscription check, \(commits) commits of one change each: \(ms(backlogTime)) (\(String(format: "%.2f", backlogTime * 1000 / Double(max(commits, 1)))) ms a commit)")
+print(
+    "subscription check, \(commits) commits of one change each: \(ms(backlogTime)) (\(String(format: "%.2f", backlogTime * 1000 / Double(max(commits, 1)))) ms a commit)"
+)
 // The workspace side: a full pull (a clone), status with nothing changed, an incremental pull.
 let ws = try Workspace.create(at: dir.file("ws"), config: WorkspaceConfig(user: "bench", remote: path))
 let engine = SyncEngine(workspace: ws, store: store)
@@ -180,10 +190,11 @@ let cloneTime = try await seconds { cloneReport = try await engine.pull() }
 print("pull into an empty workspace (\(cloneReport.recordsWritten) records): \(String(format: "%.2f s", cloneTime))")
 var statusTimes: [Double] = []
 for _ in 0..<3 {
-    statusTimes.append(try await seconds {
-        let status = try await engine.status()
-        precondition(status.isClean, "status after a clone: \(status.changes.count) changes")
-    })
+    statusTimes.append(
+        try await seconds {
+            let status = try await engine.status()
+            precondition(status.isClean, "status after a clone: \(status.changes.count) changes")
+        })
 }
 print("status, nothing changed (median of 3): \(ms(median(statusTimes)))")
 let more = saved.filter { $0.recordID.zoneID == zones[2] }.prefix(k).map { r -> Record in

@@ -1,6 +1,5 @@
-import RecSyncCLI
-
 import Glibc
+import RecSyncCLI
 
 /// The `recsync` executable: everything is in RecSyncCLI.
 @main

@@ -1,12 +1,15 @@
 import Foundation
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
 
 /// Assets through the `recsync` binary: a file beside its record goes to the store as its
 /// own blob and comes back byte for byte in another workspace; edits, dedupe and the limit.
 @Suite(.ownThreads) struct AssetCLITests {
-    func run(_ f: CLIFixture, as user: String, _ arguments: [String], in dir: String, expect status: Int32 = 0, sourceLocation: SourceLocation = #_sourceLocation) throws -> ProcessOutput {
+    func run(
+        _ f: CLIFixture, as user: String, _ arguments: [String], in dir: String, expect status: Int32 = 0,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> ProcessOutput {
         try f.run(arguments, in: dir, environment: ["RECSYNC_USER": user], expect: status, sourceLocation: sourceLocation)
     }
 
@@ -86,7 +89,9 @@ import RecSyncTestTraits
         #expect(try run(f, as: "alice", ["status"], in: "bob").stdout.contains("nothing to push"))
         #expect(try run(f, as: "alice", ["push"], in: "bob").stdout.contains("nothing to push"))
         // Our photo is kept aside, byte for byte.
-        let aside = try FileManager.default.subpathsOfDirectory(atPath: f.ws("bob") + "/.recsync/lost+found").filter { $0.hasSuffix("r.assets/photo") }
+        let aside = try FileManager.default.subpathsOfDirectory(atPath: f.ws("bob") + "/.recsync/lost+found").filter {
+            $0.hasSuffix("r.assets/photo")
+        }
         #expect(aside.count == 1)
         #expect(try aside.first.map { try Data(contentsOf: URL(fileURLWithPath: f.ws("bob") + "/.recsync/lost+found/" + $0)) } == ours)
         // The store still holds theirs; bob's next pull brings it.
@@ -162,7 +167,8 @@ import RecSyncTestTraits
         #expect(FileManager.default.fileExists(atPath: f.ws("bob") + "/private/photos/trip.json"))
         #expect(!FileManager.default.fileExists(atPath: bobAssets))
         #expect(!(try run(f, as: "alice", ["status"], in: "bob").stdout.contains("trip")))
-        try writeFile(f.ws("bob") + "/private/photos/trip.json", #"{"title": "Trip, renamed", "photo": {"$asset": "photo"}, "scan": {"$asset": "scan"}}"#)
+        try writeFile(
+            f.ws("bob") + "/private/photos/trip.json", #"{"title": "Trip, renamed", "photo": {"$asset": "photo"}, "scan": {"$asset": "scan"}}"#)
         _ = try run(f, as: "alice", ["push"], in: "bob")
         _ = try run(f, as: "alice", ["pull"], in: "alice")
         #expect(try f.fields("alice", "private/photos/trip.json")?["title"] as? String == "Trip, renamed")
@@ -226,17 +232,22 @@ import RecSyncTestTraits
         try writeFile(f.ws("alice") + "/private/photos/trip.json", #"{"photo": {"$asset": "photo"}, "n": 1}"#)
         _ = try run(f, as: "alice", ["push"], in: "alice")
 
-        let zero = #"{"photo": {"$asset": {"oid": "0000000000000000000000000000000000000000", "sha256": "0000000000000000000000000000000000000000000000000000000000000000", "size": 0}}}"#
+        let zero =
+            #"{"photo": {"$asset": {"oid": "0000000000000000000000000000000000000000", "sha256": "0000000000000000000000000000000000000000000000000000000000000000", "size": 0}}}"#
         let refused = try f.run(["put", "photos/other"], in: "alice", input: zero, expect: 1)
         #expect(refused.stderr.contains("private/photos/other.assets/photo"), "\(refused)")
         #expect(!FileManager.default.fileExists(atPath: f.ws("alice") + "/private/photos/other.json"))
-        try writeFile(f.directory.file("in.jsonl"), #"{"name": "other", "photo": {"$asset": {"oid": "0000000000000000000000000000000000000000", "sha256": "0000000000000000000000000000000000000000000000000000000000000000", "size": 0}}}"# + "\n")
+        try writeFile(
+            f.directory.file("in.jsonl"),
+            #"{"name": "other", "photo": {"$asset": {"oid": "0000000000000000000000000000000000000000", "sha256": "0000000000000000000000000000000000000000000000000000000000000000", "size": 0}}}"#
+                + "\n")
         let imported = try f.run(["import", "photos", f.directory.file("in.jsonl"), "--id", "name"], in: "alice", expect: 1)
         #expect(imported.stderr.contains("private/photos/other.assets/photo"), "\(imported)")
         #expect(!FileManager.default.fileExists(atPath: f.ws("alice") + "/private/photos/other.json"))
 
         // The reference `show --json` prints for the file that is there: taken.
-        let shown = try #require(try JSONSerialization.jsonObject(with: Data(f.run(["show", "photos/trip", "--json"], in: "alice").stdout.utf8)) as? [String: Any])
+        let shown = try #require(
+            try JSONSerialization.jsonObject(with: Data(f.run(["show", "photos/trip", "--json"], in: "alice").stdout.utf8)) as? [String: Any])
         var fields = try #require(shown["fields"] as? [String: Any])
         fields["n"] = 2
         let again = String(decoding: try JSONSerialization.data(withJSONObject: fields), as: UTF8.self)

@@ -35,7 +35,10 @@ final class CLIFixture: Sendable {
 
     /// Runs recsync in `dir` (a workspace name, or the fixture's root) expecting `status`.
     @discardableResult
-    func run(_ arguments: [String], in dir: String? = nil, input: String? = nil, environment: [String: String] = [:], expect status: Int32 = 0, sourceLocation: SourceLocation = #_sourceLocation) throws -> ProcessOutput {
+    func run(
+        _ arguments: [String], in dir: String? = nil, input: String? = nil, environment: [String: String] = [:], expect status: Int32 = 0,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> ProcessOutput {
         let output = try recsync.run(arguments, in: dir.map(ws) ?? directory.path, input: input, environment: environment)
         #expect(output.status == status, "recsync \(arguments.joined(separator: " ")) in \(dir ?? "."):\n\(output)", sourceLocation: sourceLocation)
         return output
@@ -75,7 +78,9 @@ final class CLIFixture: Sendable {
     }
 
     /// The JSON document of a `--json` run.
-    func json(_ arguments: [String], in dir: String?, expect status: Int32 = 0, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
+    func json(_ arguments: [String], in dir: String?, expect status: Int32 = 0, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String:
+        Any]
+    {
         let output = try run(arguments + ["--json"], in: dir, expect: status, sourceLocation: sourceLocation)
         let object = try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any]
         let doc = try #require(object, "not a JSON object: \(output.stdout)", sourceLocation: sourceLocation)

@@ -1,7 +1,7 @@
 import Foundation
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
 
 /// `recsync changes`: the raw feed as JSON lines, with no workspace.
 @Suite(.ownThreads) struct ChangesFeedTests {
@@ -33,7 +33,8 @@ import RecSyncTestTraits
         var token: String?
         var pages = 0
         repeat {
-            let page = try jsonLines(f.run(["changes", "--store", "store.git", "--zone", "notes", "--limit", "1"] + (token.map { ["--since", $0] } ?? [])))
+            let page = try jsonLines(
+                f.run(["changes", "--store", "store.git", "--zone", "notes", "--limit", "1"] + (token.map { ["--since", $0] } ?? [])))
             pages += 1
             names += page.filter { $0["kind"] as? String == "record" }.compactMap { $0["recordName"] as? String }
             let last = try #require(page.last)

@@ -1,7 +1,7 @@
 import Foundation
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
 
 /// `recsync store compact` through the built binary: workspaces whose tokens expired pull
 /// from nothing and keep their unpushed edits; over git daemon, a workspace that pushes
@@ -35,7 +35,9 @@ import RecSyncTestTraits
         let refused = try f.run(["store", "compact", "--keep-last", "1"], in: "a", expect: 1)
         #expect(refused.stderr.contains("pass --yes"), "\(refused)")
         let before = try commits(f)
-        for bad in [["--yes"], ["--keep-last", "0", "--yes"], ["--before", "last week", "--yes"], ["--keep-last", "1", "--before", "2026-01-01", "--yes"]] {
+        for bad in [
+            ["--yes"], ["--keep-last", "0", "--yes"], ["--before", "last week", "--yes"], ["--keep-last", "1", "--before", "2026-01-01", "--yes"],
+        ] {
             let usage = try f.run(["store", "compact"] + bad, in: "a", expect: 64)
             #expect(usage.stderr.contains("--keep-last") || usage.stderr.contains("--before"), "\(usage)")
         }

@@ -1,7 +1,7 @@
 import Foundation
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
 
 /// Shell completion of zones, records and subscription IDs, as the shells ask for it
 /// (`recsync ---completion SUBCOMMAND -- ARGUMENT INDEX CURSOR WORDS...`, the protocol the

@@ -1,7 +1,7 @@
 import Foundation
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
 
 /// Links and FIFOs in a workspace, through the built binary (DESIGN §11).
 @Suite(.ownThreads) struct ConfinementCLITests {

@@ -1,7 +1,7 @@
 import Foundation
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
 
 /// `zone delete` and `zone purge` ask on a terminal, take --yes in scripts, and refuse
 /// otherwise, before anything is changed.
@@ -39,10 +39,12 @@ import RecSyncTestTraits
     func onATerminalTheZoneNameMustBeTyped() throws {
         let f = try workspace()
         let command = "\(f.recsync.executable) zone delete todo"
-        let wrong = try Subprocess.capture("/usr/bin/script", ["-qec", command, "/dev/null"], in: f.ws("w"), environment: f.recsync.environment, input: "tod\n")
+        let wrong = try Subprocess.capture(
+            "/usr/bin/script", ["-qec", command, "/dev/null"], in: f.ws("w"), environment: f.recsync.environment, input: "tod\n")
         #expect(wrong.status == 1 && wrong.stdout.contains("Type 'todo' to confirm") && wrong.stdout.contains("not confirmed"), "\(wrong)")
         #expect(try zones(f) == ["todo"])
-        let right = try Subprocess.capture("/usr/bin/script", ["-qec", command, "/dev/null"], in: f.ws("w"), environment: f.recsync.environment, input: "todo\n")
+        let right = try Subprocess.capture(
+            "/usr/bin/script", ["-qec", command, "/dev/null"], in: f.ws("w"), environment: f.recsync.environment, input: "todo\n")
         #expect(right.status == 0 && right.stdout.contains("deleted zone todo"), "\(right)")
         #expect(try zones(f).isEmpty)
         #expect(!FileManager.default.fileExists(atPath: f.ws("w") + "/private/todo"))

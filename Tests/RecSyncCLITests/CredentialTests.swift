@@ -1,7 +1,7 @@
 import Foundation
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
 
 /// A password in a remote's address never lands on disk in the workspace (DESIGN §11).
 @Suite(.ownThreads) struct CredentialTests {

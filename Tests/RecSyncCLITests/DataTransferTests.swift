@@ -1,8 +1,8 @@
 import Foundation
 import Glibc
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
 
 /// Getting data in and out: import, export, ls, several records at once, OWNER/ZONE/NAME,
 /// and paths relative to the directory a command runs in.
@@ -62,7 +62,10 @@ import RecSyncTestTraits
         let cases: [(name: String, text: String, arguments: [String], expected: String)] = [
             ("bad.jsonl", "{\"id\": \"a\"}\n{\"id\": \"b\"}\n{\"id\": \"c\", oops}\n", ["--id", "id"], "bad.jsonl: line 3"),
             ("array.jsonl", "{\"id\": \"a\"}\n\n[1, 2]\n", ["--id", "id"], "array.jsonl: line 3: must hold a JSON object"),
-            ("dup.jsonl", "{\"id\": \"a\"}\n{\"id\": \"b\"}\n{\"id\": \"a\"}\n", ["--id", "id"], "dup.jsonl: line 3: record 'a' is on line 1 already"),
+            (
+                "dup.jsonl", "{\"id\": \"a\"}\n{\"id\": \"b\"}\n{\"id\": \"a\"}\n", ["--id", "id"],
+                "dup.jsonl: line 3: record 'a' is on line 1 already"
+            ),
             ("noid.jsonl", "{\"id\": \"a\"}\n{\"name\": \"b\"}\n", ["--id", "id"], "noid.jsonl: line 2: no 'id'"),
             ("badname.jsonl", "{\"id\": \"a\"}\n{\"id\": \"_b\"}\n", ["--id", "id"], "badname.jsonl: line 2:"),
             ("badkey.jsonl", "{\"id\": \"a\"}\n{\"id\": \"b\", \"9lives\": 1}\n", ["--id", "id"], "badkey.jsonl: line 2: field key '9lives'"),
@@ -72,7 +75,10 @@ import RecSyncTestTraits
             ("quote.csv", "id,title\na,\"one\nb,two\n", ["--id", "id"], "quote.csv: line 2: a quote is left open"),
             // CSV.swift alone reads these without an error, the rest of the file as one cell.
             ("after.csv", "id,note\n1,\"bad\"x\n2,ok\n3,ok\n", ["--id", "id"], "after.csv: line 2: a cell's closing quote is followed by 'x'"),
-            ("aftercrlf.csv", "id,note\r\n1,ok\r\n2,\"bad\"xyz,\r\n3,ok\r\n", ["--id", "id"], "aftercrlf.csv: line 3: a cell's closing quote is followed by 'x'"),
+            (
+                "aftercrlf.csv", "id,note\r\n1,ok\r\n2,\"bad\"xyz,\r\n3,ok\r\n", ["--id", "id"],
+                "aftercrlf.csv: line 3: a cell's closing quote is followed by 'x'"
+            ),
             ("inner.csv", "id,note\n1,\"two\nlines\"\n2,ab\"cd\n", ["--id", "id"], "inner.csv: line 4: a quote inside a cell"),
             ("header.csv", "id,id\na,b\n", [], "header.csv: line 1: the header names column 'id' twice"),
             ("csvdup.csv", "id,title\na,one\na,two\n", ["--id", "id"], "csvdup.csv: line 3: record 'a' is on line 2 already"),
@@ -183,7 +189,8 @@ import RecSyncTestTraits
         #expect(FileManager.default.fileExists(atPath: "\(f.ws("ws"))/private/todo/a.json"))
         // Never pushed: rm refuses to lose them, as git rm does, unless --force.
         let refused = try f.run(["rm", "todo/a", "todo/b"], in: "ws", expect: 1)
-        #expect(refused.stderr.contains("private/todo/a.json is a new record, never pushed") && refused.stderr.contains("--force"), "\(refused.stderr)")
+        #expect(
+            refused.stderr.contains("private/todo/a.json is a new record, never pushed") && refused.stderr.contains("--force"), "\(refused.stderr)")
         #expect(FileManager.default.fileExists(atPath: "\(f.ws("ws"))/private/todo/b.json"))
         let removed = try f.json(["rm", "-f", "todo/a", "todo/b"], in: "ws")
         #expect((removed["records"] as? [[String: Any]])?.count == 2)

@@ -2,8 +2,8 @@ import Foundation
 import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
 
 /// `recsync doctor` (and `fsck`): what it finds in a workspace and a store, and what --fix
 /// repairs — never a file that holds data.
@@ -77,10 +77,11 @@ import RecSyncTestTraits
         try f.run(["push"], in: "w")
         let zone = try ZoneID(zoneName: "notes", ownerName: "alice")
         let broken = try RecordID(recordName: "broken", zoneID: zone)
-        try GitCLI.commitFiles([
-            (StoreLayout.recordPath(broken), Array("{not json".utf8)),
-            ("zones/alice/notes/records/zz/stray.txt", Array("x".utf8)),
-        ], toStore: f.storePath)
+        try GitCLI.commitFiles(
+            [
+                (StoreLayout.recordPath(broken), Array("{not json".utf8)),
+                ("zones/alice/notes/records/zz/stray.txt", Array("x".utf8)),
+            ], toStore: f.storePath)
         // A lock a killed writer left long ago.
         let lock = f.storePath + "/refs/heads/main.lock"
         try writeFile(lock, "")

@@ -1,7 +1,7 @@
 import Foundation
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
 
 /// `push --dry-run` and `pull --dry-run` say what would happen, change nothing, and are right.
 @Suite(.ownThreads) struct DryRunTests {
@@ -35,12 +35,13 @@ import RecSyncTestTraits
         // r1 is listed once, as the conflict it would be, not also as sent; the exit status is
         // the push's (2: a conflict).
         let text = try f.run(["push", "-n"], in: "a", expect: 2)
-        #expect(text.lines == [
-            "would create zone todo",
-            "would send A private/todo/t1.json",
-            "would conflict: private/notes/r1.json changed on the store since you last pulled it",
-            "held back: private/notes/r2.json (a record of its zone would conflict, and a zone lands whole)",
-        ], "\(text)")
+        #expect(
+            text.lines == [
+                "would create zone todo",
+                "would send A private/todo/t1.json",
+                "would conflict: private/notes/r1.json changed on the store since you last pulled it",
+                "held back: private/notes/r2.json (a record of its zone would conflict, and a zone lands whole)",
+            ], "\(text)")
         let json = try f.json(["push", "--dry-run"], in: "a", expect: 2)
         #expect((json["conflicts"] as? [[String: Any]])?.compactMap { $0["recordName"] as? String } == ["r1"], "\(json)")
         #expect(json["conflictsChecked"] as? Bool == true)
@@ -84,16 +85,17 @@ import RecSyncTestTraits
         try f.run(["rm", "notes/r3"], in: "a")
         try f.put("notes/r4", #"{"n": 4}"#, in: "a")
         try f.run(["push"], in: "a")
-        try f.put("notes/r2", #"{"n": 200}"#, in: "b")   // edited on both sides
+        try f.put("notes/r2", #"{"n": 200}"#, in: "b")  // edited on both sides
 
         let before = snapshot(f, "b")
         let text = try f.run(["pull", "--dry-run"], in: "b")
-        #expect(text.lines == [
-            "would write private/notes/r1.json",
-            "would write private/notes/r4.json",
-            "would delete private/notes/r3.json",
-            "would conflict: private/notes/r2.json (edited here, changed on the store)",
-        ], "\(text)")
+        #expect(
+            text.lines == [
+                "would write private/notes/r1.json",
+                "would write private/notes/r4.json",
+                "would delete private/notes/r3.json",
+                "would conflict: private/notes/r2.json (edited here, changed on the store)",
+            ], "\(text)")
         #expect(changed(snapshot(f, "b"), before).isEmpty, "a dry run changed the workspace")
         let real = try f.json(["pull"], in: "b", expect: 2)
         #expect((real["conflicts"] as? [[String: Any]])?.compactMap { $0["recordName"] as? String } == ["r2"], "\(real)")

@@ -1,14 +1,19 @@
 import Foundation
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
 
 /// Encrypted zones through the `recsync` binary: two users, each with their own key
 /// directory, sharing, unsharing, tampering, and a key reset other devices recover from.
 @Suite(.ownThreads) struct EncryptedZoneCLITests {
     /// recsync as `user`, keys in `<fixture>/keys-<user>` (bob's machine is not alice's).
-    func run(_ f: CLIFixture, as user: String, _ arguments: [String], in dir: String, expect status: Int32 = 0, sourceLocation: SourceLocation = #_sourceLocation) throws -> ProcessOutput {
-        try f.run(arguments, in: dir, environment: ["RECSYNC_USER": user, "XDG_CONFIG_HOME": f.directory.file("config-\(user)")], expect: status, sourceLocation: sourceLocation)
+    func run(
+        _ f: CLIFixture, as user: String, _ arguments: [String], in dir: String, expect status: Int32 = 0,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> ProcessOutput {
+        try f.run(
+            arguments, in: dir, environment: ["RECSYNC_USER": user, "XDG_CONFIG_HOME": f.directory.file("config-\(user)")], expect: status,
+            sourceLocation: sourceLocation)
     }
 
     /// Every object of the store, as `git cat-file --batch-all-objects --batch` prints them.

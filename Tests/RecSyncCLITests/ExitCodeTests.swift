@@ -1,7 +1,7 @@
 import Foundation
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
 
 /// Exit statuses and error messages, as scripts see them.
 @Suite(.ownThreads) struct ExitCodeTests {

@@ -1,7 +1,7 @@
 import Foundation
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
 
 /// Help output (snapshots) and the committed completion scripts match the command definitions.
 ///
@@ -32,8 +32,9 @@ import RecSyncTestTraits
         let output = try recsync.run(arguments, in: home.path)
         #expect(output.status == 0, "\(output)")
         let name = arguments.filter { $0 != "--help" && $0 != "help" }.joined(separator: "-")
-        try assertSnapshot(output.stdout, file: "\(Self.snapshots)/help-\(name.isEmpty ? "recsync" : name).txt",
-                           regenerate: "re-record with RECORD_SNAPSHOTS=1 swift test --filter RecSyncCLITests")
+        try assertSnapshot(
+            output.stdout, file: "\(Self.snapshots)/help-\(name.isEmpty ? "recsync" : name).txt",
+            regenerate: "re-record with RECORD_SNAPSHOTS=1 swift test --filter RecSyncCLITests")
     }
 
     /// Every subcommand's help ends with EXAMPLES.
@@ -73,8 +74,9 @@ import RecSyncTestTraits
 
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/man"), "man is not installed"))
     func rendersWithoutWarnings() throws {
-        let output = try Subprocess.capture("/usr/bin/man", ["-l", page], in: GeneratedFilesTests.packageRoot,
-                                               environment: ["PATH": "/usr/bin:/bin", "MANWIDTH": "80", "LANG": "C.UTF-8"])
+        let output = try Subprocess.capture(
+            "/usr/bin/man", ["-l", page], in: GeneratedFilesTests.packageRoot,
+            environment: ["PATH": "/usr/bin:/bin", "MANWIDTH": "80", "LANG": "C.UTF-8"])
         #expect(output.status == 0, "\(output.stderr)")
         #expect(output.stderr.isEmpty, "man -l man/recsync.1 warns:\n\(output.stderr)")
         #expect(output.stdout.contains("EXAMPLES"))

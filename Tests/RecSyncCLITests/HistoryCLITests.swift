@@ -1,8 +1,8 @@
 import Foundation
 import RecSyncStore
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
 
 /// `show RECORD@REV`, `log -p` and `restore`, through the built binary.
 @Suite(.ownThreads) struct HistoryCLITests {
@@ -140,7 +140,8 @@ import RecSyncTestTraits
         try f.put("todo/bread", #"{"x": 1}"#, in: "a")
         try f.put("todo/milk", #"{"qty": 7}"#, in: "a")
         let refused = try f.run(["restore", "todo/milk", "todo/bread"], in: "a", expect: 1)
-        #expect(refused.stderr.contains("private/todo/bread.json is a new record (never pushed)") && refused.stderr.contains("recsync rm"), "\(refused)")
+        #expect(
+            refused.stderr.contains("private/todo/bread.json is a new record (never pushed)") && refused.stderr.contains("recsync rm"), "\(refused)")
         #expect(try f.fields("a", "private/todo/milk.json") as? [String: Int] == ["qty": 7], "nothing half-written")
         #expect(try f.fields("a", "private/todo/bread.json") as? [String: Int] == ["x": 1])
         let nothing = try f.run(["restore", "todo/none"], in: "a", expect: 1)

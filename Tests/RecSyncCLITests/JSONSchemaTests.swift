@@ -1,10 +1,9 @@
+import ArgumentParser
 import Foundation
 import RecSyncCLI
 import RecSyncTestSupport
-import Testing
-
-import ArgumentParser
 import RecSyncTestTraits
+import Testing
 
 /// The schema in docs/json.md, read from its tables: for each shape, command and feed line,
 /// its keys, whether each may be missing, and its type.
@@ -65,7 +64,9 @@ struct JSONSchema {
         switch type {
         case "any": return []
         case "string": return value is String ? [] : ["\(path): expected a string, got \(value)"]
-        case "int": return (value as? NSNumber).map { !Self.isBool($0) && $0.doubleValue == $0.doubleValue.rounded() } == true ? [] : ["\(path): expected an integer, got \(value)"]
+        case "int":
+            return (value as? NSNumber).map { !Self.isBool($0) && $0.doubleValue == $0.doubleValue.rounded() } == true
+                ? [] : ["\(path): expected an integer, got \(value)"]
         case "bool": return (value as? NSNumber).map(Self.isBool) == true ? [] : ["\(path): expected true or false, got \(value)"]
         case "null": return value is NSNull ? [] : ["\(path): expected null, got \(value)"]
         case "object": return value is [String: Any] ? [] : ["\(path): expected an object, got \(value)"]
@@ -140,16 +141,22 @@ struct JSONSchema {
 @Suite(.serialized, .ownThreads) struct JSONSchemaTests {
     /// Runs a command with --json and checks its document; returns it.
     @discardableResult
-    func check(_ f: CLIFixture, _ arguments: [String], in dir: String? = "w", input: String? = nil, expect status: Int32 = 0, schema: JSONSchema,
-               seen: inout Set<String>, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
+    func check(
+        _ f: CLIFixture, _ arguments: [String], in dir: String? = "w", input: String? = nil, expect status: Int32 = 0, schema: JSONSchema,
+        seen: inout Set<String>, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> [String: Any] {
         let output = try f.run(arguments + ["--json"], in: dir, input: input, expect: status, sourceLocation: sourceLocation)
         let parsed = try? JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any]
-        let document = try #require(parsed, "recsync \(arguments.joined(separator: " ")) --json printed no JSON object:\n\(output.description)", sourceLocation: sourceLocation)
+        let document = try #require(
+            parsed, "recsync \(arguments.joined(separator: " ")) --json printed no JSON object:\n\(output.description)",
+            sourceLocation: sourceLocation)
         // The command the arguments name (aliases by their name), not what the document says.
         let words = arguments.filter { !$0.hasPrefix("-") }.map { $0 == "fsck" ? "doctor" : $0 }
         let command = Self.leafCommands().filter { words.starts(with: $0.split(separator: " ").map(String.init)) }.max { $0.count < $1.count } ?? "?"
         let problems = schema.documentProblems(document, command: command)
-        #expect(problems.isEmpty, "recsync \(arguments.joined(separator: " ")) --json:\n\(problems.joined(separator: "\n"))", sourceLocation: sourceLocation)
+        #expect(
+            problems.isEmpty, "recsync \(arguments.joined(separator: " ")) --json:\n\(problems.joined(separator: "\n"))",
+            sourceLocation: sourceLocation)
         seen.insert(document["error"] == nil ? command : "error")
         return document
     }

@@ -3,9 +3,9 @@ import RecSyncEngine
 import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport
+import RecSyncTestTraits
 import RecSyncWorkspace
 import Testing
-import RecSyncTestTraits
 
 /// `recsync pull` killed with SIGKILL at several points: the next pull always completes, and
 /// the workspace then equals a fresh clone (records, sidecars and tokens).
@@ -24,7 +24,9 @@ import RecSyncTestTraits
     /// How many record files the zone directories hold so far.
     static func recordFiles(_ root: String, _ zones: [ZoneID]) -> Int {
         zones.reduce(0) { n, zone in
-            n + ((try? FileManager.default.contentsOfDirectory(atPath: "\(root)/private/\(zone.zoneName)")) ?? []).filter { $0.hasSuffix(".json") }.count
+            n
+                + ((try? FileManager.default.contentsOfDirectory(atPath: "\(root)/private/\(zone.zoneName)")) ?? []).filter { $0.hasSuffix(".json") }
+                .count
         }
     }
 
@@ -136,7 +138,8 @@ import RecSyncTestTraits
             let deadline = Date().addingTimeInterval(120)
             let media = "\(ws)/private/media"
             while p.isRunning && Date() < deadline,
-                  ((try? FileManager.default.contentsOfDirectory(atPath: media)) ?? []).allSatisfy({ !$0.hasSuffix(".assets") }) {
+                ((try? FileManager.default.contentsOfDirectory(atPath: media)) ?? []).allSatisfy({ !$0.hasSuffix(".assets") })
+            {
                 usleep(200)
             }
             landed = p.isRunning

@@ -2,8 +2,8 @@ import Foundation
 import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
 
 /// One user must not break everyone: names and entries some user (or plain git) put in
 /// the shared store are checked before anything is written, and an entry a workspace cannot
@@ -61,7 +61,8 @@ import RecSyncTestTraits
         let cloned = try f.run(["clone", "store.git", "fresh"])
         #expect(cloned.stderr.contains("zone alice/broken skipped: zones/alice/broken/zone.json is not valid JSON"), "\(cloned)")
         #expect(cloned.stdout.contains("cloned 1 zone,"), "the skipped zone is not counted as cloned: \(cloned)")
-        #expect(!FileManager.default.fileExists(atPath: "\(f.ws("fresh"))/private/broken"), "no empty directory that a push would take for a new zone")
+        #expect(
+            !FileManager.default.fileExists(atPath: "\(f.ws("fresh"))/private/broken"), "no empty directory that a push would take for a new zone")
         try f.run(["push"], in: "fresh")
         #expect(try f.fields("fresh", "private/notes/kept.json")?["n"] as? Int == 1)
         let pulled = try f.run(["pull"], in: "alice")
@@ -80,7 +81,8 @@ import RecSyncTestTraits
         #expect(!FileManager.default.fileExists(atPath: f.ws("mallory")))
         let config = "\(f.ws("alice"))/.recsync/config"
         let text = try String(contentsOfFile: config, encoding: .utf8)
-        try text.replacingOccurrences(of: #""user" : "alice""#, with: #""user" : "alice\nx""#).write(toFile: config, atomically: true, encoding: .utf8)
+        try text.replacingOccurrences(of: #""user" : "alice""#, with: #""user" : "alice\nx""#).write(
+            toFile: config, atomically: true, encoding: .utf8)
         let byConfig = try f.run(["zone", "create", "third"], in: "alice", expect: 1)
         #expect(byConfig.stderr.contains("control characters"), "\(byConfig)")
         #expect(try f.storeHead() == head)
@@ -97,8 +99,12 @@ import RecSyncTestTraits
         // The spelling that is not NFC is named and not sent; the other zone goes (one
         // directory's problem does not hold back the rest).
         let pushed = try f.run(["push"], in: "alice", expect: 1)
-        #expect(pushed.stdout.contains("not sent: private/cafe\u{301}: not a valid zone directory") && pushed.stdout.contains("not in Unicode NFC"), "\(pushed)")
-        #expect(try GitCLI.run(["-c", "core.quotepath=false", "ls-tree", "-r", "--name-only", "main", "zones/alice"], in: f.storePath).contains("caf\u{E9}/records/"))
+        #expect(
+            pushed.stdout.contains("not sent: private/cafe\u{301}: not a valid zone directory") && pushed.stdout.contains("not in Unicode NFC"),
+            "\(pushed)")
+        #expect(
+            try GitCLI.run(["-c", "core.quotepath=false", "ls-tree", "-r", "--name-only", "main", "zones/alice"], in: f.storePath).contains(
+                "caf\u{E9}/records/"))
         let status = try f.run(["status"], in: "alice")
         #expect(status.stdout.contains("private/cafe\u{301}: not a valid zone directory (zone name 'cafe\u{301}' is not in Unicode NFC"), "\(status)")
     }
@@ -156,7 +162,9 @@ import RecSyncTestTraits
         #expect(try stored("a", in: todo) == .int64(2), "the other zone went")
         #expect(try GitCLI.run(["cat-file", "-t", "refs/heads/main:\(path)"], in: f.storePath) == "blob\n", "the file stays as it was")
         let doctor = try f.json(["doctor"], in: "alice", expect: 1)
-        let details = (doctor["findings"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "storeEntry" }.compactMap { $0["detail"] as? String }
+        let details = (doctor["findings"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "storeEntry" }.compactMap {
+            $0["detail"] as? String
+        }
         #expect(details.contains { $0.contains("\(path) is a file") }, "\(doctor)")
 
         // Put back as it was, the zone syncs again: the edit held back lands.

@@ -1,7 +1,7 @@
 import Foundation
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
 
 /// The command line over a real git server on 127.0.0.1 (git daemon, git://).
 @Suite(.ownThreads) struct NetworkCLITests {
@@ -211,8 +211,10 @@ import RecSyncTestTraits
         // reached 14 s and then 34 s), so the wait allows one such pause and the push after it.
         // (If this fails, the message says whether the daemon was still serving: under heavy
         // load another test's stray kill of a reused pid has been suspected, not proven.)
-        #expect(await waitUntil(seconds: 50) { !waiting.process.isRunning },
-                "push --wait is still waiting (the daemon \(Loopback.isListening(daemon.port) ? "listens" : "does not listen") on port \(daemon.port)): \(waiting.stderr)")
+        #expect(
+            await waitUntil(seconds: 50) { !waiting.process.isRunning },
+            "push --wait is still waiting (the daemon \(Loopback.isListening(daemon.port) ? "listens" : "does not listen") on port \(daemon.port)): \(waiting.stderr)"
+        )
         waiting.process.waitUntilExit()
         #expect(waiting.process.terminationStatus == 0, "\(waiting.stderr)")
         try f.run(["pull"], in: "phone")
@@ -281,7 +283,9 @@ import RecSyncTestTraits
         let hung = try f.run(["pull"], in: "laptop", environment: ["RECSYNC_IDLE_TIMEOUT": "0.5"], expect: 5)
         let elapsed = clock.now - start
         print("pull from a server that never answers, RECSYNC_IDLE_TIMEOUT=0.5: exit 5 after \(elapsed)")
-        #expect(hung.stderr.contains("127.0.0.1 port \(silent.port) accepted the connection but sent nothing for 0.5 s") && hung.stderr.contains("RECSYNC_IDLE_TIMEOUT"), "\(hung)")
+        #expect(
+            hung.stderr.contains("127.0.0.1 port \(silent.port) accepted the connection but sent nothing for 0.5 s")
+                && hung.stderr.contains("RECSYNC_IDLE_TIMEOUT"), "\(hung)")
         // Under the defaults (10 s to connect, 60 s idle), so a limit not taken still fails,
         // with room for a loaded machine's process start.
         #expect(elapsed < .seconds(8))
@@ -299,7 +303,10 @@ import RecSyncTestTraits
 
     /// A host that drops connection requests is given up after the connect limit set in the
     /// environment, with exit status 5 and a message naming the host and the variable.
-    @Test(.enabled(if: Machine.dropsConnectionRequestsToAFullQueue, "this kernel answers connections to a full accept queue: no host that drops packets on 127.0.0.1"))
+    @Test(
+        .enabled(
+            if: Machine.dropsConnectionRequestsToAFullQueue,
+            "this kernel answers connections to a full accept queue: no host that drops packets on 127.0.0.1"))
     func theConnectLimitFromTheEnvironmentBoundsAHostThatDropsRequests() async throws {
         let (f, _, pointAt) = try clonedLaptop()
         let clock = ContinuousClock()
@@ -311,7 +318,9 @@ import RecSyncTestTraits
         let dropped = try f.run(["push"], in: "laptop", environment: ["RECSYNC_CONNECT_TIMEOUT": "0.5"], expect: 5)
         let elapsed = clock.now - start
         print("push to a host that drops the connection request, RECSYNC_CONNECT_TIMEOUT=0.5: exit 5 after \(elapsed)")
-        #expect(dropped.stderr.contains("127.0.0.1 port \(unanswered.port) did not accept a connection within 0.5 s") && dropped.stderr.contains("RECSYNC_CONNECT_TIMEOUT"), "\(dropped)")
+        #expect(
+            dropped.stderr.contains("127.0.0.1 port \(unanswered.port) did not accept a connection within 0.5 s")
+                && dropped.stderr.contains("RECSYNC_CONNECT_TIMEOUT"), "\(dropped)")
         #expect(elapsed < .seconds(8))
     }
 }

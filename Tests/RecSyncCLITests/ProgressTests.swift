@@ -1,7 +1,7 @@
 import Foundation
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
 
 /// The progress line: on a terminal one line updated in place, with the known total; nothing
 /// on stderr when it is not a terminal.
@@ -24,7 +24,8 @@ import RecSyncTestTraits
         let f = try store(records: 4_500)
         // script(1) gives recsync a pseudo-terminal for stdout and stderr.
         let command = "\(f.recsync.executable) clone store.git w2"
-        let output = try Subprocess.capture("/usr/bin/script", ["-qec", command, "/dev/null"], in: f.directory.path, environment: f.recsync.environment)
+        let output = try Subprocess.capture(
+            "/usr/bin/script", ["-qec", command, "/dev/null"], in: f.directory.path, environment: f.recsync.environment)
         #expect(output.status == 0, "\(output)")
         let updates = output.stdout.components(separatedBy: "\r\u{1B}[K").filter { $0.hasPrefix("cloning: ") }
         // The first update and the one reaching the total are always drawn (others at most

@@ -1,7 +1,7 @@
 import Foundation
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
 
 /// A push with a malformed file sends nothing and changes nothing.
 @Suite(.ownThreads) struct PushValidationTests {
@@ -60,17 +60,18 @@ import RecSyncTestTraits
         try f.clone("w")
         try f.put("notes/r1", #"{"title": "one"}"#, in: "w")
         try writeFile(f.ws("w") + "/private/notes/notes.txt", "mine\n")
-        try writeFile(f.ws("w") + "/private/notes/r1.json~", "{}\n")      // an editor backup
-        try writeFile(f.ws("w") + "/private/notes/.r1.json.swp", "x")      // a swap file
-        try writeFile(f.ws("w") + "/private/todo.txt", "stray\n")          // not in a zone at all
+        try writeFile(f.ws("w") + "/private/notes/r1.json~", "{}\n")  // an editor backup
+        try writeFile(f.ws("w") + "/private/notes/.r1.json.swp", "x")  // a swap file
+        try writeFile(f.ws("w") + "/private/todo.txt", "stray\n")  // not in a zone at all
 
         let status = try f.run(["status"], in: "w")
-        #expect(status.lines == [
-            "Z private/notes/",
-            "A private/notes/r1.json",
-            "? private/notes/notes.txt (not a record file; add it to .recsyncignore to hide it)",
-            "? private/todo.txt (not a record file; add it to .recsyncignore to hide it)",
-        ], "\(status)")
+        #expect(
+            status.lines == [
+                "Z private/notes/",
+                "A private/notes/r1.json",
+                "? private/notes/notes.txt (not a record file; add it to .recsyncignore to hide it)",
+                "? private/todo.txt (not a record file; add it to .recsyncignore to hide it)",
+            ], "\(status)")
         let json = try f.json(["status"], in: "w")
         #expect((json["untracked"] as? [[String: Any]])?.compactMap { $0["path"] as? String } == ["private/notes/notes.txt", "private/todo.txt"])
         // Not something to push: --exit-code says 1 for the record only.

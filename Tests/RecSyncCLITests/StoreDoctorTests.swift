@@ -1,7 +1,7 @@
 import Foundation
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
 
 /// A lock a killed writer left in a store is removed by the next write on a local file system
 /// (nobody has it open: its writer is gone), and by `recsync store doctor`; a lock a live

@@ -1,9 +1,8 @@
 import Foundation
-import RecSyncTestSupport
-import Testing
-
 import Glibc
+import RecSyncTestSupport
 import RecSyncTestTraits
+import Testing
 
 /// Durable subscriptions through the built binary: `subscribe`, `watch`, `watch --once`,
 /// `notifications`. Notifications are compared field by field, never as whole lines.
@@ -22,12 +21,16 @@ import RecSyncTestTraits
     }
 
     /// `recsync watch --once` (plus `extra`) in `dir`: the notification lines it printed.
-    func watchOnce(_ f: CLIFixture, in dir: String, _ extra: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws -> [Notification] {
+    func watchOnce(_ f: CLIFixture, in dir: String, _ extra: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws
+        -> [Notification]
+    {
         try Self.parseLines(try f.run(["watch", "--once"] + extra, in: dir, sourceLocation: sourceLocation).stdout, sourceLocation: sourceLocation)
     }
 
     /// `recsync notifications --json` (plus `extra`) in `dir`: the notifications it listed.
-    func notifications(_ f: CLIFixture, in dir: String, _ extra: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws -> [Notification] {
+    func notifications(_ f: CLIFixture, in dir: String, _ extra: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws
+        -> [Notification]
+    {
         let doc = try f.json(["notifications"] + extra, in: dir, sourceLocation: sourceLocation)
         return try #require(doc["notifications"] as? [Notification], "\(doc)", sourceLocation: sourceLocation)
     }
@@ -199,7 +202,9 @@ import RecSyncTestTraits
 
     @Test func severalFieldConditionsMustAllHold() throws {
         let f = try twoDevices()
-        try f.run(["subscribe", "--query", "T", "--field", "a", "--equals", "1", "--field", "b", "--equals", #""x""#, "--exists", "c", "--id", "abc"], in: "phone")
+        try f.run(
+            ["subscribe", "--query", "T", "--field", "a", "--equals", "1", "--field", "b", "--equals", #""x""#, "--exists", "c", "--id", "abc"],
+            in: "phone")
         let list = try f.run(["subscriptions"], in: "phone")
         #expect(list.lines == ["abc\tquery T in private where a = 1 and b = \"x\" and c exists"], "\(list)")
         try f.put("notes/all", #"{"a": 1, "b": "x", "c": false}"#, in: "laptop", type: "T")
@@ -233,7 +238,8 @@ import RecSyncTestTraits
             #expect(out.stderr.contains(message), "\(extra): \(out)")
         }
         #expect(try f.run(["subscribe", "--query", "bad type"], in: "phone", expect: 64).stderr.contains("--query bad type:"))
-        #expect(try f.run(["subscribe", "--database", "private", "--fires-on", "create"], in: "phone", expect: 64).stderr.contains("go with --query"))
+        #expect(
+            try f.run(["subscribe", "--database", "private", "--fires-on", "create"], in: "phone", expect: 64).stderr.contains("go with --query"))
         #expect(try f.run(["subscribe"], in: "phone", expect: 64).stderr.contains("exactly one of --database, --zone, --query"))
         #expect(try f.run(["watch", "--settle", "-1"], in: "phone", expect: 64).stderr.contains("--settle"))
         // Nothing was saved by any of them; and watch with nothing to watch says what to do.
@@ -391,7 +397,9 @@ final class WatchProcess {
 
     /// The complete lines printed so far, once there are at least `count` (or the time is up).
     func waitForLines(_ count: Int, seconds: Double = 40, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [[String: Any]] {
-        let complete = { self.stdout.split(separator: "\n", omittingEmptySubsequences: true).count - (self.stdout.hasSuffix("\n") || self.stdout.isEmpty ? 0 : 1) }
+        let complete = {
+            self.stdout.split(separator: "\n", omittingEmptySubsequences: true).count - (self.stdout.hasSuffix("\n") || self.stdout.isEmpty ? 0 : 1)
+        }
         let arrived = await waitUntil(seconds: seconds) { complete() >= count || !self.process.isRunning }
         #expect(arrived && complete() >= count, "waited for \(count) lines:\n\(stdout)\n--- stderr\n\(stderr)", sourceLocation: sourceLocation)
         let text = stdout

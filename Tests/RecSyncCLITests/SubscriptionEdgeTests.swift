@@ -1,9 +1,8 @@
 import Foundation
-import RecSyncTestSupport
-import Testing
-
 import Glibc
+import RecSyncTestSupport
 import RecSyncTestTraits
+import Testing
 
 /// Durable subscriptions at their edges: a copied workspace, concurrent subscribes, output
 /// that cannot be written, long IDs, hooks that read the workspace.
@@ -47,8 +46,9 @@ import RecSyncTestTraits
         try f.run(["push"], in: "b")
         let notes = try pending(f, in: "a")
         let records = notes.first?["records"] as? [[String: Any]] ?? []
-        #expect(records.contains { $0["recordName"] as? String == "x" && $0["reason"] as? String == "deleted" },
-                "b deleted x: the delete subscription must fire, --include-own or not: \(notes)")
+        #expect(
+            records.contains { $0["recordName"] as? String == "x" && $0["reason"] as? String == "deleted" },
+            "b deleted x: the delete subscription must fire, --include-own or not: \(notes)")
     }
 
     /// `watch --once` whose stdout cannot be written delivers nothing (the cursors stay) and
@@ -334,7 +334,9 @@ import RecSyncTestTraits
         let listing = f.directory.file("fds.txt")
         let hook = #"for d in /proc/$$/fd/*; do echo "${d##*/} $(readlink "$d")"; done > '\#(listing)'; cat >/dev/null"#
         try f.run(["watch", "--once", "--exec", hook], in: "a")
-        let lines = try String(contentsOfFile: listing, encoding: .utf8).split(separator: "\n").map { $0.split(separator: " ", maxSplits: 1).map(String.init) }
+        let lines = try String(contentsOfFile: listing, encoding: .utf8).split(separator: "\n").map {
+            $0.split(separator: " ", maxSplits: 1).map(String.init)
+        }
         let targets = Dictionary(lines.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }, uniquingKeysWith: { a, _ in a })
         let stdin = try #require(targets["0"], "no stdin in \(lines)")
         #expect(stdin.hasPrefix("pipe:"))

@@ -1,7 +1,7 @@
 import Foundation
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
 
 /// Two workspaces of one store, driven only through the `recsync` binary.
 @Suite(.ownThreads) struct SyncScenarioTests {
@@ -23,7 +23,8 @@ import RecSyncTestTraits
         try f.put("notes/r3", #"{"title": "three", "due": {"$date": "2026-12-01T09:00:00.000Z"}}"#, in: "phone")
         try f.run(["rm", "notes/r2"], in: "phone")
         let status = try f.json(["status"], in: "phone")
-        #expect(((status["changes"] as? [[String: Any]]) ?? []).map { "\($0["kind"]!) \($0["path"]!)" }.sorted()
+        #expect(
+            ((status["changes"] as? [[String: Any]]) ?? []).map { "\($0["kind"]!) \($0["path"]!)" }.sorted()
                 == ["deleted private/notes/r2.json", "new private/notes/r3.json"])
         #expect(try f.run(["status"], in: "phone").lines == ["D private/notes/r2.json", "A private/notes/r3.json"])
         try f.run(["push"], in: "laptop")
@@ -114,7 +115,8 @@ import RecSyncTestTraits
         let push = try f.run(["push"], in: "phone", expect: 2)
         #expect(push.stdout.contains("3 conflicts pending"))
         #expect(try f.storeHead() == head)  // atomic per zone: nothing landed
-        #expect(paths(try f.json(["status"], in: "phone"), "conflicts") == ["private/notes/r1.json", "private/notes/r2.json", "private/notes/r3.json"])
+        #expect(
+            paths(try f.json(["status"], in: "phone"), "conflicts") == ["private/notes/r1.json", "private/notes/r2.json", "private/notes/r3.json"])
         let diff = try f.run(["diff", "notes/r3"], in: "phone")
         #expect(diff.stdout.contains(#"ours   body: "phone body""#) && diff.stdout.contains(#"theirs title: "r3 laptop""#), "\(diff)")
 

@@ -1,12 +1,14 @@
 import Foundation
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
 
 /// Many users: sharing zones, watching for changes, snapshots in git.
 @Suite(.ownThreads) struct TeamTests {
     /// `recsync` as another user in the same fixture.
-    func run(_ f: CLIFixture, as user: String, _ arguments: [String], in dir: String, input: String? = nil, expect status: Int32 = 0) throws -> ProcessOutput {
+    func run(_ f: CLIFixture, as user: String, _ arguments: [String], in dir: String, input: String? = nil, expect status: Int32 = 0) throws
+        -> ProcessOutput
+    {
         let output = try f.recsync.run(arguments, in: f.ws(dir), input: input, environment: ["RECSYNC_USER": user])
         #expect(output.status == status, "recsync \(arguments.joined(separator: " ")) as \(user):\n\(output)")
         return output
@@ -57,7 +59,9 @@ import RecSyncTestTraits
         #expect((doc["saved"] as? [[String: Any]])?.compactMap { $0["recordName"] as? String } == ["note"], "\(partial)")
         let notSent = (doc["notSent"] as? [[String: Any]])?.compactMap { $0["path"] as? String } ?? []
         #expect(notSent.contains("shared/alice/plans"), "\(partial)")
-        #expect(try GitCLI.run(["rev-parse", "main:zones/alice/plans/records"], in: f.storePath) == GitCLI.run(["rev-parse", "\(head):zones/alice/plans/records"], in: f.storePath))
+        #expect(
+            try GitCLI.run(["rev-parse", "main:zones/alice/plans/records"], in: f.storePath)
+                == GitCLI.run(["rev-parse", "\(head):zones/alice/plans/records"], in: f.storePath))
         try f.run(["pull"], in: "alice")
         #expect(try f.fields("alice", "private/plans/trip.json")?["where"] as? String == "Porto")
 

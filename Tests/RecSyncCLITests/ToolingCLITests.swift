@@ -1,7 +1,7 @@
 import Foundation
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
 
 /// config, did-you-mean, --color, store init's checks and changes' defaults, through the
 /// built binary.
@@ -69,7 +69,9 @@ import RecSyncTestTraits
             environment["TERM"] = "xterm"
             environment["NO_COLOR"] = nil  // the runner sets it; here each case says
             environment.merge(extra) { $1 }
-            return try Subprocess.capture("/usr/bin/script", ["-qec", "\(f.recsync.executable) status", "/dev/null"], in: f.ws("w"), environment: environment).stdout
+            return try Subprocess.capture(
+                "/usr/bin/script", ["-qec", "\(f.recsync.executable) status", "/dev/null"], in: f.ws("w"), environment: environment
+            ).stdout
         }
         #expect(try status([:]).contains("\u{1B}[32mA"))
         #expect(!(try status(["NO_COLOR": "1"]).contains("\u{1B}[32m")))

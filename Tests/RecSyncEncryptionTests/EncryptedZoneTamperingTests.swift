@@ -1,11 +1,12 @@
 import Crypto
 import Foundation
-@testable import RecSyncEncryption
 import RecSyncModel
-@testable import RecSyncStore
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
+
+@testable import RecSyncEncryption
+@testable import RecSyncStore
 
 /// Someone who can push to the store but holds no reader's key (mallory) rewrites an
 /// encrypted zone's keys with plain git; the zone's readers refuse to seal or open anything
@@ -31,7 +32,9 @@ import RecSyncTestTraits
             self.pins = pins
             let alice = try client("alice")
             try await alice.share(zone, with: "bob", permission: .readWrite)
-            #expect(try await alice.modifyRecords(saving: [Build.record("r1", in: zone, ["title": .string("first"), "body": .string("first body")])]).errors.isEmpty)
+            #expect(
+                try await alice.modifyRecords(saving: [Build.record("r1", in: zone, ["title": .string("first"), "body": .string("first body")])])
+                    .errors.isEmpty)
             #expect(try await client("bob").fetchRecords([Build.id("r1", in: zone)])[0].result.get().fields["title"] == .string("first"))
         }
 
@@ -66,12 +69,15 @@ import RecSyncTestTraits
         func expectRefused(_ words: String..., sourceLocation: SourceLocation = #_sourceLocation) async throws {
             for user in ["alice", "bob"] {
                 let client = try client(user)
-                let record = Build.record("leak-\(user)", in: zone, ["title": .string("\(user)-secret-title"), "body": .string("\(user)-secret-body")])
+                let record = Build.record(
+                    "leak-\(user)", in: zone, ["title": .string("\(user)-secret-title"), "body": .string("\(user)-secret-body")])
                 do throws(RecSyncError) {
                     _ = try await client.modifyRecords(saving: [record])
                     Issue.record("\(user) pushed with tampered keys", sourceLocation: sourceLocation)
                 } catch {
-                    guard case .permissionFailure(let message) = error else { Issue.record("\(user): \(error)", sourceLocation: sourceLocation); continue }
+                    guard case .permissionFailure(let message) = error else {
+                        Issue.record("\(user): \(error)", sourceLocation: sourceLocation); continue
+                    }
                     for w in words { #expect(message.contains(w), "\(message)", sourceLocation: sourceLocation) }
                 }
                 let read = try await client.fetchRecords([Build.id("r1", in: zone)])[0].result
@@ -174,7 +180,8 @@ import RecSyncTestTraits
         let s = try await Scene(name: "swapped-signing-key")
         let malloryKey = Curve25519.KeyAgreement.PrivateKey()
         var zone = try await s.stored()
-        zone.encryption = try ZoneCrypto.signed(try await s.addedGeneration(to: try #require(zone.encryption)), zone: s.zone, storeID: s.p.alice.storeID, by: malloryKey)
+        zone.encryption = try ZoneCrypto.signed(
+            try await s.addedGeneration(to: try #require(zone.encryption)), zone: s.zone, storeID: s.p.alice.storeID, by: malloryKey)
         var alice = try #require(try await s.p.fixture.store(as: "bob").fetchUserPublicKey("alice"))
         alice.signingPublicKey = try EncryptionKeys.publicKeys(of: malloryKey).signing
         try s.write([
@@ -202,7 +209,8 @@ import RecSyncTestTraits
         var zone = try await s.stored()
         var e = try #require(zone.encryption)
         e.fields = ["title"]
-        zone.encryption = try ZoneCrypto.signed(e, zone: s.zone, storeID: s.p.alice.storeID, by: try #require(try s.p.keyStore("alice").load("alice")))
+        zone.encryption = try ZoneCrypto.signed(
+            e, zone: s.zone, storeID: s.p.alice.storeID, by: try #require(try s.p.keyStore("alice").load("alice")))
         try s.write([(StoreLayout.zoneFilePath(s.zone), ZoneDocuments.encodeZone(zone))])
         try await s.expectRefused("encrypted zone \(s.zone) of alice no longer seals 'body'", "remove the zone's line from", "/sealed-fields")
     }
@@ -214,7 +222,8 @@ import RecSyncTestTraits
         var zone = try await s.stored()
         var e = try #require(zone.encryption)
         e.fields = ["title", "body", "notes"]
-        zone.encryption = try ZoneCrypto.signed(e, zone: s.zone, storeID: s.p.alice.storeID, by: try #require(try s.p.keyStore("alice").load("alice")))
+        zone.encryption = try ZoneCrypto.signed(
+            e, zone: s.zone, storeID: s.p.alice.storeID, by: try #require(try s.p.keyStore("alice").load("alice")))
         try s.write([(StoreLayout.zoneFilePath(s.zone), ZoneDocuments.encodeZone(zone))])
         let bob = try s.client("bob")
         #expect(try await bob.modifyRecords(saving: [Build.record("r2", in: s.zone, ["notes": .string("bob-notes")])]).errors.isEmpty)

@@ -1,11 +1,12 @@
 import Foundation
-@testable import RecSyncEncryption
 import RecSyncModel
-@testable import RecSyncStore
 import RecSyncTestSupport
+import RecSyncTestTraits
 import RecSyncWorkspace
 import Testing
-import RecSyncTestTraits
+
+@testable import RecSyncEncryption
+@testable import RecSyncStore
 
 /// Encrypted zones through the library: fields sealed on the client, zone keys wrapped per
 /// participant and rotated, tampering refused, the store never holding a clear value.
@@ -109,7 +110,9 @@ import RecSyncTestTraits
         // Nor may the upload go into a clear field of another record than the one it was made for.
         let moved = try await p.alice.modifyRecords(saving: [Build.record("other", in: zone, ["photo": .asset(asset)])])
         #expect("\(moved.errors)".contains("uploaded for field 'photo' of record 'clear'"), "\(moved.errors)")
-        let saved = try await p.alice.modifyRecords(saving: [Build.record("clear", in: zone, ["title": .string(Self.secret), "photo": .asset(asset)])])
+        let saved = try await p.alice.modifyRecords(saving: [
+            Build.record("clear", in: zone, ["title": .string(Self.secret), "photo": .asset(asset)])
+        ])
         #expect(try saved.saveResults[0].result.get().fields["photo"] == .asset(asset))
     }
 
@@ -119,7 +122,8 @@ import RecSyncTestTraits
     @Test func savingAgainSealsEveryFieldAfresh() async throws {
         let p = try Pair(.git)
         let zone = try await p.diary()
-        let first = try await p.alice.modifyRecords(saving: [Build.record("r1", in: zone, ["title": .string("x"), "n": .int64(1)])]).saveResults[0].result.get()
+        let first = try await p.alice.modifyRecords(saving: [Build.record("r1", in: zone, ["title": .string("x"), "n": .int64(1)])]).saveResults[0]
+            .result.get()
         var edited = first
         edited.fields["n"] = .int64(2)
         let second = try await p.alice.modifyRecords(saving: [edited]).saveResults[0].result.get()
@@ -142,7 +146,9 @@ import RecSyncTestTraits
             Build.record("r3", in: zone, ["title": .string("three")]),
         ])
         let raw = try p.fixture.store(as: "alice")
-        let stored = try await raw.fetchRecords([Build.id("r1", in: zone), Build.id("r2", in: zone), Build.id("r3", in: zone)]).map { try $0.result.get() }
+        let stored = try await raw.fetchRecords([Build.id("r1", in: zone), Build.id("r2", in: zone), Build.id("r3", in: zone)]).map {
+            try $0.result.get()
+        }
         var moved = stored[1]
         moved.fields["title"] = stored[0].fields["title"]  // r1's title into r2
         var swapped = stored[0]
@@ -207,7 +213,8 @@ import RecSyncTestTraits
             for item in changes.modifications + again {
                 switch item.result {
                 case .success(let record): #expect(record.recordID.recordName == "good" && record.fields == ["title": .string("opens")])
-                case .failure(let e): #expect(e.message.contains("generation 7") && e.message.contains("record '\(item.recordID.recordName)'"), "\(e.message)")
+                case .failure(let e):
+                    #expect(e.message.contains("generation 7") && e.message.contains("record '\(item.recordID.recordName)'"), "\(e.message)")
                 }
             }
             #expect(changes.modifications.filter { (try? $0.result.get()) != nil }.count == 1, "the record that opens arrives")
@@ -272,7 +279,8 @@ import RecSyncTestTraits
         let bob = try EncryptionKeys.publicKeys(of: try #require(try p.keyStore("bob").load("bob"))).agreement
         let second = ZoneCrypto.newZoneKey()
         encryption.keys.append(try ZoneCrypto.wrap(second, generation: 2, zone: zone, for: "alice", publicKey: bob))
-        stored.encryption = try ZoneCrypto.signed(encryption, zone: zone, storeID: p.alice.storeID, by: try #require(try p.keyStore("alice").load("alice")))
+        stored.encryption = try ZoneCrypto.signed(
+            encryption, zone: zone, storeID: p.alice.storeID, by: try #require(try p.keyStore("alice").load("alice")))
         try GitCLI.commitFiles([(StoreLayout.zoneFilePath(zone), ZoneDocuments.encodeZone(stored))], toStore: p.fixture.path)
         let raw = try p.fixture.store(as: "alice")
         let binding = FieldBinding(storeID: raw.storeID, zoneID: zone, recordName: "two", field: "title")
@@ -345,7 +353,10 @@ import RecSyncTestTraits
         // alice shares it with him properly: generation 2 is wrapped for bob.
         try await p.alice.unshare(zone, with: "bob")
         try await p.alice.share(zone, with: "bob", permission: .readWrite)
-        #expect(try await p.fixture.store(as: "bob").fetchAllRecordZones(scope: .shared).first?.encryption?.keys.contains { $0.userRecordName == "bob" && $0.generation == 2 } == true)
+        #expect(
+            try await p.fixture.store(as: "bob").fetchAllRecordZones(scope: .shared).first?.encryption?.keys.contains {
+                $0.userRecordName == "bob" && $0.generation == 2
+            } == true)
         let changes = try await p.bob.databaseChanges(scope: .shared, since: nil)
         #expect(changes.modifications.contains(zone))
         let after = try await p.bob.fetchRecords([Build.id("two", in: zone)])[0].result
@@ -361,7 +372,8 @@ import RecSyncTestTraits
         let raw = try p.fixture.store(as: "alice")
         let refused = try await raw.modifyRecords(saving: [Build.record("plain", in: zone, ["title": .string("not sealed")])])
         #expect(refused.errors.first?.message.contains("arrived in clear") == true, "\(refused.errors)")
-        #expect(try await raw.modifyRecords(saving: [Build.record("other", in: zone, ["n": .int64(1)])]).errors.isEmpty, "unsealed fields may be clear")
+        #expect(
+            try await raw.modifyRecords(saving: [Build.record("other", in: zone, ["n": .int64(1)])]).errors.isEmpty, "unsealed fields may be clear")
 
         let planted = Build.record("planted", in: zone, ["title": .string("not sealed")])
         try GitCLI.commitFiles([(StoreLayout.recordPath(planted.recordID), StoreEncoding.encode(planted))], toStore: p.fixture.path)
@@ -414,7 +426,8 @@ import RecSyncTestTraits
         // What bob had: generation 1 still opens the record written before.
         let rawBefore = try await p.fixture.store(as: "alice").fetchRecords([Build.id("before", in: zone)])[0].result.get()
         guard case .encrypted(let old)? = rawBefore.fields["title"] else { Issue.record("not sealed"); return }
-        let opened = try ZoneCrypto.open(old, keys: [1: generation1], binding: FieldBinding(storeID: p.alice.storeID, zoneID: zone, recordName: "before", field: "title"))
+        let opened = try ZoneCrypto.open(
+            old, keys: [1: generation1], binding: FieldBinding(storeID: p.alice.storeID, zoneID: zone, recordName: "before", field: "title"))
         #expect(opened == .string("bob may read this"))
     }
 
@@ -486,7 +499,9 @@ import RecSyncTestTraits
         let p = try Pair(.git)
         let zone = try await p.diary()
         try await p.alice.share(zone, with: "bob", permission: .readWrite)
-        _ = try await p.alice.modifyRecords(saving: [Build.record("r1", in: zone, ["title": .string(Self.secret), "n": .string("second-secret-value")])])
+        _ = try await p.alice.modifyRecords(saving: [
+            Build.record("r1", in: zone, ["title": .string(Self.secret), "n": .string("second-secret-value")])
+        ])
         _ = try await p.bob.modifyRecords(saving: [Build.record("r2", in: zone, ["title": .string("bob-secret-value")])])
         try await p.alice.unshare(zone, with: "bob")
         let dump = try GitCLI.run(["cat-file", "--batch-all-objects", "--batch"], in: p.fixture.path)
@@ -535,15 +550,19 @@ import RecSyncTestTraits
         let malloryKeys = try EncryptionKeys.publicKeys(of: try #require(try mallory.load("mallory")))
         try await p.fixture.store(as: "bob").publishUserPublicKey(malloryKeys.agreement, signingKey: malloryKeys.signing)
         let published = try #require(try await p.fixture.store(as: "bob").fetchUserPublicKey("bob"))
-        #expect(published.publicKey != Array(try #require(try p.keyStore("bob").load("bob")).publicKey.rawRepresentation), "the store holds mallory's key for bob")
+        #expect(
+            published.publicKey != Array(try #require(try p.keyStore("bob").load("bob")).publicKey.rawRepresentation),
+            "the store holds mallory's key for bob")
 
         let later = EncryptingStore(try p.fixture.store(as: "alice"), keyStore: p.keyStore("alice"), pinDirectory: pins)
         await Self.expectRefusal("public key published for bob", "is not the one this workspace used before") {
             try await later.share(zone, with: "bob", permission: .readWrite)
         }
         let zoneNow = try #require(try await p.fixture.store(as: "alice").fetchAllRecordZones(scope: .private).first)
-        #expect(!zoneNow.participants.contains { $0.userRecordName == "bob" } && !(zoneNow.encryption?.keys.contains { $0.userRecordName == "bob" } ?? true),
-                "nothing was wrapped for the swapped key")
+        #expect(
+            !zoneNow.participants.contains { $0.userRecordName == "bob" }
+                && !(zoneNow.encryption?.keys.contains { $0.userRecordName == "bob" } ?? true),
+            "nothing was wrapped for the swapped key")
     }
 
     /// Runs `body`, which must fail with `permissionFailure` saying each of `words`.
@@ -578,7 +597,9 @@ import RecSyncTestTraits
         await Self.expectRefusal("zone \(zone) on the store has key generation 1, older than generation 2 seen before") {
             _ = try await later.modifyRecords(saving: [Build.record("r2", in: zone, ["title": .string(Self.secret)])])
         }
-        if case .success = try await p.fixture.store(as: "alice").fetchRecords([Build.id("r2", in: zone)])[0].result { Issue.record("a record was pushed") }
+        if case .success = try await p.fixture.store(as: "alice").fetchRecords([Build.id("r2", in: zone)])[0].result {
+            Issue.record("a record was pushed")
+        }
     }
 
     /// The same rollback in two steps: first the zone hidden (a zone.json that does not

@@ -1,11 +1,12 @@
 import Foundation
 import Glibc
-@testable import RecSyncEncryption
 import RecSyncModel
-@testable import RecSyncStore
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
+
+@testable import RecSyncEncryption
+@testable import RecSyncStore
 
 /// `recsync keys` and the key files on this machine: what a reset cut short leaves, a
 /// published key file that does not parse, and key files or directories others could swap.
@@ -61,7 +62,9 @@ import RecSyncTestTraits
             Issue.record("keys init went ahead over a garbage key file")
         } catch {
             guard case .storeCorrupt(let message) = error else { Issue.record("\(error)"); return }
-            #expect(message.contains("users/alice/key.json") && message.contains("recsync keys reset --yes") && message.contains("holds no key of alice"), "\(message)")
+            #expect(
+                message.contains("users/alice/key.json") && message.contains("recsync keys reset --yes") && message.contains("holds no key of alice"),
+                "\(message)")
         }
         #expect(try p.keyStore("alice").load("alice") == nil, "no key was made over an unreadable published one")
         let report = try await EncryptionKeys.reset(user: "alice", keyStore: p.keyStore("alice"), store: p.alice)
@@ -88,7 +91,11 @@ import RecSyncTestTraits
         let file = keys.path(for: "alice")
 
         chmod(keys.directory, 0o777)
-        #expect(throws: RecSyncError.permissionFailure("the key directory \(keys.directory) can be written by other users (mode 777), who could swap your key file; run 'chmod 700 \(keys.directory)', then check your key's fingerprint ('recsync keys show')")) {
+        #expect(
+            throws: RecSyncError.permissionFailure(
+                "the key directory \(keys.directory) can be written by other users (mode 777), who could swap your key file; run 'chmod 700 \(keys.directory)', then check your key's fingerprint ('recsync keys show')"
+            )
+        ) {
             try keys.load("alice")
         }
         chmod(keys.directory, 0o700)

@@ -124,7 +124,8 @@ import Testing
         phone.checkpoint = nil
         #expect(fetched.map(\.downloaded) == [false])
         #expect(bytes(path) == mine)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(phone.workspace.root)/private/notes/trip.assets") == ["photo"])  // no temp left
+        // No temporary file is left.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(phone.workspace.root)/private/notes/trip.assets") == ["photo"])
         #expect(try await phone.status().changes.map(\.kind) == [.modified])
     }
 

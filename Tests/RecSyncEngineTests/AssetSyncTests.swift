@@ -114,7 +114,10 @@ import Testing
         let dir = TempDirectory()
         let storage = MemoryStorage(maxAssetBytes: 1000)
         let ws = try Workspace.create(at: dir.file("laptop"), config: WorkspaceConfig(user: "alice", remote: "memory"))
-        let laptop = SyncEngine(workspace: ws, store: MemoryStore(storage: storage, actor: try StoreActor(userRecordName: "alice", deviceID: try ws.deviceID(), clock: FixedClock().read)))
+        let laptop = SyncEngine(
+            workspace: ws,
+            store: MemoryStore(
+                storage: storage, actor: try StoreActor(userRecordName: "alice", deviceID: try ws.deviceID(), clock: FixedClock().read)))
         try laptop.write("notes", "ok", #"{"n": 1}"#)
         try laptop.write("notes", "big", #"{"photo": {"$asset": "photo"}}"#)
         try writeBytes(assetPath(laptop, "notes", "big", "photo"), [UInt8](repeating: 0, count: 1001))
@@ -212,7 +215,9 @@ import Testing
 
         let first = try await phone.pull()
         #expect(try phone.fields("notes", "b") == ["v": .int64(2)], "the rest of the batch lands")
-        #expect(first.warnings.contains { $0.contains("alice/notes/gone") && $0.contains("field 'f'") && $0.contains("lacks asset object") }, "\(first.warnings)")
+        #expect(
+            first.warnings.contains { $0.contains("alice/notes/gone") && $0.contains("field 'f'") && $0.contains("lacks asset object") },
+            "\(first.warnings)")
         #expect(first.warnings.contains { $0.contains("alice/notes/lying") && $0.contains("does not match") }, "\(first.warnings)")
         let dir = "\(phone.workspace.root)/private/notes"
         for name in ["gone", "lying"] {
@@ -260,8 +265,10 @@ import Testing
             #expect(fd >= 0)
             _ = Array(text.replacingOccurrences(of: "1", with: "7").utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
             close(fd)
-            var times = [timespec(tv_sec: Int(before.mtimeNanos / 1_000_000_000), tv_nsec: Int(before.mtimeNanos % 1_000_000_000)),
-                         timespec(tv_sec: Int(before.mtimeNanos / 1_000_000_000), tv_nsec: Int(before.mtimeNanos % 1_000_000_000))]
+            var times = [
+                timespec(tv_sec: Int(before.mtimeNanos / 1_000_000_000), tv_nsec: Int(before.mtimeNanos % 1_000_000_000)),
+                timespec(tv_sec: Int(before.mtimeNanos / 1_000_000_000), tv_nsec: Int(before.mtimeNanos % 1_000_000_000)),
+            ]
             #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
             #expect(FileIO.info(path)?.stamp == before)
             #expect(try await engine.status().isClean, "the record file was not read")
@@ -294,7 +301,10 @@ import Testing
 
         try writeBytes(assetPath(laptop, "notes", "r", "scan"), [4, 5, 6])
         _ = try await laptop.push()
-        #expect(await counting.assetUploads == [assetPath(laptop, "notes", "r", "photo"), assetPath(laptop, "notes", "r", "scan"), assetPath(laptop, "notes", "r", "scan")], "only the changed file")
+        #expect(
+            await counting.assetUploads == [
+                assetPath(laptop, "notes", "r", "photo"), assetPath(laptop, "notes", "r", "scan"), assetPath(laptop, "notes", "r", "scan"),
+            ], "only the changed file")
         let phone = try f.device("phone")
         _ = try await phone.pull()
         #expect(holds(assetPath(phone, "notes", "r", "photo"), photo))
@@ -350,24 +360,41 @@ actor HalfAssetStore: RemoteStore {
     func uploadAsset(fd: Int32, path: String, for recordID: RecordID, field: String) async throws(RecSyncError) -> AssetReference {
         try await inner.uploadAsset(fd: fd, path: path, for: recordID, field: field)
     }
-    func publishUserPublicKey(_ key: [UInt8], signingKey: [UInt8]) async throws(RecSyncError) -> UserPublicKey { try await inner.publishUserPublicKey(key, signingKey: signingKey) }
+    func publishUserPublicKey(_ key: [UInt8], signingKey: [UInt8]) async throws(RecSyncError) -> UserPublicKey {
+        try await inner.publishUserPublicKey(key, signingKey: signingKey)
+    }
     func fetchUserPublicKey(_ user: String) async throws(RecSyncError) -> UserPublicKey? { try await inner.fetchUserPublicKey(user) }
     func databaseChanges(scope: DatabaseScope, since token: ServerChangeToken?, resultsLimit: Int) async throws(RecSyncError) -> DatabaseChanges {
         try await inner.databaseChanges(scope: scope, since: token, resultsLimit: resultsLimit)
     }
-    func recordZoneChanges(zone: ZoneID, since token: ServerChangeToken?, resultsLimit: Int, desiredKeys: [String]?) async throws(RecSyncError) -> RecordZoneChanges {
+    func recordZoneChanges(zone: ZoneID, since token: ServerChangeToken?, resultsLimit: Int, desiredKeys: [String]?) async throws(RecSyncError)
+        -> RecordZoneChanges
+    {
         try await inner.recordZoneChanges(zone: zone, since: token, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
     }
-    func modifyRecords(saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool, clientChangeTokenData: String?) async throws(RecSyncError) -> ModifyRecordsResult {
-        try await inner.modifyRecords(saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically, clientChangeTokenData: clientChangeTokenData)
+    func modifyRecords(saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool, clientChangeTokenData: String?)
+        async throws(RecSyncError) -> ModifyRecordsResult
+    {
+        try await inner.modifyRecords(
+            saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically, clientChangeTokenData: clientChangeTokenData)
     }
-    func modifyRecordZones(_ operations: [ZoneOperation]) async throws(RecSyncError) -> [ZoneOperationResult] { try await inner.modifyRecordZones(operations) }
+    func modifyRecordZones(_ operations: [ZoneOperation]) async throws(RecSyncError) -> [ZoneOperationResult] {
+        try await inner.modifyRecordZones(operations)
+    }
     func fetchAllRecordZones(scope: DatabaseScope) async throws(RecSyncError) -> [RecordZone] { try await inner.fetchAllRecordZones(scope: scope) }
     func fetchZoneDeletions(_ zoneIDs: [ZoneID]) async throws(RecSyncError) -> [ZoneDeletion] { try await inner.fetchZoneDeletions(zoneIDs) }
-    func currentDatabaseToken(scope: DatabaseScope) async throws(RecSyncError) -> ServerChangeToken { try await inner.currentDatabaseToken(scope: scope) }
-    func checkSubscriptions(_ subscriptions: [Subscription], scope: DatabaseScope, since token: ServerChangeToken?) async throws(RecSyncError) -> SubscriptionCheck {
+    func currentDatabaseToken(scope: DatabaseScope) async throws(RecSyncError) -> ServerChangeToken {
+        try await inner.currentDatabaseToken(scope: scope)
+    }
+    func checkSubscriptions(_ subscriptions: [Subscription], scope: DatabaseScope, since token: ServerChangeToken?) async throws(RecSyncError)
+        -> SubscriptionCheck
+    {
         try await inner.checkSubscriptions(subscriptions, scope: scope, since: token)
     }
-    func fetchRecords(_ ids: [RecordID], desiredKeys: [String]?) async throws(RecSyncError) -> [RecordResult] { try await inner.fetchRecords(ids, desiredKeys: desiredKeys) }
-    func fetchRecordVersion(_ id: RecordID, changeTag: String) async throws(RecSyncError) -> Record? { try await inner.fetchRecordVersion(id, changeTag: changeTag) }
+    func fetchRecords(_ ids: [RecordID], desiredKeys: [String]?) async throws(RecSyncError) -> [RecordResult] {
+        try await inner.fetchRecords(ids, desiredKeys: desiredKeys)
+    }
+    func fetchRecordVersion(_ id: RecordID, changeTag: String) async throws(RecSyncError) -> Record? {
+        try await inner.fetchRecordVersion(id, changeTag: changeTag)
+    }
 }

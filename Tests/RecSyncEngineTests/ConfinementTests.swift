@@ -5,9 +5,9 @@ import RecSyncModel
 import RecSyncStore
 import RecSyncSystem
 import RecSyncTestSupport
+import RecSyncTestTraits
 import RecSyncWorkspace
 import Testing
-import RecSyncTestTraits
 
 /// Nothing recsync writes lands outside the workspace, and only plain files are read as
 /// records (DESIGN §11): links inside a workspace are refused, FIFOs are reported, never waited on.
@@ -98,7 +98,9 @@ import RecSyncTestTraits
         await store.setHook { call in if call == "downloadAsset" { Self.swapForLink(dir, to: outside) } }
         _ = await pullError(phone)
         // The swap happened (the download went through the hook), and nothing went through it.
-        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: dir)) == outside, "the .assets directory was never swapped: the test tested nothing")
+        #expect(
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: dir)) == outside,
+            "the .assets directory was never swapped: the test tested nothing")
         Self.untouched(outside)
     }
 
@@ -198,11 +200,13 @@ import RecSyncTestTraits
         let fifo = "\(phone.workspace.root)/private/notes/x.json"
         try makeFIFO(fifo)
 
-        try await expectStatusPushAndPullNotToHang(on: fifo, named: "private/notes/x.json", in: phone, whenTheStoreChanges: {
-            // The store now holds a record 'x' too: pulling it meets the FIFO where its file goes.
-            try laptop.write("notes", "x", #"{"v": 2}"#)
-            _ = try await laptop.push()
-        })
+        try await expectStatusPushAndPullNotToHang(
+            on: fifo, named: "private/notes/x.json", in: phone,
+            whenTheStoreChanges: {
+                // The store now holds a record 'x' too: pulling it meets the FIFO where its file goes.
+                try laptop.write("notes", "x", #"{"v": 2}"#)
+                _ = try await laptop.push()
+            })
     }
 
     @Test func aFIFOInPlaceOfASidecarIsAProblemNotAHang() async throws {
@@ -213,15 +217,19 @@ import RecSyncTestTraits
         try makeFIFO(sidecar)
         try phone.write("notes", "a", #"{"v": "edited"}"#)
 
-        try await expectStatusPushAndPullNotToHang(on: sidecar, named: "private/notes/.system/a.json", in: phone, whenTheStoreChanges: {
-            try laptop.write("notes", "a", #"{"v": 2}"#)
-            _ = try await laptop.push()
-        })
+        try await expectStatusPushAndPullNotToHang(
+            on: sidecar, named: "private/notes/.system/a.json", in: phone,
+            whenTheStoreChanges: {
+                try laptop.write("notes", "a", #"{"v": 2}"#)
+                _ = try await laptop.push()
+            })
     }
 
     /// Status and push list the FIFO as a problem; then, once the store changes the record it
     /// stands in for, pull meets it too. None of them may wait on it.
-    func expectStatusPushAndPullNotToHang(on fifo: String, named path: String, in phone: SyncEngine, whenTheStoreChanges change: () async throws -> Void) async throws {
+    func expectStatusPushAndPullNotToHang(
+        on fifo: String, named path: String, in phone: SyncEngine, whenTheStoreChanges change: () async throws -> Void
+    ) async throws {
         let (status, hung) = await runUnblockingFIFOs([fifo]) { () async -> Result<StatusReport, RecSyncError> in
             do throws(RecSyncError) { return .success(try await phone.status()) } catch { return .failure(error) }
         }
@@ -265,7 +273,9 @@ import RecSyncTestTraits
         #expect(FileManager.default.createFile(atPath: big, contents: nil))
         #expect(truncate(big, 30 << 30) == 0, "a sparse 30 GB file")
         let status = try await phone.status()
-        #expect(status.problems.contains { $0.description.hasPrefix("private/notes/big.json") && $0.description.contains("more than recsync reads") }, "\(status.problems)")
+        #expect(
+            status.problems.contains { $0.description.hasPrefix("private/notes/big.json") && $0.description.contains("more than recsync reads") },
+            "\(status.problems)")
         let pushError = await pushError(phone)
         #expect(pushError?.message.contains("big.json") == true, "\(String(describing: pushError))")
         try FileManager.default.removeItem(atPath: big)
@@ -274,6 +284,8 @@ import RecSyncTestTraits
         #expect(FileManager.default.createFile(atPath: pushed, contents: nil))
         #expect(truncate(pushed, 30 << 30) == 0)
         let pullError = await pullError(phone)
-        #expect(pullError?.message.contains("notes.pushed") == true && pullError?.message.contains("more than recsync reads") == true, "\(String(describing: pullError))")
+        #expect(
+            pullError?.message.contains("notes.pushed") == true && pullError?.message.contains("more than recsync reads") == true,
+            "\(String(describing: pullError))")
     }
 }

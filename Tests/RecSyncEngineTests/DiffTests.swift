@@ -27,10 +27,11 @@ import Testing
         #expect(diffs.map(\.recordID.recordName) == ["gone", "new", "r"])
         #expect(diffs.map(\.state) == [.deleted, .new, .modified])
         #expect(diffs[1].changes == [FieldChange(key: "n", old: nil, new: .boolean(true))])
-        #expect(diffs[2].changes == [
-            FieldChange(key: "body", old: .string("b"), new: nil),
-            FieldChange(key: "title", old: .string("t"), new: .string("t2")),
-        ])
+        #expect(
+            diffs[2].changes == [
+                FieldChange(key: "body", old: .string("b"), new: nil),
+                FieldChange(key: "title", old: .string("t"), new: .string("t2")),
+            ])
         #expect(try await laptop.diff([Build.id("same", in: zone("notes"))]).map(\.state) == [.unchanged])
     }
 
@@ -40,10 +41,13 @@ import Testing
         let (_, phone) = try await f.twoDevicesWithAConflict()
 
         let diffs = try await phone.diff()
-        #expect(diffs == [RecordDiff(
-            recordID: r, state: .conflict,
-            changes: [FieldChange(key: "body", old: .string("b"), new: .string("phone"))],
-            theirs: [FieldChange(key: "title", old: .string("t"), new: .string("laptop"))])])
+        #expect(
+            diffs == [
+                RecordDiff(
+                    recordID: r, state: .conflict,
+                    changes: [FieldChange(key: "body", old: .string("b"), new: .string("phone"))],
+                    theirs: [FieldChange(key: "title", old: .string("t"), new: .string("laptop"))])
+            ])
     }
 
     @Test func aRecordWithNoFileAndNoSyncedVersionIsAnError() async throws {

@@ -1,13 +1,14 @@
 import Foundation
 import RecSyncEncryption
-@testable import RecSyncEngine
 import RecSyncEngineFixtures
 import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport
+import RecSyncTestTraits
 import RecSyncWorkspace
 import Testing
-import RecSyncTestTraits
+
+@testable import RecSyncEngine
 
 /// The engine and the workspace over an encrypting store: an app's zones sealed as it asks,
 /// a push that would upload a file in clear refused whole, and a key reset recovered from.
@@ -34,7 +35,9 @@ import RecSyncTestTraits
         try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: plain)), .saveZone(sealedZone)])
         try await engine.sendChanges()
         func encryption() async throws -> [ZoneID: Bool] {
-            Dictionary(try await fixture.store(as: "alice").fetchAllRecordZones(scope: .private).map { ($0.zoneID, $0.encryption != nil) }, uniquingKeysWith: { a, _ in a })
+            Dictionary(
+                try await fixture.store(as: "alice").fetchAllRecordZones(scope: .private).map { ($0.zoneID, $0.encryption != nil) },
+                uniquingKeysWith: { a, _ in a })
         }
         #expect(try await encryption() == [plain: false, sealed: true])
         #expect(await engine.state.pendingDatabaseChanges.isEmpty)
@@ -88,7 +91,9 @@ import RecSyncTestTraits
         let laptopWS = try Workspace.create(at: f.directory.file("laptop"), config: WorkspaceConfig(user: "alice", remote: "memory"))
         let phoneWS = try Workspace.create(at: f.directory.file("phone"), config: WorkspaceConfig(user: "alice", remote: "memory"))
         func handle(_ ws: Workspace) throws -> SyncEngine {
-            SyncEngine(workspace: ws, store: EncryptingStore(try f.store("alice", deviceID: try ws.deviceID()), keyStore: keys, pinDirectory: pinned ? ws.stateDir : nil))
+            SyncEngine(
+                workspace: ws,
+                store: EncryptingStore(try f.store("alice", deviceID: try ws.deviceID()), keyStore: keys, pinDirectory: pinned ? ws.stateDir : nil))
         }
         let (laptopOnce, phoneOnce) = (try handle(laptopWS), try handle(phoneWS))
         func laptop() throws -> SyncEngine { pinned ? try handle(laptopWS) : laptopOnce }

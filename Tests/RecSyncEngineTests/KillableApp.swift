@@ -3,9 +3,9 @@ import RecSyncEngine
 import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport
+import RecSyncTestTraits
 import Synchronization
 import Testing
-import RecSyncTestTraits
 
 /// An app as the embedding engine sees it: records in memory, the saved state, every event.
 /// It can be killed at any event: before it stores the event (the process died on the way
@@ -105,7 +105,11 @@ final class KillableApp: RecordSyncEngineDelegate, @unchecked Sendable {
     }
 
     func forget(_ id: RecordID) { data.withLock { $0.records[id] = nil } }
-    func kill(after events: Int, storing: Bool) { data.withLock { $0.killAfter = events; $0.killAfterStoring = storing; $0.killed = false } }
+    func kill(after events: Int, storing: Bool) {
+        data.withLock {
+            $0.killAfter = events; $0.killAfterStoring = storing; $0.killed = false
+        }
+    }
     var wasKilled: Bool { data.withLock { $0.killed } }
     func clearEvents() { data.withLock { $0.events = [] } }
 }
@@ -133,14 +137,19 @@ actor HookedStore: RemoteStore {
         return try await inner.databaseChanges(scope: scope, since: token, resultsLimit: resultsLimit)
     }
 
-    func recordZoneChanges(zone: ZoneID, since token: ServerChangeToken?, resultsLimit: Int, desiredKeys: [String]?) async throws(RecSyncError) -> RecordZoneChanges {
+    func recordZoneChanges(zone: ZoneID, since token: ServerChangeToken?, resultsLimit: Int, desiredKeys: [String]?) async throws(RecSyncError)
+        -> RecordZoneChanges
+    {
         await call("recordZoneChanges")
         return try await inner.recordZoneChanges(zone: zone, since: token, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
     }
 
-    func modifyRecords(saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool, clientChangeTokenData: String?) async throws(RecSyncError) -> ModifyRecordsResult {
+    func modifyRecords(saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool, clientChangeTokenData: String?)
+        async throws(RecSyncError) -> ModifyRecordsResult
+    {
         await call("modifyRecords")
-        return try await inner.modifyRecords(saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically, clientChangeTokenData: clientChangeTokenData)
+        return try await inner.modifyRecords(
+            saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically, clientChangeTokenData: clientChangeTokenData)
     }
 
     func modifyRecordZones(_ operations: [ZoneOperation]) async throws(RecSyncError) -> [ZoneOperationResult] {
@@ -169,7 +178,9 @@ actor HookedStore: RemoteStore {
         try await inner.currentDatabaseToken(scope: scope)
     }
 
-    func checkSubscriptions(_ subscriptions: [Subscription], scope: DatabaseScope, since token: ServerChangeToken?) async throws(RecSyncError) -> SubscriptionCheck {
+    func checkSubscriptions(_ subscriptions: [Subscription], scope: DatabaseScope, since token: ServerChangeToken?) async throws(RecSyncError)
+        -> SubscriptionCheck
+    {
         try await inner.checkSubscriptions(subscriptions, scope: scope, since: token)
     }
 
@@ -218,7 +229,9 @@ extension AppsOnOneStore {
         MemoryStore(storage: storage, actor: try StoreActor(userRecordName: user, deviceID: device))
     }
 
-    func engine(_ app: KillableApp, device: String, store given: (any RemoteStore)? = nil, options: RecordSyncEngine.Options = .manual) throws -> RecordSyncEngine {
+    func engine(_ app: KillableApp, device: String, store given: (any RemoteStore)? = nil, options: RecordSyncEngine.Options = .manual) throws
+        -> RecordSyncEngine
+    {
         try RecordSyncEngine(store: given ?? store(device: device), state: app.savedState, delegate: app, options: options)
     }
 

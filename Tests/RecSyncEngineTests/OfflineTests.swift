@@ -37,7 +37,9 @@ import Testing
         try writeFile(laptop.workspace.lastContactPath, "yesterday\n")
         let status = try await laptop.status()
         #expect(status.lastContact == nil)
-        #expect(status.problems.contains { $0.path.contains("last-contact") && $0.message.contains("the next pull or push writes it again") }, "\(status.problems)")
+        #expect(
+            status.problems.contains { $0.path.contains("last-contact") && $0.message.contains("the next pull or push writes it again") },
+            "\(status.problems)")
         _ = try await laptop.pull()
         #expect(try laptop.workspace.lastContact() != nil)
     }

@@ -36,7 +36,9 @@ import Testing
     @Test func changesAddedAreSentByThemselves() async throws {
         let storage = MemoryStorage()
         let app = ComposingApp()
-        let engine = try RecordSyncEngine(store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "a")), state: RecordSyncEngine.State(), delegate: app, options: automatic())
+        let engine = try RecordSyncEngine(
+            store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "a")), state: RecordSyncEngine.State(),
+            delegate: app, options: automatic())
         let id = try RecordID(recordName: "n1", zoneID: notes)
         try app.edit(id, 1)
         try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes))])
@@ -61,12 +63,14 @@ import Testing
     @Test func aChangeOnAGitStoreIsFetchedWhenTheStoreSignalsIt() async throws {
         let fixture = try StoreFixture(.git)
         let writer = KillableApp()
-        let w = try RecordSyncEngine(store: fixture.store(as: "alice", deviceID: "w"), state: RecordSyncEngine.State(), delegate: writer, options: .manual)
+        let w = try RecordSyncEngine(
+            store: fixture.store(as: "alice", deviceID: "w"), state: RecordSyncEngine.State(), delegate: writer, options: .manual)
         try await w.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes))])
         try await w.sendChanges()
 
         let app = KillableApp()
-        let engine = try RecordSyncEngine(store: fixture.store(as: "alice", deviceID: "r"), state: RecordSyncEngine.State(), delegate: app, options: automatic())
+        let engine = try RecordSyncEngine(
+            store: fixture.store(as: "alice", deviceID: "r"), state: RecordSyncEngine.State(), delegate: app, options: automatic())
         // The fetch it makes when it starts.
         #expect(await waitUntil { app.events.contains("didFetchChanges") })
 
@@ -88,13 +92,17 @@ import Testing
         try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes))])
         #expect(await waitUntil { await flaky.droppedCalls == 4 })
         #expect(await waitUntil { await engine.state.pendingDatabaseChanges.isEmpty }, "sent after the outage, with nothing added since")
-        #expect(try await MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "b")).fetchAllRecordZones(scope: .private).map(\.zoneID) == [notes])
+        #expect(
+            try await MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "b")).fetchAllRecordZones(scope: .private)
+                .map(\.zoneID) == [notes])
     }
 
     @Test func changesAddedWithoutAPauseAreStillSent() async throws {
         let storage = MemoryStorage()
         let app = ComposingApp()
-        let engine = try RecordSyncEngine(store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "a")), state: RecordSyncEngine.State(), delegate: app, options: automatic(delay: 0.2))
+        let engine = try RecordSyncEngine(
+            store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "a")), state: RecordSyncEngine.State(),
+            delegate: app, options: automatic(delay: 0.2))
         try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes))])
         // A change every 20 ms, each well inside the delay, until a send has gone (a minute at most).
         var n = 0
@@ -114,7 +122,9 @@ import Testing
         let app = ComposingApp()
         weak var released: RecordSyncEngine?
         do {
-            let engine = try RecordSyncEngine(store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "a")), state: RecordSyncEngine.State(), delegate: app, options: automatic())
+            let engine = try RecordSyncEngine(
+                store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "a")), state: RecordSyncEngine.State(),
+                delegate: app, options: automatic())
             released = engine
             try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes))])
         }
@@ -124,11 +134,15 @@ import Testing
     @Test func manualEnginesRunOnlyWhenAsked() async throws {
         let storage = MemoryStorage()
         let app = ComposingApp()
-        let engine = try RecordSyncEngine(store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "a")), state: RecordSyncEngine.State(), delegate: app, options: .manual)
+        let engine = try RecordSyncEngine(
+            store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "a")), state: RecordSyncEngine.State(),
+            delegate: app, options: .manual)
         try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes))])
         // An automatic engine beside it sends and fetches within this wait; this one does not.
         let other = ComposingApp()
-        let auto = try RecordSyncEngine(store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "b")), state: RecordSyncEngine.State(), delegate: other, options: automatic())
+        let auto = try RecordSyncEngine(
+            store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "b")), state: RecordSyncEngine.State(),
+            delegate: other, options: automatic())
         try await auto.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: try ZoneID(zoneName: "other", ownerName: "alice")))])
         #expect(await waitUntil { await auto.state.pendingDatabaseChanges.isEmpty })
         #expect(!app.eventNames.contains("willSendChanges") && !app.eventNames.contains("willFetchChanges"))
@@ -144,7 +158,9 @@ import Testing
         let app = ComposingApp()
         var options = RecordSyncEngine.Options()
         options.automaticSendDelay = 0.05
-        let engine = try RecordSyncEngine(store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "a")), state: RecordSyncEngine.State(), delegate: app, options: options)
+        let engine = try RecordSyncEngine(
+            store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "a")), state: RecordSyncEngine.State(),
+            delegate: app, options: options)
         try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes))])
         let record = try Record(recordID: RecordID(recordName: "kept-by-the-app", zoneID: notes), recordType: "Note", fields: ["v": .int64(1)])
         let end = ContinuousClock.now + .seconds(60)
@@ -155,7 +171,8 @@ import Testing
         #expect(app.savedState.hasPendingUntrackedChanges, "saved with the state")
         while app.savedState.hasPendingUntrackedChanges, ContinuousClock.now < end { try await Task.sleep(for: .milliseconds(50)) }
         #expect(!app.savedState.hasPendingUntrackedChanges, "cleared once the send asked for everything")
-        let stored = try await MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "b")).recordZoneChanges(zone: notes, since: nil)
+        let stored = try await MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "b")).recordZoneChanges(
+            zone: notes, since: nil)
         #expect(stored.modifications.map(\.recordID) == [record.recordID])
     }
 }

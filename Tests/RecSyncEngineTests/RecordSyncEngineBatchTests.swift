@@ -31,7 +31,9 @@ final class ComposingApp: RecordSyncEngineDelegate, @unchecked Sendable {
         }
     }
 
-    func nextRecordZoneChangeBatch(_ context: RecordSyncEngine.SendChangesContext, syncEngine: RecordSyncEngine) async throws -> RecordSyncEngine.RecordZoneChangeBatch? {
+    func nextRecordZoneChangeBatch(_ context: RecordSyncEngine.SendChangesContext, syncEngine: RecordSyncEngine) async throws -> RecordSyncEngine
+        .RecordZoneChangeBatch?
+    {
         let (fixed, limit) = data.withLock { d in
             d.contexts.append(context)
             return (d.fixedBatch, d.batchLimit)

@@ -3,9 +3,9 @@ import RecSyncEngine
 import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport
+import RecSyncTestTraits
 import Synchronization
 import Testing
-import RecSyncTestTraits
 
 /// Runs `work` detached; false when it has not finished after `seconds` (a deadlock: it is
 /// left behind, so the suite goes on).

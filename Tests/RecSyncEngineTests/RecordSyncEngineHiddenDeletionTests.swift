@@ -17,7 +17,9 @@ import Testing
     }
 
     func engine(_ app: KillableApp, _ device: String) throws -> RecordSyncEngine {
-        try RecordSyncEngine(store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: device)), state: app.savedState, delegate: app, options: .manual)
+        try RecordSyncEngine(
+            store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: device)), state: app.savedState, delegate: app,
+            options: .manual)
     }
 
     /// Saves `id` from a new device, or deletes it.
@@ -34,7 +36,9 @@ import Testing
     }
 
     func makeZone() async throws {
-        _ = try await MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "admin")).modifyRecordZones([.save(RecordZone(zoneID: notes))])
+        _ = try await MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "admin")).modifyRecordZones([
+            .save(RecordZone(zoneID: notes))
+        ])
     }
 
     @Test func aRecordTheAppSavedAndAnotherDeviceDeletedBeforeItsNextFetchGoes() async throws {
@@ -64,8 +68,14 @@ import Testing
         let tookIn = Mutex(false)
         app.data.withLock { d in
             d.onEvent = { event, _ in
-                if case .fetchedRecordZoneChanges(let page) = event, page.modifications.contains(where: { $0.recordID == id }) { tookIn.withLock { $0 = true } }
-                if case .stateUpdate(let state) = event, tookIn.withLock({ $0 }), state.token(for: try ZoneID(zoneName: "notes", ownerName: "alice")) != nil { throw KillableApp.Crash() }
+                if case .fetchedRecordZoneChanges(let page) = event, page.modifications.contains(where: { $0.recordID == id }) {
+                    tookIn.withLock { $0 = true }
+                }
+                if case .stateUpdate(let state) = event, tookIn.withLock({ $0 }),
+                    state.token(for: try ZoneID(zoneName: "notes", ownerName: "alice")) != nil
+                {
+                    throw KillableApp.Crash()
+                }
             }
         }
         await #expect(throws: RecSyncError.self) { try await engine(app, "a").fetchChanges() }
@@ -86,7 +96,9 @@ import Testing
         let app = KillableApp()
         app.data.withLock { d in
             d.onEvent = { event, _ in
-                if case .stateUpdate(let state) = event, state.token(for: try ZoneID(zoneName: "notes", ownerName: "alice")) != nil { throw KillableApp.Crash() }
+                if case .stateUpdate(let state) = event, state.token(for: try ZoneID(zoneName: "notes", ownerName: "alice")) != nil {
+                    throw KillableApp.Crash()
+                }
             }
         }
         await #expect(throws: RecSyncError.self) { try await engine(app, "a").fetchChanges() }

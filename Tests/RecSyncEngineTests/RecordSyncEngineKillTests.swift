@@ -3,9 +3,9 @@ import RecSyncEngine
 import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport
+import RecSyncTestTraits
 import Synchronization
 import Testing
-import RecSyncTestTraits
 
 /// One store and the handles a kill test needs.
 struct KillWorld {
@@ -43,7 +43,9 @@ struct KillWorld {
             r.fields = ["v": .string(value)]
             records.append(r)
         }
-        let result = try await s.modifyRecords(saving: records, deleting: deleting.map { RecordDeletion(recordID: $0, changeTag: nil) }, savePolicy: .ifServerRecordUnchanged, atomically: false)
+        let result = try await s.modifyRecords(
+            saving: records, deleting: deleting.map { RecordDeletion(recordID: $0, changeTag: nil) }, savePolicy: .ifServerRecordUnchanged,
+            atomically: false)
         for item in result.saveResults { _ = try item.result.get() }
     }
 
@@ -72,11 +74,13 @@ enum FetchPhase: String, CaseIterable, Sendable {
         while true {
             let w = try KillWorld()
             _ = try await w.store("admin").modifyRecordZones([.save(RecordZone(zoneID: w.notes)), .save(RecordZone(zoneID: w.other))])
-            try await w.write(saving: (0..<6).map { (try w.id("n\($0)", w.notes), "n\($0)") } + (0..<3).map { (try w.id("o\($0)", w.other), "o\($0)") })
+            try await w.write(
+                saving: (0..<6).map { (try w.id("n\($0)", w.notes), "n\($0)") } + (0..<3).map { (try w.id("o\($0)", w.other), "o\($0)") })
             let app = KillableApp()
             if phase != .first { try await w.engine(app, "b").fetchChanges() }
             if phase != .first {
-                try await w.write(saving: [(w.id("n1", w.notes), "n1'"), (w.id("n6", w.notes), "n6"), (w.id("n7", w.notes), "n7")], deleting: [w.id("n2", w.notes)])
+                try await w.write(
+                    saving: [(w.id("n1", w.notes), "n1'"), (w.id("n6", w.notes), "n6"), (w.id("n7", w.notes), "n7")], deleting: [w.id("n2", w.notes)])
                 _ = try await w.store("admin").modifyRecordZones([.delete(w.other), .save(RecordZone(zoneID: w.third))])
                 try await w.write(saving: [(w.id("t0", w.third), "t0")])
                 w.storage.commitRawRecord(try w.id("bad", w.notes), bytes: Array("garbage".utf8))
@@ -92,7 +96,10 @@ enum FetchPhase: String, CaseIterable, Sendable {
             let have = app.records.mapValues(\.fields)
             var want = try await w.contents()
             want[try w.id("bad", w.notes)] = nil
-            #expect(have == want, "killed at event \(k) (\(phase), storing: \(storing)): extra \(Set(have.keys).subtracting(want.keys)), missing \(Set(want.keys).subtracting(have.keys))")
+            #expect(
+                have == want,
+                "killed at event \(k) (\(phase), storing: \(storing)): extra \(Set(have.keys).subtracting(want.keys)), missing \(Set(want.keys).subtracting(have.keys))"
+            )
             if phase != .first { #expect(app.savedState.retryRecords == [try w.id("bad", w.notes)], "killed at event \(k)") }
             // Nothing more arrives: the state covers everything.
             app.data.withLock { $0.events = [] }
@@ -113,7 +120,9 @@ enum FetchPhase: String, CaseIterable, Sendable {
             let app = KillableApp()
             try await w.engine(app, "a").fetchChanges()
             // Edits, a delete, a new record, a new zone with a record.
-            let (n0, n1, n2, n5, o0) = (try w.id("n0", w.notes), try w.id("n1", w.notes), try w.id("n2", w.notes), try w.id("n5", w.notes), try w.id("o0", w.other))
+            let (n0, n1, n2, n5, o0) = (
+                try w.id("n0", w.notes), try w.id("n1", w.notes), try w.id("n2", w.notes), try w.id("n5", w.notes), try w.id("o0", w.other)
+            )
             try app.edit(n0, ["v": .string("n0'")])
             try app.edit(n1, ["v": .string("n1'")])
             app.forget(n2)
@@ -137,7 +146,9 @@ enum FetchPhase: String, CaseIterable, Sendable {
             #expect(app.savedState.pendingRecordZoneChanges.isEmpty && app.savedState.pendingDatabaseChanges.isEmpty, "killed at event \(k)")
             // The app's change tags are the store's: its next edit goes through.
             let stored = try await w.store("x").fetchRecords(Array(want.keys))
-            for item in stored { #expect(try item.result.get().changeTag == app.records[item.recordID]?.changeTag, "killed at event \(k): \(item.recordID)") }
+            for item in stored {
+                #expect(try item.result.get().changeTag == app.records[item.recordID]?.changeTag, "killed at event \(k): \(item.recordID)")
+            }
             k += 1
         }
         #expect(k > 5)

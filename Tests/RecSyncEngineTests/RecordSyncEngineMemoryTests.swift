@@ -1,7 +1,8 @@
-@testable import RecSyncEngine
 import RecSyncModel
 import RecSyncStore
 import Testing
+
+@testable import RecSyncEngine
 
 /// The engine's bookkeeping of pending changes stays as large as the pending list: it used
 /// to keep an entry for every change ever added.
@@ -10,7 +11,9 @@ import Testing
         let storage = MemoryStorage()
         let zone = try ZoneID(zoneName: "notes", ownerName: "alice")
         let app = KillableApp()
-        let engine = try RecordSyncEngine(store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "a")), state: .init(), delegate: app, options: .manual)
+        let engine = try RecordSyncEngine(
+            store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "a")), state: .init(), delegate: app,
+            options: .manual)
         try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: zone))])
         var ids: [RecordID] = []
         for round in 0..<3 {

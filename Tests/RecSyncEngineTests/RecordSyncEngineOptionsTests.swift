@@ -9,11 +9,16 @@ import Testing
     let notes: ZoneID, photos: ZoneID, music: ZoneID
 
     init() throws {
-        (notes, photos, music) = (try ZoneID(zoneName: "notes", ownerName: "alice"), try ZoneID(zoneName: "photos", ownerName: "alice"), try ZoneID(zoneName: "music", ownerName: "alice"))
+        (notes, photos, music) = (
+            try ZoneID(zoneName: "notes", ownerName: "alice"), try ZoneID(zoneName: "photos", ownerName: "alice"),
+            try ZoneID(zoneName: "music", ownerName: "alice")
+        )
     }
 
     func engine(_ app: KillableApp, device: String) throws -> RecordSyncEngine {
-        try RecordSyncEngine(store: MemoryStore(storage: storage, actor: try StoreActor(userRecordName: "alice", deviceID: device)), state: app.savedState, delegate: app, options: .manual)
+        try RecordSyncEngine(
+            store: MemoryStore(storage: storage, actor: try StoreActor(userRecordName: "alice", deviceID: device)), state: app.savedState,
+            delegate: app, options: .manual)
     }
 
     /// Writes one record into each of the three zones from another device.
@@ -61,7 +66,9 @@ import Testing
         let app = KillableApp()
         try await engine(app, device: "a").fetchChanges(.init(scope: .zoneIDs([notes])))
         #expect(app.savedState.zoneIDsWithUnfetchedServerChanges.sorted() == [music, photos].sorted())
-        _ = try await MemoryStore(storage: storage, actor: try StoreActor(userRecordName: "alice", deviceID: "admin")).modifyRecordZones([.delete(photos)])
+        _ = try await MemoryStore(storage: storage, actor: try StoreActor(userRecordName: "alice", deviceID: "admin")).modifyRecordZones([
+            .delete(photos)
+        ])
         try await engine(app, device: "a").fetchChanges(.init(scope: .zoneIDs([notes])))
         #expect(app.savedState.zoneIDsWithUnfetchedServerChanges == [music])
         #expect(app.data.withLock { $0.fetchedDeletions.map(\.zoneID) }.contains(photos), "zone changes are always fetched whole")
@@ -71,7 +78,10 @@ import Testing
         let app = KillableApp()
         let e = try engine(app, device: "a")
         try await e.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes)), .saveZone(RecordZone(zoneID: photos))])
-        let (n1, n2, p1) = (try RecordID(recordName: "n1", zoneID: notes), try RecordID(recordName: "n2", zoneID: notes), try RecordID(recordName: "p1", zoneID: photos))
+        let (n1, n2, p1) = (
+            try RecordID(recordName: "n1", zoneID: notes), try RecordID(recordName: "n2", zoneID: notes),
+            try RecordID(recordName: "p1", zoneID: photos)
+        )
         for id in [n1, n2, p1] { try app.edit(id, ["v": .int64(1)]) }
         try await e.add(pendingRecordZoneChanges: [.saveRecord(p1), .saveRecord(n1), .saveRecord(n2)])
 
@@ -100,7 +110,9 @@ import Testing
         var options = RecordSyncEngine.Options.manual
         options.fetchPageSize = pageSize
         options.sendBatchSize = batchSize
-        return try RecordSyncEngine(store: MemoryStore(storage: storage, actor: try StoreActor(userRecordName: "alice", deviceID: device)), state: app.savedState, delegate: app, options: options)
+        return try RecordSyncEngine(
+            store: MemoryStore(storage: storage, actor: try StoreActor(userRecordName: "alice", deviceID: device)), state: app.savedState,
+            delegate: app, options: options)
     }
 
     func ids(_ n: Int) throws -> [RecordID] { try (0..<n).map { try RecordID(recordName: "r\($0)", zoneID: notes) } }
@@ -156,7 +168,8 @@ import Testing
         } catch {
             Issue.record("expected operationCancelled, got \(error)")
         }
-        #expect(app.savedState.pendingRecordZoneChanges == (try ids(5).dropFirst(2).map { .saveRecord($0) }), "the first batch landed; the rest waits")
+        #expect(
+            app.savedState.pendingRecordZoneChanges == (try ids(5).dropFirst(2).map { .saveRecord($0) }), "the first batch landed; the rest waits")
         app.data.withLock { $0.onEvent = nil }
         try await e.sendChanges()
         #expect(app.savedState.pendingRecordZoneChanges.isEmpty)

@@ -3,9 +3,9 @@ import RecSyncEngine
 import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport
+import RecSyncTestTraits
 import Synchronization
 import Testing
-import RecSyncTestTraits
 
 /// What an app's engine sends: a refused record does not hold up the rest, a reset zone can
 /// be uploaded again, and adding many pending changes stays linear.

@@ -18,7 +18,9 @@ import Testing
         MemoryStore(storage: storage, actor: try StoreActor(userRecordName: user, deviceID: device))
     }
 
-    func engine(_ app: KillableApp, device: String, user: String = "alice", state: RecordSyncEngine.State? = nil, options: RecordSyncEngine.Options = .manual) throws -> RecordSyncEngine {
+    func engine(
+        _ app: KillableApp, device: String, user: String = "alice", state: RecordSyncEngine.State? = nil, options: RecordSyncEngine.Options = .manual
+    ) throws -> RecordSyncEngine {
         try RecordSyncEngine(store: store(user, device: device), state: state ?? app.savedState, delegate: app, options: options)
     }
 
@@ -110,9 +112,13 @@ import Testing
         #expect(json["kind"] == .string("partialFailure"))
         #expect(json["code"] == .int(2))
         #expect(json["zones"] == .array([]))
-        #expect(json["records"] == .array([.object([
-            "zone": .string(zone.description), "recordName": .string("n"), "error": RecSyncError.serverRecordChanged(conflict).json,
-        ])]))
+        #expect(
+            json["records"]
+                == .array([
+                    .object([
+                        "zone": .string(zone.description), "recordName": .string("n"), "error": RecSyncError.serverRecordChanged(conflict).json,
+                    ])
+                ]))
         #expect(RecSyncError.partialFailure(failure).message.contains("record 'n' in zone '\(zone)': serverRecordChanged"))
 
         // A send with nothing refused does not throw.
@@ -146,7 +152,9 @@ import Testing
         try await ea.sendChanges()
 
         try await eb.fetchChanges()
-        guard case .asset(let fetched)? = b.records[n]?.fields["scan"] else { Issue.record("no asset fetched: \(String(describing: b.records[n]))"); return }
+        guard case .asset(let fetched)? = b.records[n]?.fields["scan"] else {
+            Issue.record("no asset fetched: \(String(describing: b.records[n]))"); return
+        }
         try await eb.downloadAsset(fetched, of: n, to: dir.file("received"))
         #expect(FileManager.default.contents(atPath: dir.file("received")) == written)
         try writeFile(dir.file("taken"), "mine")
@@ -165,15 +173,17 @@ import Testing
         #expect(a.events == ["willSendChanges", "sentDatabaseChanges", "stateUpdate", "sentRecordZoneChanges", "stateUpdate", "didSendChanges"])
 
         try await eb.fetchChanges()
-        #expect(b.events == [
-            "accountChange", "stateUpdate",
-            "willFetchChanges",
-            // The zone is noted as about to be fetched (its token ahead of the scope's) first.
-            "stateUpdate", "fetchedDatabaseChanges",
-            "willFetchRecordZoneChanges(alice/notes)", "stateUpdate", "fetchingWholeZone(alice/notes)", "fetchedRecordZoneChanges(alice/notes)", "stateUpdate", "didFetchRecordZoneChanges(alice/notes)",
-            "stateUpdate",
-            "fetchedDatabaseChanges", "stateUpdate", "didFetchChanges",
-        ])
+        #expect(
+            b.events == [
+                "accountChange", "stateUpdate",
+                "willFetchChanges",
+                // The zone is noted as about to be fetched (its token ahead of the scope's) first.
+                "stateUpdate", "fetchedDatabaseChanges",
+                "willFetchRecordZoneChanges(alice/notes)", "stateUpdate", "fetchingWholeZone(alice/notes)", "fetchedRecordZoneChanges(alice/notes)",
+                "stateUpdate", "didFetchRecordZoneChanges(alice/notes)",
+                "stateUpdate",
+                "fetchedDatabaseChanges", "stateUpdate", "didFetchChanges",
+            ])
         // Nothing new: no zone is fetched.
         b.clearEvents()
         try await eb.fetchChanges()
@@ -323,7 +333,11 @@ import Testing
         #expect(try await store(device: "x").fetchAllRecordZones(scope: .private).isEmpty)
         try await eb.add(pendingDatabaseChanges: [.recreateZone(RecordZone(zoneID: zone))])
         try await eb.add(pendingRecordZoneChanges: [.saveRecord(id("n"))])
-        b.data.withLock { d in d.records = d.records.mapValues { r in var r = r; r.changeTag = nil; return r } }
+        b.data.withLock { d in
+            d.records = d.records.mapValues { r in
+                var r = r; r.changeTag = nil; return r
+            }
+        }
         try await eb.sendChanges()
         #expect(try await store(device: "x").fetchAllRecordZones(scope: .private).map(\.zoneID) == [zone])
         #expect(try await store(device: "x").recordZoneChanges(zone: zone, since: nil).modifications.count == 1)

@@ -3,9 +3,9 @@ import RecSyncEngine
 import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport
+import RecSyncTestTraits
 import Synchronization
 import Testing
-import RecSyncTestTraits
 
 /// Writes records as another device of the zone's owner would.
 struct OtherDevice {
@@ -148,7 +148,8 @@ struct OtherDevice {
         let bob = try fixture.store(as: "bob")
         let diary = try ZoneID(zoneName: "diary", ownerName: "bob")
         _ = try await bob.modifyRecordZones([.save(RecordZone(zoneID: diary))])
-        _ = try await bob.modifyRecords(saving: [try Record(recordID: RecordID(recordName: "d", zoneID: diary), recordType: "Note", fields: ["v": .int64(1)])], deleting: [])
+        _ = try await bob.modifyRecords(
+            saving: [try Record(recordID: RecordID(recordName: "d", zoneID: diary), recordType: "Note", fields: ["v": .int64(1)])], deleting: [])
         try await bob.share(diary, with: "alice", permission: .readWrite)
 
         let app = KillableApp()

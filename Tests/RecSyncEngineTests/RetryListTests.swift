@@ -76,9 +76,10 @@ import Testing
         let seen = Mutex<[(file: UInt64, bytes: [UInt8])]>([])
         laptop.checkpoint = { (reached: SyncEngine.Checkpoint) throws(RecSyncError) in
             guard case .afterBatchBeforeZoneToken = reached,
-                  let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-                  let file = (attributes[.systemFileNumber] as? NSNumber)?.uint64Value,
-                  let bytes = FileManager.default.contents(atPath: path) else { return }
+                let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+                let file = (attributes[.systemFileNumber] as? NSNumber)?.uint64Value,
+                let bytes = FileManager.default.contents(atPath: path)
+            else { return }
             seen.withLock { $0.append((file, Array(bytes))) }
         }
         _ = try await laptop.pull()

@@ -2,9 +2,9 @@ import Foundation
 import RecSyncEngine
 import RecSyncModel
 import RecSyncTestSupport
+import RecSyncTestTraits
 import Synchronization
 import Testing
-import RecSyncTestTraits
 
 /// The error `body` throws, nil if none.
 private func caught(_ body: () async throws(RecSyncError) -> Void) async -> RecSyncError? {
@@ -58,7 +58,8 @@ private func caught(_ body: () async throws(RecSyncError) -> Void) async -> RecS
         let script = Script([down, cut, down, down])
         let waits = Mutex<[RetryWait]>([])
         let error = await caught { () async throws(RecSyncError) in
-            _ = try await RetryPolicy(retries: 2, backoff: fast).run({ () throws(RecSyncError) in try script.attempt() }, waiting: { w in waits.withLock { $0.append(w) } })
+            _ = try await RetryPolicy(retries: 2, backoff: fast).run(
+                { () throws(RecSyncError) in try script.attempt() }, waiting: { w in waits.withLock { $0.append(w) } })
         }
         #expect(error == down)
         #expect(script.tries.load(ordering: .relaxed) == 3)
@@ -68,7 +69,10 @@ private func caught(_ body: () async throws(RecSyncError) -> Void) async -> RecS
 
         // No retry: one try, no wait.
         let once = Script([down])
-        #expect(await caught { () async throws(RecSyncError) in _ = try await RetryPolicy.never.run({ () throws(RecSyncError) in try once.attempt() }, waiting: { _ in Issue.record("waited") }) } == down)
+        #expect(
+            await caught { () async throws(RecSyncError) in
+                _ = try await RetryPolicy.never.run({ () throws(RecSyncError) in try once.attempt() }, waiting: { _ in Issue.record("waited") })
+            } == down)
         #expect(once.tries.load(ordering: .relaxed) == 1)
     }
 
@@ -86,13 +90,15 @@ private func caught(_ body: () async throws(RecSyncError) -> Void) async -> RecS
     @Test func onlyAnUnreachableStoreIsTriedAgain() async throws {
         let refusals: [RecSyncError] = [
             .notAuthenticated("refused the ssh keys"), .invalidArguments("bad"), .notAStore("no store"),
-            .permissionFailure("refused the push"), .invalidFiles([FileProblem(path: "a.json", message: "bad")]), .workspaceLocked("pid 1"), .storeBusy("moved"),
+            .permissionFailure("refused the push"), .invalidFiles([FileProblem(path: "a.json", message: "bad")]), .workspaceLocked("pid 1"),
+            .storeBusy("moved"),
         ]
         for refusal in refusals {
             #expect(!RetryPolicy.isRetryable(refusal))
             let script = Script([refusal])
             let error = await caught { () async throws(RecSyncError) in
-                _ = try await RetryPolicy.untilReachable.run({ () throws(RecSyncError) in try script.attempt() }, waiting: { _ in Issue.record("waited on \(refusal)") })
+                _ = try await RetryPolicy.untilReachable.run(
+                    { () throws(RecSyncError) in try script.attempt() }, waiting: { _ in Issue.record("waited on \(refusal)") })
             }
             #expect(error == refusal)
             #expect(script.tries.load(ordering: .relaxed) == 1)
@@ -103,7 +109,9 @@ private func caught(_ body: () async throws(RecSyncError) -> Void) async -> RecS
     @Test func aCancelledWaitEndsWithTheLastError() async throws {
         let script = Script(Array(repeating: down, count: 100))
         let policy = RetryPolicy(retries: nil, backoff: Backoff(initial: 30, maximum: 30, jitter: 0))
-        let task = Task(executorPreference: TestThreads.current) { await caught { () async throws(RecSyncError) in _ = try await policy.run({ () throws(RecSyncError) in try script.attempt() }) } }
+        let task = Task(executorPreference: TestThreads.current) {
+            await caught { () async throws(RecSyncError) in _ = try await policy.run({ () throws(RecSyncError) in try script.attempt() }) }
+        }
         try await Task.sleep(nanoseconds: 100_000_000)
         task.cancel()
         #expect(await task.value == down)

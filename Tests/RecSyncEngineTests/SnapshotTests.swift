@@ -2,12 +2,12 @@ import Foundation
 import RecSyncEngine
 import RecSyncEngineFixtures
 import RecSyncModel
-import RecSyncSubscriptions
 import RecSyncStore
+import RecSyncSubscriptions
 import RecSyncTestSupport
+import RecSyncTestTraits
 import RecSyncWorkspace
 import Testing
-import RecSyncTestTraits
 
 /// A workspace kept in git: one snapshot commit per pull, and old snapshots pull forward.
 @Suite(.ownThreads) struct SnapshotTests {
@@ -117,8 +117,10 @@ import RecSyncTestTraits
         try GitCLI.run(["add", "unrelated.txt"], in: project)
         let laptop = try f.device("project/ws")
         let root = laptop.workspace.root
-        let identity = ["GIT_AUTHOR_NAME": "Ada Lovelace", "GIT_AUTHOR_EMAIL": "ada@example.org",
-                        "GIT_COMMITTER_NAME": "Snapshot Bot", "GIT_COMMITTER_EMAIL": "bot@example.org"]
+        let identity = [
+            "GIT_AUTHOR_NAME": "Ada Lovelace", "GIT_AUTHOR_EMAIL": "ada@example.org",
+            "GIT_COMMITTER_NAME": "Snapshot Bot", "GIT_COMMITTER_EMAIL": "bot@example.org",
+        ]
 
         let first = try await laptop.pull()
         _ = try #require(try laptop.commitSnapshot(after: first, environment: identity))
@@ -127,7 +129,9 @@ import RecSyncTestTraits
         #expect(try GitCLI.run(["diff", "--cached", "--name-only"], in: project) == "unrelated.txt\n", "its staged file is still staged")
         let files = try GitCLI.run(["ls-tree", "-r", "--name-only", "HEAD"], in: root)
         #expect(files.contains("private/notes/r0.json") && !files.contains("unrelated.txt"), "\(files)")
-        #expect(try GitCLI.run(["log", "-1", "--format=%an <%ae> / %cn <%ce>"], in: root) == "Ada Lovelace <ada@example.org> / Snapshot Bot <bot@example.org>\n")
+        #expect(
+            try GitCLI.run(["log", "-1", "--format=%an <%ae> / %cn <%ce>"], in: root)
+                == "Ada Lovelace <ada@example.org> / Snapshot Bot <bot@example.org>\n")
 
         // Something staged in the workspace's own repository stays staged and out of the snapshot.
         try writeFile(root + "/notes.txt", "mine\n")

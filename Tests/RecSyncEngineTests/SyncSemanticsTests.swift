@@ -1,14 +1,13 @@
-import Synchronization
 import Foundation
+import Glibc
 import RecSyncEngine
 import RecSyncEngineFixtures
 import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport
 import RecSyncWorkspace
+import Synchronization
 import Testing
-
-import Glibc
 
 /// CloudKit's rules where a sync meets an odd moment: zones gone while a workspace was away,
 /// full listings, its own writes coming back, files half-written during a sync.
@@ -35,7 +34,9 @@ import Glibc
             #expect(status.newZones == [zone("notes")], "a push creates it again")
         } else {
             #expect(status.newZones.isEmpty)
-            #expect(status.problems.contains { $0.description.hasPrefix("private/notes/") && $0.description.contains(reason.rawValue) }, "status says why it is gone")
+            #expect(
+                status.problems.contains { $0.description.hasPrefix("private/notes/") && $0.description.contains(reason.rawValue) },
+                "status says why it is gone")
         }
 
         let pushed = try await laptop.push()
@@ -118,10 +119,13 @@ import Glibc
         let again = try await laptop.push()
         #expect(again.conflicts.isEmpty && again.notSent.isEmpty)
         #expect(Set(again.saved.map(\.recordName)) == ["a", "b", "c"])
-        #expect(try await f.store("alice").fetchRecords([try RecordID(recordName: "b", zoneID: zone("notes"))])[0].result.get().fields == ["v": .int64(2)])
+        #expect(
+            try await f.store("alice").fetchRecords([try RecordID(recordName: "b", zoneID: zone("notes"))])[0].result.get().fields == ["v": .int64(2)]
+        )
         #expect(try laptop.workspace.allConflicts().isEmpty)
         let stored = try await f.store("alice").fetchRecords([RecordID(recordName: "a", zoneID: zone("notes"))])[0].result.get()
-        let sidecar = try WorkspaceEncoding.decodeSystemFields(Array(try #require(FileManager.default.contents(atPath: "\(laptop.workspace.root)/private/notes/.system/a.json"))))
+        let sidecar = try WorkspaceEncoding.decodeSystemFields(
+            Array(try #require(FileManager.default.contents(atPath: "\(laptop.workspace.root)/private/notes/.system/a.json"))))
         #expect(sidecar.changeTag == stored.changeTag, "the store's change tag is adopted")
         let pulled = try await laptop.pull()
         #expect(pulled.conflicts.isEmpty)
@@ -230,7 +234,11 @@ import Glibc
         let b = try RecordID(recordName: "b", zoneID: zone("notes"))
         f.storage.commitRawRecord(b, bytes: Array("not a record".utf8))
         let a = try await alice.fetchRecords([try RecordID(recordName: "a", zoneID: zone("notes"))])[0].result.get()
-        try await alice.save([{ var x = a; x.fields["v"] = .int64(2); return x }()])
+        try await alice.save([
+            {
+                var x = a; x.fields["v"] = .int64(2); return x
+            }()
+        ])
 
         let first = try await laptop.pull()
         #expect(try laptop.fields("notes", "a") == ["v": .int64(2)], "the rest of the page is applied")
@@ -339,7 +347,9 @@ import Glibc
         #expect(pushed.conflicts.isEmpty && pushed.notSent.isEmpty, "\(pushed)")
         #expect(pushed.saved.map(\.recordName) == ["r"])
         #expect(!FileManager.default.fileExists(atPath: phone.workspace.reuploadMarker(zone("notes"))), "the re-upload is over")
-        #expect(try await f.store("alice").fetchRecords([try RecordID(recordName: "r", zoneID: zone("notes"))])[0].result.get().fields == ["v": .int64(2)])
+        #expect(
+            try await f.store("alice").fetchRecords([try RecordID(recordName: "r", zoneID: zone("notes"))])[0].result.get().fields == ["v": .int64(2)]
+        )
     }
 
     /// A conflict whose server copy the store deletes while this workspace's tokens expire:
@@ -412,7 +422,9 @@ import Glibc
 
         let forced = try await laptop.push(force: true)
         let alice = try f.store("alice")
-        let stored = try await alice.fetchRecords([RecordID(recordName: "a", zoneID: zone("notes")), RecordID(recordName: "c", zoneID: zone("notes"))])
+        let stored = try await alice.fetchRecords([
+            RecordID(recordName: "a", zoneID: zone("notes")), RecordID(recordName: "c", zoneID: zone("notes")),
+        ])
         #expect(forced.overwritten.map(\.recordID.recordName) == ["a", "c"], "\(forced.overwritten)")
         #expect(forced.overwritten.first?.knownTag == known)
         #expect(forced.overwritten.last?.knownTag == nil, "c was never pulled here")
@@ -481,7 +493,11 @@ func overwriteKeepingStamp(_ path: String, with text: String) throws {
         _ = try await ws0.push()
         let calls = Mutex(0)
         ws2.checkpoint = { (point: SyncEngine.Checkpoint) throws(RecSyncError) in
-            if calls.withLock({ $0 += 1; return $0 }) == 4 { throw .internalError("killed at \(point)") }
+            if calls.withLock({
+                $0 += 1; return $0
+            }) == 4 {
+                throw .internalError("killed at \(point)")
+            }
         }
         let killed = await pullError(ws2)
         ws2.checkpoint = nil

@@ -155,7 +155,9 @@ import Testing
         try laptop.write("notes", "plain", #"{"v": 1}"#)
         try laptop.write("notes", "typed", #"{"v": 1}"#)
         let sidecar = SystemFields(recordID: Build.id("typed", in: zone("notes")), recordType: "Task", changeTag: nil, created: nil, modified: nil)
-        try writeFile("\(laptop.workspace.root)/private/notes/.system/typed.json", String(decoding: WorkspaceEncoding.encodeSystemFields(sidecar), as: UTF8.self))
+        try writeFile(
+            "\(laptop.workspace.root)/private/notes/.system/typed.json",
+            String(decoding: WorkspaceEncoding.encodeSystemFields(sidecar), as: UTF8.self))
         _ = try await laptop.push()
         let stored = try await alice.fetchRecords([Build.id("plain", in: zone("notes")), Build.id("typed", in: zone("notes"))])
         #expect(try stored[0].result.get().recordType == "Note", "the zone's default type")
@@ -171,7 +173,7 @@ import Testing
         let phone = try f.device("phone")
         try laptop.write("notes", "seed", #"{"v": 0}"#)
         _ = try await laptop.push()
-        _ = try await laptop.pull()              // the laptop's tokens predate r1
+        _ = try await laptop.pull()  // the laptop's tokens predate r1
         try laptop.write("notes", "r0", #"{"v": 0}"#)
         try laptop.write("notes", "r1", #"{"v": 1}"#)
         _ = try await laptop.push()
@@ -262,7 +264,8 @@ extension StatusIndexTests {
         _ = try await laptop.push()
         let target = f.directory.file("cloned")
         let store = try f.store("alice", deviceID: "clone")
-        let (engine, report) = try await SyncEngine.clone(into: target, config: WorkspaceConfig(user: "alice", remote: "memory"), openStore: { _ in store })
+        let (engine, report) = try await SyncEngine.clone(
+            into: target, config: WorkspaceConfig(user: "alice", remote: "memory"), openStore: { _ in store })
         #expect(report.recordsWritten == 1)
         #expect(try engine.workspace.recordFields(Build.id("a", in: zone("notes"))) == ["n": .int64(1)])
     }
@@ -273,9 +276,11 @@ extension StatusIndexTests {
             let target = f.directory.file("clone-\(existed)")
             if existed { try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true) }
             do {
-                _ = try await SyncEngine.clone(into: target, config: WorkspaceConfig(user: "alice", remote: "memory"), openStore: { _ throws(RecSyncError) in
-                    throw .networkUnavailable("cannot reach the store")
-                })
+                _ = try await SyncEngine.clone(
+                    into: target, config: WorkspaceConfig(user: "alice", remote: "memory"),
+                    openStore: { _ throws(RecSyncError) in
+                        throw .networkUnavailable("cannot reach the store")
+                    })
                 Issue.record("the clone went through")
             } catch {
                 #expect(error == .networkUnavailable("cannot reach the store"))
@@ -287,9 +292,11 @@ extension StatusIndexTests {
         let full = f.directory.file("full")
         try writeFile(full + "/keep.txt", "mine")
         await #expect(throws: RecSyncError.self) {
-            _ = try await SyncEngine.clone(into: full, config: WorkspaceConfig(user: "alice", remote: "memory"), openStore: { _ throws(RecSyncError) -> any RemoteStore in
-                throw .internalError("the store is not opened for a directory that is not empty")
-            })
+            _ = try await SyncEngine.clone(
+                into: full, config: WorkspaceConfig(user: "alice", remote: "memory"),
+                openStore: { _ throws(RecSyncError) -> any RemoteStore in
+                    throw .internalError("the store is not opened for a directory that is not empty")
+                })
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: full) == ["keep.txt"])
     }

@@ -16,7 +16,9 @@ import Testing
         let alice = { () throws(RecSyncError) in "alice" }
 
         // A store that is not there: nothing is made.
-        #expect(throws: RecSyncError.self) { try SyncEngine.initialize(at: dir, remote: fixture.directory.file("nope.git"), user: alice, commitSnapshots: false) }
+        #expect(throws: RecSyncError.self) {
+            try SyncEngine.initialize(at: dir, remote: fixture.directory.file("nope.git"), user: alice, commitSnapshots: false)
+        }
         #expect(FileManager.default.fileExists(atPath: dir + "/.recsync") == false)
 
         guard case .created(let ws, let remote) = try SyncEngine.initialize(at: dir, remote: nil, user: alice, commitSnapshots: false) else {

@@ -1,10 +1,11 @@
 import Foundation
-@testable import RecSyncEngine
 import RecSyncEngineFixtures
 import RecSyncModel
 import RecSyncTestSupport
 import RecSyncWorkspace
 import Testing
+
+@testable import RecSyncEngine
 
 /// What a killed write batch leaves of the files it created in place, and how a pull or
 /// status clears it up (the batch itself: RecSyncWorkspaceTests/WriteBatchTests).
@@ -26,7 +27,9 @@ import Testing
         try writeFile("\(dir)/.system/done.json", String(decoding: side.prefix(5), as: UTF8.self))
         try writeFile("\(dir)/.system/cut.json", #"{"recordType": "Note"}"#)  // a type note from before
         let h = ContentHash.of(meant)
-        try writeFile(phone.workspace.tempRegistry, """
+        try writeFile(
+            phone.workspace.tempRegistry,
+            """
             \(dir)
             c\t\(h)\t\(dir)/done.json
             c\t\(h)\t\(dir)/cut.json

@@ -6,6 +6,7 @@ import RecSyncStore
 import RecSyncSystem
 import RecSyncTestSupport
 import RecSyncWorkspace
+import Synchronization
 import Testing
 
 /// Zones going away, tokens expiring, and syncs that stop half-way.
@@ -51,7 +52,9 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: "\(phone.workspace.root)/private/notes"))
         #expect(pulled.lostAndFound.count == 1)
         let saved = "\(phone.workspace.root)/\(pulled.lostAndFound[0])"
-        #expect(FileIO.list(saved).filter { !$0.hasPrefix(".") } == ["README.txt", "a.json", "fresh.json", "half.json"], "everything that was not simply the synced version is kept")
+        #expect(
+            FileIO.list(saved).filter { !$0.hasPrefix(".") } == ["README.txt", "a.json", "fresh.json", "half.json"],
+            "everything that was not simply the synced version is kept")
         #expect(FileIO.list("\(saved)/.system") == ["a.json"], "with the sidecars of kept records")
         #expect(readFile("\(saved)/a.json")?.contains("unpushed edit") == true)
         #expect(try phone.fields("keep", "k") == ["v": .int64(1)], "other zones are untouched")
@@ -174,10 +177,12 @@ import Testing
 /// A thread-safe counter for checkpoint hooks.
 final class Counter: Sendable {
     private let value = Mutex(0)
-    func next() -> Int { value.withLock { $0 += 1; return $0 } }
+    func next() -> Int {
+        value.withLock {
+            $0 += 1; return $0
+        }
+    }
 }
-
-import Synchronization
 
 func names(_ records: [Record]) -> [String] { records.map(\.recordID.recordName).sorted() }
 
@@ -238,7 +243,8 @@ func names(_ records: [Record]) -> [String] { records.map(\.recordID.recordName)
         let dir = "\(bob.workspace.root)/shared/alice/notes"
         func writable(_ path: String) -> Bool? {
             guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-                  let mode = attributes[.posixPermissions] as? Int else { return nil }
+                let mode = attributes[.posixPermissions] as? Int
+            else { return nil }
             return mode & 0o222 != 0
         }
         #expect(writable("\(dir)/r.json") == false)
@@ -331,7 +337,10 @@ func names(_ records: [Record]) -> [String] { records.map(\.recordID.recordName)
         #expect(report.saved == [Build.id("b", in: zone("notes"))])
         #expect(report.zonesCreated.isEmpty)
         #expect(report.notSent.count == 1)
-        #expect(report.notSent.first?.hasPrefix("private/album/: alice may not create zones here; nothing of it was sent. Pull to learn what happened to it") == true, "\(report.notSent)")
+        #expect(
+            report.notSent.first?.hasPrefix(
+                "private/album/: alice may not create zones here; nothing of it was sent. Pull to learn what happened to it") == true,
+            "\(report.notSent)")
         #expect(try await f.store("alice").fetchAllRecordZones(scope: .private).map(\.zoneID) == [zone("notes")])
         #expect(try await laptop.status().changes.map(\.recordID) == [Build.id("c", in: zone("album"))], "still new here")
 

@@ -1,9 +1,10 @@
 import Foundation
-@testable import RecSyncGit
 import RecSyncTestSupport
+import RecSyncTestTraits
 import Synchronization
 import Testing
-import RecSyncTestTraits
+
+@testable import RecSyncGit
 
 /// `GitRepository.consolidatePacks`: a mirror's many small packs merged into one, checked by git.
 @Suite(.ownThreads) struct GitPacksTests {

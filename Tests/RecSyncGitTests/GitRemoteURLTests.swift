@@ -1,5 +1,6 @@
-@testable import RecSyncGit
 import Testing
+
+@testable import RecSyncGit
 
 /// `GitRemoteURL`: which addresses name a remote, what is read from them, and what is shown.
 @Suite struct GitRemoteURLTests {
@@ -48,7 +49,9 @@ import Testing
     }
 
     @Test func eachTransportHasItsDefaultPort() throws {
-        let ports = try ["ssh://h/x", "git://h/x", "http://h/x", "https://h/x", "file:///x", "h:x"].map { try #require(GitRemoteURL($0)).effectivePort }
+        let ports = try ["ssh://h/x", "git://h/x", "http://h/x", "https://h/x", "file:///x", "h:x"].map {
+            try #require(GitRemoteURL($0)).effectivePort
+        }
         #expect(ports == [22, 9418, 80, 443, nil, 22])
         #expect(try #require(GitRemoteURL("https://h:8443/x")).effectivePort == 8443)
     }
@@ -81,7 +84,9 @@ import Testing
         #expect(GitRemoteURL.withoutPassword("http://me:p%40ss:w@host/x?y=@z") == "http://me@host/x?y=@z")
         // Not parseable (a bad port): the password goes all the same.
         #expect(GitRemoteURL.withoutPassword("https://me:pw@host:notaport/x") == "https://me@host:notaport/x")
-        for unchanged in ["https://me@host/x.git", "https://host/x?u=a:b@c", "https://host/x#a:b@c", "git@host:x.git", "/srv/a:b@c", "user:pw@host:x"] {
+        for unchanged in [
+            "https://me@host/x.git", "https://host/x?u=a:b@c", "https://host/x#a:b@c", "git@host:x.git", "/srv/a:b@c", "user:pw@host:x",
+        ] {
             #expect(GitRemoteURL.withoutPassword(unchanged) == unchanged, "\(unchanged)")
         }
     }

@@ -1,8 +1,8 @@
 import Foundation
 import RecSyncGit
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
 
 /// `GitTreeEntry.gitOrder`: the order git keeps a tree's entries in, checked against git itself.
 @Suite(.ownThreads) struct GitTreeEntryOrderTests {
@@ -35,8 +35,8 @@ import RecSyncTestTraits
     @Test func agreesWithTheOrderGitWritesATreeIn() throws {
         let dir = TempDirectory("git-order")
         try GitCLI.run(["init", "-q", "--bare", dir.path], in: dir.path)
-        let blob = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"   // the empty blob
-        let tree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"   // the empty tree
+        let blob = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"  // the empty blob
+        let tree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  // the empty tree
         // mktree sorts what it is given into git's order; ls-tree lists it as stored.
         let input = entries.reversed().map { "\($0.isTree ? "040000 tree \(tree)" : "100644 blob \(blob)")\t\($0.name)\n" }.joined()
         let made = try GitCLI.run(["mktree", "--missing"], in: dir.path, input: input).trimmingCharacters(in: .whitespacesAndNewlines)

@@ -1,8 +1,9 @@
 import Foundation
-@testable import RecSyncGit
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
+
+@testable import RecSyncGit
 
 /// known_hosts as `ssh` reads it: hashed names (HMAC-SHA1, from swift-crypto), patterns,
 /// ports, `@revoked`, checked against what OpenSSH's own `ssh-keygen` writes.
@@ -26,10 +27,15 @@ import RecSyncTestTraits
         #expect(!KnownHosts.hostsMatch(openSSH, "[example.com]:2222"))
         // RFC 2202's HMAC-SHA1 test cases 1 and 2, as hashed names.
         #expect(KnownHosts.hostsMatch(hashed(salt: [UInt8](repeating: 0x0B, count: 20), mac: "b617318655057264e28bc0b6fb378c8ef146be00"), "Hi There"))
-        #expect(KnownHosts.hostsMatch(hashed(salt: Array("Jefe".utf8), mac: "effcdf6ae5eb2fa2d27416d5f184df9c259a7c79"), "what do ya want for nothing?"))
-        #expect(!KnownHosts.hostsMatch(hashed(salt: Array("Jefe".utf8), mac: "effcdf6ae5eb2fa2d27416d5f184df9c259a7c78"), "what do ya want for nothing?"))
+        #expect(
+            KnownHosts.hostsMatch(hashed(salt: Array("Jefe".utf8), mac: "effcdf6ae5eb2fa2d27416d5f184df9c259a7c79"), "what do ya want for nothing?"))
+        #expect(
+            !KnownHosts.hostsMatch(hashed(salt: Array("Jefe".utf8), mac: "effcdf6ae5eb2fa2d27416d5f184df9c259a7c78"), "what do ya want for nothing?"))
         // Damaged fields match nothing.
-        for bad in ["|1|", "|1|!!!|H5YQdCGLkMf4bCxNU2g1rPtb9vc=", "|1|9ujsAClLJG63oTt6oqmUBj2Y/8Y=", "|2|9ujsAClLJG63oTt6oqmUBj2Y/8Y=|H5YQdCGLkMf4bCxNU2g1rPtb9vc="] {
+        for bad in [
+            "|1|", "|1|!!!|H5YQdCGLkMf4bCxNU2g1rPtb9vc=", "|1|9ujsAClLJG63oTt6oqmUBj2Y/8Y=",
+            "|2|9ujsAClLJG63oTt6oqmUBj2Y/8Y=|H5YQdCGLkMf4bCxNU2g1rPtb9vc=",
+        ] {
             #expect(!KnownHosts.hostsMatch(bad, "example.com"), "\(bad)")
         }
     }
@@ -58,12 +64,12 @@ import RecSyncTestTraits
         let (host, other, revoked) = (try makeKey(dir, "host"), try makeKey(dir, "other"), try makeKey(dir, "revoked"))
         let file = dir.file("known_hosts")
         try """
-            # a comment
-            [127.0.0.1]:2222 \(host.line)
-            git.example.com \(host.line)
-            @revoked * \(revoked.line)
+        # a comment
+        [127.0.0.1]:2222 \(host.line)
+        git.example.com \(host.line)
+        @revoked * \(revoked.line)
 
-            """.write(toFile: file, atomically: true, encoding: .utf8)
+        """.write(toFile: file, atomically: true, encoding: .utf8)
         _ = try Subprocess.run("/usr/bin/ssh-keygen", ["-q", "-H", "-f", file], in: dir.path)
         let written = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }
         #expect(written.count == 3 && written[0].hasPrefix("|1|") && written[1].hasPrefix("|1|"), "\(written)")

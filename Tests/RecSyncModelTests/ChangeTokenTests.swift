@@ -52,10 +52,12 @@ import Testing
         }
         expectError(.badToken(.garbled)) { try ChangeTokenContent.decode(rawToken("{}")) }
         // A zone that breaks the name rules cannot be smuggled in (the same document with a good zone decodes).
-        let good = rawToken(#"{"commit":"c","kind":{"zone":{"_0":{"ownerName":"alice","zoneName":"Notes"},"incarnation":"i"}},"storeID":"s","version":1}"#)
+        let good = rawToken(
+            #"{"commit":"c","kind":{"zone":{"_0":{"ownerName":"alice","zoneName":"Notes"},"incarnation":"i"}},"storeID":"s","version":1}"#)
         #expect((try? ChangeTokenContent.decode(good))?.kind == .zone(testZone, incarnation: "i"))
         expectError(.badToken(.garbled)) {
-            try ChangeTokenContent.decode(rawToken(#"{"commit":"c","kind":{"zone":{"_0":{"ownerName":"a","zoneName":"a/b"},"incarnation":"i"}},"storeID":"s","version":1}"#))
+            try ChangeTokenContent.decode(
+                rawToken(#"{"commit":"c","kind":{"zone":{"_0":{"ownerName":"a","zoneName":"a/b"},"incarnation":"i"}},"storeID":"s","version":1}"#))
         }
         // An empty commit without a target is not a token recsync hands out.
         let empty = ChangeTokenContent(storeID: "s1", kind: .zone(testZone, incarnation: "i"), commit: "")
@@ -93,7 +95,9 @@ import Testing
     @Test func wrongStore() {
         let zone = ChangeTokenContent(storeID: "s1", kind: .zone(testZone, incarnation: "i"), commit: "c").token
         let db = ChangeTokenContent(storeID: "s1", kind: .database(scope: .shared, user: "bob"), commit: "c").token
-        expectError(.badToken(.wrongStore(expected: "s2", found: "s1"))) { try ChangeTokenContent.decodeZoneToken(zone, storeID: "s2", zoneID: testZone) }
+        expectError(.badToken(.wrongStore(expected: "s2", found: "s1"))) {
+            try ChangeTokenContent.decodeZoneToken(zone, storeID: "s2", zoneID: testZone)
+        }
         expectError(.badToken(.wrongStore(expected: "s2", found: "s1"))) {
             try ChangeTokenContent.decodeDatabaseToken(db, storeID: "s2", scope: .shared, user: "bob")
         }

@@ -5,10 +5,12 @@ import Testing
 @Suite struct JSONParseTests {
     @Test func parsesEveryKindOfValue() throws {
         let v = try JSON.parse(#" { "a" : 1 , "b":[true,false,null], "c":"x", "d":{}, "e":[], "f":-2.5e-3 } "#)
-        #expect(v == .object([
-            "a": .int(1), "b": .array([.bool(true), .bool(false), .null]), "c": .string("x"),
-            "d": .object([:]), "e": .array([]), "f": .double(-0.0025),
-        ]))
+        #expect(
+            v
+                == .object([
+                    "a": .int(1), "b": .array([.bool(true), .bool(false), .null]), "c": .string("x"),
+                    "d": .object([:]), "e": .array([]), "f": .double(-0.0025),
+                ]))
         #expect(try JSON.parse("\t\r\n 7 \n") == .int(7))
         #expect(try JSON.parse("\"\"") == .string(""))
     }
@@ -150,13 +152,16 @@ import Testing
     }
 
     @Test func keysSortByUTF8Bytes() {
-        let v = JSONValue.object(["b": .int(1), "a": .int(2), "B": .int(3), "é": .int(4), "z": .int(5), "": .int(6), "😀": .int(7), "\u{FFFD}": .int(8)])
+        let v = JSONValue.object([
+            "b": .int(1), "a": .int(2), "B": .int(3), "é": .int(4), "z": .int(5), "": .int(6), "😀": .int(7), "\u{FFFD}": .int(8),
+        ])
         #expect(text(JSON.serialize(v, pretty: false)) == #"{"":6,"B":3,"a":2,"b":1,"z":5,"é":4,"�":8,"😀":7}"#)
     }
 
     @Test func integers() {
-        #expect(text(JSON.serialize(.array([.int(0), .int(-1), .int(.max), .int(.min)]), pretty: false))
-            == "[0,-1,9223372036854775807,-9223372036854775808]")
+        #expect(
+            text(JSON.serialize(.array([.int(0), .int(-1), .int(.max), .int(.min)]), pretty: false))
+                == "[0,-1,9223372036854775807,-9223372036854775808]")
     }
 
     @Test func doublesAlwaysReadBackAsDoubles() throws {
@@ -179,8 +184,9 @@ import Testing
 
     @Test func stringEscaping() {
         let s = "\"\\/\n\t\r\u{8}\u{C}\u{0}\u{1}\u{1F}\u{7F}é😀\u{2028}"
-        #expect(text(JSON.serialize(.string(s), pretty: false))
-            == "\"\\\"\\\\/\\n\\t\\r\\b\\f\\u0000\\u0001\\u001f\u{7F}é😀\u{2028}\"")
+        #expect(
+            text(JSON.serialize(.string(s), pretty: false))
+                == "\"\\\"\\\\/\\n\\t\\r\\b\\f\\u0000\\u0001\\u001f\u{7F}é😀\u{2028}\"")
     }
 
     @Test func randomValuesRoundTrip() throws {

@@ -35,7 +35,9 @@ import Testing
 
     /// A zone name must fit a file name once escaped, or no workspace can hold it.
     @Test func zoneNamesFitAFileNameOnceEscaped() throws {
-        expectInvalid("takes 300 bytes once escaped", "the limit is 247") { try ZoneID(zoneName: String(repeating: "%", count: 100), ownerName: "alice") }
+        expectInvalid("takes 300 bytes once escaped", "the limit is 247") {
+            try ZoneID(zoneName: String(repeating: "%", count: 100), ownerName: "alice")
+        }
         expectInvalid("takes 257 bytes once escaped") { try NameRules.validateZoneName("." + String(repeating: "a", count: 254)) }
         expectInvalid("takes 248 bytes once escaped") { try NameRules.validateZoneName(String(repeating: "z", count: 248)) }
         try NameRules.validateZoneName(String(repeating: "%", count: 82))
@@ -99,7 +101,9 @@ import Testing
         expectInvalid("record type 'No te'") { try Record(recordID: id, recordType: "No te") }
         expectInvalid("field key 'bad key'") { try Record(recordID: id, recordType: "T", fields: ["bad key": .int64(1)]) }
         expectInvalid("field 'x'", "nan") { try Record(recordID: id, recordType: "T", fields: ["x": .double(.nan)]) }
-        expectInvalid("field 'x'", "mixing INT64 and STRING") { try Record(recordID: id, recordType: "T", fields: ["x": .list([.int64(1), .string("a")])]) }
+        expectInvalid("field 'x'", "mixing INT64 and STRING") {
+            try Record(recordID: id, recordType: "T", fields: ["x": .list([.int64(1), .string("a")])])
+        }
         expectInvalid("field 'x'", "list of lists or JSON values") { try Record(recordID: id, recordType: "T", fields: ["x": .list([.json(.null)])]) }
         expectInvalid("field 'x'", "list of lists or JSON values") { try Record(recordID: id, recordType: "T", fields: ["x": .list([.list([])])]) }
         expectInvalid("location (91.0, 0.0) is out of range") { try Location(latitude: 91, longitude: 0) }

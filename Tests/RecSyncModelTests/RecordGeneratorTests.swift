@@ -26,7 +26,11 @@ import Testing
                 if let t = items.first?.scalarType { types.insert(t.rawValue + "_LIST") }
                 items.forEach(note)
             case .json(let j):
-                if case .object(let o) = WorkspaceEncoding.json(from: v), o.keys.contains("$json") { seen.insert("wrapped") } else { seen.insert("plain json") }
+                if case .object(let o) = WorkspaceEncoding.json(from: v), o.keys.contains("$json") {
+                    seen.insert("wrapped")
+                } else {
+                    seen.insert("plain json")
+                }
                 if case .object(let o) = j, o.keys.contains(where: { $0.hasPrefix("$") }) { seen.insert("$ key") }
             case .string(let s):
                 if s.unicodeScalars.contains(where: { $0.value < 0x20 }) { seen.insert("control") }

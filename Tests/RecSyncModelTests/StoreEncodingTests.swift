@@ -191,8 +191,12 @@ import Testing
         expectInvalid("field 'price'", "unexpected key 'extra'") { try field(#"{"type":"STRING","value":"a","extra":1}"#) }
         expectInvalid("field 'price'", "'value' is missing") { try field(#"{"type":"STRING"}"#) }
         expectInvalid("field 'price'", "'type' must be a string") { try field(#"{"value":"a"}"#) }
-        expectInvalid("field 'price'", "nan") { try StoreEncoding.decodeValue(.object(["type": .string("DOUBLE"), "value": .double(.nan)]), key: "price") }
-        expectInvalid("field 'price'", "inf") { try StoreEncoding.decodeValue(.object(["type": .string("JSON"), "value": .array([.double(.infinity)])]), key: "price") }
+        expectInvalid("field 'price'", "nan") {
+            try StoreEncoding.decodeValue(.object(["type": .string("DOUBLE"), "value": .double(.nan)]), key: "price")
+        }
+        expectInvalid("field 'price'", "inf") {
+            try StoreEncoding.decodeValue(.object(["type": .string("JSON"), "value": .array([.double(.infinity)])]), key: "price")
+        }
     }
 
     @Test func malformedBlobs() {
@@ -204,7 +208,9 @@ import Testing
         expectInvalid("record name is empty") { try decode(#"{"fields":{},"recordName":"","recordType":"T"}"#) }
         expectInvalid("record type '9T'") { try decode(#"{"fields":{},"recordName":"a","recordType":"9T"}"#) }
         expectInvalid("'fields' must be an object") { try decode(#"{"recordName":"a","recordType":"T"}"#) }
-        expectInvalid("field key 'bad-key'") { try decode(#"{"fields":{"bad-key":{"type":"STRING","value":"x"}},"recordName":"a","recordType":"T"}"#) }
+        expectInvalid("field key 'bad-key'") {
+            try decode(#"{"fields":{"bad-key":{"type":"STRING","value":"x"}},"recordName":"a","recordType":"T"}"#)
+        }
         expectInvalid("field 'good'", "unknown type 'NOPE'") {
             try decode(#"{"fields":{"good":{"type":"NOPE","value":"x"}},"recordName":"a","recordType":"T"}"#)
         }
@@ -247,7 +253,11 @@ import Testing
         #expect(StoreEncoding.fieldDataSize(of: r) == #"{"s":{"type":"STRING","value":"x"}}"#.utf8.count)
         try r.validate()
         r.fields["s"] = .string(String(repeating: "a", count: Record.maxFieldDataBytes))
-        expectError(.limitExceeded("record 'big' holds \(Record.maxFieldDataBytes + 34) bytes of field data; the limit is 1 MB (assets not counted). Split it, or keep large values as assets (files)")) {
+        expectError(
+            .limitExceeded(
+                "record 'big' holds \(Record.maxFieldDataBytes + 34) bytes of field data; the limit is 1 MB (assets not counted). Split it, or keep large values as assets (files)"
+            )
+        ) {
             try r.validate()
         }
     }

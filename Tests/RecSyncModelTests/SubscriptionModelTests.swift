@@ -9,9 +9,13 @@ import Testing
         let all = [
             Subscription(id: "db", kind: .database(.shared)),
             Subscription(id: "z", kind: .zone(zone), includeOwn: true),
-            Subscription(id: "q", kind: .query(QuerySubscription(scope: .shared, recordType: "Task", zone: zone,
-                                                                 conditions: [FieldCondition(field: "open", test: .equals("true")), FieldCondition(field: "due", test: .exists)],
-                                                                 firesOn: [.deleted, .created]))),
+            Subscription(
+                id: "q",
+                kind: .query(
+                    QuerySubscription(
+                        scope: .shared, recordType: "Task", zone: zone,
+                        conditions: [FieldCondition(field: "open", test: .equals("true")), FieldCondition(field: "due", test: .exists)],
+                        firesOn: [.deleted, .created]))),
         ]
         let data = try JSONEncoder().encode(all)
         #expect(try JSONDecoder().decode([Subscription].self, from: data) == all)
@@ -21,11 +25,13 @@ import Testing
 
     @Test func aQueryMatchesOnlyWhenEveryConditionHolds() throws {
         let zone = try ZoneID(zoneName: "notes", ownerName: "alice")
-        let q = QuerySubscription(scope: .private, recordType: "Task", conditions: [
-            try FieldCondition.validated(field: "open", test: .equals("true")),
-            try FieldCondition.validated(field: "tag", test: .equals(#""home""#)),
-            try FieldCondition.validated(field: "due", test: .exists),
-        ])
+        let q = QuerySubscription(
+            scope: .private, recordType: "Task",
+            conditions: [
+                try FieldCondition.validated(field: "open", test: .equals("true")),
+                try FieldCondition.validated(field: "tag", test: .equals(#""home""#)),
+                try FieldCondition.validated(field: "due", test: .exists),
+            ])
         let m = try q.matcher()
         let id = try RecordID(recordName: "r", zoneID: zone)
         func record(_ type: String, _ fields: [String: FieldValue]) throws -> Record {
@@ -66,7 +72,9 @@ import Testing
         guard case .query(let q) = query.kind else { Issue.record("not a query"); return }
         #expect(q.scope == .shared && q.firesOn == [.created])
         #expect(query.summary == "query Task in zone bob/plans where urgent = true on create")
-        #expect(try SubscriptionRequest(database: "shared", id: "mine", includeOwn: true).subscription(user: "alice").summary == "database shared (including own changes)")
+        #expect(
+            try SubscriptionRequest(database: "shared", id: "mine", includeOwn: true).subscription(user: "alice").summary
+                == "database shared (including own changes)")
     }
 
     @Test func whatCannotBeASubscriptionIsRefused() {

@@ -11,7 +11,9 @@ func expectInvalid<T>(
         let value = try body()
         Issue.record("expected invalidArguments containing \(fragments), got \(value)", sourceLocation: sourceLocation)
     } catch {
-        guard let error = error as? RecSyncError, error.code == .invalidArguments, !Set(["badToken", "fileSystem", "notAWorkspace", "workspaceLocked", "invalidFiles"]).contains(error.kind) else {
+        guard let error = error as? RecSyncError, error.code == .invalidArguments,
+            !Set(["badToken", "fileSystem", "notAWorkspace", "workspaceLocked", "invalidFiles"]).contains(error.kind)
+        else {
             Issue.record("expected invalidArguments, got \(error)", sourceLocation: sourceLocation)
             return
         }

@@ -94,8 +94,9 @@ import Testing
         #expect(try value("[1,2.5,3]") == .list([.double(1), .double(2.5), .double(3)]))
         #expect(try value("[2.5,1]") == .list([.double(2.5), .double(1)]))
         #expect(try value(#"[{"$date":0},{"$date":"1970-01-01T00:00:00.001Z"}]"#) == .list([.timestamp(0), .timestamp(1)]))
-        #expect(try value(#"[{"$ref":"a"},{"$ref":"b","action":"deleteSelf"}]"#)
-            == .list([.reference(Reference(recordName: "a")), .reference(Reference(recordName: "b", action: .deleteSelf))]))
+        #expect(
+            try value(#"[{"$ref":"a"},{"$ref":"b","action":"deleteSelf"}]"#)
+                == .list([.reference(Reference(recordName: "a")), .reference(Reference(recordName: "b", action: .deleteSelf))]))
         #expect(try value(#"[1,"a"]"#) == .json(.array([.int(1), .string("a")])))
         #expect(try value("[[1]]") == .json(.array([.array([.int(1)])])))
         #expect(try value("[null]") == .json(.array([.null])))
@@ -216,8 +217,10 @@ import Testing
         #expect(text(WorkspaceEncoding.encodeSystemFields(s)) == expected)
         #expect(try WorkspaceEncoding.decodeSystemFields(bytes(expected)) == s)
         let bare = SystemFields(recordID: s.recordID, recordType: "Note", changeTag: nil, created: nil, modified: nil)
-        #expect(text(WorkspaceEncoding.encodeSystemFields(bare))
-            == "{\n  \"recordName\": \"r 1/%\",\n  \"recordType\": \"Note\",\n  \"zone\": {\n    \"ownerName\": \"alice\",\n    \"zoneName\": \"Notes\"\n  }\n}\n")
+        #expect(
+            text(WorkspaceEncoding.encodeSystemFields(bare))
+                == "{\n  \"recordName\": \"r 1/%\",\n  \"recordType\": \"Note\",\n  \"zone\": {\n    \"ownerName\": \"alice\",\n    \"zoneName\": \"Notes\"\n  }\n}\n"
+        )
         #expect(try WorkspaceEncoding.decodeSystemFields(WorkspaceEncoding.encodeSystemFields(bare)) == bare)
     }
 
@@ -243,9 +246,13 @@ import Testing
         expectInvalid("record type 'T-1'") { try decode(#"{"recordName":"r","recordType":"T-1",\#(zone)}"#) }
         expectInvalid("'zone' must be an object") { try decode(#"{"recordName":"r","recordType":"T"}"#) }
         expectInvalid("unexpected key 'fields'") { try decode(#"{"fields":{},"recordName":"r","recordType":"T",\#(zone)}"#) }
-        expectInvalid("unexpected key 'extra' in 'zone'") { try decode(#"{"recordName":"r","recordType":"T","zone":{"ownerName":"a","zoneName":"z","extra":1}}"#) }
+        expectInvalid("unexpected key 'extra' in 'zone'") {
+            try decode(#"{"recordName":"r","recordType":"T","zone":{"ownerName":"a","zoneName":"z","extra":1}}"#)
+        }
         expectInvalid("'changeTag' must be a string") { try decode(#"{"changeTag":1,"recordName":"r","recordType":"T",\#(zone)}"#) }
-        expectInvalid("'created' needs an integer 'timestamp'") { try decode(#"{"created":{"userRecordName":"u"},"recordName":"r","recordType":"T",\#(zone)}"#) }
+        expectInvalid("'created' needs an integer 'timestamp'") {
+            try decode(#"{"created":{"userRecordName":"u"},"recordName":"r","recordType":"T",\#(zone)}"#)
+        }
         #expect((try? decode(#"{"changeTag":null,"created":null,"recordName":"r","recordType":"T",\#(zone)}"#))?.changeTag == .some(nil))
     }
 }

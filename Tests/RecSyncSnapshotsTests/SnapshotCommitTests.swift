@@ -2,15 +2,17 @@ import Foundation
 import RecSyncModel
 import RecSyncSnapshots
 import RecSyncTestSupport
+import RecSyncTestTraits
 import RecSyncWorkspace
 import Testing
-import RecSyncTestTraits
 
 /// `Workspace.commitSnapshot` on its own (the engine's pull-and-commit is in RecSyncEngineTests).
 @Suite(.ownThreads) struct SnapshotCommitTests {
     let dir = TempDirectory("snapshots")
     let ws: Workspace
-    let environment = ["GIT_AUTHOR_NAME": "Ada", "GIT_AUTHOR_EMAIL": "ada@example.com", "GIT_COMMITTER_NAME": "Ada", "GIT_COMMITTER_EMAIL": "ada@example.com"]
+    let environment = [
+        "GIT_AUTHOR_NAME": "Ada", "GIT_AUTHOR_EMAIL": "ada@example.com", "GIT_COMMITTER_NAME": "Ada", "GIT_COMMITTER_EMAIL": "ada@example.com",
+    ]
 
     init() throws {
         ws = try Workspace.create(at: dir.file("ws"), config: WorkspaceConfig(user: "alice", remote: "memory"))

@@ -3,8 +3,8 @@ import Glibc
 import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
 
 /// Assets (CloudKit's `CKAsset`) in the store: uploaded as their own blobs, referenced from
 /// records, kept reachable beside the records tree, checked when saved and when read.
@@ -89,11 +89,12 @@ import RecSyncTestTraits
         let real = try await alice.uploadAsset(fileAt: try file(fixture, "f", Array("hello".utf8)), for: Build.id("ok", in: notes), field: "f")
         let missing = try AssetReference(oid: String(repeating: "ab", count: 20), size: 5, sha256: String(repeating: "0", count: 64))
         let wrongSize = try AssetReference(oid: real.oid, size: 6, sha256: real.sha256)
-        let result = try await alice.modifyRecords(saving: [
-            Build.record("ok", in: notes, ["f": .asset(real)]),
-            Build.record("missing", in: notes, ["f": .asset(missing)]),
-            Build.record("wrong", in: notes, ["f": .asset(wrongSize)]),
-        ], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
+        let result = try await alice.modifyRecords(
+            saving: [
+                Build.record("ok", in: notes, ["f": .asset(real)]),
+                Build.record("missing", in: notes, ["f": .asset(missing)]),
+                Build.record("wrong", in: notes, ["f": .asset(wrongSize)]),
+            ], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
         #expect(result.saveResults[0].result.failureCode == nil)
         guard case .failure(let e1) = result.saveResults[1].result, case .failure(let e2) = result.saveResults[2].result else {
             Issue.record("records with unusable assets were saved")
@@ -117,23 +118,32 @@ import RecSyncTestTraits
         let kept = try await alice.save([Build.record("kept", in: other, ["f": .asset(real)])])[0]
         _ = try await alice.uploadAsset(fileAt: try file(fixture, "f", content), for: Build.id("lying", in: notes), field: "f")
         let wrongSum = try AssetReference(oid: real.oid, size: real.size, sha256: String(repeating: "1", count: 64))
-        let refused = try await alice.modifyRecords(saving: [Build.record("lying", in: notes, ["f": .asset(wrongSum)])], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
+        let refused = try await alice.modifyRecords(
+            saving: [Build.record("lying", in: notes, ["f": .asset(wrongSum)])], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false
+        )
         #expect(refused.saveResults[0].result.failureCode == .invalidArguments)
-        #expect(refused.errors.first?.message.contains("says SHA-256 \(wrongSum.sha256) but object \(real.oid) hashes to \(real.sha256)") == true, "\(refused.errors)")
+        #expect(
+            refused.errors.first?.message.contains("says SHA-256 \(wrongSum.sha256) but object \(real.oid) hashes to \(real.sha256)") == true,
+            "\(refused.errors)")
 
         // Another device, which uploaded nothing: it may keep the record's own asset, not
         // take another record's, and the content is hashed here too.
         let phone = try fixture.store(as: "alice")
-        let result = try await phone.modifyRecords(saving: [
-            Build.record("borrowed", in: notes, ["f": .asset(real)]),
-            { var r = kept; r.fields["title"] = .string("edited"); return r }(),
-            Build.record("ok", in: notes, ["n": .int64(1)]),
-        ], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
+        let result = try await phone.modifyRecords(
+            saving: [
+                Build.record("borrowed", in: notes, ["f": .asset(real)]),
+                {
+                    var r = kept; r.fields["title"] = .string("edited"); return r
+                }(),
+                Build.record("ok", in: notes, ["n": .int64(1)]),
+            ], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
         guard case .failure(let borrowed) = result.saveResults[0].result else {
             Issue.record("a record took another record's asset blob")
             return
         }
-        #expect(borrowed.message.contains("asset 'f' of record 'borrowed' in zone 'alice/notes'") && borrowed.message.contains("upload the file"), "\(borrowed.message)")
+        #expect(
+            borrowed.message.contains("asset 'f' of record 'borrowed' in zone 'alice/notes'") && borrowed.message.contains("upload the file"),
+            "\(borrowed.message)")
         #expect(result.saveResults[1].result.failureCode == nil, "a record keeps its own asset")
         #expect(result.saveResults[2].result.failureCode == nil, "the others are saved")
         var lying = try await phone.fetchRecords([kept.recordID])[0].result.get()
@@ -155,13 +165,18 @@ import RecSyncTestTraits
         let alice = try fixture.store(as: "alice")
         try await alice.createZones([notes])
         let photo = try await alice.uploadAsset(fileAt: try file(fixture, "p", Array("a photo".utf8)), for: Build.id("a", in: notes), field: "photo")
-        let result = try await alice.modifyRecords(saving: [
-            Build.record("a", in: notes, ["scan": .asset(photo)]),
-            Build.record("b", in: notes, ["photo": .asset(photo)]),
-        ], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
+        let result = try await alice.modifyRecords(
+            saving: [
+                Build.record("a", in: notes, ["scan": .asset(photo)]),
+                Build.record("b", in: notes, ["photo": .asset(photo)]),
+            ], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
         for (i, name) in ["a", "b"].enumerated() {
-            guard case .failure(let e) = result.saveResults[i].result else { Issue.record("record '\(name)' took an upload made for another field"); continue }
-            #expect(e.message.contains("uploaded for field 'photo' of record 'a'") && e.message.contains("upload the file for this record and field"), "\(e.message)")
+            guard case .failure(let e) = result.saveResults[i].result else {
+                Issue.record("record '\(name)' took an upload made for another field"); continue
+            }
+            #expect(
+                e.message.contains("uploaded for field 'photo' of record 'a'") && e.message.contains("upload the file for this record and field"),
+                "\(e.message)")
         }
         var saved = try await alice.save([Build.record("a", in: notes, ["photo": .asset(photo)])])[0]
         // Held by the record now: it may move to another of its fields, from any handle.
@@ -179,7 +194,8 @@ import RecSyncTestTraits
         let fixture = try StoreFixture(.git)
         let alice = try fixture.store(as: "alice")
         try await alice.createZones([notes])
-        let photo = try await alice.uploadAsset(fileAt: try file(fixture, "p", Array(repeating: 7, count: 10_000)), for: Build.id("r", in: notes), field: "f")
+        let photo = try await alice.uploadAsset(
+            fileAt: try file(fixture, "p", Array(repeating: 7, count: 10_000)), for: Build.id("r", in: notes), field: "f")
         let saved = try await alice.save([Build.record("r", in: notes, ["f": .asset(photo), "n": .int64(1)])])[0]
         // The loose object, overwritten behind the store's back: any read of it fails.
         let object = "\(fixture.path)/objects/\(photo.oid.prefix(2))/\(photo.oid.dropFirst(2))"
@@ -195,7 +211,9 @@ import RecSyncTestTraits
         // Another record naming the same object is checked as before: the damaged object is
         // read, and the save fails.
         do {
-            let other = try await phone.modifyRecords(saving: [Build.record("other", in: notes, ["f": .asset(photo)])], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
+            let other = try await phone.modifyRecords(
+                saving: [Build.record("other", in: notes, ["f": .asset(photo)])], deleting: [], savePolicy: .ifServerRecordUnchanged,
+                atomically: false)
             #expect(other.saveResults[0].result.failureCode != nil, "a record took a damaged object unchecked")
         } catch {
             #expect(error.message.contains("failed while reading the size of asset \(photo.oid)"), "\(error)")
@@ -213,15 +231,20 @@ import RecSyncTestTraits
         #expect(alice.maxAssetBytes == 1000)
         try await alice.createZones([notes])
         let objectsBefore = try GitCLI.run(["count-objects", "-v"], in: fixture.path)
-        let error = await caught { try await alice.uploadAsset(fileAt: try file(fixture, "big", [UInt8](repeating: 1, count: 1001)), for: Build.id("r", in: notes), field: "f") }
+        let error = await caught {
+            try await alice.uploadAsset(
+                fileAt: try file(fixture, "big", [UInt8](repeating: 1, count: 1001)), for: Build.id("r", in: notes), field: "f")
+        }
         #expect(error?.code == .limitExceeded)
         #expect(error?.message.contains("at most 1000 bytes") == true)
         #expect(try GitCLI.run(["count-objects", "-v"], in: fixture.path) == objectsBefore, "nothing was written")
-        _ = try await alice.uploadAsset(fileAt: try file(fixture, "ok", [UInt8](repeating: 1, count: 1000)), for: Build.id("r", in: notes), field: "f")
+        _ = try await alice.uploadAsset(
+            fileAt: try file(fixture, "ok", [UInt8](repeating: 1, count: 1000)), for: Build.id("r", in: notes), field: "f")
 
         // A reference over the limit is refused at save too (a client that skipped upload).
         let big = try AssetReference(oid: String(repeating: "cd", count: 20), size: 2000, sha256: String(repeating: "1", count: 64))
-        let result = try await alice.modifyRecords(saving: [Build.record("r", in: notes, ["f": .asset(big)])], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
+        let result = try await alice.modifyRecords(
+            saving: [Build.record("r", in: notes, ["f": .asset(big)])], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
         #expect(result.saveResults[0].result.failureCode == .limitExceeded)
     }
 
@@ -235,7 +258,9 @@ import RecSyncTestTraits
         _ = try await alice.uploadAsset(fileAt: try file(fixture, "1", Array("one".utf8)), for: Build.id("s", in: notes), field: "a")
         var r = try await alice.save([Build.record("r", in: notes, ["a": .asset(one), "b": .asset(two)])])[0]
         let dir = StoreLayout.assetDir(r.recordID)
-        func listing() throws -> String { try GitCLI.run(["ls-tree", "-r", "--name-only", "refs/heads/main", StoreLayout.assetsPath(notes)], in: fixture.path) }
+        func listing() throws -> String {
+            try GitCLI.run(["ls-tree", "-r", "--name-only", "refs/heads/main", StoreLayout.assetsPath(notes)], in: fixture.path)
+        }
         #expect(try listing() == "\(dir)/a\n\(dir)/b\n")
         let firstTag = r.changeTag
 
@@ -268,15 +293,17 @@ import RecSyncTestTraits
         _ = try await alice.save([Build.record("good", in: notes, ["f": .asset(good)])])
         // Someone with plain git commits a record whose asset blob does not hold what it says,
         // and one whose blob is not there at all.
-        let garbage = try GitCLI.run(["hash-object", "-w", "--stdin"], in: fixture.path, input: "xxxx").trimmingCharacters(in: .whitespacesAndNewlines)
+        let garbage = try GitCLI.run(["hash-object", "-w", "--stdin"], in: fixture.path, input: "xxxx").trimmingCharacters(
+            in: .whitespacesAndNewlines)
         let lying = try AssetReference(oid: garbage, size: 4, sha256: good.sha256)
         let absent = try AssetReference(oid: String(repeating: "ef", count: 20), size: 4, sha256: good.sha256)
         let bad = Build.record("bad", in: notes, ["f": .asset(lying)])
         let gone = Build.record("gone", in: notes, ["f": .asset(absent)])
-        try GitCLI.commitFiles([
-            (StoreLayout.recordPath(bad.recordID), StoreEncoding.encode(bad)),
-            (StoreLayout.recordPath(gone.recordID), StoreEncoding.encode(gone)),
-        ], toStore: fixture.path)
+        try GitCLI.commitFiles(
+            [
+                (StoreLayout.recordPath(bad.recordID), StoreEncoding.encode(bad)),
+                (StoreLayout.recordPath(gone.recordID), StoreEncoding.encode(gone)),
+            ], toStore: fixture.path)
 
         // The records themselves still read; each broken asset fails alone, leaving no file.
         let phone = try fixture.store(as: "alice")
@@ -291,7 +318,8 @@ import RecSyncTestTraits
         #expect(!FileManager.default.fileExists(atPath: out))
         // A reference that understates its blob is refused from the object's header, before
         // anything is read or written.
-        let big = try GitCLI.run(["hash-object", "-w", "--stdin"], in: fixture.path, input: String(repeating: "y", count: 100_000)).trimmingCharacters(in: .whitespacesAndNewlines)
+        let big = try GitCLI.run(["hash-object", "-w", "--stdin"], in: fixture.path, input: String(repeating: "y", count: 100_000))
+            .trimmingCharacters(in: .whitespacesAndNewlines)
         let understated = try AssetReference(oid: big, size: 4, sha256: good.sha256)
         let e3 = await caught { try await phone.downloadAsset(understated, zone: notes, to: out) }
         #expect(e3?.message.contains("holds 100000 bytes where its reference says 4") == true, "\(String(describing: e3))")

@@ -1,11 +1,12 @@
 import Foundation
 import RecSyncGit
 import RecSyncModel
-@testable import RecSyncStore
 import RecSyncTestSupport
+import RecSyncTestTraits
 import Synchronization
 import Testing
-import RecSyncTestTraits
+
+@testable import RecSyncStore
 
 /// `GitStore.compact`: history before a horizon folded into one root commit,
 /// the rest replayed, tokens of kept commits followed through `compaction.json`, the head
@@ -78,7 +79,10 @@ import RecSyncTestTraits
         let oldLog = try git(["log", "--format=%T %an %ae %at %cn %ce %ct %B", "-3", report.oldHead], in: fixture.path)
         let newLog = try git(["log", "--format=%T %an %ae %at %cn %ce %ct %B", "-3", report.newHead + "~1"], in: fixture.path)
         #expect(oldLog == newLog)
-        #expect(try git(["ls-tree", "--name-only", "main"], in: fixture.path).split(separator: "\n") == ["compaction.json", "recsync.json", "tombstones", "zones"])
+        #expect(
+            try git(["ls-tree", "--name-only", "main"], in: fixture.path).split(separator: "\n") == [
+                "compaction.json", "recsync.json", "tombstones", "zones",
+            ])
 
         // Every live record, zone, share and tombstone, for the owner and the participant.
         let after = try await (everything(alice), everything(bob))
@@ -165,7 +169,9 @@ import RecSyncTestTraits
         try await alice.save([Build.record("a", in: notes)])
         let kept = try await alice.compact(.keepLast(1))
         #expect(kept.tombstonesDropped.isEmpty)
-        #expect(try git(["ls-tree", "-r", "--name-only", "main", "tombstones"], in: fixture.path) == "tombstones/alice/gone.json\ntombstones/alice/old.json")
+        #expect(
+            try git(["ls-tree", "-r", "--name-only", "main", "tombstones"], in: fixture.path)
+                == "tombstones/alice/gone.json\ntombstones/alice/old.json")
 
         try await alice.save([Build.record("b", in: notes)])
         let dropped = try await alice.compact(.keepLast(1), dropDeletedTombstones: true)
@@ -200,7 +206,9 @@ import RecSyncTestTraits
         // With the right expectation it lands: a force push, not a fast-forward.
         let current = try #require(GitOID(hex: moved))
         try repository.fetch(["+refs/heads/main:refs/heads/main"], from: url, options: fixture.isolatedNetworkOptions)
-        #expect(try repository.forcePush(rewritten, to: "refs/heads/main", expecting: current, at: url, options: fixture.isolatedNetworkOptions) == .accepted)
+        #expect(
+            try repository.forcePush(rewritten, to: "refs/heads/main", expecting: current, at: url, options: fixture.isolatedNetworkOptions)
+                == .accepted)
         #expect(try git(["rev-parse", "main"], in: fixture.path) == rewritten.hex)
     }
 
@@ -240,7 +248,8 @@ import RecSyncTestTraits
             }
             // Another device writes between the compaction's look and its push.
             let late = GitStoreCall { () async throws(RecSyncError) in
-                _ = try await other.modifyRecords(saving: [Build.record("late", in: notes)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
+                _ = try await other.modifyRecords(
+                    saving: [Build.record("late", in: notes)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
             }
             try late.wait()
         }
@@ -268,7 +277,8 @@ import RecSyncTestTraits
         let report = try await admin.compact(.keepLast(1), dropDeletedTombstones: true) { (attempt: Int) throws(RecSyncError) in
             guard attempt == 1 else { return }
             let late = GitStoreCall { () async throws(RecSyncError) in
-                _ = try await other.modifyRecords(saving: [Build.record("late", in: notes)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
+                _ = try await other.modifyRecords(
+                    saving: [Build.record("late", in: notes)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
             }
             try late.wait()
         }
@@ -380,7 +390,8 @@ import RecSyncTestTraits
         // A server that refuses deleting any reference under refs/recsync/ (git's own
         // receive.denyDeletes covers branches only).
         let hook = fixture.path + "/hooks/update"
-        try "#!/bin/sh\ncase \"$1:$3\" in refs/recsync/*:0000000000000000000000000000000000000000) echo 'deleting $1 is not allowed' >&2; exit 1;; esac\nexit 0\n"
+        try
+            "#!/bin/sh\ncase \"$1:$3\" in refs/recsync/*:0000000000000000000000000000000000000000) echo 'deleting $1 is not allowed' >&2; exit 1;; esac\nexit 0\n"
             .write(toFile: hook, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: hook)
         let report = try await admin.compact(.keepLast(1))
@@ -400,10 +411,16 @@ import RecSyncTestTraits
         #expect(CompactionLease.deadline(of: lease.name) == now + CompactionLease.duration)
         #expect(CompactionLease.holding(["refs/heads/main", lease.name], now: now) == lease.name)
         #expect(CompactionLease.holding([lease.name], now: lease.deadline) == nil)
-        #expect(CompactionLease.holding(["refs/heads/main", "refs/recsync/compacting/", "refs/recsync/compacting/x1", "refs/recsync/compacting/99999999999999999999"], now: now) == nil)
+        #expect(
+            CompactionLease.holding(
+                ["refs/heads/main", "refs/recsync/compacting/", "refs/recsync/compacting/x1", "refs/recsync/compacting/99999999999999999999"],
+                now: now) == nil)
         #expect(CompactionLease.holding(["refs/recsync/compacting/\(now + 61_000)-far"], now: now) == nil)
         let old = "refs/recsync/compacting/\(now - 61_000)-old", far = "refs/recsync/compacting/\(now + 61_000)-far"
-        #expect(CompactionLease.stale([lease.name, old, "refs/heads/main", far, "refs/recsync/compacting/\(now - 59_000)-recent"], now: now) == [old, far])
+        #expect(
+            CompactionLease.stale([lease.name, old, "refs/heads/main", far, "refs/recsync/compacting/\(now - 59_000)-recent"], now: now) == [
+                old, far,
+            ])
     }
 
     @Test func compactionRacingTwoPushingDevicesLosesNoAcknowledgedWrite() async throws {
@@ -442,7 +459,8 @@ import RecSyncTestTraits
 
         print("compaction racing two writers: attempts \(compactions.map(\.attempts)), \(acknowledged.count) writes acknowledged")
         #expect(compactions.allSatisfy { $0.compacted && $0.writersHeldOff }, "\(compactions)")
-        let stored = Dictionary(uniqueKeysWithValues: try await admin.allZoneChanges(notes, since: nil).records.map { ($0.recordID.recordName, $0.changeTag ?? "") })
+        let stored = Dictionary(
+            uniqueKeysWithValues: try await admin.allZoneChanges(notes, since: nil).records.map { ($0.recordID.recordName, $0.changeTag ?? "") })
         for (name, tag) in acknowledged { #expect(stored[name] == tag, "acknowledged write \(name) lost") }
         #expect(stored.count == acknowledged.count + 10)
         _ = try git(["fsck", "--strict", "--no-dangling"], in: fixture.path)
@@ -452,7 +470,11 @@ import RecSyncTestTraits
         for (n, device) in devices.enumerated() {
             var held: [String: String] = [:]
             let since: ServerChangeToken?
-            if await caught({ try await device.recordZoneChanges(zone: notes, since: tokens[n]) })?.code == .changeTokenExpired { since = nil } else { since = tokens[n] }
+            if await caught({ try await device.recordZoneChanges(zone: notes, since: tokens[n]) })?.code == .changeTokenExpired {
+                since = nil
+            } else {
+                since = tokens[n]
+            }
             let seed = since == nil ? [:] : Dictionary(uniqueKeysWithValues: (1...10).map { ("seed\($0)", stored["seed\($0)"] ?? "") })
             held.merge(seed) { a, _ in a }
             let changes = try await device.allZoneChanges(notes, since: since)

@@ -2,8 +2,8 @@ import Foundation
 import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
 
 /// Several writers on one store at once: nothing accepted is lost, every refusal is reported.
 @Suite(.ownThreads) struct ConcurrencyTests {
@@ -34,7 +34,9 @@ import RecSyncTestTraits
             return all
         }
         #expect(log.count == 100)
-        print("[\(kind)] in-process writers: \(log.filter { $0.outcome == .saved }.count) saved, \(log.filter { $0.outcome == .conflict }.count) conflicts, \(log.filter { $0.outcome == .unknownItem }.count) unknown")
+        print(
+            "[\(kind)] in-process writers: \(log.filter { $0.outcome == .saved }.count) saved, \(log.filter { $0.outcome == .conflict }.count) conflicts, \(log.filter { $0.outcome == .unknownItem }.count) unknown"
+        )
         // Writers yield between reading and writing, so overlapping records do collide.
         #expect(log.contains { $0.outcome == .conflict })
         #expect(log.filter { $0.outcome == .failed }.isEmpty, "no attempt may fail outright: \(log.filter { $0.outcome == .failed })")
@@ -47,7 +49,9 @@ import RecSyncTestTraits
         let fixture = try StoreFixture(.git)
         let owner = try fixture.store(as: "alice")
         try await owner.createZones([zone])
-        let writer = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("recsync-store-writer").path
+        let writer = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent(
+            "recsync-store-writer"
+        ).path
         try #require(FileManager.default.isExecutableFile(atPath: writer), "build the recsync-store-writer product first")
 
         var processes: [(Process, Pipe)] = []

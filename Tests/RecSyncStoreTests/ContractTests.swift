@@ -163,7 +163,8 @@ import Testing
         let zones = try await alice.fetchAllRecordZones(scope: .private)
         #expect(zones.map(\.zoneID) == [notes])
         // Writing into a deleted zone fails per item.
-        let write = try await alice.modifyRecords(saving: [Build.record("z", in: gone)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
+        let write = try await alice.modifyRecords(
+            saving: [Build.record("z", in: gone)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
         #expect(write.errors == [.zoneNotFound(gone)])
         // Deleting a zone that is not there.
         let again = try await alice.modifyRecordZones([.delete(gone)])
@@ -209,11 +210,19 @@ import Testing
         let zoneToken = try await alice.recordZoneChanges(zone: notes, since: nil).changeToken
         let foreign = try await aliceElsewhere.recordZoneChanges(zone: notes, since: nil).changeToken
 
-        #expect(await caught { try await alice.databaseChanges(scope: .private, since: zoneToken) } == .badToken(.wrongKind(expected: "database", found: "zone")))
-        #expect(await caught { try await alice.recordZoneChanges(zone: notes, since: db.changeToken) } == .badToken(.wrongKind(expected: "zone", found: "database")))
-        #expect(await caught { try await alice.recordZoneChanges(zone: todo, since: zoneToken) } == .badToken(.wrongZone(expected: todo, found: notes)))
-        #expect(await caught { try await alice.recordZoneChanges(zone: notes, since: foreign) } == .badToken(.wrongStore(expected: alice.storeID, found: aliceElsewhere.storeID)))
-        #expect(await caught { try await alice.databaseChanges(scope: .private, since: ServerChangeToken(rawValue: "rsct1.!!!")) } == .badToken(.garbled))
+        #expect(
+            await caught { try await alice.databaseChanges(scope: .private, since: zoneToken) }
+                == .badToken(.wrongKind(expected: "database", found: "zone")))
+        #expect(
+            await caught { try await alice.recordZoneChanges(zone: notes, since: db.changeToken) }
+                == .badToken(.wrongKind(expected: "zone", found: "database")))
+        #expect(
+            await caught { try await alice.recordZoneChanges(zone: todo, since: zoneToken) } == .badToken(.wrongZone(expected: todo, found: notes)))
+        #expect(
+            await caught { try await alice.recordZoneChanges(zone: notes, since: foreign) }
+                == .badToken(.wrongStore(expected: alice.storeID, found: aliceElsewhere.storeID)))
+        #expect(
+            await caught { try await alice.databaseChanges(scope: .private, since: ServerChangeToken(rawValue: "rsct1.!!!")) } == .badToken(.garbled))
         #expect(await caught { try await alice.databaseChanges(scope: .private, since: ServerChangeToken(rawValue: "hello")) } == .badToken(.garbled))
         let wrongScope = await caught { try await alice.databaseChanges(scope: .shared, since: db.changeToken) }
         guard case .badToken(.wrongScope)? = wrongScope else {
@@ -268,7 +277,9 @@ import Testing
         #expect(result.commit == nil)
 
         // A stale deletion is a conflict too, with no client copy.
-        let deletion = try await alice.modifyRecords(saving: [], deleting: [RecordDeletion(recordID: original.recordID, changeTag: original.changeTag)], savePolicy: .ifServerRecordUnchanged, atomically: true)
+        let deletion = try await alice.modifyRecords(
+            saving: [], deleting: [RecordDeletion(recordID: original.recordID, changeTag: original.changeTag)], savePolicy: .ifServerRecordUnchanged,
+            atomically: true)
         guard case .failure(.serverRecordChanged(let c2)) = deletion.deleteResults[0].result else {
             Issue.record("expected a delete conflict")
             return
@@ -276,7 +287,8 @@ import Testing
         #expect(c2.client == nil && c2.server?.changeTag == landed.changeTag)
 
         // Creating a record that exists: conflict without an ancestor.
-        let create = try await alice.modifyRecords(saving: [Build.record("r", in: notes)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
+        let create = try await alice.modifyRecords(
+            saving: [Build.record("r", in: notes)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
         guard case .failure(.serverRecordChanged(let c3)) = create.saveResults[0].result else {
             Issue.record("expected a create conflict")
             return
@@ -305,11 +317,12 @@ import Testing
         try await bob.zoneOp(.purge(bobs))
 
         let found = try await alice.fetchZoneDeletions([live, never, reset, purged, deleted, bobs])
-        #expect(found == [
-            ZoneDeletion(zoneID: deleted, reason: .deleted),
-            ZoneDeletion(zoneID: purged, reason: .purged),
-            ZoneDeletion(zoneID: reset, reason: .encryptedDataReset),
-        ], "one per tombstone of the user's own zones, in zone order; another owner's is not told")
+        #expect(
+            found == [
+                ZoneDeletion(zoneID: deleted, reason: .deleted),
+                ZoneDeletion(zoneID: purged, reason: .purged),
+                ZoneDeletion(zoneID: reset, reason: .encryptedDataReset),
+            ], "one per tombstone of the user's own zones, in zone order; another owner's is not told")
         // An explicit create brings a zone back, and its tombstone goes.
         try await alice.createZones([purged])
         #expect(try await alice.fetchZoneDeletions([purged]).isEmpty)
@@ -324,7 +337,9 @@ import Testing
         _ = try await alice.delete([r])
         let result = try await alice.modifyRecords(saving: [r], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
         #expect(result.errors == [.unknownItem(r.recordID)])
-        let del = try await alice.modifyRecords(saving: [], deleting: [RecordDeletion(recordID: r.recordID, changeTag: r.changeTag)], savePolicy: .ifServerRecordUnchanged, atomically: true)
+        let del = try await alice.modifyRecords(
+            saving: [], deleting: [RecordDeletion(recordID: r.recordID, changeTag: r.changeTag)], savePolicy: .ifServerRecordUnchanged,
+            atomically: true)
         #expect(del.errors == [.unknownItem(r.recordID)])
     }
 
@@ -334,7 +349,11 @@ import Testing
         let alice = try fixture.store(as: "alice")
         try await alice.createZones([notes])
         let r = try await alice.save([Build.record("r", in: notes, ["a": .int64(1), "b": .int64(2)])])[0]
-        _ = try await alice.save([{ var x = r; x.fields["a"] = .int64(10); return x }()])
+        _ = try await alice.save([
+            {
+                var x = r; x.fields["a"] = .int64(10); return x
+            }()
+        ])
 
         // Stale tag, but changedKeys overwrites only what the client sends.
         let partial = Build.record("r", in: notes, ["b": .int64(20)], tag: r.changeTag)
@@ -369,7 +388,9 @@ import Testing
         #expect(fetched[0].result == .failure(.unknownItem(batch[1].recordID)))
         #expect((try? fetched[1].result.get()) != nil)
 
-        let nonAtomic = try await alice.modifyRecords(saving: [Build.record("taken", in: notes), Build.record("fine", in: notes)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
+        let nonAtomic = try await alice.modifyRecords(
+            saving: [Build.record("taken", in: notes), Build.record("fine", in: notes)], deleting: [], savePolicy: .ifServerRecordUnchanged,
+            atomically: false)
         guard case .failure(.serverRecordChanged) = nonAtomic.saveResults[0].result else {
             Issue.record("expected conflict")
             return
@@ -426,7 +447,8 @@ import Testing
         #expect(await caught { try await bob.recordZoneChanges(zone: todo, since: nil) } == .zoneNotFound(todo))
 
         // Read-only: writes are refused per item; zone changes by non-owners are refused.
-        let refused = try await bob.modifyRecords(saving: [Build.record("b", in: notes)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
+        let refused = try await bob.modifyRecords(
+            saving: [Build.record("b", in: notes)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
         #expect(refused.errors.first?.code == .permissionFailure)
         let zoneRefused = try await bob.modifyRecordZones([.delete(notes)])
         #expect((try? zoneRefused[0].result.get()) == nil)
@@ -482,20 +504,26 @@ import Testing
         #expect(try await laptop.recordZoneChanges(zone: notes, since: nil).clientChangeTokenData == nil, "no modify supplied one yet")
 
         let r = Build.record("r", in: notes)
-        let first = try await laptop.modifyRecords(saving: [r, Build.record("t", in: todo)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true, clientChangeTokenData: "laptop-1")
+        let first = try await laptop.modifyRecords(
+            saving: [r, Build.record("t", in: todo)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true,
+            clientChangeTokenData: "laptop-1")
         #expect(first.errors.isEmpty)
         #expect(try await laptop.recordZoneChanges(zone: notes, since: nil).clientChangeTokenData == "laptop-1")
         #expect(try await laptop.recordZoneChanges(zone: todo, since: nil).clientChangeTokenData == "laptop-1")
         #expect(try await desktop.recordZoneChanges(zone: notes, since: nil).clientChangeTokenData == nil, "each client has its own")
 
         // Another client's modify leaves this client's token as it was.
-        _ = try await desktop.modifyRecords(saving: [Build.record("d", in: notes)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true, clientChangeTokenData: "desktop-1")
+        _ = try await desktop.modifyRecords(
+            saving: [Build.record("d", in: notes)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true,
+            clientChangeTokenData: "desktop-1")
         #expect(try await laptop.recordZoneChanges(zone: notes, since: nil).clientChangeTokenData == "laptop-1")
         #expect(try await desktop.recordZoneChanges(zone: notes, since: nil).clientChangeTokenData == "desktop-1")
 
         // A zone where nothing lands (a conflict in an atomic zone) does not take the token.
         let stale = Build.record("r", in: notes, ["x": .int64(1)])
-        let refused = try await laptop.modifyRecords(saving: [stale, Build.record("t2", in: todo)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true, clientChangeTokenData: "laptop-2")
+        let refused = try await laptop.modifyRecords(
+            saving: [stale, Build.record("t2", in: todo)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true,
+            clientChangeTokenData: "laptop-2")
         #expect(refused.saveResults[0].result.failureCode == .serverRecordChanged)
         #expect(try await laptop.recordZoneChanges(zone: notes, since: nil).clientChangeTokenData == "laptop-1")
         #expect(try await laptop.recordZoneChanges(zone: todo, since: nil).clientChangeTokenData == "laptop-2")
@@ -503,7 +531,9 @@ import Testing
         // A paged fetch reports the token as of its target, not the moving head.
         try await laptop.save((0..<5).map { Build.record("p\($0)", in: todo) })
         let page1 = try await laptop.recordZoneChanges(zone: todo, since: nil, resultsLimit: 2, desiredKeys: nil)
-        _ = try await laptop.modifyRecords(saving: [Build.record("late", in: todo)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true, clientChangeTokenData: "laptop-3")
+        _ = try await laptop.modifyRecords(
+            saving: [Build.record("late", in: todo)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true,
+            clientChangeTokenData: "laptop-3")
         let page2 = try await laptop.recordZoneChanges(zone: todo, since: page1.changeToken, resultsLimit: 100, desiredKeys: nil)
         #expect(page1.clientChangeTokenData == "laptop-2" && page2.clientChangeTokenData == "laptop-2")
         let next = try await laptop.recordZoneChanges(zone: todo, since: page2.changeToken)
@@ -514,7 +544,10 @@ import Testing
             let message = try await git.log(limit: 1)[0].message
             #expect(message.contains("\n\nRecsync-Client-Token: laptop-3 alice/laptop \(todo)\n"), "\(message)")
         }
-        let bad = await caught { try await laptop.modifyRecords(saving: [Build.record("z", in: notes)], deleting: [], savePolicy: .allKeys, atomically: true, clientChangeTokenData: "has space\n") }
+        let bad = await caught {
+            try await laptop.modifyRecords(
+                saving: [Build.record("z", in: notes)], deleting: [], savePolicy: .allKeys, atomically: true, clientChangeTokenData: "has space\n")
+        }
         #expect(bad?.code == .invalidArguments)
     }
 

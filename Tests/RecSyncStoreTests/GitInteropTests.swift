@@ -2,8 +2,8 @@ import Foundation
 import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
 
 /// A git store is an ordinary repository: plain git reads it, and recsync copes with what
 /// plain git writes into it.
@@ -157,7 +157,8 @@ import RecSyncTestTraits
         let packs = try FileManager.default.contentsOfDirectory(atPath: "\(fixture.path)/objects/pack").filter { $0.hasSuffix(".idx") }
         #expect(packs.count == before.count + 2)
         let counts = try packs.map { idx in
-            try GitCLI.run(["show-index"], in: fixture.path, input: nil, stdinFile: "\(fixture.path)/objects/pack/\(idx)").split(separator: "\n").count
+            try GitCLI.run(["show-index"], in: fixture.path, input: nil, stdinFile: "\(fixture.path)/objects/pack/\(idx)").split(separator: "\n")
+                .count
         }
         // 1200 blobs, the changed trees (root, zones, owner, zone, records, ≤256 fan-outs) and the commit.
         #expect(counts.contains { $0 > 1200 && $0 < 1200 + 300 }, "\(counts)")

@@ -1,8 +1,9 @@
 import Foundation
-@testable import RecSyncStore
 import RecSyncModel
 import RecSyncTestSupport
 import Testing
+
+@testable import RecSyncStore
 
 /// `GitStore` runs its (blocking) libgit2 work on a thread of its own, not on Swift's pool.
 @Suite struct GitStoreExecutorTests {

@@ -3,8 +3,8 @@ import RecSyncGit
 import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
 
 /// Network stores (DESIGN §8): a bare mirror per device, fetch before reading, non-force push
 /// for writing, over git://, ssh:// and file://, against real servers on loopback.
@@ -17,8 +17,10 @@ import RecSyncTestTraits
     // MARK: Addresses
 
     @Test func remoteAddressesAreRecognisedAndShownWithoutSecrets() throws {
-        for remote in ["ssh://git@host/srv/store.git", "git+ssh://host:2222/x", "git@github.com:me/store.git", "host:store.git",
-                       "https://host/x.git", "http://host:8080/x", "git://127.0.0.1:9418/store.git", "file:///srv/store.git"] {
+        for remote in [
+            "ssh://git@host/srv/store.git", "git+ssh://host:2222/x", "git@github.com:me/store.git", "host:store.git",
+            "https://host/x.git", "http://host:8080/x", "git://127.0.0.1:9418/store.git", "file:///srv/store.git",
+        ] {
             #expect(GitStore.isNetworkRemote(remote), "\(remote)")
         }
         for path in ["/srv/store.git", "store.git", "./a:b", "../x/y:z", "dir/with:colon", "", "ftp://host/x"] {
@@ -45,8 +47,11 @@ import RecSyncTestTraits
         // Unparseable (a bad port) loses its password all the same, in the error message too.
         let fixture = try StoreFixture(.memory)
         let actor = try StoreActor(userRecordName: "alice", clock: fixture.clock.read)
-        let bad = await caught { try GitStore.open(remote: "https://me:s3cr3t-Pw@host:notaport/x", mirror: fixture.directory.file("m0"), actor: actor) }
-        #expect(bad?.message.contains("s3cr3t-Pw") == false && bad?.message.contains("https://me@host:notaport/x") == true, "\(String(describing: bad))")
+        let bad = await caught {
+            try GitStore.open(remote: "https://me:s3cr3t-Pw@host:notaport/x", mirror: fixture.directory.file("m0"), actor: actor)
+        }
+        #expect(
+            bad?.message.contains("s3cr3t-Pw") == false && bad?.message.contains("https://me@host:notaport/x") == true, "\(String(describing: bad))")
 
         // The password in the address is what libgit2 offers; nothing of it reaches the mirror.
         let server = try HTTPAuthRefuser()
@@ -54,7 +59,8 @@ import RecSyncTestTraits
         let mirror = fixture.directory.file("m1")
         let refused = await caught { try GitStore.open(remote: url, mirror: mirror, actor: actor, options: fixture.isolatedNetworkOptions) }
         #expect(refused?.code == .notAuthenticated && refused?.message.contains("s3cr3t-Pw") == false, "\(String(describing: refused))")
-        #expect(server.authorizations.contains("Authorization: Basic \(Data("alice:s3cr3t-Pw".utf8).base64EncodedString())"), "\(server.authorizations)")
+        #expect(
+            server.authorizations.contains("Authorization: Basic \(Data("alice:s3cr3t-Pw".utf8).base64EncodedString())"), "\(server.authorizations)")
         for file in TreeSnapshot.files(mirror) {
             #expect(!String(decoding: file.value, as: UTF8.self).contains("s3cr3t-Pw"), "\(file.key)")
         }
@@ -251,14 +257,19 @@ import RecSyncTestTraits
             for (i, device) in devices.enumerated() {
                 // Each device works on its store's own thread: a think time between reading
                 // and writing makes their windows overlap on a shared record every time.
-                group.addTask { await StressWriter.run(store: device, zone: zone, writer: writers[i], iterations: 12, sharedRecords: 2, seed: UInt64(i + 40), thinkMilliseconds: 40) }
+                group.addTask {
+                    await StressWriter.run(
+                        store: device, zone: zone, writer: writers[i], iterations: 12, sharedRecords: 2, seed: UInt64(i + 40), thinkMilliseconds: 40)
+                }
             }
             var all: [WriteAttempt] = []
             for await part in group { all += part }
             return all
         }
         let saved = log.filter { $0.outcome == .saved }.count
-        print("git:// devices: \(saved) saved, \(log.filter { $0.outcome == .conflict }.count) conflicts, \(log.filter { $0.outcome == .unknownItem }.count) unknown")
+        print(
+            "git:// devices: \(saved) saved, \(log.filter { $0.outcome == .conflict }.count) conflicts, \(log.filter { $0.outcome == .unknownItem }.count) unknown"
+        )
         #expect(log.filter { $0.outcome == .failed }.isEmpty, "\(log.filter { $0.outcome == .failed })")
         #expect(log.contains { $0.outcome == .conflict }, "devices that read, wait and write the same records collide")
         let all = try await owner.allZoneChanges(zone, since: nil)
@@ -275,7 +286,9 @@ import RecSyncTestTraits
         let marker = fixture.directory.file("raced")
         // Another writer lands between the ref advertisement and the update: receive-pack
         // refuses the update and says so only in the push status (not GIT_ENONFASTFORWARD).
-        try installHook("pre-receive", in: fixture.path, """
+        try installHook(
+            "pre-receive", in: fixture.path,
+            """
             [ -e '\(marker)' ] && exit 0
             touch '\(marker)'
             unset GIT_QUARANTINE_PATH GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES
@@ -317,7 +330,9 @@ import RecSyncTestTraits
         #expect(early == .rejected("cannot push non-fastforwardable reference"), "\(early)")
 
         // 2. The remote moves after advertising its head: only the update status says so.
-        try installHook("pre-receive", in: fixture.path, """
+        try installHook(
+            "pre-receive", in: fixture.path,
+            """
             unset GIT_QUARANTINE_PATH GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES
             git update-ref refs/heads/main "$(git commit-tree 'refs/heads/main^{tree}' -p refs/heads/main -m racer)"
             """)
@@ -370,17 +385,31 @@ import RecSyncTestTraits
         let actor = try StoreActor(userRecordName: "alice", clock: fixture.clock.read)
         let port = Loopback.freePort()
         let nowhere = "git://127.0.0.1:\(port)/store.git"
-        let refused = await caught { try GitStore.open(remote: nowhere, mirror: fixture.directory.file("m1"), actor: actor, options: fixture.isolatedNetworkOptions) }
+        let refused = await caught {
+            try GitStore.open(remote: nowhere, mirror: fixture.directory.file("m1"), actor: actor, options: fixture.isolatedNetworkOptions)
+        }
         #expect(refused?.code == .networkUnavailable)
-        #expect(refused?.message.contains("cannot reach \(nowhere)") == true && refused?.message.contains("check the URL") == true, "\(String(describing: refused))")
+        #expect(
+            refused?.message.contains("cannot reach \(nowhere)") == true && refused?.message.contains("check the URL") == true,
+            "\(String(describing: refused))")
 
-        let unresolvable = await caught { try GitStore.open(remote: "git://nonexistent.invalid/store.git", mirror: fixture.directory.file("m2"), actor: actor, options: fixture.isolatedNetworkOptions) }
+        let unresolvable = await caught {
+            try GitStore.open(
+                remote: "git://nonexistent.invalid/store.git", mirror: fixture.directory.file("m2"), actor: actor,
+                options: fixture.isolatedNetworkOptions)
+        }
         #expect(unresolvable?.code == .networkUnavailable, "\(String(describing: unresolvable))")
 
         // A password in the address never reaches a message.
-        let secret = await caught { try GitStore.open(remote: "http://alice:hunter2-sekrit@127.0.0.1:\(port)/store.git", mirror: fixture.directory.file("m3"), actor: actor, options: fixture.isolatedNetworkOptions) }
+        let secret = await caught {
+            try GitStore.open(
+                remote: "http://alice:hunter2-sekrit@127.0.0.1:\(port)/store.git", mirror: fixture.directory.file("m3"), actor: actor,
+                options: fixture.isolatedNetworkOptions)
+        }
         #expect(secret?.code == .networkUnavailable)
-        #expect(secret?.message.contains("hunter2-sekrit") == false && secret?.message.contains("http://127.0.0.1:\(port)/store.git") == true, "\(String(describing: secret))")
+        #expect(
+            secret?.message.contains("hunter2-sekrit") == false && secret?.message.contains("http://127.0.0.1:\(port)/store.git") == true,
+            "\(String(describing: secret))")
 
         // A store that was reachable and then is not: reads fail the same way, nothing changes.
         let device = try fixture.device(as: "alice")
@@ -388,7 +417,9 @@ import RecSyncTestTraits
         let head = try gitHead(device.path)
         fixture.daemon?.stop()
         let down = await caught { try await device.fetchAllRecordZones(scope: .private) }
-        #expect(down?.code == .networkUnavailable && down?.message.contains(fixture.daemon?.url("store.git") ?? "?") == true, "\(String(describing: down))")
+        #expect(
+            down?.code == .networkUnavailable && down?.message.contains(fixture.daemon?.url("store.git") ?? "?") == true,
+            "\(String(describing: down))")
         #expect(await caught { try await device.save([Build.record("x", in: notes)]) }?.code == .networkUnavailable)
         #expect(try gitHead(device.path) == head)
         try fixture.daemon?.start()
@@ -398,7 +429,8 @@ import RecSyncTestTraits
     @Test func aFileURLIsARemoteToo() async throws {
         let fixture = try StoreFixture(.git)
         let actor = try StoreActor(userRecordName: "alice", clock: fixture.clock.read)
-        let device = try GitStore.open(remote: "file://\(fixture.path)", mirror: fixture.directory.file("mirror"), actor: actor, options: fixture.isolatedNetworkOptions)
+        let device = try GitStore.open(
+            remote: "file://\(fixture.path)", mirror: fixture.directory.file("mirror"), actor: actor, options: fixture.isolatedNetworkOptions)
         try await device.createZones([notes])
         try await device.save([Build.record("r", in: notes)])
         let local = try fixture.store(as: "alice")
@@ -424,7 +456,8 @@ import RecSyncTestTraits
         try await phone.createZones([notes])
         try await phone.save([Build.record("over-ssh", in: notes)])
         // No user in the address: the login name is used, as with git.
-        let laptop = try GitStore.open(remote: "ssh://127.0.0.1:\(server.port)\(fixture.path)", mirror: fixture.directory.file("laptop"), actor: actor, options: options)
+        let laptop = try GitStore.open(
+            remote: "ssh://127.0.0.1:\(server.port)\(fixture.path)", mirror: fixture.directory.file("laptop"), actor: actor, options: options)
         #expect(names(try await laptop.allZoneChanges(notes, since: nil).records) == ["over-ssh"])
         #expect(try await laptop.remoteHead() == gitHead(fixture.path))
         try checkServedHistory(fixture.path, commits: 3)
@@ -445,7 +478,9 @@ import RecSyncTestTraits
         #expect(FileManager.default.createFile(atPath: empty, contents: Data()))
         let unknown = await open(NetworkOptions(sshDirectory: server.clientSSHDirectory, knownHostsFiles: [empty]), "m1")
         #expect(unknown?.code == .notAuthenticated)
-        #expect(unknown?.message.contains("is not known") == true && unknown?.message.contains("ssh-keyscan -p \(server.port) 127.0.0.1 >> \(empty)") == true, "\(String(describing: unknown))")
+        #expect(
+            unknown?.message.contains("is not known") == true
+                && unknown?.message.contains("ssh-keyscan -p \(server.port) 127.0.0.1 >> \(empty)") == true, "\(String(describing: unknown))")
 
         // A different key on record for the host: refused as a possible interception.
         let other = fixture.directory.file("other")
@@ -461,7 +496,8 @@ import RecSyncTestTraits
         try (server.knownHostsLine + "\n").write(toFile: knownHosts, atomically: true, encoding: .utf8)
         let strangerKeys = fixture.directory.file("stranger-ssh")
         try FileManager.default.createDirectory(atPath: strangerKeys, withIntermediateDirectories: true)
-        _ = try Subprocess.run("/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", "\(strangerKeys)/id_ed25519"], in: fixture.directory.path)
+        _ = try Subprocess.run(
+            "/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", "\(strangerKeys)/id_ed25519"], in: fixture.directory.path)
         let stranger = await open(NetworkOptions(sshDirectory: strangerKeys, knownHostsFiles: [knownHosts]), "m3")
         #expect(stranger?.code == .notAuthenticated && stranger?.message.contains("refused the ssh keys") == true, "\(String(describing: stranger))")
         let keyless = await open(NetworkOptions(sshDirectory: fixture.directory.file("nothing-here"), knownHostsFiles: [knownHosts]), "m4")
@@ -501,15 +537,20 @@ import RecSyncTestTraits
         print("\(scheme):// server that never answers, idle limit 0.5 s: failed after \(elapsed)")
         #expect(server.connections == 1, "the connection was made: it is the silence that is bounded")
         #expect(error?.code == .networkUnavailable, "\(String(describing: error))")
-        #expect(error?.message.contains("127.0.0.1 port \(server.port) accepted the connection but sent nothing for 0.5 s") == true, "\(String(describing: error))")
+        #expect(
+            error?.message.contains("127.0.0.1 port \(server.port) accepted the connection but sent nothing for 0.5 s") == true,
+            "\(String(describing: error))")
         #expect(error?.message.contains("RECSYNC_IDLE_TIMEOUT") == true)
         #expect(elapsed < .seconds(8))  // under the 10 s and 60 s defaults
     }
 
     /// A host that drops connection requests, imitated by a port whose accept queue is full
     /// (without the limit, the connect waits for the kernel: about two minutes).
-    @Test(.enabled(if: Machine.dropsConnectionRequestsToAFullQueue, "this kernel answers connections to a full accept queue: no host that drops packets on 127.0.0.1"),
-          arguments: ["git", "ssh", "http"])
+    @Test(
+        .enabled(
+            if: Machine.dropsConnectionRequestsToAFullQueue,
+            "this kernel answers connections to a full accept queue: no host that drops packets on 127.0.0.1"),
+        arguments: ["git", "ssh", "http"])
     func aHostThatDropsConnectionRequestsFailsWithinTheConnectTimeout(_ scheme: String) async throws {
         let fixture = try StoreFixture(.memory)
         let port = try UnansweredPort()
@@ -521,7 +562,8 @@ import RecSyncTestTraits
         }
         print("\(scheme):// host that drops the connection request, connect limit 0.5 s: failed after \(elapsed)")
         #expect(error?.code == .networkUnavailable, "\(String(describing: error))")
-        #expect(error?.message.contains("127.0.0.1 port \(port.port) did not accept a connection within 0.5 s") == true, "\(String(describing: error))")
+        #expect(
+            error?.message.contains("127.0.0.1 port \(port.port) did not accept a connection within 0.5 s") == true, "\(String(describing: error))")
         #expect(error?.message.contains("RECSYNC_CONNECT_TIMEOUT") == true)
         #expect(elapsed < .seconds(8))  // under the 10 s and 60 s defaults
     }
@@ -577,7 +619,9 @@ import RecSyncTestTraits
         #expect(problem.contains("RECSYNC_CONNECT_TIMEOUT='soon'") && problem.contains("RECSYNC_IDLE_TIMEOUT='-1'"), "\(problem)")
         let fixture = try StoreFixture(.memory)
         let actor = try StoreActor(userRecordName: "alice", clock: fixture.clock.read)
-        let refused = await caught { try GitStore.open(remote: "git://127.0.0.1:9/store.git", mirror: fixture.directory.file("m"), actor: actor, options: bad) }
+        let refused = await caught {
+            try GitStore.open(remote: "git://127.0.0.1:9/store.git", mirror: fixture.directory.file("m"), actor: actor, options: bad)
+        }
         #expect(refused?.code == .invalidArguments && refused?.message == problem, "\(String(describing: refused))")
     }
 
@@ -598,7 +642,9 @@ import RecSyncTestTraits
         withToken.token = GitSecret("tok-Very-Secret-123")
         let tokenRefused = await open(withToken, "m1")
         #expect(tokenRefused?.code == .notAuthenticated)
-        #expect(tokenRefused?.message.contains("RECSYNC_TOKEN") == true && tokenRefused?.message.contains("tok-Very-Secret-123") == false, "\(String(describing: tokenRefused))")
+        #expect(
+            tokenRefused?.message.contains("RECSYNC_TOKEN") == true && tokenRefused?.message.contains("tok-Very-Secret-123") == false,
+            "\(String(describing: tokenRefused))")
         #expect(server.authorizations.compactMap { $0 }.count == 1, "one offer, no loop: \(server.authorizations.count) requests")
         #expect(!"\(withToken)".contains("tok-Very-Secret-123"))
 
@@ -606,7 +652,9 @@ import RecSyncTestTraits
         let (withHelper, helperLog) = try credentialHelper(base, fixture)
         let helperRefused = await open(withHelper, "m2")
         #expect(helperRefused?.code == .notAuthenticated)
-        #expect(helperRefused?.message.contains("credential helper") == true && helperRefused?.message.contains("helper-Pass-456") == false, "\(String(describing: helperRefused))")
+        #expect(
+            helperRefused?.message.contains("credential helper") == true && helperRefused?.message.contains("helper-Pass-456") == false,
+            "\(String(describing: helperRefused))")
         #expect(try String(contentsOfFile: helperLog, encoding: .utf8) == "get\nerase\n")
 
         // Nothing to offer: says where credentials come from.
@@ -620,9 +668,9 @@ import RecSyncTestTraits
         let helperLog = fixture.directory.file("helper.log")
         let config = fixture.directory.file("gitconfig")
         try """
-            [credential]
-            \thelper = "!f() { echo \\"$1\\" >> '\(helperLog)'; if [ \\"$1\\" = get ]; then echo username=helper-user; echo password=helper-Pass-456; fi; }; f"
-            """.write(toFile: config, atomically: true, encoding: .utf8)
+        [credential]
+        \thelper = "!f() { echo \\"$1\\" >> '\(helperLog)'; if [ \\"$1\\" = get ]; then echo username=helper-user; echo password=helper-Pass-456; fi; }; f"
+        """.write(toFile: config, atomically: true, encoding: .utf8)
         var withHelper = options
         withHelper.useCredentialHelper = true
         var environment = GitCLI.hermeticEnvironment
@@ -644,7 +692,9 @@ import RecSyncTestTraits
         }
         #expect(error?.code == .networkUnavailable && error?.message.contains("sent nothing for 0.5 s") == true, "\(String(describing: error))")
         #expect(elapsed < .seconds(8))  // under the 10 s and 60 s defaults
-        #expect(server.authorizations.last == "Authorization: Basic \(Data("helper-user:helper-Pass-456".utf8).base64EncodedString())", "\(server.authorizations)")
+        #expect(
+            server.authorizations.last == "Authorization: Basic \(Data("helper-user:helper-Pass-456".utf8).base64EncodedString())",
+            "\(server.authorizations)")
         #expect(try String(contentsOfFile: helperLog, encoding: .utf8) == "get\n", "asked, and neither approved nor erased")
     }
 
@@ -688,7 +738,8 @@ import RecSyncTestTraits
         var poll: [Double] = []
         let clock = ContinuousClock()
         for i in 0..<10 {
-            push.append(try await clock.measure { _ = try await writer.save([Build.record("r\(i)", in: notes, ["n": .int64(Int64(i))])]) }.milliseconds)
+            push.append(
+                try await clock.measure { _ = try await writer.save([Build.record("r\(i)", in: notes, ["n": .int64(Int64(i))])]) }.milliseconds)
             poll.append(try await clock.measure { _ = try await reader.remoteHead() }.milliseconds)
             var page: RecordZoneChanges?
             pull.append(try await clock.measure { page = try await reader.recordZoneChanges(zone: notes, since: token) }.milliseconds)
@@ -697,7 +748,11 @@ import RecSyncTestTraits
             token = got.changeToken
         }
         let median = { (xs: [Double]) in xs.sorted()[xs.count / 2] }
-        print(String(format: "git:// loopback, median of 10 small operations: push (fetch + commit + push) %.1f ms, pull (fetch + zone changes) %.1f ms, poll (ls-remote) %.1f ms", median(push), median(pull), median(poll)))
+        print(
+            String(
+                format:
+                    "git:// loopback, median of 10 small operations: push (fetch + commit + push) %.1f ms, pull (fetch + zone changes) %.1f ms, poll (ls-remote) %.1f ms",
+                median(push), median(pull), median(poll)))
     }
 
     // MARK: Helpers

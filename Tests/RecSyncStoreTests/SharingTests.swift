@@ -37,7 +37,9 @@ import Testing
         let fixture = try StoreFixture(.memory)
         try await fixture.store(as: "bob").createZones([Build.zone("notes", owner: "bob")])
         let alice = try fixture.store(as: "alice")
-        #expect(await caught { try await alice.share(Build.zone("notes", owner: "bob"), with: "carol", permission: .readOnly) } == .zoneNotFound(Build.zone("notes", owner: "bob")))
+        #expect(
+            await caught { try await alice.share(Build.zone("notes", owner: "bob"), with: "carol", permission: .readOnly) }
+                == .zoneNotFound(Build.zone("notes", owner: "bob")))
         #expect(await caught { try await alice.share(notes, with: "carol", permission: .readOnly) } == .zoneNotFound(notes))
     }
 

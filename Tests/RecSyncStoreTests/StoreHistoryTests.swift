@@ -87,7 +87,9 @@ import Testing
         /// Runs `operation` with the server holding it at the gate, and returns what
         /// `observe` saw meanwhile (nil: the hook did not hold it within 30 s) and the
         /// operation's result.
-        func holding<T: Sendable, Seen>(_ what: String, _ operation: @escaping @Sendable () async throws -> T, observe: () -> Seen) async throws -> (Seen?, T) {
+        func holding<T: Sendable, Seen>(_ what: String, _ operation: @escaping @Sendable () async throws -> T, observe: () -> Seen) async throws -> (
+            Seen?, T
+        ) {
             let fm = FileManager.default
             try? fm.removeItem(atPath: "\(directory)/release")
             #expect(fm.createFile(atPath: "\(directory)/hold-\(what)", contents: nil))
@@ -124,7 +126,9 @@ import Testing
         let zone = try ZoneID(zoneName: "big", ownerName: "alice")
         let writer = try GitStore(path: fixture.path, actor: StoreActor(userRecordName: "alice"))
         _ = try await writer.modifyRecordZones([.save(RecordZone(zoneID: zone))])
-        let device = try GitStore.open(remote: daemon.url("store.git"), mirror: fixture.directory.file("device"), actor: StoreActor(userRecordName: "alice"), options: fixture.isolatedNetworkOptions)
+        let device = try GitStore.open(
+            remote: daemon.url("store.git"), mirror: fixture.directory.file("device"), actor: StoreActor(userRecordName: "alice"),
+            options: fixture.isolatedNetworkOptions)
         // Records alike but for a few bytes, in several versions: a pack of deltas, which the
         // indexer resolves by reading back the pack it is writing.
         var generator = SystemRandomNumberGenerator()
@@ -155,7 +159,8 @@ import Testing
         }
 
         // The device fetches the whole zone (a pack of about 10 MB) ...
-        let (duringFetch, fetched) = try await gate.holding("fetch", { try await device.recordZoneChanges(zone: zone, since: nil) }, observe: { GitPackWindows.mappedLimit })
+        let (duringFetch, fetched) = try await gate.holding(
+            "fetch", { try await device.recordZoneChanges(zone: zone, since: nil) }, observe: { GitPackWindows.mappedLimit })
         #expect(duringFetch != nil, "the server held the fetch")
         #expect(isDefault(duringFetch), "pack windows while a fetch was under way: mapped limit \(duringFetch.map(String.init) ?? "not read")")
         #expect(try await boundAgain(), "the bound is back after the fetch: mapped limit \(GitPackWindows.mappedLimit)")
@@ -166,7 +171,9 @@ import Testing
         var changed = try fetched.modifications.map { try $0.result.get() }
         for i in changed.indices { changed[i].fields["noise"] = records[(i + 1) % 16].fields["noise"] }
         let saving = changed + [more]
-        let (duringPush, pushed) = try await gate.holding("push", { try await device.modifyRecords(saving: saving, deleting: [], savePolicy: .allKeys, atomically: true) }, observe: { GitPackWindows.mappedLimit })
+        let (duringPush, pushed) = try await gate.holding(
+            "push", { try await device.modifyRecords(saving: saving, deleting: [], savePolicy: .allKeys, atomically: true) },
+            observe: { GitPackWindows.mappedLimit })
         #expect(duringPush != nil, "the server held the push")
         #expect(isDefault(duringPush), "pack windows while a push was under way: mapped limit \(duringPush.map(String.init) ?? "not read")")
         #expect(try await boundAgain(), "the bound is back after the push: mapped limit \(GitPackWindows.mappedLimit)")

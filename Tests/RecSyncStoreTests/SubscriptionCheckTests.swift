@@ -2,15 +2,18 @@ import Foundation
 import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
 
 /// `checkSubscriptions`: the store evaluates subscriptions as CloudKit's server does, on both stores.
 @Suite(.ownThreads) struct SubscriptionCheckTests {
     let notes = Build.zone("notes")
     let todo = Build.zone("todo")
 
-    func query(_ id: String, _ type: String, scope: DatabaseScope = .private, zone: ZoneID? = nil, _ conditions: [FieldCondition] = [], on: Set<RecordChangeReason> = Set(RecordChangeReason.allCases)) -> Subscription {
+    func query(
+        _ id: String, _ type: String, scope: DatabaseScope = .private, zone: ZoneID? = nil, _ conditions: [FieldCondition] = [],
+        on: Set<RecordChangeReason> = Set(RecordChangeReason.allCases)
+    ) -> Subscription {
         Subscription(id: id, kind: .query(QuerySubscription(scope: scope, recordType: type, zone: zone, conditions: conditions, firesOn: on)))
     }
 
@@ -22,7 +25,10 @@ import RecSyncTestTraits
         let laptop = try fixture.store(as: "alice", deviceID: "laptop")
         let phone = try fixture.store(as: "alice", deviceID: "phone")
         try await laptop.createZones([notes, todo])
-        var saved = try await laptop.save([Build.record("a", in: notes, type: "Task", ["open": .boolean(true)]), Build.record("b", in: notes, type: "Task", ["open": .boolean(true), "due": .int64(1)])])
+        var saved = try await laptop.save([
+            Build.record("a", in: notes, type: "Task", ["open": .boolean(true)]),
+            Build.record("b", in: notes, type: "Task", ["open": .boolean(true), "due": .int64(1)]),
+        ])
         let cursor = try await phone.currentDatabaseToken(scope: .private)
         // A burst from the laptop: a create, an update, a delete, in three commits and two zones.
         try await laptop.save([Build.record("c", in: notes, type: "Task", ["open": .boolean(false)]), Build.record("t", in: todo)])
@@ -42,7 +48,8 @@ import RecSyncTestTraits
             query("none", "Event"),
             Subscription(id: "shared", kind: .database(.shared)),
         ]
-        let check = try await phone.checkSubscriptions(subscriptions.filter { $0.scope(forUser: "alice") == .private }, scope: .private, since: cursor)
+        let check = try await phone.checkSubscriptions(
+            subscriptions.filter { $0.scope(forUser: "alice") == .private }, scope: .private, since: cursor)
         #expect(check.matches.map(\.subscriptionID) == ["db", "notes", "created", "updated", "deleted", "open", "due"])
         #expect(match(check, "db")?.count == 4 && match(check, "db")?.zones == [notes, todo])
         #expect(match(check, "notes")?.count == 3 && match(check, "notes")?.zones == [notes])
@@ -55,7 +62,8 @@ import RecSyncTestTraits
         // A deletion is matched as the record was: `b` had `due` and was open.
         #expect(match(check, "due")?.records == [RecordChangeNotice(recordID: Build.id("b", in: notes), reason: .deleted)])
         // The cursor moves to the head: nothing more from there.
-        let again = try await phone.checkSubscriptions(subscriptions.filter { $0.scope(forUser: "alice") == .private }, scope: .private, since: check.cursor)
+        let again = try await phone.checkSubscriptions(
+            subscriptions.filter { $0.scope(forUser: "alice") == .private }, scope: .private, since: check.cursor)
         #expect(again.matches.isEmpty)
     }
 
@@ -71,7 +79,9 @@ import RecSyncTestTraits
         let cursor = try await phone.currentDatabaseToken(scope: .private)
         let (dashed, dotted) = (Build.zone("notes-old"), Build.zone("notes.v2"))
         try await laptop.createZones([dashed, dotted])
-        let subscriptions = [Subscription(id: "db", kind: .database(.private)), Subscription(id: "notes", kind: .zone(notes)), query("tasks", "Task")]
+        let subscriptions = [
+            Subscription(id: "db", kind: .database(.private)), Subscription(id: "notes", kind: .zone(notes)), query("tasks", "Task"),
+        ]
         let check = try await phone.checkSubscriptions(subscriptions, scope: .private, since: cursor)
         #expect(check.matches.map(\.subscriptionID) == ["db"])
         #expect(match(check, "db")?.zones == [dashed, dotted])
@@ -144,7 +154,10 @@ import RecSyncTestTraits
         try await alice.createZones([notes, todo])
         try await alice.save([Build.record("n1", in: notes, type: "Task")])
         let start = try await bob.currentDatabaseToken(scope: .shared)
-        let subscriptions = [Subscription(id: "shared", kind: .database(.shared)), query("tasks", "Task", scope: .shared), Subscription(id: "zone", kind: .zone(notes))]
+        let subscriptions = [
+            Subscription(id: "shared", kind: .database(.shared)), query("tasks", "Task", scope: .shared),
+            Subscription(id: "zone", kind: .zone(notes)),
+        ]
         // Sharing the zone with bob: its records are new to him.
         try await alice.zoneOp(.save(RecordZone(zoneID: notes, participants: [ShareParticipant(userRecordName: "bob", permission: .readWrite)])))
         let shared = try await bob.checkSubscriptions(subscriptions, scope: .shared, since: start)
@@ -196,7 +209,8 @@ import RecSyncTestTraits
         let mine = try GitCLI.run(["rev-parse", "refs/heads/main"], in: fixture.path).trimmingCharacters(in: .whitespacesAndNewlines)
         let tree = try GitCLI.run(["rev-parse", "\(mine)^{tree}"], in: fixture.path).trimmingCharacters(in: .whitespacesAndNewlines)
         let side = try GitCLI.run(["commit-tree", tree, "-p", base, "-m", "side"], in: fixture.path).trimmingCharacters(in: .whitespacesAndNewlines)
-        let merge = try GitCLI.run(["commit-tree", tree, "-p", side, "-p", mine, "-m", "merge"], in: fixture.path).trimmingCharacters(in: .whitespacesAndNewlines)
+        let merge = try GitCLI.run(["commit-tree", tree, "-p", side, "-p", mine, "-m", "merge"], in: fixture.path).trimmingCharacters(
+            in: .whitespacesAndNewlines)
         _ = try GitCLI.run(["update-ref", "refs/heads/main", merge], in: fixture.path)
         let check = try await phone.checkSubscriptions([Subscription(id: "db", kind: .database(.private))], scope: .private, since: start)
         // Told apart no more: the whole stretch counts, rather than anything being missed.

@@ -1,10 +1,11 @@
 import Foundation
 import RecSyncGit
 import RecSyncModel
-@testable import RecSyncStore
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
+
+@testable import RecSyncStore
 
 /// Random histories: the commit-by-commit subscription walk gives the same on both stores, and
 /// the git store's tree diff of `zones/` (`zoneChanges`) finds exactly the zones a full
@@ -56,10 +57,15 @@ import RecSyncTestTraits
                 guard let z = candidates.randomElement(using: &g) else { continue }
                 let name = "r\(Int.random(in: 0..<6, using: &g))"
                 records[z, default: []].insert(name)
-                result.append(.save(Build.id(name, in: z), type: Bool.random(using: &g) ? "Task" : "Note", open: Bool.random(using: &g), by: writer, device: writer == "alice" ? aliceDevice : "b"))
+                result.append(
+                    .save(
+                        Build.id(name, in: z), type: Bool.random(using: &g) ? "Task" : "Note", open: Bool.random(using: &g), by: writer,
+                        device: writer == "alice" ? aliceDevice : "b"))
             default:
                 let writer = Bool.random(using: &g) ? "alice" : "bob"
-                let candidates = zones.filter { !(records[$0] ?? []).isEmpty && (writer == "bob" ? $0.ownerName == "bob" : ($0.ownerName == "alice" || shared.contains($0))) }
+                let candidates = zones.filter {
+                    !(records[$0] ?? []).isEmpty && (writer == "bob" ? $0.ownerName == "bob" : ($0.ownerName == "alice" || shared.contains($0)))
+                }
                 guard let z = candidates.randomElement(using: &g), let name = records[z]?.randomElement(using: &g) else { continue }
                 records[z]?.remove(name)
                 result.append(.delete(Build.id(name, in: z), by: writer, device: writer == "alice" ? aliceDevice : "b"))
@@ -75,12 +81,14 @@ import RecSyncTestTraits
         case .deleteZone(let z, let user, let device):
             try await fixture.store(as: user, deviceID: device).zoneOp(.delete(z))
         case .share(let z, let on):
-            try await fixture.store(as: "bob", deviceID: "b").zoneOp(.save(RecordZone(zoneID: z, participants: on ? [ShareParticipant(userRecordName: "alice", permission: .readWrite)] : [])))
+            try await fixture.store(as: "bob", deviceID: "b").zoneOp(
+                .save(RecordZone(zoneID: z, participants: on ? [ShareParticipant(userRecordName: "alice", permission: .readWrite)] : [])))
         case .save(let id, let type, let open, let user, let device):
             let record = Build.record(id.recordName, in: id.zoneID, type: type, ["open": .boolean(open)])
             try await fixture.store(as: user, deviceID: device).save([record], policy: .allKeys)
         case .delete(let id, let user, let device):
-            let result = try await fixture.store(as: user, deviceID: device).modifyRecords(saving: [], deleting: [RecordDeletion(recordID: id, changeTag: nil)], savePolicy: .allKeys, atomically: true)
+            let result = try await fixture.store(as: user, deviceID: device).modifyRecords(
+                saving: [], deleting: [RecordDeletion(recordID: id, changeTag: nil)], savePolicy: .allKeys, atomically: true)
             for r in result.deleteResults { try r.result.get() }
         }
     }
@@ -90,14 +98,18 @@ import RecSyncTestTraits
             Subscription(id: "db", kind: .database(.private)),
             Subscription(id: "db-own", kind: .database(.private), includeOwn: true),
             Subscription(id: "z0", kind: .zone(aliceZones[0])),
-            Subscription(id: "open", kind: .query(QuerySubscription(scope: .private, recordType: "Task", conditions: [FieldCondition(field: "open", test: .equals("true"))]))),
+            Subscription(
+                id: "open",
+                kind: .query(
+                    QuerySubscription(scope: .private, recordType: "Task", conditions: [FieldCondition(field: "open", test: .equals("true"))]))),
             Subscription(id: "gone", kind: .query(QuerySubscription(scope: .private, recordType: "Note", firesOn: [.deleted]))),
         ],
         .shared: [
             Subscription(id: "sdb", kind: .database(.shared)),
             Subscription(id: "sdb-own", kind: .database(.shared), includeOwn: true),
             Subscription(id: "b0", kind: .zone(bobZones[0])),
-            Subscription(id: "stask", kind: .query(QuerySubscription(scope: .shared, recordType: "Task", zone: bobZones[1], firesOn: [.created, .updated]))),
+            Subscription(
+                id: "stask", kind: .query(QuerySubscription(scope: .shared, recordType: "Task", zone: bobZones[1], firesOn: [.created, .updated]))),
         ],
     ]
 
@@ -158,7 +170,9 @@ import RecSyncTestTraits
         let steps = Self.history(seed: seed, steps: 30)
         let fixture = try StoreFixture(.git)
         var commits: [String?] = [nil]
-        func head() throws -> String { try GitCLI.run(["rev-parse", "refs/heads/main"], in: fixture.path).trimmingCharacters(in: .whitespacesAndNewlines) }
+        func head() throws -> String {
+            try GitCLI.run(["rev-parse", "refs/heads/main"], in: fixture.path).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
         var odd: [String] = []
         for (n, step) in steps.enumerated() {
             // A step may fail on what plain git left (a damaged zone.json): any history will do.

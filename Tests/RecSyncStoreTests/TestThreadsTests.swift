@@ -24,7 +24,9 @@ import Testing
                     // Blocks its thread, as a test waiting for a process does (bounded).
                     released.wait(timeout: .now() + 30) == .success
                 }
-                group.addTask { released.signal(); return true }
+                group.addTask {
+                    released.signal(); return true
+                }
                 return try await group.reduce(true) { $0 && $1 }
             }
         }

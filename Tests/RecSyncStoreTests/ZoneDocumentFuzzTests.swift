@@ -1,8 +1,9 @@
 import Foundation
 import RecSyncModel
-@testable import RecSyncStore
 import RecSyncTestSupport
 import Testing
+
+@testable import RecSyncStore
 
 /// `zone.json` and zone tombstones, as another user may have written them into the store,
 /// never trap their readers: the decoder fuzzer's mutation loop on the store's own decoders
@@ -11,13 +12,17 @@ import Testing
     @Test func zoneDocumentsSurviveMutatedInputs() throws {
         let zone = Build.zone("fuzz")
         let targets = [
-            DecoderFuzz.Target(name: "zone.json") { bytes in _ = try? ZoneDocuments.decodeZone(bytes, zoneID: zone, path: "zones/alice/fuzz/zone.json") },
+            DecoderFuzz.Target(name: "zone.json") { bytes in
+                _ = try? ZoneDocuments.decodeZone(bytes, zoneID: zone, path: "zones/alice/fuzz/zone.json")
+            },
             DecoderFuzz.Target(name: "tombstone") { bytes in _ = ZoneDocuments.decodeTombstone(bytes) },
         ]
         var shared = RecordZone(zoneID: zone, defaultRecordType: "Note")
         shared.created = ChangeStamp(timestamp: 1_767_225_600_000, userRecordName: "alice")
         shared.incarnation = "i1"
-        shared.participants = [ShareParticipant(userRecordName: "bob", permission: .readOnly), ShareParticipant(userRecordName: "carol", permission: .readWrite)]
+        shared.participants = [
+            ShareParticipant(userRecordName: "bob", permission: .readOnly), ShareParticipant(userRecordName: "carol", permission: .readWrite),
+        ]
         let seeds = [
             ZoneDocuments.encodeZone(RecordZone(zoneID: zone)),
             ZoneDocuments.encodeZone(shared),

@@ -102,7 +102,8 @@ import Testing
 
     private static func isZombie(_ pid: Int32) -> Bool {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return false }
+            let close = stat.lastIndex(of: ")")
+        else { return false }
         return stat[stat.index(close, offsetBy: 2)...].hasPrefix("Z")
     }
 }

@@ -2,21 +2,25 @@ import Foundation
 import RecSyncEngine
 import RecSyncEngineFixtures
 import RecSyncModel
-import RecSyncSubscriptions
 import RecSyncStore
+import RecSyncSubscriptions
 import RecSyncSystem
 import RecSyncTestSupport
+import RecSyncTestTraits
 import RecSyncWorkspace
 import Synchronization
 import Testing
-import RecSyncTestTraits
 
 /// Durable subscriptions: cursors in the workspace, at-least-once delivery, no echo.
 @Suite(.dedicatedThreads) struct NotificationTests {
     final class Delivered: Sendable {
         let items = Mutex<[SubscriptionNotification]>([])
         var all: [SubscriptionNotification] { items.withLock { $0 } }
-        func take() -> [SubscriptionNotification] { items.withLock { list in defer { list = [] }; return list } }
+        func take() -> [SubscriptionNotification] {
+            items.withLock { list in
+                defer { list = [] }; return list
+            }
+        }
     }
 
     /// Two workspaces of alice's and a zone both hold.
@@ -85,20 +89,30 @@ import RecSyncTestTraits
         let notifier = phone.notifier()
         // The notification could not be written (a killed process, a closed pipe).
         let got = Delivered()
-        let failed = try await notifier.deliverRound(notify: { n in got.items.withLock { $0.append(n) }; return false })
+        let failed = try await notifier.deliverRound(notify: { n in
+            got.items.withLock { $0.append(n) }; return false
+        })
         #expect(got.take().map(\.subscriptionID) == ["db"])
         #expect(failed.undelivered == ["db"])
         // The pull that comes first failed: nothing is delivered, nothing acknowledged.
-        let unprepared = try await notifier.deliverRound(prepare: { _ in false }, notify: { n in got.items.withLock { $0.append(n) }; return true })
+        let unprepared = try await notifier.deliverRound(
+            prepare: { _ in false },
+            notify: { n in
+                got.items.withLock { $0.append(n) }; return true
+            })
         #expect(got.take().isEmpty)
         #expect(unprepared.undelivered == ["db"])
         // Delivered: acknowledged, and the next round is quiet.
         try laptop.write("notes", "third", "{}")
         _ = try await laptop.push()
-        _ = try await notifier.deliverRound(notify: { n in got.items.withLock { $0.append(n) }; return true })
+        _ = try await notifier.deliverRound(notify: { n in
+            got.items.withLock { $0.append(n) }; return true
+        })
         let delivered = got.take()
         #expect(delivered.map(\.subscriptionID) == ["db"] && delivered.first?.count == 2, "the burst was never split: \(delivered)")
-        _ = try await notifier.deliverRound(notify: { n in got.items.withLock { $0.append(n) }; return true })
+        _ = try await notifier.deliverRound(notify: { n in
+            got.items.withLock { $0.append(n) }; return true
+        })
         #expect(got.take().isEmpty)
     }
 
@@ -108,17 +122,29 @@ import RecSyncTestTraits
         try await phone.subscribe(Subscription(id: "db", kind: .database(.private)))
         let calls = Atomic<Int>(0)
         let notifier = phone.notifier()
-        _ = try await notifier.deliverRound(first: true, prepare: { _ in calls.add(1, ordering: .relaxed); return true }, notify: { _ in true })
+        _ = try await notifier.deliverRound(
+            first: true,
+            prepare: { _ in
+                calls.add(1, ordering: .relaxed); return true
+            }, notify: { _ in true })
         #expect(calls.load(ordering: .relaxed) == 1, "watch --pull pulls at start")
-        _ = try await notifier.deliverRound(prepare: { _ in calls.add(1, ordering: .relaxed); return true }, notify: { _ in true })
+        _ = try await notifier.deliverRound(
+            prepare: { _ in
+                calls.add(1, ordering: .relaxed); return true
+            }, notify: { _ in true })
         #expect(calls.load(ordering: .relaxed) == 1, "and later only before a notification")
         // A notification is delivered after the pull, so what it prompts for is there.
         let order = Mutex<[String]>([])
         let other = try f.device("tablet")
         try other.write("notes", "new", "{}")
         _ = try await other.push()
-        _ = try await notifier.deliverRound(prepare: { _ in order.withLock { $0.append("pull") }; return true },
-                                            notify: { n in order.withLock { $0.append(n.subscriptionID) }; return true })
+        _ = try await notifier.deliverRound(
+            prepare: { _ in
+                order.withLock { $0.append("pull") }; return true
+            },
+            notify: { n in
+                order.withLock { $0.append(n.subscriptionID) }; return true
+            })
         #expect(order.withLock { $0 } == ["pull", "db"])
     }
 
@@ -150,7 +176,8 @@ import RecSyncTestTraits
 
     @Test func aNotificationListsAtMostAHundredZones() throws {
         let zones = try (0..<150).map { try ZoneID(zoneName: "z\($0)", ownerName: "alice") }
-        let n = SubscriptionNotification(subscriptionID: "db", kind: "database", scope: .private, zone: nil, count: 150, zones: zones, records: [], reset: false)
+        let n = SubscriptionNotification(
+            subscriptionID: "db", kind: "database", scope: .private, zone: nil, count: 150, zones: zones, records: [], reset: false)
         guard case .object(let o) = n.json, case .array(let listed) = o["zones"] else { Issue.record("not an object"); return }
         #expect(listed.count == 100)
         #expect(o["zonesOmitted"] == JSONValue.int(50))
@@ -174,7 +201,8 @@ import RecSyncTestTraits
         #expect(try await notifier.pending().notifications.isEmpty, "the cursor file is whole again")
         // A directory where the cursor file goes: reset once, then a file again.
         try FileIO.remove(phone.workspace.subscriptionCursorPath("notes"))
-        try FileManager.default.createDirectory(atPath: phone.workspace.subscriptionCursorPath("notes") + "/inside", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: phone.workspace.subscriptionCursorPath("notes") + "/inside", withIntermediateDirectories: true)
         let again = try await notifier.pending()
         #expect(again.notifications.map(\.reset) == [true])
         try await notifier.acknowledge(again)
@@ -223,14 +251,19 @@ import RecSyncTestTraits
         try laptop.write("notes", "second", "{}")
         _ = try await laptop.push()
         // The loop looks every 50 ms or so; the hook always fails.
-        var loop = WatchLoop { _ in try? await Task.sleep(nanoseconds: 50_000_000); return false }
+        var loop = WatchLoop { _ in
+            try? await Task.sleep(nanoseconds: 50_000_000); return false
+        }
         loop.period = 0.05
         loop.settle = 0.01
         let attempts = Atomic<Int>(0)
         let stop = Atomic<Bool>(false)
         let task = Task(executorPreference: TestThreads.current) {
-            await loop.run(notifier: phone.notifier(), shouldStop: { stop.load(ordering: .relaxed) }, onError: { _, _ in },
-                           notify: { _ in attempts.add(1, ordering: .relaxed); return false })
+            await loop.run(
+                notifier: phone.notifier(), shouldStop: { stop.load(ordering: .relaxed) }, onError: { _, _ in },
+                notify: { _ in
+                    attempts.add(1, ordering: .relaxed); return false
+                })
         }
         try await Task.sleep(nanoseconds: 2_500_000_000)
         stop.store(true, ordering: .relaxed)
@@ -250,17 +283,20 @@ import RecSyncTestTraits
         try await phone.subscribe(Subscription(id: "fine", kind: .zone(zone("notes"))))
         try laptop.write("notes", "second", "{}")
         _ = try await laptop.push()
-        var loop = WatchLoop { _ in try? await Task.sleep(nanoseconds: 50_000_000); return false }
+        var loop = WatchLoop { _ in
+            try? await Task.sleep(nanoseconds: 50_000_000); return false
+        }
         loop.period = 0.05
         loop.settle = 0.01
         let fine = Mutex<[Date]>([])
         let stop = Atomic<Bool>(false)
         let task = Task(executorPreference: TestThreads.current) {
-            await loop.run(notifier: phone.notifier(), shouldStop: { stop.load(ordering: .relaxed) }, onError: { _, _ in },
-                           notify: { n in
-                               if n.subscriptionID == "fine" { fine.withLock { $0.append(Date()) } }
-                               return n.subscriptionID == "fine"
-                           })
+            await loop.run(
+                notifier: phone.notifier(), shouldStop: { stop.load(ordering: .relaxed) }, onError: { _, _ in },
+                notify: { n in
+                    if n.subscriptionID == "fine" { fine.withLock { $0.append(Date()) } }
+                    return n.subscriptionID == "fine"
+                })
         }
         // Long enough for a shared back-off to have grown to 4 s (0.5 + 1 + 2).
         try await Task.sleep(nanoseconds: 6_000_000_000)
@@ -281,13 +317,18 @@ import RecSyncTestTraits
         try await phone.subscribe(Subscription(id: "db", kind: .database(.private)))
         try laptop.write("notes", "before", "{}")
         _ = try await laptop.push()
-        var loop = WatchLoop { _ in try? await Task.sleep(nanoseconds: 20_000_000); return false }
+        var loop = WatchLoop { _ in
+            try? await Task.sleep(nanoseconds: 20_000_000); return false
+        }
         loop.period = 0.05
         let got = Delivered()
         let stop = Atomic<Bool>(false)
         let task = Task(executorPreference: TestThreads.current) {
-            await loop.run(notifier: phone.notifier(), shouldStop: { stop.load(ordering: .relaxed) }, onError: { _, _ in },
-                           notify: { n in got.items.withLock { $0.append(n) }; return true })
+            await loop.run(
+                notifier: phone.notifier(), shouldStop: { stop.load(ordering: .relaxed) }, onError: { _, _ in },
+                notify: { n in
+                    got.items.withLock { $0.append(n) }; return true
+                })
         }
         let started = Date()
         while got.all.isEmpty, Date().timeIntervalSince(started) < 30 { try await Task.sleep(nanoseconds: 20_000_000) }
@@ -305,14 +346,17 @@ import RecSyncTestTraits
         try await phone.subscribe(Subscription(id: "db", kind: .database(.private)))
         let once = try await phone.notifier().deliverRound(first: true, prepare: { _ in false }, notify: { _ in true })
         #expect(once.prepareFailed, "the round must say its pull failed")
-        var loop = WatchLoop { _ in try? await Task.sleep(nanoseconds: 20_000_000); return false }
+        var loop = WatchLoop { _ in
+            try? await Task.sleep(nanoseconds: 20_000_000); return false
+        }
         loop.period = 0.05
         loop.settle = 0.01
         let calls = Atomic<Int>(0)
         let stop = Atomic<Bool>(false)
         let task = Task(executorPreference: TestThreads.current) {
-            await loop.run(notifier: phone.notifier(), shouldStop: { stop.load(ordering: .relaxed) }, onError: { _, _ in },
-                           prepare: { _ in calls.add(1, ordering: .relaxed).oldValue > 0 }, notify: { _ in true })
+            await loop.run(
+                notifier: phone.notifier(), shouldStop: { stop.load(ordering: .relaxed) }, onError: { _, _ in },
+                prepare: { _ in calls.add(1, ordering: .relaxed).oldValue > 0 }, notify: { _ in true })
         }
         let started = Date()
         while calls.load(ordering: .relaxed) < 2, Date().timeIntervalSince(started) < 30 { try await Task.sleep(nanoseconds: 20_000_000) }

@@ -2,8 +2,8 @@ import Foundation
 import RecSyncEngine
 import RecSyncEngineFixtures
 import RecSyncModel
-import RecSyncSubscriptions
 import RecSyncStore
+import RecSyncSubscriptions
 import RecSyncTestSupport
 import RecSyncWorkspace
 import Synchronization
@@ -18,16 +18,17 @@ import Testing
         var names: [String] { events.withLock { $0 } }
 
         func record(_ event: WatchEvent) {
-            let name = switch event {
-            case .storeWarning: "warning"
-            case .watching: "watching"
-            case .pulled: "pulled"
-            case .pullFailed: "pullFailed"
-            case .lookFailed: "lookFailed"
-            case .recovered: "recovered"
-            case .nothingNew: "nothingNew"
-            case .stopped: "stopped"
-            }
+            let name =
+                switch event {
+                case .storeWarning: "warning"
+                case .watching: "watching"
+                case .pulled: "pulled"
+                case .pullFailed: "pullFailed"
+                case .lookFailed: "lookFailed"
+                case .recovered: "recovered"
+                case .nothingNew: "nothingNew"
+                case .stopped: "stopped"
+                }
             events.withLock { $0.append(name) }
         }
     }
@@ -46,10 +47,12 @@ import Testing
         defer { withExtendedLifetime(f) {} }
         let phone = try await subscribedPhone(f)
         let log = Log()
-        try await phone.watch(WatchOptions(once: true), shouldStop: { false }, deliver: { n in
-            log.delivered.withLock { $0.append(n.subscriptionID) }
-            return .delivered
-        }, events: log.record)
+        try await phone.watch(
+            WatchOptions(once: true), shouldStop: { false },
+            deliver: { n in
+                log.delivered.withLock { $0.append(n.subscriptionID) }
+                return .delivered
+            }, events: log.record)
         #expect(log.ids == ["db"])
         try await phone.watch(WatchOptions(once: true), shouldStop: { false }, deliver: { _ in .delivered }, events: log.record)
         #expect(log.names == ["nothingNew"])
@@ -93,7 +96,8 @@ import Testing
         try laptop.write("notes", "r", #"{"n": 1}"#)
         _ = try await laptop.push()
         let log = Log()
-        try await phone.watch(WatchOptions(pull: true), shouldStop: { log.names.contains("pulled") }, deliver: { _ in .delivered }, events: log.record)
+        try await phone.watch(
+            WatchOptions(pull: true), shouldStop: { log.names.contains("pulled") }, deliver: { _ in .delivered }, events: log.record)
         #expect(log.names == ["watching", "pulled", "stopped"])
         #expect(try phone.fields("notes", "r") == ["n": .int64(1)])
     }
@@ -103,10 +107,12 @@ import Testing
         defer { withExtendedLifetime(f) {} }
         let phone = try await subscribedPhone(f)
         let held = Mutex<Bool?>(nil)
-        try await phone.watch(WatchOptions(once: true), shouldStop: { false }, deliver: { _ in
-            held.withLock { $0 = (try? phone.deliveryLock(purpose: "another")) == nil }
-            return .delivered
-        }, events: { _ in })
+        try await phone.watch(
+            WatchOptions(once: true), shouldStop: { false },
+            deliver: { _ in
+                held.withLock { $0 = (try? phone.deliveryLock(purpose: "another")) == nil }
+                return .delivered
+            }, events: { _ in })
         #expect(held.withLock { $0 } == true)
     }
 

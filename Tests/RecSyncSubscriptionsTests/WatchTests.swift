@@ -1,14 +1,14 @@
 import Foundation
 import RecSyncEngine
 import RecSyncModel
-import RecSyncSubscriptions
 import RecSyncStore
+import RecSyncSubscriptions
 import RecSyncSystem
 import RecSyncTestSupport
+import RecSyncTestTraits
 import RecSyncWorkspace
 import Synchronization
 import Testing
-import RecSyncTestTraits
 
 /// Subscriptions and the watch loop on a local git store with inotify.
 @Suite(.dedicatedThreads) struct WatchTests {
@@ -31,7 +31,10 @@ import RecSyncTestTraits
             Subscription(id: "db", kind: .database(.private)),
             Subscription(id: "notes", kind: .zone(notes)),
             Subscription(id: "other", kind: .zone(other)),
-            Subscription(id: "urgent", kind: .query(QuerySubscription(scope: .private, recordType: "Task", conditions: [FieldCondition(field: "urgent", test: .equals("true"))]))),
+            Subscription(
+                id: "urgent",
+                kind: .query(
+                    QuerySubscription(scope: .private, recordType: "Task", conditions: [FieldCondition(field: "urgent", test: .equals("true"))]))),
             Subscription(id: "shared", kind: .database(.shared)),
         ]
         let watcher = SubscriptionNotifier(subscriptions: subscriptions, store: try fixture.store(as: "alice"))
@@ -48,10 +51,15 @@ import RecSyncTestTraits
         }
         loop.settle = 0.3
         let task = Task(executorPreference: TestThreads.current) {
-            await loop.run(notifier: watcher, shouldStop: { got.stop.load(ordering: .relaxed) },
-                           onError: { e, _ in got.errors.withLock { $0.append(e.message) } },
-                           prepare: { _ in got.looked.store(true, ordering: .relaxed); return true },
-                           notify: { n in got.items.withLock { $0.append(n) }; return true })
+            await loop.run(
+                notifier: watcher, shouldStop: { got.stop.load(ordering: .relaxed) },
+                onError: { e, _ in got.errors.withLock { $0.append(e.message) } },
+                prepare: { _ in
+                    got.looked.store(true, ordering: .relaxed); return true
+                },
+                notify: { n in
+                    got.items.withLock { $0.append(n) }; return true
+                })
         }
         // The first round looks at once: the burst must come after it, or it sees part of it.
         let waitedFrom = Date()
@@ -94,7 +102,9 @@ import RecSyncTestTraits
             let until = Date().addingTimeInterval(timeout)
             repeat {
                 let now = FileIO.stamp(ref)?.mtimeNanos
-                let changed = last.withLock { old in defer { old = now }; return old != nil && old != now }
+                let changed = last.withLock { old in
+                    defer { old = now }; return old != nil && old != now
+                }
                 if changed { return true }
                 try? await Task.sleep(nanoseconds: 50_000_000)
             } while Date() < until
@@ -105,9 +115,12 @@ import RecSyncTestTraits
         loop.backoff = Backoff(maximum: 0.5)
         let got = Collected()
         let task = Task(executorPreference: TestThreads.current) {
-            await loop.run(notifier: watcher, shouldStop: { got.stop.load(ordering: .relaxed) },
-                           onError: { e, _ in got.errors.withLock { $0.append(e.message) } },
-                           notify: { n in got.items.withLock { $0.append(n) }; return true })
+            await loop.run(
+                notifier: watcher, shouldStop: { got.stop.load(ordering: .relaxed) },
+                onError: { e, _ in got.errors.withLock { $0.append(e.message) } },
+                notify: { n in
+                    got.items.withLock { $0.append(n) }; return true
+                })
         }
         // The subscription starts at the head the loop first looks at: the outage begins only
         // once it has looked (and waits for changes), or on a busy machine the change after

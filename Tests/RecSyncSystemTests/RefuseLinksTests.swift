@@ -1,8 +1,9 @@
 import Foundation
 import RecSyncModel
 import RecSyncTestSupport
-@testable import RecSyncSystem
 import Testing
+
+@testable import RecSyncSystem
 
 /// `FileIO.refuseLinks`: a tree libgit2 writes into by path (a network store's mirror) must
 /// hold no link at any depth it looks, and `depth` bounds how deep that is.

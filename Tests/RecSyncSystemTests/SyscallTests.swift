@@ -1,8 +1,9 @@
 import Glibc
 import RecSyncModel
 import RecSyncTestSupport
-@testable import RecSyncSystem
 import Testing
+
+@testable import RecSyncSystem
 
 /// The one system call helper: EINTR is retried, and a failure keeps the call and its errno.
 @Suite struct SyscallTests {
@@ -40,7 +41,11 @@ import Testing
         let dir = TempDirectory("syscall")
         try writeFile(dir.file("plain"), "a file, not a directory")
         let path = dir.file("plain/below")
-        #expect(throws: RecSyncError.fileSystem(path: path, message: "cannot create directory: \(String(cString: strerror(ENOTDIR)))", cause: SystemCallFailure(call: "mkdir", errno: ENOTDIR))) {
+        #expect(
+            throws: RecSyncError.fileSystem(
+                path: path, message: "cannot create directory: \(String(cString: strerror(ENOTDIR)))",
+                cause: SystemCallFailure(call: "mkdir", errno: ENOTDIR))
+        ) {
             try FileIO.makeDirectories(path)
         }
     }

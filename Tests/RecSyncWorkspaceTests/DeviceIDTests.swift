@@ -1,8 +1,9 @@
 import Foundation
 import RecSyncModel
 import RecSyncTestSupport
-@testable import RecSyncWorkspace
 import Testing
+
+@testable import RecSyncWorkspace
 
 /// The device ID behind "no echo" and the client change token slot of pending pushes: it
 /// must change for a copy, and only for a copy.

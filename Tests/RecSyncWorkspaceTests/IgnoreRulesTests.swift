@@ -5,7 +5,10 @@ import Testing
 @Suite struct IgnoreRulesTests {
     @Test func defaultsHideEditorDroppings() {
         let rules = IgnoreRules(lines: [])
-        for path in ["private/notes/a.json~", "private/notes/.a.json.swp", "private/notes/x.swo", "private/notes/.#a.json", "private/notes/#a.json#", "private/.DS_Store"] {
+        for path in [
+            "private/notes/a.json~", "private/notes/.a.json.swp", "private/notes/x.swo", "private/notes/.#a.json", "private/notes/#a.json#",
+            "private/.DS_Store",
+        ] {
             #expect(rules.ignores(path), "\(path)")
         }
         #expect(!rules.ignores("private/notes/a.json"))

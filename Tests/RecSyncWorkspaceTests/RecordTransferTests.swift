@@ -18,7 +18,8 @@ import Testing
 
     @Test func importsJSONLinesWithTypesAndCountsWhatChanged() throws {
         let input = bytes(#"{"id": "a", "n": 1, "due": {"$date": "2026-11-22T10:00:00.000Z"}}"# + "\n" + #"{"id": 7, "ok": true}"# + "\n")
-        let report = try ws.importRecords(input, into: zone, options: ImportOptions(format: .jsonl, idField: "id", recordType: "Item"), source: "in.jsonl")
+        let report = try ws.importRecords(
+            input, into: zone, options: ImportOptions(format: .jsonl, idField: "id", recordType: "Item"), source: "in.jsonl")
         #expect(report.created.map(\.recordName) == ["a", "7"])
         #expect(try ws.recordFields(Build.id("a", in: zone)) == ["n": .int64(1), "due": .timestamp(1_795_341_600_000)])
         #expect(try ws.systemFields(Build.id("7", in: zone))?.recordType == "Item")
@@ -41,7 +42,8 @@ import Testing
     @Test func aTypeCannotChange() throws {
         try ws.put(Build.id("a", in: zone), fields: [:], type: "Item")
         #expect(throws: RecSyncError.self) {
-            try ws.importRecords(bytes("{\"id\": \"a\"}\n"), into: zone, options: ImportOptions(format: .jsonl, idField: "id", recordType: "Other"), source: "x")
+            try ws.importRecords(
+                bytes("{\"id\": \"a\"}\n"), into: zone, options: ImportOptions(format: .jsonl, idField: "id", recordType: "Other"), source: "x")
         }
     }
 

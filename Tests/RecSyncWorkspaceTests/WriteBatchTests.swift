@@ -2,8 +2,9 @@ import Foundation
 import RecSyncModel
 import RecSyncSystem
 import RecSyncTestSupport
-@testable import RecSyncWorkspace
 import Testing
+
+@testable import RecSyncWorkspace
 
 /// The write batch on its own: files created in place, expectations, what it leaves behind.
 @Suite struct WriteBatchTests {
@@ -16,7 +17,7 @@ import Testing
         batch.write("\(dir)/b.json", Array("new b".utf8), expect: .absent, group: "b")
         batch.write("\(dir)/.system/b.json", Array("side b".utf8), late: true, group: "b")
         try writeFile("\(dir)/.system/b.json", "an old sidecar")  // replaced: a sidecar is machine-owned
-        try writeFile("\(dir)/a.json", "the user's own a")         // appeared after the decision
+        try writeFile("\(dir)/a.json", "the user's own a")  // appeared after the decision
         try batch.commit()
         #expect(batch.skipped == ["a"])
         #expect(readFile("\(dir)/a.json") == "the user's own a")
@@ -161,12 +162,14 @@ import Testing
         try writeFile(other, "b as the batch left it")
         let inode = try #require(FileIO.stamp(side)).inode
         // What the batch had made durable before it began overwriting.
-        let registry = CrashRegistry.Contents(directories: ["\(ws.root)/private/notes/.system"], creations: [], restores: [
-            CrashRegistry.Restore(path: side, bytes: before),
-            CrashRegistry.Restore(path: other, bytes: Array("b before".utf8)),
-            CrashRegistry.Restore(path: "\(ws.root)/private/notes/.system/gone.json", bytes: [1]),  // removed since: stays gone
-            CrashRegistry.Restore(path: temp.file("outside"), bytes: [1]),  // not under the root: ignored
-        ])
+        let registry = CrashRegistry.Contents(
+            directories: ["\(ws.root)/private/notes/.system"], creations: [],
+            restores: [
+                CrashRegistry.Restore(path: side, bytes: before),
+                CrashRegistry.Restore(path: other, bytes: Array("b before".utf8)),
+                CrashRegistry.Restore(path: "\(ws.root)/private/notes/.system/gone.json", bytes: [1]),  // removed since: stays gone
+                CrashRegistry.Restore(path: temp.file("outside"), bytes: [1]),  // not under the root: ignored
+            ])
         try FileIO.writeAtomically(ws.tempRegistry, CrashRegistry.encode(registry))
         #expect(ws.leftoverRegistries == [ws.tempRegistry])
         _ = ws.removeStaleTemporaryFiles()
@@ -179,10 +182,12 @@ import Testing
     }
 
     @Test func theCrashRegistryReadsBackWhatItPutsBack() throws {
-        let contents = CrashRegistry.Contents(directories: ["/w/private/notes/.system"], creations: [], restores: [
-            CrashRegistry.Restore(path: "/w/private/notes/.system/a\tb.json", bytes: Array("{\"x\":\"\\n\t\"}\n".utf8) + [0, 255]),
-            CrashRegistry.Restore(path: "/w/private/notes/.system/empty.json", bytes: []),
-        ])
+        let contents = CrashRegistry.Contents(
+            directories: ["/w/private/notes/.system"], creations: [],
+            restores: [
+                CrashRegistry.Restore(path: "/w/private/notes/.system/a\tb.json", bytes: Array("{\"x\":\"\\n\t\"}\n".utf8) + [0, 255]),
+                CrashRegistry.Restore(path: "/w/private/notes/.system/empty.json", bytes: []),
+            ])
         #expect(CrashRegistry.decode(CrashRegistry.encode(contents)) == contents)
     }
 }

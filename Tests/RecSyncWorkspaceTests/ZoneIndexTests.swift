@@ -10,7 +10,10 @@ func zone(_ name: String, owner: String = "alice") -> ZoneID { Build.zone(name, 
 /// The zone index: what a status or push compares files against, and how it survives.
 @Suite struct ZoneIndexTests {
     func entry(_ i: Int) -> IndexEntry {
-        IndexEntry(name: "r\(i)", tag: "t\(i)", hash: "h\(i)", file: FileStamp(size: Int64(i), mtimeNanos: 1_700_000_000_000_000_000 + Int64(i), inode: UInt64(i)), side: i % 3 == 0 ? nil : FileStamp(size: 1, mtimeNanos: 2, inode: 3))
+        IndexEntry(
+            name: "r\(i)", tag: "t\(i)", hash: "h\(i)",
+            file: FileStamp(size: Int64(i), mtimeNanos: 1_700_000_000_000_000_000 + Int64(i), inode: UInt64(i)),
+            side: i % 3 == 0 ? nil : FileStamp(size: 1, mtimeNanos: 2, inode: 3))
     }
 
     func workspace(_ name: String = #function) throws -> Workspace {
@@ -93,7 +96,8 @@ func zone(_ name: String, owner: String = "alice") -> ZoneID { Build.zone(name, 
         let ws = try workspace()
         let notes = zone("notes")
         let path = ws.indexPath(notes)
-        try writeFile(path, "recsync-index 1\nb.json\tr2\tt2\th2\t2 1700000000000000002 2\t1 2 3\na.json\tr1\tt1\th1\t1 1700000000000000001 1\t1 2 3\n")
+        try writeFile(
+            path, "recsync-index 1\nb.json\tr2\tt2\th2\t2 1700000000000000002 2\t1 2 3\na.json\tr1\tt1\th1\t1 1700000000000000001 1\t1 2 3\n")
         var index = ZoneIndex.load(ws, zone: notes)
         #expect(index["a.json"] == entry(1))
         #expect(index["b.json"] == entry(2))

@@ -1,5 +1,5 @@
-import Foundation
 import ArgumentParser
+import Foundation
 import RecSyncEngine
 import RecSyncModel
 import RecSyncStore
@@ -67,7 +67,9 @@ struct ChangesCommand: RecSyncSubcommand {
 
     func validate() throws {
         if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
-        if let desiredKeys, desiredKeys.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces).isEmpty }) || desiredKeys.isEmpty {
+        if let desiredKeys,
+            desiredKeys.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces).isEmpty }) || desiredKeys.isEmpty
+        {
             throw ValidationError("--desired-keys takes field names separated by commas, such as title,done")
         }
         if desiredKeys != nil && zone == nil { throw ValidationError("--desired-keys needs --zone: only record lines have fields") }
@@ -88,7 +90,8 @@ struct ChangesCommand: RecSyncSubcommand {
             (location, base, who) = (ws.config.remote, ws.root, try user.map { u throws(RecSyncError) in try context.user(u) } ?? ws.user)
         }
         let keys = desiredKeys.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
-        return try await StoreLocation.withStore(at: location, relativeTo: base, actor: StoreActor(userRecordName: who)) { store throws(RecSyncError) -> Int32 in
+        return try await StoreLocation.withStore(at: location, relativeTo: base, actor: StoreActor(userRecordName: who)) {
+            store throws(RecSyncError) -> Int32 in
             let console = context.console
             let token = since.map(ServerChangeToken.init(rawValue:))
             if let zone {
@@ -98,17 +101,24 @@ struct ChangesCommand: RecSyncSubcommand {
                     for item in page.modifications {
                         switch item.result {
                         case .success(let r):
-                            console.jsonLine(place.merging([
-                                "kind": .string("record"), "recordName": .string(r.recordID.recordName),
-                                "recordType": .string(r.recordType), "changeTag": r.changeTag.map(JSONValue.string) ?? .null,
-                                "fields": .object(r.fields.mapValues(WorkspaceEncoding.json(from:))),
-                            ]) { $1 })
+                            console.jsonLine(
+                                place.merging([
+                                    "kind": .string("record"), "recordName": .string(r.recordID.recordName),
+                                    "recordType": .string(r.recordType), "changeTag": r.changeTag.map(JSONValue.string) ?? .null,
+                                    "fields": .object(r.fields.mapValues(WorkspaceEncoding.json(from:))),
+                                ]) { $1 })
                         case .failure(let e):
-                            console.jsonLine(place.merging(["kind": .string("error"), "recordName": .string(item.recordID.recordName), "message": .string(e.message)]) { $1 })
+                            console.jsonLine(
+                                place.merging([
+                                    "kind": .string("error"), "recordName": .string(item.recordID.recordName), "message": .string(e.message),
+                                ]) { $1 })
                         }
                     }
                     for d in page.deletions {
-                        console.jsonLine(place.merging(["kind": .string("recordDeleted"), "recordName": .string(d.recordID.recordName), "recordType": .string(d.recordType)]) { $1 })
+                        console.jsonLine(
+                            place.merging([
+                                "kind": .string("recordDeleted"), "recordName": .string(d.recordID.recordName), "recordType": .string(d.recordType),
+                            ]) { $1 })
                     }
                     warnings(page.warnings, console)
                     tokenLine(page.changeToken, moreComing: page.moreComing, console)
@@ -120,7 +130,10 @@ struct ChangesCommand: RecSyncSubcommand {
                     console.jsonLine(["kind": .string("zone"), "zone": .string(z.zoneName), "owner": .string(z.ownerName)])
                 }
                 for d in page.deletions {
-                    console.jsonLine(["kind": .string("zoneDeleted"), "zone": .string(d.zoneID.zoneName), "owner": .string(d.zoneID.ownerName), "reason": .string(d.reason.rawValue)])
+                    console.jsonLine([
+                        "kind": .string("zoneDeleted"), "zone": .string(d.zoneID.zoneName), "owner": .string(d.zoneID.ownerName),
+                        "reason": .string(d.reason.rawValue),
+                    ])
                 }
                 warnings(page.warnings, console)
                 tokenLine(page.changeToken, moreComing: page.moreComing, console)

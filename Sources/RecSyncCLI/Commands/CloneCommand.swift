@@ -11,7 +11,9 @@ struct CloneCommand: RecSyncSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "clone",
         abstract: "Make a new workspace of a store and pull everything.",
-        discussion: "The workspace acts as --user NAME, else $RECSYNC_USER, else your login name. A network store is kept in a bare mirror in .recsync/mirror.\n\nEXAMPLES\n  recsync clone ~/stores/notes.git notes\n  recsync clone ~/stores/photos.git photos --no-assets\n  recsync clone ssh://git@example.org/team/notes.git notes --user alice")
+        discussion:
+            "The workspace acts as --user NAME, else $RECSYNC_USER, else your login name. A network store is kept in a bare mirror in .recsync/mirror.\n\nEXAMPLES\n  recsync clone ~/stores/notes.git notes\n  recsync clone ~/stores/photos.git photos --no-assets\n  recsync clone ssh://git@example.org/team/notes.git notes --user alice"
+    )
 
     @OptionGroup var global: GlobalOptions
 

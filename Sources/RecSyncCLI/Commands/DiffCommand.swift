@@ -22,7 +22,9 @@ struct DiffCommand: RecSyncSubcommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: ArgumentHelp("The record to compare (default: every changed record).", discussion: RecordReference.help), completion: Completions.records)
+    @Argument(
+        help: ArgumentHelp("The record to compare (default: every changed record).", discussion: RecordReference.help),
+        completion: Completions.records)
     var record: String?
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {

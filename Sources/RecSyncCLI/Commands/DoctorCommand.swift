@@ -31,15 +31,23 @@ struct DoctorCommand: RecSyncSubcommand {
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let ws = try context.workspace()
-        let storePath: String? = ws.config.remote.isEmpty ? nil
+        let storePath: String? =
+            ws.config.remote.isEmpty
+            ? nil
             : StoreLocation.isNetwork(ws.config.remote) ? ws.mirrorPath : try StoreLocation.storePath(ws.config.remote, relativeTo: ws.root)
         let findings = try await SyncEngine.doctor(
             workspace: ws, openStore: { () throws(RecSyncError) -> any RemoteStore in try context.store(for: ws) },
             storePath: storePath, fix: fix)
         let console = context.console
-        console.document(["findings": .array(findings.map { f in
-            .object(["kind": .string(f.kind.rawValue), "path": .string(f.path), "detail": .string(f.detail), "fixable": .bool(f.fixable), "fixed": .bool(f.fixed)])
-        })])
+        console.document([
+            "findings": .array(
+                findings.map { f in
+                    .object([
+                        "kind": .string(f.kind.rawValue), "path": .string(f.path), "detail": .string(f.detail), "fixable": .bool(f.fixable),
+                        "fixed": .bool(f.fixed),
+                    ])
+                })
+        ])
         for f in findings {
             let mark = f.fixed ? console.paint("fixed", .green) : f.remains ? console.paint(f.kind.rawValue, .red) : f.kind.rawValue
             // What was repaired, or is work under way, is information; what remains is the result.

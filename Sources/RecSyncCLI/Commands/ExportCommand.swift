@@ -5,7 +5,6 @@ import RecSyncStore
 import RecSyncSystem
 import RecSyncWorkspace
 
-
 /// `recsync export ZONE`: prints a zone's records as JSON lines or CSV.
 struct ExportCommand: RecSyncSubcommand {
     static let configuration = CommandConfiguration(

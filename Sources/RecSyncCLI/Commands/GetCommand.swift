@@ -37,7 +37,9 @@ struct GetCommand: RecSyncSubcommand {
     @Flag(help: "Fetch the store's current versions instead of reading the workspace.")
     var remote = false
 
-    @Option(name: .customLong("asset"), help: ArgumentHelp("Fetch this asset field of the records into the workspace and print where it is.", valueName: "FIELD"))
+    @Option(
+        name: .customLong("asset"),
+        help: ArgumentHelp("Fetch this asset field of the records into the workspace and print where it is.", valueName: "FIELD"))
     var assetField: String?
 
     func validate() throws {
@@ -67,13 +69,16 @@ struct GetCommand: RecSyncSubcommand {
             }
         }
         let console = context.console
-        console.document(["records": .array(found.map { r in
-            var o = SyncOutput.recordObject(r.id, workspace: ws)
-            o["fields"] = .object(r.fields.mapValues(WorkspaceEncoding.json(from:)))
-            o["recordType"] = r.system.map { .string($0.recordType) } ?? .null
-            o["changeTag"] = r.system?.changeTag.map(JSONValue.string) ?? .null
-            return .object(o)
-        })])
+        console.document([
+            "records": .array(
+                found.map { r in
+                    var o = SyncOutput.recordObject(r.id, workspace: ws)
+                    o["fields"] = .object(r.fields.mapValues(WorkspaceEncoding.json(from:)))
+                    o["recordType"] = r.system.map { .string($0.recordType) } ?? .null
+                    o["changeTag"] = r.system?.changeTag.map(JSONValue.string) ?? .null
+                    return .object(o)
+                })
+        ])
         if found.count == 1 {
             console.out(bytes: WorkspaceEncoding.encodeFields(found[0].fields))
         } else {
@@ -88,15 +93,18 @@ struct GetCommand: RecSyncSubcommand {
     func fetchAssets(_ ids: [RecordID], field: String, workspace ws: Workspace, context: CommandContext) async throws(RecSyncError) -> Int32 {
         let fetched = try await context.engine().fetchAssets(ids, field: field)
         let console = context.console
-        console.document(["assets": .array(fetched.map { a in
-            var o = SyncOutput.recordObject(a.recordID, workspace: ws)
-            o["field"] = .string(a.field)
-            o["file"] = .string(ws.relative(a.path))
-            o["size"] = .int(a.asset.size)
-            o["sha256"] = .string(a.asset.sha256)
-            o["downloaded"] = .bool(a.downloaded)
-            return .object(o)
-        })])
+        console.document([
+            "assets": .array(
+                fetched.map { a in
+                    var o = SyncOutput.recordObject(a.recordID, workspace: ws)
+                    o["field"] = .string(a.field)
+                    o["file"] = .string(ws.relative(a.path))
+                    o["size"] = .int(a.asset.size)
+                    o["sha256"] = .string(a.asset.sha256)
+                    o["downloaded"] = .bool(a.downloaded)
+                    return .object(o)
+                })
+        ])
         for a in fetched {
             console.out(ws.relative(a.path))
             if !a.downloaded { console.info("\(ws.relative(a.path)) was already there") }

@@ -9,7 +9,9 @@ struct InitCommand: RecSyncSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "init",
         abstract: "Make the current directory a workspace.",
-        discussion: "Run it again with --remote in a workspace that has no remote yet to set one. It does not pull: run 'recsync pull' next.\n\nEXAMPLES\n  recsync init\n  recsync init --remote ~/stores/notes.git --user alice\n  recsync pull")
+        discussion:
+            "Run it again with --remote in a workspace that has no remote yet to set one. It does not pull: run 'recsync pull' next.\n\nEXAMPLES\n  recsync init\n  recsync init --remote ~/stores/notes.git --user alice\n  recsync pull"
+    )
 
     @OptionGroup var global: GlobalOptions
 
@@ -26,7 +28,9 @@ struct InitCommand: RecSyncSubcommand {
         let dir = context.directory
         let remotePath = try remote.map { r throws(RecSyncError) in try StoreLocation.normalized(r, relativeTo: dir) }
         let console = context.console
-        switch try SyncEngine.initialize(at: dir, remote: remotePath, user: { () throws(RecSyncError) in try context.user(user) }, commitSnapshots: commitSnapshots) {
+        switch try SyncEngine.initialize(
+            at: dir, remote: remotePath, user: { () throws(RecSyncError) in try context.user(user) }, commitSnapshots: commitSnapshots)
+        {
         case .snapshotsEnabled:
             console.document(["root": .string(dir), "commitSnapshots": .bool(true)])
             console.info("every pull in \(dir) now commits a snapshot to its git repository")
@@ -46,6 +50,8 @@ struct InitCommand: RecSyncSubcommand {
 
     /// Says where the password of the address went (it is not in `.recsync/config`).
     static func passwordHint(_ context: CommandContext) {
-        context.console.hint("the password in the address is not kept in .recsync/config; it was handed to git's credential helpers (if none is configured, set RECSYNC_TOKEN for later syncs)")
+        context.console.hint(
+            "the password in the address is not kept in .recsync/config; it was handed to git's credential helpers (if none is configured, set RECSYNC_TOKEN for later syncs)"
+        )
     }
 }

@@ -64,20 +64,23 @@ struct LogCommand: RecSyncSubcommand {
         }
         let console = context.console
         if console.json {
-            console.document(["commits": .array(entries.map { e in
-                var o: [String: JSONValue] = [
-                    "commit": .string(e.commit.commit), "author": .string(e.commit.authorName),
-                    "email": .string(e.commit.authorEmail), "time": .int(e.commit.time * 1000),
-                    "message": .string(e.commit.message),
-                ]
-                if record != nil { o["changeTag"] = e.changeTag.map(JSONValue.string) ?? .null }
-                if let p = patches[e.commit.commit] {
-                    o["kind"] = .string(p.kind.rawValue)
-                    o["fields"] = .array(p.changes.map(\.json))
-                    if let why = p.unreadable { o["unreadable"] = .string(why) }
-                }
-                return .object(o)
-            })])
+            console.document([
+                "commits": .array(
+                    entries.map { e in
+                        var o: [String: JSONValue] = [
+                            "commit": .string(e.commit.commit), "author": .string(e.commit.authorName),
+                            "email": .string(e.commit.authorEmail), "time": .int(e.commit.time * 1000),
+                            "message": .string(e.commit.message),
+                        ]
+                        if record != nil { o["changeTag"] = e.changeTag.map(JSONValue.string) ?? .null }
+                        if let p = patches[e.commit.commit] {
+                            o["kind"] = .string(p.kind.rawValue)
+                            o["fields"] = .array(p.changes.map(\.json))
+                            if let why = p.unreadable { o["unreadable"] = .string(why) }
+                        }
+                        return .object(o)
+                    })
+            ])
             return ExitCodes.success
         }
         for e in entries {

@@ -36,15 +36,18 @@ struct LsCommand: RecSyncSubcommand {
         let zones = try zone.map { z throws(RecSyncError) in [try RecordReference.zone(z, in: ws, from: context.directory)] }
         let listing = try await engine.list(zones)
         let console = context.console
-        console.document(["records": .array(listing.map { r in
-            var o = SyncOutput.recordObject(r.recordID, workspace: ws)
-            o["recordType"] = r.recordType.map(JSONValue.string) ?? .null
-            o["state"] = .string(r.state.rawValue)
-            o["changeTag"] = r.changeTag.map(JSONValue.string) ?? .null
-            o["created"] = r.created.map(JSONValue.int) ?? .null
-            o["modified"] = r.modified.map(JSONValue.int) ?? .null
-            return .object(o)
-        })])
+        console.document([
+            "records": .array(
+                listing.map { r in
+                    var o = SyncOutput.recordObject(r.recordID, workspace: ws)
+                    o["recordType"] = r.recordType.map(JSONValue.string) ?? .null
+                    o["state"] = .string(r.state.rawValue)
+                    o["changeTag"] = r.changeTag.map(JSONValue.string) ?? .null
+                    o["created"] = r.created.map(JSONValue.int) ?? .null
+                    o["modified"] = r.modified.map(JSONValue.int) ?? .null
+                    return .object(o)
+                })
+        ])
         for r in listing {
             var columns = [pad(r.state.rawValue, 8), pad(r.recordType ?? "-", 12)]
             if long { columns += [pad(r.changeTag ?? "-", 16), time(r.created), time(r.modified)] }

@@ -68,9 +68,12 @@ struct PutCommand: RecSyncSubcommand {
             case .restored: "restored"
             }
         }
-        context.console.document(["records": .array(zip(ids, states).map { id, state in
-            .object(SyncOutput.recordObject(id, workspace: ws).merging(["kind": .string(state)]) { a, _ in a })
-        })])
+        context.console.document([
+            "records": .array(
+                zip(ids, states).map { id, state in
+                    .object(SyncOutput.recordObject(id, workspace: ws).merging(["kind": .string(state)]) { a, _ in a })
+                })
+        ])
         for (id, state) in zip(ids, states) {
             context.console.info("wrote \(ws.relative(ws.recordPath(id))) (\(state)\(type.map { ", type \($0)" } ?? ""))")
         }

@@ -12,7 +12,8 @@ struct ResolveCommand: RecSyncSubcommand {
             switch value {
             case .ours: "Keep the record file as it is; the next push overwrites the store's version."
             case .theirs: "Take the store's version (or its deletion)."
-            case .merge: "Field by field: take each side's change where only one side changed a field; fields both changed differently stay in conflict."
+            case .merge:
+                "Field by field: take each side's change where only one side changed a field; fields both changed differently stay in conflict."
             }
         }
 
@@ -57,7 +58,8 @@ struct ResolveCommand: RecSyncSubcommand {
     @Flag(help: "How to settle.")
     var strategy: Strategy
 
-    @Argument(help: ArgumentHelp("The records to settle (default: all conflicts).", discussion: RecordReference.help), completion: Completions.conflicts)
+    @Argument(
+        help: ArgumentHelp("The records to settle (default: all conflicts).", discussion: RecordReference.help), completion: Completions.conflicts)
     var records: [String] = []
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
@@ -74,24 +76,27 @@ struct ResolveCommand: RecSyncSubcommand {
         if console.json {
             console.document([
                 "strategy": .string(strategy.rawValue),
-                "resolved": .array(outcomes.filter(\.resolved).map { o in
-                    var obj = SyncOutput.recordObject(o.recordID, workspace: ws)
-                    obj["toPush"] = .bool(o.toPush)
-                    obj["assetsNotFetched"] = .array(o.assetsNotFetched.map(JSONValue.string))
-                    obj["setAside"] = .array(o.setAside.map(JSONValue.string))
-                    return .object(obj)
-                }),
-                "clashes": .array(outcomes.filter { !$0.clashes.isEmpty }.map { o in
-                    var obj = SyncOutput.recordObject(o.recordID, workspace: ws)
-                    obj["fields"] = .array(o.clashes.map(JSONValue.string))
-                    return .object(obj)
-                }),
-                "failed": .array(outcomes.compactMap { o in
-                    guard let why = o.failure else { return nil }
-                    var obj = SyncOutput.recordObject(o.recordID, workspace: ws)
-                    obj["reason"] = .string(why)
-                    return .object(obj)
-                }),
+                "resolved": .array(
+                    outcomes.filter(\.resolved).map { o in
+                        var obj = SyncOutput.recordObject(o.recordID, workspace: ws)
+                        obj["toPush"] = .bool(o.toPush)
+                        obj["assetsNotFetched"] = .array(o.assetsNotFetched.map(JSONValue.string))
+                        obj["setAside"] = .array(o.setAside.map(JSONValue.string))
+                        return .object(obj)
+                    }),
+                "clashes": .array(
+                    outcomes.filter { !$0.clashes.isEmpty }.map { o in
+                        var obj = SyncOutput.recordObject(o.recordID, workspace: ws)
+                        obj["fields"] = .array(o.clashes.map(JSONValue.string))
+                        return .object(obj)
+                    }),
+                "failed": .array(
+                    outcomes.compactMap { o in
+                        guard let why = o.failure else { return nil }
+                        var obj = SyncOutput.recordObject(o.recordID, workspace: ws)
+                        obj["reason"] = .string(why)
+                        return .object(obj)
+                    }),
                 "conflictsPending": .array(pending.map { .object(SyncOutput.recordObject($0, workspace: ws)) }),
             ])
         } else {
@@ -101,7 +106,9 @@ struct ResolveCommand: RecSyncSubcommand {
                 if let why = o.failure {
                     console.out("not resolved: \(path): \(why)")
                 } else if !o.clashes.isEmpty {
-                    console.out("merged \(path) in part; both sides changed \(o.clashes.map { "'\($0)'" }.joined(separator: ", ")) differently (the file keeps ours)")
+                    console.out(
+                        "merged \(path) in part; both sides changed \(o.clashes.map { "'\($0)'" }.joined(separator: ", ")) differently (the file keeps ours)"
+                    )
                 } else {
                     console.info("resolved \(path) (\(o.toPush ? strategy.rawValue : "the store's version"))")
                 }
@@ -109,10 +116,14 @@ struct ResolveCommand: RecSyncSubcommand {
             }
             let notFetched = outcomes.flatMap { o in o.assetsNotFetched.map { "'\($0)' of \(ws.relative(ws.recordPath(o.recordID)))" } }
             if !notFetched.isEmpty {
-                console.hint("the store's \(notFetched.joined(separator: ", ")) \(notFetched.count == 1 ? "is" : "are") not here yet; 'recsync pull' brings \(notFetched.count == 1 ? "it" : "them") (or 'recsync get --asset FIELD RECORD')")
+                console.hint(
+                    "the store's \(notFetched.joined(separator: ", ")) \(notFetched.count == 1 ? "is" : "are") not here yet; 'recsync pull' brings \(notFetched.count == 1 ? "it" : "them") (or 'recsync get --asset FIELD RECORD')"
+                )
             }
             if outcomes.contains(where: { !$0.clashes.isEmpty }) {
-                console.hint("see both values with 'recsync diff', edit the file and run 'recsync resolve --merge' again, or settle with --ours (the file as it is) or --theirs")
+                console.hint(
+                    "see both values with 'recsync diff', edit the file and run 'recsync resolve --merge' again, or settle with --ours (the file as it is) or --theirs"
+                )
             }
             if pending.isEmpty {
                 // Only what differs from the store's version is left to send.

@@ -45,11 +45,12 @@ struct RestoreCommand: RecSyncSubcommand {
         let console = context.console
         let restored = outcomes.filter { $0.undone != nil }
         console.document([
-            "restored": .array(restored.map { o in
-                var obj = SyncOutput.recordObject(o.recordID, workspace: ws)
-                obj["kind"] = .string(o.undone?.rawValue ?? "")
-                return .object(obj)
-            }),
+            "restored": .array(
+                restored.map { o in
+                    var obj = SyncOutput.recordObject(o.recordID, workspace: ws)
+                    obj["kind"] = .string(o.undone?.rawValue ?? "")
+                    return .object(obj)
+                }),
             "unchanged": .array(outcomes.filter { $0.undone == nil }.map { .object(SyncOutput.recordObject($0.recordID, workspace: ws)) }),
         ])
         for o in outcomes {

@@ -1,6 +1,6 @@
 import ArgumentParser
-import RecSyncModel
 import RecSyncEngine
+import RecSyncModel
 import RecSyncWorkspace
 
 /// `recsync rm RECORD...`: deletes record files; the next push deletes the records on the store.
@@ -50,9 +50,12 @@ struct RmCommand: RecSyncSubcommand {
         } else {
             synced = try await SyncEngine.removeOffline(ids, force: force, workspace: ws)
         }
-        context.console.document(["records": .array(zip(ids, synced).map { id, deletes in
-            .object(SyncOutput.recordObject(id, workspace: ws).merging(["pushDeletes": .bool(deletes)]) { a, _ in a })
-        })])
+        context.console.document([
+            "records": .array(
+                zip(ids, synced).map { id, deletes in
+                    .object(SyncOutput.recordObject(id, workspace: ws).merging(["pushDeletes": .bool(deletes)]) { a, _ in a })
+                })
+        ])
         for id in ids { context.console.info("removed \(ws.relative(ws.recordPath(id)))") }
         if synced.contains(true) { context.console.hint("'recsync push' deletes \(synced.count == 1 ? "it" : "them") from the store") }
         return ExitCodes.success

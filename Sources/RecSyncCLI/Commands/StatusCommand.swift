@@ -28,7 +28,11 @@ struct StatusCommand: RecSyncSubcommand {
             """)
 
     @OptionGroup var global: GlobalOptions
-    @Flag(name: .customLong("exit-code"), help: "Exit 2 when conflicts are pending, else 1 when there is something to push or a file that cannot be pushed, else 0 (as 'git diff --exit-code').")
+    @Flag(
+        name: .customLong("exit-code"),
+        help:
+            "Exit 2 when conflicts are pending, else 1 when there is something to push or a file that cannot be pushed, else 0 (as 'git diff --exit-code')."
+    )
     var exitCode = false
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
@@ -43,14 +47,21 @@ struct StatusCommand: RecSyncSubcommand {
         }
         if console.json {
             console.document([
-                "changes": .array(report.changes.map { c in
-                    var o = SyncOutput.recordObject(c.recordID, workspace: ws)
-                    o["kind"] = .string(c.kind.rawValue)
-                    o["path"] = .string(c.path)
-                    return .object(o)
-                }),
-                "newZones": .array(report.newZones.map { .object(["zone": .string($0.zoneName), "owner": .string($0.ownerName), "path": .string(ws.relative(ws.zoneDirectory($0)))]) }),
-                "zonesToUploadAgain": .array(report.zonesToUploadAgain.map { .object(["zone": .string($0.zoneName), "owner": .string($0.ownerName), "path": .string(ws.relative(ws.zoneDirectory($0)))]) }),
+                "changes": .array(
+                    report.changes.map { c in
+                        var o = SyncOutput.recordObject(c.recordID, workspace: ws)
+                        o["kind"] = .string(c.kind.rawValue)
+                        o["path"] = .string(c.path)
+                        return .object(o)
+                    }),
+                "newZones": .array(
+                    report.newZones.map {
+                        .object(["zone": .string($0.zoneName), "owner": .string($0.ownerName), "path": .string(ws.relative(ws.zoneDirectory($0)))])
+                    }),
+                "zonesToUploadAgain": .array(
+                    report.zonesToUploadAgain.map {
+                        .object(["zone": .string($0.zoneName), "owner": .string($0.ownerName), "path": .string(ws.relative(ws.zoneDirectory($0)))])
+                    }),
                 "conflicts": .array(report.conflicts.map { .object(SyncOutput.recordObject($0, workspace: ws)) }),
                 "problems": .array(report.problems.map(SyncOutput.problemJSON)),
                 "untracked": .array(report.untracked.map(SyncOutput.untrackedJSON)),
@@ -63,15 +74,18 @@ struct StatusCommand: RecSyncSubcommand {
         // The lines are a report for people: --quiet leaves only the exit status (--exit-code).
         for zone in report.newZones { console.info(console.paint("Z", .green) + " " + ws.relative(ws.zoneDirectory(zone)) + "/") }
         for zone in report.zonesToUploadAgain {
-            console.info(console.paint("U", .yellow) + " " + ws.relative(ws.zoneDirectory(zone)) + "/ (encrypted data reset on the store: the next push creates it and uploads its records again)")
+            console.info(
+                console.paint("U", .yellow) + " " + ws.relative(ws.zoneDirectory(zone))
+                    + "/ (encrypted data reset on the store: the next push creates it and uploads its records again)")
         }
         // A record in conflict is shown once, as a conflict.
         for change in report.changes where !report.conflicts.contains(change.recordID) {
-            let letter = switch change.kind {
-            case .new: console.paint("A", .green)
-            case .modified: console.paint("M", .yellow)
-            case .deleted: console.paint("D", .red)
-            }
+            let letter =
+                switch change.kind {
+                case .new: console.paint("A", .green)
+                case .modified: console.paint("M", .yellow)
+                case .deleted: console.paint("D", .red)
+                }
             console.info("\(letter) \(change.path)")
         }
         for id in report.conflicts { console.info(console.paint("C", .red) + " " + ws.relative(ws.recordPath(id))) }

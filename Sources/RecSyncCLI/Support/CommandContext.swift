@@ -6,7 +6,6 @@ import RecSyncStore
 import RecSyncSystem
 import RecSyncWorkspace
 
-
 /// What a command runs in: its directory (after `-C`), the workspace there, and its store.
 public struct CommandContext: Sendable {
     /// The absolute directory the command acts in.
@@ -72,7 +71,9 @@ public struct CommandContext: Sendable {
 
     /// Opens the store at a remote as `user`: a path or `file://` URL directly, a network URL
     /// through a bare mirror at `mirror` (a temporary one when nil).
-    public static func openStore(_ remote: String, user: String, relativeTo base: String, mirror: String? = nil) throws(RecSyncError) -> any RemoteStore {
+    public static func openStore(_ remote: String, user: String, relativeTo base: String, mirror: String? = nil) throws(RecSyncError)
+        -> any RemoteStore
+    {
         try StoreLocation.open(remote, relativeTo: base, actor: StoreActor(userRecordName: user), mirror: mirror)
     }
 
@@ -92,4 +93,3 @@ public struct CommandContext: Sendable {
         return user
     }
 }
-

@@ -19,7 +19,8 @@ public enum CommandSuggestion {
         while true {
             let subcommands = command.configuration.subcommands
             guard !subcommands.isEmpty, command.configuration.defaultSubcommand == nil,
-                  let word = nextPositional(&words) else { return nil }
+                let word = nextPositional(&words)
+            else { return nil }
             var names = ["help"]
             var match: (any ParsableCommand.Type)?
             for sub in subcommands {

@@ -41,7 +41,8 @@ enum Completions {
     static let conflicts = CompletionKind.custom { words, _, prefix in
         guard let ws = workspace(words), let conflicts = try? ws.allConflicts() else { return [] }
         return conflicts.map(\.recordID).sorted().map { id in
-            id.zoneID.ownerName == ws.user ? "\(id.zoneID.zoneName)/\(id.recordName)" : "\(id.zoneID.ownerName)/\(id.zoneID.zoneName)/\(id.recordName)"
+            id.zoneID.ownerName == ws.user
+                ? "\(id.zoneID.zoneName)/\(id.recordName)" : "\(id.zoneID.ownerName)/\(id.zoneID.zoneName)/\(id.recordName)"
         }.filter { $0.hasPrefix(prefix) }
     }
 

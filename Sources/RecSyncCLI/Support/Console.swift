@@ -4,7 +4,6 @@ import RecSyncSystem
 import RecSyncWorkspace
 import Synchronization
 
-
 /// Where a command's output goes: results on stdout, errors on stderr, progress on stderr only
 /// when it is a terminal, colour as `--color` says (by default only on a terminal, never with
 /// `NO_COLOR` or `TERM=dumb`).

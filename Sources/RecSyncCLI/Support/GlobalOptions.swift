@@ -35,7 +35,10 @@ public struct GlobalOptions: ParsableArguments, Sendable {
     @Flag(help: "Print one JSON document on stdout (always with \"version\": 1) instead of text.")
     public var json = false
 
-    @Option(name: .customLong("color"), help: ArgumentHelp("When to colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always, never.", valueName: "when"))
+    @Option(
+        name: .customLong("color"),
+        help: ArgumentHelp(
+            "When to colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always, never.", valueName: "when"))
     public var color: ColourMode = .auto
 
     public init() {}

@@ -5,7 +5,6 @@ import RecSyncSystem
 import RecSyncWorkspace
 import Synchronization
 
-
 /// The one progress line on a terminal's stderr, updated in place: a running total (out of the
 /// total when the store said it: a clone, a full fetch), the rate and the time left.
 ///

@@ -72,19 +72,27 @@ struct SyncOutput {
         } else {
             var parts: [String] = []
             if !report.zonesChanged.isEmpty {
-                parts.append("pulled \(plural(report.zonesChanged.count, "zone")): \(plural(report.recordsWritten, "record")) written, \(report.recordsDeleted) deleted")
+                parts.append(
+                    "pulled \(plural(report.zonesChanged.count, "zone")): \(plural(report.recordsWritten, "record")) written, \(report.recordsDeleted) deleted"
+                )
             }
             if !report.zonesRemoved.isEmpty { parts.append("\(plural(report.zonesRemoved.count, "zone")) removed") }
             if !report.conflicts.isEmpty {
-                parts.append("\(plural(report.conflicts.count, "conflict")): " + report.conflicts.map { workspace.relative(workspace.recordPath($0)) }.joined(separator: ", "))
+                parts.append(
+                    "\(plural(report.conflicts.count, "conflict")): "
+                        + report.conflicts.map { workspace.relative(workspace.recordPath($0)) }.joined(separator: ", "))
             }
             console.info(parts.joined(separator: "; "))
         }
         for d in report.zonesRemoved {
             if d.keepsRecordsForUpload(by: workspace.user) {
-                console.info("kept \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (zone encryptedDataReset on the store): the next push creates it and uploads its records again")
+                console.info(
+                    "kept \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (zone encryptedDataReset on the store): the next push creates it and uploads its records again"
+                )
             } else if d.reason == .encryptedDataReset {
-                console.info("removed \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (its owner \(d.zoneID.ownerName) reset their encrypted data, which drops the zone; it comes back if they share it again)")
+                console.info(
+                    "removed \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (its owner \(d.zoneID.ownerName) reset their encrypted data, which drops the zone; it comes back if they share it again)"
+                )
             } else {
                 console.info("removed \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (\(why(d)))")
             }
@@ -93,7 +101,9 @@ struct SyncOutput {
             console.out("unpushed edits of a removed zone were saved in \(path)/")
         }
         for what in report.expiredTokens {
-            console.info("the \(what) token was no longer valid (the store's history was rewritten, or the zone deleted and created again); fetched again in full")
+            console.info(
+                "the \(what) token was no longer valid (the store's history was rewritten, or the zone deleted and created again); fetched again in full"
+            )
         }
         if !report.lostAndFound.isEmpty {
             console.hint("look through lost+found and copy back what you still need (into a zone that exists)")
@@ -121,22 +131,28 @@ struct SyncOutput {
                 "untracked": .array(report.untracked.map(Self.untrackedJSON)),
                 "zonesRemoved": .array(report.zonesRemoved.map(zoneRemovalJSON)),
                 "lostAndFound": .array(report.lostAndFound.map(JSONValue.string)),
-                "overwritten": .array(report.overwritten.map { o in
-                    var object = Self.recordObject(o.recordID, workspace: workspace)
-                    object["changeTag"] = o.changeTag.map(JSONValue.string) ?? .null
-                    object["knownTag"] = o.knownTag.map(JSONValue.string) ?? .null
-                    return .object(object)
-                }),
+                "overwritten": .array(
+                    report.overwritten.map { o in
+                        var object = Self.recordObject(o.recordID, workspace: workspace)
+                        object["changeTag"] = o.changeTag.map(JSONValue.string) ?? .null
+                        object["knownTag"] = o.knownTag.map(JSONValue.string) ?? .null
+                        return .object(object)
+                    }),
             ]
             doc["commit"] = report.commit.map(JSONValue.string) ?? .null
             console.document(doc)
             return status
         }
-        if report.saved.isEmpty && report.deleted.isEmpty && report.zonesCreated.isEmpty && report.conflicts.isEmpty && report.notSent.isEmpty && report.zonesRemoved.isEmpty {
+        if report.saved.isEmpty && report.deleted.isEmpty && report.zonesCreated.isEmpty && report.conflicts.isEmpty && report.notSent.isEmpty
+            && report.zonesRemoved.isEmpty
+        {
             console.info("nothing to push")
         } else {
             var parts: [String] = []
-            if !report.zonesCreated.isEmpty { parts.append("created " + plural(report.zonesCreated.count, "zone") + " (" + report.zonesCreated.map(\.zoneName).joined(separator: ", ") + ")") }
+            if !report.zonesCreated.isEmpty {
+                parts.append(
+                    "created " + plural(report.zonesCreated.count, "zone") + " (" + report.zonesCreated.map(\.zoneName).joined(separator: ", ") + ")")
+            }
             parts.append("\(plural(report.saved.count, "record")) saved, \(report.deleted.count) deleted")
             if !report.conflicts.isEmpty { parts.append(plural(report.conflicts.count, "conflict")) }
             console.info("pushed: " + parts.joined(separator: "; "))
@@ -184,11 +200,12 @@ struct SyncOutput {
             console.document([
                 "dryRun": .bool(true),
                 "zonesToCreate": .array(plan.zonesToCreate.map(zoneJSON)),
-                "changes": .array(plan.changes.map { c in
-                    var o = Self.recordObject(c.recordID, workspace: workspace)
-                    o["kind"] = .string(c.kind.rawValue)
-                    return .object(o)
-                }),
+                "changes": .array(
+                    plan.changes.map { c in
+                        var o = Self.recordObject(c.recordID, workspace: workspace)
+                        o["kind"] = .string(c.kind.rawValue)
+                        return .object(o)
+                    }),
                 "conflicts": .array(plan.conflicts.map(recordJSON)),
                 "heldBack": .array(plan.heldBack(force: force).map(recordJSON)),
                 "deletedOnStore": .array(plan.deletedOnStore.map(recordJSON)),
@@ -206,19 +223,32 @@ struct SyncOutput {
         let conflicting = force ? [] : Set(plan.conflicts)
         let heldBack = Set(plan.heldBack(force: force))
         for c in plan.changes where !conflicting.contains(c.recordID) && !heldBack.contains(c.recordID) {
-            let letter = switch c.kind { case .new: "A"; case .modified: "M"; case .deleted: "D" }
+            let letter =
+                switch c.kind {
+                case .new: "A";
+                case .modified: "M";
+                case .deleted: "D"
+                }
             console.out("would send \(letter) \(c.path)")
         }
         let deletedOnStore = Set(plan.deletedOnStore)
         for id in plan.conflicts {
             let path = workspace.relative(workspace.recordPath(id))
             if deletedOnStore.contains(id) {
-                console.out(force ? "would bring back \(path): it was deleted on the store since you last pulled it" : "would conflict: \(path) was deleted on the store since you last pulled it")
+                console.out(
+                    force
+                        ? "would bring back \(path): it was deleted on the store since you last pulled it"
+                        : "would conflict: \(path) was deleted on the store since you last pulled it")
             } else {
-                console.out(force ? "would overwrite \(path): the store holds a version you have not pulled" : "would conflict: \(path) changed on the store since you last pulled it")
+                console.out(
+                    force
+                        ? "would overwrite \(path): the store holds a version you have not pulled"
+                        : "would conflict: \(path) changed on the store since you last pulled it")
             }
         }
-        for id in heldBack.sorted() { console.out("held back: \(workspace.relative(workspace.recordPath(id))) (a record of its zone would conflict, and a zone lands whole)") }
+        for id in heldBack.sorted() {
+            console.out("held back: \(workspace.relative(workspace.recordPath(id))) (a record of its zone would conflict, and a zone lands whole)")
+        }
         for id in plan.conflictsPending { console.out("held back: \(workspace.relative(workspace.recordPath(id))) (conflict pending)") }
         for p in plan.problems { console.out("would not send: \(p) (its zone is held back; the others go)") }
         if let why = plan.storeError { console.warning("could not ask the store (\(why)); conflicts were not checked") }
@@ -246,7 +276,9 @@ struct SyncOutput {
         let conflicts = Set(plan.conflicts)
         for id in plan.recordsToWrite where !conflicts.contains(id) { console.out("would write \(workspace.relative(workspace.recordPath(id)))") }
         for id in plan.recordsToDelete where !conflicts.contains(id) { console.out("would delete \(workspace.relative(workspace.recordPath(id)))") }
-        for id in plan.conflicts { console.out("would conflict: \(workspace.relative(workspace.recordPath(id))) (edited here, changed on the store)") }
+        for id in plan.conflicts {
+            console.out("would conflict: \(workspace.relative(workspace.recordPath(id))) (edited here, changed on the store)")
+        }
         for what in plan.expiredTokens { console.out("would fetch again in full: the \(what) token expired") }
         if plan.zonesRemoved.isEmpty && plan.recordsToWrite.isEmpty && plan.recordsToDelete.isEmpty { console.info("already up to date") }
         return ExitCodes.success
@@ -297,7 +329,10 @@ struct SyncOutput {
     static let untrackedReason = "not a record file; add it to .recsyncignore to hide it"
 
     static func recordObject(_ id: RecordID, workspace ws: Workspace) -> [String: JSONValue] {
-        ["recordName": .string(id.recordName), "zone": .string(id.zoneID.zoneName), "owner": .string(id.zoneID.ownerName), "path": .string(ws.relative(ws.recordPath(id)))]
+        [
+            "recordName": .string(id.recordName), "zone": .string(id.zoneID.zoneName), "owner": .string(id.zoneID.ownerName),
+            "path": .string(ws.relative(ws.recordPath(id))),
+        ]
     }
 }
 

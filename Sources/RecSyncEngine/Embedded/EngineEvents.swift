@@ -193,7 +193,8 @@ public protocol RecordSyncEngineDelegate: AnyObject, Sendable {
     /// does that with a record provider), or from anything else the app wants sent. Left
     /// out, the engine's own batch is used (``RecordSyncEngine/defaultRecordZoneChangeBatch(_:)``),
     /// with the records from ``recordsToSave(_:syncEngine:)``.
-    func nextRecordZoneChangeBatch(_ context: RecordSyncEngine.SendChangesContext, syncEngine: RecordSyncEngine) async throws -> RecordSyncEngine.RecordZoneChangeBatch?
+    func nextRecordZoneChangeBatch(_ context: RecordSyncEngine.SendChangesContext, syncEngine: RecordSyncEngine) async throws -> RecordSyncEngine
+        .RecordZoneChangeBatch?
 
     /// The current version of records with pending saves, for one batch of the engine's own
     /// batches (a delegate that composes its batches in `nextRecordZoneChangeBatch` need not
@@ -205,12 +206,16 @@ public protocol RecordSyncEngineDelegate: AnyObject, Sendable {
 
 extension RecordSyncEngineDelegate {
     /// The engine's own batch: the next pending changes in the send's scope.
-    public func nextRecordZoneChangeBatch(_ context: RecordSyncEngine.SendChangesContext, syncEngine: RecordSyncEngine) async throws -> RecordSyncEngine.RecordZoneChangeBatch? {
+    public func nextRecordZoneChangeBatch(_ context: RecordSyncEngine.SendChangesContext, syncEngine: RecordSyncEngine) async throws
+        -> RecordSyncEngine.RecordZoneChangeBatch?
+    {
         try await syncEngine.defaultRecordZoneChangeBatch(context)
     }
 
     /// Refuses: a delegate that relies on the engine's own batches provides the records.
     public func recordsToSave(_ recordIDs: [RecordID], syncEngine: RecordSyncEngine) async throws -> [Record] {
-        throw RecSyncError.delegateFailed(event: "recordsToSave", message: "the delegate provides neither recordsToSave nor nextRecordZoneChangeBatch; implement one of them to send record changes")
+        throw RecSyncError.delegateFailed(
+            event: "recordsToSave",
+            message: "the delegate provides neither recordsToSave nor nextRecordZoneChangeBatch; implement one of them to send record changes")
     }
 }

@@ -47,12 +47,16 @@ extension RecordSyncEngine {
         let left = changed.filter { !options.scope.contains($0) }
 
         try await keeper.scopeFetchStarting(scope, removing: deleted, fetching: zones, leavingOut: left, engine: self)
-        try await emit(.fetchedDatabaseChanges(FetchedDatabaseChanges(scope: scope, modifications: changed, deletions: deleted, warnings: plan.warnings, tokenExpired: plan.tokenExpired)))
+        try await emit(
+            .fetchedDatabaseChanges(
+                FetchedDatabaseChanges(
+                    scope: scope, modifications: changed, deletions: deleted, warnings: plan.warnings, tokenExpired: plan.tokenExpired)))
         try await keeper.zonesRemoved(deleted, engine: self)
         // Zones side by side (up to `zoneConcurrency`); a zone whose fetch failed on its own is
         // reported for that zone, and the others go on. Any other failure starts no further
         // zone; those under way finish, and the first failure is thrown.
-        let results = await SyncEngine.sideBySide(zones, workers: zoneConcurrency) { [self] (zone: ZoneID) async throws(RecSyncError) -> RecSyncError? in
+        let results = await SyncEngine.sideBySide(zones, workers: zoneConcurrency) {
+            [self] (zone: ZoneID) async throws(RecSyncError) -> RecSyncError? in
             try await fetchZoneUnlessCancelled(zone)
         }
         var failed: [ZoneID] = []
@@ -90,7 +94,8 @@ extension RecordSyncEngine {
                 // Between pages: the last one and the state covering it are delivered.
                 try checkNotCancelled("the fetch")
                 let limit = listing ? max(options.fetchPageSize, options.listingPageSize ?? 0) : options.fetchPageSize
-                guard let step = try await retryingTransient("the fetch", { () async throws(RecSyncError) in try await feed.next(limit: limit) }) else { break }
+                guard let step = try await retryingTransient("the fetch", { () async throws(RecSyncError) in try await feed.next(limit: limit) })
+                else { break }
                 guard case .page(let page) = step else {
                     listing = true
                     try await startListing(zone, expired: true)
@@ -102,7 +107,8 @@ extension RecordSyncEngine {
                 for item in page.modifications {
                     switch item.result {
                     case .success(let record): records.append(record)
-                    case .failure(let error): failures.append(RecordFailure(recordID: item.recordID, error: error, unreadableTag: item.unreadableChangeTag))
+                    case .failure(let error):
+                        failures.append(RecordFailure(recordID: item.recordID, error: error, unreadableTag: item.unreadableChangeTag))
                     }
                 }
                 // Taken in by the app but stopped before the token past them is saved, a page's
@@ -110,13 +116,16 @@ extension RecordSyncEngine {
                 // would name them at neither end: noted first, they are asked about at the end
                 // of the zone's next fetch. (A listing is read again from the same commit.)
                 if !listing, !records.isEmpty { try await keeper.pageArriving(records, in: zone, engine: self) }
-                try await emit(.fetchedRecordZoneChanges(FetchedRecordZoneChanges(
-                    zoneID: zone, modifications: records, deletions: page.deletions, undeliverable: failures,
-                    warnings: page.warnings, moreComing: page.moreComing, recordCountEstimate: page.recordCountEstimate)))
+                try await emit(
+                    .fetchedRecordZoneChanges(
+                        FetchedRecordZoneChanges(
+                            zoneID: zone, modifications: records, deletions: page.deletions, undeliverable: failures,
+                            warnings: page.warnings, moreComing: page.moreComing, recordCountEstimate: page.recordCountEstimate)))
                 let delivered = Set(records.map(\.recordID)).union(page.deletions.map(\.recordID))
                 mentioned.formUnion(delivered)
                 mentioned.formUnion(failures.map(\.recordID))
-                try await keeper.pageTaken(in: zone, token: page.changeToken, delivered: delivered, failures: failures, last: !page.moreComing, engine: self)
+                try await keeper.pageTaken(
+                    in: zone, token: page.changeToken, delivered: delivered, failures: failures, last: !page.moreComing, engine: self)
             }
             // Those the zone's changes delivered or listed again meanwhile are settled.
             let stillListed = Set(try await keeper.retryCandidates(in: zone, all: true, engine: self))
@@ -168,13 +177,19 @@ extension RecordSyncEngine {
         let unnamed = saved.filter { !mentioned.contains($0.recordID) }
         if !unnamed.isEmpty {
             let ids = unnamed.map(\.recordID)
-            let found = try await retryingTransient("the fetch") { () async throws(RecSyncError) in try await store.fetchRecords(ids, desiredKeys: []) }
-            let gone = Set(found.compactMap { item -> RecordID? in
-                if case .failure(.unknownItem) = item.result { item.recordID } else { nil }
-            })
-            let deletions = unnamed.filter { gone.contains($0.recordID) }.map { RecordDeletionEvent(recordID: $0.recordID, recordType: $0.recordType) }
+            let found = try await retryingTransient("the fetch") { () async throws(RecSyncError) in try await store.fetchRecords(ids, desiredKeys: [])
+            }
+            let gone = Set(
+                found.compactMap { item -> RecordID? in
+                    if case .failure(.unknownItem) = item.result { item.recordID } else { nil }
+                })
+            let deletions = unnamed.filter { gone.contains($0.recordID) }.map {
+                RecordDeletionEvent(recordID: $0.recordID, recordType: $0.recordType)
+            }
             if !deletions.isEmpty {
-                try await emit(.fetchedRecordZoneChanges(FetchedRecordZoneChanges(zoneID: zone, modifications: [], deletions: deletions, undeliverable: [], warnings: [])))
+                try await emit(
+                    .fetchedRecordZoneChanges(
+                        FetchedRecordZoneChanges(zoneID: zone, modifications: [], deletions: deletions, undeliverable: [], warnings: [])))
             }
         }
         try await keeper.savedChecked(in: zone, engine: self)
@@ -195,8 +210,10 @@ extension RecordSyncEngine {
             }
         }
         if !records.isEmpty || !failures.isEmpty {
-            try await emit(.fetchedRecordZoneChanges(FetchedRecordZoneChanges(
-                zoneID: zone, modifications: records, deletions: [], undeliverable: failures, warnings: [])))
+            try await emit(
+                .fetchedRecordZoneChanges(
+                    FetchedRecordZoneChanges(
+                        zoneID: zone, modifications: records, deletions: [], undeliverable: failures, warnings: [])))
         }
         // A record deleted since it failed: its deletion was (or will be) in the zone's changes.
         try await keeper.retried(in: zone, settled: Set(records.map(\.recordID)).union(gone), failures: failures, engine: self)

@@ -165,7 +165,8 @@ extension RecordSyncEngine {
 
         /// The pending changes the batch settles once it went.
         var changes: [PendingRecordZoneChange] {
-            recordsToSave.map { .saveRecord($0.recordID) } + recordIDsToDelete.map { .deleteRecord($0) } + recordIDsNoLongerHeld.map { .saveRecord($0) }
+            recordsToSave.map { .saveRecord($0.recordID) } + recordIDsToDelete.map { .deleteRecord($0) }
+                + recordIDsNoLongerHeld.map { .saveRecord($0) }
         }
 
         /// Nothing to send or drop.

@@ -51,18 +51,29 @@ extension RecordSyncEngine {
         // `RemoteStore.share` and `unshare`, not by a device making sure its zone exists (which
         // would unshare it from everyone). Such a save that changes nothing else is not sent.
         let own = pending.contains { $0.zoneID.ownerName == store.userRecordName }
-        let listed = own ? try await retryingTransient("the send") { () async throws(RecSyncError) in try await store.fetchAllRecordZones(scope: .private) } : []
+        let listed =
+            own
+            ? try await retryingTransient("the send") { () async throws(RecSyncError) in try await store.fetchAllRecordZones(scope: .private) } : []
         let existing = Dictionary(listed.map { ($0.zoneID, $0) }, uniquingKeysWith: { a, _ in a })
         // A zone saved that the store lacks is uploaded again if its tombstone says its
         // encrypted data was reset, and otherwise created as new: an encrypting store takes an
         // upload after a reset for an encrypted zone, so a plain new zone must not go as one.
-        let missing = client != nil ? [] : pending.compactMap { change -> ZoneID? in
-            guard case .saveZone(let zone) = change, existing[zone.zoneID] == nil, zone.zoneID.ownerName == store.userRecordName else { return nil }
-            return zone.zoneID
-        }
-        let reset = missing.isEmpty ? [] : Set(try await retryingTransient("the send") { () async throws(RecSyncError) in
-            try await store.fetchZoneDeletions(missing)
-        }.filter { $0.reason == .encryptedDataReset }.map(\.zoneID))
+        let missing =
+            client != nil
+            ? []
+            : pending.compactMap { change -> ZoneID? in
+                guard case .saveZone(let zone) = change, existing[zone.zoneID] == nil, zone.zoneID.ownerName == store.userRecordName else {
+                    return nil
+                }
+                return zone.zoneID
+            }
+        let reset =
+            missing.isEmpty
+            ? []
+            : Set(
+                try await retryingTransient("the send") { () async throws(RecSyncError) in
+                    try await store.fetchZoneDeletions(missing)
+                }.filter { $0.reason == .encryptedDataReset }.map(\.zoneID))
         // Per change, the operation to send, or the zone as it is when nothing is to be sent.
         let planned: [(operation: ZoneOperation?, unchanged: RecordZone?)] = pending.map { change in
             switch change {
@@ -83,7 +94,9 @@ extension RecordSyncEngine {
         }
         let operations = planned.compactMap(\.operation)
         // Sent again after a dropped answer, a zone created or deleted is so already: the same outcome.
-        var sentResults = operations.isEmpty ? [] : try await retryingTransient("the send") { () async throws(RecSyncError) in try await store.modifyRecordZones(operations) }
+        var sentResults =
+            operations.isEmpty
+            ? [] : try await retryingTransient("the send") { () async throws(RecSyncError) in try await store.modifyRecordZones(operations) }
         sentResults.reverse()
         let results: [Result<RecordZone?, RecSyncError>] = planned.map { plan in
             if let current = plan.unchanged { return .success(current) }
@@ -146,9 +159,10 @@ extension RecordSyncEngine {
     /// or when no send is running.
     public func defaultRecordZoneChangeBatch(_ context: SendChangesContext) async throws(RecSyncError) -> RecordZoneChangeBatch? {
         guard let run = currentSend else { return nil }
-        let changes = Array(state.pendingRecordZoneChanges.lazy
-            .filter { context.options.scope.contains($0) && run.candidates.contains($0) && !run.tried.contains($0) }
-            .prefix(options.sendBatchSize))
+        let changes = Array(
+            state.pendingRecordZoneChanges.lazy
+                .filter { context.options.scope.contains($0) && run.candidates.contains($0) && !run.tried.contains($0) }
+                .prefix(options.sendBatchSize))
         guard !changes.isEmpty else { return nil }
         let saveIDs = changes.compactMap { if case .saveRecord(let id) = $0 { id } else { nil } }
         var provided: [RecordID: Record] = [:]
@@ -156,7 +170,9 @@ extension RecordSyncEngine {
             let wanted = Set(saveIDs)
             for record in try await recordsToSave(saveIDs) {
                 guard wanted.contains(record.recordID) else {
-                    throw .delegateFailed(event: "recordsToSave", message: "it returned record '\(record.recordID)', which was not asked for; return only the records named")
+                    throw .delegateFailed(
+                        event: "recordsToSave",
+                        message: "it returned record '\(record.recordID)', which was not asked for; return only the records named")
                 }
                 // An invalid record (one over the size limit) is the store's to refuse, as a
                 // failed save of that record: throwing here would hold up every change after it.
@@ -186,7 +202,8 @@ extension RecordSyncEngine {
             // Sent again after a dropped answer, the saves that landed are recognised as ours.
             let result = try await retryingTransient("the send") { () async throws(RecSyncError) in
                 try await store.modifyRecognisingOwnSaves(
-                    saving: saves, deleting: deletions, savePolicy: batch.savePolicy, atomically: batch.atomicByZone, clientChangeTokenData: batch.clientChangeTokenData)
+                    saving: saves, deleting: deletions, savePolicy: batch.savePolicy, atomically: batch.atomicByZone,
+                    clientChangeTokenData: batch.clientChangeTokenData)
             }
             sent.commit = result.commit
             var goneZones = Set<ZoneID>()

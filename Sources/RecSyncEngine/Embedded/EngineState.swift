@@ -99,10 +99,14 @@ extension RecordSyncEngine {
             do {
                 decoded = try JSONDecoder().decode(State.self, from: bytes)
             } catch {
-                throw .malformedInput("the saved sync state does not decode (\(error)); pass the bytes a .stateUpdate event gave, or start from RecordSyncEngine.State() to fetch everything again")
+                throw .malformedInput(
+                    "the saved sync state does not decode (\(error)); pass the bytes a .stateUpdate event gave, or start from RecordSyncEngine.State() to fetch everything again"
+                )
             }
             guard decoded.version <= Self.currentVersion else {
-                throw .invalidArguments("the saved sync state has format \(decoded.version); this recsync reads up to \(Self.currentVersion). Upgrade recsync, or start from RecordSyncEngine.State() to fetch everything again")
+                throw .invalidArguments(
+                    "the saved sync state has format \(decoded.version); this recsync reads up to \(Self.currentVersion). Upgrade recsync, or start from RecordSyncEngine.State() to fetch everything again"
+                )
             }
             self = decoded
         }
@@ -178,7 +182,8 @@ extension RecordSyncEngine {
 
         private func adding(_ records: [Record]) -> [SavedRecord] {
             let ids = Set(records.map(\.recordID))
-            return (savedSinceToken ?? []).filter { !ids.contains($0.recordID) } + records.map { SavedRecord(recordID: $0.recordID, recordType: $0.recordType) }
+            return (savedSinceToken ?? []).filter { !ids.contains($0.recordID) }
+                + records.map { SavedRecord(recordID: $0.recordID, recordType: $0.recordType) }
         }
 
         /// Forgets the saved records of a zone (fetched past them, or gone).

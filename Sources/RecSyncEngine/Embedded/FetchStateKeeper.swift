@@ -20,12 +20,15 @@ protocol FetchStateKeeper: Sendable {
     /// Before the scope's zone changes are delivered: notes the zones about to be removed
     /// (until the scope token is saved), that zone tokens are about to move ahead of the scope
     /// token, and the changed zones this fetch leaves out.
-    func scopeFetchStarting(_ scope: DatabaseScope, removing: [ZoneDeletion], fetching: [ZoneID], leavingOut: [ZoneID], engine: isolated RecordSyncEngine) async throws(RecSyncError)
+    func scopeFetchStarting(
+        _ scope: DatabaseScope, removing: [ZoneDeletion], fetching: [ZoneID], leavingOut: [ZoneID], engine: isolated RecordSyncEngine)
+        async throws(RecSyncError)
     /// The client took in the removals: the zones' own state goes.
     func zonesRemoved(_ deletions: [ZoneDeletion], engine: isolated RecordSyncEngine) async throws(RecSyncError)
     /// Every zone of the scope was fetched (`failed` ones stopped early on their own): the
     /// scope token moves.
-    func scopeFetched(_ scope: DatabaseScope, token: ServerChangeToken?, fetched: [ZoneID], failed: [ZoneID], engine: isolated RecordSyncEngine) async throws(RecSyncError)
+    func scopeFetched(_ scope: DatabaseScope, token: ServerChangeToken?, fetched: [ZoneID], failed: [ZoneID], engine: isolated RecordSyncEngine)
+        async throws(RecSyncError)
 
     /// A zone's fetch begins: where it starts, and whether the zone is being read whole (no
     /// token, or a listing a stopped fetch began).
@@ -41,9 +44,12 @@ protocol FetchStateKeeper: Sendable {
     /// A page was delivered and taken in: the zone token moves to `token`; what was delivered
     /// leaves the retry list, what the store could not deliver joins it. `last`: the zone's
     /// last page.
-    func pageTaken(in zone: ZoneID, token: ServerChangeToken?, delivered: Set<RecordID>, failures: [RecordSyncEngine.RecordFailure], last: Bool, engine: isolated RecordSyncEngine) async throws(RecSyncError)
+    func pageTaken(
+        in zone: ZoneID, token: ServerChangeToken?, delivered: Set<RecordID>, failures: [RecordSyncEngine.RecordFailure], last: Bool,
+        engine: isolated RecordSyncEngine) async throws(RecSyncError)
     /// Records asked for again by ID were delivered (or are gone: `settled`), or still fail.
-    func retried(in zone: ZoneID, settled: Set<RecordID>, failures: [RecordSyncEngine.RecordFailure], engine: isolated RecordSyncEngine) async throws(RecSyncError)
+    func retried(in zone: ZoneID, settled: Set<RecordID>, failures: [RecordSyncEngine.RecordFailure], engine: isolated RecordSyncEngine)
+        async throws(RecSyncError)
     /// Records the client saved (or took in from a page) since the zone's token, with their
     /// types: the fetch asks about those the zone's pages did not name.
     func savedSinceToken(in zone: ZoneID, engine: isolated RecordSyncEngine) async throws(RecSyncError) -> [RecordSyncEngine.State.SavedRecord]
@@ -81,7 +87,8 @@ struct StateKeeper: FetchStateKeeper {
         // not fetched yet (gone before this fetch, they are in neither end of the feed); zones
         // a stopped fetch removed; zones with records the store could not deliver before.
         let state = engine.state
-        var holdings = ScopeHoldings(held: state.knownZones.filter { engine.scopeOf($0) == scope }, interrupted: state.interruptedScopes.contains(scope))
+        var holdings = ScopeHoldings(
+            held: state.knownZones.filter { engine.scopeOf($0) == scope }, interrupted: state.interruptedScopes.contains(scope))
         holdings.unconfirmed = (state.writtenZones ?? []).filter { engine.scopeOf($0) == scope && state.token(for: $0) == nil }
         holdings.removedAhead = (state.removedZones ?? []).filter { engine.scopeOf($0) == scope && state.token(for: $0) == nil }
         holdings.needingALook = Set(state.retryRecords.map(\.zoneID))
@@ -93,7 +100,9 @@ struct StateKeeper: FetchStateKeeper {
         engine.state.token(for: scope)
     }
 
-    func scopeFetchStarting(_ scope: DatabaseScope, removing: [ZoneDeletion], fetching: [ZoneID], leavingOut: [ZoneID], engine: isolated RecordSyncEngine) async throws(RecSyncError) {
+    func scopeFetchStarting(
+        _ scope: DatabaseScope, removing: [ZoneDeletion], fetching: [ZoneID], leavingOut: [ZoneID], engine: isolated RecordSyncEngine
+    ) async throws(RecSyncError) {
         guard !removing.isEmpty || !fetching.isEmpty || !leavingOut.isEmpty else { return }
         engine.setState { s in
             let gone = Set(removing.map(\.zoneID))
@@ -129,7 +138,9 @@ struct StateKeeper: FetchStateKeeper {
         try await engine.emit(.stateUpdate(engine.state))
     }
 
-    func scopeFetched(_ scope: DatabaseScope, token: ServerChangeToken?, fetched: [ZoneID], failed: [ZoneID], engine: isolated RecordSyncEngine) async throws(RecSyncError) {
+    func scopeFetched(_ scope: DatabaseScope, token: ServerChangeToken?, fetched: [ZoneID], failed: [ZoneID], engine: isolated RecordSyncEngine)
+        async throws(RecSyncError)
+    {
         engine.setState { s in
             s.setToken(token, for: scope)
             s.interruptedScopes.removeAll { $0 == scope }
@@ -172,7 +183,10 @@ struct StateKeeper: FetchStateKeeper {
         try await engine.emit(.stateUpdate(engine.state))
     }
 
-    func pageTaken(in zone: ZoneID, token: ServerChangeToken?, delivered: Set<RecordID>, failures: [RecordSyncEngine.RecordFailure], last: Bool, engine: isolated RecordSyncEngine) async throws(RecSyncError) {
+    func pageTaken(
+        in zone: ZoneID, token: ServerChangeToken?, delivered: Set<RecordID>, failures: [RecordSyncEngine.RecordFailure], last: Bool,
+        engine: isolated RecordSyncEngine
+    ) async throws(RecSyncError) {
         engine.setState { s in
             s.setToken(token, for: zone)
             // Named by the page: a later deletion is a change from its token on.
@@ -187,7 +201,9 @@ struct StateKeeper: FetchStateKeeper {
         try await engine.emit(.stateUpdate(engine.state))
     }
 
-    func retried(in zone: ZoneID, settled: Set<RecordID>, failures: [RecordSyncEngine.RecordFailure], engine: isolated RecordSyncEngine) async throws(RecSyncError) {
+    func retried(in zone: ZoneID, settled: Set<RecordID>, failures: [RecordSyncEngine.RecordFailure], engine: isolated RecordSyncEngine)
+        async throws(RecSyncError)
+    {
         guard !settled.isEmpty else { return }
         engine.setState { $0.retryRecords.removeAll { settled.contains($0) } }
         try await engine.emit(.stateUpdate(engine.state))

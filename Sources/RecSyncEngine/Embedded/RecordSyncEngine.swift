@@ -122,7 +122,9 @@ public actor RecordSyncEngine {
     ///   - options: Page and batch sizes, retries.
     public init(store: any RemoteStore, state: State, delegate: any RecordSyncEngineDelegate, options: Options = Options()) throws(RecSyncError) {
         guard options.fetchPageSize > 0, options.sendBatchSize > 0, options.zoneFetchConcurrency > 0 else {
-            throw .invalidArguments("fetchPageSize, sendBatchSize and zoneFetchConcurrency must be at least 1 (got \(options.fetchPageSize), \(options.sendBatchSize), \(options.zoneFetchConcurrency))")
+            throw .invalidArguments(
+                "fetchPageSize, sendBatchSize and zoneFetchConcurrency must be at least 1 (got \(options.fetchPageSize), \(options.sendBatchSize), \(options.zoneFetchConcurrency))"
+            )
         }
         self.store = store
         self.state = state
@@ -265,7 +267,9 @@ public actor RecordSyncEngine {
         // Called from the delegate while it handles an event, a run would wait for the run that
         // waits for the delegate: refused instead of hanging for ever.
         if Self.handling.contains(ObjectIdentifier(self)) {
-            throw .invalidArguments("fetchChanges or sendChanges was called from inside handleEvent or recordsToSave, which the running fetch or send waits for; call it after the run returns (or from a Task.detached the handler does not wait for)")
+            throw .invalidArguments(
+                "fetchChanges or sendChanges was called from inside handleEvent or recordsToSave, which the running fetch or send waits for; call it after the run returns (or from a Task.detached the handler does not wait for)"
+            )
         }
         if busy {
             await withCheckedContinuation { waiting.append($0) }
@@ -286,7 +290,10 @@ public actor RecordSyncEngine {
     /// the delegate itself while it handles another (an `add` from a handler) goes at once.
     func emit(_ event: Event) async throws(RecSyncError) {
         guard let delegate else {
-            throw .delegateFailed(event: event.name, message: "the engine's delegate is gone (the engine holds it weakly, as CKSyncEngine does); keep a reference to it while the engine runs")
+            throw .delegateFailed(
+                event: event.name,
+                message:
+                    "the engine's delegate is gone (the engine holds it weakly, as CKSyncEngine does); keep a reference to it while the engine runs")
         }
         // A client of this library keeps no `State`: its zones' pages may be handled at the
         // same time, each zone's in order.
@@ -363,7 +370,8 @@ public actor RecordSyncEngine {
     /// The delegate's next batch of a send (its own, or the engine's default).
     func nextBatch(_ context: SendChangesContext) async throws(RecSyncError) -> RecordZoneChangeBatch? {
         guard let delegate else {
-            throw .delegateFailed(event: "nextRecordZoneChangeBatch", message: "the engine's delegate is gone; keep a reference to it while the engine runs")
+            throw .delegateFailed(
+                event: "nextRecordZoneChangeBatch", message: "the engine's delegate is gone; keep a reference to it while the engine runs")
         }
         let outcome = await inDelegate { () async -> Result<RecordZoneChangeBatch?, RecSyncError> in
             do {

@@ -21,7 +21,9 @@ extension StoreCore {
         // From the start, whatever the descriptor has read already.
         guard lseek(fd, 0, SEEK_SET) == 0 else {
             let e = errno
-            throw .fileSystem(path: path, message: "cannot read the file from its start: \(String(cString: strerror(e)))", cause: SystemCallFailure(call: "lseek", errno: e))
+            throw .fileSystem(
+                path: path, message: "cannot read the file from its start: \(String(cString: strerror(e)))",
+                cause: SystemCallFailure(call: "lseek", errno: e))
         }
         let asset = try backend.storeAsset(fd: fd, size: size, path: path)
         uploadedAssets[asset.oid, default: []].insert(AssetUse(recordID: recordID, field: field))
@@ -33,7 +35,9 @@ extension StoreCore {
     func checkAssetSize(_ size: Int64, what: @autoclosure () -> String) throws(RecSyncError) {
         let limit = backend.manifest.assetLimit
         if size > limit {
-            throw .limitExceeded("\(what()) is \(size) bytes; this store takes assets of at most \(limit) bytes (maxAssetBytes in the store's recsync.json). Make the file smaller, or raise the limit in the store")
+            throw .limitExceeded(
+                "\(what()) is \(size) bytes; this store takes assets of at most \(limit) bytes (maxAssetBytes in the store's recsync.json). Make the file smaller, or raise the limit in the store"
+            )
         }
     }
 
@@ -64,18 +68,25 @@ extension StoreCore {
             let what = "asset '\(key)' of record '\(record.recordID.recordName)' in zone '\(record.recordID.zoneID)'"
             do { try checkAssetSize(asset.size, what: what) } catch { return error }
             guard let stored = try backend.assetSize(asset.oid) else {
-                return .invalidArguments("\(what) (object \(asset.oid)) is not in the store; upload the file before saving the record that references it")
+                return .invalidArguments(
+                    "\(what) (object \(asset.oid)) is not in the store; upload the file before saving the record that references it")
             }
             if stored != asset.size {
-                return .invalidArguments("\(what) says \(asset.size) bytes but object \(asset.oid) holds \(stored); upload the file again and save the reference it returns")
+                return .invalidArguments(
+                    "\(what) says \(asset.size) bytes but object \(asset.oid) holds \(stored); upload the file again and save the reference it returns"
+                )
             }
             if uploadedAssets[asset.oid]?.contains(AssetUse(recordID: record.recordID, field: key)) != true {
                 if own == nil { own = try backend.recordAssetBlobs(record.recordID, at: head) }
                 guard own?.contains(asset.oid) == true else {
                     if let other = uploadedAssets[asset.oid]?.min(by: { ($0.recordID.recordName, $0.field) < ($1.recordID.recordName, $1.field) }) {
-                        return .invalidArguments("\(what) names object \(asset.oid), which was uploaded for field '\(other.field)' of record '\(other.recordID.recordName)' in zone '\(other.recordID.zoneID)', not for this one; upload the file for this record and field and save the reference that upload returns")
+                        return .invalidArguments(
+                            "\(what) names object \(asset.oid), which was uploaded for field '\(other.field)' of record '\(other.recordID.recordName)' in zone '\(other.recordID.zoneID)', not for this one; upload the file for this record and field and save the reference that upload returns"
+                        )
                     }
-                    return .invalidArguments("\(what) names object \(asset.oid), which was neither uploaded for it nor is one of its assets in the store; upload the file and save the reference the upload returns")
+                    return .invalidArguments(
+                        "\(what) names object \(asset.oid), which was neither uploaded for it nor is one of its assets in the store; upload the file and save the reference the upload returns"
+                    )
                 }
             }
             let sum: String
@@ -83,13 +94,16 @@ extension StoreCore {
                 sum = known
             } else {
                 guard let hashed = try backend.assetSHA256(asset.oid) else {
-                    return .invalidArguments("\(what) (object \(asset.oid)) is not in the store; upload the file before saving the record that references it")
+                    return .invalidArguments(
+                        "\(what) (object \(asset.oid)) is not in the store; upload the file before saving the record that references it")
                 }
                 assetSHA256s[asset.oid] = hashed
                 sum = hashed
             }
             if sum != asset.sha256 {
-                return .invalidArguments("\(what) says SHA-256 \(asset.sha256) but object \(asset.oid) hashes to \(sum); upload the file again and save the reference it returns")
+                return .invalidArguments(
+                    "\(what) says SHA-256 \(asset.sha256) but object \(asset.oid) hashes to \(sum); upload the file again and save the reference it returns"
+                )
             }
         }
         return nil
@@ -105,26 +119,35 @@ extension StoreCore {
         // store written with plain git, or a client around recsync) must not make a pull
         // inflate or write gigabytes before the comparison below refuses it.
         guard let stored = try backend.assetSize(asset.oid) else {
-            throw .storeCorrupt("the store lacks asset object \(asset.oid) (\(asset.size) bytes) in zone '\(zone)'; whoever saved it must push it again")
+            throw .storeCorrupt(
+                "the store lacks asset object \(asset.oid) (\(asset.size) bytes) in zone '\(zone)'; whoever saved it must push it again")
         }
         guard stored == asset.size else {
-            throw .storeCorrupt("asset object \(asset.oid) in zone '\(zone)' holds \(stored) bytes where its reference says \(asset.size); the store is damaged: save the asset again")
+            throw .storeCorrupt(
+                "asset object \(asset.oid) in zone '\(zone)' holds \(stored) bytes where its reference says \(asset.size); the store is damaged: save the asset again"
+            )
         }
         try checkAssetSize(stored, what: "asset object \(asset.oid) in zone '\(zone)'")
         // The file holds the asset and nothing else, even if an earlier try wrote part of it.
         guard ftruncate(fd, 0) == 0, lseek(fd, 0, SEEK_SET) == 0 else {
             let e = errno
-            throw .fileSystem(path: path, message: "cannot empty the file to write the asset into: \(String(cString: strerror(e)))", cause: SystemCallFailure(call: "ftruncate", errno: e))
+            throw .fileSystem(
+                path: path, message: "cannot empty the file to write the asset into: \(String(cString: strerror(e)))",
+                cause: SystemCallFailure(call: "ftruncate", errno: e))
         }
         guard let got = try backend.readAsset(asset.oid, toFD: fd, path: path) else {
-            throw .storeCorrupt("the store lacks asset object \(asset.oid) (\(asset.size) bytes) in zone '\(zone)'; whoever saved it must push it again")
+            throw .storeCorrupt(
+                "the store lacks asset object \(asset.oid) (\(asset.size) bytes) in zone '\(zone)'; whoever saved it must push it again")
         }
         guard got == asset else {
-            throw .storeCorrupt("asset object \(asset.oid) in zone '\(zone)' does not match its reference (\(got.size) bytes, SHA-256 \(got.sha256); expected \(asset.size) bytes, \(asset.sha256)); the store is damaged: save the asset again")
+            throw .storeCorrupt(
+                "asset object \(asset.oid) in zone '\(zone)' does not match its reference (\(got.size) bytes, SHA-256 \(got.sha256); expected \(asset.size) bytes, \(asset.sha256)); the store is damaged: save the asset again"
+            )
         }
         guard fsync(fd) == 0 else {
             let e = errno
-            throw .fileSystem(path: path, message: "cannot sync the asset file: \(String(cString: strerror(e)))", cause: SystemCallFailure(call: "fsync", errno: e))
+            throw .fileSystem(
+                path: path, message: "cannot sync the asset file: \(String(cString: strerror(e)))", cause: SystemCallFailure(call: "fsync", errno: e))
         }
     }
 }

@@ -57,7 +57,8 @@ extension StoreCore {
             newToken = ChangeTokenContent(storeID: storeID, kind: kind, commit: target)
         }
         // As for zones: a resumed listing ends at its fixed target; what came since follows.
-        return DatabaseChanges(modifications: modifications, deletions: deletions, changeToken: newToken.token, moreComing: more || target != head, warnings: warnings)
+        return DatabaseChanges(
+            modifications: modifications, deletions: deletions, changeToken: newToken.token, moreComing: more || target != head, warnings: warnings)
     }
 
     /// The zones of a scope visible to the user at a commit, with their content IDs.

@@ -10,7 +10,9 @@ extension StoreCore {
     /// `clientChangeTokenData` (CloudKit's) is recorded, in the same commit, for every zone the
     /// request writes to, in this client's slot (`StoreActor.deviceID`), and named in the
     /// commit message (a `Recsync-Client-Token:` trailer per zone); `recordZoneChanges` hands it back.
-    func modifyRecords(saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool, clientChangeTokenData: String? = nil) throws(RecSyncError) -> ModifyRecordsResult {
+    func modifyRecords(saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool, clientChangeTokenData: String? = nil)
+        throws(RecSyncError) -> ModifyRecordsResult
+    {
         if let clientChangeTokenData { try StoreActor.validateToken(clientChangeTokenData, what: "the client change token") }
         // Checks that do not depend on the store.
         var inputErrors: [Int: RecSyncError] = [:]
@@ -23,102 +25,112 @@ extension StoreCore {
         }
         var deleteInputErrors: [Int: RecSyncError] = [:]
         for (i, deletion) in deleting.enumerated() where !seen.insert(deletion.recordID).inserted {
-            deleteInputErrors[i] = .invalidArguments("record '\(deletion.recordID)' is both saved and deleted, or deleted twice, in one request; send it once")
+            deleteInputErrors[i] = .invalidArguments(
+                "record '\(deletion.recordID)' is both saved and deleted, or deleted twice, in one request; send it once")
         }
 
-        return try commitWithRetry({ (head: String, time: Int64) throws(RecSyncError) in
-            var plan = ModifyPlan(saveCount: saving.count, deleteCount: deleting.count)
-            var zoneAccess: [ZoneID: Result<RecordZone, RecSyncError>] = [:]
-            func access(_ zoneID: ZoneID) throws(RecSyncError) -> RecSyncError? {
-                if zoneAccess[zoneID] == nil {
-                    do throws(RecSyncError) {
-                        let zone = try zoneForRecords(zoneID, at: head)
-                        if zone.permission(for: user) != .readWrite {
-                            throw RecSyncError.permissionFailure("zone '\(zoneID)' is shared with \(user) read-only; ask its owner for write access")
+        return try commitWithRetry(
+            { (head: String, time: Int64) throws(RecSyncError) in
+                var plan = ModifyPlan(saveCount: saving.count, deleteCount: deleting.count)
+                var zoneAccess: [ZoneID: Result<RecordZone, RecSyncError>] = [:]
+                func access(_ zoneID: ZoneID) throws(RecSyncError) -> RecSyncError? {
+                    if zoneAccess[zoneID] == nil {
+                        do throws(RecSyncError) {
+                            let zone = try zoneForRecords(zoneID, at: head)
+                            if zone.permission(for: user) != .readWrite {
+                                throw RecSyncError.permissionFailure(
+                                    "zone '\(zoneID)' is shared with \(user) read-only; ask its owner for write access")
+                            }
+                            zoneAccess[zoneID] = .success(zone)
+                        } catch {
+                            zoneAccess[zoneID] = .failure(error)
                         }
-                        zoneAccess[zoneID] = .success(zone)
-                    } catch {
-                        zoneAccess[zoneID] = .failure(error)
                     }
+                    if case .failure(let e)? = zoneAccess[zoneID] { return e }
+                    return nil
                 }
-                if case .failure(let e)? = zoneAccess[zoneID] { return e }
-                return nil
-            }
 
-            for (i, client) in saving.enumerated() {
-                let id = client.recordID
-                if let e = inputErrors[i] { plan.saveResults[i] = .failure(e); continue }
-                if let e = try access(id.zoneID) { plan.saveResults[i] = .failure(e); continue }
-                if case .success(let zone)? = zoneAccess[id.zoneID], let encryption = zone.encryption,
-                   let field = client.fields.keys.sorted().first(where: { key in
-                       if case .encrypted = client.fields[key] { false } else { encryption.seals(key) }
-                   }) {
-                    // A client that does not seal must not leak a value into an encrypted zone.
-                    if case .asset = client.fields[field] {
-                        plan.saveResults[i] = .failure(ZoneEncryption.fileInSealedField(id, field: field))
+                for (i, client) in saving.enumerated() {
+                    let id = client.recordID
+                    if let e = inputErrors[i] { plan.saveResults[i] = .failure(e); continue }
+                    if let e = try access(id.zoneID) { plan.saveResults[i] = .failure(e); continue }
+                    if case .success(let zone)? = zoneAccess[id.zoneID], let encryption = zone.encryption,
+                        let field = client.fields.keys.sorted().first(where: { key in
+                            if case .encrypted = client.fields[key] { false } else { encryption.seals(key) }
+                        })
+                    {
+                        // A client that does not seal must not leak a value into an encrypted zone.
+                        if case .asset = client.fields[field] {
+                            plan.saveResults[i] = .failure(ZoneEncryption.fileInSealedField(id, field: field))
+                            continue
+                        }
+                        plan.saveResults[i] = .failure(
+                            .invalidValue(
+                                "zone '\(id.zoneID)' is encrypted, but field '\(field)' of record '\(id.recordName)' arrived in clear; it was not saved. Write through a client that seals fields (the recsync command, or EncryptingStore in the library)"
+                            ))
                         continue
                     }
-                    plan.saveResults[i] = .failure(.invalidValue("zone '\(id.zoneID)' is encrypted, but field '\(field)' of record '\(id.recordName)' arrived in clear; it was not saved. Write through a client that seals fields (the recsync command, or EncryptingStore in the library)"))
-                    continue
+                    let currentTag = try backend.recordTag(id, at: head)
+                    switch try decideSave(client, currentTag: currentTag, policy: savePolicy, time: time) {
+                    case .failure(let e):
+                        plan.saveResults[i] = .failure(e)
+                    case .success(let stored):
+                        // Checked after the change tag: a save against a version that moved is a
+                        // conflict, whatever its assets (it may keep ones the new version dropped).
+                        if let e = try checkAssets(client, at: head, currentTag: currentTag) { plan.saveResults[i] = .failure(e); continue }
+                        plan.saveResults[i] = .success(stored)
+                        plan.saved[id] = stored
+                    }
                 }
-                let currentTag = try backend.recordTag(id, at: head)
-                switch try decideSave(client, currentTag: currentTag, policy: savePolicy, time: time) {
-                case .failure(let e):
-                    plan.saveResults[i] = .failure(e)
-                case .success(let stored):
-                    // Checked after the change tag: a save against a version that moved is a
-                    // conflict, whatever its assets (it may keep ones the new version dropped).
-                    if let e = try checkAssets(client, at: head, currentTag: currentTag) { plan.saveResults[i] = .failure(e); continue }
-                    plan.saveResults[i] = .success(stored)
-                    plan.saved[id] = stored
+                for (i, deletion) in deleting.enumerated() {
+                    let id = deletion.recordID
+                    if let e = deleteInputErrors[i] { plan.deleteResults[i] = .failure(e); continue }
+                    if let e = try access(id.zoneID) { plan.deleteResults[i] = .failure(e); continue }
+                    let currentTag = try backend.recordTag(id, at: head)
+                    if let e = try decideDelete(deletion, currentTag: currentTag, policy: savePolicy) {
+                        plan.deleteResults[i] = .failure(e)
+                    } else {
+                        plan.deleteResults[i] = .success(())
+                        plan.deleted.insert(id)
+                    }
                 }
-            }
-            for (i, deletion) in deleting.enumerated() {
-                let id = deletion.recordID
-                if let e = deleteInputErrors[i] { plan.deleteResults[i] = .failure(e); continue }
-                if let e = try access(id.zoneID) { plan.deleteResults[i] = .failure(e); continue }
-                let currentTag = try backend.recordTag(id, at: head)
-                if let e = try decideDelete(deletion, currentTag: currentTag, policy: savePolicy) {
-                    plan.deleteResults[i] = .failure(e)
-                } else {
-                    plan.deleteResults[i] = .success(())
-                    plan.deleted.insert(id)
-                }
-            }
-            if atomically { plan.failAtomicZones(saving: saving, deleting: deleting) }
-            let cascaded = try cascadeDeletions(plan: plan, head: head)
-            plan.deleted.formUnion(cascaded)
+                if atomically { plan.failAtomicZones(saving: saving, deleting: deleting) }
+                let cascaded = try cascadeDeletions(plan: plan, head: head)
+                plan.deleted.formUnion(cascaded)
 
-            var writes: [StoreWrite] = []
-            for (id, record) in plan.saved.sorted(by: { $0.key < $1.key }) {
-                writes.append(.saveRecord(id, StoreEncoding.encode(record), assets: record.assetFields.mapValues(\.oid)))
-            }
-            for id in plan.deleted.sorted() { writes.append(.deleteRecord(id)) }
-            var message = commitMessage(saved: Array(plan.saved.keys), deleted: Array(plan.deleted))
-            if let clientChangeTokenData {
-                let zones = Set(plan.saved.keys.map(\.zoneID)).union(plan.deleted.map(\.zoneID)).sorted()
-                for zone in zones {
-                    writes.append(.saveClientToken(zone, client: actor.clientSlot, Array(clientChangeTokenData.utf8)))
+                var writes: [StoreWrite] = []
+                for (id, record) in plan.saved.sorted(by: { $0.key < $1.key }) {
+                    writes.append(.saveRecord(id, StoreEncoding.encode(record), assets: record.assetFields.mapValues(\.oid)))
                 }
-                if !zones.isEmpty {
-                    // A trailer paragraph: `git log` shows it, `git interpret-trailers` parses it.
-                    message += (message.hasSuffix("\n\n") ? "" : "\n") + zones.map { "Recsync-Client-Token: \(clientChangeTokenData) \(actor.clientSlot) \($0)\n" }.joined()
+                for id in plan.deleted.sorted() { writes.append(.deleteRecord(id)) }
+                var message = commitMessage(saved: Array(plan.saved.keys), deleted: Array(plan.deleted))
+                if let clientChangeTokenData {
+                    let zones = Set(plan.saved.keys.map(\.zoneID)).union(plan.deleted.map(\.zoneID)).sorted()
+                    for zone in zones {
+                        writes.append(.saveClientToken(zone, client: actor.clientSlot, Array(clientChangeTokenData.utf8)))
+                    }
+                    if !zones.isEmpty {
+                        // A trailer paragraph: `git log` shows it, `git interpret-trailers` parses it.
+                        message +=
+                            (message.hasSuffix("\n\n") ? "" : "\n")
+                            + zones.map { "Recsync-Client-Token: \(clientChangeTokenData) \(actor.clientSlot) \($0)\n" }.joined()
+                    }
                 }
-            }
-            let result = ModifyRecordsResult(
-                saveResults: zip(saving, plan.saveResults).map { RecordResult(recordID: $0.recordID, result: $1) },
-                deleteResults: zip(deleting, plan.deleteResults).map { DeletionResult(recordID: $0.recordID, result: $1) },
-                cascadedDeletions: cascaded.sorted(), commit: nil)
-            return (result, writes, message)
-        }, finish: { result, commit, tags in
-            result.commit = commit
-            for i in result.saveResults.indices {
-                if case .success(var record) = result.saveResults[i].result {
-                    record.changeTag = tags[record.recordID]
-                    result.saveResults[i].result = .success(record)
+                let result = ModifyRecordsResult(
+                    saveResults: zip(saving, plan.saveResults).map { RecordResult(recordID: $0.recordID, result: $1) },
+                    deleteResults: zip(deleting, plan.deleteResults).map { DeletionResult(recordID: $0.recordID, result: $1) },
+                    cascadedDeletions: cascaded.sorted(), commit: nil)
+                return (result, writes, message)
+            },
+            finish: { result, commit, tags in
+                result.commit = commit
+                for i in result.saveResults.indices {
+                    if case .success(var record) = result.saveResults[i].result {
+                        record.changeTag = tags[record.recordID]
+                        result.saveResults[i].result = .success(record)
+                    }
                 }
-            }
-        })
+            })
     }
 
     /// Decides one save against the store's current version; the record to store on success.
@@ -171,9 +183,10 @@ extension StoreCore {
             do { _ = try readRecord(id, tag: currentTag, path: path) } catch {
                 return Self.unreadableServerCopy(id, path: path, error)
             }
-            return .serverRecordChanged(RecordConflict(
-                recordID: id, server: try? readRecord(id, tag: currentTag, path: path),
-                client: nil, ancestor: try? readRecord(id, tag: mine, path: path)))
+            return .serverRecordChanged(
+                RecordConflict(
+                    recordID: id, server: try? readRecord(id, tag: currentTag, path: path),
+                    client: nil, ancestor: try? readRecord(id, tag: mine, path: path)))
         }
         return nil
     }
@@ -182,7 +195,9 @@ extension StoreCore {
     /// with no server copy reads as a deletion on the store, and settling it that way would
     /// drop the client's edit while the store still holds the record.
     static func unreadableServerCopy(_ id: RecordID, path: String, _ cause: RecSyncError) -> RecSyncError {
-        .storeCorrupt("\(path): the store's copy of record '\(id.recordName)' cannot be read (\(cause.message)); nothing was saved over it: fix it in the store, or push with --force to replace it")
+        .storeCorrupt(
+            "\(path): the store's copy of record '\(id.recordName)' cannot be read (\(cause.message)); nothing was saved over it: fix it in the store, or push with --force to replace it"
+        )
     }
 
     /// Records that must go because they reference a deleted record with action `deleteSelf`,
@@ -196,8 +211,8 @@ extension StoreCore {
             var referrers: [String: [String]] = [:]
             for (name, tag) in try backend.allRecords(zone: zoneID, at: head) {
                 guard let id = try? RecordID(recordName: name, zoneID: zoneID), plan.saved[id] == nil,
-                      let bytes = try backend.blob(tag), Self.mayHoldDeleteSelf(bytes),
-                      let record = try? StoreEncoding.decode(bytes, zoneID: zoneID, changeTag: tag)
+                    let bytes = try backend.blob(tag), Self.mayHoldDeleteSelf(bytes),
+                    let record = try? StoreEncoding.decode(bytes, zoneID: zoneID, changeTag: tag)
                 else { continue }
                 for target in Self.deleteSelfTargets(record) { referrers[target, default: []].append(name) }
             }

@@ -12,70 +12,74 @@ extension StoreCore {
     func modifyRecordZones(_ operations: [ZoneOperation]) throws(RecSyncError) -> [ZoneOperationResult] {
         // One incarnation per created zone, kept across retries so a retry does not mint another.
         var incarnations: [ZoneID: String] = [:]
-        return try commitWithRetry({ (head: String, time: Int64) throws(RecSyncError) in
-            var results: [ZoneOperationResult] = []
-            var writes: [StoreWrite] = []
-            var touched = Set<ZoneID>()
-            var summary: [String] = []
-            for operation in operations {
-                let zoneID = operation.zoneID
-                let outcome = Result { () throws(RecSyncError) -> RecordZone? in
-                    guard zoneID.ownerName == user else {
-                        throw .permissionFailure("zone '\(zoneID)' belongs to \(zoneID.ownerName); only its owner can change or delete it")
-                    }
-                    guard touched.insert(zoneID).inserted else {
-                        throw .invalidArguments("zone '\(zoneID)' appears twice in one request; send one operation per zone")
-                    }
-                    let existing = try backend.zone(zoneID, at: head).map { entry throws(RecSyncError) in try entry.zone.get() }
-                    switch operation {
-                    case .save(var zone), .recreate(var zone), .uploadAfterReset(var zone):
-                        if let t = zone.defaultRecordType { try NameRules.validateRecordType(t) }
-                        for p in zone.participants {
-                            try NameRules.validateOwnerName(p.userRecordName)
-                            if p.userRecordName == user { throw .invalidArguments("zone '\(zoneID)': the owner cannot be a participant of their own zone") }
+        return try commitWithRetry(
+            { (head: String, time: Int64) throws(RecSyncError) in
+                var results: [ZoneOperationResult] = []
+                var writes: [StoreWrite] = []
+                var touched = Set<ZoneID>()
+                var summary: [String] = []
+                for operation in operations {
+                    let zoneID = operation.zoneID
+                    let outcome = Result { () throws(RecSyncError) -> RecordZone? in
+                        guard zoneID.ownerName == user else {
+                            throw .permissionFailure("zone '\(zoneID)' belongs to \(zoneID.ownerName); only its owner can change or delete it")
                         }
-                        if let existing {
-                            // An encrypted zone stays encrypted: a client that does not know
-                            // about encryption must not turn it off by saving the zone.
-                            if zone.encryption == nil { zone.encryption = existing.encryption }
-                            zone.created = existing.created
-                            zone.incarnation = existing.incarnation
-                            summary.append("updated \(zoneID)")
-                        } else {
-                            if let reason = try backend.tombstone(zoneID, at: head) {
-                                switch operation {
-                                case .save: throw Self.zoneGoneError(zoneID, reason: reason)
-                                case .uploadAfterReset where reason != .encryptedDataReset: throw Self.zoneGoneError(zoneID, reason: reason)
-                                default: break
+                        guard touched.insert(zoneID).inserted else {
+                            throw .invalidArguments("zone '\(zoneID)' appears twice in one request; send one operation per zone")
+                        }
+                        let existing = try backend.zone(zoneID, at: head).map { entry throws(RecSyncError) in try entry.zone.get() }
+                        switch operation {
+                        case .save(var zone), .recreate(var zone), .uploadAfterReset(var zone):
+                            if let t = zone.defaultRecordType { try NameRules.validateRecordType(t) }
+                            for p in zone.participants {
+                                try NameRules.validateOwnerName(p.userRecordName)
+                                if p.userRecordName == user {
+                                    throw .invalidArguments("zone '\(zoneID)': the owner cannot be a participant of their own zone")
                                 }
                             }
-                            zone.created = stamp(time)
-                            let incarnation = incarnations[zoneID] ?? UUID().uuidString.lowercased()
-                            incarnations[zoneID] = incarnation
-                            zone.incarnation = incarnation
-                            if try backend.tombstone(zoneID, at: head) != nil { writes.append(.removeTombstone(zoneID)) }
-                            summary.append("created \(zoneID)")
+                            if let existing {
+                                // An encrypted zone stays encrypted: a client that does not know
+                                // about encryption must not turn it off by saving the zone.
+                                if zone.encryption == nil { zone.encryption = existing.encryption }
+                                zone.created = existing.created
+                                zone.incarnation = existing.incarnation
+                                summary.append("updated \(zoneID)")
+                            } else {
+                                if let reason = try backend.tombstone(zoneID, at: head) {
+                                    switch operation {
+                                    case .save: throw Self.zoneGoneError(zoneID, reason: reason)
+                                    case .uploadAfterReset where reason != .encryptedDataReset: throw Self.zoneGoneError(zoneID, reason: reason)
+                                    default: break
+                                    }
+                                }
+                                zone.created = stamp(time)
+                                let incarnation = incarnations[zoneID] ?? UUID().uuidString.lowercased()
+                                incarnations[zoneID] = incarnation
+                                zone.incarnation = incarnation
+                                if try backend.tombstone(zoneID, at: head) != nil { writes.append(.removeTombstone(zoneID)) }
+                                summary.append("created \(zoneID)")
+                            }
+                            writes.append(.saveZone(zoneID, ZoneDocuments.encodeZone(zone)))
+                            return zone
+                        case .delete, .purge, .markEncryptedDataReset:
+                            guard existing != nil else { throw .zoneNotFound(zoneID) }
+                            let reason: ZoneDeletionReason =
+                                switch operation {
+                                case .purge: .purged
+                                case .markEncryptedDataReset: .encryptedDataReset
+                                default: .deleted
+                                }
+                            writes.append(.removeZone(zoneID))
+                            writes.append(.saveTombstone(zoneID, ZoneDocuments.encodeTombstone(reason: reason, stamp: stamp(time))))
+                            summary.append("\(reason == .deleted ? "deleted" : reason == .purged ? "purged" : "reset encrypted data of") \(zoneID)")
+                            return nil
                         }
-                        writes.append(.saveZone(zoneID, ZoneDocuments.encodeZone(zone)))
-                        return zone
-                    case .delete, .purge, .markEncryptedDataReset:
-                        guard existing != nil else { throw .zoneNotFound(zoneID) }
-                        let reason: ZoneDeletionReason = switch operation {
-                        case .purge: .purged
-                        case .markEncryptedDataReset: .encryptedDataReset
-                        default: .deleted
-                        }
-                        writes.append(.removeZone(zoneID))
-                        writes.append(.saveTombstone(zoneID, ZoneDocuments.encodeTombstone(reason: reason, stamp: stamp(time))))
-                        summary.append("\(reason == .deleted ? "deleted" : reason == .purged ? "purged" : "reset encrypted data of") \(zoneID)")
-                        return nil
                     }
+                    results.append(ZoneOperationResult(operation: operation, result: outcome))
                 }
-                results.append(ZoneOperationResult(operation: operation, result: outcome))
-            }
-            let message = "\(user): \(summary.joined(separator: ", "))\n"
-            return (results, writes, message)
-        }, finish: { _, _, _ in })
+                let message = "\(user): \(summary.joined(separator: ", "))\n"
+                return (results, writes, message)
+            }, finish: { _, _, _ in })
     }
 
     /// Why a plain save may not bring back a zone with a tombstone.

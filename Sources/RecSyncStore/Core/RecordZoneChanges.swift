@@ -8,7 +8,9 @@ extension StoreCore {
     ///
     /// The diff runs between the token's commit and a target commit fixed when the first page
     /// is handed out, so paging continues exactly where it stopped even if the head moves.
-    func recordZoneChanges(zone zoneID: ZoneID, since token: ServerChangeToken?, resultsLimit: Int, desiredKeys: [String]?) throws(RecSyncError) -> RecordZoneChanges {
+    func recordZoneChanges(zone zoneID: ZoneID, since token: ServerChangeToken?, resultsLimit: Int, desiredKeys: [String]?) throws(RecSyncError)
+        -> RecordZoneChanges
+    {
         let head = try backend.head()
         let zone = try zoneForRecords(zoneID, at: head)
         let incarnation = zone.incarnation ?? ""
@@ -55,8 +57,9 @@ extension StoreCore {
         let more = batch.more || target != head
         // A fetch from the beginning reads the whole zone: its size is the total to show.
         let estimate = token == nil ? try backend.recordCountEstimate(zone: zoneID, at: target) : nil
-        return RecordZoneChanges(modifications: modifications, deletions: deletions, changeToken: newToken.token, moreComing: more, warnings: warnings,
-                                 clientChangeTokenData: clientToken, recordCountEstimate: estimate)
+        return RecordZoneChanges(
+            modifications: modifications, deletions: deletions, changeToken: newToken.token, moreComing: more, warnings: warnings,
+            clientChangeTokenData: clientToken, recordCountEstimate: estimate)
     }
 
     /// The record ID a changed tree entry names; nil, with a warning naming its path, when the
@@ -96,7 +99,9 @@ extension StoreCore {
         // may have committed 50 MB there with plain git, and every pull would read it.
         if let size = try backend.blobSize(tag), size > maxRecordBlobBytes {
             inTheBytes = true
-            throw .storeCorrupt("\(path): record '\(id.recordName)' is stored as \(size) bytes, far over the 1 MB limit every save keeps to; skipped unread. Shrink or remove it in the store")
+            throw .storeCorrupt(
+                "\(path): record '\(id.recordName)' is stored as \(size) bytes, far over the 1 MB limit every save keeps to; skipped unread. Shrink or remove it in the store"
+            )
         }
         guard let bytes = try backend.blob(tag) else {
             throw .storeCorrupt("\(path): the store lacks object \(tag); run 'git fsck' on the store")
@@ -107,14 +112,17 @@ extension StoreCore {
             throw .storeCorrupt("\(path): not a valid record (\(error.message)); fix or remove it in the store")
         }
         guard record.recordID == id else {
-            throw .storeCorrupt("\(path): the record inside is named '\(record.recordID.recordName)', not '\(id.recordName)'; move or fix it in the store")
+            throw .storeCorrupt(
+                "\(path): the record inside is named '\(record.recordID.recordName)', not '\(id.recordName)'; move or fix it in the store")
         }
         // The limit a save enforces holds for reading too, whoever wrote the blob. The
         // compact field data is never larger than the (pretty) blob, so most records need no count.
         if bytes.count > Record.maxFieldDataBytes {
             let size = StoreEncoding.fieldDataSize(of: record)
             if size > Record.maxFieldDataBytes {
-                throw .storeCorrupt("\(path): record '\(id.recordName)' holds \(size) bytes of field data, over the 1 MB limit every save keeps to; skipped. Shrink or remove it in the store")
+                throw .storeCorrupt(
+                    "\(path): record '\(id.recordName)' holds \(size) bytes of field data, over the 1 MB limit every save keeps to; skipped. Shrink or remove it in the store"
+                )
             }
         }
         return record

@@ -18,7 +18,9 @@ struct ZoneChange: Sendable {
 
 extension StoreBackend {
     /// Both commits' zones compared in full: for a backend whose listing costs nothing much.
-    func zoneChangesByListing(from base: String?, to target: String, owner: String?) throws(RecSyncError) -> (changes: [ZoneChange], warnings: [StoreWarning]) {
+    func zoneChangesByListing(from base: String?, to target: String, owner: String?) throws(RecSyncError) -> (
+        changes: [ZoneChange], warnings: [StoreWarning]
+    ) {
         let before = try base.map { c throws(RecSyncError) in try zones(at: c, owner: owner).zones } ?? []
         let (after, warnings) = try zones(at: target, owner: owner)
         var old: [ZoneID: ZoneEntry] = [:]

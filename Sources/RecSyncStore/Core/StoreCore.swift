@@ -98,7 +98,9 @@ final class StoreCore<Backend: StoreBackend> {
                 backoff(attempt: n)
             }
         }
-        throw .storeBusy("the store kept moving while recsync tried to write (\(maxCommitAttempts) attempts); other writers are busy, try again in a moment. If nothing else writes to the store, a crashed writer may have left a lock file (refs/heads/main.lock in a git store): remove it")
+        throw .storeBusy(
+            "the store kept moving while recsync tried to write (\(maxCommitAttempts) attempts); other writers are busy, try again in a moment. If nothing else writes to the store, a crashed writer may have left a lock file (refs/heads/main.lock in a git store): remove it"
+        )
     }
 
     /// A commit message with this client's `Recsync-Client: <user>/<device>` trailer, by

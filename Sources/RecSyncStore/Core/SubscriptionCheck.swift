@@ -57,7 +57,9 @@ extension StoreCore {
     /// follows the commits and their changes, not the store. From the beginning (nil), or
     /// when the first-parent path from the head does not pass the cursor (a merge made with
     /// plain git), the stretch is compared end to end instead.
-    func checkSubscriptions(_ subscriptions: [Subscription], scope: DatabaseScope, since token: ServerChangeToken?) throws(RecSyncError) -> SubscriptionCheck {
+    func checkSubscriptions(_ subscriptions: [Subscription], scope: DatabaseScope, since token: ServerChangeToken?) throws(RecSyncError)
+        -> SubscriptionCheck
+    {
         try scope.requireSupported(for: "checking subscriptions")
         let head = try backend.head()
         var base: String?
@@ -114,7 +116,10 @@ extension StoreCore {
     }
 
     /// Adds what changed between two commits to the matches of the subscriptions in `only`.
-    private func evaluate(_ evaluator: inout SubscriptionEvaluator, only: Set<String>, scope: DatabaseScope, from a: String?, to b: String, warnings: inout [StoreWarning]) throws(RecSyncError) {
+    private func evaluate(
+        _ evaluator: inout SubscriptionEvaluator, only: Set<String>, scope: DatabaseScope, from a: String?, to b: String,
+        warnings: inout [StoreWarning]
+    ) throws(RecSyncError) {
         // Only the zones the commit touched: the cost follows the changes, not the store.
         let (zoneChanges, found) = try backend.zoneChanges(from: a, to: b, owner: scope == .private ? user : nil)
         warnings += found
@@ -211,7 +216,8 @@ struct SubscriptionEvaluator {
             case .zone(let z): if z == id.zoneID { add(s.id, zone: id.zoneID, notice: nil) }
             case .query(let q):
                 guard q.zone == nil || q.zone == id.zoneID, q.firesOn.contains(reason),
-                      let body, matchers[s.id]?.matches(body) == true else { continue }
+                    let body, matchers[s.id]?.matches(body) == true
+                else { continue }
                 add(s.id, zone: id.zoneID, notice: RecordChangeNotice(recordID: id, reason: reason))
             }
         }

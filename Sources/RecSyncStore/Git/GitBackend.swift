@@ -115,8 +115,10 @@ final class GitBackend: StoreBackend {
         let root = try tree(commit)
         var warnings: [StoreWarning] = []
         let top = try git("listing the store") { () throws(GitError) in try repository.treeEntries(root) }
-        for e in top where !((e.name == StoreLayout.manifestPath || e.name == CompactionMarker.path) && e.kind == .blob)
-            && !((e.name == StoreLayout.zonesDir || e.name == StoreLayout.tombstonesDir || e.name == StoreLayout.usersDir) && e.kind == .tree) {
+        for e in top
+        where !((e.name == StoreLayout.manifestPath || e.name == CompactionMarker.path) && e.kind == .blob)
+            && !((e.name == StoreLayout.zonesDir || e.name == StoreLayout.tombstonesDir || e.name == StoreLayout.usersDir) && e.kind == .tree)
+        {
             warnings.append(StoreWarning(path: e.name, message: "unknown entry at the top of the store; ignored"))
         }
         guard let zonesTree = top.first(where: { $0.name == StoreLayout.zonesDir && $0.kind == .tree }) else { return ([], warnings) }
@@ -168,7 +170,8 @@ final class GitBackend: StoreBackend {
 
     /// Walks both commits' `zones/` trees together and skips every owner and zone subtree
     /// whose OID is equal on both sides: what a commit did not touch costs nothing.
-    func zoneChanges(from base: String?, to target: String, owner: String?) throws(RecSyncError) -> (changes: [ZoneChange], warnings: [StoreWarning]) {
+    func zoneChanges(from base: String?, to target: String, owner: String?) throws(RecSyncError) -> (changes: [ZoneChange], warnings: [StoreWarning])
+    {
         func zonesTree(_ commit: String?) throws(RecSyncError) -> GitOID? {
             guard let commit, let e = try entry(StoreLayout.zonesDir, at: commit), e.kind == .tree else { return nil }
             return e.oid
@@ -203,7 +206,10 @@ final class GitBackend: StoreBackend {
                 let path = "\(ownerPath)/\(zoneName)"
                 // As `zones(at:)` lists them: only what it would list is a zone.
                 guard let unescaped = StoreLayout.unescape(zoneName) else {
-                    if zn != nil { warnings.append(StoreWarning(path: path, message: "not a zone directory recsync can use (bad name or not a directory); ignored")) }
+                    if zn != nil {
+                        warnings.append(
+                            StoreWarning(path: path, message: "not a zone directory recsync can use (bad name or not a directory); ignored"))
+                    }
                     continue
                 }
                 let zoneID: ZoneID
@@ -213,7 +219,9 @@ final class GitBackend: StoreBackend {
                 }
                 let before = zo.flatMap { $0.kind == .tree ? zoneEntry(zoneID, tree: $0.oid, path: path) : nil }
                 let after = zn.flatMap { $0.kind == .tree ? zoneEntry(zoneID, tree: $0.oid, path: path) : nil }
-                if let zn, zn.kind != .tree { warnings.append(StoreWarning(path: path, message: "not a zone directory recsync can use (bad name or not a directory); ignored")) }
+                if let zn, zn.kind != .tree {
+                    warnings.append(StoreWarning(path: path, message: "not a zone directory recsync can use (bad name or not a directory); ignored"))
+                }
                 if before == nil && after == nil { continue }
                 changes.append(ZoneChange(before: before, after: after))
             }
@@ -251,13 +259,16 @@ final class GitBackend: StoreBackend {
         for e in try entries(zone.oid) where Self.zoneDirectories.contains(e.name) {
             if e.kind != .tree {
                 bad = ("\(path)/\(e.name)", e.kind)
-            } else if e.name != StoreLayout.clientTokensDir, let f = try entries(e.oid).first(where: { StoreLayout.isFanout($0.name) && $0.kind != .tree }) {
+            } else if e.name != StoreLayout.clientTokensDir,
+                let f = try entries(e.oid).first(where: { StoreLayout.isFanout($0.name) && $0.kind != .tree })
+            {
                 bad = ("\(path)/\(e.name)/\(f.name)", f.kind)
             }
             if bad != nil { break }
         }
         guard let bad else { return nil }
-        return Self.misshapen(bad.path, bad.kind, wanted: .tree, consequence: "zone '\(id)' is neither read nor written until it is a directory again")
+        return Self.misshapen(
+            bad.path, bad.kind, wanted: .tree, consequence: "zone '\(id)' is neither read nor written until it is a directory again")
     }
 
     /// What to tell the user about an entry plain git made the wrong kind of thing: a file (a
@@ -272,7 +283,8 @@ final class GitBackend: StoreBackend {
             case .other: "an entry of an unknown kind"
             }
         }
-        return "\(path) is \(described(kind)) where recsync keeps \(described(wanted)) (plain git put it there); \(consequence). To repair it, revert the commit that did in a clone of the store ('git log -- \(path)' finds it) and 'git push' the revert"
+        return
+            "\(path) is \(described(kind)) where recsync keeps \(described(wanted)) (plain git put it there); \(consequence). To repair it, revert the commit that did in a clone of the store ('git log -- \(path)' finds it) and 'git push' the revert"
     }
 
     func tombstone(_ id: ZoneID, at commit: String) throws(RecSyncError) -> ZoneDeletionReason? {
@@ -331,7 +343,10 @@ final class GitBackend: StoreBackend {
         let targetEntry = try entry(recordsPath, at: target)
         if let targetEntry, targetEntry.kind != .tree {
             // Not "every record deleted": nothing can be read from it (`zoneShapeProblem`).
-            batch.warnings.append(StoreWarning(path: recordsPath, message: Self.misshapen(recordsPath, targetEntry.kind, wanted: .tree, consequence: "the zone's records are not read")))
+            batch.warnings.append(
+                StoreWarning(
+                    path: recordsPath,
+                    message: Self.misshapen(recordsPath, targetEntry.kind, wanted: .tree, consequence: "the zone's records are not read")))
             return batch
         }
         let baseTree = try recordsTree(zone, at: base)
@@ -363,12 +378,16 @@ final class GitBackend: StoreBackend {
                     return e.kind == .blob || e.kind == .executable ? e : nil
                 }
                 if let n, usable(n) == nil {
-                    batch.warnings.append(StoreWarning(path: path, message: n.kind == .symlink ? "a symbolic link, not a record; ignored" : "not a record file; ignored"))
+                    batch.warnings.append(
+                        StoreWarning(
+                            path: path, message: n.kind == .symlink ? "a symbolic link, not a record; ignored" : "not a record file; ignored"))
                 }
                 let oldBlob = usable(o), newBlob = usable(n)
                 if oldBlob == nil && newBlob == nil { continue }
                 guard let recordName = StoreLayout.unescape(entryName) else {
-                    if newBlob != nil { batch.warnings.append(StoreWarning(path: path, message: "the file name is not an escaped record name; ignored")) }
+                    if newBlob != nil {
+                        batch.warnings.append(StoreWarning(path: path, message: "the file name is not an escaped record name; ignored"))
+                    }
                     continue
                 }
                 // A misplaced entry was never the record (reading it only warns): its removal,
@@ -383,7 +402,9 @@ final class GitBackend: StoreBackend {
                 if misplaced {
                     problem = "record '\(recordName)' belongs in fan-out directory '\(StoreLayout.fanout(recordName))', not '\(name)'; move it there"
                 }
-                batch.changes.append(RawRecordChange(key: "\(name)/\(entryName)", recordName: recordName, old: oldBlob?.oid.hex, new: newBlob?.oid.hex, problem: problem))
+                batch.changes.append(
+                    RawRecordChange(
+                        key: "\(name)/\(entryName)", recordName: recordName, old: oldBlob?.oid.hex, new: newBlob?.oid.hex, problem: problem))
             }
         }
         return batch
@@ -462,7 +483,8 @@ final class GitBackend: StoreBackend {
     func commit(parent: String, writes: [StoreWrite], message: String, actor: StoreActor, time: Int64) throws(RecSyncError) -> CommitOutcome {
         let recordCount = writes.reduce(0) { n, w in if case .saveRecord = w { n + 1 } else { n } }
         let parentOID = try oid(parent)
-        let (commit, tags, writer) = try git("writing a commit") { () throws(GitError) -> Result<(GitOID, [RecordID: String], GitRepository), RecSyncError> in
+        let (commit, tags, writer) = try git("writing a commit") {
+            () throws(GitError) -> Result<(GitOID, [RecordID: String], GitRepository), RecSyncError> in
             // Large modifications write into memory and land as one pack file; so does every
             // commit to a network store's mirror, whose loose objects' fsyncs would stand
             // between the user and the push (a one-record push: 32 fsyncs, 16 as a pack).
@@ -514,7 +536,8 @@ final class GitBackend: StoreBackend {
             landed = try remote.publish(commit, parent: parentOID, in: repository, sendingFrom: writer)
         } else {
             landed = try git("moving the head") { () throws(GitError) in
-                try repository.updateReference(Self.headRef, to: commit, expected: parentOID, logMessage: "recsync: \(message.prefix(while: { $0 != "\n" }))")
+                try repository.updateReference(
+                    Self.headRef, to: commit, expected: parentOID, logMessage: "recsync: \(message.prefix(while: { $0 != "\n" }))")
             }
             // A lock a killed writer left would make every retry fail the same way.
             if !landed, let lock = repository.referenceLock(Self.headRef) {
@@ -529,7 +552,9 @@ extension GitBackend {
     /// The first entry of `tree` in the way of a file an update writes, with the kind wanted
     /// there: one that is not a directory above the file's path, or a directory (a submodule)
     /// at it; nil when there is none.
-    static func obstruction(of updates: [GitTreeUpdate], in tree: GitOID, repository: GitRepository) throws(GitError) -> (path: String, kind: GitTreeEntry.Kind, wanted: GitTreeEntry.Kind)? {
+    static func obstruction(of updates: [GitTreeUpdate], in tree: GitOID, repository: GitRepository) throws(GitError) -> (
+        path: String, kind: GitTreeEntry.Kind, wanted: GitTreeEntry.Kind
+    )? {
         for case .upsertBlob(let path, _) in updates {
             let components = path.split(separator: "/")
             for n in 1...components.count {
@@ -549,10 +574,12 @@ extension GitBackend {
     static func clearAbandoned(_ lock: GitLockFile, in repository: GitRepository, notices: StoreNotices) throws(RecSyncError) {
         let removed: Bool
         do { removed = try lock.removeIfAbandoned(repositoryRoot: repository.path) } catch {
-            throw .fileSystem(path: lock.path, message: "a writer that is gone left this lock, and it cannot be removed (\(error.message)); remove it by hand")
+            throw .fileSystem(
+                path: lock.path, message: "a writer that is gone left this lock, and it cannot be removed (\(error.message)); remove it by hand")
         }
         if removed {
-            notices.post("removed \(lock.path): a writer that is gone (killed or crashed) left it, and no process has it open; nothing it guarded was lost")
+            notices.post(
+                "removed \(lock.path): a writer that is gone (killed or crashed) left it, and no process has it open; nothing it guarded was lost")
             return
         }
         if lock.isStillStale() { throw GitStore.staleLockError(lock, store: repository.path) }
@@ -580,14 +607,16 @@ struct AssetTrees {
         }
         var existing: [String: GitOID] = [:]
         if case .some(.some(let tree)) = zones[id.zoneID],
-           let dir = try repository.entry(atPath: StoreLayout.recordKey(id.recordName), inTree: tree) {
+            let dir = try repository.entry(atPath: StoreLayout.recordKey(id.recordName), inTree: tree)
+        {
             if dir.kind == .tree {
                 for e in try repository.treeEntries(dir.oid) { existing[e.name] = e.oid }
             } else {
                 // Someone put a file where a directory belongs: replaced by the record's assets.
-                return [.remove(path: StoreLayout.assetDir(id))] + assets.sorted(by: { $0.key < $1.key }).compactMap { key, hex in
-                    GitOID(hex: hex).map { .upsertBlob(path: StoreLayout.assetPath(id, field: key), oid: $0) }
-                }
+                return [.remove(path: StoreLayout.assetDir(id))]
+                    + assets.sorted(by: { $0.key < $1.key }).compactMap { key, hex in
+                        GitOID(hex: hex).map { .upsertBlob(path: StoreLayout.assetPath(id, field: key), oid: $0) }
+                    }
             }
         }
         var result: [GitTreeUpdate] = []

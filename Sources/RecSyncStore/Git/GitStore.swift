@@ -97,9 +97,13 @@ public actor GitStore: RemoteStore {
     /// the store (an earlier command fetched it): the remote is then first asked when the
     /// store is used, and not at all by a push that lands on the mirror's head
     /// (`beginOperation(fromLastLook:)`).
-    public static func open(remote: String, mirror: String, actor: StoreActor, options: NetworkOptions = .fromEnvironment(), lookingNow: Bool = true) throws(RecSyncError) -> GitStore {
+    public static func open(remote: String, mirror: String, actor: StoreActor, options: NetworkOptions = .fromEnvironment(), lookingNow: Bool = true)
+        throws(RecSyncError) -> GitStore
+    {
         guard let url = GitRemoteURL(remote) else {
-            throw .invalidArguments("'\(GitRemoteURL.shown(remote))' is not a remote address recsync understands; use ssh://[user@]host[:port]/path, user@host:path, https://host/path, git://host/path or file:///path")
+            throw .invalidArguments(
+                "'\(GitRemoteURL.shown(remote))' is not a remote address recsync understands; use ssh://[user@]host[:port]/path, user@host:path, https://host/path, git://host/path or file:///path"
+            )
         }
         if let problem = options.settingProblem { throw .invalidArguments(problem) }
         try FileIO.refuseLinks(within: mirror)  // libgit2 writes into it by path
@@ -112,7 +116,8 @@ public actor GitStore: RemoteStore {
                 repository = try GitRepository.initBare(at: mirror)
             }
         } catch {
-            throw .invalidArguments("cannot use '\(mirror)' as the mirror of \(url.redacted) (\(error.message)); remove it and recsync will create it again")
+            throw .invalidArguments(
+                "cannot use '\(mirror)' as the mirror of \(url.redacted) (\(error.message)); remove it and recsync will create it again")
         }
         let link = RemoteMirror(remote: url, options: options)
         func mirrorHead() throws(RecSyncError) -> GitOID? {
@@ -121,14 +126,20 @@ public actor GitStore: RemoteStore {
         let mirrorHeld = try mirrorHead() != nil
         if lookingNow || !mirrorHeld { try link.fetch(into: repository) }
         guard try mirrorHead() != nil else {
-            throw .notAStore("\(url.redacted) has no \(GitBackend.headRef): it is not a recsync store (or is empty); create one with 'recsync store init PATH' on the server and serve that repository")
+            throw .notAStore(
+                "\(url.redacted) has no \(GitBackend.headRef): it is not a recsync store (or is empty); create one with 'recsync store init PATH' on the server and serve that repository"
+            )
         }
         // Every fetch and push leaves a pack in the mirror, and every object lookup searches
         // them one after another: merge the small ones once there are many.
         do {
             try repository.consolidatePacks(whenMoreThan: Self.mirrorPackLimit, largest: Self.mirrorPackMergeLimit)
         } catch {
-            throw .fileSystem(path: mirror, message: "the mirror's packs could not be merged (\(error.message)); free some disk space, or remove \(mirror) and recsync will fetch the store again")
+            throw .fileSystem(
+                path: mirror,
+                message:
+                    "the mirror's packs could not be merged (\(error.message)); free some disk space, or remove \(mirror) and recsync will fetch the store again"
+            )
         }
         return try GitStore(backend: GitBackend(repository: repository, remote: link), actor: actor, path: mirror)
     }
@@ -136,9 +147,12 @@ public actor GitStore: RemoteStore {
     /// Opens the store at `location` (see `StoreLocation`) as `actor`: a path or `file://`
     /// URL in place, relative to `base`; a network URL through the bare mirror at `mirror`
     /// (a new temporary directory when nil). `lookingNow`: see `open(remote:mirror:actor:options:lookingNow:)`.
-    public static func open(location: String, relativeTo base: String, actor: StoreActor, mirror: String? = nil, lookingNow: Bool = true) throws(RecSyncError) -> GitStore {
+    public static func open(location: String, relativeTo base: String, actor: StoreActor, mirror: String? = nil, lookingNow: Bool = true)
+        throws(RecSyncError) -> GitStore
+    {
         if StoreLocation.isNetwork(location) {
-            let mirrorPath = mirror ?? FileManager.default.temporaryDirectory.appendingPathComponent("recsync-mirror-\(UUID().uuidString.prefix(8))").path
+            let mirrorPath =
+                mirror ?? FileManager.default.temporaryDirectory.appendingPathComponent("recsync-mirror-\(UUID().uuidString.prefix(8))").path
             return try GitStore.open(remote: location, mirror: mirrorPath, actor: actor, lookingNow: lookingNow)
         }
         return try GitStore(path: try StoreLocation.storePath(location, relativeTo: base), actor: actor)
@@ -163,7 +177,9 @@ public actor GitStore: RemoteStore {
         do {
             try FileManager.default.createDirectory(atPath: cacheDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw .fileSystem(path: cacheDirectory, message: "cannot make the directory for the store's mirror (\(error.localizedDescription)); pass a directory the app can write")
+            throw .fileSystem(
+                path: cacheDirectory,
+                message: "cannot make the directory for the store's mirror (\(error.localizedDescription)); pass a directory the app can write")
         }
         // Named by a hash: the location may carry credentials, and must not show in a path.
         let name: String
@@ -190,12 +206,15 @@ public actor GitStore: RemoteStore {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw .fileSystem(path: directory, message: "cannot make a directory for the throwaway mirror (\(error.localizedDescription)); check the temporary directory ($TMPDIR)")
+            throw .fileSystem(
+                path: directory,
+                message: "cannot make a directory for the throwaway mirror (\(error.localizedDescription)); check the temporary directory ($TMPDIR)")
         }
         let mirror = directory + "/mirror"
         func removeMirror() throws(RecSyncError) {
             do { try FileManager.default.removeItem(atPath: directory) } catch {
-                throw .fileSystem(path: directory, message: "the throwaway mirror could not be removed (\(error.localizedDescription)); remove it by hand")
+                throw .fileSystem(
+                    path: directory, message: "the throwaway mirror could not be removed (\(error.localizedDescription)); remove it by hand")
             }
         }
         let result: T
@@ -230,7 +249,8 @@ public actor GitStore: RemoteStore {
     public func remoteHead() throws(RecSyncError) -> String {
         if let link = core.backend.remote {
             guard let head = try link.remoteHead() else {
-                throw .storeCorrupt("\(link.remote.redacted) no longer has \(GitBackend.headRef); restore it from a clone (the mirror in \(path) is one)")
+                throw .storeCorrupt(
+                    "\(link.remote.redacted) no longer has \(GitBackend.headRef); restore it from a clone (the mirror in \(path) is one)")
             }
             return head.hex
         }
@@ -265,13 +285,17 @@ public actor GitStore: RemoteStore {
         // last fetched by an earlier command): never read one store's history as another's.
         let fetched = try GitBackend.manifestAtHead(of: core.backend.repository).storeID
         guard fetched == storeID else {
-            throw .notAStore("\(link.remote.redacted) now holds another store (store \(fetched); its mirror at \(path) held store \(storeID)); if that is intended, clone it into a new directory")
+            throw .notAStore(
+                "\(link.remote.redacted) now holds another store (store \(fetched); its mirror at \(path) held store \(storeID)); if that is intended, clone it into a new directory"
+            )
         }
     }
 
     /// Creates a new, empty store: a bare repository whose first commit holds `recsync.json`.
     @discardableResult
-    public static func create(at path: String, actor: StoreActor, storeID: String = UUID().uuidString.lowercased()) throws(RecSyncError) -> StoreManifest {
+    public static func create(at path: String, actor: StoreActor, storeID: String = UUID().uuidString.lowercased()) throws(RecSyncError)
+        -> StoreManifest
+    {
         try checkNewStoreTarget(path)
         let repository: GitRepository
         do { repository = try GitRepository.initBare(at: path) } catch {
@@ -287,7 +311,8 @@ public actor GitStore: RemoteStore {
             let blob = try repository.createBlob(manifest.encoded())
             let tree = try repository.updateTree(base: nil, updates: [.upsertBlob(path: StoreLayout.manifestPath, oid: blob)])
             let signature = GitSignature(name: actor.displayName, email: actor.email, time: time / 1000)
-            let commit = try repository.createCommit(tree: tree, parents: [], author: signature, message: "\(actor.userRecordName): create recsync store \(storeID)\n")
+            let commit = try repository.createCommit(
+                tree: tree, parents: [], author: signature, message: "\(actor.userRecordName): create recsync store \(storeID)\n")
             created = try repository.updateReference(GitBackend.headRef, to: commit, expected: nil, logMessage: "recsync: create store")
         } catch { throw GitBackend.wrap(error, "creating the store") }
         guard created else {
@@ -307,7 +332,8 @@ public actor GitStore: RemoteStore {
         }
         let entries: [String]
         do { entries = try FileManager.default.contentsOfDirectory(atPath: path).sorted() } catch {
-            throw .fileSystem(path: path, message: "cannot be listed (\(error.localizedDescription)); give a new path or an empty directory for the store")
+            throw .fileSystem(
+                path: path, message: "cannot be listed (\(error.localizedDescription)); give a new path or an empty directory for the store")
         }
         guard let first = entries.first else { return }
         if entries.contains("HEAD") && entries.contains("objects") {
@@ -322,14 +348,19 @@ public actor GitStore: RemoteStore {
         return try core.databaseChanges(scope: scope, since: token, resultsLimit: resultsLimit)
     }
 
-    public func recordZoneChanges(zone: ZoneID, since token: ServerChangeToken?, resultsLimit: Int, desiredKeys: [String]?) throws(RecSyncError) -> RecordZoneChanges {
+    public func recordZoneChanges(zone: ZoneID, since token: ServerChangeToken?, resultsLimit: Int, desiredKeys: [String]?) throws(RecSyncError)
+        -> RecordZoneChanges
+    {
         try refresh()
         return try core.recordZoneChanges(zone: zone, since: token, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
     }
 
-    public func modifyRecords(saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool, clientChangeTokenData: String?) throws(RecSyncError) -> ModifyRecordsResult {
+    public func modifyRecords(saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool, clientChangeTokenData: String?)
+        throws(RecSyncError) -> ModifyRecordsResult
+    {
         try refresh()
-        return try core.modifyRecords(saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically, clientChangeTokenData: clientChangeTokenData)
+        return try core.modifyRecords(
+            saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically, clientChangeTokenData: clientChangeTokenData)
     }
 
     public func modifyRecordZones(_ operations: [ZoneOperation]) throws(RecSyncError) -> [ZoneOperationResult] {
@@ -363,7 +394,9 @@ public actor GitStore: RemoteStore {
         return try core.currentDatabaseToken(scope: scope)
     }
 
-    public func checkSubscriptions(_ subscriptions: [Subscription], scope: DatabaseScope, since token: ServerChangeToken?) throws(RecSyncError) -> SubscriptionCheck {
+    public func checkSubscriptions(_ subscriptions: [Subscription], scope: DatabaseScope, since token: ServerChangeToken?) throws(RecSyncError)
+        -> SubscriptionCheck
+    {
         try refresh()
         return try core.checkSubscriptions(subscriptions, scope: scope, since: token)
     }
@@ -443,10 +476,13 @@ extension GitStore {
                 // Only commits whose zone subtree differs from their parent's.
                 let path = StoreLayout.zoneDir(zone)
                 let mine = try repo.entry(atPath: path, inTree: commit.tree)?.oid
-                let parents = try commit.parents.first.map { p throws(GitError) in try repo.entry(atPath: path, inTree: repo.commit(p).tree)?.oid } ?? nil
+                let parents =
+                    try commit.parents.first.map { p throws(GitError) in try repo.entry(atPath: path, inTree: repo.commit(p).tree)?.oid } ?? nil
                 if mine == parents { return true }
             }
-            result.append(StoreCommit(commit: oid.hex, authorName: commit.authorName, authorEmail: commit.authorEmail, time: commit.time, message: commit.message))
+            result.append(
+                StoreCommit(
+                    commit: oid.hex, authorName: commit.authorName, authorEmail: commit.authorEmail, time: commit.time, message: commit.message))
             return result.count < limit
         }
         return result

@@ -56,7 +56,9 @@ final class RemoteMirror {
     /// searches no deltas. A push's new objects are record blobs of different records and the
     /// trees above them, which hardly delta against each other (libgit2 sends no thin packs),
     /// so a delta window only costs time.
-    func publish(_ commit: GitOID, parent: GitOID, in repository: GitRepository, sendingFrom sender: GitRepository? = nil) throws(RecSyncError) -> Bool {
+    func publish(_ commit: GitOID, parent: GitOID, in repository: GitRepository, sendingFrom sender: GitRepository? = nil) throws(RecSyncError)
+        -> Bool
+    {
         var result: GitPushResult
         // While a compaction's lease is advertised, wait and look again (`CompactionLease`),
         // saying so once per lease, and for `longestTotalHold` at most in all.
@@ -70,7 +72,9 @@ final class RemoteMirror {
                     if announced.insert(lease).inserted {
                         let until = CompactionLease.deadline(of: lease).map { Timestamps.iso8601($0) } ?? "?"
                         let held = Int((ContinuousClock.now - started).components.seconds)
-                        self.notices?.post("waiting for a compaction of \(self.remote.redacted) to finish: its lease \(NameRules.printable(String(lease.prefix(200)))) asks writers to hold until \(until)\(held > 0 ? " (waiting for \(held) s already)" : ""); this push waits at most \(self.longestTotalHold.components.seconds) s in all")
+                        self.notices?.post(
+                            "waiting for a compaction of \(self.remote.redacted) to finish: its lease \(NameRules.printable(String(lease.prefix(200)))) asks writers to hold until \(until)\(held > 0 ? " (waiting for \(held) s already)" : ""); this push waits at most \(self.longestTotalHold.components.seconds) s in all"
+                        )
                     }
                     return "a compaction of the store asked writers to wait (\(lease))"
                 }
@@ -104,7 +108,9 @@ final class RemoteMirror {
                 refusalsWithoutMovement += 1
                 if refusalsWithoutMovement >= Self.maxRefusalsWithoutMovement {
                     refusalsWithoutMovement = 0
-                    throw .permissionFailure("\(remote.redacted) refused the push (\(reason)) although nobody else had written; check that you may push to it (server-side hooks, branch protection, permissions)")
+                    throw .permissionFailure(
+                        "\(remote.redacted) refused the push (\(reason)) although nobody else had written; check that you may push to it (server-side hooks, branch protection, permissions)"
+                    )
                 }
             } else {
                 refusalsWithoutMovement = 0
@@ -118,7 +124,9 @@ final class RemoteMirror {
     /// the server: shown with control characters escaped, and no more than three.
     private func serverDamaged(_ reason: String, _ broken: [String]) -> RecSyncError {
         let names = broken.prefix(3).map { NameRules.printable(String($0.prefix(200))) }.joined(separator: ", ") + (broken.count > 3 ? ", …" : "")
-        return .storeCorrupt("\(remote.redacted) refused the push (\(reason)): its repository holds broken references, which it advertises with no object (\(names)); git ignores them, but they fail the server's check of every push. Whoever runs the server must remove them (in the server's repository: 'git for-each-ref' warns of them; delete their files under refs/ or their lines in packed-refs)")
+        return .storeCorrupt(
+            "\(remote.redacted) refused the push (\(reason)): its repository holds broken references, which it advertises with no object (\(names)); git ignores them, but they fail the server's check of every push. Whoever runs the server must remove them (in the server's repository: 'git for-each-ref' warns of them; delete their files under refs/ or their lines in packed-refs)"
+        )
     }
 
     /// The lease a push should wait for (one this handle has not yet held for `longestHold`),

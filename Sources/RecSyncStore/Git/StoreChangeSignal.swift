@@ -1,9 +1,8 @@
 import CRecSyncSys
 import Foundation
+import Glibc
 import RecSyncModel
 import Synchronization
-
-import Glibc
 
 /// Waits for a git store's branch to move: what `recsync watch` sleeps on between looks.
 ///

@@ -69,12 +69,13 @@ struct CompactionMarker: Sendable, Hashable {
     var commits: [String: String]
 
     func encoded() -> [UInt8] {
-        JSON.serialize(.object([
-            "format": .int(Int64(Self.format)),
-            "horizon": .object(["commit": .string(horizon), "time": .int(horizonTime), "root": .string(root)]),
-            "compacted": ZoneDocuments.stamp(compacted),
-            "commits": .object(commits.mapValues { .string($0) }),
-        ]), pretty: true)
+        JSON.serialize(
+            .object([
+                "format": .int(Int64(Self.format)),
+                "horizon": .object(["commit": .string(horizon), "time": .int(horizonTime), "root": .string(root)]),
+                "compacted": ZoneDocuments.stamp(compacted),
+                "commits": .object(commits.mapValues { .string($0) }),
+            ]), pretty: true)
     }
 
     /// Reads a marker; nil when it is not one this recsync wrote (tokens then simply expire).
@@ -82,8 +83,9 @@ struct CompactionMarker: Sendable, Hashable {
         let json: JSONValue
         do { json = try JSON.parse(bytes) } catch { return nil }
         guard case .object(let o) = json, case .int(let f)? = o["format"], f == Int64(format),
-              case .object(let h)? = o["horizon"], case .string(let horizon)? = h["commit"], case .string(let root)? = h["root"],
-              case .object(let map)? = o["commits"] else { return nil }
+            case .object(let h)? = o["horizon"], case .string(let horizon)? = h["commit"], case .string(let root)? = h["root"],
+            case .object(let map)? = o["commits"]
+        else { return nil }
         var commits: [String: String] = [:]
         for (old, new) in map {
             guard case .string(let n) = new, GitOID(hex: old) != nil, GitOID(hex: n) != nil else { return nil }
@@ -123,7 +125,9 @@ extension GitStore {
 
     /// `compact`, with `beforePublishing` run between computing and publishing each attempt
     /// (tests move the store there).
-    func compact(_ horizon: CompactionHorizon, dropDeletedTombstones: Bool, beforePublishing: @Sendable (Int) throws(RecSyncError) -> Void) throws(RecSyncError) -> CompactionReport {
+    func compact(_ horizon: CompactionHorizon, dropDeletedTombstones: Bool, beforePublishing: @Sendable (Int) throws(RecSyncError) -> Void)
+        throws(RecSyncError) -> CompactionReport
+    {
         if case .keepLast(let n) = horizon, n < 1 {
             throw .invalidArguments("--keep-last must be at least 1 (it counts the newest commits to keep)")
         }
@@ -144,7 +148,9 @@ extension GitStore {
                 // Refused while the remote still held what we expected: not a race but a server
                 // that forbids rewriting history.
                 if let refusal, try backend.head() == seen {
-                    throw .permissionFailure("\(link.remote.redacted) refused to replace its history (\(refusal)) although nobody else had written; a compaction needs a force push: allow it for you (receive.denyNonFastForwards = false, or lift the branch protection), or compact the store where it lives with 'recsync store compact PATH'")
+                    throw .permissionFailure(
+                        "\(link.remote.redacted) refused to replace its history (\(refusal)) although nobody else had written; a compaction needs a force push: allow it for you (receive.denyNonFastForwards = false, or lift the branch protection), or compact the store where it lives with 'recsync store compact PATH'"
+                    )
                 }
             }
             let head = try backend.head()
@@ -152,7 +158,8 @@ extension GitStore {
             let previous = rewrite
             rewrite = try Self.git("compacting the store") { () throws(GitError) -> HistoryRewrite? in
                 if let previous, let extended = try previous.extended(to: headOID, in: repository, actor: actor) { return extended }
-                return try HistoryRewrite.compute(in: repository, head: headOID, horizon: horizon, dropDeletedTombstones: dropDeletedTombstones, actor: actor)
+                return try HistoryRewrite.compute(
+                    in: repository, head: headOID, horizon: horizon, dropDeletedTombstones: dropDeletedTombstones, actor: actor)
             }
             guard var current = rewrite else {
                 var report = try nothingToCompact(head: headOID)
@@ -186,7 +193,9 @@ extension GitStore {
             // the compaction slip between their writes; then look again and replay what landed.
             usleep(UInt32.random(in: 0...UInt32(min(100_000, 1_000 << min(attempt, 7)))))
         }
-        throw .storeBusy("the store kept moving while recsync compacted it (\(Self.maxCompactionAttempts) attempts); nothing was changed. Run the compaction again when fewer writers are busy")
+        throw .storeBusy(
+            "the store kept moving while recsync compacted it (\(Self.maxCompactionAttempts) attempts); nothing was changed. Run the compaction again when fewer writers are busy"
+        )
     }
 
     /// The report of a compaction with nothing to do.
@@ -196,9 +205,10 @@ extension GitStore {
             count += 1
             return true
         }
-        return CompactionReport(compacted: false, oldHead: head.hex, newHead: head.hex, horizon: nil, horizonTime: nil, newRoot: nil,
-                                commitsBefore: count, commitsAfter: count, commitsFolded: 0, commitsReplayed: 0,
-                                tombstonesDropped: [], tokenMapEntries: 0, attempts: 1)
+        return CompactionReport(
+            compacted: false, oldHead: head.hex, newHead: head.hex, horizon: nil, horizonTime: nil, newRoot: nil,
+            commitsBefore: count, commitsAfter: count, commitsFolded: 0, commitsReplayed: 0,
+            tombstonesDropped: [], tokenMapEntries: 0, attempts: 1)
     }
 
     static func git<T>(_ doing: String, _ body: () throws(GitError) -> T) throws(RecSyncError) -> T {
@@ -250,15 +260,17 @@ struct HistoryRewrite {
 
         let bulk = try GitRepository.open(at: repository.path, bulkWrites: true)
         let folded = chain.count - horizonIndex
-        let rootMessage = "Compacted history: \(folded) commits up to \(horizonCommit.oid.hex) (\(Self.shown(horizonCommit.time))) folded into this one\n\nRecsync-Compacted-From: \(horizonCommit.oid.hex)\n"
+        let rootMessage =
+            "Compacted history: \(folded) commits up to \(horizonCommit.oid.hex) (\(Self.shown(horizonCommit.time))) folded into this one\n\nRecsync-Compacted-From: \(horizonCommit.oid.hex)\n"
         let rootTree = try pruned(horizonCommit.tree, dropping: dropped, in: bulk)
         let root = try bulk.copyCommit(horizonCommit.oid, tree: rootTree, parents: [], message: rootMessage)
         let report = CompactionReport(
             compacted: true, oldHead: head.hex, newHead: "", horizon: horizonCommit.oid.hex, horizonTime: horizonCommit.time * 1000,
             newRoot: root.hex, commitsBefore: chain.count, commitsAfter: 2, commitsFolded: folded, commitsReplayed: 0,
             tombstonesDropped: dropped.map(\.zone), tokenMapEntries: 0, attempts: 1)
-        var rewrite = HistoryRewrite(newHead: root, report: report, horizonCommit: horizonCommit, root: root, dropped: dropped,
-                                     tip: root, tipTree: rootTree, map: [horizonCommit.oid.hex: root.hex])
+        var rewrite = HistoryRewrite(
+            newHead: root, report: report, horizonCommit: horizonCommit, root: root, dropped: dropped,
+            tip: root, tipTree: rootTree, map: [horizonCommit.oid.hex: root.hex])
         try rewrite.replay(chain[..<horizonIndex].reversed(), with: bulk)
         try rewrite.seal(head: chain[0], in: repository, with: bulk, actor: actor)
         return rewrite
@@ -307,14 +319,16 @@ struct HistoryRewrite {
     private mutating func seal(head: GitCommit, in repository: GitRepository, with bulk: GitRepository, actor: StoreActor) throws(GitError) {
         // Tokens an earlier compaction kept working keep working if their commit is kept again.
         if let entry = try repository.entry(atPath: CompactionMarker.path, inTree: head.tree), entry.kind == .blob,
-           let earlier = CompactionMarker.decode(try repository.blob(entry.oid)) {
+            let earlier = CompactionMarker.decode(try repository.blob(entry.oid))
+        {
             for (old, replayed) in earlier.commits where map[old] == nil {
                 if let now = map[replayed] { map[old] = now }
             }
         }
         let time = actor.clock()
-        let marker = CompactionMarker(horizon: horizonCommit.oid.hex, horizonTime: horizonCommit.time * 1000, root: root.hex,
-                                      compacted: ChangeStamp(timestamp: time, userRecordName: actor.userRecordName), commits: map)
+        let marker = CompactionMarker(
+            horizon: horizonCommit.oid.hex, horizonTime: horizonCommit.time * 1000, root: root.hex,
+            compacted: ChangeStamp(timestamp: time, userRecordName: actor.userRecordName), commits: map)
         let markerBlob = try bulk.createBlob(marker.encoded())
         let markerTree = try bulk.updateTree(base: tipTree, updates: [.upsertBlob(path: CompactionMarker.path, oid: markerBlob)])
         let signature = GitSignature(name: actor.displayName, email: actor.email, time: time / 1000)
@@ -330,7 +344,9 @@ struct HistoryRewrite {
     }
 
     /// A tree without the dropped tombstones (only where it still holds the same blob).
-    private static func pruned(_ tree: GitOID, dropping dropped: [(path: String, blob: GitOID, zone: ZoneID)], in bulk: GitRepository) throws(GitError) -> GitOID {
+    private static func pruned(_ tree: GitOID, dropping dropped: [(path: String, blob: GitOID, zone: ZoneID)], in bulk: GitRepository)
+        throws(GitError) -> GitOID
+    {
         var removals: [GitTreeUpdate] = []
         for (path, blob, _) in dropped where try bulk.entry(atPath: path, inTree: tree)?.oid == blob {
             removals.append(.remove(path: path))

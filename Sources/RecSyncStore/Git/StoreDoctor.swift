@@ -38,19 +38,27 @@ extension GitStore {
             let age = lock.age(now: now)
             guard lock.isStale(now: now) else {
                 let why = lock.heldOpen == true ? "a process has it open" : "it is only \(describe(age)) old"
-                findings.append(StoreLockFinding(path: lock.path, age: age, verdict: .inUse,
-                    message: "\(lock.path) belongs to a write under way (\(why)); left alone. If it is still there in a minute, run 'recsync store doctor' again"))
+                findings.append(
+                    StoreLockFinding(
+                        path: lock.path, age: age, verdict: .inUse,
+                        message:
+                            "\(lock.path) belongs to a write under way (\(why)); left alone. If it is still there in a minute, run 'recsync store doctor' again"
+                    ))
                 continue
             }
             if removeStale {
                 do { _ = lock.isAbandoned(now: now) ? try lock.removeIfAbandoned(repositoryRoot: path) : try lock.remove() } catch {
                     throw .fileSystem(path: lock.path, message: "cannot be removed (\(error.message)); remove it by hand")
                 }
-                findings.append(StoreLockFinding(path: lock.path, age: age, verdict: .removed,
-                    message: "removed \(lock.path): \(staleReason(lock, age: age))"))
+                findings.append(
+                    StoreLockFinding(
+                        path: lock.path, age: age, verdict: .removed,
+                        message: "removed \(lock.path): \(staleReason(lock, age: age))"))
             } else {
-                findings.append(StoreLockFinding(path: lock.path, age: age, verdict: .stale,
-                    message: "\(lock.path) is stale: \(staleReason(lock, age: age)); remove it with 'recsync store doctor'"))
+                findings.append(
+                    StoreLockFinding(
+                        path: lock.path, age: age, verdict: .stale,
+                        message: "\(lock.path) is stale: \(staleReason(lock, age: age)); remove it with 'recsync store doctor'"))
             }
         }
         return findings
@@ -59,14 +67,17 @@ extension GitStore {
     /// Why a stale lock is safe to remove.
     static func staleReason(_ lock: GitLockFile, age: TimeInterval) -> String {
         let open = lock.heldOpen == false ? " and no process has it open" : ""
-        return "it was left \(describe(age)) ago by a writer that is gone (a write holds it for milliseconds\(open)); removing it is safe, since the reference it guards still names the last commit that landed (an unfinished write never moves it)"
+        return
+            "it was left \(describe(age)) ago by a writer that is gone (a write holds it for milliseconds\(open)); removing it is safe, since the reference it guards still names the last commit that landed (an unfinished write never moves it)"
     }
 
     /// The error for a write blocked by a stale lock on the head: which file, why it is safe
     /// to remove, and how.
     static func staleLockError(_ lock: GitLockFile, store: String) -> RecSyncError {
         let age = lock.age()
-        return .storeBusy("the store is locked by \(lock.path): \(staleReason(lock, age: age)). Run 'recsync store doctor \(store)' (or remove the file), then try again; nothing was written")
+        return .storeBusy(
+            "the store is locked by \(lock.path): \(staleReason(lock, age: age)). Run 'recsync store doctor \(store)' (or remove the file), then try again; nothing was written"
+        )
     }
 
     private static func describe(_ seconds: TimeInterval) -> String {

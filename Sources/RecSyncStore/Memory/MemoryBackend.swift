@@ -123,7 +123,8 @@ final class MemoryBackend: StoreBackend {
         return (c.parent, c.message)
     }
 
-    func zoneChanges(from base: String?, to target: String, owner: String?) throws(RecSyncError) -> (changes: [ZoneChange], warnings: [StoreWarning]) {
+    func zoneChanges(from base: String?, to target: String, owner: String?) throws(RecSyncError) -> (changes: [ZoneChange], warnings: [StoreWarning])
+    {
         try zoneChangesByListing(from: base, to: target, owner: owner)
     }
 
@@ -144,18 +145,22 @@ final class MemoryBackend: StoreBackend {
     func zones(at commit: String, owner: String?) throws(RecSyncError) -> (zones: [ZoneEntry], warnings: [StoreWarning]) {
         let snap = try snapshot(commit)
         let zones = snap.zones.filter { owner == nil || $0.key.ownerName == owner }.map { id, zone in
-            ZoneEntry(zoneID: id, contentID: zone.contentID, zone: Result { () throws(RecSyncError) in
-                try ZoneDocuments.decodeZone(zone.document, zoneID: id, path: StoreLayout.zoneFilePath(id))
-            })
+            ZoneEntry(
+                zoneID: id, contentID: zone.contentID,
+                zone: Result { () throws(RecSyncError) in
+                    try ZoneDocuments.decodeZone(zone.document, zoneID: id, path: StoreLayout.zoneFilePath(id))
+                })
         }
         return (zones.sorted { $0.zoneID < $1.zoneID }, [])
     }
 
     func zone(_ id: ZoneID, at commit: String) throws(RecSyncError) -> ZoneEntry? {
         guard let zone = try snapshot(commit).zones[id] else { return nil }
-        return ZoneEntry(zoneID: id, contentID: zone.contentID, zone: Result { () throws(RecSyncError) in
-            try ZoneDocuments.decodeZone(zone.document, zoneID: id, path: StoreLayout.zoneFilePath(id))
-        })
+        return ZoneEntry(
+            zoneID: id, contentID: zone.contentID,
+            zone: Result { () throws(RecSyncError) in
+                try ZoneDocuments.decodeZone(zone.document, zoneID: id, path: StoreLayout.zoneFilePath(id))
+            })
     }
 
     /// Never: a memory store's zones hold what its writes put there, shaped as they put it.

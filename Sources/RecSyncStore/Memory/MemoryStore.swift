@@ -21,12 +21,17 @@ public actor MemoryStore: RemoteStore {
         try core.databaseChanges(scope: scope, since: token, resultsLimit: resultsLimit)
     }
 
-    public func recordZoneChanges(zone: ZoneID, since token: ServerChangeToken?, resultsLimit: Int, desiredKeys: [String]?) throws(RecSyncError) -> RecordZoneChanges {
+    public func recordZoneChanges(zone: ZoneID, since token: ServerChangeToken?, resultsLimit: Int, desiredKeys: [String]?) throws(RecSyncError)
+        -> RecordZoneChanges
+    {
         try core.recordZoneChanges(zone: zone, since: token, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
     }
 
-    public func modifyRecords(saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool, clientChangeTokenData: String?) throws(RecSyncError) -> ModifyRecordsResult {
-        try core.modifyRecords(saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically, clientChangeTokenData: clientChangeTokenData)
+    public func modifyRecords(saving: [Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool, clientChangeTokenData: String?)
+        throws(RecSyncError) -> ModifyRecordsResult
+    {
+        try core.modifyRecords(
+            saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically, clientChangeTokenData: clientChangeTokenData)
     }
 
     public func modifyRecordZones(_ operations: [ZoneOperation]) throws(RecSyncError) -> [ZoneOperationResult] {
@@ -54,7 +59,9 @@ public actor MemoryStore: RemoteStore {
         try core.currentDatabaseToken(scope: scope)
     }
 
-    public func checkSubscriptions(_ subscriptions: [Subscription], scope: DatabaseScope, since token: ServerChangeToken?) throws(RecSyncError) -> SubscriptionCheck {
+    public func checkSubscriptions(_ subscriptions: [Subscription], scope: DatabaseScope, since token: ServerChangeToken?) throws(RecSyncError)
+        -> SubscriptionCheck
+    {
         try core.checkSubscriptions(subscriptions, scope: scope, since: token)
     }
 

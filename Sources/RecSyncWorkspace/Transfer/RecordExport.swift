@@ -18,7 +18,9 @@ extension Workspace {
     package func records(in zone: ZoneID) throws(RecSyncError) -> [WorkspaceRecord] {
         let dir = zoneDirectory(zone)
         guard FileIO.isDirectory(dir) else {
-            throw .invalidArguments("no zone '\(zone.zoneName)'\(zone.ownerName == user ? "" : " of \(zone.ownerName)") in this workspace (\(relative(dir)) is not there); 'recsync zone list' shows the zones")
+            throw .invalidArguments(
+                "no zone '\(zone.zoneName)'\(zone.ownerName == user ? "" : " of \(zone.ownerName)") in this workspace (\(relative(dir)) is not there); 'recsync zone list' shows the zones"
+            )
         }
         var records: [WorkspaceRecord] = []
         for file in FileIO.listUnsorted(dir) where file.hasSuffix(".json") && !file.hasPrefix(".") {
@@ -43,7 +45,9 @@ extension Workspace {
         let path = "\(dir)/.system/\(file)"
         guard let bytes = try readRecordFile(path) else { return nil }
         do { return try WorkspaceEncoding.decodeSystemFields(bytes) } catch {
-            throw .malformed(MalformedInput(path: relative(path), detail: "the sidecar is damaged (\(error.message)); restore it, or delete it to write a new record"))
+            throw .malformed(
+                MalformedInput(
+                    path: relative(path), detail: "the sidecar is damaged (\(error.message)); restore it, or delete it to write a new record"))
         }
     }
 
@@ -54,7 +58,9 @@ extension Workspace {
     package func exportRecords(of zone: ZoneID, format: RecordFileFormat, system: Bool, to path: String) throws(RecSyncError) {
         if let existing = FileIO.info(path), !existing.isRegular {
             let what = existing.isSymlink ? "a symbolic link" : existing.isDirectory ? "a directory" : "not a regular file (a FIFO, socket or device)"
-            throw .invalidArguments("-o \(path): is \(what); give the path of a regular file to replace, or write to stdout and redirect it ('recsync export \(zone.zoneName) > \(path)')")
+            throw .invalidArguments(
+                "-o \(path): is \(what); give the path of a regular file to replace, or write to stdout and redirect it ('recsync export \(zone.zoneName) > \(path)')"
+            )
         }
         try FileIO.writeAtomically(path, try exportRecords(of: zone, format: format, system: system))
     }
@@ -72,7 +78,9 @@ extension Workspace {
             let columns = Set(SystemColumns.all)
             for r in records {
                 if let clash = r.fields.keys.filter(columns.contains).sorted().first {
-                    throw .invalidArguments("\(relative(recordPath(r.recordID))): its field '\(clash)' has the name of a system column (\(SystemColumns.all.joined(separator: ", "))); export without --system, or rename the field")
+                    throw .invalidArguments(
+                        "\(relative(recordPath(r.recordID))): its field '\(clash)' has the name of a system column (\(SystemColumns.all.joined(separator: ", "))); export without --system, or rename the field"
+                    )
                 }
             }
         }

@@ -127,9 +127,10 @@ extension Workspace {
             do { id = try RecordID(recordName: recordName, zoneID: zone) } catch { throw bad(Self.detail(of: error)) }
             do { try Record(recordID: id, recordType: type ?? "Record", fields: fields).validate() } catch { throw bad(Self.detail(of: error)) }
             if let first = lines[recordName] {
-                throw bad(name == nil
-                    ? "holds the same fields as line \(first), so both would be the same record; give --id FIELD to name them"
-                    : "record '\(recordName)' is on line \(first) already; each record may appear once")
+                throw bad(
+                    name == nil
+                        ? "holds the same fields as line \(first), so both would be the same record; give --id FIELD to name them"
+                        : "record '\(recordName)' is on line \(first) already; each record may appear once")
             }
             lines[recordName] = line
             records.append(ImportedRecord(line: line, recordName: recordName, recordType: type, fields: fields))
@@ -164,7 +165,8 @@ extension Workspace {
                 throw .malformed(MalformedInput(path: source, line: line, detail: "not valid JSON (\(detail(of: error)))"))
             }
             guard case .object(let members) = value else {
-                throw .malformed(MalformedInput(path: source, line: line, detail: "must hold a JSON object of fields, found \(StoreEncoding.kindName(value))"))
+                throw .malformed(
+                    MalformedInput(path: source, line: line, detail: "must hold a JSON object of fields, found \(StoreEncoding.kindName(value))"))
             }
             rows.append((line, members))
         }
@@ -202,7 +204,10 @@ extension Workspace {
             line += row.reduce(0) { $0 + newlines($1) }
             if row == [""] { continue }
             guard row.count == header.count else {
-                throw .malformed(MalformedInput(path: source, line: start, detail: "has \(row.count) cells where the header names \(header.count) columns (a stray comma, or a quote left open?)"))
+                throw .malformed(
+                    MalformedInput(
+                        path: source, line: start,
+                        detail: "has \(row.count) cells where the header names \(header.count) columns (a stray comma, or a quote left open?)"))
             }
             var members: [String: JSONValue] = [:]
             members.reserveCapacity(row.count)
@@ -242,7 +247,10 @@ extension Workspace {
                     }
                     quoted = false
                     if let next = pending, next != comma, next != newline, next != cr {
-                        throw fault(line, "a cell's closing quote is followed by '\(Character(Unicode.Scalar(next)))'; quote a cell whole, doubling the quotes inside it (\"a \"\"b\"\" c\")")
+                        throw fault(
+                            line,
+                            "a cell's closing quote is followed by '\(Character(Unicode.Scalar(next)))'; quote a cell whole, doubling the quotes inside it (\"a \"\"b\"\" c\")"
+                        )
                     }
                 } else if c == newline {
                     line += 1
@@ -252,7 +260,9 @@ extension Workspace {
             switch c {
             case quote:
                 guard atCellStart else {
-                    throw fault(line, "a quote inside a cell that does not start with one; quote the cell whole, doubling the quotes inside it (\"a \"\"b\"\" c\")")
+                    throw fault(
+                        line,
+                        "a quote inside a cell that does not start with one; quote the cell whole, doubling the quotes inside it (\"a \"\"b\"\" c\")")
                 }
                 quoted = true
                 openedOn = line
@@ -312,7 +322,10 @@ extension Workspace {
                 kinds.append((id, system?.changeTag == nil))
             }
             if system == nil, let type = r.recordType {
-                batch.write(side, WorkspaceEncoding.encodeSystemFields(SystemFields(recordID: id, recordType: type, changeTag: nil, created: nil, modified: nil)), late: true, group: path)
+                batch.write(
+                    side,
+                    WorkspaceEncoding.encodeSystemFields(SystemFields(recordID: id, recordType: type, changeTag: nil, created: nil, modified: nil)),
+                    late: true, group: path)
             }
         }
         try batch.commit()

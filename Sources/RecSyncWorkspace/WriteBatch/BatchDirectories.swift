@@ -62,7 +62,9 @@ struct BatchDirectories {
                 guard i < files.count, failure.withLock({ $0 == nil }) else { return }
                 let file = files[i]
                 do throws(RecSyncError) {
-                    let fd = try Syscall.retrying("openat", path: file.path, "cannot open to sync") { openat(file.directory, file.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
+                    let fd = try Syscall.retrying("openat", path: file.path, "cannot open to sync") {
+                        openat(file.directory, file.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+                    }
                     defer { close(fd) }
                     try Syscall.retrying("fdatasync", path: file.path, "cannot sync") { fdatasync(fd) }
                 } catch {

@@ -70,7 +70,9 @@ package struct WriteBatch {
     /// `machineOwned` (a sidecar: no user edits it, so it needs no `expect`): when the file
     /// exists, it is overwritten in place after the batch's other writes have landed, its old
     /// bytes kept in the registry until it is durable.
-    package mutating func write(_ path: String, _ bytes: [UInt8], late: Bool = false, expect: Expectation? = nil, group: String? = nil, machineOwned: Bool = false) {
+    package mutating func write(
+        _ path: String, _ bytes: [UInt8], late: Bool = false, expect: Expectation? = nil, group: String? = nil, machineOwned: Bool = false
+    ) {
         writes.append(Write(path: path, bytes: bytes, late: late, expect: expect, group: group, machineOwned: machineOwned && expect == nil))
     }
 
@@ -144,7 +146,8 @@ package struct WriteBatch {
 
         try put(inPlace, skipping: Set(previous.keys), in: &directories, created: &created, temps: &temps)
         if temps.count + created.count > 1 {
-            var files: [(directory: Int32, name: String, path: String)] = temps.map { ($0.file.directory, $0.file.name, $0.file.path) } + created.map { ($0.directory, $0.name, $0.path) }
+            var files: [(directory: Int32, name: String, path: String)] =
+                temps.map { ($0.file.directory, $0.file.name, $0.file.path) } + created.map { ($0.directory, $0.name, $0.path) }
             var createdIn = Set(created.map { FileIO.split($0.path).dir })
             if let registry, registered != nil, !anyInPlace {  // written unsynced: durable with the files
                 let (dir, name) = FileIO.split(registry)
@@ -195,7 +198,10 @@ package struct WriteBatch {
     /// Writes every file, in place or as a temp file; a single file is fsynced here, many
     /// are synced together by the caller. Writes go before late writes: a late write in
     /// place needs its group's file created first.
-    private mutating func put(_ inPlace: [Bool], skipping overwrites: Set<Int>, in directories: inout BatchDirectories, created: inout [InPlaceFile], temps: inout [(file: TempFile, write: Write)]) throws(RecSyncError) {
+    private mutating func put(
+        _ inPlace: [Bool], skipping overwrites: Set<Int>, in directories: inout BatchDirectories, created: inout [InPlaceFile],
+        temps: inout [(file: TempFile, write: Write)]
+    ) throws(RecSyncError) {
         let order = writes.indices.filter { !writes[$0].late } + writes.indices.filter { writes[$0].late }
         for i in order where !overwrites.contains(i) {
             let w = writes[i]
@@ -204,7 +210,9 @@ package struct WriteBatch {
             let dirFD = try directories.directory(dir)
             if let prepared = w.prepared {
                 if userFileMode != 0o644 {
-                    try Syscall.retrying("fchmodat", path: "\(dir)/\(prepared)", "cannot set the permissions of") { fchmodat(dirFD, prepared, userFileMode, 0) }
+                    try Syscall.retrying("fchmodat", path: "\(dir)/\(prepared)", "cannot set the permissions of") {
+                        fchmodat(dirFD, prepared, userFileMode, 0)
+                    }
                 }
                 temps.append((TempFile(directory: dirFD, directoryPath: dir, name: prepared, target: name), w))
                 if let info = FileIO.info(in: dirFD, prepared) { writtenStamps[w.path] = info.stamp }
@@ -251,7 +259,8 @@ package struct WriteBatch {
         for (i, w) in writes.enumerated() where w.machineOwned && !inPlace[i] && w.prepared == nil {
             let (dir, name) = FileIO.split(w.path)
             guard let dirFD = try directories.existingDirectory(dir),
-                  let info = FileIO.info(in: dirFD, name), info.isRegular, info.linkCount == 1, info.stamp.size <= Self.restoreLimit else { continue }
+                let info = FileIO.info(in: dirFD, name), info.isRegular, info.linkCount == 1, info.stamp.size <= Self.restoreLimit
+            else { continue }
             do throws(RecSyncError) {
                 if let bytes = try FileIO.read(in: dirFD, name, path: w.path, limit: Self.restoreLimit) { previous[i] = bytes }
             } catch {
@@ -283,14 +292,19 @@ package struct WriteBatch {
     @discardableResult
     static func overwrite(in directory: Int32, _ name: String, path: String, with bytes: [UInt8], sync: Bool) throws(RecSyncError) -> FileStamp {
         let confined = Confinement.locate(path) != nil
-        guard let fd = try FileIO.openRegularFile(in: FileIO.OpenDirectory(fd: directory, confined: confined), name, path: path, flags: O_WRONLY) else {
+        guard let fd = try FileIO.openRegularFile(in: FileIO.OpenDirectory(fd: directory, confined: confined), name, path: path, flags: O_WRONLY)
+        else {
             throw .fileSystem(path: path, message: "is gone: it was removed while recsync was writing it; run the command again")
         }
         defer { close(fd) }
         var st = stat()
         try Syscall.retrying("fstat", path: path, "cannot stat") { fstat(fd, &st) }
         guard st.st_nlink == 1 else {
-            throw .fileSystem(path: path, message: "has another name (a hard link) now; recsync does not write through one. Remove the other name, or this file, and run the command again")
+            throw .fileSystem(
+                path: path,
+                message:
+                    "has another name (a hard link) now; recsync does not write through one. Remove the other name, or this file, and run the command again"
+            )
         }
         var done = 0
         while done < bytes.count {

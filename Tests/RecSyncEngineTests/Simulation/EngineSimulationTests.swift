@@ -50,9 +50,13 @@ final class SimulatedApp: RecordSyncEngineDelegate, @unchecked Sendable {
             }
             switch event {
             case .fetchedRecordZoneChanges(let page):
-                d.events.append("\(event.name) +\(page.modifications.map { "\($0.recordID.recordName)=\($0.fields["v"].map { "\($0)" } ?? "-")" }) -\(page.deletions.map(\.recordID.recordName))")
+                d.events.append(
+                    "\(event.name) +\(page.modifications.map { "\($0.recordID.recordName)=\($0.fields["v"].map { "\($0)" } ?? "-")" }) -\(page.deletions.map(\.recordID.recordName))"
+                )
             case .sentRecordZoneChanges(let sent):
-                d.events.append("\(event.name) saved \(sent.savedRecords.map(\.recordID.recordName)) deleted \(sent.deletedRecordIDs.map(\.recordName)) failed \(sent.failedRecordSaves.map { "\($0.record.recordID.recordName): \($0.error.code)" })")
+                d.events.append(
+                    "\(event.name) saved \(sent.savedRecords.map(\.recordID.recordName)) deleted \(sent.deletedRecordIDs.map(\.recordName)) failed \(sent.failedRecordSaves.map { "\($0.record.recordID.recordName): \($0.error.code)" })"
+                )
             case .stateUpdate: break
             default: d.events.append(event.name)
             }
@@ -85,7 +89,9 @@ final class SimulatedApp: RecordSyncEngineDelegate, @unchecked Sendable {
                 }
             case .didFetchRecordZoneChanges(let zone, nil):
                 if let arrived = d.wholeZones.removeValue(forKey: zone) {
-                    d.records = d.records.filter { $0.key.zoneID != zone || $0.value.changeTag == nil || arrived.contains($0.key) || d.dirty.contains($0.key) }
+                    d.records = d.records.filter {
+                        $0.key.zoneID != zone || $0.value.changeTag == nil || arrived.contains($0.key) || d.dirty.contains($0.key)
+                    }
                 }
             case .sentRecordZoneChanges(let sent):
                 for saved in sent.savedRecords {
@@ -184,12 +190,15 @@ final class SimulatedApp: RecordSyncEngineDelegate, @unchecked Sendable {
         for n in 0..<3 {
             let app = SimulatedApp()
             let store = FaultInjectingStore(MemoryStore(storage: storage, actor: try StoreActor(userRecordName: "alice", deviceID: "d\(n)")))
-            devices.append(Device(app: app, store: store, engine: try RecordSyncEngine(store: store, state: app.savedState, delegate: app, options: options)))
+            devices.append(
+                Device(app: app, store: store, engine: try RecordSyncEngine(store: store, state: app.savedState, delegate: app, options: options)))
         }
         func restart(_ i: Int) throws {
-            devices[i].engine = try RecordSyncEngine(store: devices[i].store, state: devices[i].app.savedState, delegate: devices[i].app, options: options)
+            devices[i].engine = try RecordSyncEngine(
+                store: devices[i].store, state: devices[i].app.savedState, delegate: devices[i].app, options: options)
         }
-        let names = try (0..<5).map { try RecordID(recordName: "r\($0)", zoneID: notes) } + (0..<3).map { try RecordID(recordName: "p\($0)", zoneID: photos) }
+        let names =
+            try (0..<5).map { try RecordID(recordName: "r\($0)", zoneID: notes) } + (0..<3).map { try RecordID(recordName: "p\($0)", zoneID: photos) }
         var value: Int64 = 0
         /// Each device's last edit of a record in `notes`, until it deletes it.
         var lastEdits: [Int: [RecordID: Int64]] = [:]
@@ -213,13 +222,17 @@ final class SimulatedApp: RecordSyncEngineDelegate, @unchecked Sendable {
             let landed = await store.landed
             for write in landed[landedSeen[i]...] {
                 if !(made[i]?[write.recordID] ?? []).contains(write.fields), explained[write.recordID] != [write.fields] {
-                    return ("push-sent-other-content", "d\(i) stored \(SyncInvariants.describe(write.fields)) for \(SyncInvariants.describe(write.recordID)), which it never made there")
+                    return (
+                        "push-sent-other-content",
+                        "d\(i) stored \(SyncInvariants.describe(write.fields)) for \(SyncInvariants.describe(write.recordID)), which it never made there"
+                    )
                 }
                 explained[write.recordID] = [write.fields]
             }
             landedSeen[i] = landed.count
             let now = try await storeContents()
-            return SyncInvariants.storeExplained(now.records, by: explained) ?? SyncInvariants.noZoneResurrected(live: now.zones, removed: removedZones)
+            return SyncInvariants.storeExplained(now.records, by: explained)
+                ?? SyncInvariants.noZoneResurrected(live: now.zones, removed: removedZones)
         }
         func storeContents() async throws -> (records: [RecordID: SyncInvariants.Fields], zones: Set<ZoneID>) {
             var records: [RecordID: SyncInvariants.Fields] = [:]
@@ -253,8 +266,11 @@ final class SimulatedApp: RecordSyncEngineDelegate, @unchecked Sendable {
                     log.append("d\(i) edit \(id.recordName)=\(v)")
                     try await device.engine.add(pendingRecordZoneChanges: [.saveRecord(id)])
                 case 30..<40:
-                    guard let id = device.app.records.keys.sorted(by: { $0.recordName < $1.recordName }).first(where: { _ in rng.next() % 2 == 0 }) else { continue }
-                    device.app.data.withLock { d in d.records[id] = nil; d.dirty.insert(id) }
+                    guard let id = device.app.records.keys.sorted(by: { $0.recordName < $1.recordName }).first(where: { _ in rng.next() % 2 == 0 })
+                    else { continue }
+                    device.app.data.withLock { d in
+                        d.records[id] = nil; d.dirty.insert(id)
+                    }
                     lastEdits[i]?[id] = nil
                     made[i, default: [:]][id, default: []].insert(nil)
                     log.append("d\(i) delete \(id.recordName)")
@@ -276,7 +292,9 @@ final class SimulatedApp: RecordSyncEngineDelegate, @unchecked Sendable {
                             try restart(i)
                         }
                     }
-                    device.app.data.withLock { $0.killAfter = nil; $0.cancelAfter = nil }
+                    device.app.data.withLock {
+                        $0.killAfter = nil; $0.cancelAfter = nil
+                    }
                     await device.store.failNextCalls(0)
                 case 90..<95:
                     log.append("d\(i) restart")
@@ -324,19 +342,23 @@ final class SimulatedApp: RecordSyncEngineDelegate, @unchecked Sendable {
         var context = "seed \(seed):\n" + log.joined(separator: "\n")
         if ProcessInfo.processInfo.environment["RECSYNC_ENGINE_SIM_SEED"] != nil {
             for (i, device) in devices.enumerated() {
-                context += "\n--- d\(i) landed: \(await device.store.landed.map { "\($0.recordID.recordName)=\($0.fields?["v"].map { "\($0)" } ?? "deleted")" })"
+                context +=
+                    "\n--- d\(i) landed: \(await device.store.landed.map { "\($0.recordID.recordName)=\($0.fields?["v"].map { "\($0)" } ?? "deleted")" })"
             }
         }
         let onStore = try await storeContents().records
         for (i, device) in devices.enumerated() {
             if let broken = SyncInvariants.converged("d\(i)", holds: device.app.records.mapValues(\.fields), store: onStore) {
-                Issue.record("[\(broken.0)] \(broken.1); \(context)\n--- d\(i) took in:\n\(device.app.data.withLock { $0.events }.joined(separator: "\n"))")
+                Issue.record(
+                    "[\(broken.0)] \(broken.1); \(context)\n--- d\(i) took in:\n\(device.app.data.withLock { $0.events }.joined(separator: "\n"))")
             }
             #expect(device.app.data.withLock { $0.dirty }.isEmpty, "d\(i) has nothing left to send; \(context)")
             #expect(device.app.savedState.pendingRecordZoneChanges.isEmpty, "d\(i): \(context)")
             let landed = await device.store.landed
             for (id, v) in lastEdits[i] ?? [:] {
-                #expect(landed.contains { $0.recordID == id && $0.fields?["v"] == .int64(v) }, "d\(i)'s last edit \(id.recordName)=\(v) landed; \(context)")
+                #expect(
+                    landed.contains { $0.recordID == id && $0.fields?["v"] == .int64(v) },
+                    "d\(i)'s last edit \(id.recordName)=\(v) landed; \(context)")
             }
         }
         return count

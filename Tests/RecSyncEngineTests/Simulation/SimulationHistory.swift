@@ -115,8 +115,10 @@ struct SimHistory: Sendable, CustomStringConvertible {
     /// read-write, and another shared read-only (steps, so shrinking can drop them).
     static var sharingPrologue: [SimStep] {
         [zones, zones + 1].flatMap { z -> [SimStep] in
-            [.zone(.create, zone: z), .ownerEdit(zone: z, record: 0, field: "a", value: "o\(z)"),
-             .share(zone: z, permission: z == zones ? .readWrite : .readOnly)]
+            [
+                .zone(.create, zone: z), .ownerEdit(zone: z, record: 0, field: "a", value: "o\(z)"),
+                .share(zone: z, permission: z == zones ? .readWrite : .readOnly),
+            ]
         }
     }
 

@@ -1,8 +1,8 @@
 import Foundation
 import RecSyncEngine
 import RecSyncModel
-import RecSyncSubscriptions
 import RecSyncStore
+import RecSyncSubscriptions
 import RecSyncSystem
 import RecSyncTestSupport
 import RecSyncWorkspace
@@ -200,32 +200,52 @@ final class SimulationRunner {
             do { report = try await pusher.push() } catch { failure = error }
             let landed = await faulty.landed
             let created = await faulty.zonesCreated
-            trace.append("\(step): \(report.map { "saved \($0.saved.map(\.recordName)) deleted \($0.deleted.map(\.recordName)) conflicts \($0.conflicts.map(\.recordName)) created \($0.zonesCreated.map(\.zoneName)) removed \($0.zonesRemoved.map { "\($0.zoneID):\($0.reason.rawValue)" }) notSent \($0.notSent)" } ?? "failed: \(failure?.message ?? "")")")
+            trace.append(
+                "\(step): \(report.map { "saved \($0.saved.map(\.recordName)) deleted \($0.deleted.map(\.recordName)) conflicts \($0.conflicts.map(\.recordName)) created \($0.zonesCreated.map(\.zoneName)) removed \($0.zonesRemoved.map { "\($0.zoneID):\($0.reason.rawValue)" }) notSent \($0.notSent)" } ?? "failed: \(failure?.message ?? "")")"
+            )
             for zone in created {
                 guard let z = Self.zoneIndex(zone) else { continue }
                 if SimHistory.isShared(z) {
-                    throw SimViolation(invariant: "zone-resurrected", detail: "a push of \(SimHistory.user)'s created \(zone), a zone of \(zone.ownerName)'s; only its owner may", step: nil)
+                    throw SimViolation(
+                        invariant: "zone-resurrected",
+                        detail: "a push of \(SimHistory.user)'s created \(zone), a zone of \(zone.ownerName)'s; only its owner may", step: nil)
                 }
                 if [.deleted, .purged].contains(zoneStatus[z] ?? .never) {
-                    throw SimViolation(invariant: "zone-resurrected", detail: "push re-created zone \(zone.zoneName), which the store had \(zoneStatus[z] == .purged ? "purged" : "deleted"); only an explicit zone create may", step: nil)
+                    throw SimViolation(
+                        invariant: "zone-resurrected",
+                        detail:
+                            "push re-created zone \(zone.zoneName), which the store had \(zoneStatus[z] == .purged ? "purged" : "deleted"); only an explicit zone create may",
+                        step: nil)
                 }
                 zoneStatus[z] = .live
             }
             // 9. A participant writes to a shared zone only with write access.
             for item in landed {
                 guard let z = Self.zoneIndex(item.recordID.zoneID), SimHistory.isShared(z), sharedWithUser[z] != .readWrite else { continue }
-                throw SimViolation(invariant: "read-only-share-kept", detail: "a push stored \(describe(item.fields)) for \(item.recordID) in a zone \(sharedWithUser[z] == nil ? "not shared with \(SimHistory.user)" : "shared with \(SimHistory.user) read-only")", step: nil)
+                throw SimViolation(
+                    invariant: "read-only-share-kept",
+                    detail:
+                        "a push stored \(describe(item.fields)) for \(item.recordID) in a zone \(sharedWithUser[z] == nil ? "not shared with \(SimHistory.user)" : "shared with \(SimHistory.user) read-only")",
+                    step: nil)
             }
             if let plan {
-                if let problem = try await checkOwnZonesPushed(ws: ws, plan: plan, report: report, failure: failure) { throw SimViolation(invariant: problem.0, detail: problem.1, step: nil) }
-                if comparesDryRun, let problem = compare(plan, with: report, failure: failure, ws: ws, exempt: exempt) { throw SimViolation(invariant: problem.0, detail: problem.1, step: nil) }
+                if let problem = try await checkOwnZonesPushed(ws: ws, plan: plan, report: report, failure: failure) {
+                    throw SimViolation(invariant: problem.0, detail: problem.1, step: nil)
+                }
+                if comparesDryRun, let problem = compare(plan, with: report, failure: failure, ws: ws, exempt: exempt) {
+                    throw SimViolation(invariant: problem.0, detail: problem.1, step: nil)
+                }
             }
             if !landed.isEmpty || !created.isEmpty { freshlyPulled.removeAll() }
             for item in landed {
                 let acknowledged = report.map { item.fields == nil ? $0.deleted.contains(item.recordID) : $0.saved.contains(item.recordID) } ?? false
                 if acknowledged {
                     if item.fields != before[item.recordID] {
-                        throw SimViolation(invariant: "push-sent-other-content", detail: "push stored \(String(describing: item.fields)) for \(item.recordID) while its file held \(String(describing: before[item.recordID]))", step: nil)
+                        throw SimViolation(
+                            invariant: "push-sent-other-content",
+                            detail:
+                                "push stored \(String(describing: item.fields)) for \(item.recordID) while its file held \(String(describing: before[item.recordID]))",
+                            step: nil)
                     }
                     explained[item.recordID] = [item.fields]
                     pending[ws, default: []] = pending[ws, default: []].filter { p in
@@ -257,7 +277,9 @@ final class SimulationRunner {
                 }
                 let calls = Mutex(0)
                 engine.checkpoint = { (point: SyncEngine.Checkpoint) throws(RecSyncError) in
-                    let n = calls.withLock { $0 += 1; return $0 }
+                    let n = calls.withLock {
+                        $0 += 1; return $0
+                    }
                     if n == crashAt { throw .internalError("simulated crash at \(point)") }
                 }
             }
@@ -269,7 +291,9 @@ final class SimulationRunner {
                 return true
             }
             interruptedPulls.remove(ws)
-            trace.append("\(step): written \(r.recordsWritten) deleted \(r.recordsDeleted) conflicts \(r.conflicts.map(\.recordName)) removed \(r.zonesRemoved.map { "\($0.zoneID):\($0.reason.rawValue)" }) lost+found \(r.lostAndFound) expired \(r.expiredTokens.count) warnings \(r.warnings)")
+            trace.append(
+                "\(step): written \(r.recordsWritten) deleted \(r.recordsDeleted) conflicts \(r.conflicts.map(\.recordName)) removed \(r.zonesRemoved.map { "\($0.zoneID):\($0.reason.rawValue)" }) lost+found \(r.lostAndFound) expired \(r.expiredTokens.count) warnings \(r.warnings)"
+            )
             if let problem = checkSharedZonesDropped(ws: ws) { throw SimViolation(invariant: problem.0, detail: problem.1, step: nil) }
             if comparesDryRun, let plan, let problem = try await compare(plan, with: r, ws: ws, filesBefore: filesBefore) {
                 throw SimViolation(invariant: problem.0, detail: problem.1, step: nil)
@@ -295,9 +319,11 @@ final class SimulationRunner {
                 return false
             }
             if [.delete, .purge].contains(action), SimulationOptions.knownDefects.contains(.pushResurrectsZoneItNeverPulled),
-               try roots.contains(where: { root in
-                   try FileManager.default.fileExists(atPath: "\(root)/private/\(zone.zoneName)") && !Workspace.open(at: root).zonesWithTokens().contains(zone)
-               }) {
+                try roots.contains(where: { root in
+                    try FileManager.default.fileExists(atPath: "\(root)/private/\(zone.zoneName)")
+                        && !Workspace.open(at: root).zonesWithTokens().contains(zone)
+                })
+            {
                 trace.append("\(step): skipped (known defect pushResurrectsZoneItNeverPulled: a workspace holds the zone without a token)")
                 return false
             }
@@ -306,15 +332,17 @@ final class SimulationRunner {
                 return false
             }
             if action != .create, SimulationOptions.knownDefects.contains(.zoneRemovedAfterKilledPullStays), !interruptedPulls.isEmpty {
-                trace.append("\(step): skipped (known defect zoneRemovedAfterKilledPullStays: the last pull of ws\(interruptedPulls.sorted()) was killed)")
+                trace.append(
+                    "\(step): skipped (known defect zoneRemovedAfterKilledPullStays: the last pull of ws\(interruptedPulls.sorted()) was killed)")
                 return false
             }
-            let op: ZoneOperation = switch action {
-            case .create: .recreate(RecordZone(zoneID: zone))  // an explicit create, as `recsync zone create`
-            case .delete: .delete(zone)
-            case .purge: .purge(zone)
-            case .reset: .markEncryptedDataReset(zone)
-            }
+            let op: ZoneOperation =
+                switch action {
+                case .create: .recreate(RecordZone(zoneID: zone))  // an explicit create, as `recsync zone create`
+                case .delete: .delete(zone)
+                case .purge: .purge(zone)
+                case .reset: .markEncryptedDataReset(zone)
+                }
             try await ownerStore(z).zoneOp(op)
             trace.append("\(step)")
             freshlyPulled.removeAll()
@@ -334,7 +362,8 @@ final class SimulationRunner {
 
         case .rewriteHistory:
             if SimulationOptions.knownDefects.contains(.refetchLeavesConflictedRecordTheStoreDeleted),
-               try roots.contains(where: { try !Workspace.open(at: $0).allConflicts().isEmpty }) {
+                try roots.contains(where: { try !Workspace.open(at: $0).allConflicts().isEmpty })
+            {
                 trace.append("\(step): skipped (known defect refetchLeavesConflictedRecordTheStoreDeleted: a workspace has a pending conflict)")
                 return false
             }
@@ -431,7 +460,9 @@ final class SimulationRunner {
         // 2. No zone the store deleted or purged comes back without an explicit create; nor one
         //    of the owner's they reset (only they may upload it again, and they have no workspace).
         let removed = zoneStatus.filter { z, status in [.deleted, .purged].contains(status) || (status == .reset && SimHistory.isShared(z)) }
-        if let broken = SyncInvariants.noZoneResurrected(live: liveZones, removed: Dictionary(removed.map { (Self.zoneID($0.key), "\($0.value)") }, uniquingKeysWith: { a, _ in a })) {
+        if let broken = SyncInvariants.noZoneResurrected(
+            live: liveZones, removed: Dictionary(removed.map { (Self.zoneID($0.key), "\($0.value)") }, uniquingKeysWith: { a, _ in a }))
+        {
             return broken
         }
         for ws in 0..<history.workspaces {
@@ -446,11 +477,17 @@ final class SimulationRunner {
                 if fields(at: recordPath(ws, p.id))?[p.field] == .string(p.value) { continue }
                 if conflicts.contains(where: { $0.recordID == p.id && $0.client?[p.field] == .string(p.value) }) { continue }
                 if lostAndFound.contains(where: { $0.contains("\"\(p.value)\"") }) { continue }
-                return ("unpushed-edit-kept", "ws\(ws): the unpushed edit \(describe(p.id)).\(p.field) = \(p.value) is nowhere (file: \(describe(fields(at: recordPath(ws, p.id)))))")
+                return (
+                    "unpushed-edit-kept",
+                    "ws\(ws): the unpushed edit \(describe(p.id)).\(p.field) = \(p.value) is nowhere (file: \(describe(fields(at: recordPath(ws, p.id)))))"
+                )
             }
             // 4. A conflict is between different versions.
             for c in conflicts where c.client != nil && c.client == c.server {
-                return ("no-false-conflict", "ws\(ws): conflict on \(c.recordID.zoneID.zoneName)/\(c.recordID.recordName) whose client and server copies are equal (\(describe(c.client)))")
+                return (
+                    "no-false-conflict",
+                    "ws\(ws): conflict on \(c.recordID.zoneID.zoneName)/\(c.recordID.recordName) whose client and server copies are equal (\(describe(c.client)))"
+                )
             }
             // 5. Nothing but recsync's own entries at a workspace's top level.
             let top = Set(FileIO.list(root)).subtracting([".recsync", "private", "shared"])
@@ -496,7 +533,9 @@ final class SimulationRunner {
                 let round = try await notifier.pending()
                 let told = round.notifications.filter { $0.subscriptionID == "db" }
                 if historyRewritten.contains(ws) {
-                    if !told.contains(where: \.reset) { return ("subscription-reset", "ws\(ws) was not told that the history was rewritten: \(told)") }
+                    if !told.contains(where: \.reset) {
+                        return ("subscription-reset", "ws\(ws) was not told that the history was rewritten: \(told)")
+                    }
                 } else if let why = owed, told.isEmpty {
                     return ("subscription-missed", "ws\(ws) was not told of another writer's change (\(why))")
                 } else if !foreignCommit.contains(ws), !told.isEmpty {
@@ -523,7 +562,10 @@ final class SimulationRunner {
         for z in SimHistory.allZones where SimHistory.isShared(z) && sharedWithUser[z] == nil {
             let dir = zonePath(ws, Self.zoneID(z))
             if FileManager.default.fileExists(atPath: dir) {
-                return ("shared-zone-dropped", "ws\(ws) still holds \(dir.dropFirst(roots[ws].count + 1))/ after a pull, though \(Self.zoneID(z)) is \(zoneStatus[z] == .live ? "no longer shared with \(SimHistory.user)" : "\(zoneStatus[z] ?? .never) on the store")")
+                return (
+                    "shared-zone-dropped",
+                    "ws\(ws) still holds \(dir.dropFirst(roots[ws].count + 1))/ after a pull, though \(Self.zoneID(z)) is \(zoneStatus[z] == .live ? "no longer shared with \(SimHistory.user)" : "\(zoneStatus[z] ?? .never) on the store")"
+                )
             }
         }
         return nil
@@ -540,7 +582,9 @@ final class SimulationRunner {
             let status = try await engine(ws).status()
             let conflicts = Set(status.conflicts)
             let own = status.changes.map(\.recordID).filter { $0.zoneID.ownerName == SimHistory.user && !conflicts.contains($0) }
-            if !own.isEmpty { return ("own-zones-pushed", "ws\(ws)'s push failed with changes in its own zones to send (\(own.map(describe))): \(failure.message)") }
+            if !own.isEmpty {
+                return ("own-zones-pushed", "ws\(ws)'s push failed with changes in its own zones to send (\(own.map(describe))): \(failure.message)")
+            }
             return nil
         }
         guard let report else { return nil }
@@ -562,7 +606,10 @@ final class SimulationRunner {
         }
         unsent.removeAll { stored[$0] == fields(at: recordPath(ws, $0)) }
         if !unsent.isEmpty {
-            return ("own-zones-pushed", "ws\(ws) pulled, then its push did not send \(unsent.map(describe)) (conflicts \(report.conflicts.map(describe)), notSent \(report.notSent))")
+            return (
+                "own-zones-pushed",
+                "ws\(ws) pulled, then its push did not send \(unsent.map(describe)) (conflicts \(report.conflicts.map(describe)), notSent \(report.notSent))"
+            )
         }
         return nil
     }
@@ -573,12 +620,18 @@ final class SimulationRunner {
     /// `exempt`: zones whose records are not compared (`zonesPushPlansMisjudge`).
     func compare(_ plan: PushPlan, with report: PushReport?, failure: RecSyncError?, ws: Int, exempt: Set<ZoneID>) -> (String, String)? {
         let conflicts = Set(plan.conflicts.filter { !exempt.contains($0.zoneID) })
-        let expected = Set(plan.changes.map(\.recordID)).subtracting(conflicts).subtracting(plan.heldBack(force: false)).filter { !exempt.contains($0.zoneID) }
+        let expected = Set(plan.changes.map(\.recordID)).subtracting(conflicts).subtracting(plan.heldBack(force: false)).filter {
+            !exempt.contains($0.zoneID)
+        }
         let sent = Set((report?.saved ?? []) + (report?.deleted ?? [])).filter { !exempt.contains($0.zoneID) }
         var differences: [String] = []
         if sent != expected { differences.append("sent \(sent.sorted().map(describe)), planned \(expected.sorted().map(describe))") }
-        if Set((report?.conflicts ?? []).filter { !exempt.contains($0.zoneID) }) != conflicts { differences.append("conflicts \((report?.conflicts ?? []).sorted().map(describe)), planned \(plan.conflicts.map(describe))") }
-        if Set(report?.zonesCreated ?? []) != Set(plan.zonesToCreate) { differences.append("zones created \(report?.zonesCreated ?? []), planned \(plan.zonesToCreate)") }
+        if Set((report?.conflicts ?? []).filter { !exempt.contains($0.zoneID) }) != conflicts {
+            differences.append("conflicts \((report?.conflicts ?? []).sorted().map(describe)), planned \(plan.conflicts.map(describe))")
+        }
+        if Set(report?.zonesCreated ?? []) != Set(plan.zonesToCreate) {
+            differences.append("zones created \(report?.zonesCreated ?? []), planned \(plan.zonesToCreate)")
+        }
         if let report {
             if Self.removals(report.zonesRemoved) != Self.removals(plan.zonesRemoved) {
                 differences.append("zones removed \(report.zonesRemoved.map(\.zoneID)), planned \(plan.zonesRemoved.map(\.zoneID))")
@@ -589,7 +642,10 @@ final class SimulationRunner {
             if !kept.isEmpty { differences.append("zones planned to be removed kept: \(kept.sorted())") }
         }
         guard !differences.isEmpty else { return nil }
-        return ("dry-run-push", "the push \(failure.map { "failed (\($0.message)) and " } ?? "")disagrees with its dry run: \(differences.joined(separator: "; "))")
+        return (
+            "dry-run-push",
+            "the push \(failure.map { "failed (\($0.message)) and " } ?? "")disagrees with its dry run: \(differences.joined(separator: "; "))"
+        )
     }
 
     /// 12. Dry runs: a pull does what `pullPlan()` said just before — it writes the plan's
@@ -602,10 +658,17 @@ final class SimulationRunner {
         let toDelete = Set(plan.recordsToDelete).subtracting(conflicts)
         let removed = Set(report.zonesRemoved.map(\.zoneID))
         var differences: [String] = []
-        if Set(report.conflicts) != conflicts { differences.append("conflicts \(report.conflicts.sorted().map(describe)), planned \(plan.conflicts.map(describe))") }
-        if report.recordsWritten != toWrite.count { differences.append("\(report.recordsWritten) written, planned \(toWrite.sorted().map(describe))") }
-        if report.recordsDeleted != toDelete.count { differences.append("\(report.recordsDeleted) deleted, planned \(toDelete.sorted().map(describe))") }
-        let removedAsPlanned = SimulationOptions.knownDefects.contains(.dryRunMissesZonesThePullRemoves)
+        if Set(report.conflicts) != conflicts {
+            differences.append("conflicts \(report.conflicts.sorted().map(describe)), planned \(plan.conflicts.map(describe))")
+        }
+        if report.recordsWritten != toWrite.count {
+            differences.append("\(report.recordsWritten) written, planned \(toWrite.sorted().map(describe))")
+        }
+        if report.recordsDeleted != toDelete.count {
+            differences.append("\(report.recordsDeleted) deleted, planned \(toDelete.sorted().map(describe))")
+        }
+        let removedAsPlanned =
+            SimulationOptions.knownDefects.contains(.dryRunMissesZonesThePullRemoves)
             ? Self.removals(plan.zonesRemoved).isSubset(of: Self.removals(report.zonesRemoved))  // only those it names
             : Self.removals(plan.zonesRemoved) == Self.removals(report.zonesRemoved)
         if !removedAsPlanned { differences.append("zones removed \(report.zonesRemoved.map(\.zoneID)), planned \(plan.zonesRemoved.map(\.zoneID))") }
@@ -620,11 +683,16 @@ final class SimulationRunner {
         for id in Self.allRecordIDs where !removed.contains(id.zoneID) {
             let now = FileManager.default.contents(atPath: recordPath(ws, id))
             if toWrite.contains(id) {
-                if fields(at: recordPath(ws, id)) != stored[id] { differences.append("\(describe(id)) planned to be written holds \(describe(fields(at: recordPath(ws, id)))), the store \(describe(stored[id]))") }
+                if fields(at: recordPath(ws, id)) != stored[id] {
+                    differences.append(
+                        "\(describe(id)) planned to be written holds \(describe(fields(at: recordPath(ws, id)))), the store \(describe(stored[id]))")
+                }
             } else if toDelete.contains(id) {
                 if now != nil { differences.append("\(describe(id)) planned to be deleted is still there") }
             } else if now != filesBefore[id] {
-                differences.append("\(describe(id)) not planned to change went from \(describe(filesBefore[id].flatMap { try? WorkspaceEncoding.decodeFields(Array($0)) })) to \(describe(fields(at: recordPath(ws, id))))")
+                differences.append(
+                    "\(describe(id)) not planned to change went from \(describe(filesBefore[id].flatMap { try? WorkspaceEncoding.decodeFields(Array($0)) })) to \(describe(fields(at: recordPath(ws, id))))"
+                )
             }
         }
         guard !differences.isEmpty else { return nil }
@@ -638,7 +706,9 @@ final class SimulationRunner {
         let workspace = try Workspace.open(at: roots[ws])
         for z in SimHistory.allZones {
             let zone = Self.zoneID(z)
-            if SimulationOptions.knownDefects.contains(.dryRunIgnoresUploadAgain), workspace.awaitsReupload(zone) || (!SimHistory.isShared(z) && zoneStatus[z] == .reset) {
+            if SimulationOptions.knownDefects.contains(.dryRunIgnoresUploadAgain),
+                workspace.awaitsReupload(zone) || (!SimHistory.isShared(z) && zoneStatus[z] == .reset)
+            {
                 exempt.insert(zone)
             }
             if SimulationOptions.knownDefects.contains(.dryRunSendsToZonesThePushRefuses), SimHistory.isShared(z), sharedWithUser[z] != .readWrite {
@@ -688,7 +758,9 @@ final class SimulationRunner {
                 }
             }
         }
-        guard quiet else { throw SimViolation(invariant: "converges", detail: "still changing after \(rounds) rounds of resolve, push and pull", step: nil) }
+        guard quiet else {
+            throw SimViolation(invariant: "converges", detail: "still changing after \(rounds) rounds of resolve, push and pull", step: nil)
+        }
         var expected: [String: [String: FieldValue]] = [:]
         for scope in [DatabaseScope.private, .shared] {
             for zone in try await admin.fetchAllRecordZones(scope: scope).map(\.zoneID) {

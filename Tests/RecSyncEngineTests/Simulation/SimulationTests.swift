@@ -1,7 +1,7 @@
 import Foundation
 import RecSyncTestSupport
-import Testing
 import RecSyncTestTraits
+import Testing
 
 /// Defects the simulation found that are being fixed elsewhere, each with the
 /// operation kinds that trigger it. Histories leave those kinds out until the fix is merged:
@@ -125,7 +125,8 @@ struct SimulationOptions {
     /// as a replay that passed.
     static func replaySeed(sourceLocation: SourceLocation = #_sourceLocation) throws -> UInt64? {
         guard let value = ProcessInfo.processInfo.environment["RECSYNC_SIM_SEED"] else { return nil }
-        let seed: UInt64 = try #require(UInt64(value), "RECSYNC_SIM_SEED='\(value)' is not a seed (a decimal number): nothing was replayed", sourceLocation: sourceLocation)
+        let seed: UInt64 = try #require(
+            UInt64(value), "RECSYNC_SIM_SEED='\(value)' is not a seed (a decimal number): nothing was replayed", sourceLocation: sourceLocation)
         return seed
     }
 }
@@ -188,7 +189,8 @@ enum SimulationShrinker {
                 let replay = try SimulationRunner(kind: kind, history: shrunk)
                 var final: SimViolation?
                 do { try await replay.run() } catch { final = error }
-                Issue.record("""
+                Issue.record(
+                    """
                     simulation failed on the \(kind) store, \(violation)
                     replay it: RECSYNC_SIM_SEED=\(seed) swift test --skip-build --filter SimulationTests
                     shrunk to \(shrunk.steps.count) of \(history.steps.count) steps, failing \(shrunkViolation ?? final ?? violation):
@@ -232,36 +234,42 @@ enum SimulationShrinker {
     func historiesTheSoakFound(kind: StoreKind) async throws {
         let found: [SimHistory] = [
             // A deletion named by the note of a page a killed pull was applying.
-            SimHistory(seed: 1_883_006_933_925_946, workspaces: 5, steps: [
-                .edit(ws: 3, zone: 1, record: 1, field: "a", value: "w3v2"),
-                .push(ws: 3, crash: nil),
-                .pull(ws: 3, crashAt: nil),
-                .edit(ws: 2, zone: 1, record: 2, field: "b", value: "w2v6"),
-                .push(ws: 2, crash: nil),
-                .pull(ws: 3, crashAt: 2),
-                .remove(ws: 2, zone: 1, record: 2),
-            ]),
+            SimHistory(
+                seed: 1_883_006_933_925_946, workspaces: 5,
+                steps: [
+                    .edit(ws: 3, zone: 1, record: 1, field: "a", value: "w3v2"),
+                    .push(ws: 3, crash: nil),
+                    .pull(ws: 3, crashAt: nil),
+                    .edit(ws: 2, zone: 1, record: 2, field: "b", value: "w2v6"),
+                    .push(ws: 2, crash: nil),
+                    .pull(ws: 3, crashAt: 2),
+                    .remove(ws: 2, zone: 1, record: 2),
+                ]),
             // A push plan held back a conflict of a zone the push then uploads again.
-            SimHistory(seed: 1_883_009_068_303_494, workspaces: 4, steps: [
-                .edit(ws: 3, zone: 1, record: 2, field: "b", value: "w3v2"),
-                .push(ws: 3, crash: nil),
-                .edit(ws: 2, zone: 1, record: 2, field: "a", value: "w2v6"),
-                .push(ws: 2, crash: nil),
-                .zone(.reset, zone: 1),
-                .push(ws: 2, crash: nil),
-            ]),
+            SimHistory(
+                seed: 1_883_009_068_303_494, workspaces: 4,
+                steps: [
+                    .edit(ws: 3, zone: 1, record: 2, field: "b", value: "w3v2"),
+                    .push(ws: 3, crash: nil),
+                    .edit(ws: 2, zone: 1, record: 2, field: "a", value: "w2v6"),
+                    .push(ws: 2, crash: nil),
+                    .zone(.reset, zone: 1),
+                    .push(ws: 2, crash: nil),
+                ]),
             // A shared zone a killed pull removed, shared again as it was.
-            SimHistory(seed: 1_883_008_150_274_262, workspaces: 4, steps: [
-                .zone(.create, zone: 3),
-                .ownerEdit(zone: 3, record: 0, field: "a", value: "o3"),
-                .share(zone: 3, permission: .readWrite),
-                .edit(ws: 2, zone: 0, record: 3, field: "a", value: "w2v7"),
-                .pull(ws: 1, crashAt: nil),
-                .unshare(zone: 3),
-                .push(ws: 2, crash: nil),
-                .pull(ws: 1, crashAt: 4),
-                .share(zone: 3, permission: .readWrite),
-            ]),
+            SimHistory(
+                seed: 1_883_008_150_274_262, workspaces: 4,
+                steps: [
+                    .zone(.create, zone: 3),
+                    .ownerEdit(zone: 3, record: 0, field: "a", value: "o3"),
+                    .share(zone: 3, permission: .readWrite),
+                    .edit(ws: 2, zone: 0, record: 3, field: "a", value: "w2v7"),
+                    .pull(ws: 1, crashAt: nil),
+                    .unshare(zone: 3),
+                    .push(ws: 2, crash: nil),
+                    .pull(ws: 1, crashAt: 4),
+                    .share(zone: 3, permission: .readWrite),
+                ]),
         ]
         for history in found {
             let runner = try SimulationRunner(kind: kind, history: history)

@@ -39,13 +39,18 @@ enum SyncInvariants {
         guard held != store else { return nil }
         let differing = Set(held.keys).union(store.keys).filter { held[$0] != store[$0] }.map { "\($0)" }.sorted()
         let keyed = Dictionary(Set(held.keys).union(store.keys).map { ("\($0)", $0) }, uniquingKeysWith: { a, _ in a })
-        return ("converges", "\(name) differs from the store at \(differing.compactMap { keyed[$0] }.map { "\($0): \(describe(held[$0])) vs store \(describe(store[$0]))" })")
+        return (
+            "converges",
+            "\(name) differs from the store at \(differing.compactMap { keyed[$0] }.map { "\($0): \(describe(held[$0])) vs store \(describe(store[$0]))" })"
+        )
     }
 
     static func describe(_ id: RecordID) -> String { "\(id.zoneID)/\(id.recordName)" }
 
     static func describe(_ fields: Fields?) -> String {
         guard let fields else { return "absent" }
-        return "{" + fields.keys.sorted().map { "\($0): \(fields[$0].map { v in if case .string(let s) = v { s } else { "\(v)" } } ?? "")" }.joined(separator: ", ") + "}"
+        return "{"
+            + fields.keys.sorted().map { "\($0): \(fields[$0].map { v in if case .string(let s) = v { s } else { "\(v)" } } ?? "")" }.joined(
+                separator: ", ") + "}"
     }
 }

@@ -1,9 +1,9 @@
 import Foundation
-import Synchronization
 import GRDB
 import RecSyncEngine
 import RecSyncModel
 import RecSyncStore
+import Synchronization
 
 /// recsync's record (GRDB has a `Record` class of its own).
 typealias Record = RecSyncModel.Record
@@ -73,25 +73,26 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
-            try db.execute(sql: """
-                CREATE TABLE note (
-                    id TEXT PRIMARY KEY NOT NULL,
-                    title TEXT NOT NULL,
-                    body TEXT NOT NULL,
-                    -- The store's version this note was last fetched or saved as, and its
-                    -- fields then: the common ancestor when an edit here meets one from elsewhere.
-                    changeTag TEXT,
-                    baseTitle TEXT,
-                    baseBody TEXT
-                );
-                CREATE TABLE syncState (id INTEGER PRIMARY KEY CHECK (id = 1), data BLOB NOT NULL);
-                -- Notes a whole-zone delivery has not brought yet (see .fetchingWholeZone); kept
-                -- with the notes, so a delivery stopped part-way and resumed ends right.
-                CREATE TABLE unseen (id TEXT PRIMARY KEY NOT NULL);
-                -- Notes deleted here whose deletion the store has not confirmed: a fetch must
-                -- not bring them back meanwhile.
-                CREATE TABLE deletedNote (id TEXT PRIMARY KEY NOT NULL);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE note (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        title TEXT NOT NULL,
+                        body TEXT NOT NULL,
+                        -- The store's version this note was last fetched or saved as, and its
+                        -- fields then: the common ancestor when an edit here meets one from elsewhere.
+                        changeTag TEXT,
+                        baseTitle TEXT,
+                        baseBody TEXT
+                    );
+                    CREATE TABLE syncState (id INTEGER PRIMARY KEY CHECK (id = 1), data BLOB NOT NULL);
+                    -- Notes a whole-zone delivery has not brought yet (see .fetchingWholeZone); kept
+                    -- with the notes, so a delivery stopped part-way and resumed ends right.
+                    CREATE TABLE unseen (id TEXT PRIMARY KEY NOT NULL);
+                    -- Notes deleted here whose deletion the store has not confirmed: a fetch must
+                    -- not bring them back meanwhile.
+                    CREATE TABLE deletedNote (id TEXT PRIMARY KEY NOT NULL);
+                    """)
         }
         migrator.registerMigration("v2") { db in
             // A note's attachment as the store last had it (an asset reference, `AssetText`);
@@ -123,7 +124,9 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
     /// Every note, by title.
     public func notes() async throws -> [Note] {
         try await database.read { db in
-            try Row.fetchAll(db, sql: "SELECT id, title, body FROM note ORDER BY title, id").map { Note(id: $0["id"], title: $0["title"], body: $0["body"]) }
+            try Row.fetchAll(db, sql: "SELECT id, title, body FROM note ORDER BY title, id").map {
+                Note(id: $0["id"], title: $0["title"], body: $0["body"])
+            }
         }
     }
 
@@ -165,7 +168,8 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
     public func attach(_ id: String, fileAt path: String) async throws {
         let engine = try engine
         if sealedFields?.contains("attachment") == true {
-            throw RecSyncError.invalidArguments("the notes zone seals attachments, and recsync does not encrypt files: leave 'attachment' out of sealedFields")
+            throw RecSyncError.invalidArguments(
+                "the notes zone seals attachments, and recsync does not encrypt files: leave 'attachment' out of sealedFields")
         }
         let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
         guard size <= engine.store.maxAssetBytes else {
@@ -273,8 +277,10 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
         let zone = zoneID
         let rows = try await database.read { db in
             try recordIDs.filter { $0.zoneID == zone }.compactMap { id -> (Record, String?)? in
-                guard let row = try Row.fetchOne(
-                    db, sql: "SELECT title, body, attachment, attachmentFile, attachmentProblem, changeTag FROM note WHERE id = ?", arguments: [id.recordName])
+                guard
+                    let row = try Row.fetchOne(
+                        db, sql: "SELECT title, body, attachment, attachmentFile, attachmentProblem, changeTag FROM note WHERE id = ?",
+                        arguments: [id.recordName])
                 else { return nil }
                 let record = try Record(
                     recordID: id, recordType: Self.recordType,
@@ -289,7 +295,9 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
             // A file attached here goes up now, as the note is sent (its zone exists by then).
             if let file = attachmentFile {
                 let upload: Result<AssetReference, RecSyncError>
-                do { upload = .success(try await syncEngine.uploadAsset(fileAt: "\(attachmentsDirectory)/\(file)", for: id, field: "attachment")) } catch { upload = .failure(error) }
+                do {
+                    upload = .success(try await syncEngine.uploadAsset(fileAt: "\(attachmentsDirectory)/\(file)", for: id, field: "attachment"))
+                } catch { upload = .failure(error) }
                 switch upload {
                 case .success(let asset):
                     record.fields["attachment"] = .asset(asset)
@@ -301,7 +309,9 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
                     // it was attached): the note goes without it, and says why; one bad file
                     // does not hold up every sync after it.
                     try await database.write { db in
-                        try db.execute(sql: "UPDATE note SET attachmentProblem = ? WHERE id = ? AND attachmentFile = ?", arguments: [error.message, id.recordName, file])
+                        try db.execute(
+                            sql: "UPDATE note SET attachmentProblem = ? WHERE id = ? AND attachmentFile = ?",
+                            arguments: [error.message, id.recordName, file])
                     }
                 }
             }
@@ -378,7 +388,9 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
             // meanwhile), and kept as the downloaded copy.
             let landed = uploaded.withLock { uploads in
                 sent.savedRecords.compactMap { record -> (id: String, file: String, asset: AssetReference)? in
-                    guard let upload = uploads.removeValue(forKey: record.recordID), record.fields["attachment"] == .asset(upload.asset) else { return nil }
+                    guard let upload = uploads.removeValue(forKey: record.recordID), record.fields["attachment"] == .asset(upload.asset) else {
+                        return nil
+                    }
                     return (record.recordID.recordName, upload.file, upload.asset)
                 }
             }
@@ -386,10 +398,14 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
                 for record in sent.savedRecords {
                     try db.execute(
                         sql: "UPDATE note SET changeTag = ?, baseTitle = ?, baseBody = ?, attachment = ? WHERE id = ?",
-                        arguments: [record.changeTag, Self.text(record, "title"), Self.text(record, "body"), Self.attachment(record), record.recordID.recordName])
+                        arguments: [
+                            record.changeTag, Self.text(record, "title"), Self.text(record, "body"), Self.attachment(record),
+                            record.recordID.recordName,
+                        ])
                 }
                 for upload in landed {
-                    try db.execute(sql: "UPDATE note SET attachmentFile = NULL WHERE id = ? AND attachmentFile = ?", arguments: [upload.id, upload.file])
+                    try db.execute(
+                        sql: "UPDATE note SET attachmentFile = NULL WHERE id = ? AND attachmentFile = ?", arguments: [upload.id, upload.file])
                 }
                 // A refused save: the server's version is taken in as a fetched one, merged with
                 // the note as it is now (edited or deleted again while the save was out), not
@@ -435,11 +451,14 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
             for row in try Row.fetchAll(db, sql: "SELECT id, attachment FROM note WHERE attachment IS NOT NULL AND attachmentFile IS NULL") {
                 guard let text: String = row["attachment"], let asset = try AssetText.decode(text) else { continue }
                 if FileManager.default.fileExists(atPath: "\(directory)/\(asset.sha256)") {
-                    try db.execute(sql: "UPDATE note SET attachment = NULL, attachmentFile = ? WHERE id = ?", arguments: [asset.sha256, row["id"] as String])
+                    try db.execute(
+                        sql: "UPDATE note SET attachment = NULL, attachmentFile = ? WHERE id = ?", arguments: [asset.sha256, row["id"] as String])
                 } else {
                     try db.execute(
                         sql: "UPDATE note SET attachment = NULL, attachmentProblem = ? WHERE id = ?",
-                        arguments: ["the store lost the attachment when its encrypted data was reset, and this device had no copy of it", row["id"] as String])
+                        arguments: [
+                            "the store lost the attachment when its encrypted data was reset, and this device had no copy of it", row["id"] as String,
+                        ])
                 }
             }
             try db.execute(sql: "DELETE FROM unseen")
@@ -463,7 +482,8 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
     /// (its last synced fields are the ancestor); returns true then, as it must be sent again.
     static func applyFetched(_ server: Record, db: Database) throws -> Bool {
         let row = try Row.fetchOne(
-            db, sql: "SELECT title, body, attachment, attachmentFile, changeTag, baseTitle, baseBody FROM note WHERE id = ?", arguments: [server.recordID.recordName])
+            db, sql: "SELECT title, body, attachment, attachmentFile, changeTag, baseTitle, baseBody FROM note WHERE id = ?",
+            arguments: [server.recordID.recordName])
         guard let row else {
             let deletedHere = try Bool.fetchOne(db, sql: "SELECT 1 FROM deletedNote WHERE id = ?", arguments: [server.recordID.recordName]) ?? false
             if !deletedHere { try store(server, base: server, db: db) }
@@ -471,7 +491,8 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
         }
         // The version this note already follows (its own save, coming back): nothing new.
         if row["changeTag"] as String? == server.changeTag { return false }
-        let local = try Record(recordID: server.recordID, recordType: recordType, fields: fields(title: row["title"], body: row["body"], attachment: row["attachment"]))
+        let local = try Record(
+            recordID: server.recordID, recordType: recordType, fields: fields(title: row["title"], body: row["body"], attachment: row["attachment"]))
         let baseTitle: String? = row["baseTitle"], baseBody: String? = row["baseBody"], attachmentFile: String? = row["attachmentFile"]
         // (A file attached here and not sent yet stays: it goes with the merged note.)
         guard baseTitle != row["title"] || baseBody != row["body"] || attachmentFile != nil else {
@@ -479,7 +500,8 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
             return false
         }
         let ancestor = try baseTitle.map { t in
-            try Record(recordID: server.recordID, recordType: recordType, fields: fields(title: t, body: baseBody ?? "", attachment: row["attachment"]))
+            try Record(
+                recordID: server.recordID, recordType: recordType, fields: fields(title: t, body: baseBody ?? "", attachment: row["attachment"]))
         }
         try store(merge(server: server, client: local, ancestor: ancestor), base: server, db: db)
         return true

@@ -26,16 +26,21 @@ actor HookedStore: RemoteStore {
         try await inner.databaseChanges(scope: scope, since: token, resultsLimit: resultsLimit)
     }
 
-    func recordZoneChanges(zone: ZoneID, since token: ServerChangeToken?, resultsLimit: Int, desiredKeys: [String]?) async throws(RecSyncError) -> RecordZoneChanges {
+    func recordZoneChanges(zone: ZoneID, since token: ServerChangeToken?, resultsLimit: Int, desiredKeys: [String]?) async throws(RecSyncError)
+        -> RecordZoneChanges
+    {
         try await inner.recordZoneChanges(zone: zone, since: token, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
     }
 
-    func modifyRecords(saving: [RecSyncModel.Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool, clientChangeTokenData: String?) async throws(RecSyncError) -> ModifyRecordsResult {
+    func modifyRecords(
+        saving: [RecSyncModel.Record], deleting: [RecordDeletion], savePolicy: SavePolicy, atomically: Bool, clientChangeTokenData: String?
+    ) async throws(RecSyncError) -> ModifyRecordsResult {
         if let hook {
             self.hook = nil
             do { try await hook() } catch { hookError = error }
         }
-        return try await inner.modifyRecords(saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically, clientChangeTokenData: clientChangeTokenData)
+        return try await inner.modifyRecords(
+            saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically, clientChangeTokenData: clientChangeTokenData)
     }
 
     func modifyRecordZones(_ operations: [ZoneOperation]) async throws(RecSyncError) -> [ZoneOperationResult] {
@@ -72,7 +77,9 @@ actor HookedStore: RemoteStore {
         try await inner.currentDatabaseToken(scope: scope)
     }
 
-    func checkSubscriptions(_ subscriptions: [Subscription], scope: DatabaseScope, since token: ServerChangeToken?) async throws(RecSyncError) -> SubscriptionCheck {
+    func checkSubscriptions(_ subscriptions: [Subscription], scope: DatabaseScope, since token: ServerChangeToken?) async throws(RecSyncError)
+        -> SubscriptionCheck
+    {
         try await inner.checkSubscriptions(subscriptions, scope: scope, since: token)
     }
 
@@ -179,7 +186,8 @@ actor HookedStore: RemoteStore {
         #expect(try await laptop.notes().isEmpty)
         // Restored from a backup: the zone and the note are back.
         _ = try await admin.modifyRecordZones([.recreate(RecordZone(zoneID: zone))])
-        let restored = try RecSyncModel.Record(recordID: RecordID(recordName: id, zoneID: zone), recordType: "Note", fields: ["title": .string("kept"), "body": .string("")])
+        let restored = try RecSyncModel.Record(
+            recordID: RecordID(recordName: id, zoneID: zone), recordType: "Note", fields: ["title": .string("kept"), "body": .string("")])
         _ = try await admin.modifyRecords(saving: [restored])
         try await laptop.sync()
         #expect(try await laptop.notes().map(\.title) == ["kept"], "a deletion the zone took with it still hid the note")

@@ -19,7 +19,8 @@ import Testing
 
     func device(_ name: String) async throws -> NotesService {
         let db = "\(directory)/\(name).sqlite"
-        return try await NotesService(databasePath: db, store: NotesService.openStore(storePath, user: "alice", databasePath: db, device: name), automaticallySync: false)
+        return try await NotesService(
+            databasePath: db, store: NotesService.openStore(storePath, user: "alice", databasePath: db, device: name), automaticallySync: false)
     }
 
     @Test func twoDevicesSyncAddsEditsConflictsAndDeletes() async throws {
@@ -61,16 +62,20 @@ import Testing
         let newStore = directory + "/new.git"
         try NotesService.createStore(at: newStore, user: "alice")
         let db = "\(directory)/laptop.sqlite"
-        let moved = try await NotesService(databasePath: db, store: NotesService.openStore(newStore, user: "alice", databasePath: db, device: "laptop"), automaticallySync: false)
+        let moved = try await NotesService(
+            databasePath: db, store: NotesService.openStore(newStore, user: "alice", databasePath: db, device: "laptop"), automaticallySync: false)
         try await moved.sync()
         #expect(try await moved.pendingChanges() == 0)
         let fresh = "\(directory)/fresh.sqlite"
-        let reader = try await NotesService(databasePath: fresh, store: NotesService.openStore(newStore, user: "alice", databasePath: fresh, device: "fresh"), automaticallySync: false)
+        let reader = try await NotesService(
+            databasePath: fresh, store: NotesService.openStore(newStore, user: "alice", databasePath: fresh, device: "fresh"),
+            automaticallySync: false)
         try await reader.sync()
         #expect(try await reader.notes().map(\.title).sorted() == ["Not yet sent", "Synced"])
 
         // Opened as another user, the database no longer shows alice's notes.
-        let asBob = try await NotesService(databasePath: db, store: NotesService.openStore(newStore, user: "bob", databasePath: db, device: "laptop"), automaticallySync: false)
+        let asBob = try await NotesService(
+            databasePath: db, store: NotesService.openStore(newStore, user: "bob", databasePath: db, device: "laptop"), automaticallySync: false)
         try await asBob.sync()
         #expect(try await asBob.notes().isEmpty)
     }
@@ -139,7 +144,9 @@ import Testing
         // Underneath, as any reader of the store sees it.
         let raw = try NotesService.openStore(storePath, user: "alice", databasePath: directory + "/raw.sqlite", device: "raw")
         let record = try await raw.fetchRecords([RecordID(recordName: id, zoneID: laptop.zoneID)])[0].result.get()
-        guard case .encrypted? = record.fields["body"] else { Issue.record("the body is not sealed: \(String(describing: record.fields["body"]))"); return }
+        guard case .encrypted? = record.fields["body"] else {
+            Issue.record("the body is not sealed: \(String(describing: record.fields["body"]))"); return
+        }
         #expect(record.fields["title"] == .string("Scan"))
         guard case .asset(let asset)? = record.fields["attachment"] else { Issue.record("no attachment: \(record.fields)"); return }
         #expect(asset.size == Int64(scan.count))

@@ -27,7 +27,10 @@ func printKeyReport(_ report: UserKeyReport, _ context: CommandContext, _ what: 
     context.console.info(what)
     context.console.info("key\t\(report.path)\nfingerprint\t\(report.fingerprint)")
     if let published = report.published {
-        context.console.info(published ? "published\tyes" : "published\tno: the store holds another key of \(report.user) (run 'recsync keys init' or 'recsync keys import FILE')")
+        context.console.info(
+            published
+                ? "published\tyes"
+                : "published\tno: the store holds another key of \(report.user) (run 'recsync keys init' or 'recsync keys import FILE')")
     }
     return ExitCodes.success
 }
@@ -44,14 +47,18 @@ struct KeysInitCommand: RecSyncSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "init",
         abstract: "Make your key pair (if this machine has none) and publish its public key on the store.",
-        discussion: "The private key is kept in $XDG_CONFIG_HOME/recsync/keys/ (default ~/.config/recsync/keys/), mode 0600, never in a workspace or the store. Others can share encrypted zones with you once your public key is published.\n\nEXAMPLES\n  recsync keys init")
+        discussion:
+            "The private key is kept in $XDG_CONFIG_HOME/recsync/keys/ (default ~/.config/recsync/keys/), mode 0600, never in a workspace or the store. Others can share encrypted zones with you once your public key is published.\n\nEXAMPLES\n  recsync keys init"
+    )
 
     @OptionGroup var global: GlobalOptions
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let ws = try context.workspace()
         let report = try await EncryptionKeys.initialize(user: ws.user, keyStore: try context.keyStore(), store: try context.store(for: ws))
-        return printKeyReport(report, context, report.created ? "made a key pair for \(ws.user) and published its public key" : "published the public key of \(ws.user)")
+        return printKeyReport(
+            report, context, report.created ? "made a key pair for \(ws.user) and published its public key" : "published the public key of \(ws.user)"
+        )
     }
 }
 
@@ -61,7 +68,8 @@ struct KeysShowCommand: RecSyncSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "show",
         abstract: "Show where your key is, its fingerprint, and whether the store publishes it.",
-        discussion: "Compare fingerprints between devices to check they hold the same key.\n\nEXAMPLES\n  recsync keys show\n  recsync keys show --json")
+        discussion:
+            "Compare fingerprints between devices to check they hold the same key.\n\nEXAMPLES\n  recsync keys show\n  recsync keys show --json")
 
     @OptionGroup var global: GlobalOptions
 
@@ -78,19 +86,24 @@ struct KeysResetCommand: RecSyncSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "reset",
         abstract: "Make a new key pair after losing yours; your encrypted zones are reset on the store.",
-        discussion: "Every encrypted zone you own is dropped on the store with reason encryptedDataReset (CloudKit's deletedDueToUserEncryptedDataReset): workspaces that hold a copy keep it and upload it again on their next push, under a new zone key. Participants must be added again with 'recsync share'. Other devices of yours need the new key: 'recsync keys export' here, 'recsync keys import FILE' there.\n\nEXAMPLES\n  recsync keys reset --yes")
+        discussion:
+            "Every encrypted zone you own is dropped on the store with reason encryptedDataReset (CloudKit's deletedDueToUserEncryptedDataReset): workspaces that hold a copy keep it and upload it again on their next push, under a new zone key. Participants must be added again with 'recsync share'. Other devices of yours need the new key: 'recsync keys export' here, 'recsync keys import FILE' there.\n\nEXAMPLES\n  recsync keys reset --yes"
+    )
 
     @OptionGroup var global: GlobalOptions
     @Flag(help: "Reset without asking.") var yes = false
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         guard yes else {
-            throw .invalidArguments("'recsync keys reset' drops your encrypted zones on the store (workspaces upload their copies again); pass --yes to go ahead")
+            throw .invalidArguments(
+                "'recsync keys reset' drops your encrypted zones on the store (workspaces upload their copies again); pass --yes to go ahead")
         }
         let ws = try context.workspace()
         let report = try await EncryptionKeys.reset(user: ws.user, keyStore: try context.keyStore(), store: try context.store(for: ws))
         let zones = report.zonesReset.map(\.zoneName).joined(separator: ", ")
-        return printKeyReport(report, context, "made a new key pair for \(ws.user)" + (zones.isEmpty ? "" : "; reset \(zones) on the store: the next push uploads them again"))
+        return printKeyReport(
+            report, context,
+            "made a new key pair for \(ws.user)" + (zones.isEmpty ? "" : "; reset \(zones) on the store: the next push uploads them again"))
     }
 }
 
@@ -100,7 +113,9 @@ struct KeysExportCommand: RecSyncSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
         abstract: "Write your private key to a file (mode 0600), to import on another device.",
-        discussion: "Whoever holds the file can read your encrypted zones: move it over a channel you trust and delete it afterwards.\n\nEXAMPLES\n  recsync keys export alice.key")
+        discussion:
+            "Whoever holds the file can read your encrypted zones: move it over a channel you trust and delete it afterwards.\n\nEXAMPLES\n  recsync keys export alice.key"
+    )
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The file to write (must not exist).") var file: String

@@ -84,7 +84,8 @@ struct StoreCompactCommand: RecSyncSubcommand {
             let ms = Self.parseDate(before ?? "") ?? 0
             horizon = .before(Date(timeIntervalSince1970: TimeInterval(ms) / 1000))
         }
-        let what = keepLast.map { "rewrite the store's history, keeping only the \($0) newest commits" }
+        let what =
+            keepLast.map { "rewrite the store's history, keeping only the \($0) newest commits" }
             ?? "rewrite the store's history before \(before ?? "")"
         let report: CompactionReport
         let shown: String
@@ -92,7 +93,8 @@ struct StoreCompactCommand: RecSyncSubcommand {
             try Confirmation.require(what, typing: "compact", yes: yes)
             shown = StoreLocation.shown(store)
             let actor = try StoreActor(userRecordName: context.user(user))
-            report = try await StoreLocation.compact(store, relativeTo: context.directory, actor: actor, horizon: horizon, dropDeletedTombstones: dropTombstones)
+            report = try await StoreLocation.compact(
+                store, relativeTo: context.directory, actor: actor, horizon: horizon, dropDeletedTombstones: dropTombstones)
         } else {
             let ws = try context.workspace()
             guard !ws.config.remote.isEmpty else {
@@ -128,16 +130,26 @@ struct StoreCompactCommand: RecSyncSubcommand {
             "leasesLeft": .array(report.leasesLeft.map { .string($0) }),
         ])
         if !report.leasesLeft.isEmpty {
-            context.console.warning("\(store) would not let recsync remove the compaction's lease (\(report.leasesLeft.joined(separator: ", "))); it stops holding writers at its deadline, but stays listed until someone allowed to delete references removes it: git push \(store) \(report.leasesLeft.map { ":\($0)" }.joined(separator: " "))")
+            context.console.warning(
+                "\(store) would not let recsync remove the compaction's lease (\(report.leasesLeft.joined(separator: ", "))); it stops holding writers at its deadline, but stays listed until someone allowed to delete references removes it: git push \(store) \(report.leasesLeft.map { ":\($0)" }.joined(separator: " "))"
+            )
         }
         guard report.compacted, let horizon = report.horizon, let time = report.horizonTime else {
-            context.console.info("nothing to compact in \(store): its \(report.commitsBefore) commits are all after the horizon (or the history before it is already one commit); nothing was changed")
+            context.console.info(
+                "nothing to compact in \(store): its \(report.commitsBefore) commits are all after the horizon (or the history before it is already one commit); nothing was changed"
+            )
             return
         }
-        context.console.info("compacted \(store): \(report.commitsBefore) commits → \(report.commitsAfter); \(report.commitsFolded) up to \(horizon.prefix(12)) (\(Timestamps.iso8601(time))) folded into one, \(report.commitsReplayed) replayed")
+        context.console.info(
+            "compacted \(store): \(report.commitsBefore) commits → \(report.commitsAfter); \(report.commitsFolded) up to \(horizon.prefix(12)) (\(Timestamps.iso8601(time))) folded into one, \(report.commitsReplayed) replayed"
+        )
         if !report.tombstonesDropped.isEmpty {
-            context.console.info("dropped the tombstones of \(report.tombstonesDropped.count) deleted zones: \(report.tombstonesDropped.map(\.description).joined(separator: ", "))")
+            context.console.info(
+                "dropped the tombstones of \(report.tombstonesDropped.count) deleted zones: \(report.tombstonesDropped.map(\.description).joined(separator: ", "))"
+            )
         }
-        context.console.hint("workspaces with change tokens from before \(Timestamps.iso8601(time)) fetch everything again on their next pull (keeping unpushed edits); the old commits take space until 'git gc --prune=now' runs where the store lives")
+        context.console.hint(
+            "workspaces with change tokens from before \(Timestamps.iso8601(time)) fetch everything again on their next pull (keeping unpushed edits); the old commits take space until 'git gc --prune=now' runs where the store lives"
+        )
     }
 }

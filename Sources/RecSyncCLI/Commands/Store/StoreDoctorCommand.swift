@@ -8,7 +8,9 @@ struct StoreDoctorCommand: RecSyncSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "doctor",
         abstract: "Find and remove lock files that killed writers left in a store.",
-        discussion: "A lock is removed only when it is older than any write takes and no process has it open. Without PATH, the current workspace's store (for a network store, its mirror in .recsync/mirror). 'recsync doctor' runs this and checks the store's content and the workspace too.\n\nEXAMPLES\n  recsync store doctor --check\n  recsync store doctor ~/stores/notes.git")
+        discussion:
+            "A lock is removed only when it is older than any write takes and no process has it open. Without PATH, the current workspace's store (for a network store, its mirror in .recsync/mirror). 'recsync doctor' runs this and checks the store's content and the workspace too.\n\nEXAMPLES\n  recsync store doctor --check\n  recsync store doctor ~/stores/notes.git"
+    )
 
     @OptionGroup var global: GlobalOptions
 
@@ -32,7 +34,8 @@ struct StoreDoctorCommand: RecSyncSubcommand {
         let findings = try StoreLocation.doctor(at: target, removeStale: !check)
         context.console.document([
             "path": .string(target),
-            "locks": .array(findings.map { .object(["path": .string($0.path), "verdict": .string($0.verdict.rawValue), "ageSeconds": .int(Int64($0.age))]) }),
+            "locks": .array(
+                findings.map { .object(["path": .string($0.path), "verdict": .string($0.verdict.rawValue), "ageSeconds": .int(Int64($0.age))]) }),
         ])
         for finding in findings { context.console.info(finding.message) }
         if findings.isEmpty { context.console.info("no lock files in \(target): nothing blocks writes") }

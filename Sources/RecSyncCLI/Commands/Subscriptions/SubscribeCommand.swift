@@ -28,13 +28,18 @@ struct SubscribeCommand: RecSyncSubcommand {
             """)
 
     @OptionGroup var global: GlobalOptions
-    @Option(help: "Every change in a database: private or shared (with --query: the database to match in).", completion: .list(["private", "shared"])) var database: String?
-    @Option(help: "Every change in one of your zones (or OWNER/ZONE for a shared one); with --query, only that zone.", completion: Completions.zones) var zone: String?
+    @Option(
+        help: "Every change in a database: private or shared (with --query: the database to match in).", completion: .list(["private", "shared"]))
+    var database: String?
+    @Option(help: "Every change in one of your zones (or OWNER/ZONE for a shared one); with --query, only that zone.", completion: Completions.zones)
+    var zone: String?
     @Option(help: "Records of this type created, updated or deleted.") var query: String?
     @Option(help: "With --query: a field that must equal the --equals at the same position (repeatable).") var field: [String] = []
     @Option(help: "With --field: the value, as plain JSON (\"text\", 42, true).") var equals: [String] = []
     @Option(help: "With --query: a field that must be present (repeatable).") var exists: [String] = []
-    @Option(name: .customLong("fires-on"), help: "With --query: which changes fire it, from create,update,delete (default: all three).", completion: .list(["create", "update", "delete", "create,update", "update,delete", "create,update,delete"])) var firesOn: String?
+    @Option(
+        name: .customLong("fires-on"), help: "With --query: which changes fire it, from create,update,delete (default: all three).",
+        completion: .list(["create", "update", "delete", "create,update", "update,delete", "create,update,delete"])) var firesOn: String?
     @Option(help: "The subscription's ID (default: made from what it watches).") var id: String?
     @Flag(help: "Report everything already in the store once, instead of starting now.") var sinceBeginning = false
     @Flag(help: "Report changes this workspace pushed itself too.") var includeOwn = false
@@ -96,14 +101,19 @@ struct SubscribeCommand: RecSyncSubcommand {
         try await engine.subscribe(subscription, from: sinceBeginning ? .beginning : .now)
         context.console.document(["id": .string(subscription.id), "watches": .string(subscription.summary)])
         context.console.info("subscribed: \(subscription.id) (\(subscription.summary))")
-        context.console.hint(sinceBeginning ? "'recsync notifications' shows what it matches already" : "run 'recsync watch' (or 'recsync watch --once') to be told about matching changes")
+        context.console.hint(
+            sinceBeginning
+                ? "'recsync notifications' shows what it matches already"
+                : "run 'recsync watch' (or 'recsync watch --once') to be told about matching changes")
         return ExitCodes.success
     }
 }
 
 /// `recsync subscriptions`: lists the workspace's subscriptions.
 struct SubscriptionsCommand: RecSyncSubcommand {
-    static let configuration = CommandConfiguration(commandName: "subscriptions", abstract: "List this workspace's subscriptions.", discussion: "EXAMPLES\n  recsync subscriptions\n  recsync subscriptions --json")
+    static let configuration = CommandConfiguration(
+        commandName: "subscriptions", abstract: "List this workspace's subscriptions.",
+        discussion: "EXAMPLES\n  recsync subscriptions\n  recsync subscriptions --json")
 
     @OptionGroup var global: GlobalOptions
 
@@ -118,7 +128,9 @@ struct SubscriptionsCommand: RecSyncSubcommand {
 
 /// `recsync unsubscribe ID`: removes a subscription.
 struct UnsubscribeCommand: RecSyncSubcommand {
-    static let configuration = CommandConfiguration(commandName: "unsubscribe", abstract: "Remove a subscription.", discussion: "EXAMPLES\n  recsync subscriptions\n  recsync unsubscribe zone-alice-todo")
+    static let configuration = CommandConfiguration(
+        commandName: "unsubscribe", abstract: "Remove a subscription.",
+        discussion: "EXAMPLES\n  recsync subscriptions\n  recsync unsubscribe zone-alice-todo")
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The subscription's ID (see 'recsync subscriptions').", completion: Completions.subscriptionIDs) var id: String

@@ -1,13 +1,12 @@
 import ArgumentParser
 import Foundation
 import RecSyncEngine
-import RecSyncSubscriptions
 import RecSyncModel
 import RecSyncStore
+import RecSyncSubscriptions
 import RecSyncSystem
 import RecSyncWorkspace
 import Synchronization
-
 
 /// `recsync watch`: reports what changed since each subscription's cursor, then waits for
 /// the store to move and reports again.
@@ -82,7 +81,8 @@ struct WatchCommand: RecSyncSubcommand {
             shouldStop: { stop.requested },
             deliver: { n in
                 if let error = Self.writeLine(n.json, command: console.command) {
-                    console.warning("cannot write the notification for \(n.subscriptionID) to stdout (\(String(cString: strerror(error)))); it stays pending")
+                    console.warning(
+                        "cannot write the notification for \(n.subscriptionID) to stdout (\(String(cString: strerror(error)))); it stays pending")
                     // EPIPE: whoever read stdout is gone, for good (SIGPIPE, which would have
                     // ended watch, was ignored by whoever started it).
                     return error == EPIPE ? .receiverGone : .failed
@@ -100,7 +100,9 @@ struct WatchCommand: RecSyncSubcommand {
         case .watching(let remote, let subscriptions):
             console.note("watching \(remote) for \(subscriptions?.joined(separator: ", ") ?? "every zone (--pull)"); stop with Ctrl-C")
         case .pulled(let report):
-            console.note("pulled: \(report.recordsWritten) written, \(report.recordsDeleted) deleted" + (report.conflicts.isEmpty ? "" : ", \(report.conflicts.count) conflicts (run 'recsync status')"))
+            console.note(
+                "pulled: \(report.recordsWritten) written, \(report.recordsDeleted) deleted"
+                    + (report.conflicts.isEmpty ? "" : ", \(report.conflicts.count) conflicts (run 'recsync status')"))
         case .pullFailed(let error, let willRetry):
             console.warning("pull failed: \(error.message)" + (willRetry ? "; the notifications stay pending" : ""))
         case .lookFailed(let error, let retry): console.warning("\(error.message); trying again in \(String(format: "%.1f", retry)) s")
@@ -121,9 +123,11 @@ struct WatchCommand: RecSyncSubcommand {
         case .stopped:
             console.warning("--exec was stopped with watch; the notification for \(n.subscriptionID) stays pending")
         case .exited(let status):
-            console.warning("--exec exited with status \(status) for \(n.subscriptionID); the notification stays pending and is delivered again later")
+            console.warning(
+                "--exec exited with status \(status) for \(n.subscriptionID); the notification stays pending and is delivered again later")
         case .killed(let signal):
-            console.warning("--exec was killed by signal \(signal) for \(n.subscriptionID); the notification stays pending and is delivered again later")
+            console.warning(
+                "--exec was killed by signal \(signal) for \(n.subscriptionID); the notification stays pending and is delivered again later")
         }
         return false
     }
@@ -168,10 +172,13 @@ struct NotificationsCommand: RecSyncSubcommand {
             // Names come from other users of shared zones: shown with control characters escaped.
             let show = NameRules.printable
             for n in round.notifications {
-                var line = "\(show(n.subscriptionID))\t\(n.reset ? "reset: anything may have changed; pull" : "\(n.count) change\(n.count == 1 ? "" : "s")")"
+                var line =
+                    "\(show(n.subscriptionID))\t\(n.reset ? "reset: anything may have changed; pull" : "\(n.count) change\(n.count == 1 ? "" : "s")")"
                 if !n.zones.isEmpty {
                     line += "\tin " + n.zones.prefix(SubscriptionNotification.listLimit).map { show($0.description) }.joined(separator: ", ")
-                    if n.zones.count > SubscriptionNotification.listLimit { line += " and \(n.zones.count - SubscriptionNotification.listLimit) more" }
+                    if n.zones.count > SubscriptionNotification.listLimit {
+                        line += " and \(n.zones.count - SubscriptionNotification.listLimit) more"
+                    }
                 }
                 console.out(line)
                 for r in n.records { console.out("  \(r.reason.rawValue)\t\(show(r.recordID.zoneID.description))/\(show(r.recordID.recordName))") }
@@ -183,8 +190,11 @@ struct NotificationsCommand: RecSyncSubcommand {
                 throw .notDelivered(round.notifications.map(\.subscriptionID))
             }
         }
-        if round.notifications.isEmpty { console.info("nothing new") }
-        else if !ack { console.hint("'recsync notifications --ack' moves the cursors past these") }
+        if round.notifications.isEmpty {
+            console.info("nothing new")
+        } else if !ack {
+            console.hint("'recsync notifications --ack' moves the cursors past these")
+        }
         return ExitCodes.success
     }
 }

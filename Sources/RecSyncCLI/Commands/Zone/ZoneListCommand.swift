@@ -20,18 +20,23 @@ struct ZoneListCommand: RecSyncSubcommand {
             rows += try await store.fetchAllRecordZones(scope: scope).sorted { $0.zoneID < $1.zoneID }.map { (scope, $0) }
         }
         let console = context.console
-        console.document(["zones": .array(rows.map { row in
-            .object([
-                "scope": .string(row.scope.rawValue), "zone": .string(row.zone.zoneID.zoneName),
-                "owner": .string(row.zone.zoneID.ownerName), "path": .string(ws.relative(ws.zoneDirectory(row.zone.zoneID))),
-                "defaultRecordType": row.zone.defaultRecordType.map(JSONValue.string) ?? .null,
-                "permission": .string(row.zone.access(for: ws.user).rawValue),
-                "participants": .array(row.zone.participants.map {
-                    .object(["user": .string($0.userRecordName), "permission": .string($0.permission.rawValue)])
-                }),
-                "encrypted": row.zone.encryption.map { e in e.fields.map { .array($0.map(JSONValue.string)) } ?? .bool(true) } ?? .bool(false),
-            ])
-        })])
+        console.document([
+            "zones": .array(
+                rows.map { row in
+                    .object([
+                        "scope": .string(row.scope.rawValue), "zone": .string(row.zone.zoneID.zoneName),
+                        "owner": .string(row.zone.zoneID.ownerName), "path": .string(ws.relative(ws.zoneDirectory(row.zone.zoneID))),
+                        "defaultRecordType": row.zone.defaultRecordType.map(JSONValue.string) ?? .null,
+                        "permission": .string(row.zone.access(for: ws.user).rawValue),
+                        "participants": .array(
+                            row.zone.participants.map {
+                                .object(["user": .string($0.userRecordName), "permission": .string($0.permission.rawValue)])
+                            }),
+                        "encrypted": row.zone.encryption.map { e in e.fields.map { .array($0.map(JSONValue.string)) } ?? .bool(true) }
+                            ?? .bool(false),
+                    ])
+                })
+        ])
         for row in rows {
             let name = row.scope == .private ? row.zone.zoneID.zoneName : "\(row.zone.zoneID.ownerName)/\(row.zone.zoneID.zoneName)"
             var line = "\(row.scope.rawValue)\t\(name)\towner \(row.zone.zoneID.ownerName)\t\(row.zone.access(for: ws.user).rawValue)"
