@@ -33,7 +33,7 @@ extension SyncEngine {
     ///   - field: The asset field.
     public func fetchAssets(_ ids: [RecordID], field: String) async throws(RecSyncError) -> [FetchedAsset] {
         try await workspace.withLock(purpose: "get --asset") { () async throws(RecSyncError) -> [FetchedAsset] in
-            _ = workspace.removeStaleTemporaryFiles()
+            _ = try workspace.removeStaleTemporaryFiles()
             let ws = try checkStore()
             var wanted: [(RecordID, AssetReference)] = []
             for id in ids {

@@ -29,7 +29,7 @@ extension SyncEngine {
     }
 
     func pullLocked(events: @escaping @Sendable (SyncEvent) -> Void) async throws(RecSyncError) -> PullReport {
-        let keptAside = dryRun ? [] : workspace.removeStaleTemporaryFiles()
+        let keptAside = dryRun ? [] : try workspace.removeStaleTemporaryFiles()
         let ws = try checkStore()
         // Sidecars of a push that landed but was killed before it wrote them: adopted first,
         // or this pull would take that push's own records for conflicts.

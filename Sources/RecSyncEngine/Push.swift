@@ -60,7 +60,7 @@ extension SyncEngine {
     /// removed, reads and checks every changed file. A zone with a problem is held back.
     /// In a dry run zones are not removed (they are reported) and the index is not saved.
     func decidePush(events: @Sendable (SyncEvent) -> Void) async throws(RecSyncError) -> PushDecision {
-        let keptAside = dryRun ? [] : workspace.removeStaleTemporaryFiles()
+        let keptAside = dryRun ? [] : try workspace.removeStaleTemporaryFiles()
         let ws = try checkStore()
         // Bookkeeping the dry run does too, as status does: a push that landed but was killed
         // before its sidecars were written, and conflicts whose sides became the same (which

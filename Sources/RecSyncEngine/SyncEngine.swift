@@ -126,7 +126,7 @@ public struct SyncEngine: Sendable {
         // sync is running), or they would read as new records.
         if !workspace.leftoverRegistries.isEmpty {
             do throws(RecSyncError) {
-                let keptAside = try workspace.withLock(purpose: "status") { () throws(RecSyncError) in workspace.removeStaleTemporaryFiles() }
+                let keptAside = try workspace.withLock(purpose: "status") { () throws(RecSyncError) in try workspace.removeStaleTemporaryFiles() }
                 report.problems += keptAside.map {
                     FileProblem(path: workspace.relative($0), message: "a file an interrupted pull was writing held something else; kept there")
                 }

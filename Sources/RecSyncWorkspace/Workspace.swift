@@ -490,14 +490,16 @@ public final class Workspace: Sendable {
     /// sync is writing any. Cost follows the leftovers, not the workspace.
     /// Returns the files it had to keep aside in lost+found (ones that are not what was written).
     @discardableResult
-    package func removeStaleTemporaryFiles() -> [String] {
+    /// A registry that cannot be read is an error, and stays: what its batch created cannot be
+    /// told from the user's files without it.
+    package func removeStaleTemporaryFiles() throws(RecSyncError) -> [String] {
         removeStaleAssetTemporaryFiles()
         var dirs = [stateDir]
         var keptAside: [String] = []
         let registries = leftoverRegistries
         var unfinished = Set<String>()
         for registry in registries {
-            guard let listed = try? FileIO.read(registry) else { continue }
+            guard let listed = try FileIO.read(registry) else { continue }  // gone meanwhile
             // A batch was interrupted: look where it said, and in every zone directory too,
             // since the list of directories is only as durable as the batch that wrote it.
             let contents = CrashRegistry.decode(listed)

@@ -17,7 +17,7 @@ extension Workspace {
     package func check(fix: Bool) throws(RecSyncError) -> [DoctorFinding] {
         var findings = batchLeftovers()
         if fix && !findings.isEmpty {
-            let kept = removeStaleTemporaryFiles()
+            let kept = try removeStaleTemporaryFiles()
             // Temp files beside their targets, which the registry-less cleanup does not visit:
             // named with recsync's marker, never anyone's data.
             for dir in temporaryFileDirectories() {

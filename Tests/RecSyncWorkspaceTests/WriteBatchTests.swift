@@ -172,13 +172,30 @@ import Testing
             ])
         try FileIO.writeAtomically(ws.tempRegistry, CrashRegistry.encode(registry))
         #expect(ws.leftoverRegistries == [ws.tempRegistry])
-        _ = ws.removeStaleTemporaryFiles()
+        _ = try ws.removeStaleTemporaryFiles()
         #expect(try FileIO.read(side) == before)
         #expect(FileIO.stamp(side)?.inode == inode)
         #expect(readFile(other) == "b before")
         #expect(FileIO.info("\(ws.root)/private/notes/.system/gone.json") == nil)
         #expect(FileIO.info(temp.file("outside")) == nil)
         #expect(ws.leftoverRegistries.isEmpty)
+    }
+
+    /// A registry that cannot be read is an error that names it, and it stays: without it the
+    /// files its batch created cannot be told from the user's, so nothing is cleaned up.
+    @Test func anUnreadableRegistryStopsTheCleanUpAndStays() throws {
+        let temp = TempDirectory("batch-unreadable-registry")
+        let ws = try Workspace.create(at: temp.file("ws"), config: WorkspaceConfig(user: "alice", remote: "/nowhere"))
+        // A directory where the registry file should be: reading it fails.
+        try FileIO.makeDirectories(ws.tempRegistry + "/x")
+        #expect(ws.leftoverRegistries == [ws.tempRegistry])
+        #expect {
+            _ = try ws.removeStaleTemporaryFiles()
+        } throws: { error in
+            guard case RecSyncError.fileSystem(let path, _, _) = error else { return false }
+            return path == ws.tempRegistry
+        }
+        #expect(ws.leftoverRegistries == [ws.tempRegistry])
     }
 
     @Test func theCrashRegistryReadsBackWhatItPutsBack() throws {

@@ -155,7 +155,7 @@ extension StoreCore {
             case (.some(let mine), .some(let theirs)):
                 if mine != theirs {
                     if let unreadable { return .failure(Self.unreadableServerCopy(id, path: path, unreadable)) }
-                    let ancestor = try? readRecord(id, tag: mine, path: path)
+                    let ancestor = try readVersionIfPresent(id, tag: mine, path: path)
                     return .failure(.serverRecordChanged(RecordConflict(recordID: id, server: server, client: client, ancestor: ancestor)))
                 }
             }
@@ -185,8 +185,8 @@ extension StoreCore {
             }
             return .serverRecordChanged(
                 RecordConflict(
-                    recordID: id, server: try? readRecord(id, tag: currentTag, path: path),
-                    client: nil, ancestor: try? readRecord(id, tag: mine, path: path)))
+                    recordID: id, server: try readRecord(id, tag: currentTag, path: path),
+                    client: nil, ancestor: try readVersionIfPresent(id, tag: mine, path: path)))
         }
         return nil
     }

@@ -38,7 +38,14 @@ extension StoreCore {
                 }
                 modifications.append(recordResult(recordID, tag: new, path: path, desiredKeys: desiredKeys))
             } else if let old = change.old {
-                let type = (try? readRecord(recordID, tag: old, path: path).recordType) ?? "Unknown"
+                // The deletion stands whatever its last version holds; a version that cannot be
+                // read is said, not hidden behind a made-up type.
+                let type: String
+                if let previous = try readVersionIfPresent(recordID, tag: old, path: path, warnings: &warnings) {
+                    type = previous.recordType
+                } else {
+                    type = ""
+                }
                 deletions.append(RecordDeletionEvent(recordID: recordID, recordType: type))
             }
         }
@@ -89,6 +96,27 @@ extension StoreCore {
     func readRecord(_ id: RecordID, tag: String, path: String) throws(RecSyncError) -> Record {
         var inTheBytes = false
         return try readRecord(id, tag: tag, path: path, inTheBytes: &inTheBytes)
+    }
+
+    /// An earlier version of a record (a conflict's ancestor, a deleted record's last
+    /// version), nil when the store no longer holds it (a compaction folded it away). A
+    /// version it holds but cannot read is nil too, with a warning when `warnings` is given;
+    /// a failure to read the store at all (I/O, the git library) is thrown, never taken for
+    /// a missing version.
+    func readVersionIfPresent(_ id: RecordID, tag: String, path: String, warnings: inout [StoreWarning]) throws(RecSyncError) -> Record? {
+        guard try backend.blobSize(tag) != nil else { return nil }
+        do { return try readRecord(id, tag: tag, path: path) } catch {
+            guard case .storeCorrupt = error else { throw error }
+            warnings.append(StoreWarning(path: path, message: "an earlier version (\(tag.prefix(12))) cannot be read: \(error.message)"))
+            return nil
+        }
+    }
+
+    /// `readVersionIfPresent`, where nothing collects warnings: a version that cannot be read
+    /// is nil, as one the store no longer holds.
+    func readVersionIfPresent(_ id: RecordID, tag: String, path: String) throws(RecSyncError) -> Record? {
+        var unheard: [StoreWarning] = []
+        return try readVersionIfPresent(id, tag: tag, path: path, warnings: &unheard)
     }
 
     /// `inTheBytes` is set once the failure, if any, can only lie in the version's bytes:
@@ -147,7 +175,12 @@ extension StoreCore {
     /// A version of a record by change tag, if the store still has it and the user may see the zone.
     func fetchRecordVersion(_ id: RecordID, changeTag: String) throws(RecSyncError) -> Record? {
         let head = try backend.head()
-        guard (try? visibleZone(id.zoneID, at: head)) != nil else { return nil }
-        return try? readRecord(id, tag: changeTag, path: StoreLayout.recordPath(id))
+        do { _ = try visibleZone(id.zoneID, at: head) } catch {
+            switch error {
+            case .zoneNotFound, .userDeletedZone, .permissionFailure: return nil
+            default: throw error
+            }
+        }
+        return try readVersionIfPresent(id, tag: changeTag, path: StoreLayout.recordPath(id))
     }
 }
