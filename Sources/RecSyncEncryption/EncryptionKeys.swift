@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import RecSyncModel
 import RecSyncStore
+import RecSyncSystem
 
 /// A user's key pair as `recsync keys` shows it.
 public struct UserKeyReport: Sendable, Hashable {
@@ -136,17 +137,14 @@ public enum EncryptionKeys {
     }
 
     /// Writes a new file readable by its owner only (for `keys export`); refuses to overwrite.
+    /// A failure leaves no file, never a partial one (`FileIO.createAtomically`).
     public static func writeNewPrivateFile(_ path: String, _ bytes: [UInt8]) throws(RecSyncError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw .fileSystem(
-                path: path,
-                message: errno == EEXIST ? "already exists; choose a new file name" : "cannot create it: \(String(cString: strerror(errno)))")
+        do { try FileIO.createAtomically(path, bytes, mode: 0o600) } catch {
+            if case .fileSystem(_, _, let cause) = error, cause?.errno == EEXIST {
+                throw .fileSystem(path: path, message: "already exists; choose a new file name", cause: cause)
+            }
+            throw error
         }
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd) == 0
-        close(fd)
-        guard written == bytes.count, synced else { throw .fileSystem(path: path, message: "cannot write it: \(String(cString: strerror(errno)))") }
     }
 
     static func report(_ user: String, _ keyStore: UserKeyStore, _ key: Curve25519.KeyAgreement.PrivateKey, published: Bool?, created: Bool)

@@ -1,6 +1,7 @@
 import Crypto
 import Glibc
 import RecSyncModel
+import RecSyncSystem
 
 /// Where a user's private key lives on this machine: `$XDG_CONFIG_HOME/recsync/keys/`
 /// (default `~/.config/recsync/keys/`), one file per user, mode 0600 in a 0700 directory.
@@ -200,8 +201,8 @@ public struct UserKeyStore: Sendable {
         var out: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 { throw .fileSystem(path: file, message: "cannot read the key file: \(String(cString: strerror(errno)))") }
+            let n = try buffer.withUnsafeMutableBytes { b in Syscall.attempt { Glibc.read(fd, b.baseAddress, b.count) } }
+                .get("read", path: file, "cannot read the key file")
             if n == 0 { break }
             out += buffer[0..<n]
             if out.count > 65536 { throw .fileSystem(path: file, message: "too large to be a key file") }
@@ -209,19 +210,10 @@ public struct UserKeyStore: Sendable {
         return out
     }
 
+    /// Writes a key file durably and private to its owner (temp file, fsync, rename, fsync of
+    /// the directory: `FileIO.writeAtomically`).
     static func write(_ bytes: [UInt8], to file: String, in directory: String) throws(RecSyncError) {
-        let temp = "\(file).tmp-\(getpid())"
-        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .fileSystem(path: temp, message: "cannot create the key file: \(String(cString: strerror(errno)))") }
-        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd) == 0
-        close(fd)
-        guard written == bytes.count, synced, rename(temp, file) == 0 else {
-            let message = String(cString: strerror(errno))
-            unlink(temp)
-            throw .fileSystem(path: file, message: "cannot write the key file: \(message)")
-        }
-        syncDirectory(directory)
+        try FileIO.writeAtomically(file, bytes, mode: 0o600)
     }
 
     /// Makes a rename in `directory` durable (best effort: some file systems refuse it).

@@ -8,20 +8,26 @@ public struct GitError: Error, Sendable, Hashable, CustomStringConvertible {
     public let code: Int32
     /// libgit2's message for the last error on this thread.
     public let message: String
+    /// libgit2's error class (`git_error_t`: 2 OS, 3 invalid, 5 reference, 9 object, 12 net…),
+    /// when libgit2 set one.
+    public let errorClass: Int32?
 
-    public init(function: String, code: Int32, message: String) {
+    public init(function: String, code: Int32, message: String, errorClass: Int32? = nil) {
         self.function = function
         self.code = code
         self.message = message
+        self.errorClass = errorClass
     }
 
     /// Reads `git_error_last()` right after a failing call (it is thread-local).
     static func last(_ function: String, _ code: Int32) -> GitError {
         var message = "unknown error"
+        var errorClass: Int32?
         if let err = git_error_last(), let text = err.pointee.message {
             message = String(cString: text)
+            errorClass = err.pointee.klass
         }
-        return GitError(function: function, code: code, message: message)
+        return GitError(function: function, code: code, message: message, errorClass: errorClass)
     }
 
     public var isNotFound: Bool { code == GIT_ENOTFOUND.rawValue }

@@ -88,6 +88,30 @@ public struct SystemCallFailure: Sendable, Hashable {
     }
 }
 
+/// A failure inside a library recsync calls (libgit2), as that library reported it: behind a
+/// `RecSyncError.internalError`, so that a bug report or a script can tell which call failed
+/// and how.
+public struct LibraryFailure: Sendable, Hashable {
+    /// The library (`libgit2`).
+    public var library: String
+    /// Its function that failed (`git_odb_write`).
+    public var function: String
+    /// Its return code (libgit2's `git_error_code`).
+    public var code: Int32
+    /// Its error class (libgit2's `git_error_t`), when it set one.
+    public var errorClass: Int32?
+    /// Its message.
+    public var message: String
+
+    public init(library: String, function: String, code: Int32, errorClass: Int32? = nil, message: String) {
+        self.library = library
+        self.function = function
+        self.code = code
+        self.errorClass = errorClass
+        self.message = message
+    }
+}
+
 /// What a send could not do although the rest of it went (CloudKit's `partialFailure` and its
 /// `partialErrorsByItemID`): the error of each record and zone change the store refused.
 public struct PartialFailure: Sendable, Hashable {
@@ -147,8 +171,9 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
     case storeCorrupt(String)
     /// The store moved under us too often to land a change (CloudKit 23, zoneBusy).
     case storeBusy(String)
-    /// Something failed inside recsync or the git library (CloudKit 1).
-    case internalError(String)
+    /// Something failed inside recsync or the git library (CloudKit 1); `cause` is the
+    /// library's own report, when a library call failed.
+    case internalError(String, cause: LibraryFailure? = nil)
     /// The directory is not inside a recsync workspace.
     case notAWorkspace(String)
     /// There is no recsync store where one was named: no such path, not a git repository, or a
@@ -234,7 +259,7 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .malformed(let m):
             return m.message
         case .invalidArguments(let m), .invalidName(let m), .invalidValue(let m), .notAStore(let m), .limitExceeded(let m), .permissionFailure(let m),
-            .storeCorrupt(let m), .storeBusy(let m), .internalError(let m):
+            .storeCorrupt(let m), .storeBusy(let m), .internalError(let m, _):
             return m
         case .batchRequestFailed(let id):
             return "record '\(id)' was not saved because another change in the same zone failed; fix that one and push again"
@@ -336,6 +361,13 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
                 o["call"] = .string(cause.call)
                 o["errno"] = .int(Int64(cause.errno))
             }
+        case .internalError(_, let cause?):
+            var c: [String: JSONValue] = [
+                "library": .string(cause.library), "function": .string(cause.function), "code": .int(Int64(cause.code)),
+                "message": .string(cause.message),
+            ]
+            if let errorClass = cause.errorClass { c["class"] = .int(Int64(errorClass)) }
+            o["cause"] = .object(c)
         case .serverRecordChanged(let c):
             o["zone"] = .string(c.recordID.zoneID.description)
             o["recordName"] = .string(c.recordID.recordName)

@@ -206,23 +206,45 @@ package enum FileIO {
     /// Writes a file durably in one step (for single state files such as tokens).
     /// Temp file beside it, fsync, rename over it, fsync of the directory: a crash leaves the
     /// old file or the new one, and at worst a `.tmp-` file that `removeStaleTemporaryFiles`
-    /// clears up.
-    package static func writeAtomically(_ path: String, _ bytes: [UInt8]) throws(RecSyncError) {
+    /// clears up. `mode` is the new file's (0o600 for a private key).
+    package static func writeAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o644) throws(RecSyncError) {
+        try placeDurably(path, bytes, mode: mode, replacing: true)
+    }
+
+    /// Writes a new file durably, refusing to replace one: the bytes go to a temp file
+    /// beside it, which is hard-linked to the name (`EEXIST` when something is there) and
+    /// then removed, so a failure at any step leaves no file, never a partial one, under the
+    /// name. An existing file is a `fileSystem` error whose cause's `errno` is `EEXIST`.
+    package static func createAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o644) throws(RecSyncError) {
+        try placeDurably(path, bytes, mode: mode, replacing: false)
+    }
+
+    private static func placeDurably(_ path: String, _ bytes: [UInt8], mode: mode_t, replacing: Bool) throws(RecSyncError) {
         guard let (directory, name) = try openParent(path, create: true) else {
             throw .fileSystem(path: path, message: "cannot create: no such directory")
         }
         defer { close(directory.fd) }
-        let (file, fd) = try TempFile.create(in: directory.fd, at: split(path).dir, for: name)
+        let dir = split(path).dir
+        let (file, fd) = try TempFile.create(in: directory.fd, at: dir, for: name, mode: mode)
         var placed = false
-        defer { if !placed { file.remove() } }
+        defer { if !placed || !replacing { file.remove() } }
         do {
             defer { close(fd) }
             try writeAll(fd, bytes, path: file.path)
             try Syscall.retrying("fsync", path: file.path, "cannot sync") { fsync(fd) }
         }
-        try file.renameIntoPlace(path)
+        if replacing {
+            try file.renameIntoPlace(path)
+        } else {
+            switch Syscall.attempt({ linkat(directory.fd, file.name, directory.fd, name, 0) }) {
+            case .success: break
+            case .failure(let failure) where failure.code == EEXIST:
+                throw .fileSystem(path: path, message: "already exists", cause: SystemCallFailure(call: "linkat", errno: EEXIST))
+            case .failure(let failure): throw Syscall.error("linkat", path: path, "cannot create", errno: failure.code)
+            }
+        }
         placed = true
-        try Syscall.syncDirectory(directory.fd, path: split(path).dir)
+        try Syscall.syncDirectory(directory.fd, path: dir)
     }
 
     /// Appends lines to a file and makes them durable. A line a crash cut short is ended

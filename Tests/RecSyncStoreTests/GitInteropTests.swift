@@ -102,6 +102,73 @@ import Testing
         try GitCLI.run(["fsck", "--no-dangling"], in: fixture.path)
     }
 
+    /// A record deleted with plain git whose last version cannot be read: the deletion goes
+    /// out with no record type (none can be known) and a warning naming the entry, not with
+    /// a made-up type.
+    @Test func aDeletionWhoseLastVersionIsUnreadableSaysSo() async throws {
+        let fixture = try StoreFixture(.git)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes])
+        let work = fixture.directory.file("work")
+        try GitCLI.run(["clone", "-q", fixture.path, work], in: fixture.directory.path)
+        let broken = "\(work)/\(StoreLayout.recordsPath(notes))/\(StoreLayout.recordKey("broken"))"
+        try FileManager.default.createDirectory(atPath: (broken as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try "{ not json".write(toFile: broken, atomically: true, encoding: .utf8)
+        try GitCLI.run(["add", "-A"], in: work)
+        try GitCLI.run(["commit", "-q", "-m", "a broken record"], in: work)
+        try GitCLI.run(["push", "-q", "origin", "HEAD:main"], in: work)
+        // The broken record is one failed item of the page; the token goes past it.
+        let token = try await alice.recordZoneChanges(zone: notes, since: nil).changeToken
+
+        try GitCLI.run(["rm", "-q", broken], in: work)
+        try GitCLI.run(["commit", "-q", "-m", "gone"], in: work)
+        try GitCLI.run(["push", "-q", "origin", "HEAD:main"], in: work)
+        let changes = try await alice.recordZoneChanges(zone: notes, since: token)
+        #expect(changes.deletions.map(\.recordID.recordName) == ["broken"])
+        #expect(changes.deletions.first?.recordType == "")
+        #expect(
+            changes.warnings.contains { $0.path.hasSuffix(StoreLayout.recordKey("broken")) && $0.message.contains("cannot be read") },
+            "\(changes.warnings)")
+    }
+
+    /// A libgit2 call that fails reaches the caller with libgit2's own report (function,
+    /// code, error class) behind the internal error, and in the error's JSON.
+    @Test func aGitFailureCarriesTheLibrarysReport() async throws {
+        let fixture = try StoreFixture(.git)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes])
+        // Every object packed, and a file where each loose-object directory would go: git
+        // cannot write a loose object.
+        try GitCLI.run(["repack", "-a", "-d", "-q"], in: fixture.path)
+        try GitCLI.run(["prune-packed"], in: fixture.path)
+        for i in 0..<256 {
+            let dir = "\(fixture.path)/objects/\(String(format: "%02x", i))"
+            _ = rmdir(dir)
+            if !FileManager.default.fileExists(atPath: dir) {
+                #expect(FileManager.default.createFile(atPath: dir, contents: Data("not a directory".utf8)))
+            }
+        }
+        do {
+            _ = try await alice.save([Build.record("blocked", in: notes)])
+            Issue.record("the save went through a blocked object directory")
+        } catch let error as RecSyncError {
+            guard case .internalError(_, let cause?) = error else {
+                Issue.record("not an internal error with a cause: \(error) (\(error.kind))")
+                return
+            }
+            #expect(cause.library == "libgit2")
+            #expect(cause.function.hasPrefix("git_"))
+            #expect(cause.code < 0)
+            #expect(cause.errorClass != nil)
+            guard case .object(let o) = error.json, case .object(let c)? = o["cause"] else {
+                Issue.record("no cause in \(error.json)")
+                return
+            }
+            #expect(c["function"] == .string(cause.function))
+            #expect(o["kind"] == .string("internalError"))
+        }
+    }
+
     /// A save whose file plain git blocked (a directory where the record's file belongs)
     /// fails naming that entry, not with libgit2's "cannot replace" or "D/F conflict", and
     /// writes nothing.

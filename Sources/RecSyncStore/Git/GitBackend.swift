@@ -56,7 +56,7 @@ final class GitBackend: StoreBackend {
     }
 
     static func wrap(_ error: GitError, _ doing: String) -> RecSyncError {
-        .internalError("git failed while \(doing): \(error.function): \(error.message)")
+        .internalError("git failed while \(doing): \(error.function): \(error.message)", cause: error.failure)
     }
 
     private func git<T>(_ doing: @autoclosure () -> String, _ body: () throws(GitError) -> T) throws(RecSyncError) -> T {
@@ -631,5 +631,12 @@ struct AssetTrees {
             result.append(.remove(path: "\(StoreLayout.assetDir(id))/\(name)"))
         }
         return result
+    }
+}
+
+extension GitError {
+    /// The error as the library boundary carries it (`RecSyncError.internalError`'s cause).
+    var failure: LibraryFailure {
+        LibraryFailure(library: "libgit2", function: function, code: code, errorClass: errorClass, message: message)
     }
 }
