@@ -51,6 +51,7 @@ if [ "${1:-}" = "--self-test" ]; then
     plant Sources/RecSyncEngine/Planted.swift 'let there = FileManager.default.fileExists(atPath: path)'
     plant Sources/RecSyncEngine/Planted.swift 'let fd = open(path, O_RDONLY)'
     plant Sources/RecSyncWorkspace/Planted.swift 'while n < 0 && errno == EINTR { n = read(fd, &b, 1) }'
+    plant Sources/RecSyncEncryption/EncryptingStore.swift 'let pins = try FileIO.read("/tmp/encrypted-zones")'
     ROOT="$here" bash "$here/scripts/check-layers.sh" >/dev/null
     echo "check-layers self-test: ok (every planted violation caught, the tree itself passes)"
     exit 0
@@ -136,7 +137,13 @@ rule "the engine makes no file-system call" \
     "Sources/RecSyncEngine asks the workspace (Workspace's methods) for what is on disk; FileIO, FileManager and libc calls belong in RecSyncSystem and RecSyncWorkspace" \
     "$(uses '\b(FileIO|FileManager|Syscall|Confinement|TempFile|FileHandle)\b|^import (RecSyncSystem|Glibc|CRecSyncSys)|(^|[^.[:alnum:]_])(open|openat|close|fsync|unlink|unlinkat|renameat|mkdir|lstat|opendir|readdir)\(' Sources/RecSyncEngine)"
 
-# 6. One system-call layer: EINTR is retried in RecSyncSystem (Syscall.attempt) alone.
+# 6. The encryption decorator remembers its pins through its client's state store
+#    (ClientStateStore: the workspace, an app's directory, memory), not through paths it writes.
+rule "the encrypting store writes no files of its own" \
+    "Sources/RecSyncEncryption/EncryptingStore.swift keeps its state through ClientStateStore (readState/writeState)" \
+    "$(uses '\b(FileIO|FileManager|Syscall)\b' Sources/RecSyncEncryption/EncryptingStore.swift)"
+
+# 6b. One system-call layer: EINTR is retried in RecSyncSystem (Syscall.attempt) alone.
 rule "one EINTR loop" \
     "a call retried on EINTR outside Sources/RecSyncSystem; make the call through Syscall.attempt or retrying" \
     "$(uses '\bEINTR\b' Sources | grep -vE '^Sources/RecSyncSystem/' || true)"

@@ -41,16 +41,19 @@ public actor EncryptingStore: RemoteStore {
     var ownKey: (stamp: KeyFileStamp, key: Curve25519.KeyAgreement.PrivateKey)?
     /// Zones looked for and not found: not looked for again for every record.
     var unknownZones: Set<ZoneID> = []
-    /// Where the zones once seen encrypted are remembered (see `init`); nil: not kept.
-    let pinFile: String?
+    /// Where what must not change behind this client's back is remembered (see `init`); nil:
+    /// not kept.
+    let state: (any ClientStateStore)?
+    /// Where the zones once seen encrypted are remembered, as a message names it; nil: not kept.
+    var pinFile: String? { state?.describeState(Self.pinsName) }
     /// Where other users' public keys, once used, are remembered; nil: not kept.
-    let knownKeysFile: String?
+    var knownKeysFile: String? { state?.describeState(Self.knownKeysName) }
     /// Zones once seen encrypted, with the newest key generation seen, loaded from `pinFile`
     /// on first use.
     var pinned: [ZoneID: Int]?
     /// Where the sealed-field list of each encrypted zone, once checked, is remembered; nil:
     /// not kept.
-    let sealedFieldsFile: String?
+    var sealedFieldsFile: String? { state?.describeState(Self.sealedFieldsName) }
     /// The sealed-field lists loaded from `sealedFieldsFile` on first use.
     var sealedPins: [ZoneID: SealedFields]?
     /// Each zone's `encryption` as it was when its owner's signature last checked.
@@ -65,7 +68,7 @@ public actor EncryptingStore: RemoteStore {
     ///     an encrypted zone seals.
     ///   - keyStore: where this user's private key is (`UserKeyStore(environment:)`: the key
     ///     directory under `$XDG_CONFIG_HOME/recsync/keys/`).
-    ///   - pinDirectory: a directory (the workspace's state) where this client
+    ///   - state: where this client (a workspace, or `DirectoryClientState` for an app)
     ///     remembers what the store must not be able to change behind its back: every zone once
     ///     seen encrypted (`encrypted-zones`), so that a `zone.json` stripped of its
     ///     `encryption` by someone writing around recsync does not make it push that zone's
@@ -74,13 +77,19 @@ public actor EncryptingStore: RemoteStore {
     ///     given the zone key; and the fields each encrypted zone seals (`sealed-fields`), so
     ///     that a list shortened on the store, even one signed again after the owner's key
     ///     reset, does not make it push a field in clear.
-    public init(_ inner: any RemoteStore, keyStore: UserKeyStore, pinDirectory: String? = nil) {
+    public init(_ inner: any RemoteStore, keyStore: UserKeyStore, state: (any ClientStateStore)? = nil) {
         self.inner = inner
         self.keyStore = keyStore
-        self.pinFile = pinDirectory.map { "\($0)/encrypted-zones" }
-        self.knownKeysFile = pinDirectory.map { "\($0)/known-keys" }
-        self.sealedFieldsFile = pinDirectory.map { "\($0)/sealed-fields" }
+        self.state = state
     }
+
+    /// `init(_:keyStore:state:)` with the state as files in `pinDirectory`.
+    public init(_ inner: any RemoteStore, keyStore: UserKeyStore, pinDirectory: String?) {
+        self.init(inner, keyStore: keyStore, state: pinDirectory.map { DirectoryClientState(directory: $0) })
+    }
+
+    /// The names of what this store keeps in its client's state.
+    static let pinsName = "encrypted-zones", knownKeysName = "known-keys", sealedFieldsName = "sealed-fields"
 
     public nonisolated var userRecordName: String { inner.userRecordName }
     public nonisolated var storeID: String { inner.storeID }
@@ -460,7 +469,7 @@ public actor EncryptingStore: RemoteStore {
     func loadPins() throws(RecSyncError) -> [ZoneID: Int] {
         if let pinned { return pinned }
         var out: [ZoneID: Int] = [:]
-        if let pinFile, let bytes = try FileIO.read(pinFile) {
+        if let bytes = try state?.readState(Self.pinsName) {
             for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
                 let fields = line.split(separator: " ")
                 let parts = (fields.first ?? "").split(separator: "/", omittingEmptySubsequences: false)
@@ -475,9 +484,9 @@ public actor EncryptingStore: RemoteStore {
     }
 
     func savePins(_ pins: [ZoneID: Int]) throws(RecSyncError) {
-        guard let pinFile else { return }
+        guard let state else { return }
         let lines = pins.map { "\(NameEscaping.escape($0.key.ownerName))/\(NameEscaping.escape($0.key.zoneName)) \($0.value)\n" }.sorted()
-        try FileIO.writeAtomically(pinFile, Array(lines.joined().utf8))
+        try state.writeState(Self.pinsName, Array(lines.joined().utf8))
         pinned = pins
     }
 
@@ -708,12 +717,12 @@ public actor EncryptingStore: RemoteStore {
     }
 
     func pinSealedFields(_ fields: SealedFields, of zoneID: ZoneID) throws(RecSyncError) {
-        guard let sealedFieldsFile else { return }
+        guard let state else { return }
         var pins = try loadSealedPins()
         guard pins[zoneID] != fields else { return }
         pins[zoneID] = fields
         let lines = pins.map { "\(NameEscaping.escape($0.key.ownerName))/\(NameEscaping.escape($0.key.zoneName))\($0.value.pinText)\n" }.sorted()
-        try FileIO.writeAtomically(sealedFieldsFile, Array(lines.joined().utf8))
+        try state.writeState(Self.sealedFieldsName, Array(lines.joined().utf8))
         sealedPins = pins
     }
 
@@ -722,7 +731,7 @@ public actor EncryptingStore: RemoteStore {
     func loadSealedPins() throws(RecSyncError) -> [ZoneID: SealedFields] {
         if let sealedPins { return sealedPins }
         var out: [ZoneID: SealedFields] = [:]
-        if let sealedFieldsFile, let bytes = try FileIO.read(sealedFieldsFile) {
+        if let sealedFieldsFile, let bytes = try state?.readState(Self.sealedFieldsName) {
             for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
                 // A line that does not parse is refused, not skipped: skipping it would drop
                 // the zone's pin.
@@ -754,10 +763,10 @@ public actor EncryptingStore: RemoteStore {
     /// or checks a signature of, are remembered; different ones later are refused until the
     /// user is asked. A line from before signing keys gets the signing key added.
     func checkKnownKey(_ key: UserPublicKey) throws(RecSyncError) {
-        guard let knownKeysFile else { return }
+        guard let state, let knownKeysFile else { return }
         let user = key.userRecordName
         var known: [String: [String]] = [:]
-        if let bytes = try FileIO.read(knownKeysFile) {
+        if let bytes = try state.readState(Self.knownKeysName) {
             for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
                 let parts = line.split(separator: " ").map(String.init)
                 if parts.count >= 2, let name = NameEscaping.unescape(parts[0]) { known[name] = Array(parts.dropFirst()) }
@@ -784,7 +793,7 @@ public actor EncryptingStore: RemoteStore {
         }
         known[user] = [text] + (signing.map { [$0] } ?? [])
         let lines = known.map { "\(NameEscaping.escape($0.key)) \($0.value.joined(separator: " "))\n" }.sorted()
-        try FileIO.writeAtomically(knownKeysFile, Array(lines.joined().utf8))
+        try state.writeState(Self.knownKeysName, Array(lines.joined().utf8))
     }
 
     static func fingerprint(_ key: [UInt8]) -> String {

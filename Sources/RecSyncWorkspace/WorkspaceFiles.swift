@@ -72,3 +72,16 @@ extension Workspace {
         return try await read(fd, path)
     }
 }
+
+/// A workspace keeps its clients' state (an encrypting store's pins) in `.recsync/`.
+extension Workspace: ClientStateStore {
+    public func readState(_ name: String) throws(RecSyncError) -> [UInt8]? {
+        try DirectoryClientState(directory: stateDir).readState(name)
+    }
+
+    public func writeState(_ name: String, _ bytes: [UInt8]) throws(RecSyncError) {
+        try DirectoryClientState(directory: stateDir).writeState(name, bytes)
+    }
+
+    public func describeState(_ name: String) -> String { "\(stateDir)/\(name)" }
+}

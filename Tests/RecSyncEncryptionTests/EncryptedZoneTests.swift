@@ -534,6 +534,28 @@ import Testing
         #expect(!dump.contains(Self.secret), "a value went to the store in clear after a downgrade")
     }
 
+    /// The pins live wherever the client keeps its state: with an app's own state store (here
+    /// in memory) the downgrade is refused the same way, and nothing is written to disk.
+    @Test func pinsKeptInAClientsOwnStateRefuseTheDowngradeToo() async throws {
+        let p = try Pair(.git)
+        let zone = try await p.diary()
+        let state = MemoryClientState()
+        let alice = EncryptingStore(try p.fixture.store(as: "alice"), keyStore: p.keyStore("alice"), state: state)
+        #expect(try await alice.modifyRecords(saving: [Build.record("r1", in: zone, ["title": .string("first")])]).errors.isEmpty)
+        #expect(try state.readState("encrypted-zones") != nil, "the zone was not pinned in the client's state")
+
+        var stripped = try #require(try await p.fixture.store(as: "alice").fetchAllRecordZones(scope: .private).first)
+        stripped.encryption = nil
+        try GitCLI.commitFiles([(StoreLayout.zoneFilePath(zone), ZoneDocuments.encodeZone(stripped))], toStore: p.fixture.path)
+
+        let later = EncryptingStore(try p.fixture.store(as: "alice"), keyStore: p.keyStore("alice"), state: state)
+        await Self.expectRefusal("zone \(zone) was encrypted", "no longer says so", "not pushed in clear") {
+            _ = try await later.modifyRecords(saving: [Build.record("r2", in: zone, ["title": .string(Self.secret)])])
+        }
+        let dump = try GitCLI.run(["cat-file", "--batch-all-objects", "--batch"], in: p.fixture.path)
+        #expect(!dump.contains(Self.secret), "a value went to the store in clear after a downgrade")
+    }
+
     /// A public key swapped on the store by someone writing around recsync is not given the
     /// zone key once the client has used the genuine one (trust on first use).
     @Test func swappedPublicKeyIsRefused() async throws {

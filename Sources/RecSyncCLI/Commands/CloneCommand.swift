@@ -42,7 +42,7 @@ struct CloneCommand: RecSyncSubcommand {
         let (engine, report) = try await SyncEngine.clone(
             into: target, config: WorkspaceConfig(user: who, remote: remote), fetchesAssets: !noAssets,
             openStore: { ws throws(RecSyncError) -> any RemoteStore in
-                if let localStore { return EncryptingStore(localStore, keyStore: try context.keyStore(), pinDirectory: ws.stateDir) }
+                if let localStore { return EncryptingStore(localStore, keyStore: try context.keyStore(), state: ws) }
                 return try context.store(for: ws)
             },
             started: { ws, store in

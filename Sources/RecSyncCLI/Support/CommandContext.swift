@@ -60,7 +60,7 @@ public struct CommandContext: Sendable {
             workspace.config.remote, relativeTo: workspace.root, actor: actor, mirror: workspace.mirrorPath, lookingNow: false)
         let console = console
         store.notices.onNotice { console.warning($0) }
-        return EncryptingStore(store, keyStore: try keyStore(), pinDirectory: workspace.stateDir)
+        return EncryptingStore(store, keyStore: try keyStore(), state: workspace)
     }
 
     /// A sync engine for the workspace that contains the directory.
