@@ -31,17 +31,17 @@ let package = Package(
         .target(name: "CRecSyncNet", dependencies: ["CLibGit2"]),
         .target(
             name: "RecSyncGit",
-            dependencies: ["CLibGit2", "CRecSyncSys", "CRecSyncNet", "RecSyncSystem", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["CLibGit2", "CRecSyncSys", "CRecSyncNet", "RecSyncModel", "RecSyncSystem", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(name: "RecSyncModel"),
         .target(name: "RecSyncStore", dependencies: ["RecSyncModel", "RecSyncGit", "RecSyncSystem", "CRecSyncSys"]),
         .target(name: "CRecSyncSys"),
         // The one system-call and durable-write layer: EINTR retried, errno and the call's name
         // kept, temp -> fsync -> rename -> fsync of the directory, paths confined to a root.
-        .target(name: "RecSyncSystem", dependencies: ["RecSyncModel", "CRecSyncSys"]),
+        .target(name: "RecSyncSystem", dependencies: ["RecSyncModel", "CRecSyncSys", .product(name: "Crypto", package: "swift-crypto")]),
         .target(
             name: "RecSyncWorkspace",
-            dependencies: ["RecSyncModel", "RecSyncGit", "RecSyncSystem", "CRecSyncSys", .product(name: "CSV", package: "CSV.swift")]
+            dependencies: ["RecSyncModel", "RecSyncSystem", "CRecSyncSys", .product(name: "CSV", package: "CSV.swift")]
         ),
         // Committing a workspace into its own git repository (`pull --commit`).
         .target(name: "RecSyncSnapshots", dependencies: ["RecSyncModel", "RecSyncGit", "RecSyncSystem", "RecSyncWorkspace"]),

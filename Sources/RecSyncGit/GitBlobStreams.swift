@@ -1,6 +1,7 @@
 import CLibGit2
 import Crypto
 import Glibc
+import RecSyncModel
 import RecSyncSystem
 
 /// What identifies a file's content: its git blob ID, its length, and its SHA-256 (hex).
@@ -16,70 +17,50 @@ public struct BlobDigest: Sendable, Hashable {
     }
 
     /// How much of a file is read or written at once: large files are never held whole.
-    public static let chunkSize = 1 << 20
+    public static let chunkSize = ContentDigest.chunkSize
 
-    /// The digest of an open file's content from its current offset to its end, read in
-    /// chunks, computed without a repository (the blob ID is SHA-1 of `blob <size>\0` and
-    /// the content, as git computes it). `size` is the length `fstat` gave; a file that
-    /// grows or shrinks meanwhile is an error, not a wrong digest.
+    /// The digest of an open file's content from its current offset to its end
+    /// (`ContentDigest.of(fd:size:path:)`, with the blob ID as a `GitOID`).
     public static func of(fd: Int32, size: Int64, path: String) throws(GitError) -> BlobDigest {
-        var sha1 = Insecure.SHA1()
-        sha1.update(data: Array("blob \(size)\0".utf8))
-        var sha256 = SHA256()
-        try readChunks(fd: fd, size: size, path: path) { chunk in
-            sha1.update(bufferPointer: chunk)
-            sha256.update(bufferPointer: chunk)
+        let digest: ContentDigest
+        do { digest = try ContentDigest.of(fd: fd, size: size, path: path) } catch {
+            throw GitError(function: "read", code: -1, message: error.message)
         }
-        let oidHex = sha1.finalize().map { hexByte($0) }.joined()
-        guard let oid = GitOID(hex: oidHex) else {
-            throw GitError(function: "SHA1", code: -1, message: "the blob ID of \(path) could not be formed")
-        }
-        return BlobDigest(oid: oid, size: size, sha256: hex(sha256.finalize()))
+        return try BlobDigest(digest, path: path)
     }
 
     /// The digest of bytes in memory (small contents; tests).
     public static func of(_ bytes: [UInt8]) -> BlobDigest {
-        var sha1 = Insecure.SHA1()
-        sha1.update(data: Array("blob \(bytes.count)\0".utf8))
-        sha1.update(data: bytes)
-        let oid = GitOID(hex: hex(sha1.finalize())) ?? .zero
-        return BlobDigest(oid: oid, size: Int64(bytes.count), sha256: hex(SHA256.hash(data: bytes)))
+        let digest = ContentDigest.of(bytes)
+        return BlobDigest(oid: GitOID(hex: digest.blobID) ?? .zero, size: digest.size, sha256: digest.sha256)
     }
 
-    /// Reads exactly `size` bytes from `fd` in chunks, then checks that nothing follows.
-    public static func readChunks(fd: Int32, size: Int64, path: String, _ body: (UnsafeRawBufferPointer) throws(GitError) -> Void) throws(GitError) {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
-        defer { buffer.deallocate() }
-        var left = size
-        while left > 0 {
-            let want = Int(min(Int64(chunkSize), left))
-            let n: Int
-            switch Syscall.attempt({ read(fd, buffer.baseAddress, want) }) {
-            case .success(let count): n = count
-            case .failure(let failure):
-                throw GitError(function: "read", code: -1, message: "cannot read \(path): \(String(cString: strerror(failure.code)))")
-            }
-            if n == 0 {
-                throw GitError(
-                    function: "read", code: -1,
-                    message: "\(path) became shorter while it was read (it is being written); try again when it is finished")
-            }
-            try body(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
-            left -= Int64(n)
+    init(_ digest: ContentDigest, path: String) throws(GitError) {
+        guard let oid = GitOID(hex: digest.blobID) else {
+            throw GitError(function: "SHA1", code: -1, message: "the blob ID of \(path) could not be formed")
         }
-        var probe: UInt8 = 0
-        if read(fd, &probe, 1) > 0 {
-            throw GitError(function: "read", code: -1, message: "\(path) grew while it was read (it is being written); try again when it is finished")
+        self.init(oid: oid, size: digest.size, sha256: digest.sha256)
+    }
+
+    /// Reads exactly `size` bytes from `fd` in chunks, then checks that nothing follows
+    /// (`ContentDigest.readChunks`); `body`'s own error comes out as it was thrown.
+    public static func readChunks(fd: Int32, size: Int64, path: String, _ body: (UnsafeRawBufferPointer) throws(GitError) -> Void) throws(GitError) {
+        var failure: GitError?
+        do throws(RecSyncError) {
+            try ContentDigest.readChunks(fd: fd, size: size, path: path) { (chunk) throws(RecSyncError) in
+                do throws(GitError) { try body(chunk) } catch {
+                    failure = error
+                    throw .operationCancelled("reading \(path)")
+                }
+            }
+        } catch {
+            if let failure { throw failure }
+            throw GitError(function: "read", code: -1, message: error.message)
         }
     }
 
     static func hex<D: Sequence>(_ digest: D) -> String where D.Element == UInt8 {
-        digest.map { hexByte($0) }.joined()
-    }
-
-    static func hexByte(_ b: UInt8) -> String {
-        let digits = Array("0123456789abcdef")
-        return String([digits[Int(b >> 4)], digits[Int(b & 0xF)]])
+        ContentDigest.hex(digest)
     }
 }
 

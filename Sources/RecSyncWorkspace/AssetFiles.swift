@@ -1,5 +1,4 @@
 import Glibc
-import RecSyncGit
 import RecSyncModel
 import RecSyncSystem
 import Synchronization
@@ -177,11 +176,8 @@ extension Workspace {
                 path: shown, message: "cannot stat the asset file: \(String(cString: strerror(e)))", cause: SystemCallFailure(call: "fstat", errno: e)
             )
         }
-        let digest: BlobDigest
-        do { digest = try BlobDigest.of(fd: fd, size: Int64(st.st_size), path: shown) } catch {
-            throw .fileSystem(path: shown, message: error.message)
-        }
-        return try AssetReference(oid: digest.oid.hex, size: digest.size, sha256: digest.sha256)
+        let digest = try ContentDigest.of(fd: fd, size: Int64(st.st_size), path: shown)
+        return try AssetReference(oid: digest.blobID, size: digest.size, sha256: digest.sha256)
     }
 }
 

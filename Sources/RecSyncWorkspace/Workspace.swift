@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import RecSyncGit
 import RecSyncModel
 import RecSyncSystem
 import Synchronization
@@ -179,7 +178,7 @@ public final class Workspace: Sendable {
     /// command that was given it.
     package func saveConfig(_ config: WorkspaceConfig) throws(RecSyncError) {
         var stored = config
-        stored.remote = GitRemoteURL.withoutPassword(config.remote)
+        stored.remote = RemoteAddress.withoutPassword(config.remote)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let data: Data

@@ -1,5 +1,4 @@
 import Foundation
-import RecSyncGit
 import RecSyncModel
 import RecSyncSystem
 
@@ -37,7 +36,7 @@ extension WorkspaceConfig {
     /// The value of a setting: a string, or a boolean for `commitSnapshots`.
     package func value(of setting: WorkspaceSetting) -> JSONValue {
         switch setting {
-        case .remote: .string(GitRemoteURL.withoutPassword(remote))
+        case .remote: .string(RemoteAddress.withoutPassword(remote))
         case .user: .string(user)
         case .commitSnapshots: .bool(commitSnapshots ?? false)
         case .noAssetZones: .array((noAssetZones ?? []).map(JSONValue.string))
