@@ -40,6 +40,8 @@ if [ "${1:-}" = "--self-test" ]; then
     plant Sources/RecSyncSubscriptions/Watcher.swift 'let page = try await store.recordZoneChanges(zone: zone, since: nil, resultsLimit: 0, desiredKeys: nil)'
     plant Sources/RecSyncEncryption/Planted.swift 'import RecSyncEngine'
     plant Sources/RecSyncCLI/Planted.swift 'import RecSyncGit'
+    plant Sources/RecSyncWorkspace/Planted.swift 'import RecSyncGit'
+    plant Sources/RecSyncModel/Planted.swift 'let m = "no workspace; run '"'"'recsync init'"'"' first"'
     plant Sources/RecSyncCLI/Planted.swift 'import Glibc'
     plant Sources/RecSyncCLI/Planted.swift 'import CRecSyncSys'
     plant Sources/RecSyncCLI/Planted.swift 'let store = try GitStore.open(location: "x", relativeTo: "/", actor: actor)'
@@ -109,6 +111,9 @@ rule "one send" \
 #    encrypting one included, and the decorator knows nothing of the engine.
 rule "model imports nothing of recsync" "RecSyncModel is the bottom layer" \
     "$(uses '^import RecSync' Sources/RecSyncModel)"
+rule "the workspace does not import the git wrapper" \
+    "RecSyncWorkspace is files on disk; content addressing comes from RecSyncSystem (ContentDigest), store addresses from RecSyncModel" \
+    "$(uses '^import (RecSyncGit|CLibGit2)' Sources/RecSyncWorkspace)"
 rule "store and workspace do not import the engine or the command line" "an arrow points back up" \
     "$(uses '^import (RecSyncEngine|RecSyncEncryption|RecSyncSubscriptions|RecSyncCLI)' Sources/RecSyncStore Sources/RecSyncWorkspace Sources/RecSyncGit)"
 rule "the engine does not import its clients" "an arrow points back up (subscriptions and the command line are clients of the engine)" \
@@ -136,6 +141,12 @@ rule "the engine names no store backend" \
 rule "the engine makes no file-system call" \
     "Sources/RecSyncEngine asks the workspace (Workspace's methods) for what is on disk; FileIO, FileManager and libc calls belong in RecSyncSystem and RecSyncWorkspace" \
     "$(uses '\b(FileIO|FileManager|Syscall|Confinement|TempFile|FileHandle)\b|^import (RecSyncSystem|Glibc|CRecSyncSys)|(^|[^.[:alnum:]_])(open|openat|close|fsync|unlink|unlinkat|renameat|mkdir|lstat|opendir|readdir)\(' Sources/RecSyncEngine)"
+
+# 5b. The error type speaks of the library: what the command line adds (its commands and flags
+#     as hints) is decided in Sources/RecSyncCLI/Support/CommandError.swift.
+rule "the model's messages name no command-line command or flag" \
+    "RecSyncModel's errors say what happened in the library's terms; put the command-line hint in CommandError.hints" \
+    "$(uses "'recsync [a-z]|[^-]--[a-z][a-z-]+|pass -C" Sources/RecSyncModel)"
 
 # 6. The encryption decorator remembers its pins through its client's state store
 #    (ClientStateStore: the workspace, an app's directory, memory), not through paths it writes.

@@ -85,9 +85,7 @@ public struct SyncEngine: Sendable {
     func checkStore() throws(RecSyncError) -> Workspace {
         if let known = workspace.config.storeID {
             guard known == store.storeID else {
-                throw .invalidArguments(
-                    "the store at '\(StoreLocation.withoutPassword(workspace.config.remote))' is not the one this workspace was cloned from (store \(store.storeID), expected \(known)); clone it into a new directory"
-                )
+                throw .storeMismatch(location: StoreLocation.shown(workspace.config.remote), expected: known, found: store.storeID)
             }
             return workspace
         }

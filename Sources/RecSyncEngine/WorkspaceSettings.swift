@@ -57,9 +57,7 @@ extension SyncEngine {
                 }
                 if let oldID = try ws.syncedStoreID(), oldID != newID {
                     guard force else {
-                        throw .invalidArguments(
-                            "\(StoreLocation.shown(remote)) is another store (\(newID)) than the one this workspace synced with (\(oldID)); its change tokens would mean nothing there. Pass --force to switch anyway: the sync state is reset and the next pull fetches everything from the new store"
-                        )
+                        throw .storeMismatch(location: StoreLocation.shown(remote), expected: oldID, found: newID)
                     }
                     try ws.resetSyncState()
                     config.storeID = nil

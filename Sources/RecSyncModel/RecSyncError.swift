@@ -179,6 +179,11 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
     /// There is no recsync store where one was named: no such path, not a git repository, or a
     /// repository (or remote) without recsync's branch (CloudKit 12, invalidArguments).
     case notAStore(String)
+    /// The workspace names no store to sync with (CloudKit 12, invalidArguments).
+    case noRemote
+    /// The store at `location` is another store (`found`) than the one the workspace synced
+    /// with (`expected`): its change tokens mean nothing there (CloudKit 12, invalidArguments).
+    case storeMismatch(location: String, expected: String, found: String)
     /// Another recsync process holds the workspace lock.
     case workspaceLocked(String)
     /// Files in the workspace cannot be sent; each with its problem. Nothing was sent.
@@ -221,7 +226,7 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .storeCorrupt: .serverRejectedRequest
         case .storeBusy: .zoneBusy
         case .internalError: .internalError
-        case .notAWorkspace, .notAStore, .workspaceLocked, .invalidFiles, .fileSystem: .invalidArguments
+        case .notAWorkspace, .notAStore, .workspaceLocked, .invalidFiles, .fileSystem, .noRemote, .storeMismatch: .invalidArguments
         case .notDelivered, .partialFailure: .partialFailure
         case .delegateFailed: .internalError
         case .operationCancelled: .operationCancelled
@@ -264,7 +269,12 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .batchRequestFailed(let id):
             return "record '\(id)' was not saved because another change in the same zone failed; fix that one and push again"
         case .notAWorkspace(let path):
-            return "'\(path)' is not inside a recsync workspace; run 'recsync init' or 'recsync clone', or pass -C DIR"
+            return "'\(path)' is not inside a recsync workspace (no .recsync directory there or above)"
+        case .noRemote:
+            return "this workspace has no remote store to sync with"
+        case .storeMismatch(let location, let expected, let found):
+            return
+                "\(location) is another store (\(found)) than the one this workspace synced with (\(expected)); its change tokens mean nothing there"
         case .workspaceLocked(let holder):
             return "another recsync (\(holder)) is syncing this workspace; wait for it to finish"
         case .invalidFiles(let problems):
@@ -284,7 +294,7 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
                 "the store refused \(lines.count) of the changes sent (\(shown)); the rest went. Changes refused for good are no longer pending: handle each (the send's events carry its error) and add it again; those refused for a passing reason stay pending"
         case .notDelivered(let ids):
             return
-                "not delivered, still pending: \(ids.joined(separator: ", ")) (the warnings above say why); their cursors did not move, so the next 'recsync watch' or 'watch --once' delivers them again"
+                "not delivered, still pending: \(ids.joined(separator: ", ")) (the warnings above say why); their cursors did not move, so the next delivery sends them again"
         }
     }
 
@@ -331,6 +341,8 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .internalError: "internalError"
         case .notAWorkspace: "notAWorkspace"
         case .notAStore: "notAStore"
+        case .noRemote: "noRemote"
+        case .storeMismatch: "storeMismatch"
         case .workspaceLocked: "workspaceLocked"
         case .invalidFiles: "invalidFiles"
         case .fileSystem: "fileSystem"
@@ -376,6 +388,10 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
             o["recordName"] = .string(id.recordName)
         case .zoneNotFound(let z), .userDeletedZone(let z):
             o["zone"] = .string(z.description)
+        case .storeMismatch(let location, let expected, let found):
+            o["store"] = .string(location)
+            o["expected"] = .string(expected)
+            o["found"] = .string(found)
         case .invalidFiles(let problems):
             o["files"] = .array(problems.map { .object(["path": .string($0.path), "message": .string($0.message)]) })
         case .notDelivered(let ids):

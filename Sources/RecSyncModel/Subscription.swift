@@ -175,7 +175,7 @@ public struct Subscription: Sendable, Hashable, Codable {
             id.trimmingCharacters(in: .whitespaces) == id
         else {
             throw .invalidName(
-                "the subscription ID '\(id.prefix(100))' is not 1–100 bytes (200 once '/', '%' and a leading '.' are escaped) without control characters or surrounding spaces; pass another with --id"
+                "the subscription ID '\(id.prefix(100))' is not 1–100 bytes (200 once '/', '%' and a leading '.' are escaped) without control characters or surrounding spaces; choose another"
             )
         }
     }

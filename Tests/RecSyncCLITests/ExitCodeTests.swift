@@ -10,6 +10,10 @@ import Testing
         let outside = try f.run(["status"], expect: 3)
         #expect(outside.stderr.hasPrefix("recsync: '"), "\(outside)")
         #expect(outside.stderr.contains("is not inside a recsync workspace"))
+        // The library says what happened; the command line says what to type next.
+        #expect(outside.stderr.contains("\nhint: run 'recsync init' or 'recsync clone', or pass -C DIR\n"), "\(outside)")
+        let quiet = try f.run(["status", "--quiet"], expect: 3)
+        #expect(!quiet.stderr.contains("hint:"), "\(quiet)")
         #expect(try f.run(["status", "--no-such-option"], expect: 64).stderr.contains("Unknown option"))
         #expect(try f.run(["resolve"], expect: 64).stderr.contains("Missing one of"))
         // A network remote nobody answers at: exit 5, the remote named, nothing left behind.

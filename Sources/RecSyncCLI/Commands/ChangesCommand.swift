@@ -85,7 +85,7 @@ struct ChangesCommand: RecSyncSubcommand {
                 throw .invalidArguments("not inside a workspace; give the store with --store PATH")
             }
             guard !ws.config.remote.isEmpty else {
-                throw .invalidArguments("this workspace has no remote; set one with 'recsync config set remote URL' or give --store")
+                throw .noRemote
             }
             (location, base, who) = (ws.config.remote, ws.root, try user.map { u throws(RecSyncError) in try context.user(u) } ?? ws.user)
         }

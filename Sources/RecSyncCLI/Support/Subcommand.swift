@@ -28,13 +28,7 @@ extension RecSyncSubcommand {
             }
             status = result
         } catch {
-            // With --json, scripts get the error as the one document: its kind, CloudKit
-            // code, what it carries (`RecSyncError.json`) and the exit status; the message
-            // goes to stderr too.
-            let console = Console(global, command: Self.commandPath)
-            status = ExitCodes.code(for: error)
-            console.document(["error": error.json, "exitCode": .int(Int64(status))])
-            console.error(error.message)
+            status = CommandError.report(error, on: Console(global, command: Self.commandPath))
         }
         ProgressLine.shared.clear()
         if status != ExitCodes.success { throw ExitCode(status) }

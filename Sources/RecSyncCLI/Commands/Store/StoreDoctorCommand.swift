@@ -27,7 +27,7 @@ struct StoreDoctorCommand: RecSyncSubcommand {
         } else {
             let ws = try context.workspace()
             guard !ws.config.remote.isEmpty else {
-                throw .invalidArguments("this workspace has no remote; give the store's PATH")
+                throw .noRemote
             }
             target = StoreLocation.isNetwork(ws.config.remote) ? ws.mirrorPath : try StoreLocation.storePath(ws.config.remote, relativeTo: ws.root)
         }
