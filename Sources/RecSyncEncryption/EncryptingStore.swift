@@ -353,7 +353,11 @@ public actor EncryptingStore: RemoteStore {
             let generation = encryption.currentGeneration
             if pinFile != nil, let newest = try loadPins()[zoneID], generation < newest {
                 throw .permissionFailure(
-                    "zone \(zoneID) on the store has key generation \(generation), older than generation \(newest) seen before: its zone.json was put back (written around recsync?), perhaps to give a removed participant the key again; its records are not pushed"
+                    """
+                    zone \(zoneID) on the store has key generation \(generation), older than generation \(newest)\
+                     seen before: its zone.json was put back (written around recsync?), perhaps to give a removed\
+                     participant the key again; its records are not pushed
+                    """
                 )
             }
             var keys = zoneKeys[zoneID] ?? [:]
@@ -361,7 +365,11 @@ public actor EncryptingStore: RemoteStore {
             if keys[generation] == nil, let failure = keyFailures[zoneID]?[generation] {
                 guard case .permissionFailure = failure else { throw failure }  // the network, say: as it came
                 throw .permissionFailure(
-                    "records of zone \(zoneID) were not pushed: generation \(generation) of its key, the one new writes use, does not open here (\(failure.message)). Run 'recsync keys import FILE' with the key exported on the device that opens it, or 'recsync keys reset' if it is lost"
+                    """
+                    records of zone \(zoneID) were not pushed: generation \(generation) of its key, the one new\
+                     writes use, does not open here (\(failure.message)). Run 'recsync keys import FILE' with the\
+                     key exported on the device that opens it, or 'recsync keys reset' if it is lost
+                    """
                 )
             }
             guard let key = keys[generation] else {
@@ -390,7 +398,12 @@ public actor EncryptingStore: RemoteStore {
         if let encryption = try await trustedEncryption(zoneID) { return encryption }
         if try isPinned(zoneID) {
             throw .permissionFailure(
-                "zone \(zoneID) was encrypted, and its zone.json on the store no longer says so (written around recsync?); its records and files are not pushed in clear. If its owner really deleted it and created it again without encryption, remove its line from \(pinFile ?? "the pin file") and push again"
+                """
+                zone \(zoneID) was encrypted, and its zone.json on the store no longer says so (written around\
+                 recsync?); its records and files are not pushed in clear. If its owner really deleted it and\
+                 created it again without encryption, remove its line from \(pinFile ?? "the pin file") and push\
+                 again
+                """
             )
         }
         return nil
@@ -498,7 +511,11 @@ public actor EncryptingStore: RemoteStore {
         if let ownKey, ownKey.stamp == stamp { return ownKey.key }
         guard let key = try keyStore.load(userRecordName) else {
             throw .permissionFailure(
-                "no encryption key of \(userRecordName) on this machine (\(keyStore.path(for: userRecordName))); run 'recsync keys init' for a new one, or 'recsync keys import FILE' to bring yours from another device"
+                """
+                no encryption key of \(userRecordName) on this machine (\(keyStore.path(for: userRecordName)));\
+                 run 'recsync keys init' for a new one, or 'recsync keys import FILE' to bring yours from\
+                 another device
+                """
             )
         }
         if ownKey?.key.rawRepresentation != key.rawRepresentation {
@@ -616,7 +633,12 @@ public actor EncryptingStore: RemoteStore {
         if let (generation, failure) = keyFailures[zone.zoneID]?.min(by: { $0.key < $1.key }) {
             guard case .permissionFailure = failure else { throw failure }  // the network, say: as it came
             throw .permissionFailure(
-                "changing who shares zone \(zone.zoneID) was refused: generation \(generation) of its key does not open here (\(failure.message)), and wrapping the keys again without it would leave the fields it sealed unreadable to everyone. Run 'recsync keys import FILE' with the key exported on the device that opens it, or 'recsync keys reset' if it is lost"
+                """
+                changing who shares zone \(zone.zoneID) was refused: generation \(generation) of its key does\
+                 not open here (\(failure.message)), and wrapping the keys again without it would leave the\
+                 fields it sealed unreadable to everyone. Run 'recsync keys import FILE' with the key exported\
+                 on the device that opens it, or 'recsync keys reset' if it is lost
+                """
             )
         }
         let owner = zone.zoneID.ownerName
@@ -647,7 +669,11 @@ public actor EncryptingStore: RemoteStore {
             let published = try await inner.fetchUserPublicKey(user)
             guard published == nil || published?.publicKey == own else {
                 throw .permissionFailure(
-                    "the public key published for \(user) is not the one of the private key on this machine (it was reset on another device); run 'recsync keys import FILE' with the key exported there ('recsync keys export')"
+                    """
+                    the public key published for \(user) is not the one of the private key on this machine (it was\
+                     reset on another device); run 'recsync keys import FILE' with the key exported there ('recsync\
+                     keys export')
+                    """
                 )
             }
             if published?.signingPublicKey != signing { try await inner.publishUserPublicKey(own, signingKey: signing) }
@@ -655,7 +681,10 @@ public actor EncryptingStore: RemoteStore {
         }
         guard let published = try await inner.fetchUserPublicKey(user) else {
             throw .invalidArguments(
-                "\(user) has published no public key, so the encrypted zone cannot be shared with them; ask \(user) to run 'recsync keys init' in a workspace of this store, then try again"
+                """
+                \(user) has published no public key, so the encrypted zone cannot be shared with them; ask\
+                 \(user) to run 'recsync keys init' in a workspace of this store, then try again
+                """
             )
         }
         try checkKnownKey(published)
@@ -670,7 +699,11 @@ public actor EncryptingStore: RemoteStore {
         if let known = signers[owner] { return known }
         guard let published = try await inner.fetchUserPublicKey(owner), let signing = published.signingPublicKey else {
             throw .permissionFailure(
-                "the keys of encrypted zone \(zone) cannot be checked: its owner \(owner) has published no signing key (users/\(owner)/key.json is missing or was written by an earlier recsync). Nothing is sealed with or opened by them; ask \(owner) to run 'recsync keys init', then try again"
+                """
+                the keys of encrypted zone \(zone) cannot be checked: its owner \(owner) has published no\
+                 signing key (users/\(owner)/key.json is missing or was written by an earlier recsync). Nothing\
+                 is sealed with or opened by them; ask \(owner) to run 'recsync keys init', then try again
+                """
             )
         }
         try checkKnownKey(published)
@@ -710,7 +743,13 @@ public actor EncryptingStore: RemoteStore {
         let now = SealedFields(encryption.fields)
         if let before = try loadSealedPins()[zoneID], let named = now.dropped(from: before) {
             throw .permissionFailure(
-                "encrypted zone \(zoneID) of \(zoneID.ownerName) no longer seals \(named) on the store, which this workspace saw sealed: its zone.json was changed around recsync (or signed again after a key reset). Nothing was sealed or pushed with it, so no value goes out in clear. If \(zoneID.ownerName) really stopped sealing them, remove the zone's line from \(sealedFieldsFile) and try again"
+                """
+                encrypted zone \(zoneID) of \(zoneID.ownerName) no longer seals \(named) on the store, which\
+                 this workspace saw sealed: its zone.json was changed around recsync (or signed again after a\
+                 key reset). Nothing was sealed or pushed with it, so no value goes out in clear. If\
+                 \(zoneID.ownerName) really stopped sealing them, remove the zone's line from\
+                 \(sealedFieldsFile) and try again
+                """
             )
         }
         try pinSealedFields(now, of: zoneID)
@@ -738,7 +777,10 @@ public actor EncryptingStore: RemoteStore {
                 let bad = RecSyncError.fileSystem(
                     path: sealedFieldsFile,
                     message:
-                        "the line '\(line)' is not 'owner/zone' followed by tab-separated field names; fix it, or remove it to pin that zone's fields afresh"
+                        """
+                        the line '\(line)' is not 'owner/zone' followed by tab-separated field names; fix it, or remove\
+                         it to pin that zone's fields afresh
+                        """
                 )
                 let columns = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
                 let parts = columns[0].split(separator: "/", omittingEmptySubsequences: false)
@@ -775,11 +817,19 @@ public actor EncryptingStore: RemoteStore {
         let text = Base64.encode(key.publicKey)
         let signing = key.signingPublicKey.map { Base64.encode($0) }
         let remedy =
-            "someone writing to the store may have swapped it. If \(user) really reset their key, check the new fingerprint with them ('recsync keys show'), remove their line from \(knownKeysFile) and try again"
+            """
+            someone writing to the store may have swapped it. If \(user) really reset their key, check the\
+             new fingerprint with them ('recsync keys show'), remove their line from \(knownKeysFile) and\
+             try again
+            """
         if let pinnedKeys = known[user] {
             guard pinnedKeys[0] == text else {
                 throw .permissionFailure(
-                    "the public key published for \(user) (fingerprint \(Self.fingerprint(key.publicKey))) is not the one this workspace used before (\(Self.fingerprint(Base64.decode(pinnedKeys[0]) ?? []))): \(remedy)"
+                    """
+                    the public key published for \(user) (fingerprint \(Self.fingerprint(key.publicKey))) is not the\
+                     one this workspace used before (\(Self.fingerprint(Base64.decode(pinnedKeys[0]) ?? []))):\
+                     \(remedy)
+                    """
                 )
             }
             if pinnedKeys.count > 1 {

@@ -38,7 +38,13 @@ public enum EncryptionKeys {
             guard case .storeCorrupt(let problem) = error else { throw error }
             guard local != nil else {
                 throw .storeCorrupt(
-                    "the public key file of \(user) on the store (users/\(NameEscaping.escape(user))/key.json) cannot be read (\(problem)), and this machine holds no key of \(user), so it cannot tell whether a key exists elsewhere. If one of your devices holds your key, run 'recsync keys init' there (it publishes the key again) or 'recsync keys export' there and 'recsync keys import FILE' here; if your key is lost, run 'recsync keys reset --yes', which replaces the file"
+                    """
+                    the public key file of \(user) on the store (users/\(NameEscaping.escape(user))/key.json) cannot\
+                     be read (\(problem)), and this machine holds no key of \(user), so it cannot tell whether a key\
+                     exists elsewhere. If one of your devices holds your key, run 'recsync keys init' there (it\
+                     publishes the key again) or 'recsync keys export' there and 'recsync keys import FILE' here; if\
+                     your key is lost, run 'recsync keys reset --yes', which replaces the file
+                    """
                 )
             }
             published = nil  // replaced below by this machine's key
@@ -48,7 +54,11 @@ public enum EncryptionKeys {
         } else {
             if published != nil {
                 throw .invalidArguments(
-                    "\(user) already has a key published on the store, made on another device; bring it here with 'recsync keys export' there and 'recsync keys import FILE' here, or run 'recsync keys reset' if it is lost"
+                    """
+                    \(user) already has a key published on the store, made on another device; bring it here with\
+                     'recsync keys export' there and 'recsync keys import FILE' here, or run 'recsync keys reset' if\
+                     it is lost
+                    """
                 )
             }
             key = Curve25519.KeyAgreement.PrivateKey()
@@ -58,7 +68,11 @@ public enum EncryptionKeys {
         let (own, signing) = try publicKeys(of: key)
         if let published, published.publicKey != own {
             throw .invalidArguments(
-                "the key published for \(user) on the store is not the one in \(keyStore.path(for: user)); import the current one with 'recsync keys import FILE' (exported on the device that made it), or run 'recsync keys reset' if it is lost"
+                """
+                the key published for \(user) on the store is not the one in \(keyStore.path(for: user)); import\
+                 the current one with 'recsync keys import FILE' (exported on the device that made it), or run\
+                 'recsync keys reset' if it is lost
+                """
             )
         }
         try await store.publishUserPublicKey(own, signingKey: signing)
@@ -129,7 +143,10 @@ public enum EncryptionKeys {
         let key = try UserKeyStore.decode(bytes, user: user, path: source)
         if let existing = try keyStore.load(user), existing.rawRepresentation != key.rawRepresentation, !replace {
             throw .invalidArguments(
-                "\(keyStore.path(for: user)) already holds another key of \(user); pass --replace to overwrite it (export it first if it may still open data)"
+                """
+                \(keyStore.path(for: user)) already holds another key of \(user); pass --replace to overwrite it\
+                 (export it first if it may still open data)
+                """
             )
         }
         try keyStore.save(key, for: user)

@@ -73,7 +73,10 @@ public struct UserKeyStore: Sendable {
                 throw .fileSystem(
                     path: file,
                     message:
-                        "the key file is a symbolic link, which recsync does not follow; put the key file itself there ('recsync keys import FILE'), or run 'recsync keys reset' if it is lost"
+                        """
+                        the key file is a symbolic link, which recsync does not follow; put the key file itself there\
+                         ('recsync keys import FILE'), or run 'recsync keys reset' if it is lost
+                        """
                 )
             default: throw .fileSystem(path: file, message: "cannot open the key file: \(String(cString: strerror(errno)))")
             }
@@ -89,12 +92,18 @@ public struct UserKeyStore: Sendable {
         }
         guard st.st_uid == getuid() else {
             throw .permissionFailure(
-                "\(file) belongs to another user (uid \(st.st_uid)); recsync uses only your own key files: remove it, then run 'recsync keys import FILE' or 'recsync keys reset'"
+                """
+                \(file) belongs to another user (uid \(st.st_uid)); recsync uses only your own key files: remove\
+                 it, then run 'recsync keys import FILE' or 'recsync keys reset'
+                """
             )
         }
         guard st.st_mode & 0o077 == 0 else {
             throw .permissionFailure(
-                "\(file) can be read or written by other users (mode \(String(st.st_mode & 0o777, radix: 8))); run 'chmod 600 \(file)' if nobody else could have read it, else 'recsync keys reset'"
+                """
+                \(file) can be read or written by other users (mode \(String(st.st_mode & 0o777, radix: 8)));\
+                 run 'chmod 600 \(file)' if nobody else could have read it, else 'recsync keys reset'
+                """
             )
         }
         return try Self.decode(try Self.read(fd, path: file), user: user, path: file)
@@ -116,12 +125,19 @@ public struct UserKeyStore: Sendable {
         }
         guard st.st_uid == getuid() else {
             throw .permissionFailure(
-                "the key directory \(directory) belongs to another user (uid \(st.st_uid)); recsync uses only a key directory of your own: set XDG_CONFIG_HOME to a directory of yours"
+                """
+                the key directory \(directory) belongs to another user (uid \(st.st_uid)); recsync uses only a\
+                 key directory of your own: set XDG_CONFIG_HOME to a directory of yours
+                """
             )
         }
         guard st.st_mode & 0o022 == 0 else {
             throw .permissionFailure(
-                "the key directory \(directory) can be written by other users (mode \(String(st.st_mode & 0o777, radix: 8))), who could swap your key file; run 'chmod 700 \(directory)', then check your key's fingerprint ('recsync keys show')"
+                """
+                the key directory \(directory) can be written by other users (mode\
+                 \(String(st.st_mode & 0o777, radix: 8))), who could swap your key file; run 'chmod 700\
+                 \(directory)', then check your key's fingerprint ('recsync keys show')
+                """
             )
         }
         return true
@@ -148,7 +164,11 @@ public struct UserKeyStore: Sendable {
             throw .fileSystem(
                 path: file,
                 message:
-                    "cannot put the new key in place (from \(pendingPath(for: user))): \(String(cString: strerror(errno))); run 'recsync keys reset --yes' again, which carries on with the same new key"
+                    """
+                    cannot put the new key in place (from \(pendingPath(for: user))):\
+                     \(String(cString: strerror(errno))); run 'recsync keys reset --yes' again, which carries on\
+                     with the same new key
+                    """
             )
         }
         Self.syncDirectory(directory)

@@ -39,7 +39,10 @@ enum ZoneCrypto {
                 sealedKey: Array(box.combined))
         } catch {
             throw .invalidValue(
-                "cannot wrap the key of zone \(zone) for \(user): their published public key is not a valid X25519 key; ask \(user) to run 'recsync keys init'"
+                """
+                cannot wrap the key of zone \(zone) for \(user): their published public key is not a valid\
+                 X25519 key; ask \(user) to run 'recsync keys init'
+                """
             )
         }
     }
@@ -59,7 +62,12 @@ enum ZoneCrypto {
             return SymmetricKey(data: raw)
         } catch {
             throw .permissionFailure(
-                "the key of zone \(zone) (generation \(wrapped.generation)) does not open with \(wrapped.userRecordName)'s private key on this machine: it was wrapped for another key (reset or not imported here) or was tampered with. Import your key with 'recsync keys import', or ask the zone's owner to share the zone with you again"
+                """
+                the key of zone \(zone) (generation \(wrapped.generation)) does not open with\
+                 \(wrapped.userRecordName)'s private key on this machine: it was wrapped for another key (reset\
+                 or not imported here) or was tampered with. Import your key with 'recsync keys import', or ask\
+                 the zone's owner to share the zone with you again
+                """
             )
         }
     }
@@ -117,14 +125,25 @@ enum ZoneCrypto {
         let owner = zone.ownerName
         guard let signature = encryption.signature else {
             throw .permissionFailure(
-                "the keys of encrypted zone \(zone) are not signed by its owner \(owner): written by an earlier recsync, or by someone writing to the store around recsync. Nothing is sealed with or opened by them. \(owner) can run 'recsync keys reset --yes' to make the zone again under signed keys (workspaces upload their copies again)"
+                """
+                the keys of encrypted zone \(zone) are not signed by its owner \(owner): written by an earlier\
+                 recsync, or by someone writing to the store around recsync. Nothing is sealed with or opened by\
+                 them. \(owner) can run 'recsync keys reset --yes' to make the zone again under signed keys\
+                 (workspaces upload their copies again)
+                """
             )
         }
         guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: ownerSigningKey),
             key.isValidSignature(signature, for: signedContent(encryption, zone: zone, storeID: storeID))
         else {
             throw .permissionFailure(
-                "the keys of encrypted zone \(zone) do not carry a valid signature of its owner \(owner): someone writing to the store around recsync changed them (added a key generation or a reader, or dropped a sealed field), or \(owner) reset their key. Nothing is sealed with or opened by them. Ask \(owner) ('recsync keys show' to compare fingerprints) and restore zone.json from the store's history"
+                """
+                the keys of encrypted zone \(zone) do not carry a valid signature of its owner \(owner): someone\
+                 writing to the store around recsync changed them (added a key generation or a reader, or\
+                 dropped a sealed field), or \(owner) reset their key. Nothing is sealed with or opened by them.\
+                 Ask \(owner) ('recsync keys show' to compare fingerprints) and restore zone.json from the\
+                 store's history
+                """
             )
         }
     }
@@ -149,12 +168,18 @@ enum ZoneCrypto {
     static func open(_ sealed: [UInt8], keys: [Int: SymmetricKey], binding: FieldBinding) throws(RecSyncError) -> FieldValue {
         guard let generation = generation(of: sealed) else {
             throw .invalidValue(
-                "\(binding.where): the field's ciphertext is not in a format this recsync knows (damaged, or written by a newer recsync); it was not applied"
+                """
+                \(binding.where): the field's ciphertext is not in a format this recsync knows (damaged, or\
+                 written by a newer recsync); it was not applied
+                """
             )
         }
         guard let key = keys[generation] else {
             throw .permissionFailure(
-                "\(binding.where): sealed with key generation \(generation) of the zone, which you hold no key for (the zone's owner stopped sharing it with you, or your key was reset); it was not applied"
+                """
+                \(binding.where): sealed with key generation \(generation) of the zone, which you hold no key\
+                 for (the zone's owner stopped sharing it with you, or your key was reset); it was not applied
+                """
             )
         }
         let plaintext: Data
@@ -163,7 +188,13 @@ enum ZoneCrypto {
                 ChaChaPoly.SealedBox(combined: sealed[5...]), using: key, authenticating: binding.associatedData(generation: generation))
         } catch {
             throw .invalidValue(
-                "\(binding.where): the ciphertext does not open with the zone key: it was tampered with, moved from another record or field, or sealed before the zone's key was reset. It was not applied. To replace the store's copy with yours, save over it whatever it holds ('recsync push --force'; an ordinary push refuses, since it cannot tell what it would overwrite); or restore the record from the store's history"
+                """
+                \(binding.where): the ciphertext does not open with the zone key: it was tampered with, moved\
+                 from another record or field, or sealed before the zone's key was reset. It was not applied. To\
+                 replace the store's copy with yours, save over it whatever it holds ('recsync push --force'; an\
+                 ordinary push refuses, since it cannot tell what it would overwrite); or restore the record\
+                 from the store's history
+                """
             )
         }
         let value: FieldValue

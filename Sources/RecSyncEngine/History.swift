@@ -31,7 +31,10 @@ extension StoreHistory {
                     versions[tag] = record.fields
                 } else {
                     unreadable[tag] =
-                        "the version \(tag.prefix(12)) of '\(id)' cannot be read from the store's history (missing, or not a record recsync can decode)"
+                        """
+                        the version \(tag.prefix(12)) of '\(id)' cannot be read from the store's history (missing, or\
+                         not a record recsync can decode)
+                        """
                 }
             } catch {
                 unreadable[tag] = "the version \(tag.prefix(12)) of '\(id)' cannot be read: \(error.message)"

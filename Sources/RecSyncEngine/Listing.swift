@@ -27,7 +27,11 @@ extension SyncEngine {
         let local = ws.localZones().zones
         for zone in zones ?? [] where !local.contains(zone) {
             throw .invalidArguments(
-                "no zone '\(zone.zoneName)'\(zone.ownerName == ws.user ? "" : " of \(zone.ownerName)") in this workspace (\(ws.relative(ws.zoneDirectory(zone))) is not there); 'recsync zone list' shows the zones"
+                """
+                no zone '\(zone.zoneName)'\(zone.ownerName == ws.user ? "" : " of \(zone.ownerName)") in this\
+                 workspace (\(ws.relative(ws.zoneDirectory(zone))) is not there); 'recsync zone list' shows the\
+                 zones
+                """
             )
         }
         let chosen = zones ?? local

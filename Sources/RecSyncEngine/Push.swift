@@ -177,7 +177,10 @@ extension SyncEngine {
                         FileProblem(
                             path: path,
                             message:
-                                "is \(asset.size) bytes; the store takes assets of at most \(assetLimit) bytes (maxAssetBytes in the store's recsync.json): make it smaller"
+                                """
+                                is \(asset.size) bytes; the store takes assets of at most \(assetLimit) bytes (maxAssetBytes in\
+                                 the store's recsync.json): make it smaller
+                                """
                         ))
                 }
                 if encryption?.seals(key) == true {
@@ -320,7 +323,11 @@ extension SyncEngine {
             report.lostAndFound += pulled.lostAndFound
             if deletion.reason == .purged {
                 report.notSent.append(
-                    "\(ws.relative(ws.zoneDirectory(deletion.zoneID))): \(RecSyncError.userDeletedZone(deletion.zoneID).message); its files were moved to lost+found. To upload them anyway, run 'recsync zone create \(deletion.zoneID.zoneName)' and copy them back"
+                    """
+                    \(ws.relative(ws.zoneDirectory(deletion.zoneID))):\
+                     \(RecSyncError.userDeletedZone(deletion.zoneID).message); its files were moved to lost+found.\
+                     To upload them anyway, run 'recsync zone create \(deletion.zoneID.zoneName)' and copy them back
+                    """
                 )
             }
             if deletion.reason != .encryptedDataReset { removed.insert(deletion.zoneID) }

@@ -41,7 +41,10 @@ extension SyncEngine {
                 case .new: refusals.append("\(path) is a new record, never pushed: removing it loses it for good")
                 case .modified:
                     refusals.append(
-                        "\(path) has edits not pushed: removing it loses them ('recsync diff \(path)' shows them; 'recsync restore \(path)' undoes them)"
+                        """
+                        \(path) has edits not pushed: removing it loses them ('recsync diff \(path)' shows them;\
+                         'recsync restore \(path)' undoes them)
+                        """
                     )
                 default: break
                 }

@@ -136,7 +136,10 @@ public struct SyncEngine: Sendable {
                     FileProblem(
                         path: workspace.relative(workspace.stateDir),
                         message:
-                            "files an interrupted pull was writing are left, and could not be cleared now (\(error.message)); the next pull clears them"
+                            """
+                            files an interrupted pull was writing are left, and could not be cleared now (\(error.message));\
+                             the next pull clears them
+                            """
                     ))
             }
         }
@@ -165,7 +168,10 @@ public struct SyncEngine: Sendable {
                     FileProblem(
                         path: workspace.relative(workspace.zoneDirectory(deletion.zoneID)) + "/",
                         message:
-                            "zone \(deletion.reason.rawValue) on the store; the next pull or push removes it here (unpushed edits go to lost+found). Only 'recsync zone create \(deletion.zoneID.zoneName)' brings it back"
+                            """
+                            zone \(deletion.reason.rawValue) on the store; the next pull or push removes it here (unpushed\
+                             edits go to lost+found). Only 'recsync zone create \(deletion.zoneID.zoneName)' brings it back
+                            """
                     ))
             }
             newZones = Set(missing).subtracting(removed)
@@ -190,7 +196,12 @@ public struct SyncEngine: Sendable {
                     FileProblem(
                         path: workspace.relative(workspace.zoneDirectory(zone)) + "/",
                         message:
-                            "read-only: \(zone.ownerName) shares this zone with \(workspace.user) read-only, so its \(scan.changes.count == 1 ? "edit" : "\(scan.changes.count) edits") cannot be pushed; undo \(scan.changes.count == 1 ? "it" : "them") (a pull brings back what you deleted) or ask \(zone.ownerName) for write access. Your other zones push as usual"
+                            """
+                            read-only: \(zone.ownerName) shares this zone with \(workspace.user) read-only, so its\
+                             \(scan.changes.count == 1 ? "edit" : "\(scan.changes.count) edits") cannot be pushed; undo\
+                             \(scan.changes.count == 1 ? "it" : "them") (a pull brings back what you deleted) or ask\
+                             \(zone.ownerName) for write access. Your other zones push as usual
+                            """
                     ))
             }
             report.untracked += scan.untracked

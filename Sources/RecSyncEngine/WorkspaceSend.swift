@@ -81,7 +81,10 @@ final class WorkspaceSendClient: EngineClient {
             for failure in sent.failedZoneSaves {
                 p.refusedZones.insert(failure.zoneID)
                 p.report.notSent.append(
-                    "\(ws.relative(ws.zoneDirectory(failure.zoneID)))/: \(failure.error.message); nothing of it was sent. Pull to learn what happened to it"
+                    """
+                    \(ws.relative(ws.zoneDirectory(failure.zoneID)))/: \(failure.error.message); nothing of it was\
+                     sent. Pull to learn what happened to it
+                    """
                 )
             }
         }

@@ -40,7 +40,11 @@ extension SyncEngine {
                 try NameRules.validateOwnerName(text)
                 if text != ws.user && ws.hasSyncState {
                     throw .invalidArguments(
-                        "this workspace holds records synced as \(ws.user), and its private/ zones are \(ws.user)'s; to work as \(text), clone the store into a new directory with 'recsync clone --user \(text) STORE DIR'"
+                        """
+                        this workspace holds records synced as \(ws.user), and its private/ zones are \(ws.user)'s; to\
+                         work as \(text), clone the store into a new directory with 'recsync clone --user \(text) STORE\
+                         DIR'
+                        """
                     )
                 }
                 config.user = text

@@ -106,7 +106,10 @@ public struct GitNetworkOptions: Sendable {
         guard let text = env[name]?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return fallback }
         guard let value = Double(text), value.isFinite, (0...86_400).contains(value) else {
             problems.append(
-                "\(name)='\(text)' is not a number of seconds from 0 to 86400; set it to e.g. \(Int(fallback)) (0: no limit), or unset it for the default (\(Int(fallback)) s)"
+                """
+                \(name)='\(text)' is not a number of seconds from 0 to 86400; set it to e.g. \(Int(fallback))\
+                 (0: no limit), or unset it for the default (\(Int(fallback)) s)
+                """
             )
             return fallback
         }

@@ -270,7 +270,10 @@ private final class RemoteSession {
         guard NetworkTimeLimits.registered else {
             throw GitNetworkError(
                 .unreachable,
-                "cannot reach \(remote.redacted): libgit2 refused recsync's network stream, so connections could not be bounded in time; report this as a bug"
+                """
+                cannot reach \(remote.redacted): libgit2 refused recsync's network stream, so connections could\
+                 not be bounded in time; report this as a bug
+                """
             )
         }
         var out: OpaquePointer?
@@ -284,7 +287,10 @@ private final class RemoteSession {
             let error = GitError.last("git_remote_create", result)
             throw GitNetworkError(
                 .unreachable,
-                "cannot use \(remote.redacted) as a remote: \(RemoteCallbackState.scrub(error.message, remote: remote, options: options)); check the URL"
+                """
+                cannot use \(remote.redacted) as a remote:\
+                 \(RemoteCallbackState.scrub(error.message, remote: remote, options: options)); check the URL
+                """
             )
         }
         guard
@@ -370,7 +376,10 @@ private final class RemoteSession {
         if result == GIT_ECERTIFICATE.rawValue {
             return GitNetworkError(
                 .untrustedHost,
-                "cannot verify the identity of \(remote): \(cause); check the URL, and trust the server's key or certificate only if you know it is genuine"
+                """
+                cannot verify the identity of \(remote): \(cause); check the URL, and trust the server's key or\
+                 certificate only if you know it is genuine
+                """
             )
         }
         // Only a refusal tells git's credential helper to forget what it gave (as git does): a
@@ -403,17 +412,32 @@ private final class RemoteSession {
         case RECSYNC_NET_CONNECT_TIMEOUT:
             return GitNetworkError(
                 .unreachable,
-                "cannot reach \(url.redacted): \(endpoint) did not accept a connection within \(NetworkTimeLimits.shown(options.connectTimeout)) (the host is down or off the network, or a firewall drops the connection); check the network and the URL, try again later (pull and push take --retry or --wait), or allow longer with RECSYNC_CONNECT_TIMEOUT"
+                """
+                cannot reach \(url.redacted): \(endpoint) did not accept a connection within\
+                 \(NetworkTimeLimits.shown(options.connectTimeout)) (the host is down or off the network, or a\
+                 firewall drops the connection); check the network and the URL, try again later (pull and push\
+                 take --retry or --wait), or allow longer with RECSYNC_CONNECT_TIMEOUT
+                """
             )
         case RECSYNC_NET_IDLE_TIMEOUT where !connected:
             return GitNetworkError(
                 .unreachable,
-                "cannot reach \(url.redacted): \(endpoint) accepted the connection but sent nothing for \(NetworkTimeLimits.shown(options.idleTimeout)) (the server is overloaded or hung, or that port is not a git server); check the URL, try again later (pull and push take --retry or --wait), or allow longer with RECSYNC_IDLE_TIMEOUT"
+                """
+                cannot reach \(url.redacted): \(endpoint) accepted the connection but sent nothing for\
+                 \(NetworkTimeLimits.shown(options.idleTimeout)) (the server is overloaded or hung, or that port\
+                 is not a git server); check the URL, try again later (pull and push take --retry or --wait), or\
+                 allow longer with RECSYNC_IDLE_TIMEOUT
+                """
             )
         case RECSYNC_NET_IDLE_TIMEOUT:
             return GitNetworkError(
                 .interrupted,
-                "the connection to \(url.redacted) went silent for \(NetworkTimeLimits.shown(options.idleTimeout)) while \(doing) and was given up; nothing was half-applied (the remote moves its ref atomically), try again (pull and push take --retry or --wait), or allow longer with RECSYNC_IDLE_TIMEOUT"
+                """
+                the connection to \(url.redacted) went silent for\
+                 \(NetworkTimeLimits.shown(options.idleTimeout)) while \(doing) and was given up; nothing was\
+                 half-applied (the remote moves its ref atomically), try again (pull and push take --retry or\
+                 --wait), or allow longer with RECSYNC_IDLE_TIMEOUT
+                """
             )
         default:
             return nil
@@ -507,7 +531,11 @@ private final class RemoteCallbackState {
         guard let source = sshSources?.first else {
             if sshTried.isEmpty {
                 return giveUp(
-                    "no ssh key to offer \(remote.redacted): no ssh-agent is running and none of id_ed25519, id_ecdsa, id_rsa is in \(options.sshDirectory); create one with 'ssh-keygen -t ed25519' and add the .pub file to the server's authorized keys"
+                    """
+                    no ssh key to offer \(remote.redacted): no ssh-agent is running and none of id_ed25519,\
+                     id_ecdsa, id_rsa is in \(options.sshDirectory); create one with 'ssh-keygen -t ed25519' and add\
+                     the .pub file to the server's authorized keys
+                    """
                 )
             }
             return giveUp(refusedMessage(cause: nil))
@@ -534,7 +562,11 @@ private final class RemoteCallbackState {
             return git_credential_userpass_plaintext_new(out, credential.username, credential.password.value)
         }
         return giveUp(
-            "\(remote.redacted) needs credentials and recsync found none; set RECSYNC_TOKEN (and RECSYNC_USERNAME if the server wants a user name), or store them with a git credential helper (git config --global credential.helper store), then try again"
+            """
+            \(remote.redacted) needs credentials and recsync found none; set RECSYNC_TOKEN (and\
+             RECSYNC_USERNAME if the server wants a user name), or store them with a git credential helper\
+             (git config --global credential.helper store), then try again
+            """
         )
     }
 
@@ -550,15 +582,25 @@ private final class RemoteCallbackState {
         let detail = cause.map { " (\($0))" } ?? ""
         if !sshTried.isEmpty {
             return
-                "\(remote) refused the ssh keys recsync offered (\(sshTried.joined(separator: ", ")))\(detail); add your public key to the server's authorized keys, or load the right key into ssh-agent"
+                """
+                \(remote) refused the ssh keys recsync offered (\(sshTried.joined(separator: ", ")))\(detail);\
+                 add your public key to the server's authorized keys, or load the right key into ssh-agent
+                """
         }
         if options.token != nil, self.remote.transport == .http || self.remote.transport == .https {
             return
-                "\(remote) refused the token in RECSYNC_TOKEN\(detail); check the token, its expiry and its permissions (and RECSYNC_USERNAME if the server wants a particular user name)"
+                """
+                \(remote) refused the token in RECSYNC_TOKEN\(detail); check the token, its expiry and its\
+                 permissions (and RECSYNC_USERNAME if the server wants a particular user name)
+                """
         }
         if let helperCredential {
             return
-                "\(remote) refused the credentials git's credential helper gave for user '\(helperCredential.username)'\(detail); they were rejected so the helper forgets them: try again to enter new ones"
+                """
+                \(remote) refused the credentials git's credential helper gave for user\
+                 '\(helperCredential.username)'\(detail); they were rejected so the helper forgets them: try\
+                 again to enter new ones
+                """
         }
         return "\(remote) refused the credentials\(detail); check your access to it"
     }
@@ -588,7 +630,11 @@ private final class RemoteCallbackState {
         guard cert.pointee.cert_type == GIT_CERT_HOSTKEY_LIBSSH2 else {
             if !valid {
                 hostProblem =
-                    "the TLS certificate of \(remote.redacted) is not trusted (expired, self-signed, or for another name); if the server uses a private CA, add it to the system's CA certificates (update-ca-certificates) and try again"
+                    """
+                    the TLS certificate of \(remote.redacted) is not trusted (expired, self-signed, or for another\
+                     name); if the server uses a private CA, add it to the system's CA certificates\
+                     (update-ca-certificates) and try again
+                    """
             }
             return GIT_PASSTHROUGH.rawValue
         }
@@ -614,7 +660,12 @@ private final class RemoteCallbackState {
             return 0
         case .mismatch(let file, let line):
             hostProblem =
-                "the ssh host key of \(name)\(fingerprint) does not match the one in \(file) line \(line): the server was re-keyed, or someone is intercepting the connection. Only if you know the key changed, remove the old one (ssh-keygen -R '\(name)' -f \(file)) and add the new one ('\(keyscan)')"
+                """
+                the ssh host key of \(name)\(fingerprint) does not match the one in \(file) line \(line): the\
+                 server was re-keyed, or someone is intercepting the connection. Only if you know the key\
+                 changed, remove the old one (ssh-keygen -R '\(name)' -f \(file)) and add the new one\
+                 ('\(keyscan)')
+                """
             return GIT_ECERTIFICATE.rawValue
         case .revoked(let file, let line):
             hostProblem =
@@ -624,7 +675,10 @@ private final class RemoteCallbackState {
             // libgit2 found it in ~/.ssh/known_hosts itself.
             if valid { return 0 }
             hostProblem =
-                "the ssh host key of \(name)\(fingerprint) is not known (looked in \(files)); if you trust this server, add its key with '\(keyscan)' and try again"
+                """
+                the ssh host key of \(name)\(fingerprint) is not known (looked in \(files)); if you trust this\
+                 server, add its key with '\(keyscan)' and try again
+                """
             return GIT_ECERTIFICATE.rawValue
         }
     }

@@ -17,7 +17,10 @@ extension GitRepository {
                 throw GitError(
                     function: "git_repository_open_ext", code: -1,
                     message:
-                        "\(path) is a git repository without a work tree at \(path) (its work tree: \(top ?? "none")); snapshots need an ordinary repository there"
+                        """
+                        \(path) is a git repository without a work tree at \(path) (its work tree: \(top ?? "none"));\
+                         snapshots need an ordinary repository there
+                        """
                 )
             }
             return repository

@@ -149,7 +149,10 @@ public indirect enum FieldValue: Sendable, Hashable {
             for item in items {
                 guard item.scalarType == type else {
                     throw .invalidValue(
-                        "field '\(key)' is a list mixing \(type.rawValue) and \(item.scalarType?.rawValue ?? "LIST") values; lists must be homogeneous"
+                        """
+                        field '\(key)' is a list mixing \(type.rawValue) and \(item.scalarType?.rawValue ?? "LIST")\
+                         values; lists must be homogeneous
+                        """
                     )
                 }
                 try item.validate(key: key)

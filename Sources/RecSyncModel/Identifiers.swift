@@ -125,13 +125,20 @@ public enum NameRules {
         }
         guard isNFC(name) else {
             throw .invalidName(
-                "zone name '\(name)' is not in Unicode NFC (composed form); recsync keeps zone names in NFC, so rename it to '\(name.precomposedStringWithCanonicalMapping)'"
+                """
+                zone name '\(name)' is not in Unicode NFC (composed form); recsync keeps zone names in NFC, so\
+                 rename it to '\(name.precomposedStringWithCanonicalMapping)'
+                """
             )
         }
         let escaped = NameEscaping.escape(name).utf8.count
         guard escaped <= maxEscapedZoneNameLength else {
             throw .invalidName(
-                "zone name '\(name.prefix(40))…' takes \(escaped) bytes once escaped for disk ('%', '/', control characters and a leading '.' take 3 bytes each); the limit is \(maxEscapedZoneNameLength), so shorten it"
+                """
+                zone name '\(name.prefix(40))…' takes \(escaped) bytes once escaped for disk ('%', '/', control\
+                 characters and a leading '.' take 3 bytes each); the limit is \(maxEscapedZoneNameLength), so\
+                 shorten it
+                """
             )
         }
     }

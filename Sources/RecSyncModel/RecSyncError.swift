@@ -291,10 +291,17 @@ public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
             let lines = failure.lines
             let shown = lines.prefix(5).joined(separator: "; ") + (lines.count > 5 ? "; and \(lines.count - 5) more" : "")
             return
-                "the store refused \(lines.count) of the changes sent (\(shown)); the rest went. Changes refused for good are no longer pending: handle each (the send's events carry its error) and add it again; those refused for a passing reason stay pending"
+                """
+                the store refused \(lines.count) of the changes sent (\(shown)); the rest went. Changes refused\
+                 for good are no longer pending: handle each (the send's events carry its error) and add it\
+                 again; those refused for a passing reason stay pending
+                """
         case .notDelivered(let ids):
             return
-                "not delivered, still pending: \(ids.joined(separator: ", ")) (the warnings above say why); their cursors did not move, so the next delivery sends them again"
+                """
+                not delivered, still pending: \(ids.joined(separator: ", ")) (the warnings above say why); their\
+                 cursors did not move, so the next delivery sends them again
+                """
         }
     }
 

@@ -52,7 +52,10 @@ public struct Record: Sendable, Hashable {
         let size = StoreEncoding.fieldDataSize(of: self)
         if size > Record.maxFieldDataBytes {
             throw .limitExceeded(
-                "record '\(recordID.recordName)' holds \(size) bytes of field data; the limit is 1 MB (assets not counted). Split it, or keep large values as assets (files)"
+                """
+                record '\(recordID.recordName)' holds \(size) bytes of field data; the limit is 1 MB (assets not\
+                 counted). Split it, or keep large values as assets (files)
+                """
             )
         }
     }

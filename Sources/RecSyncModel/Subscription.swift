@@ -175,7 +175,10 @@ public struct Subscription: Sendable, Hashable, Codable {
             id.trimmingCharacters(in: .whitespaces) == id
         else {
             throw .invalidName(
-                "the subscription ID '\(id.prefix(100))' is not 1–100 bytes (200 once '/', '%' and a leading '.' are escaped) without control characters or surrounding spaces; choose another"
+                """
+                the subscription ID '\(id.prefix(100))' is not 1–100 bytes (200 once '/', '%' and a leading '.'\
+                 are escaped) without control characters or surrounding spaces; choose another
+                """
             )
         }
     }

@@ -69,7 +69,10 @@ public enum WorkspaceEncoding {
             if case .object(let o) = value, o.count == 1, case .string(let file)? = o["$asset"] {
                 guard let assets else {
                     throw .malformedInput(
-                        "field '\(key)': '$asset' names the file '\(file)', which only a workspace record can read; give the asset as {\"$asset\": {\"oid\": …, \"sha256\": …, \"size\": …}} here"
+                        """
+                        field '\(key)': '$asset' names the file '\(file)', which only a workspace record can read; give\
+                         the asset as {\"$asset\": {\"oid\": …, \"sha256\": …, \"size\": …}} here
+                        """
                     )
                 }
                 try validateAssetFileName(file, key: key)
@@ -327,7 +330,10 @@ public enum WorkspaceEncoding {
             }
         default:
             throw .malformedInput(
-                "field '\(key)': unknown tag '\(tag)'; the tags are $date, $bytes, $ref, $location, $json and $asset (other objects must not have keys starting with '$')"
+                """
+                field '\(key)': unknown tag '\(tag)'; the tags are $date, $bytes, $ref, $location, $json and\
+                 $asset (other objects must not have keys starting with '$')
+                """
             )
         }
     }
@@ -336,7 +342,10 @@ public enum WorkspaceEncoding {
     public static func validateAssetFileName(_ file: String, key: String) throws(RecSyncError) {
         guard file == key else {
             throw .malformedInput(
-                "field '\(key)': '$asset' names '\(file)', but an asset's file is named after its field: write {\"$asset\": \"\(key)\"} and keep the file as '\(key)' in the record's .assets directory"
+                """
+                field '\(key)': '$asset' names '\(file)', but an asset's file is named after its field: write\
+                 {\"$asset\": \"\(key)\"} and keep the file as '\(key)' in the record's .assets directory
+                """
             )
         }
     }

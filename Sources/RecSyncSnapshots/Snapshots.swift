@@ -24,7 +24,10 @@ extension Workspace {
             throw .fileSystem(
                 path: "\(root)/.git",
                 message:
-                    "is a link or a file, not the workspace's own repository; snapshots are committed only into a real .git directory at the workspace root: move it away, or commit without --commit"
+                    """
+                    is a link or a file, not the workspace's own repository; snapshots are committed only into a\
+                     real .git directory at the workspace root: move it away, or commit without --commit
+                    """
             )
         }
         // Nor through a link inside it (`objects/`, `refs/heads/`, `index`), which libgit2

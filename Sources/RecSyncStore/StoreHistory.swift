@@ -140,7 +140,11 @@ extension StoreHistory {
             let changed = Self.changes(in: history)
             guard n < changed.count else {
                 throw .invalidArguments(
-                    "unknown revision '~\(n)': the record has \(changed.count) version\(changed.count == 1 ? "" : "s") in the store's history ('~0' to '~\(max(0, changed.count - 1))'; 'recsync log -p RECORD' lists them)"
+                    """
+                    unknown revision '~\(n)': the record has \(changed.count)\
+                     version\(changed.count == 1 ? "" : "s") in the store's history ('~0' to\
+                     '~\(max(0, changed.count - 1))'; 'recsync log -p RECORD' lists them)
+                    """
                 )
             }
             index = changed[n].index

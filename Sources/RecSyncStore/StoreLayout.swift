@@ -196,7 +196,11 @@ enum ZoneDocuments {
 
     static func decodeEncryption(_ j: JSONValue, path: String) throws(RecSyncError) -> ZoneEncryption {
         let bad = RecSyncError.storeCorrupt(
-            "\(path): 'encryption' is malformed; it needs 'keys' (generation, userRecordName, base64 ephemeralPublicKey and sealedKey) and optional 'fields' and base64 'signature'. Restore zone.json from the store's history"
+            """
+            \(path): 'encryption' is malformed; it needs 'keys' (generation, userRecordName, base64\
+             ephemeralPublicKey and sealedKey) and optional 'fields' and base64 'signature'. Restore\
+             zone.json from the store's history
+            """
         )
         guard case .object(let o) = j, case .array(let list)? = o["keys"] else { throw bad }
         var e = ZoneEncryption()
@@ -240,7 +244,10 @@ enum ZoneDocuments {
         let json: JSONValue
         do { json = try JSON.parse(bytes) } catch {
             throw .storeCorrupt(
-                "\(path) is not valid JSON: \(error.message); \(user) can publish it again with 'recsync keys init' on a device holding their key, or 'recsync keys reset' if it is lost"
+                """
+                \(path) is not valid JSON: \(error.message); \(user) can publish it again with 'recsync keys\
+                 init' on a device holding their key, or 'recsync keys reset' if it is lost
+                """
             )
         }
         let remedy = "\(user) can publish it again with 'recsync keys init' on a device holding their key, or 'recsync keys reset' if it is lost"

@@ -29,7 +29,11 @@ public enum StoreLocation {
         }
         if let scheme = location.range(of: "://") {
             throw .invalidArguments(
-                "'\(GitRemoteURL.shown(location))': recsync does not know the scheme '\(location[..<scheme.lowerBound])'; give a path, file://, ssh://, [user@]host:path, https://, http:// or git://"
+                """
+                '\(GitRemoteURL.shown(location))': recsync does not know the scheme\
+                 '\(location[..<scheme.lowerBound])'; give a path, file://, ssh://, [user@]host:path, https://,\
+                 http:// or git://
+                """
             )
         }
         return absolute(location, relativeTo: base)

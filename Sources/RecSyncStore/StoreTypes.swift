@@ -105,7 +105,11 @@ public struct ZoneEncryption: Sendable, Hashable, Codable {
     /// seals: recsync does not encrypt files, so such a file is neither uploaded nor saved.
     public static func fileInSealedField(_ id: RecordID, field: String) -> RecSyncError {
         .invalidValue(
-            "zone '\(id.zoneID)' seals field '\(field)', but record '\(id.recordName)' holds a file (ASSET) there, and recsync does not encrypt files; neither the file nor the record was sent. Keep files in fields the zone does not seal (zone create --encrypt FIELDS lists the sealed ones)"
+            """
+            zone '\(id.zoneID)' seals field '\(field)', but record '\(id.recordName)' holds a file (ASSET)\
+             there, and recsync does not encrypt files; neither the file nor the record was sent. Keep files\
+             in fields the zone does not seal (zone create --encrypt FIELDS lists the sealed ones)
+            """
         )
     }
 }
@@ -372,7 +376,10 @@ public struct StoreActor: Sendable {
             }
         guard ok else {
             throw .invalidName(
-                "\(what) '\(text.prefix(140))' is not 1–128 characters of letters, digits, '-', '_', '.', ':' (not starting with '.'); pass one of those"
+                """
+                \(what) '\(text.prefix(140))' is not 1–128 characters of letters, digits, '-', '_', '.', ':'\
+                 (not starting with '.'); pass one of those
+                """
             )
         }
     }

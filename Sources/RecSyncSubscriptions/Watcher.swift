@@ -201,7 +201,10 @@ public actor SubscriptionNotifier {
                     StoreWarning(
                         path: ".recsync/subscriptions",
                         message:
-                            "subscription '\(s.id)' now looks at the \(scope.rawValue) database, its cursor at the \(cursor.scope.rawValue) one; it starts again from now"
+                            """
+                            subscription '\(s.id)' now looks at the \(scope.rawValue) database, its cursor at the\
+                             \(cursor.scope.rawValue) one; it starts again from now
+                            """
                     ))
                 damaged.append((s, scope))
                 continue
@@ -361,7 +364,10 @@ extension SyncEngine {
             try await !store.fetchAllRecordZones(scope: scope).contains(where: { $0.zoneID == zone })
         {
             throw .invalidArguments(
-                "zone '\(zone)' is neither in the store\(scope == .shared ? " (shared with you)" : "") nor in this workspace; check the name with 'recsync zone list'"
+                """
+                zone '\(zone)' is neither in the store\(scope == .shared ? " (shared with you)" : "") nor in\
+                 this workspace; check the name with 'recsync zone list'
+                """
             )
         }
         let token: ServerChangeToken? =
@@ -389,7 +395,10 @@ extension SyncEngine {
     public func deliveryLock(purpose: String) throws(RecSyncError) -> WorkspaceLock {
         do { return try workspace.lock(purpose: purpose, file: "watch.lock") } catch .workspaceLocked(let holder) {
             throw .invalidArguments(
-                "another recsync (\(holder)) is delivering this workspace's notifications; stop it first, or use 'recsync notifications' without --ack to look"
+                """
+                another recsync (\(holder)) is delivering this workspace's notifications; stop it first, or use\
+                 'recsync notifications' without --ack to look
+                """
             )
         }
     }

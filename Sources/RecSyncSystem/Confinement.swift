@@ -62,7 +62,10 @@ package enum Confinement {
         .fileSystem(
             path: path,
             message:
-                "is a symbolic link; recsync refuses to read or write through links inside a workspace: remove it, or replace it with a real directory or file"
+                """
+                is a symbolic link; recsync refuses to read or write through links inside a workspace: remove\
+                 it, or replace it with a real directory or file
+                """
         )
     }
 }

@@ -68,7 +68,11 @@ package enum FileIO {
         try Syscall.retrying("fstat", path: path, "cannot stat") { fstat(fd, &st) }
         guard st.st_size <= limit else {
             throw .limitExceeded(
-                "\(path): is \(st.st_size) bytes, more than recsync reads from such a file (\(limit >= 1 << 20 ? "\(limit >> 20) MB" : "\(limit >> 10) KB")); nothing was read. Shrink or remove it"
+                """
+                \(path): is \(st.st_size) bytes, more than recsync reads from such a file\
+                 (\(limit >= 1 << 20 ? "\(limit >> 20) MB" : "\(limit >> 10) KB")); nothing was read. Shrink or\
+                 remove it
+                """
             )
         }
         var bytes = [UInt8](repeating: 0, count: Int(st.st_size))

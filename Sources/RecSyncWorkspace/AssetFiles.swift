@@ -80,7 +80,10 @@ extension Workspace {
             let limit = assetSizeLimit.load(ordering: .relaxed)
             guard info.stamp.size <= limit else {
                 throw .malformedInput(
-                    "field '\(key)': \(relative(path)) is \(info.stamp.size) bytes; the store takes assets of at most \(limit) bytes (maxAssetBytes in the store's recsync.json): make it smaller"
+                    """
+                    field '\(key)': \(relative(path)) is \(info.stamp.size) bytes; the store takes assets of at most\
+                     \(limit) bytes (maxAssetBytes in the store's recsync.json): make it smaller
+                    """
                 )
             }
             let cacheKey = "\(file)/\(name)"

@@ -274,7 +274,10 @@ extension Workspace {
                 FileProblem(
                     path: rel,
                     message:
-                        "the file name is not a valid record name (ASCII, 1–255 characters, not starting with '_' or '.'; write '/' as %2F and '%' as %25)"
+                        """
+                        the file name is not a valid record name (ASCII, 1–255 characters, not starting with '_' or '.';\
+                         write '/' as %2F and '%' as %25)
+                        """
                 ))
         }
         if Self.fileName(for: recordName) != file {

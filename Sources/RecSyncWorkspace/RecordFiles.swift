@@ -87,12 +87,18 @@ extension Workspace {
             let held: AssetReference
             do { held = try resolve(key, key) } catch {
                 throw .invalidValue(
-                    "field '\(key)': the asset \(given.oid.prefix(12)) is not at \(path), the file a record file names; put the file there and write {\"$asset\": \"\(key)\"}"
+                    """
+                    field '\(key)': the asset \(given.oid.prefix(12)) is not at \(path), the file a record file\
+                     names; put the file there and write {\"$asset\": \"\(key)\"}
+                    """
                 )
             }
             guard held.oid == given.oid else {
                 throw .invalidValue(
-                    "field '\(key)': \(path) holds another asset (\(held.oid.prefix(12))) than the one given (\(given.oid.prefix(12))); put the file you mean there and write {\"$asset\": \"\(key)\"}"
+                    """
+                    field '\(key)': \(path) holds another asset (\(held.oid.prefix(12))) than the one given\
+                     (\(given.oid.prefix(12))); put the file you mean there and write {\"$asset\": \"\(key)\"}
+                    """
                 )
             }
         }
@@ -108,7 +114,10 @@ extension Workspace {
         try Record(recordID: id, recordType: system?.recordType ?? type ?? "Record", fields: fields).validate()
         if let system, let type, system.recordType != type {
             throw .invalidArguments(
-                "\(relative(recordPath)) is a '\(system.recordType)' record; a record's type cannot change (rm it, push, then put it again with --type \(type))"
+                """
+                \(relative(recordPath)) is a '\(system.recordType)' record; a record's type cannot change (rm\
+                 it, push, then put it again with --type \(type))
+                """
             )
         }
         if system == nil {

@@ -25,7 +25,10 @@ extension Workspace {
         let parts = text.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
         guard parts.count >= 2, !text.hasSuffix(".json") else {
             throw .invalidArguments(
-                "'\(text)' does not name a record; give ZONE/NAME, OWNER/ZONE/NAME (a zone shared with you) or a record file path (private/ZONE/NAME.json)"
+                """
+                '\(text)' does not name a record; give ZONE/NAME, OWNER/ZONE/NAME (a zone shared with you) or a\
+                 record file path (private/ZONE/NAME.json)
+                """
             )
         }
         if parts.count == 3, !FileIO.isDirectory("\(root)/private/\(NameEscaping.escape(parts[0]))"),

@@ -82,7 +82,10 @@ extension Workspace {
         .fileSystem(
             path: relative(unfetchedAssetsPath(zone)),
             message:
-                "is damaged: it lists the assets of zone \(zone) a pull did not fetch; restore it from a snapshot, or remove it and put those asset files in place"
+                """
+                is damaged: it lists the assets of zone \(zone) a pull did not fetch; restore it from a\
+                 snapshot, or remove it and put those asset files in place
+                """
         )
     }
 

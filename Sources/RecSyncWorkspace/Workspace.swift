@@ -125,7 +125,10 @@ public final class Workspace: Sendable {
         if entries == [stateDirName], let info = FileIO.info(state), info.isDirectory, !info.isSymlink {
             if FileIO.info("\(state)/config") != nil {
                 throw .invalidArguments(
-                    "'\(target)' is a recsync workspace already (a clone that was stopped?); run 'recsync -C \(target) pull' to finish it, or choose another DIR"
+                    """
+                    '\(target)' is a recsync workspace already (a clone that was stopped?); run 'recsync -C\
+                     \(target) pull' to finish it, or choose another DIR
+                    """
                 )
             }
             let leftovers = FileIO.list(state)

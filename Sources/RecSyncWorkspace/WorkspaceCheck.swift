@@ -30,7 +30,10 @@ extension Workspace {
                     DoctorFinding(
                         kind: .batchLeftover, path: relative(kept),
                         detail:
-                            "a file an interrupted write left that is not what it meant to write; kept aside here: look at it and copy back what you need",
+                            """
+                            a file an interrupted write left that is not what it meant to write; kept aside here: look at it\
+                             and copy back what you need
+                            """,
                         fixable: false))
             }
             for i in findings.indices where findings[i].fixable { findings[i].fixed = true; findings[i].detail = "removed: " + findings[i].detail }
@@ -80,14 +83,20 @@ extension Workspace {
             let hasFile = files.contains(file)
             let remedy =
                 hasFile
-                ? "restore it from a snapshot; or delete it, and the record file reads as new: 'recsync push' then reports a conflict with the store's version, settled with 'recsync resolve'"
+                ? """
+                restore it from a snapshot; or delete it, and the record file reads as new: 'recsync push' then\
+                 reports a conflict with the store's version, settled with 'recsync resolve'
+                """
                 : "restore it from a snapshot, or delete it and run 'recsync pull'"
             if let info = FileIO.info(path), !info.isRegular {
                 findings.append(
                     DoctorFinding(
                         kind: .damagedSidecar, path: relative(path),
                         detail:
-                            "is a symbolic link, directory, FIFO or device, not a plain file (recsync does not follow it, and ls, get and export of the zone stop at it); \(remedy)",
+                            """
+                            is a symbolic link, directory, FIFO or device, not a plain file (recsync does not follow it, and\
+                             ls, get and export of the zone stop at it); \(remedy)
+                            """,
                         fixable: false))
                 continue
             }
@@ -117,7 +126,10 @@ extension Workspace {
                 DoctorFinding(
                     kind: .missingSidecar, path: relative("\(dir)/\(file)"),
                     detail:
-                        "was synced, but its sidecar .system/\(file) is gone: it now reads as a new record and a push would conflict with the store's version. Run 'recsync pull', then settle with 'recsync resolve'",
+                        """
+                        was synced, but its sidecar .system/\(file) is gone: it now reads as a new record and a push\
+                         would conflict with the store's version. Run 'recsync pull', then settle with 'recsync resolve'
+                        """,
                     fixable: false))
         }
         var removed = false

@@ -180,7 +180,10 @@ let backlogTime = try await seconds {
 }
 precondition(backlogCount == commits, "backlog check counted \(backlogCount)")
 print(
-    "subscription check, \(commits) commits of one change each: \(ms(backlogTime)) (\(String(format: "%.2f", backlogTime * 1000 / Double(max(commits, 1)))) ms a commit)"
+    """
+    subscription check, \(commits) commits of one change each: \(ms(backlogTime))\
+     (\(String(format: "%.2f", backlogTime * 1000 / Double(max(commits, 1)))) ms a commit)
+    """
 )
 // The workspace side: a full pull (a clone), status with nothing changed, an incremental pull.
 let ws = try Workspace.create(at: dir.file("ws"), config: WorkspaceConfig(user: "bench", remote: path))

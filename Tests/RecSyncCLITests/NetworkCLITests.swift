@@ -213,7 +213,11 @@ import Testing
         // load another test's stray kill of a reused pid has been suspected, not proven.)
         #expect(
             await waitUntil(seconds: 50) { !waiting.process.isRunning },
-            "push --wait is still waiting (the daemon \(Loopback.isListening(daemon.port) ? "listens" : "does not listen") on port \(daemon.port)): \(waiting.stderr)"
+            """
+            push --wait is still waiting (the daemon\
+             \(Loopback.isListening(daemon.port) ? "listens" : "does not listen") on port \(daemon.port)):\
+             \(waiting.stderr)
+            """
         )
         waiting.process.waitUntilExit()
         #expect(waiting.process.terminationStatus == 0, "\(waiting.stderr)")

@@ -93,7 +93,11 @@ import Testing
         chmod(keys.directory, 0o777)
         #expect(
             throws: RecSyncError.permissionFailure(
-                "the key directory \(keys.directory) can be written by other users (mode 777), who could swap your key file; run 'chmod 700 \(keys.directory)', then check your key's fingerprint ('recsync keys show')"
+                """
+                the key directory \(keys.directory) can be written by other users (mode 777), who could swap\
+                 your key file; run 'chmod 700 \(keys.directory)', then check your key's fingerprint ('recsync\
+                 keys show')
+                """
             )
         ) {
             try keys.load("alice")

@@ -98,7 +98,10 @@ enum FetchPhase: String, CaseIterable, Sendable {
             want[try w.id("bad", w.notes)] = nil
             #expect(
                 have == want,
-                "killed at event \(k) (\(phase), storing: \(storing)): extra \(Set(have.keys).subtracting(want.keys)), missing \(Set(want.keys).subtracting(have.keys))"
+                """
+                killed at event \(k) (\(phase), storing: \(storing)): extra\
+                 \(Set(have.keys).subtracting(want.keys)), missing \(Set(want.keys).subtracting(have.keys))
+                """
             )
             if phase != .first { #expect(app.savedState.retryRecords == [try w.id("bad", w.notes)], "killed at event \(k)") }
             // Nothing more arrives: the state covers everything.

@@ -255,7 +255,10 @@ import Testing
         r.fields["s"] = .string(String(repeating: "a", count: Record.maxFieldDataBytes))
         expectError(
             .limitExceeded(
-                "record 'big' holds \(Record.maxFieldDataBytes + 34) bytes of field data; the limit is 1 MB (assets not counted). Split it, or keep large values as assets (files)"
+                """
+                record 'big' holds \(Record.maxFieldDataBytes + 34) bytes of field data; the limit is 1 MB\
+                 (assets not counted). Split it, or keep large values as assets (files)
+                """
             )
         ) {
             try r.validate()

@@ -219,7 +219,10 @@ import Testing
         let bare = SystemFields(recordID: s.recordID, recordType: "Note", changeTag: nil, created: nil, modified: nil)
         #expect(
             text(WorkspaceEncoding.encodeSystemFields(bare))
-                == "{\n  \"recordName\": \"r 1/%\",\n  \"recordType\": \"Note\",\n  \"zone\": {\n    \"ownerName\": \"alice\",\n    \"zoneName\": \"Notes\"\n  }\n}\n"
+                == """
+                {\n  \"recordName\": \"r 1/%\",\n  \"recordType\": \"Note\",\n  \"zone\": {\n    \"ownerName\":\
+                 \"alice\",\n    \"zoneName\": \"Notes\"\n  }\n}\n
+                """
         )
         #expect(try WorkspaceEncoding.decodeSystemFields(WorkspaceEncoding.encodeSystemFields(bare)) == bare)
     }

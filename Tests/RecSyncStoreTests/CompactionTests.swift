@@ -390,9 +390,11 @@ import Testing
         // A server that refuses deleting any reference under refs/recsync/ (git's own
         // receive.denyDeletes covers branches only).
         let hook = fixture.path + "/hooks/update"
-        try
-            "#!/bin/sh\ncase \"$1:$3\" in refs/recsync/*:0000000000000000000000000000000000000000) echo 'deleting $1 is not allowed' >&2; exit 1;; esac\nexit 0\n"
-            .write(toFile: hook, atomically: true, encoding: .utf8)
+        try """
+        #!/bin/sh\ncase \"$1:$3\" in refs/recsync/*:0000000000000000000000000000000000000000) echo\
+         'deleting $1 is not allowed' >&2; exit 1;; esac\nexit 0\n
+        """
+        .write(toFile: hook, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: hook)
         let report = try await admin.compact(.keepLast(1))
         #expect(report.compacted && report.writersHeldOff)

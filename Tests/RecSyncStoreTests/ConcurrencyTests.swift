@@ -35,7 +35,11 @@ import Testing
         }
         #expect(log.count == 100)
         print(
-            "[\(kind)] in-process writers: \(log.filter { $0.outcome == .saved }.count) saved, \(log.filter { $0.outcome == .conflict }.count) conflicts, \(log.filter { $0.outcome == .unknownItem }.count) unknown"
+            """
+            [\(kind)] in-process writers: \(log.filter { $0.outcome == .saved }.count) saved,\
+             \(log.filter { $0.outcome == .conflict }.count) conflicts,\
+             \(log.filter { $0.outcome == .unknownItem }.count) unknown
+            """
         )
         // Writers yield between reading and writing, so overlapping records do collide.
         #expect(log.contains { $0.outcome == .conflict })

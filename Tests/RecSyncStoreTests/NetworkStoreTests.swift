@@ -268,7 +268,10 @@ import Testing
         }
         let saved = log.filter { $0.outcome == .saved }.count
         print(
-            "git:// devices: \(saved) saved, \(log.filter { $0.outcome == .conflict }.count) conflicts, \(log.filter { $0.outcome == .unknownItem }.count) unknown"
+            """
+            git:// devices: \(saved) saved, \(log.filter { $0.outcome == .conflict }.count) conflicts,\
+             \(log.filter { $0.outcome == .unknownItem }.count) unknown
+            """
         )
         #expect(log.filter { $0.outcome == .failed }.isEmpty, "\(log.filter { $0.outcome == .failed })")
         #expect(log.contains { $0.outcome == .conflict }, "devices that read, wait and write the same records collide")
@@ -751,7 +754,10 @@ import Testing
         print(
             String(
                 format:
-                    "git:// loopback, median of 10 small operations: push (fetch + commit + push) %.1f ms, pull (fetch + zone changes) %.1f ms, poll (ls-remote) %.1f ms",
+                    """
+                    git:// loopback, median of 10 small operations: push (fetch + commit + push) %.1f ms, pull\
+                     (fetch + zone changes) %.1f ms, poll (ls-remote) %.1f ms
+                    """,
                 median(push), median(pull), median(poll)))
     }
 

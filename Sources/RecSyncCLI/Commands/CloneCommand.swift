@@ -12,7 +12,12 @@ struct CloneCommand: RecSyncSubcommand {
         commandName: "clone",
         abstract: "Make a new workspace of a store and pull everything.",
         discussion:
-            "The workspace acts as --user NAME, else $RECSYNC_USER, else your login name. A network store is kept in a bare mirror in .recsync/mirror.\n\nEXAMPLES\n  recsync clone ~/stores/notes.git notes\n  recsync clone ~/stores/photos.git photos --no-assets\n  recsync clone ssh://git@example.org/team/notes.git notes --user alice"
+            """
+            The workspace acts as --user NAME, else $RECSYNC_USER, else your login name. A network store is\
+             kept in a bare mirror in .recsync/mirror.\n\nEXAMPLES\n  recsync clone ~/stores/notes.git\
+             notes\n  recsync clone ~/stores/photos.git photos --no-assets\n  recsync clone\
+             ssh://git@example.org/team/notes.git notes --user alice
+            """
     )
 
     @OptionGroup var global: GlobalOptions

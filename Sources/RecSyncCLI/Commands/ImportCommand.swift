@@ -97,7 +97,11 @@ struct ImportCommand: RecSyncSubcommand {
             console.warning("\(ws.relative(ws.recordPath(id))) changed while the import wrote it; left as it is")
         }
         console.info(
-            "\(ws.relative(ws.zoneDirectory(zoneID)))/: \(plural(total, "record")) imported (\(report.created.count) new, \(report.modified.count) modified, \(report.unchanged.count) unchanged)"
+            """
+            \(ws.relative(ws.zoneDirectory(zoneID)))/: \(plural(total, "record")) imported\
+             (\(report.created.count) new, \(report.modified.count) modified, \(report.unchanged.count)\
+             unchanged)
+            """
         )
         if report.created.count + report.modified.count > 0 { console.hint("'recsync push' sends them to the store") }
         return ExitCodes.success

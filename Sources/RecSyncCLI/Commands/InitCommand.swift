@@ -10,7 +10,11 @@ struct InitCommand: RecSyncSubcommand {
         commandName: "init",
         abstract: "Make the current directory a workspace.",
         discussion:
-            "Run it again with --remote in a workspace that has no remote yet to set one. It does not pull: run 'recsync pull' next.\n\nEXAMPLES\n  recsync init\n  recsync init --remote ~/stores/notes.git --user alice\n  recsync pull"
+            """
+            Run it again with --remote in a workspace that has no remote yet to set one. It does not pull:\
+             run 'recsync pull' next.\n\nEXAMPLES\n  recsync init\n  recsync init --remote\
+             ~/stores/notes.git --user alice\n  recsync pull
+            """
     )
 
     @OptionGroup var global: GlobalOptions
@@ -51,7 +55,10 @@ struct InitCommand: RecSyncSubcommand {
     /// Says where the password of the address went (it is not in `.recsync/config`).
     static func passwordHint(_ context: CommandContext) {
         context.console.hint(
-            "the password in the address is not kept in .recsync/config; it was handed to git's credential helpers (if none is configured, set RECSYNC_TOKEN for later syncs)"
+            """
+            the password in the address is not kept in .recsync/config; it was handed to git's credential\
+             helpers (if none is configured, set RECSYNC_TOKEN for later syncs)
+            """
         )
     }
 }

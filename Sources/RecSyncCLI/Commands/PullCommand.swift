@@ -8,7 +8,18 @@ struct PullCommand: RecSyncSubcommand {
         commandName: "pull",
         abstract: "Fetch the store's changes into the workspace.",
         discussion:
-            "Records you edited that also changed on the store become conflicts (exit status 2); zones removed on the store are removed here, with your unpushed edits saved under .recsync/lost+found/. A store that cannot be reached is exit status 5; with --retry or --wait the pull tries again after a pause, saying so on stderr. With --no-assets (or for the zones in the workspace's noAssetZones setting) asset files are not downloaded: the records name them, status counts them unchanged, push sends them unchanged; 'recsync get --asset FIELD RECORD' fetches one, and a pull without --no-assets fetches all that are missing.\n\nEXAMPLES\n  recsync pull\n  recsync pull --dry-run\n  recsync pull --no-assets     # records only; assets stay on the store\n  recsync pull --commit\n  recsync pull --retry          # up to 5 more tries over about 15 s\n  recsync pull --wait --quiet   # until the store answers"
+            """
+            Records you edited that also changed on the store become conflicts (exit status 2); zones\
+             removed on the store are removed here, with your unpushed edits saved under\
+             .recsync/lost+found/. A store that cannot be reached is exit status 5; with --retry or --wait\
+             the pull tries again after a pause, saying so on stderr. With --no-assets (or for the zones in\
+             the workspace's noAssetZones setting) asset files are not downloaded: the records name them,\
+             status counts them unchanged, push sends them unchanged; 'recsync get --asset FIELD RECORD'\
+             fetches one, and a pull without --no-assets fetches all that are missing.\n\nEXAMPLES\n \
+             recsync pull\n  recsync pull --dry-run\n  recsync pull --no-assets     # records only; assets\
+             stay on the store\n  recsync pull --commit\n  recsync pull --retry          # up to 5 more\
+             tries over about 15 s\n  recsync pull --wait --quiet   # until the store answers
+            """
     )
 
     @OptionGroup var global: GlobalOptions
@@ -16,7 +27,10 @@ struct PullCommand: RecSyncSubcommand {
     @Flag(
         inversion: .prefixedNo,
         help:
-            "Commit a snapshot of the workspace (records, sidecars, tokens) into its git repository afterwards (default: the workspace's setting, see 'recsync init --commit-snapshots')."
+            """
+            Commit a snapshot of the workspace (records, sidecars, tokens) into its git repository\
+             afterwards (default: the workspace's setting, see 'recsync init --commit-snapshots').
+            """
     )
     var commit: Bool?
 

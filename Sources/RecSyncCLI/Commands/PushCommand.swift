@@ -8,7 +8,15 @@ struct PushCommand: RecSyncSubcommand {
         commandName: "push",
         abstract: "Send new, modified and deleted records (and new zones) to the store.",
         discussion:
-            "Every file is checked first: if any is malformed, nothing is sent and each problem is listed as 'path: problem'. A record the store changed since your last pull becomes a conflict (exit status 2); the other zones still land. A store that cannot be reached is exit status 5 and your edits stay to push later; with --retry or --wait the push tries again after a pause, saying so on stderr.\n\nEXAMPLES\n  recsync push\n  recsync push --dry-run\n  recsync push --json | jq '.saved[].path'\n  recsync push --retry=3\n  recsync push --wait           # on a flaky connection: until the store answers"
+            """
+            Every file is checked first: if any is malformed, nothing is sent and each problem is listed as\
+             'path: problem'. A record the store changed since your last pull becomes a conflict (exit\
+             status 2); the other zones still land. A store that cannot be reached is exit status 5 and your\
+             edits stay to push later; with --retry or --wait the push tries again after a pause, saying so\
+             on stderr.\n\nEXAMPLES\n  recsync push\n  recsync push --dry-run\n  recsync push --json | jq\
+             '.saved[].path'\n  recsync push --retry=3\n  recsync push --wait           # on a flaky\
+             connection: until the store answers
+            """
     )
 
     @OptionGroup var global: GlobalOptions

@@ -107,7 +107,10 @@ struct ResolveCommand: RecSyncSubcommand {
                     console.out("not resolved: \(path): \(why)")
                 } else if !o.clashes.isEmpty {
                     console.out(
-                        "merged \(path) in part; both sides changed \(o.clashes.map { "'\($0)'" }.joined(separator: ", ")) differently (the file keeps ours)"
+                        """
+                        merged \(path) in part; both sides changed\
+                         \(o.clashes.map { "'\($0)'" }.joined(separator: ", ")) differently (the file keeps ours)
+                        """
                     )
                 } else {
                     console.info("resolved \(path) (\(o.toPush ? strategy.rawValue : "the store's version"))")
@@ -117,12 +120,19 @@ struct ResolveCommand: RecSyncSubcommand {
             let notFetched = outcomes.flatMap { o in o.assetsNotFetched.map { "'\($0)' of \(ws.relative(ws.recordPath(o.recordID)))" } }
             if !notFetched.isEmpty {
                 console.hint(
-                    "the store's \(notFetched.joined(separator: ", ")) \(notFetched.count == 1 ? "is" : "are") not here yet; 'recsync pull' brings \(notFetched.count == 1 ? "it" : "them") (or 'recsync get --asset FIELD RECORD')"
+                    """
+                    the store's \(notFetched.joined(separator: ", ")) \(notFetched.count == 1 ? "is" : "are") not\
+                     here yet; 'recsync pull' brings \(notFetched.count == 1 ? "it" : "them") (or 'recsync get\
+                     --asset FIELD RECORD')
+                    """
                 )
             }
             if outcomes.contains(where: { !$0.clashes.isEmpty }) {
                 console.hint(
-                    "see both values with 'recsync diff', edit the file and run 'recsync resolve --merge' again, or settle with --ours (the file as it is) or --theirs"
+                    """
+                    see both values with 'recsync diff', edit the file and run 'recsync resolve --merge' again, or\
+                     settle with --ours (the file as it is) or --theirs
+                    """
                 )
             }
             if pending.isEmpty {

@@ -8,7 +8,12 @@ struct ShareCommand: RecSyncSubcommand {
         commandName: "share",
         abstract: "Share one of your zones with another user.",
         discussion:
-            "The zone appears in that user's shared/YOU/ZONE/ on their next pull. recsync refuses a read-only participant's push before sending anything; the git host's permissions on the store are what really protect it (see the README's security section).\n\nEXAMPLES\n  recsync share todo --with bob\n  recsync share todo --with carol --read-only"
+            """
+            The zone appears in that user's shared/YOU/ZONE/ on their next pull. recsync refuses a read-only\
+             participant's push before sending anything; the git host's permissions on the store are what\
+             really protect it (see the README's security section).\n\nEXAMPLES\n  recsync share todo --with\
+             bob\n  recsync share todo --with carol --read-only
+            """
     )
 
     @OptionGroup var global: GlobalOptions
@@ -30,7 +35,10 @@ struct UnshareCommand: RecSyncSubcommand {
         commandName: "unshare",
         abstract: "Stop sharing one of your zones with a user.",
         discussion:
-            "The zone leaves that user's workspace on their next pull; their unpushed edits are kept in their .recsync/lost+found/.\n\nEXAMPLES\n  recsync unshare todo --with bob"
+            """
+            The zone leaves that user's workspace on their next pull; their unpushed edits are kept in their\
+             .recsync/lost+found/.\n\nEXAMPLES\n  recsync unshare todo --with bob
+            """
     )
 
     @OptionGroup var global: GlobalOptions

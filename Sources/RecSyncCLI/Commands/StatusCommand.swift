@@ -31,7 +31,10 @@ struct StatusCommand: RecSyncSubcommand {
     @Flag(
         name: .customLong("exit-code"),
         help:
-            "Exit 2 when conflicts are pending, else 1 when there is something to push or a file that cannot be pushed, else 0 (as 'git diff --exit-code')."
+            """
+            Exit 2 when conflicts are pending, else 1 when there is something to push or a file that cannot\
+             be pushed, else 0 (as 'git diff --exit-code').
+            """
     )
     var exitCode = false
 

@@ -17,7 +17,10 @@ enum CommandError {
             return ["set one with 'recsync config set remote URL' (or give the store on the command line, where the command takes one)"]
         case .storeMismatch:
             return [
-                "clone that store into a new directory, or switch this workspace to it with 'recsync config set remote URL --force' (its sync state is reset, and the next pull fetches everything)"
+                """
+                clone that store into a new directory, or switch this workspace to it with 'recsync config set\
+                 remote URL --force' (its sync state is reset, and the next pull fetches everything)
+                """
             ]
         case .workspaceLocked:
             return ["wait for it to finish; 'recsync doctor' tells whether the lock is stale"]

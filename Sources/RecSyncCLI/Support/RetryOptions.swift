@@ -6,7 +6,12 @@ struct RetryOptions: ParsableArguments {
     @Option(
         name: .customLong("retry"), defaultAsFlag: RetryPolicy.defaultRetries, parsing: .next,
         help: ArgumentHelp(
-            "When the store cannot be reached, try again up to <n> times (\(RetryPolicy.defaultRetries) for --retry alone), pausing 0.5 s, 1 s, 2 s ... up to 30 s (each varied at random by up to a fifth), with one line on stderr per pause. Conflicts, refused credentials and bad files are never retried.",
+            """
+            When the store cannot be reached, try again up to <n> times (\(RetryPolicy.defaultRetries) for\
+             --retry alone), pausing 0.5 s, 1 s, 2 s ... up to 30 s (each varied at random by up to a\
+             fifth), with one line on stderr per pause. Conflicts, refused credentials and bad files are\
+             never retried.
+            """,
             valueName: "n"))
     var retry: Int? = nil
 

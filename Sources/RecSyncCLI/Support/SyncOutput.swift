@@ -73,7 +73,10 @@ struct SyncOutput {
             var parts: [String] = []
             if !report.zonesChanged.isEmpty {
                 parts.append(
-                    "pulled \(plural(report.zonesChanged.count, "zone")): \(plural(report.recordsWritten, "record")) written, \(report.recordsDeleted) deleted"
+                    """
+                    pulled \(plural(report.zonesChanged.count, "zone")): \(plural(report.recordsWritten, "record"))\
+                     written, \(report.recordsDeleted) deleted
+                    """
                 )
             }
             if !report.zonesRemoved.isEmpty { parts.append("\(plural(report.zonesRemoved.count, "zone")) removed") }
@@ -87,11 +90,18 @@ struct SyncOutput {
         for d in report.zonesRemoved {
             if d.keepsRecordsForUpload(by: workspace.user) {
                 console.info(
-                    "kept \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (zone encryptedDataReset on the store): the next push creates it and uploads its records again"
+                    """
+                    kept \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (zone encryptedDataReset on the\
+                     store): the next push creates it and uploads its records again
+                    """
                 )
             } else if d.reason == .encryptedDataReset {
                 console.info(
-                    "removed \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (its owner \(d.zoneID.ownerName) reset their encrypted data, which drops the zone; it comes back if they share it again)"
+                    """
+                    removed \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (its owner\
+                     \(d.zoneID.ownerName) reset their encrypted data, which drops the zone; it comes back if they\
+                     share it again)
+                    """
                 )
             } else {
                 console.info("removed \(workspace.relative(workspace.zoneDirectory(d.zoneID)))/ (\(why(d)))")
@@ -102,7 +112,10 @@ struct SyncOutput {
         }
         for what in report.expiredTokens {
             console.info(
-                "the \(what) token was no longer valid (the store's history was rewritten, or the zone deleted and created again); fetched again in full"
+                """
+                the \(what) token was no longer valid (the store's history was rewritten, or the zone deleted\
+                 and created again); fetched again in full
+                """
             )
         }
         if !report.lostAndFound.isEmpty {

@@ -100,12 +100,19 @@ extension RecordSyncEngine {
                 decoded = try JSONDecoder().decode(State.self, from: bytes)
             } catch {
                 throw .malformedInput(
-                    "the saved sync state does not decode (\(error)); pass the bytes a .stateUpdate event gave, or start from RecordSyncEngine.State() to fetch everything again"
+                    """
+                    the saved sync state does not decode (\(error)); pass the bytes a .stateUpdate event gave, or\
+                     start from RecordSyncEngine.State() to fetch everything again
+                    """
                 )
             }
             guard decoded.version <= Self.currentVersion else {
                 throw .invalidArguments(
-                    "the saved sync state has format \(decoded.version); this recsync reads up to \(Self.currentVersion). Upgrade recsync, or start from RecordSyncEngine.State() to fetch everything again"
+                    """
+                    the saved sync state has format \(decoded.version); this recsync reads up to\
+                     \(Self.currentVersion). Upgrade recsync, or start from RecordSyncEngine.State() to fetch\
+                     everything again
+                    """
                 )
             }
             self = decoded

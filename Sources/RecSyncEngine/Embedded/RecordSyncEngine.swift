@@ -123,7 +123,10 @@ public actor RecordSyncEngine {
     public init(store: any RemoteStore, state: State, delegate: any RecordSyncEngineDelegate, options: Options = Options()) throws(RecSyncError) {
         guard options.fetchPageSize > 0, options.sendBatchSize > 0, options.zoneFetchConcurrency > 0 else {
             throw .invalidArguments(
-                "fetchPageSize, sendBatchSize and zoneFetchConcurrency must be at least 1 (got \(options.fetchPageSize), \(options.sendBatchSize), \(options.zoneFetchConcurrency))"
+                """
+                fetchPageSize, sendBatchSize and zoneFetchConcurrency must be at least 1 (got\
+                 \(options.fetchPageSize), \(options.sendBatchSize), \(options.zoneFetchConcurrency))
+                """
             )
         }
         self.store = store
@@ -268,7 +271,11 @@ public actor RecordSyncEngine {
         // waits for the delegate: refused instead of hanging for ever.
         if Self.handling.contains(ObjectIdentifier(self)) {
             throw .invalidArguments(
-                "fetchChanges or sendChanges was called from inside handleEvent or recordsToSave, which the running fetch or send waits for; call it after the run returns (or from a Task.detached the handler does not wait for)"
+                """
+                fetchChanges or sendChanges was called from inside handleEvent or recordsToSave, which the\
+                 running fetch or send waits for; call it after the run returns (or from a Task.detached the\
+                 handler does not wait for)
+                """
             )
         }
         if busy {

@@ -36,7 +36,10 @@ extension StoreCore {
         let limit = backend.manifest.assetLimit
         if size > limit {
             throw .limitExceeded(
-                "\(what()) is \(size) bytes; this store takes assets of at most \(limit) bytes (maxAssetBytes in the store's recsync.json). Make the file smaller, or raise the limit in the store"
+                """
+                \(what()) is \(size) bytes; this store takes assets of at most \(limit) bytes (maxAssetBytes in\
+                 the store's recsync.json). Make the file smaller, or raise the limit in the store
+                """
             )
         }
     }
@@ -73,7 +76,10 @@ extension StoreCore {
             }
             if stored != asset.size {
                 return .invalidArguments(
-                    "\(what) says \(asset.size) bytes but object \(asset.oid) holds \(stored); upload the file again and save the reference it returns"
+                    """
+                    \(what) says \(asset.size) bytes but object \(asset.oid) holds \(stored); upload the file again\
+                     and save the reference it returns
+                    """
                 )
             }
             if uploadedAssets[asset.oid]?.contains(AssetUse(recordID: record.recordID, field: key)) != true {
@@ -81,11 +87,18 @@ extension StoreCore {
                 guard own?.contains(asset.oid) == true else {
                     if let other = uploadedAssets[asset.oid]?.min(by: { ($0.recordID.recordName, $0.field) < ($1.recordID.recordName, $1.field) }) {
                         return .invalidArguments(
-                            "\(what) names object \(asset.oid), which was uploaded for field '\(other.field)' of record '\(other.recordID.recordName)' in zone '\(other.recordID.zoneID)', not for this one; upload the file for this record and field and save the reference that upload returns"
+                            """
+                            \(what) names object \(asset.oid), which was uploaded for field '\(other.field)' of record\
+                             '\(other.recordID.recordName)' in zone '\(other.recordID.zoneID)', not for this one; upload the\
+                             file for this record and field and save the reference that upload returns
+                            """
                         )
                     }
                     return .invalidArguments(
-                        "\(what) names object \(asset.oid), which was neither uploaded for it nor is one of its assets in the store; upload the file and save the reference the upload returns"
+                        """
+                        \(what) names object \(asset.oid), which was neither uploaded for it nor is one of its assets in\
+                         the store; upload the file and save the reference the upload returns
+                        """
                     )
                 }
             }
@@ -102,7 +115,10 @@ extension StoreCore {
             }
             if sum != asset.sha256 {
                 return .invalidArguments(
-                    "\(what) says SHA-256 \(asset.sha256) but object \(asset.oid) hashes to \(sum); upload the file again and save the reference it returns"
+                    """
+                    \(what) says SHA-256 \(asset.sha256) but object \(asset.oid) hashes to \(sum); upload the file\
+                     again and save the reference it returns
+                    """
                 )
             }
         }
@@ -124,7 +140,10 @@ extension StoreCore {
         }
         guard stored == asset.size else {
             throw .storeCorrupt(
-                "asset object \(asset.oid) in zone '\(zone)' holds \(stored) bytes where its reference says \(asset.size); the store is damaged: save the asset again"
+                """
+                asset object \(asset.oid) in zone '\(zone)' holds \(stored) bytes where its reference says\
+                 \(asset.size); the store is damaged: save the asset again
+                """
             )
         }
         try checkAssetSize(stored, what: "asset object \(asset.oid) in zone '\(zone)'")
@@ -141,7 +160,11 @@ extension StoreCore {
         }
         guard got == asset else {
             throw .storeCorrupt(
-                "asset object \(asset.oid) in zone '\(zone)' does not match its reference (\(got.size) bytes, SHA-256 \(got.sha256); expected \(asset.size) bytes, \(asset.sha256)); the store is damaged: save the asset again"
+                """
+                asset object \(asset.oid) in zone '\(zone)' does not match its reference (\(got.size) bytes,\
+                 SHA-256 \(got.sha256); expected \(asset.size) bytes, \(asset.sha256)); the store is damaged:\
+                 save the asset again
+                """
             )
         }
         guard fsync(fd) == 0 else {

@@ -66,7 +66,11 @@ extension StoreCore {
                         }
                         plan.saveResults[i] = .failure(
                             .invalidValue(
-                                "zone '\(id.zoneID)' is encrypted, but field '\(field)' of record '\(id.recordName)' arrived in clear; it was not saved. Write through a client that seals fields (the recsync command, or EncryptingStore in the library)"
+                                """
+                                zone '\(id.zoneID)' is encrypted, but field '\(field)' of record '\(id.recordName)' arrived in\
+                                 clear; it was not saved. Write through a client that seals fields (the recsync command, or\
+                                 EncryptingStore in the library)
+                                """
                             ))
                         continue
                     }
@@ -196,7 +200,10 @@ extension StoreCore {
     /// drop the client's edit while the store still holds the record.
     static func unreadableServerCopy(_ id: RecordID, path: String, _ cause: RecSyncError) -> RecSyncError {
         .storeCorrupt(
-            "\(path): the store's copy of record '\(id.recordName)' cannot be read (\(cause.message)); nothing was saved over it: fix it in the store, or push with --force to replace it"
+            """
+            \(path): the store's copy of record '\(id.recordName)' cannot be read (\(cause.message));\
+             nothing was saved over it: fix it in the store, or push with --force to replace it
+            """
         )
     }
 

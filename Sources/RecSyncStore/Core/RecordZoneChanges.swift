@@ -128,7 +128,10 @@ extension StoreCore {
         if let size = try backend.blobSize(tag), size > maxRecordBlobBytes {
             inTheBytes = true
             throw .storeCorrupt(
-                "\(path): record '\(id.recordName)' is stored as \(size) bytes, far over the 1 MB limit every save keeps to; skipped unread. Shrink or remove it in the store"
+                """
+                \(path): record '\(id.recordName)' is stored as \(size) bytes, far over the 1 MB limit every\
+                 save keeps to; skipped unread. Shrink or remove it in the store
+                """
             )
         }
         guard let bytes = try backend.blob(tag) else {
@@ -149,7 +152,10 @@ extension StoreCore {
             let size = StoreEncoding.fieldDataSize(of: record)
             if size > Record.maxFieldDataBytes {
                 throw .storeCorrupt(
-                    "\(path): record '\(id.recordName)' holds \(size) bytes of field data, over the 1 MB limit every save keeps to; skipped. Shrink or remove it in the store"
+                    """
+                    \(path): record '\(id.recordName)' holds \(size) bytes of field data, over the 1 MB limit every\
+                     save keeps to; skipped. Shrink or remove it in the store
+                    """
                 )
             }
         }

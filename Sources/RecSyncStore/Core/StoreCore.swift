@@ -99,7 +99,11 @@ final class StoreCore<Backend: StoreBackend> {
             }
         }
         throw .storeBusy(
-            "the store kept moving while recsync tried to write (\(maxCommitAttempts) attempts); other writers are busy, try again in a moment. If nothing else writes to the store, a crashed writer may have left a lock file (refs/heads/main.lock in a git store): remove it"
+            """
+            the store kept moving while recsync tried to write (\(maxCommitAttempts) attempts); other\
+             writers are busy, try again in a moment. If nothing else writes to the store, a crashed writer\
+             may have left a lock file (refs/heads/main.lock in a git store): remove it
+            """
         )
     }
 

@@ -284,7 +284,11 @@ final class GitBackend: StoreBackend {
             }
         }
         return
-            "\(path) is \(described(kind)) where recsync keeps \(described(wanted)) (plain git put it there); \(consequence). To repair it, revert the commit that did in a clone of the store ('git log -- \(path)' finds it) and 'git push' the revert"
+            """
+            \(path) is \(described(kind)) where recsync keeps \(described(wanted)) (plain git put it there);\
+             \(consequence). To repair it, revert the commit that did in a clone of the store ('git log --\
+             \(path)' finds it) and 'git push' the revert
+            """
     }
 
     func tombstone(_ id: ZoneID, at commit: String) throws(RecSyncError) -> ZoneDeletionReason? {

@@ -102,7 +102,11 @@ public actor GitStore: RemoteStore {
     {
         guard let url = GitRemoteURL(remote) else {
             throw .invalidArguments(
-                "'\(GitRemoteURL.shown(remote))' is not a remote address recsync understands; use ssh://[user@]host[:port]/path, user@host:path, https://host/path, git://host/path or file:///path"
+                """
+                '\(GitRemoteURL.shown(remote))' is not a remote address recsync understands; use\
+                 ssh://[user@]host[:port]/path, user@host:path, https://host/path, git://host/path or\
+                 file:///path
+                """
             )
         }
         if let problem = options.settingProblem { throw .invalidArguments(problem) }
@@ -127,7 +131,10 @@ public actor GitStore: RemoteStore {
         if lookingNow || !mirrorHeld { try link.fetch(into: repository) }
         guard try mirrorHead() != nil else {
             throw .notAStore(
-                "\(url.redacted) has no \(GitBackend.headRef): it is not a recsync store (or is empty); create one with 'recsync store init PATH' on the server and serve that repository"
+                """
+                \(url.redacted) has no \(GitBackend.headRef): it is not a recsync store (or is empty); create\
+                 one with 'recsync store init PATH' on the server and serve that repository
+                """
             )
         }
         // Every fetch and push leaves a pack in the mirror, and every object lookup searches
@@ -138,7 +145,10 @@ public actor GitStore: RemoteStore {
             throw .fileSystem(
                 path: mirror,
                 message:
-                    "the mirror's packs could not be merged (\(error.message)); free some disk space, or remove \(mirror) and recsync will fetch the store again"
+                    """
+                    the mirror's packs could not be merged (\(error.message)); free some disk space, or remove\
+                     \(mirror) and recsync will fetch the store again
+                    """
             )
         }
         return try GitStore(backend: GitBackend(repository: repository, remote: link), actor: actor, path: mirror)
@@ -286,7 +296,10 @@ public actor GitStore: RemoteStore {
         let fetched = try GitBackend.manifestAtHead(of: core.backend.repository).storeID
         guard fetched == storeID else {
             throw .notAStore(
-                "\(link.remote.redacted) now holds another store (store \(fetched); its mirror at \(path) held store \(storeID)); if that is intended, clone it into a new directory"
+                """
+                \(link.remote.redacted) now holds another store (store \(fetched); its mirror at \(path) held\
+                 store \(storeID)); if that is intended, clone it into a new directory
+                """
             )
         }
     }

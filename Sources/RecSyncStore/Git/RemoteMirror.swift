@@ -73,7 +73,12 @@ final class RemoteMirror {
                         let until = CompactionLease.deadline(of: lease).map { Timestamps.iso8601($0) } ?? "?"
                         let held = Int((ContinuousClock.now - started).components.seconds)
                         self.notices?.post(
-                            "waiting for a compaction of \(self.remote.redacted) to finish: its lease \(NameRules.printable(String(lease.prefix(200)))) asks writers to hold until \(until)\(held > 0 ? " (waiting for \(held) s already)" : ""); this push waits at most \(self.longestTotalHold.components.seconds) s in all"
+                            """
+                            waiting for a compaction of \(self.remote.redacted) to finish: its lease\
+                             \(NameRules.printable(String(lease.prefix(200)))) asks writers to hold until\
+                             \(until)\(held > 0 ? " (waiting for \(held) s already)" : ""); this push waits at most\
+                             \(self.longestTotalHold.components.seconds) s in all
+                            """
                         )
                     }
                     return "a compaction of the store asked writers to wait (\(lease))"
@@ -109,7 +114,10 @@ final class RemoteMirror {
                 if refusalsWithoutMovement >= Self.maxRefusalsWithoutMovement {
                     refusalsWithoutMovement = 0
                     throw .permissionFailure(
-                        "\(remote.redacted) refused the push (\(reason)) although nobody else had written; check that you may push to it (server-side hooks, branch protection, permissions)"
+                        """
+                        \(remote.redacted) refused the push (\(reason)) although nobody else had written; check that you\
+                         may push to it (server-side hooks, branch protection, permissions)
+                        """
                     )
                 }
             } else {
@@ -125,7 +133,12 @@ final class RemoteMirror {
     private func serverDamaged(_ reason: String, _ broken: [String]) -> RecSyncError {
         let names = broken.prefix(3).map { NameRules.printable(String($0.prefix(200))) }.joined(separator: ", ") + (broken.count > 3 ? ", …" : "")
         return .storeCorrupt(
-            "\(remote.redacted) refused the push (\(reason)): its repository holds broken references, which it advertises with no object (\(names)); git ignores them, but they fail the server's check of every push. Whoever runs the server must remove them (in the server's repository: 'git for-each-ref' warns of them; delete their files under refs/ or their lines in packed-refs)"
+            """
+            \(remote.redacted) refused the push (\(reason)): its repository holds broken references, which\
+             it advertises with no object (\(names)); git ignores them, but they fail the server's check of\
+             every push. Whoever runs the server must remove them (in the server's repository: 'git\
+             for-each-ref' warns of them; delete their files under refs/ or their lines in packed-refs)
+            """
         )
     }
 

@@ -149,7 +149,12 @@ extension GitStore {
                 // that forbids rewriting history.
                 if let refusal, try backend.head() == seen {
                     throw .permissionFailure(
-                        "\(link.remote.redacted) refused to replace its history (\(refusal)) although nobody else had written; a compaction needs a force push: allow it for you (receive.denyNonFastForwards = false, or lift the branch protection), or compact the store where it lives with 'recsync store compact PATH'"
+                        """
+                        \(link.remote.redacted) refused to replace its history (\(refusal)) although nobody else had\
+                         written; a compaction needs a force push: allow it for you (receive.denyNonFastForwards =\
+                         false, or lift the branch protection), or compact the store where it lives with 'recsync store\
+                         compact PATH'
+                        """
                     )
                 }
             }
@@ -194,7 +199,10 @@ extension GitStore {
             usleep(UInt32.random(in: 0...UInt32(min(100_000, 1_000 << min(attempt, 7)))))
         }
         throw .storeBusy(
-            "the store kept moving while recsync compacted it (\(Self.maxCompactionAttempts) attempts); nothing was changed. Run the compaction again when fewer writers are busy"
+            """
+            the store kept moving while recsync compacted it (\(Self.maxCompactionAttempts) attempts);\
+             nothing was changed. Run the compaction again when fewer writers are busy
+            """
         )
     }
 
@@ -261,7 +269,11 @@ struct HistoryRewrite {
         let bulk = try GitRepository.open(at: repository.path, bulkWrites: true)
         let folded = chain.count - horizonIndex
         let rootMessage =
-            "Compacted history: \(folded) commits up to \(horizonCommit.oid.hex) (\(Self.shown(horizonCommit.time))) folded into this one\n\nRecsync-Compacted-From: \(horizonCommit.oid.hex)\n"
+            """
+            Compacted history: \(folded) commits up to \(horizonCommit.oid.hex)\
+             (\(Self.shown(horizonCommit.time))) folded into this one\n\nRecsync-Compacted-From:\
+             \(horizonCommit.oid.hex)\n
+            """
         let rootTree = try pruned(horizonCommit.tree, dropping: dropped, in: bulk)
         let root = try bulk.copyCommit(horizonCommit.oid, tree: rootTree, parents: [], message: rootMessage)
         let report = CompactionReport(

@@ -42,7 +42,10 @@ extension GitStore {
                     StoreLockFinding(
                         path: lock.path, age: age, verdict: .inUse,
                         message:
-                            "\(lock.path) belongs to a write under way (\(why)); left alone. If it is still there in a minute, run 'recsync store doctor' again"
+                            """
+                            \(lock.path) belongs to a write under way (\(why)); left alone. If it is still there in a\
+                             minute, run 'recsync store doctor' again
+                            """
                     ))
                 continue
             }
@@ -68,7 +71,11 @@ extension GitStore {
     static func staleReason(_ lock: GitLockFile, age: TimeInterval) -> String {
         let open = lock.heldOpen == false ? " and no process has it open" : ""
         return
-            "it was left \(describe(age)) ago by a writer that is gone (a write holds it for milliseconds\(open)); removing it is safe, since the reference it guards still names the last commit that landed (an unfinished write never moves it)"
+            """
+            it was left \(describe(age)) ago by a writer that is gone (a write holds it for\
+             milliseconds\(open)); removing it is safe, since the reference it guards still names the last\
+             commit that landed (an unfinished write never moves it)
+            """
     }
 
     /// The error for a write blocked by a stale lock on the head: which file, why it is safe
@@ -76,7 +83,10 @@ extension GitStore {
     static func staleLockError(_ lock: GitLockFile, store: String) -> RecSyncError {
         let age = lock.age()
         return .storeBusy(
-            "the store is locked by \(lock.path): \(staleReason(lock, age: age)). Run 'recsync store doctor \(store)' (or remove the file), then try again; nothing was written"
+            """
+            the store is locked by \(lock.path): \(staleReason(lock, age: age)). Run 'recsync store doctor\
+             \(store)' (or remove the file), then try again; nothing was written
+            """
         )
     }
 

@@ -19,7 +19,10 @@ extension Workspace {
         let dir = zoneDirectory(zone)
         guard FileIO.isDirectory(dir) else {
             throw .invalidArguments(
-                "no zone '\(zone.zoneName)'\(zone.ownerName == user ? "" : " of \(zone.ownerName)") in this workspace (\(relative(dir)) is not there); 'recsync zone list' shows the zones"
+                """
+                no zone '\(zone.zoneName)'\(zone.ownerName == user ? "" : " of \(zone.ownerName)") in this\
+                 workspace (\(relative(dir)) is not there); 'recsync zone list' shows the zones
+                """
             )
         }
         var records: [WorkspaceRecord] = []
@@ -59,7 +62,10 @@ extension Workspace {
         if let existing = FileIO.info(path), !existing.isRegular {
             let what = existing.isSymlink ? "a symbolic link" : existing.isDirectory ? "a directory" : "not a regular file (a FIFO, socket or device)"
             throw .invalidArguments(
-                "-o \(path): is \(what); give the path of a regular file to replace, or write to stdout and redirect it ('recsync export \(zone.zoneName) > \(path)')"
+                """
+                -o \(path): is \(what); give the path of a regular file to replace, or write to stdout and\
+                 redirect it ('recsync export \(zone.zoneName) > \(path)')
+                """
             )
         }
         try FileIO.writeAtomically(path, try exportRecords(of: zone, format: format, system: system))
@@ -79,7 +85,10 @@ extension Workspace {
             for r in records {
                 if let clash = r.fields.keys.filter(columns.contains).sorted().first {
                     throw .invalidArguments(
-                        "\(relative(recordPath(r.recordID))): its field '\(clash)' has the name of a system column (\(SystemColumns.all.joined(separator: ", "))); export without --system, or rename the field"
+                        """
+                        \(relative(recordPath(r.recordID))): its field '\(clash)' has the name of a system column\
+                         (\(SystemColumns.all.joined(separator: ", "))); export without --system, or rename the field
+                        """
                     )
                 }
             }

@@ -249,7 +249,10 @@ extension Workspace {
                     if let next = pending, next != comma, next != newline, next != cr {
                         throw fault(
                             line,
-                            "a cell's closing quote is followed by '\(Character(Unicode.Scalar(next)))'; quote a cell whole, doubling the quotes inside it (\"a \"\"b\"\" c\")"
+                            """
+                            a cell's closing quote is followed by '\(Character(Unicode.Scalar(next)))'; quote a cell whole,\
+                             doubling the quotes inside it (\"a \"\"b\"\" c\")
+                            """
                         )
                     }
                 } else if c == newline {

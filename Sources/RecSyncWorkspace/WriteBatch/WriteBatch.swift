@@ -303,7 +303,10 @@ package struct WriteBatch {
             throw .fileSystem(
                 path: path,
                 message:
-                    "has another name (a hard link) now; recsync does not write through one. Remove the other name, or this file, and run the command again"
+                    """
+                    has another name (a hard link) now; recsync does not write through one. Remove the other name,\
+                     or this file, and run the command again
+                    """
             )
         }
         var done = 0

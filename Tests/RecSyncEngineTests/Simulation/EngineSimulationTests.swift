@@ -51,11 +51,18 @@ final class SimulatedApp: RecordSyncEngineDelegate, @unchecked Sendable {
             switch event {
             case .fetchedRecordZoneChanges(let page):
                 d.events.append(
-                    "\(event.name) +\(page.modifications.map { "\($0.recordID.recordName)=\($0.fields["v"].map { "\($0)" } ?? "-")" }) -\(page.deletions.map(\.recordID.recordName))"
+                    """
+                    \(event.name) +\(page.modifications.map { "\($0.recordID.recordName)=\($0.fields["v"].map { "\($0)" } ?? "-")" })\
+                     -\(page.deletions.map(\.recordID.recordName))
+                    """
                 )
             case .sentRecordZoneChanges(let sent):
                 d.events.append(
-                    "\(event.name) saved \(sent.savedRecords.map(\.recordID.recordName)) deleted \(sent.deletedRecordIDs.map(\.recordName)) failed \(sent.failedRecordSaves.map { "\($0.record.recordID.recordName): \($0.error.code)" })"
+                    """
+                    \(event.name) saved \(sent.savedRecords.map(\.recordID.recordName)) deleted\
+                     \(sent.deletedRecordIDs.map(\.recordName)) failed\
+                     \(sent.failedRecordSaves.map { "\($0.record.recordID.recordName): \($0.error.code)" })
+                    """
                 )
             case .stateUpdate: break
             default: d.events.append(event.name)
@@ -224,7 +231,10 @@ final class SimulatedApp: RecordSyncEngineDelegate, @unchecked Sendable {
                 if !(made[i]?[write.recordID] ?? []).contains(write.fields), explained[write.recordID] != [write.fields] {
                     return (
                         "push-sent-other-content",
-                        "d\(i) stored \(SyncInvariants.describe(write.fields)) for \(SyncInvariants.describe(write.recordID)), which it never made there"
+                        """
+                        d\(i) stored \(SyncInvariants.describe(write.fields)) for\
+                         \(SyncInvariants.describe(write.recordID)), which it never made there
+                        """
                     )
                 }
                 explained[write.recordID] = [write.fields]

@@ -214,7 +214,10 @@ final class SimulationRunner {
                     throw SimViolation(
                         invariant: "zone-resurrected",
                         detail:
-                            "push re-created zone \(zone.zoneName), which the store had \(zoneStatus[z] == .purged ? "purged" : "deleted"); only an explicit zone create may",
+                            """
+                            push re-created zone \(zone.zoneName), which the store had\
+                             \(zoneStatus[z] == .purged ? "purged" : "deleted"); only an explicit zone create may
+                            """,
                         step: nil)
                 }
                 zoneStatus[z] = .live
@@ -225,7 +228,10 @@ final class SimulationRunner {
                 throw SimViolation(
                     invariant: "read-only-share-kept",
                     detail:
-                        "a push stored \(describe(item.fields)) for \(item.recordID) in a zone \(sharedWithUser[z] == nil ? "not shared with \(SimHistory.user)" : "shared with \(SimHistory.user) read-only")",
+                        """
+                        a push stored \(describe(item.fields)) for \(item.recordID) in a zone\
+                         \(sharedWithUser[z] == nil ? "not shared with \(SimHistory.user)" : "shared with \(SimHistory.user) read-only")
+                        """,
                     step: nil)
             }
             if let plan {
@@ -244,7 +250,10 @@ final class SimulationRunner {
                         throw SimViolation(
                             invariant: "push-sent-other-content",
                             detail:
-                                "push stored \(String(describing: item.fields)) for \(item.recordID) while its file held \(String(describing: before[item.recordID]))",
+                                """
+                                push stored \(String(describing: item.fields)) for \(item.recordID) while its file held\
+                                 \(String(describing: before[item.recordID]))
+                                """,
                             step: nil)
                     }
                     explained[item.recordID] = [item.fields]
@@ -292,7 +301,12 @@ final class SimulationRunner {
             }
             interruptedPulls.remove(ws)
             trace.append(
-                "\(step): written \(r.recordsWritten) deleted \(r.recordsDeleted) conflicts \(r.conflicts.map(\.recordName)) removed \(r.zonesRemoved.map { "\($0.zoneID):\($0.reason.rawValue)" }) lost+found \(r.lostAndFound) expired \(r.expiredTokens.count) warnings \(r.warnings)"
+                """
+                \(step): written \(r.recordsWritten) deleted \(r.recordsDeleted) conflicts\
+                 \(r.conflicts.map(\.recordName)) removed\
+                 \(r.zonesRemoved.map { "\($0.zoneID):\($0.reason.rawValue)" }) lost+found \(r.lostAndFound)\
+                 expired \(r.expiredTokens.count) warnings \(r.warnings)
+                """
             )
             if let problem = checkSharedZonesDropped(ws: ws) { throw SimViolation(invariant: problem.0, detail: problem.1, step: nil) }
             if comparesDryRun, let plan, let problem = try await compare(plan, with: r, ws: ws, filesBefore: filesBefore) {
@@ -479,14 +493,20 @@ final class SimulationRunner {
                 if lostAndFound.contains(where: { $0.contains("\"\(p.value)\"") }) { continue }
                 return (
                     "unpushed-edit-kept",
-                    "ws\(ws): the unpushed edit \(describe(p.id)).\(p.field) = \(p.value) is nowhere (file: \(describe(fields(at: recordPath(ws, p.id)))))"
+                    """
+                    ws\(ws): the unpushed edit \(describe(p.id)).\(p.field) = \(p.value) is nowhere (file:\
+                     \(describe(fields(at: recordPath(ws, p.id)))))
+                    """
                 )
             }
             // 4. A conflict is between different versions.
             for c in conflicts where c.client != nil && c.client == c.server {
                 return (
                     "no-false-conflict",
-                    "ws\(ws): conflict on \(c.recordID.zoneID.zoneName)/\(c.recordID.recordName) whose client and server copies are equal (\(describe(c.client)))"
+                    """
+                    ws\(ws): conflict on \(c.recordID.zoneID.zoneName)/\(c.recordID.recordName) whose client and\
+                     server copies are equal (\(describe(c.client)))
+                    """
                 )
             }
             // 5. Nothing but recsync's own entries at a workspace's top level.
@@ -564,7 +584,11 @@ final class SimulationRunner {
             if FileManager.default.fileExists(atPath: dir) {
                 return (
                     "shared-zone-dropped",
-                    "ws\(ws) still holds \(dir.dropFirst(roots[ws].count + 1))/ after a pull, though \(Self.zoneID(z)) is \(zoneStatus[z] == .live ? "no longer shared with \(SimHistory.user)" : "\(zoneStatus[z] ?? .never) on the store")"
+                    """
+                    ws\(ws) still holds \(dir.dropFirst(roots[ws].count + 1))/ after a pull, though\
+                     \(Self.zoneID(z)) is\
+                     \(zoneStatus[z] == .live ? "no longer shared with \(SimHistory.user)" : "\(zoneStatus[z] ?? .never) on the store")
+                    """
                 )
             }
         }
@@ -608,7 +632,10 @@ final class SimulationRunner {
         if !unsent.isEmpty {
             return (
                 "own-zones-pushed",
-                "ws\(ws) pulled, then its push did not send \(unsent.map(describe)) (conflicts \(report.conflicts.map(describe)), notSent \(report.notSent))"
+                """
+                ws\(ws) pulled, then its push did not send \(unsent.map(describe)) (conflicts\
+                 \(report.conflicts.map(describe)), notSent \(report.notSent))
+                """
             )
         }
         return nil
@@ -691,7 +718,11 @@ final class SimulationRunner {
                 if now != nil { differences.append("\(describe(id)) planned to be deleted is still there") }
             } else if now != filesBefore[id] {
                 differences.append(
-                    "\(describe(id)) not planned to change went from \(describe(filesBefore[id].flatMap { try? WorkspaceEncoding.decodeFields(Array($0)) })) to \(describe(fields(at: recordPath(ws, id))))"
+                    """
+                    \(describe(id)) not planned to change went from\
+                     \(describe(filesBefore[id].flatMap { try? WorkspaceEncoding.decodeFields(Array($0)) })) to\
+                     \(describe(fields(at: recordPath(ws, id))))
+                    """
                 )
             }
         }

@@ -41,7 +41,10 @@ enum SyncInvariants {
         let keyed = Dictionary(Set(held.keys).union(store.keys).map { ("\($0)", $0) }, uniquingKeysWith: { a, _ in a })
         return (
             "converges",
-            "\(name) differs from the store at \(differing.compactMap { keyed[$0] }.map { "\($0): \(describe(held[$0])) vs store \(describe(store[$0]))" })"
+            """
+            \(name) differs from the store at\
+             \(differing.compactMap { keyed[$0] }.map { "\($0): \(describe(held[$0])) vs store \(describe(store[$0]))" })
+            """
         )
     }
 

@@ -48,7 +48,11 @@ struct KeysInitCommand: RecSyncSubcommand {
         commandName: "init",
         abstract: "Make your key pair (if this machine has none) and publish its public key on the store.",
         discussion:
-            "The private key is kept in $XDG_CONFIG_HOME/recsync/keys/ (default ~/.config/recsync/keys/), mode 0600, never in a workspace or the store. Others can share encrypted zones with you once your public key is published.\n\nEXAMPLES\n  recsync keys init"
+            """
+            The private key is kept in $XDG_CONFIG_HOME/recsync/keys/ (default ~/.config/recsync/keys/),\
+             mode 0600, never in a workspace or the store. Others can share encrypted zones with you once\
+             your public key is published.\n\nEXAMPLES\n  recsync keys init
+            """
     )
 
     @OptionGroup var global: GlobalOptions
@@ -87,7 +91,13 @@ struct KeysResetCommand: RecSyncSubcommand {
         commandName: "reset",
         abstract: "Make a new key pair after losing yours; your encrypted zones are reset on the store.",
         discussion:
-            "Every encrypted zone you own is dropped on the store with reason encryptedDataReset (CloudKit's deletedDueToUserEncryptedDataReset): workspaces that hold a copy keep it and upload it again on their next push, under a new zone key. Participants must be added again with 'recsync share'. Other devices of yours need the new key: 'recsync keys export' here, 'recsync keys import FILE' there.\n\nEXAMPLES\n  recsync keys reset --yes"
+            """
+            Every encrypted zone you own is dropped on the store with reason encryptedDataReset (CloudKit's\
+             deletedDueToUserEncryptedDataReset): workspaces that hold a copy keep it and upload it again on\
+             their next push, under a new zone key. Participants must be added again with 'recsync share'.\
+             Other devices of yours need the new key: 'recsync keys export' here, 'recsync keys import FILE'\
+             there.\n\nEXAMPLES\n  recsync keys reset --yes
+            """
     )
 
     @OptionGroup var global: GlobalOptions
@@ -114,7 +124,10 @@ struct KeysExportCommand: RecSyncSubcommand {
         commandName: "export",
         abstract: "Write your private key to a file (mode 0600), to import on another device.",
         discussion:
-            "Whoever holds the file can read your encrypted zones: move it over a channel you trust and delete it afterwards.\n\nEXAMPLES\n  recsync keys export alice.key"
+            """
+            Whoever holds the file can read your encrypted zones: move it over a channel you trust and\
+             delete it afterwards.\n\nEXAMPLES\n  recsync keys export alice.key
+            """
     )
 
     @OptionGroup var global: GlobalOptions

@@ -131,25 +131,44 @@ struct StoreCompactCommand: RecSyncSubcommand {
         ])
         if !report.leasesLeft.isEmpty {
             context.console.warning(
-                "\(store) would not let recsync remove the compaction's lease (\(report.leasesLeft.joined(separator: ", "))); it stops holding writers at its deadline, but stays listed until someone allowed to delete references removes it: git push \(store) \(report.leasesLeft.map { ":\($0)" }.joined(separator: " "))"
+                """
+                \(store) would not let recsync remove the compaction's lease\
+                 (\(report.leasesLeft.joined(separator: ", "))); it stops holding writers at its deadline, but\
+                 stays listed until someone allowed to delete references removes it: git push \(store)\
+                 \(report.leasesLeft.map { ":\($0)" }.joined(separator: " "))
+                """
             )
         }
         guard report.compacted, let horizon = report.horizon, let time = report.horizonTime else {
             context.console.info(
-                "nothing to compact in \(store): its \(report.commitsBefore) commits are all after the horizon (or the history before it is already one commit); nothing was changed"
+                """
+                nothing to compact in \(store): its \(report.commitsBefore) commits are all after the horizon\
+                 (or the history before it is already one commit); nothing was changed
+                """
             )
             return
         }
         context.console.info(
-            "compacted \(store): \(report.commitsBefore) commits → \(report.commitsAfter); \(report.commitsFolded) up to \(horizon.prefix(12)) (\(Timestamps.iso8601(time))) folded into one, \(report.commitsReplayed) replayed"
+            """
+            compacted \(store): \(report.commitsBefore) commits → \(report.commitsAfter);\
+             \(report.commitsFolded) up to \(horizon.prefix(12)) (\(Timestamps.iso8601(time))) folded into\
+             one, \(report.commitsReplayed) replayed
+            """
         )
         if !report.tombstonesDropped.isEmpty {
             context.console.info(
-                "dropped the tombstones of \(report.tombstonesDropped.count) deleted zones: \(report.tombstonesDropped.map(\.description).joined(separator: ", "))"
+                """
+                dropped the tombstones of \(report.tombstonesDropped.count) deleted zones:\
+                 \(report.tombstonesDropped.map(\.description).joined(separator: ", "))
+                """
             )
         }
         context.console.hint(
-            "workspaces with change tokens from before \(Timestamps.iso8601(time)) fetch everything again on their next pull (keeping unpushed edits); the old commits take space until 'git gc --prune=now' runs where the store lives"
+            """
+            workspaces with change tokens from before \(Timestamps.iso8601(time)) fetch everything again on\
+             their next pull (keeping unpushed edits); the old commits take space until 'git gc --prune=now'\
+             runs where the store lives
+            """
         )
     }
 }

@@ -9,7 +9,12 @@ struct StoreDoctorCommand: RecSyncSubcommand {
         commandName: "doctor",
         abstract: "Find and remove lock files that killed writers left in a store.",
         discussion:
-            "A lock is removed only when it is older than any write takes and no process has it open. Without PATH, the current workspace's store (for a network store, its mirror in .recsync/mirror). 'recsync doctor' runs this and checks the store's content and the workspace too.\n\nEXAMPLES\n  recsync store doctor --check\n  recsync store doctor ~/stores/notes.git"
+            """
+            A lock is removed only when it is older than any write takes and no process has it open. Without\
+             PATH, the current workspace's store (for a network store, its mirror in .recsync/mirror).\
+             'recsync doctor' runs this and checks the store's content and the workspace too.\n\nEXAMPLES\n \
+             recsync store doctor --check\n  recsync store doctor ~/stores/notes.git
+            """
     )
 
     @OptionGroup var global: GlobalOptions

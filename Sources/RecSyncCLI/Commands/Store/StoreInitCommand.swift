@@ -9,7 +9,12 @@ struct StoreInitCommand: RecSyncSubcommand {
         commandName: "init",
         abstract: "Create an empty store (a bare git repository) at PATH.",
         discussion:
-            "PATH must be new or an empty directory: recsync refuses a directory that holds anything and a regular file. To serve it, push it to any git host (git push --mirror) and clone it by URL.\n\nEXAMPLES\n  recsync store init ~/stores/notes.git\n  recsync store init notes.git && git -C notes.git push --mirror git@example.org:team/notes.git"
+            """
+            PATH must be new or an empty directory: recsync refuses a directory that holds anything and a\
+             regular file. To serve it, push it to any git host (git push --mirror) and clone it by\
+             URL.\n\nEXAMPLES\n  recsync store init ~/stores/notes.git\n  recsync store init notes.git &&\
+             git -C notes.git push --mirror git@example.org:team/notes.git
+            """
     )
 
     @OptionGroup var global: GlobalOptions

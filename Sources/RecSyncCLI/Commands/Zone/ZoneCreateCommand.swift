@@ -10,7 +10,14 @@ struct ZoneCreateCommand: RecSyncSubcommand {
         commandName: "create",
         abstract: "Create one of your zones on the store (then pull, so its directory appears).",
         discussion:
-            "A new directory under private/ also becomes a zone on the next push; this creates it right away, with its default record type.\n\nWith --encrypted (or --encrypt FIELDS), field values are sealed on this machine with a key of the zone before they reach the store, which sees only ciphertext; record names and types stay in clear. Needs your key ('recsync keys init').\n\nEXAMPLES\n  recsync zone create todo --default-type Task\n  recsync zone create diary --encrypted\n  recsync zone create contacts --encrypt phone,address"
+            """
+            A new directory under private/ also becomes a zone on the next push; this creates it right away,\
+             with its default record type.\n\nWith --encrypted (or --encrypt FIELDS), field values are\
+             sealed on this machine with a key of the zone before they reach the store, which sees only\
+             ciphertext; record names and types stay in clear. Needs your key ('recsync keys\
+             init').\n\nEXAMPLES\n  recsync zone create todo --default-type Task\n  recsync zone create\
+             diary --encrypted\n  recsync zone create contacts --encrypt phone,address
+            """
     )
 
     @OptionGroup var global: GlobalOptions

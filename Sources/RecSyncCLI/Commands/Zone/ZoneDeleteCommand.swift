@@ -9,7 +9,12 @@ struct ZoneDeleteCommand: RecSyncSubcommand {
         commandName: "delete",
         abstract: "Delete one of your zones and its records from the store (then pull).",
         discussion:
-            "Other workspaces remove the zone's directory on their next pull, saving unpushed edits under .recsync/lost+found/. The zone may be created again. On a terminal recsync asks you to type the zone's name; scripts pass --yes.\n\nEXAMPLES\n  recsync zone delete todo\n  recsync zone delete todo --yes --json"
+            """
+            Other workspaces remove the zone's directory on their next pull, saving unpushed edits under\
+             .recsync/lost+found/. The zone may be created again. On a terminal recsync asks you to type the\
+             zone's name; scripts pass --yes.\n\nEXAMPLES\n  recsync zone delete todo\n  recsync zone delete\
+             todo --yes --json
+            """
     )
 
     @OptionGroup var global: GlobalOptions

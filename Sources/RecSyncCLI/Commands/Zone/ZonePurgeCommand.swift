@@ -9,7 +9,12 @@ struct ZonePurgeCommand: RecSyncSubcommand {
         commandName: "purge",
         abstract: "Purge one of your zones: delete it so that no workspace uploads it again (then pull).",
         discussion:
-            "Like 'zone delete', but workspaces treat the removal as the user's wish: they drop the zone and never re-upload it (unpushed edits still go to .recsync/lost+found/). On a terminal recsync asks you to type the zone's name; scripts pass --yes.\n\nEXAMPLES\n  recsync zone purge secrets\n  recsync zone purge secrets --yes"
+            """
+            Like 'zone delete', but workspaces treat the removal as the user's wish: they drop the zone and\
+             never re-upload it (unpushed edits still go to .recsync/lost+found/). On a terminal recsync\
+             asks you to type the zone's name; scripts pass --yes.\n\nEXAMPLES\n  recsync zone purge\
+             secrets\n  recsync zone purge secrets --yes
+            """
     )
 
     @OptionGroup var global: GlobalOptions
