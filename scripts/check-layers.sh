@@ -54,6 +54,14 @@ if [ "${1:-}" = "--self-test" ]; then
     plant Sources/RecSyncEngine/Planted.swift 'let fd = open(path, O_RDONLY)'
     plant Sources/RecSyncWorkspace/Planted.swift 'while n < 0 && errno == EINTR { n = read(fd, &b, 1) }'
     plant Sources/RecSyncEncryption/EncryptingStore.swift 'let pins = try FileIO.read("/tmp/encrypted-zones")'
+    plant Sources/RecSyncEncryption/Planted.swift 'extension EncryptingStore { func pins() throws -> [UInt8]? { try FileIO.read("/tmp/p") } }'
+    plant Sources/RecSyncEngine/Planted.swift 'func peek(_ p: String) -> Bool { FileIO.info(p) != nil }'
+    plant Sources/RecSyncEngine/Planted.swift '@preconcurrency import RecSyncGit'
+    plant Sources/RecSyncEngine/Planted.swift 'let bytes = try Data(contentsOf: URL(fileURLWithPath: path))'
+    plant Sources/RecSyncCLI/Planted.swift 'public import CRecSyncSys'
+    plant Sources/RecSyncCLI/Planted.swift 'let input = FileHandle.standardInput.readDataToEndOfFile()'
+    plant Sources/RecSyncCLI/Planted.swift 'let names = try FileManager.default.contentsOfDirectory(atPath: dir)'
+    plant Sources/RecSyncSystem/Planted.swift 'import RecSyncWorkspace'
     ROOT="$here" bash "$here/scripts/check-layers.sh" >/dev/null
     echo "check-layers self-test: ok (every planted violation caught, the tree itself passes)"
     exit 0
@@ -62,14 +70,26 @@ root="${ROOT:-$here}"
 cd "$root"
 failed=0
 
-# Lines of Swift under the given directories matching an extended regex, doc comments and
-# declarations left out, as "path:line: text".
+# Lines of Swift under the given directories matching an extended regex, as "path:line: text".
+# Comment lines are left out, and so is a declaration's own signature (`func write(`): what
+# follows its `{` on the same line is still checked.
 uses() {
     local pattern="$1"; shift
-    grep -rnE --include='*.swift' "$pattern" "$@" 2>/dev/null \
-        | grep -vE '^[^:]+:[0-9]+:[[:space:]]*//' \
-        | grep -vE '^[^:]+:[0-9]+:.*\bfunc [A-Za-z]+' || true
+    grep -rnE --include='*.swift' "$pattern" "$@" 2>/dev/null | while IFS= read -r hit; do
+        local path="${hit%%:*}" rest="${hit#*:}"
+        local line="${rest%%:*}" text="${rest#*:}"
+        [[ "$text" =~ ^[[:space:]]*// ]] && continue
+        if [[ "$text" =~ (^|[^[:alnum:]_])func[[:space:]]+[A-Za-z_] ]]; then
+            [[ "$text" == *"{"* ]] || continue
+            text="${text#*\{}"
+            printf '%s\n' "$text" | grep -qE "$pattern" || continue
+        fi
+        printf '%s:%s:%s\n' "$path" "$line" "$text"
+    done
 }
+
+# An import line, with any attributes and access modifier (`@preconcurrency`, `public import`).
+IMPORT='^[[:space:]]*(@[A-Za-z_]+[[:space:]]+)*((public|package|internal|private|fileprivate)[[:space:]]+)?import[[:space:]]+'
 
 # rule NAME WHY LINES: fails with the lines, if any.
 rule() {
@@ -110,37 +130,40 @@ rule "one send" \
 #    Store, Workspace <- Encryption <- CLI beside the engine: the engine syncs any store, an
 #    encrypting one included, and the decorator knows nothing of the engine.
 rule "model imports nothing of recsync" "RecSyncModel is the bottom layer" \
-    "$(uses '^import RecSync' Sources/RecSyncModel)"
+    "$(uses "${IMPORT}RecSync" Sources/RecSyncModel)"
+rule "the system layer imports only the model" "RecSyncSystem sits under everything but RecSyncModel" \
+    "$(uses "${IMPORT}(RecSyncGit|RecSyncStore|RecSyncWorkspace|RecSyncSnapshots|RecSyncEngine|RecSyncEncryption|RecSyncSubscriptions|RecSyncCLI)" Sources/RecSyncSystem)"
 rule "the workspace does not import the git wrapper" \
     "RecSyncWorkspace is files on disk; content addressing comes from RecSyncSystem (ContentDigest), store addresses from RecSyncModel" \
-    "$(uses '^import (RecSyncGit|CLibGit2)' Sources/RecSyncWorkspace)"
+    "$(uses "${IMPORT}(RecSyncGit|CLibGit2)" Sources/RecSyncWorkspace)"
 rule "store and workspace do not import the engine or the command line" "an arrow points back up" \
-    "$(uses '^import (RecSyncEngine|RecSyncEncryption|RecSyncSubscriptions|RecSyncCLI)' Sources/RecSyncStore Sources/RecSyncWorkspace Sources/RecSyncGit)"
+    "$(uses "${IMPORT}(RecSyncEngine|RecSyncEncryption|RecSyncSubscriptions|RecSyncCLI|RecSyncSnapshots)" Sources/RecSyncStore Sources/RecSyncWorkspace Sources/RecSyncGit Sources/RecSyncSystem)"
 rule "the engine does not import its clients" "an arrow points back up (subscriptions and the command line are clients of the engine)" \
-    "$(uses '^import (RecSyncSubscriptions|RecSyncCLI)' Sources/RecSyncEngine; uses '^import RecSyncCLI' Sources/RecSyncSubscriptions)"
+    "$(uses "${IMPORT}(RecSyncSubscriptions|RecSyncCLI)" Sources/RecSyncEngine; uses "${IMPORT}RecSyncCLI" Sources/RecSyncSubscriptions)"
 rule "the engine and the encryption decorator do not know each other" \
     "RecordSyncEngine syncs any RemoteStore; encryption is a store around a store (RecSyncEncryption)" \
-    "$(uses '^import (RecSyncEncryption|RecSyncCLI)' Sources/RecSyncEngine; uses '^import (RecSyncEngine|RecSyncCLI)' Sources/RecSyncEncryption)"
+    "$(uses "${IMPORT}(RecSyncEncryption|RecSyncCLI)" Sources/RecSyncEngine; uses "${IMPORT}(RecSyncEngine|RecSyncCLI)" Sources/RecSyncEncryption)"
 
 # 4. The command line parses, makes library calls and prints: it imports only the argument
 #    parser, Foundation, Swift's Synchronization and recsync's library products, and names
 #    neither the git backend, nor the system-call layer's internals, nor C.
 rule "the command line imports only the parser, Foundation and library products" \
     "Sources/RecSyncCLI may import ArgumentParser, Foundation, Synchronization and the products in Package.swift; what it needs from elsewhere belongs in the library" \
-    "$(uses '^(@testable |@_exported )?import ' Sources/RecSyncCLI \
-        | grep -vE ':(@[a-z_]+ )?import (ArgumentParser|Foundation|Synchronization|RecSyncModel|RecSyncStore|RecSyncSystem|RecSyncWorkspace|RecSyncEngine|RecSyncEncryption|RecSyncSubscriptions)$' || true)"
+    "$(uses "$IMPORT" Sources/RecSyncCLI \
+        | grep -vE ':[[:space:]]*import (ArgumentParser|Foundation|Synchronization|RecSyncModel|RecSyncStore|RecSyncSystem|RecSyncWorkspace|RecSyncEngine|RecSyncEncryption|RecSyncSubscriptions)[[:space:]]*$' || true)"
 rule "the command line names no backend or system call" \
     "the command line goes through StoreLocation, StandardStream and InputFile (and the library's operations), not GitStore, FileIO, Syscall or C calls" \
-    "$(uses '\b(GitStore|GitRepository|GitRemoteURL|FileIO|Syscall|Confinement|TempFile|recsync_[a-z_]+|Glibc)\b|(^|[^.[:alnum:]_])(open|openat|read|write|close|fsync|unlink|unlinkat|rename|renameat|mkdir|lstat|stat|isatty|kill|waitpid|waitid|dup2|pipe|signal|sigaction|fork|execve|getpid)\(' Sources/RecSyncCLI)"
+    "$( { uses '\b(GitStore|GitRepository|GitRemoteURL|FileIO|Syscall|Confinement|TempFile|FileHandle|strerror|recsync_[a-z_]+|Glibc)\b|(^|[^.[:alnum:]_])(open|openat|read|write|close|fsync|unlink|unlinkat|rename|renameat|mkdir|lstat|stat|isatty|kill|waitpid|waitid|dup2|pipe|signal|sigaction|fork|execve|getpid)\(' Sources/RecSyncCLI
+          uses '\bFileManager\b' Sources/RecSyncCLI | grep -v 'FileManager\.default\.currentDirectoryPath' || true; } )"
 
 # 5. The engine runs the sync protocol against RemoteStore and asks the workspace for files:
 #    it names no store backend and makes no file-system call of its own.
 rule "the engine names no store backend" \
     "Sources/RecSyncEngine speaks to RemoteStore; a store is opened by its location (StoreLocation), never as a GitStore" \
-    "$(uses '\b(GitStore|GitBackend|MemoryStore|GitRepository|GitRemoteURL)\b|^import RecSyncGit' Sources/RecSyncEngine)"
+    "$(uses "\\b(GitStore|GitBackend|MemoryStore|GitRepository|GitRemoteURL)\\b|${IMPORT}(RecSyncGit|CLibGit2)" Sources/RecSyncEngine)"
 rule "the engine makes no file-system call" \
     "Sources/RecSyncEngine asks the workspace (Workspace's methods) for what is on disk; FileIO, FileManager and libc calls belong in RecSyncSystem and RecSyncWorkspace" \
-    "$(uses '\b(FileIO|FileManager|Syscall|Confinement|TempFile|FileHandle)\b|^import (RecSyncSystem|Glibc|CRecSyncSys)|(^|[^.[:alnum:]_])(open|openat|close|fsync|unlink|unlinkat|renameat|mkdir|lstat|opendir|readdir)\(' Sources/RecSyncEngine)"
+    "$(uses "\\b(FileIO|FileManager|Syscall|Confinement|TempFile|FileHandle|Glibc)\\b|${IMPORT}(RecSyncSystem|Glibc|CRecSyncSys)|Data\\(contentsOf|String\\(contentsOfFile|\\.write\\(to:|(^|[^.[:alnum:]_])(open|openat|close|fsync|unlink|unlinkat|renameat|mkdir|lstat|opendir|readdir)\\(" Sources/RecSyncEngine)"
 
 # 5b. The error type speaks of the library: what the command line adds (its commands and flags
 #     as hints) is decided in Sources/RecSyncCLI/Support/CommandError.swift.
@@ -151,8 +174,9 @@ rule "the model's messages name no command-line command or flag" \
 # 6. The encryption decorator remembers its pins through its client's state store
 #    (ClientStateStore: the workspace, an app's directory, memory), not through paths it writes.
 rule "the encrypting store writes no files of its own" \
-    "Sources/RecSyncEncryption/EncryptingStore.swift keeps its state through ClientStateStore (readState/writeState)" \
-    "$(uses '\b(FileIO|FileManager|Syscall)\b' Sources/RecSyncEncryption/EncryptingStore.swift)"
+    "RecSyncEncryption keeps its state through ClientStateStore (readState/writeState); only the user's key files (UserKeyStore.swift, EncryptionKeys.swift) are files it writes" \
+    "$(uses '\b(FileIO|FileManager|FileHandle|Syscall)\b|Data\(contentsOf|\.write\(to:' Sources/RecSyncEncryption \
+        | grep -vE '^Sources/RecSyncEncryption/(UserKeyStore|EncryptionKeys)\.swift:' || true)"
 
 # 6b. One system-call layer: EINTR is retried in RecSyncSystem (Syscall.attempt) alone.
 rule "one EINTR loop" \

@@ -138,7 +138,7 @@ public struct SyncEngine: Sendable {
                         message:
                             """
                             files an interrupted pull was writing are left, and could not be cleared now (\(error.message));\
-                             the next pull clears them
+                             the workspace's doctor check says what is in the way
                             """
                     ))
             }

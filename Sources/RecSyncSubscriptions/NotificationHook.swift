@@ -48,7 +48,7 @@ public final class StopSignal: @unchecked Sendable {
         }
     }
 
-    private func stopChild() {
+    func stopChild() {
         let pid = child.load(ordering: .relaxed)
         guard pid > 0 else { return }
         kill(-pid, SIGTERM)
@@ -75,6 +75,8 @@ public struct NotificationHook: Sendable {
         case delivered
         /// It could not be started (no pipe, no process): the reason.
         case notStarted(String)
+        /// It ran, but its exit status could not be read: the reason. Not a delivery.
+        case exitUnknown(String)
         /// It exited with this non-zero status.
         case exited(Int32)
         /// A signal killed it.
@@ -122,7 +124,8 @@ public struct NotificationHook: Sendable {
             return .notStarted(String(cString: strerror(rc)))
         }
         stop?.child.store(pid, ordering: .relaxed)
-        if stop?.requested == true { kill(-pid, SIGTERM) }
+        // A stop that came before the command was known: stopped as the stop would have.
+        if stop?.requested == true { stop?.stopChild() }
         // A command that does not read its stdin closes the pipe (EPIPE, without SIGPIPE, which
         // keeps its default for the caller's own stdout): that is not a failure. One that
         // neither reads nor exits holds the write until it is stopped.
@@ -141,8 +144,13 @@ public struct NotificationHook: Sendable {
         _ = Syscall.attempt { waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) }
         stop?.child.store(0, ordering: .relaxed)
         var status: Int32 = 0
-        _ = Syscall.attempt { waitpid(pid, &status, 0) }
+        let reaped = Syscall.attempt { waitpid(pid, &status, 0) }
         if stop?.requested == true { return .stopped }
+        // Its exit status is what delivers the notification: one that cannot be read (an app
+        // that reaps children itself, or ignores SIGCHLD) is not taken for a success.
+        if case .failure(let failure) = reaped {
+            return .exitUnknown("waitpid: \(String(cString: strerror(failure.code)))")
+        }
         // WIFEXITED / WEXITSTATUS, which Swift does not import as functions.
         let signalled = status & 0x7F
         if signalled != 0 { return .killed(signal: signalled) }

@@ -230,8 +230,8 @@ package enum FileIO {
         defer { close(directory.fd) }
         let dir = split(path).dir
         let (file, fd) = try TempFile.create(in: directory.fd, at: dir, for: name, mode: mode)
-        var placed = false
-        defer { if !placed || !replacing { file.remove() } }
+        var tempGone = false
+        defer { if !tempGone { file.remove() } }
         do {
             defer { close(fd) }
             try writeAll(fd, bytes, path: file.path)
@@ -239,16 +239,52 @@ package enum FileIO {
         }
         if replacing {
             try file.renameIntoPlace(path)
-        } else {
-            switch Syscall.attempt({ linkat(directory.fd, file.name, directory.fd, name, 0) }) {
-            case .success: break
-            case .failure(let failure) where failure.code == EEXIST:
-                throw .fileSystem(path: path, message: "already exists", cause: SystemCallFailure(call: "linkat", errno: EEXIST))
-            case .failure(let failure): throw Syscall.error("linkat", path: path, "cannot create", errno: failure.code)
-            }
+            tempGone = true
+            try Syscall.syncDirectory(directory.fd, path: dir)
+            return
         }
-        placed = true
-        try Syscall.syncDirectory(directory.fd, path: dir)
+        switch Syscall.attempt({ linkat(directory.fd, file.name, directory.fd, name, 0) }) {
+        case .success:
+            // The name alone holds the file now; the temp name goes before the directory is
+            // synced, so that no second name of it outlives a crash.
+            file.remove()
+            tempGone = true
+        case .failure(let failure) where failure.code == EEXIST:
+            throw exists(path, call: "linkat")
+        case .failure(let failure) where [EPERM, ENOTSUP, EOPNOTSUPP].contains(failure.code):
+            // No hard links here (vfat, exFAT): the file is created at its name instead, and
+            // removed again if it cannot be written whole.
+            file.remove()
+            tempGone = true
+            try createInPlace(in: directory.fd, name, path: path, bytes, mode: mode)
+        case .failure(let failure):
+            throw Syscall.error("linkat", path: path, "cannot create", errno: failure.code)
+        }
+        do { try Syscall.syncDirectory(directory.fd, path: dir) } catch {
+            unlinkat(directory.fd, name, 0)
+            throw error
+        }
+    }
+
+    private static func createInPlace(in directory: Int32, _ name: String, path: String, _ bytes: [UInt8], mode: mode_t) throws(RecSyncError) {
+        let fd: Int32
+        switch Syscall.attempt({ openat(directory, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) }) {
+        case .success(let opened): fd = opened
+        case .failure(let failure) where failure.code == EEXIST: throw exists(path, call: "openat")
+        case .failure(let failure): throw Syscall.error("openat", path: path, "cannot create", errno: failure.code)
+        }
+        do {
+            defer { close(fd) }
+            try writeAll(fd, bytes, path: path)
+            try Syscall.retrying("fsync", path: path, "cannot sync") { fsync(fd) }
+        } catch {
+            unlinkat(directory, name, 0)
+            throw error
+        }
+    }
+
+    private static func exists(_ path: String, call: String) -> RecSyncError {
+        .fileSystem(path: path, message: "already exists", cause: SystemCallFailure(call: call, errno: EEXIST))
     }
 
     /// Appends lines to a file and makes them durable. A line a crash cut short is ended

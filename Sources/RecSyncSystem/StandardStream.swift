@@ -13,6 +13,9 @@ public struct StandardStream: Sendable, Hashable {
     public static let output = StandardStream(fd: STDOUT_FILENO)
     public static let error = StandardStream(fd: STDERR_FILENO)
 
+    /// What an `errno` a write returned means, for a message.
+    public static func describe(_ code: Int32) -> String { String(cString: strerror(code)) }
+
     /// Whether the stream is a terminal.
     public var isTerminal: Bool { isatty(fd) == 1 }
 

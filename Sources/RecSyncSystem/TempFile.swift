@@ -36,12 +36,21 @@ package struct TempFile {
     package static func create(in directory: Int32, at directoryPath: String, for target: String, mode: mode_t = 0o644) throws(RecSyncError) -> (
         file: TempFile, fd: Int32
     ) {
-        let name = "\(marker)\(getpid())-\(tempCounter.add(1, ordering: .relaxed).newValue)"
-        let file = TempFile(directory: directory, directoryPath: directoryPath, name: name, target: target)
-        let fd = try Syscall.retrying("openat", path: file.path, "cannot create") {
-            openat(directory, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode)
+        // Created, never opened: a name someone else put there (the names are easy to guess)
+        // is passed over, so nothing is ever written into a file another user made.
+        var attempts = 0
+        while true {
+            let name = "\(marker)\(getpid())-\(tempCounter.add(1, ordering: .relaxed).newValue)"
+            let file = TempFile(directory: directory, directoryPath: directoryPath, name: name, target: target)
+            switch Syscall.attempt({ openat(directory, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) }) {
+            case .success(let fd):
+                return (file, fd)
+            case .failure(let failure) where failure.code == EEXIST && attempts < 100:
+                attempts += 1
+            case .failure(let failure):
+                throw Syscall.error("openat", path: file.path, "cannot create", errno: failure.code)
+            }
         }
-        return (file, fd)
     }
 
     /// Renames the file over its target; `targetPath` names the target in an error.

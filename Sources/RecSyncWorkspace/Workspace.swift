@@ -501,6 +501,12 @@ public final class Workspace: Sendable {
         let registries = leftoverRegistries
         var unfinished = Set<String>()
         for registry in registries {
+            // An entry that is not a plain file is no list a batch wrote: it stays for the user
+            // (doctor names it), and does not stop the clean-up of the others.
+            if let info = FileIO.info(registry), !info.isRegular {
+                unfinished.insert(registry)
+                continue
+            }
             guard let listed = try FileIO.read(registry) else { continue }  // gone meanwhile
             // A batch was interrupted: look where it said, and in every zone directory too,
             // since the list of directories is only as durable as the batch that wrote it.

@@ -17,7 +17,13 @@ extension Workspace {
     package func check(fix: Bool) throws(RecSyncError) -> [DoctorFinding] {
         var findings = batchLeftovers()
         if fix && !findings.isEmpty {
-            let kept = try removeStaleTemporaryFiles()
+            let kept: [String]
+            do { kept = try removeStaleTemporaryFiles() } catch {
+                // A list that cannot be read: said, and the other checks still run.
+                findings.append(DoctorFinding(kind: .batchLeftover, path: relative(stateDir), detail: error.message, fixable: false))
+                for zone in localZones().zones { findings += try checkZone(zone, fix: false) }
+                return findings + unreadableTokens()
+            }
             // Temp files beside their targets, which the registry-less cleanup does not visit:
             // named with recsync's marker, never anyone's data.
             for dir in temporaryFileDirectories() {
@@ -47,10 +53,16 @@ extension Workspace {
 
     /// The registries and temp files an interrupted write batch left.
     func batchLeftovers() -> [DoctorFinding] {
-        var findings = leftoverRegistries.map {
-            DoctorFinding(
-                kind: .batchLeftover, path: relative($0), detail: "the list of files a killed sync was writing; the files it names are taken back",
-                fixable: true)
+        var findings = leftoverRegistries.map { registry in
+            guard FileIO.info(registry)?.isRegular ?? true else {
+                return DoctorFinding(
+                    kind: .batchLeftover, path: relative(registry),
+                    detail: "named like the list of files a sync writes, but not a plain file recsync wrote; look at it and move it out of .recsync",
+                    fixable: false)
+            }
+            return DoctorFinding(
+                kind: .batchLeftover, path: relative(registry),
+                detail: "the list of files a killed sync was writing; the files it names are taken back", fixable: true)
         }
         for dir in temporaryFileDirectories() {
             for name in FileIO.list(dir) where name.hasPrefix(".") && name.contains(TempFile.marker) {

@@ -21,6 +21,12 @@ extension Workspace {
         FileIO.stamp(assetPath(id, field: field))
     }
 
+    /// The names of the records whose files are in the zone's directory, sorted (what is on
+    /// disk, synced or not; for completions and listings).
+    package func recordNamesOnDisk(_ zone: ZoneID) throws(RecSyncError) -> [String] {
+        try FileIO.entries(zoneDirectory(zone)).names.sorted().compactMap { Self.recordName(forFile: $0) }
+    }
+
     /// Whether the record has an asset directory.
     package func hasAssetDirectory(_ id: RecordID) -> Bool {
         FileIO.isDirectory(assetDirectory(id))
@@ -76,11 +82,27 @@ extension Workspace {
 /// A workspace keeps its clients' state (an encrypting store's pins) in `.recsync/`.
 extension Workspace: ClientStateStore {
     public func readState(_ name: String) throws(RecSyncError) -> [UInt8]? {
-        try DirectoryClientState(directory: stateDir).readState(name)
+        try DirectoryClientState(directory: stateDir).readState(try clientStateName(name))
     }
 
     public func writeState(_ name: String, _ bytes: [UInt8]) throws(RecSyncError) {
-        try DirectoryClientState(directory: stateDir).writeState(name, bytes)
+        try DirectoryClientState(directory: stateDir).writeState(try clientStateName(name), bytes)
+    }
+
+    /// A client's name for its state: lower-case letters, digits and '-', and none of the
+    /// workspace's own files (its config, lock, tokens, write lists…), which a client must not
+    /// overwrite.
+    private func clientStateName(_ name: String) throws(RecSyncError) -> String {
+        let own: Set<String> = [
+            "config", "lock", "watch.lock", "subscriptions.lock", "device.lock", "device", "pending-push", "last-contact", "mirror",
+            "tokens", "index", "conflicts", "lost+found", "subscriptions", "writing", "sync-state",
+        ]
+        let allowed = name.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D }
+        guard allowed, let first = name.utf8.first, first >= 0x61 && first <= 0x7A, !own.contains(name), !name.hasPrefix("writing") else {
+            throw .invalidArguments(
+                "'\(name)' cannot name a client's state in a workspace (lower-case letters, digits and '-', not one of its own files)")
+        }
+        return name
     }
 
     public func describeState(_ name: String) -> String { "\(stateDir)/\(name)" }

@@ -131,6 +131,45 @@ import Testing
             "\(changes.warnings)")
     }
 
+    /// A record entry that is not a blob (a commit's ID written there with plain git) is that
+    /// record's failure alone, and its deletion later reads like any other: neither stops the
+    /// zone's changes for anyone.
+    @Test func anEntryThatIsNotABlobFailsAloneAndSoDoesItsDeletion() async throws {
+        let fixture = try StoreFixture(.git)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([notes])
+        _ = try await alice.save([Build.record("kept", in: notes)])
+        let work = fixture.directory.file("work")
+        try GitCLI.run(["clone", "-q", fixture.path, work], in: fixture.directory.path)
+        let head = try GitCLI.run(["rev-parse", "HEAD"], in: work).trimmingCharacters(in: .whitespacesAndNewlines)
+        let key = "\(StoreLayout.recordsPath(notes))/\(StoreLayout.recordKey("odd"))"
+        try GitCLI.run(["update-index", "--add", "--cacheinfo", "100644,\(head),\(key)"], in: work)
+        try GitCLI.run(["commit", "-q", "-m", "a commit where a record belongs"], in: work)
+        // git push refuses to pack such a tree: its objects go over by copying, as a writer
+        // with file access to the store could.
+        func land() throws {
+            _ = try Subprocess.run("/bin/cp", ["-rn", "\(work)/.git/objects/.", "\(fixture.path)/objects/"], in: work, environment: [:])
+            let commit = try GitCLI.run(["rev-parse", "HEAD"], in: work).trimmingCharacters(in: .whitespacesAndNewlines)
+            try GitCLI.run(["update-ref", "refs/heads/main", commit], in: fixture.path)
+        }
+        try land()
+
+        let first = try await alice.recordZoneChanges(zone: notes, since: nil)
+        let odd = try #require(first.modifications.first { $0.recordID.recordName == "odd" })
+        guard case .failure(let error) = odd.result else {
+            Issue.record("a commit read as a record")
+            return
+        }
+        #expect(error.kind == "storeCorrupt", "\(error)")
+        #expect(first.modifications.contains { $0.recordID.recordName == "kept" && (try? $0.result.get()) != nil })
+
+        try GitCLI.run(["rm", "-q", "--cached", key], in: work)
+        try GitCLI.run(["commit", "-q", "-m", "gone"], in: work)
+        try land()
+        let later = try await alice.recordZoneChanges(zone: notes, since: first.changeToken)
+        #expect(later.deletions.map(\.recordID.recordName) == ["odd"])
+    }
+
     /// A libgit2 call that fails reaches the caller with libgit2's own report (function,
     /// code, error class) behind the internal error, and in the error's JSON.
     @Test func aGitFailureCarriesTheLibrarysReport() async throws {

@@ -181,21 +181,30 @@ import Testing
         #expect(ws.leftoverRegistries.isEmpty)
     }
 
-    /// A registry that cannot be read is an error that names it, and it stays: without it the
-    /// files its batch created cannot be told from the user's, so nothing is cleaned up.
-    @Test func anUnreadableRegistryStopsTheCleanUpAndStays() throws {
-        let temp = TempDirectory("batch-unreadable-registry")
+    /// An entry named like a write list that is not a plain file (a directory here) is no list
+    /// a batch wrote: the clean-up leaves it, goes on, and doctor names it as not fixable.
+    @Test func aRegistryThatIsNoPlainFileIsLeftAndTheCleanUpGoesOn() throws {
+        let temp = TempDirectory("batch-odd-registry")
         let ws = try Workspace.create(at: temp.file("ws"), config: WorkspaceConfig(user: "alice", remote: "/nowhere"))
-        // A directory where the registry file should be: reading it fails.
         try FileIO.makeDirectories(ws.tempRegistry + "/x")
         #expect(ws.leftoverRegistries == [ws.tempRegistry])
-        #expect {
-            _ = try ws.removeStaleTemporaryFiles()
-        } throws: { error in
-            guard case RecSyncError.fileSystem(let path, _, _) = error else { return false }
-            return path == ws.tempRegistry
-        }
+        #expect(try ws.removeStaleTemporaryFiles().isEmpty)
         #expect(ws.leftoverRegistries == [ws.tempRegistry])
+        let findings = try ws.check(fix: true)
+        let named = try #require(findings.first { $0.path == ws.relative(ws.tempRegistry) }, "\(findings)")
+        #expect(!named.fixable && !named.fixed && named.detail.contains("not a plain file"))
+    }
+
+    /// A client's state in a workspace has names of its own, never the workspace's files.
+    @Test func aClientsStateCannotTakeTheWorkspacesOwnFiles() throws {
+        let temp = TempDirectory("client-state-names")
+        let ws = try Workspace.create(at: temp.file("ws"), config: WorkspaceConfig(user: "alice", remote: "/nowhere"))
+        try ws.writeState("encrypted-zones", Array("alice/diary 1\n".utf8))
+        #expect(try ws.readState("encrypted-zones") == Array("alice/diary 1\n".utf8))
+        for name in ["config", "lock", "writing-1", ".tmp-1", "../x", "a/b", "Tokens", ""] {
+            #expect(throws: RecSyncError.self, "\(name)") { try ws.writeState(name, [1]) }
+        }
+        #expect(try FileIO.read(ws.stateDir + "/config") != [1])
     }
 
     @Test func theCrashRegistryReadsBackWhatItPutsBack() throws {

@@ -65,7 +65,7 @@ struct ImportCommand: RecSyncSubcommand {
         let source: String
         var fileFormat = format
         if file == "-" {
-            bytes = Array(FileHandle.standardInput.readDataToEndOfFile())
+            bytes = try StandardStream.input.readAll(limit: Int.max)
             source = "stdin"
             fileFormat = fileFormat ?? .jsonl
         } else {

@@ -27,9 +27,8 @@ enum Completions {
                 if (shown + "/").hasPrefix(prefix) { result.append(shown + "/") }
                 continue
             }
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: ws.zoneDirectory(zone))) ?? []
-            for file in names.sorted() {
-                guard let name = Workspace.recordName(forFile: file) else { continue }
+            // A completion offers what it can read; a zone it cannot list offers nothing.
+            for name in (try? ws.recordNamesOnDisk(zone)) ?? [] {
                 let candidate = "\(shown)/\(name)"
                 if candidate.hasPrefix(prefix) { result.append(candidate) }
             }

@@ -183,7 +183,9 @@ extension StoreCore {
         let head = try backend.head()
         do { _ = try visibleZone(id.zoneID, at: head) } catch {
             switch error {
-            case .zoneNotFound, .userDeletedZone, .permissionFailure: return nil
+            // A zone entry someone broke is that zone's problem, reported where it is read;
+            // here it is a version this user cannot have.
+            case .zoneNotFound, .userDeletedZone, .permissionFailure, .storeCorrupt: return nil
             default: throw error
             }
         }

@@ -314,9 +314,10 @@ final class GitBackend: StoreBackend {
 
     func blobSize(_ tag: String) throws(RecSyncError) -> Int? {
         guard let o = GitOID(hex: tag) else { return nil }
+        // Nil for an object that is missing or is not a blob (a commit or tree someone put
+        // where a record belongs): read as a version the store does not hold.
         return try git("reading the size of object \(tag)") { () throws(GitError) -> Int? in
-            guard try repository.contains(o) else { return nil }
-            return try repository.objectSize(o)
+            try repository.blobSize(o).map { Int($0) }
         }
     }
 
@@ -324,7 +325,10 @@ final class GitBackend: StoreBackend {
         guard let o = GitOID(hex: tag) else { return nil }
         return try git("reading object \(tag)") { () throws(GitError) -> [UInt8]? in
             guard try repository.contains(o) else { return nil }
-            return try repository.blob(o)
+            do throws(GitError) { return try repository.blob(o) } catch {
+                if error.isNotFound { return nil }  // there, but not a blob
+                throw error
+            }
         }
     }
 

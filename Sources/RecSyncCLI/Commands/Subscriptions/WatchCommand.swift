@@ -82,7 +82,7 @@ struct WatchCommand: RecSyncSubcommand {
             deliver: { n in
                 if let error = Self.writeLine(n.json, command: console.command) {
                     console.warning(
-                        "cannot write the notification for \(n.subscriptionID) to stdout (\(String(cString: strerror(error)))); it stays pending")
+                        "cannot write the notification for \(n.subscriptionID) to stdout (\(StandardStream.describe(error))); it stays pending")
                     // EPIPE: whoever read stdout is gone, for good (SIGPIPE, which would have
                     // ended watch, was ignored by whoever started it).
                     return error == EPIPE ? .receiverGone : .failed
@@ -122,6 +122,8 @@ struct WatchCommand: RecSyncSubcommand {
             console.warning("cannot run --exec for \(n.subscriptionID): \(reason); it stays pending")
         case .stopped:
             console.warning("--exec was stopped with watch; the notification for \(n.subscriptionID) stays pending")
+        case .exitUnknown(let reason):
+            console.warning("--exec ran for \(n.subscriptionID), but its exit status could not be read (\(reason)); it stays pending")
         case .exited(let status):
             console.warning(
                 "--exec exited with status \(status) for \(n.subscriptionID); the notification stays pending and is delivered again later")
