@@ -1,3 +1,4 @@
+import RecSyncTestSupport
 import RecSyncWorkspace
 import Testing
 
@@ -35,5 +36,60 @@ import Testing
         #expect(rules.ignores("private/notes/trailing"), "trailing spaces are not part of the pattern")
         #expect(!rules.ignores("private/notes/a.json~"), "a rule of the file re-includes a default")
         #expect(!rules.ignores("private/notes/a.json"))
+    }
+
+    @Test func escapesClassesAndWildcardsWithinOneName() {
+        let rules = IgnoreRules(lines: [##"\#literal"##, #"\!bang"#, "draft-[0-9].json", "?.tmp", "private/*.log", #"space\ "#])
+        #expect(rules.ignores("private/notes/#literal"), "an escaped # is a pattern, not a comment")
+        #expect(rules.ignores("private/notes/!bang"), "an escaped ! is a name, not a negation")
+        #expect(!rules.ignores("private/notes/bang"))
+        #expect(rules.ignores("private/notes/draft-7.json"))
+        #expect(!rules.ignores("private/notes/draft-x.json"))
+        #expect(!rules.ignores("private/notes/draft-10.json"), "a class is one character")
+        #expect(rules.ignores("private/notes/a.tmp"))
+        #expect(!rules.ignores("private/notes/ab.tmp"))
+        #expect(rules.ignores("private/x.log"))
+        #expect(!rules.ignores("private/notes/x.log"), "* never crosses a /")
+        #expect(rules.ignores("private/notes/space "), "an escaped trailing space is kept")
+        #expect(!rules.ignores("private/notes/space"))
+    }
+
+    @Test func doubleStarsSpanDirectoriesButNotTheirOwnBase() {
+        let rules = IgnoreRules(lines: ["private/**/cache", "shared/**"])
+        #expect(rules.ignores("private/cache"), "/**/ matches no directory at all too")
+        #expect(rules.ignores("private/a/cache"))
+        #expect(rules.ignores("private/a/b/c/cache"))
+        #expect(!rules.ignores("private/a/cachex"))
+        #expect(!rules.ignores("other/private/cache"), "the pattern is anchored")
+        #expect(rules.ignores("shared/bob/zone/r.json"))
+        #expect(!rules.ignores("shared", isDirectory: true), "a/** is what is inside a, not a")
+    }
+
+    @Test func aFileInsideAnIgnoredDirectoryCannotBeReincluded() {
+        let build = IgnoreRules(lines: ["build/", "!keep.json", "!private/build/kept.json"])
+        #expect(build.ignores("private/build/keep.json"), "git does not look inside an excluded directory")
+        #expect(build.ignores("private/build/kept.json"))
+        #expect(!build.ignores("private/notes/keep.json"))
+        let rules = IgnoreRules(lines: ["*.json", "!important.json"])
+        #expect(rules.ignores("private/notes/r.json"))
+        #expect(!rules.ignores("private/notes/important.json"), "a later negation re-includes a file")
+        #expect(!IgnoreRules(lines: ["!*.json"]).ignores("private/n/a.json"), "a negation with nothing to undo ignores nothing")
+        #expect(!IgnoreRules(lines: ["/", "!", "#x", "   "]).ignores("private/n/a.json"), "empty patterns are no rules")
+    }
+
+    @Test func theRulesFileIsReadAndFilesOutsideZonesAreFound() throws {
+        let dir = TempDirectory("ignore-rules")
+        let ws = try Workspace.create(at: dir.file("ws"), config: WorkspaceConfig(user: "alice", remote: "memory"))
+        try writeFile("\(ws.root)/.recsyncignore", "*.bak\n# comment\n!keep.bak\n")
+        let rules = try IgnoreRules.load(ws)
+        #expect(rules.ignores("private/notes/a.bak"))
+        #expect(!rules.ignores("private/notes/keep.bak"), "a negation in the file re-includes")
+        try writeFile("\(ws.root)/private/stray.txt", "x")
+        try writeFile("\(ws.root)/private/old.bak", "x")
+        try writeFile("\(ws.root)/private/notes/r.json", "{}")
+        try writeFile("\(ws.root)/shared/loose.txt", "x")
+        try writeFile("\(ws.root)/shared/bob/stray.txt", "x")
+        try writeFile("\(ws.root)/shared/bob/inbox/r.json", "{}")
+        #expect(try ws.untrackedOutsideZones().sorted() == ["private/stray.txt", "shared/bob/stray.txt", "shared/loose.txt"])
     }
 }
