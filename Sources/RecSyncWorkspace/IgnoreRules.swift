@@ -56,9 +56,9 @@ package struct IgnoreRules: Sendable {
         let path = "\(workspace.root)/.recsyncignore"
         guard let bytes = try FileIO.read(path) else { return IgnoreRules(lines: []) }
         return IgnoreRules(
-            lines: String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map {
-                $0.hasSuffix("\r") ? String($0.dropLast()) : String($0)
-            })
+            // "\r\n" is one Character in Swift: a file written on Windows splits on it too.
+            lines: String(decoding: bytes, as: UTF8.self).split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+                .map { $0.hasSuffix("\r") ? String($0.dropLast()) : String($0) })
     }
 
     static func rule(_ line: String) -> Rule? {
@@ -80,7 +80,12 @@ package struct IgnoreRules: Sendable {
         }
         let anchored = text.contains("/")
         if text.hasPrefix("/") { text.removeFirst() }
-        if text.hasPrefix("**/") { return Rule(pattern: String(text.dropFirst(3)), negated: negated, directoryOnly: directoryOnly, anchored: false) }
+        if text.hasPrefix("**/") {
+            // `**/name` matches a name at any depth; `**/dir/name` a path that ends that way.
+            let rest = String(text.dropFirst(3))
+            let deep = rest.contains("/")
+            return Rule(pattern: deep ? "**/" + rest : rest, negated: negated, directoryOnly: directoryOnly, anchored: deep)
+        }
         guard !text.isEmpty else { return nil }
         return Rule(pattern: text, negated: negated, directoryOnly: directoryOnly, anchored: anchored)
     }
@@ -109,6 +114,11 @@ package struct IgnoreRules: Sendable {
 
     /// fnmatch with FNM_PATHNAME, plus `**` segments spanning directories.
     static func match(_ pattern: String, _ path: String) -> Bool {
+        if pattern.hasPrefix("**/") {
+            let tail = String(pattern.dropFirst(3))
+            let parts = path.split(separator: "/").map(String.init)
+            return parts.indices.contains { match(tail, parts[$0...].joined(separator: "/")) }
+        }
         if let range = pattern.range(of: "/**/") {
             let head = String(pattern[..<range.lowerBound]), tail = String(pattern[range.upperBound...])
             let parts = path.split(separator: "/").map(String.init)

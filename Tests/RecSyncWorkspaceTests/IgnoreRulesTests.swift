@@ -92,4 +92,25 @@ import Testing
         try writeFile("\(ws.root)/shared/bob/inbox/r.json", "{}")
         #expect(try ws.untrackedOutsideZones().sorted() == ["private/stray.txt", "shared/bob/stray.txt", "shared/loose.txt"])
     }
+
+    /// A rules file written on Windows (CRLF line ends) is read line by line, as git reads it.
+    @Test func aRulesFileWithCRLFLineEndsIsReadLineByLine() throws {
+        let dir = TempDirectory("ignore-crlf")
+        let ws = try Workspace.create(at: dir.file("ws"), config: WorkspaceConfig(user: "alice", remote: "/nowhere"))
+        try writeFile("\(ws.root)/.recsyncignore", "*.bak\r\n# a comment\r\n!keep.bak\r\n")
+        let rules = try IgnoreRules.load(ws)
+        #expect(rules.ignores("private/notes/old.bak"))
+        #expect(!rules.ignores("private/notes/keep.bak"))
+    }
+
+    /// `**/dir/name` matches a path that ends with `dir/name` at any depth, as in git.
+    @Test func aDoubleStarBeforeAPathMatchesItAtAnyDepth() {
+        let rules = IgnoreRules(lines: ["**/notes/draft.json", "**/tmp"])
+        #expect(rules.ignores("private/notes/draft.json"))
+        #expect(rules.ignores("shared/bob/notes/draft.json"))
+        #expect(!rules.ignores("private/notes/final.json"))
+        #expect(!rules.ignores("private/other/draft.json"))
+        #expect(rules.ignores("private/tmp", isDirectory: true))
+        #expect(rules.ignores("private/a/tmp/x.json"))
+    }
 }
