@@ -85,8 +85,10 @@ extension FileIO {
     /// `objects/xx/` hold files libgit2 only ever renames into place, which replaces a link.
     package static func refuseLinks(within path: String, depth: Int = .max) throws(RecSyncError) {
         try refuseLink(path)
-        let top = openDirectory(path)
-        guard top >= 0 else { return }
+        // Opened with the throwing call: a component above it that is a link (under a
+        // workspace root) is refused, not taken for a tree that is not there.
+        guard let opened = try openDirectory(path, create: false) else { return }
+        let top = opened.fd
         // Each directory is opened once, relative to its parent's descriptor and without
         // following a link, and read once: `readdir`'s types spare a `stat` for every plain
         // file (a mirror's loose objects are most of its entries). Re-walking each entry's
@@ -97,8 +99,9 @@ extension FileIO {
         while let (fd, dir, level) = directories.popLast() {
             defer { close(fd) }
             var notRegular = Set<String>()
-            // Entries of types the file system did not tell (DT_UNKNOWN) are asked with `fstatat`.
-            for name in list(fd: fd, notRegular: &notRegular, unknownIsNotRegular: true) where notRegular.contains(name) {
+            // Entries of types the file system did not tell (DT_UNKNOWN) are asked with `fstatat`;
+            // a directory that cannot be read is an error, not a tree without links.
+            for name in try readEntries(fd, path: dir, notRegular: &notRegular, unknownIsNotRegular: true) where notRegular.contains(name) {
                 let entry = "\(dir)/\(name)"
                 guard let found = info(in: fd, name) else { continue }
                 if found.isSymlink { throw Confinement.linkRefused(entry) }

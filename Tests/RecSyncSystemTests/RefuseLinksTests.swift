@@ -53,4 +53,22 @@ import Testing
         try FileManager.default.createSymbolicLink(atPath: "\(dir.path)/alias", withDestinationPath: root)
         #expect(throws: RecSyncError.self) { try FileIO.refuseLinks(within: "\(dir.path)/alias") }
     }
+
+    /// Under a workspace root, a directory above the tree that is a link (`.recsync` swapped
+    /// for one) is refused too: the tree is not taken for one that is not there.
+    @Test func aLinkAboveTheTreeUnderAWorkspaceRootIsRefused() throws {
+        let dir = TempDirectory("refuse-links-above")
+        let elsewhere = dir.file("elsewhere")
+        try FileManager.default.createDirectory(atPath: "\(elsewhere)/mirror/objects", withIntermediateDirectories: true)
+        let root = dir.file("ws")
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: "\(root)/.recsync", withDestinationPath: elsewhere)
+        Confinement.register(root)
+        defer { Confinement.unregister(root) }
+        #expect {
+            try FileIO.refuseLinks(within: "\(root)/.recsync/mirror")
+        } throws: { error in
+            "\(error)".contains("\(root)/.recsync") && "\(error)".contains("symbolic link")
+        }
+    }
 }
