@@ -258,7 +258,8 @@ public actor EncryptingStore: RemoteStore {
                 } catch {
                     out.append(RecordResult(recordID: item.recordID, result: .failure(error)))
                 }
-            case .failure(.serverRecordChanged(var conflict)):
+            case .failure(let failure) where failure.kind == .serverRecordChanged:
+                guard case .serverRecordChanged(var conflict) = failure.reason else { continue }
                 do throws(RecSyncError) {
                     if let r = conflict.server { conflict.server = try await open(r, read: &read) }
                     if let r = conflict.client { conflict.client = try await open(r, read: &read) }
@@ -323,7 +324,7 @@ public actor EncryptingStore: RemoteStore {
             let generation = ZoneCrypto.generation(of: bytes) ?? 0
             let keys = await keys(of: zoneID, holding: generation, read: &read)
             if keys[generation] == nil, let failure = keyFailures[zoneID]?[generation] {
-                guard case .permissionFailure(let why) = failure else { throw failure }
+                guard case .permissionFailure(let why) = failure.reason else { throw failure }
                 throw .permissionFailure(
                     "\(binding.where): sealed with key generation \(generation) of the zone, which you hold no key for here: \(why)")
             }
@@ -363,7 +364,7 @@ public actor EncryptingStore: RemoteStore {
             var keys = zoneKeys[zoneID] ?? [:]
             if keys[generation] == nil { keys = try await openKeys(zoneID, refresh: false) }
             if keys[generation] == nil, let failure = keyFailures[zoneID]?[generation] {
-                guard case .permissionFailure = failure else { throw failure }  // the network, say: as it came
+                guard case .permissionFailure = failure.reason else { throw failure }  // the network, say: as it came
                 throw .permissionFailure(
                     """
                     records of zone \(zoneID) were not pushed: generation \(generation) of its key, the one new\
@@ -631,7 +632,7 @@ public actor EncryptingStore: RemoteStore {
         var keys = try await openKeys(zone.zoneID, refresh: false)  // checks the owner's signature
         // Wrapped again without a generation that did not open, it would be lost to everyone.
         if let (generation, failure) = keyFailures[zone.zoneID]?.min(by: { $0.key < $1.key }) {
-            guard case .permissionFailure = failure else { throw failure }  // the network, say: as it came
+            guard case .permissionFailure = failure.reason else { throw failure }  // the network, say: as it came
             throw .permissionFailure(
                 """
                 changing who shares zone \(zone.zoneID) was refused: generation \(generation) of its key does\

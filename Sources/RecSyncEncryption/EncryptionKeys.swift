@@ -35,7 +35,7 @@ public enum EncryptionKeys {
         let local = try keyStore.load(user)
         let published: UserPublicKey?
         do { published = try await store.fetchUserPublicKey(user) } catch {
-            guard case .storeCorrupt(let problem) = error else { throw error }
+            guard case .storeCorrupt(let problem) = error.reason else { throw error }
             guard local != nil else {
                 throw .storeCorrupt(
                     """
@@ -157,7 +157,7 @@ public enum EncryptionKeys {
     /// A failure leaves no file, never a partial one (`FileIO.createAtomically`).
     public static func writeNewPrivateFile(_ path: String, _ bytes: [UInt8]) throws(RecSyncError) {
         do { try FileIO.createAtomically(path, bytes, mode: 0o600) } catch {
-            if case .fileSystem(_, _, let cause) = error, cause?.errno == EEXIST {
+            if case .fileSystem(_, _, let cause) = error.reason, cause?.errno == EEXIST {
                 throw .fileSystem(path: path, message: "already exists; choose a new file name", cause: cause)
             }
             throw error

@@ -65,7 +65,7 @@ extension SyncEngine {
             let current: [String: FieldValue]?
             do { current = try ws.recordFields(id) } catch {
                 // The user is mid-edit: the note stays for the next pull.
-                if case .fileSystem = error { throw error }
+                if case .fileSystem = error.reason { throw error }
                 continue
             }
             for (field, asset) in fields.sorted(by: { $0.key < $1.key }) {

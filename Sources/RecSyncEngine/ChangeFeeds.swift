@@ -44,7 +44,8 @@ public struct ZoneChangeFeed: Sendable {
             token = page.changeToken
             isFinished = !page.moreComing
             return .page(page)
-        } catch .changeTokenExpired(let why) {
+        } catch {
+            guard case .changeTokenExpired(let why) = error.reason else { throw error }
             guard token != nil else { throw .changeTokenExpired(why) }
             token = nil
             return .tokenExpired(why)
@@ -129,7 +130,8 @@ public struct DatabaseChangeFeed: Sendable {
             token = page.changeToken
             isFinished = !page.moreComing
             return .page(page)
-        } catch .changeTokenExpired(let why) {
+        } catch {
+            guard case .changeTokenExpired(let why) = error.reason else { throw error }
             guard token != nil else { throw .changeTokenExpired(why) }
             token = nil
             return .tokenExpired(why)

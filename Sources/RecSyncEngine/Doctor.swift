@@ -20,7 +20,8 @@ extension SyncEngine {
         var findings: [DoctorFinding] = []
         do {
             findings += try ws.withLock(purpose: "doctor") { () throws(RecSyncError) in try ws.check(fix: fix) }
-        } catch .workspaceLocked {
+        } catch {
+            guard case .workspaceLocked = error.reason else { throw error }
             findings.append(
                 DoctorFinding(
                     kind: .workspaceBusy, path: ws.relative(ws.stateDir),
@@ -65,7 +66,7 @@ final class StoreFindings: EngineClient {
     var desiredKeys: [String]? { [] }
 
     func zoneFailsAlone(_ error: RecSyncError) -> Bool {
-        if case .storeCorrupt = error { return true }
+        if case .storeCorrupt = error.reason { return true }
         return false
     }
 
@@ -85,8 +86,9 @@ final class StoreFindings: EngineClient {
                             kind: .undecodableRecord, path: "\(changes.zoneID)/\(failure.recordID.recordName)", detail: failure.error.message,
                             fixable: false))
                 }
-            case .didFetchRecordZoneChanges(let zone, error: .storeCorrupt(let why)?):
-                findings.append(DoctorFinding(kind: .storeEntry, path: "zones/\(zone.ownerName)/\(zone.zoneName)", detail: why, fixable: false))
+            case .didFetchRecordZoneChanges(let zone, error: let error?) where error.kind == .storeCorrupt:
+                findings.append(
+                    DoctorFinding(kind: .storeEntry, path: "zones/\(zone.ownerName)/\(zone.zoneName)", detail: error.message, fixable: false))
             default:
                 break
             }

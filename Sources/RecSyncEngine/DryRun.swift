@@ -112,7 +112,7 @@ extension SyncEngine {
             case .success(let stored) where stored.changeTag != base:
                 if let save = saves[result.recordID], save.recordType == stored.recordType, save.fields == stored.fields { continue }
                 plan.conflicts.append(result.recordID)
-            case .failure(.unknownItem) where base != nil && saves[result.recordID] != nil:
+            case .failure(let error) where error.kind == .unknownItem && base != nil && saves[result.recordID] != nil:
                 plan.conflicts.append(result.recordID)
                 plan.deletedOnStore.append(result.recordID)
             default: break

@@ -190,7 +190,8 @@ struct PageApplier {
             writtenIDs.append(record.recordID)
             return
         }
-        do { try await stageAssets(of: record, previous: previous) } catch .storeCorrupt(let why) {
+        do { try await stageAssets(of: record, previous: previous) } catch {
+            guard case .storeCorrupt(let why) = error.reason else { throw error }
             refused[record.recordID] = .storeCorrupt(why)
             return
         }
@@ -248,7 +249,7 @@ struct PageApplier {
             do { temp = try await engine.downloadAsset(asset, of: id, workspace: workspace) } catch {
                 for f in fetched { workspace.discardTemporaryFile(f.temp) }
                 if !hadDirectory { workspace.removeAssetDirectoryIfEmpty(id) }
-                switch error {
+                switch error.reason {
                 case .storeCorrupt, .limitExceeded: throw .storeCorrupt("field '\(key)': \(error.message)")
                 default: throw error
                 }
@@ -348,7 +349,7 @@ struct PageApplier {
             // A file that cannot be read is an error; one that does not decode (the user is
             // mid-edit) is recorded with no client fields, as before.
             do { client = try workspace.recordFields(g.id) } catch {
-                if case .fileSystem = error { throw error }
+                if case .fileSystem = error.reason { throw error }
             }
             try await conflict(g.id, file: file, client: client, server: g.server, ancestorTag: g.knownTag)
         }

@@ -277,7 +277,7 @@ extension SyncEngine {
             case .success(let stored):
                 guard let tag = stored.changeTag, tag != base else { continue }
                 overwritten.append(OverwrittenRecord(recordID: result.recordID, changeTag: tag, knownTag: base))
-            case .failure(.unknownItem) where base != nil && saved.contains(result.recordID):
+            case .failure(let error) where error.kind == .unknownItem && base != nil && saved.contains(result.recordID):
                 overwritten.append(OverwrittenRecord(recordID: result.recordID, changeTag: nil, knownTag: base))
             default:
                 continue

@@ -88,7 +88,7 @@ extension SyncEngine {
             case .ours:
                 // What is on disk stays, including edits made after the conflict arose.
                 do { settled = try ws.recordFields(id) } catch {
-                    if case .fileSystem = error { throw error }
+                    if case .fileSystem = error.reason { throw error }
                     settled = [:]  // undecodable: certainly not the store's version
                 }
             case .theirs:
@@ -149,7 +149,7 @@ extension SyncEngine {
         // What the files hold now (a record file that does not decode: nothing known).
         var here: [String: FieldValue] = [:]
         do { here = try ws.recordFields(id) ?? [:] } catch {
-            if case .fileSystem = error { throw error }
+            if case .fileSystem = error.reason { throw error }
         }
         let notesBefore = try ws.unfetchedAssets(in: id.zoneID)[id] ?? [:]
         var notes = notesBefore.filter { wanted[$0.key] == $0.value }

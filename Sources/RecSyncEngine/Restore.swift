@@ -55,7 +55,7 @@ extension SyncEngine {
             // A file that does not decode is an edit too: restoring replaces it.
             let local: [String: FieldValue]?
             do { local = try ws.recordFields(id) } catch {
-                if case .fileSystem = error { throw error }
+                if case .fileSystem = error.reason { throw error }
                 local = [:]
             }
             let undone: LocalChange.Kind? = local == nil ? .deleted : local == synced.fields ? nil : .modified

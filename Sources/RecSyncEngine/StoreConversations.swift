@@ -21,7 +21,7 @@ extension RemoteStore {
             saving: saves, deleting: deletions, savePolicy: savePolicy, atomically: atomically, clientChangeTokenData: clientChangeTokenData)
         var adopted = 0
         for (i, item) in result.saveResults.enumerated() {
-            guard case .failure(.serverRecordChanged(let c)) = item.result, let server = c.server,
+            guard case .failure(let failure) = item.result, case .serverRecordChanged(let c) = failure.reason, let server = c.server,
                 server.recordType == saves[i].recordType, server.fields == saves[i].fields
             else { continue }
             result.saveResults[i].result = .success(server)
@@ -37,7 +37,7 @@ extension RemoteStore {
             result.saveResults.filter { failedOnItsOwn($0.result) }.map(\.recordID.zoneID)
                 + result.deleteResults.filter { failedOnItsOwn($0.result) }.map(\.recordID.zoneID))
         func again(_ r: Result<some Any, RecSyncError>, _ id: RecordID) -> Bool {
-            if case .failure(.batchRequestFailed) = r { return !failedZones.contains(id.zoneID) }
+            if case .failure(let error) = r, error.kind == .batchRequestFailed { return !failedZones.contains(id.zoneID) }
             return false
         }
         let saveIndexes = result.saveResults.indices.filter { again(result.saveResults[$0].result, saves[$0].recordID) }

@@ -128,25 +128,32 @@ public struct SyncEngine: Sendable {
                 report.problems += keptAside.map {
                     FileProblem(path: workspace.relative($0), message: "a file an interrupted pull was writing held something else; kept there")
                 }
-            } catch .workspaceLocked {
-                // A sync is running: it clears them up itself.
             } catch {
-                // Status only reports; a workspace it cannot lock (read-only) still gets one.
-                report.problems.append(
-                    FileProblem(
-                        path: workspace.relative(workspace.stateDir),
-                        message:
-                            """
-                            files an interrupted pull was writing are left, and could not be cleared now (\(error.message));\
-                             the workspace's doctor check says what is in the way
-                            """
-                    ))
+                // A sync that is running clears them up itself. Otherwise status only reports;
+                // a workspace it cannot lock (read-only) still gets one.
+                if case .workspaceLocked = error.reason {
+                } else {
+                    report.problems.append(
+                        FileProblem(
+                            path: workspace.relative(workspace.stateDir),
+                            message:
+                                """
+                                files an interrupted pull was writing are left, and could not be cleared now (\(error.message));\
+                                 the workspace's doctor check says what is in the way
+                                """
+                        ))
+                }
             }
         }
         // Conflicts whose sides are the same by now settle themselves, when no sync is running
         // (one that is settles them itself); a read-only workspace still gets its status.
         if let engine {
-            do throws(RecSyncError) { _ = try engine.settleIdenticalConflicts() } catch .workspaceLocked {} catch .fileSystem {}
+            do throws(RecSyncError) { _ = try engine.settleIdenticalConflicts() } catch {
+                switch error.reason {
+                case .workspaceLocked, .fileSystem: break
+                default: throw error
+                }
+            }
         }
         let (zones, problems) = workspace.localZones()
         report.problems += problems

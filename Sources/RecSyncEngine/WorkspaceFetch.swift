@@ -54,7 +54,7 @@ final class WorkspaceFetchClient: EngineClient, FetchStateKeeper {
         // The zone's own entry in the store is unreadable (its zone.json, or a directory of it
         // that plain git made a file): that zone is skipped and reported, and the rest of the
         // pull (or clone) goes on. Any other failure stops the pull.
-        if case .storeCorrupt = error { return true }
+        if case .storeCorrupt = error.reason { return true }
         return false
     }
 
@@ -336,7 +336,7 @@ final class WorkspaceFetchClient: EngineClient, FetchStateKeeper {
                 try run.retry.compact()
                 if sync.fetchesAssets(of: zone) { try await sync.fetchUnfetchedAssets(of: zone, workspace: ws) }
             }
-        case .zoneNotFound?, .userDeletedZone?:
+        case let error? where error.kind == .zoneNotFound || error.kind == .userDeletedZone:
             // Gone since the database changes were read; the next pull removes it.
             run.report.warnings.append("zone \(zone) went away during the pull; pull again")
             run.report.zonesSkipped.append(zone)
@@ -372,7 +372,7 @@ final class WorkspaceFetchClient: EngineClient, FetchStateKeeper {
             }
             for result in try await sync.store.fetchRecords(candidates.sorted(), desiredKeys: nil) {
                 switch result.result {
-                case .failure(.unknownItem): try await applier.incomingDeletion(result.recordID, index: &run.index)
+                case .failure(let error) where error.kind == .unknownItem: try await applier.incomingDeletion(result.recordID, index: &run.index)
                 case .success(let record): try await applier.incoming(record, index: &run.index)
                 case .failure: break
                 }

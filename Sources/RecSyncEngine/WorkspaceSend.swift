@@ -150,15 +150,15 @@ final class WorkspaceSendClient: EngineClient {
         }
         for failure in sent.failedRecordSaves {
             guard let local = byID[failure.record.recordID]?.record else { continue }
-            switch failure.error {
+            switch failure.error.reason {
             case .serverRecordChanged(let c):
                 try await sync.saveConflict(local, server: c.server, workspace: ws, report: &report, events: events)
             case .unknownItem:
                 try await sync.saveConflict(local, server: nil, workspace: ws, report: &report, events: events)
             case .zoneNotFound(let zone), .userDeletedZone(let zone):
                 goneMeanwhile.insert(zone)
-            case let error:
-                report.notSent.append("\(ws.relative(ws.recordPath(failure.record.recordID))): \(error.message)")
+            default:
+                report.notSent.append("\(ws.relative(ws.recordPath(failure.record.recordID))): \(failure.error.message)")
             }
         }
         for id in sent.deletedRecordIDs {
@@ -169,13 +169,13 @@ final class WorkspaceSendClient: EngineClient {
         }
         for failure in sent.failedRecordDeletes {
             guard let local = byID[failure.recordID]?.record else { continue }
-            switch failure.error {
+            switch failure.error.reason {
             case .serverRecordChanged(let c):
                 try await sync.saveConflict(local, server: c.server, workspace: ws, report: &report, events: events)
             case .zoneNotFound(let zone), .userDeletedZone(let zone):
                 goneMeanwhile.insert(zone)
-            case let error:
-                report.notSent.append("\(ws.relative(ws.recordPath(failure.recordID))): \(error.message)")
+            default:
+                report.notSent.append("\(ws.relative(ws.recordPath(failure.recordID))): \(failure.error.message)")
             }
         }
         // Only what landed was overwritten (an atomic zone with a refused item lands nothing).

@@ -28,7 +28,10 @@ extension SyncEngine {
         at directory: String, remote: String?, user: () throws(RecSyncError) -> String, commitSnapshots: Bool
     ) throws(RecSyncError) -> WorkspaceInit {
         let existing: Workspace?
-        do throws(RecSyncError) { existing = try Workspace.find(from: directory) } catch .notAWorkspace { existing = nil }
+        do throws(RecSyncError) { existing = try Workspace.find(from: directory) } catch {
+            guard case .notAWorkspace = error.reason else { throw error }
+            existing = nil
+        }
         if let existing, existing.root == directory, commitSnapshots, remote == nil {
             var config = existing.config
             config.commitSnapshots = true

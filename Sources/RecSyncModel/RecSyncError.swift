@@ -1,3 +1,5 @@
+import Foundation
+
 /// The three copies of a record in a `serverRecordChanged` conflict.
 ///
 /// `client` is nil when the client tried to delete; `ancestor` is the version the client's change
@@ -134,292 +136,600 @@ public struct PartialFailure: Sendable, Hashable {
     }
 }
 
-/// Every error recsync's library reports, each with a message that says what to do next.
-public enum RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The record changed on the store since the client's change tag (CloudKit 14).
-    case serverRecordChanged(RecordConflict)
-    /// The record does not exist on the store (CloudKit 11).
-    case unknownItem(RecordID)
-    /// The zone does not exist, or was deleted (CloudKit 26).
-    case zoneNotFound(ZoneID)
-    /// The zone was purged by its owner (CloudKit 28).
-    case userDeletedZone(ZoneID)
-    /// The token's point in history is gone; refetch from nil (CloudKit 21).
-    case changeTokenExpired(String)
-    /// The token cannot be used here at all (CloudKit 12, invalidArguments).
-    case badToken(TokenProblem)
-    /// The operation is not supported on this database (CloudKit 24).
-    case badDatabase(operation: String)
-    /// An argument breaks a rule, or the call cannot be made as asked (CloudKit 12).
-    case invalidArguments(String)
-    /// A name (zone, record, owner, record type, field key, device ID) breaks CloudKit's or
-    /// recsync's naming rules; the message names the rule (CloudKit 12, invalidArguments).
-    case invalidName(String)
-    /// A field value breaks a rule (a number that is not finite, a mixed list, a location out of
-    /// range, nesting too deep) (CloudKit 12, invalidArguments).
-    case invalidValue(String)
-    /// Bytes that should be JSON, a record file, a sidecar or a stored record do not decode;
-    /// carries the file and the line and column when known (CloudKit 12, invalidArguments).
-    case malformed(MalformedInput)
-    /// A size or count limit was exceeded (CloudKit 27).
-    case limitExceeded(String)
-    /// This item was fine, but another item in the same atomic zone failed (CloudKit 22).
-    case batchRequestFailed(RecordID)
-    /// The user may not do this (CloudKit 10).
-    case permissionFailure(String)
-    /// The store holds content recsync cannot read (CloudKit 15, serverRejectedRequest).
-    case storeCorrupt(String)
-    /// The store moved under us too often to land a change (CloudKit 23, zoneBusy).
-    case storeBusy(String)
-    /// Something failed inside recsync or the git library (CloudKit 1); `cause` is the
-    /// library's own report, when a library call failed.
-    case internalError(String, cause: LibraryFailure? = nil)
-    /// The directory is not inside a recsync workspace.
-    case notAWorkspace(String)
-    /// There is no recsync store where one was named: no such path, not a git repository, or a
-    /// repository (or remote) without recsync's branch (CloudKit 12, invalidArguments).
-    case notAStore(String)
-    /// The workspace names no store to sync with (CloudKit 12, invalidArguments).
-    case noRemote
-    /// The store at `location` is another store (`found`) than the one the workspace synced
-    /// with (`expected`): its change tokens mean nothing there (CloudKit 12, invalidArguments).
-    case storeMismatch(location: String, expected: String, found: String)
-    /// Another recsync process holds the workspace lock.
-    case workspaceLocked(String)
-    /// Files in the workspace cannot be sent; each with its problem. Nothing was sent.
-    case invalidFiles([FileProblem])
-    /// Reading or writing a local file failed; `cause` names the system call and its `errno`
-    /// when one failed.
-    case fileSystem(path: String, message: String, cause: SystemCallFailure? = nil)
-    /// The remote could not be reached at all (CloudKit 3); the message names the remote and the cause.
-    case networkUnavailable(String)
-    /// The connection to the remote failed part-way (CloudKit 4); nothing was half-applied.
-    case networkFailure(String)
-    /// The remote refused the credentials, or none could be found (CloudKit 9).
-    case notAuthenticated(String)
-    /// Some subscription notifications could not be delivered; they stay pending (CloudKit 2,
-    /// partialFailure: the others were delivered).
-    case notDelivered([String])
-    /// Some changes of a send were refused, the others went (`RecordSyncEngine.sendChanges`
-    /// throws it after the send's events, which carry each refusal too).
-    case partialFailure(PartialFailure)
-    /// An embedding app's delegate threw while it handled a sync event (`RecordSyncEngine`);
-    /// what depended on the event (a token, a pending change) did not move.
-    case delegateFailed(event: String, message: String)
-    /// A fetch or send was cancelled (`RecordSyncEngine.cancelOperations()`, or its task was
-    /// cancelled) between two pages or batches: what it had delivered is saved, the rest is
-    /// not started.
-    case operationCancelled(String)
+/// What a failed call reports underneath: the system call or the library call that failed.
+public enum ErrorCause: Sendable, Hashable, CustomStringConvertible {
+    case systemCall(SystemCallFailure)
+    case library(LibraryFailure)
 
-    public var code: CloudKitErrorCode {
+    public var description: String {
         switch self {
-        case .serverRecordChanged: .serverRecordChanged
-        case .unknownItem: .unknownItem
-        case .zoneNotFound: .zoneNotFound
-        case .userDeletedZone: .userDeletedZone
-        case .changeTokenExpired: .changeTokenExpired
-        case .badToken, .invalidArguments, .invalidName, .invalidValue, .malformed: .invalidArguments
-        case .badDatabase: .badDatabase
-        case .limitExceeded: .limitExceeded
-        case .batchRequestFailed: .batchRequestFailed
-        case .permissionFailure: .permissionFailure
-        case .storeCorrupt: .serverRejectedRequest
-        case .storeBusy: .zoneBusy
-        case .internalError: .internalError
-        case .notAWorkspace, .notAStore, .workspaceLocked, .invalidFiles, .fileSystem, .noRemote, .storeMismatch: .invalidArguments
-        case .notDelivered, .partialFailure: .partialFailure
-        case .delegateFailed: .internalError
-        case .operationCancelled: .operationCancelled
-        case .networkUnavailable: .networkUnavailable
-        case .networkFailure: .networkFailure
-        case .notAuthenticated: .notAuthenticated
+        case .systemCall(let failure): "\(failure.call): \(String(cString: strerror(failure.errno)))"
+        case .library(let failure): "\(failure.library) \(failure.function): \(failure.message)"
         }
     }
+}
 
-    public var message: String {
-        switch self {
-        case .serverRecordChanged(let c):
-            return "record '\(c.recordID)' changed on the store since you last fetched it; pull, resolve the conflict, then push again"
-        case .unknownItem(let id):
-            return "record '\(id)' does not exist on the store; pull to refresh, or save it again as a new record"
-        case .zoneNotFound(let z):
-            return "zone '\(z)' does not exist on the store (or was deleted); create it first, or pull to drop it locally"
-        case .userDeletedZone(let z):
-            return "zone '\(z)' was purged by its owner; its data must not be re-uploaded. Remove it locally (pull does this)"
-        case .changeTokenExpired(let what):
-            return "the change token for \(what) is no longer valid (the store's history was rewritten); fetch again from the beginning"
-        case .badToken(let p):
-            switch p {
-            case .garbled: return "the change token is garbled; pass a token recsync printed, or none for a full fetch"
-            case .unsupportedVersion(let v):
-                return "the change token has version \(v), which this recsync does not understand; upgrade recsync or fetch from the beginning"
-            case .wrongKind(let e, let f):
-                return "a \(f) token was given where a \(e) token is needed; database and zone tokens are not interchangeable"
-            case .wrongScope(let e, let f): return "the token belongs to \(f), not \(e); use the token saved for this scope"
-            case .wrongZone(let e, let f): return "the token belongs to zone '\(f)', not '\(e)'; use the token saved for this zone"
-            case .wrongStore(let e, let f): return "the token belongs to store \(f), not this store (\(e)); fetch from the beginning"
-            }
-        case .badDatabase(let op):
-            return "\(op) is not supported on the public database; use the private or shared scope"
-        case .malformed(let m):
-            return m.message
-        case .invalidArguments(let m), .invalidName(let m), .invalidValue(let m), .notAStore(let m), .limitExceeded(let m), .permissionFailure(let m),
-            .storeCorrupt(let m), .storeBusy(let m), .internalError(let m, _):
-            return m
-        case .batchRequestFailed(let id):
-            return "record '\(id)' was not saved because another change in the same zone failed; fix that one and push again"
-        case .notAWorkspace(let path):
-            return "'\(path)' is not inside a recsync workspace (no .recsync directory there or above)"
-        case .noRemote:
-            return "this workspace has no remote store to sync with"
-        case .storeMismatch(let location, let expected, let found):
-            return
-                "\(location) is another store (\(found)) than the one this workspace synced with (\(expected)); its change tokens mean nothing there"
-        case .workspaceLocked(let holder):
-            return "another recsync (\(holder)) is syncing this workspace; wait for it to finish"
-        case .invalidFiles(let problems):
-            return "nothing was sent; fix these files first:\n" + problems.map { "  \($0)" }.joined(separator: "\n")
-        case .fileSystem(let path, let message, _):
-            return "\(path): \(message)"
-        case .networkUnavailable(let m), .networkFailure(let m), .notAuthenticated(let m):
-            return m
-        case .delegateFailed(let event, let message):
-            return "the app failed to handle \(event): \(message); nothing that depends on it was marked done, so the next sync delivers it again"
-        case .operationCancelled(let what):
-            return "\(what) was cancelled; what it delivered before is kept, and the next run goes on from there"
-        case .partialFailure(let failure):
-            let lines = failure.lines
-            let shown = lines.prefix(5).joined(separator: "; ") + (lines.count > 5 ? "; and \(lines.count - 5) more" : "")
-            return
-                """
-                the store refused \(lines.count) of the changes sent (\(shown)); the rest went. Changes refused\
-                 for good are no longer pending: handle each (the send's events carry its error) and add it\
-                 again; those refused for a passing reason stay pending
-                """
-        case .notDelivered(let ids):
-            return
-                """
-                not delivered, still pending: \(ids.joined(separator: ", ")) (the warnings above say why); their\
-                 cursors did not move, so the next delivery sends them again
-                """
-        }
+/// Every error recsync's library reports, in the shape of swift-nio's `FileSystemError`: a
+/// `reason` (what went wrong and the details a caller acts on, which give the stable `kind`
+/// and CloudKit's `code`), a `message` in the library's own terms, the `cause` underneath
+/// (a system call with its errno, a libgit2 call with its class and code) and the `location`
+/// that made it.
+///
+/// Made like an enum's cases (`throw .zoneNotFound(zone)`), each of which records where it was
+/// made; matched on its reason (`if case .zoneNotFound(let zone) = error.reason`).
+public struct RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var reason: Reason
+    /// Where the error was made (for a developer reading a report, not for telling errors apart).
+    public var location: SourceLocation
+
+    public init(_ reason: Reason, function: String = #function, file: String = #fileID, line: Int = #line) {
+        self.reason = reason
+        self.location = SourceLocation(function: function, file: file, line: line)
     }
 
-    public var description: String { message }
+    /// Where an error was made: the function, file and line that made it (the shape of
+    /// swift-nio's `FileSystemError.SourceLocation`). Not part of what an error means: two errors
+    /// with the same reason are equal wherever they were made.
+    public struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
+        public var function: String
+        public var file: String
+        public var line: Int
+
+        public init(function: String, file: String, line: Int) {
+            self.function = function
+            self.file = file
+            self.line = line
+        }
+
+        public var description: String { "\(file):\(line)" }
+    }
+
+    /// The same reason: where each was made does not matter.
+    public static func == (a: RecSyncError, b: RecSyncError) -> Bool { a.reason == b.reason }
+    public func hash(into hasher: inout Hasher) { reason.hash(into: &hasher) }
+
+    /// CloudKit's error code for the reason.
+    public var code: CloudKitErrorCode { reason.code }
+    /// The reason's name (`serverRecordChanged`, `malformed`, `fileSystem`, …): what scripts
+    /// tell errors apart by (`recsync --json` prints it as `error.kind`).
+    public var kind: Kind { reason.kind }
+    /// What went wrong and what to do next, in the library's terms.
+    public var message: String { reason.message }
+    public var description: String { reason.message }
+    /// The system call or library call underneath, when one failed.
+    public var cause: ErrorCause? {
+        switch reason {
+        case .fileSystem(_, _, let cause?): .systemCall(cause)
+        case .internalError(_, let cause?): .library(cause)
+        default: nil
+        }
+    }
+    /// For a send of which some changes were refused, each refusal (CloudKit's
+    /// `CKError.partialErrorsByItemID`); nil for any other error.
+    public var partialFailure: PartialFailure? {
+        if case .partialFailure(let failure) = reason { failure } else { nil }
+    }
+
+    /// The stable name of each reason, which scripts and apps tell errors apart by (the shape of
+    /// swift-nio's `FileSystemError.Code`): `error.kind == .zoneNotFound`.
+    public enum Kind: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+        case serverRecordChanged
+        case unknownItem
+        case zoneNotFound
+        case userDeletedZone
+        case changeTokenExpired
+        case badToken
+        case badDatabase
+        case invalidArguments
+        case invalidName
+        case invalidValue
+        case malformed
+        case limitExceeded
+        case batchRequestFailed
+        case permissionFailure
+        case storeCorrupt
+        case storeBusy
+        case internalError
+        case notAWorkspace
+        case notAStore
+        case noRemote
+        case storeMismatch
+        case workspaceLocked
+        case invalidFiles
+        case fileSystem
+        case networkUnavailable
+        case networkFailure
+        case notAuthenticated
+        case notDelivered
+        case partialFailure
+        case delegateFailed
+        case operationCancelled
+
+        public var description: String { rawValue }
+    }
+
+    /// The error as a JSON object for scripts (see ``Reason/json``).
+    public var json: JSONValue { reason.json }
 
     /// A decoding error of the bytes of the file at `path` (shown relative to the workspace),
     /// told as one: `malformed` gains the path, a bad name or value in the file makes it
     /// `malformed` there, any other error becomes `fileSystem` there.
     public func located(at path: String) -> RecSyncError {
-        switch self {
+        var located = self
+        switch reason {
         case .malformed(var m):
             m.path = path
-            return .malformed(m)
+            located.reason = .malformed(m)
         case .invalidName(let detail), .invalidValue(let detail):
             // A field key or value the file holds breaks a rule: the file is malformed.
-            return .malformed(MalformedInput(path: path, detail: detail))
+            located.reason = .malformed(MalformedInput(path: path, detail: detail))
         case .fileSystem:
-            return self
-        default:
-            return .fileSystem(path: path, message: message)
-        }
-    }
-
-    /// The case's name (`serverRecordChanged`, `malformed`, `fileSystem`, …): what scripts
-    /// tell errors apart by (`recsync --json` prints it as `error.kind`).
-    public var kind: String {
-        switch self {
-        case .serverRecordChanged: "serverRecordChanged"
-        case .unknownItem: "unknownItem"
-        case .zoneNotFound: "zoneNotFound"
-        case .userDeletedZone: "userDeletedZone"
-        case .changeTokenExpired: "changeTokenExpired"
-        case .badToken: "badToken"
-        case .badDatabase: "badDatabase"
-        case .invalidArguments: "invalidArguments"
-        case .invalidName: "invalidName"
-        case .invalidValue: "invalidValue"
-        case .malformed: "malformed"
-        case .limitExceeded: "limitExceeded"
-        case .batchRequestFailed: "batchRequestFailed"
-        case .permissionFailure: "permissionFailure"
-        case .storeCorrupt: "storeCorrupt"
-        case .storeBusy: "storeBusy"
-        case .internalError: "internalError"
-        case .notAWorkspace: "notAWorkspace"
-        case .notAStore: "notAStore"
-        case .noRemote: "noRemote"
-        case .storeMismatch: "storeMismatch"
-        case .workspaceLocked: "workspaceLocked"
-        case .invalidFiles: "invalidFiles"
-        case .fileSystem: "fileSystem"
-        case .networkUnavailable: "networkUnavailable"
-        case .networkFailure: "networkFailure"
-        case .notAuthenticated: "notAuthenticated"
-        case .notDelivered: "notDelivered"
-        case .partialFailure: "partialFailure"
-        case .delegateFailed: "delegateFailed"
-        case .operationCancelled: "operationCancelled"
-        }
-    }
-
-    /// The error as a JSON object for scripts: `kind`, CloudKit's numeric `code`, `message`,
-    /// and what the case carries that a script may act on (`path`, `line`, `column`, the
-    /// system `call` and its `errno`, `recordName`, `zone`, `files`, `subscriptions`; a partial failure's `zones` and `records`,
-    /// each with its `error`).
-    public var json: JSONValue {
-        var o: [String: JSONValue] = ["kind": .string(kind), "code": .int(Int64(code.rawValue)), "message": .string(message)]
-        switch self {
-        case .malformed(let m):
-            if let path = m.path { o["path"] = .string(path) }
-            if let line = m.line { o["line"] = .int(Int64(line)) }
-            if let column = m.column { o["column"] = .int(Int64(column)) }
-        case .fileSystem(let path, _, let cause):
-            o["path"] = .string(path)
-            if let cause {
-                o["call"] = .string(cause.call)
-                o["errno"] = .int(Int64(cause.errno))
-            }
-        case .internalError(_, let cause?):
-            var c: [String: JSONValue] = [
-                "library": .string(cause.library), "function": .string(cause.function), "code": .int(Int64(cause.code)),
-                "message": .string(cause.message),
-            ]
-            if let errorClass = cause.errorClass { c["class"] = .int(Int64(errorClass)) }
-            o["cause"] = .object(c)
-        case .serverRecordChanged(let c):
-            o["zone"] = .string(c.recordID.zoneID.description)
-            o["recordName"] = .string(c.recordID.recordName)
-        case .unknownItem(let id), .batchRequestFailed(let id):
-            o["zone"] = .string(id.zoneID.description)
-            o["recordName"] = .string(id.recordName)
-        case .zoneNotFound(let z), .userDeletedZone(let z):
-            o["zone"] = .string(z.description)
-        case .storeMismatch(let location, let expected, let found):
-            o["store"] = .string(location)
-            o["expected"] = .string(expected)
-            o["found"] = .string(found)
-        case .invalidFiles(let problems):
-            o["files"] = .array(problems.map { .object(["path": .string($0.path), "message": .string($0.message)]) })
-        case .notDelivered(let ids):
-            o["subscriptions"] = .array(ids.map { .string($0) })
-        case .partialFailure(let failure):
-            o["zones"] = .array(
-                failure.zones.sorted { $0.key.description < $1.key.description }.map {
-                    .object(["zone": .string($0.key.description), "error": $0.value.json])
-                })
-            o["records"] = .array(
-                failure.records.sorted { ($0.key.zoneID.description, $0.key.recordName) < ($1.key.zoneID.description, $1.key.recordName) }.map {
-                    .object(["zone": .string($0.key.zoneID.description), "recordName": .string($0.key.recordName), "error": $0.value.json])
-                })
-        default:
             break
+        default:
+            located.reason = .fileSystem(path: path, message: message)
         }
-        return .object(o)
+        return located
     }
 
     /// Shorthand for `.malformed` with only a detail.
-    public static func malformedInput(_ detail: String) -> RecSyncError {
-        .malformed(MalformedInput(detail: detail))
+    public static func malformedInput(_ detail: String, function: String = #function, file: String = #fileID, line: Int = #line) -> RecSyncError {
+        RecSyncError(.malformed(MalformedInput(detail: detail)), function: function, file: file, line: line)
+    }
+
+    // One maker per reason, so that `throw .zoneNotFound(zone)` reads as it did when the error
+    // was an enum, and records where it was made.
+    public static func serverRecordChanged(
+        _ value: RecordConflict, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.serverRecordChanged(value), function: function, file: file, line: line)
+    }
+
+    public static func unknownItem(
+        _ value: RecordID, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.unknownItem(value), function: function, file: file, line: line)
+    }
+
+    public static func zoneNotFound(
+        _ value: ZoneID, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.zoneNotFound(value), function: function, file: file, line: line)
+    }
+
+    public static func userDeletedZone(
+        _ value: ZoneID, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.userDeletedZone(value), function: function, file: file, line: line)
+    }
+
+    public static func changeTokenExpired(
+        _ value: String, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.changeTokenExpired(value), function: function, file: file, line: line)
+    }
+
+    public static func badToken(
+        _ value: TokenProblem, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.badToken(value), function: function, file: file, line: line)
+    }
+
+    public static func badDatabase(
+        operation: String, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.badDatabase(operation: operation), function: function, file: file, line: line)
+    }
+
+    public static func invalidArguments(
+        _ value: String, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.invalidArguments(value), function: function, file: file, line: line)
+    }
+
+    public static func invalidName(
+        _ value: String, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.invalidName(value), function: function, file: file, line: line)
+    }
+
+    public static func invalidValue(
+        _ value: String, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.invalidValue(value), function: function, file: file, line: line)
+    }
+
+    public static func malformed(
+        _ value: MalformedInput, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.malformed(value), function: function, file: file, line: line)
+    }
+
+    public static func limitExceeded(
+        _ value: String, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.limitExceeded(value), function: function, file: file, line: line)
+    }
+
+    public static func batchRequestFailed(
+        _ value: RecordID, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.batchRequestFailed(value), function: function, file: file, line: line)
+    }
+
+    public static func permissionFailure(
+        _ value: String, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.permissionFailure(value), function: function, file: file, line: line)
+    }
+
+    public static func storeCorrupt(
+        _ value: String, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.storeCorrupt(value), function: function, file: file, line: line)
+    }
+
+    public static func storeBusy(
+        _ value: String, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.storeBusy(value), function: function, file: file, line: line)
+    }
+
+    public static func internalError(
+        _ value0: String, cause: LibraryFailure? = nil, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.internalError(value0, cause: cause), function: function, file: file, line: line)
+    }
+
+    public static func notAWorkspace(
+        _ value: String, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.notAWorkspace(value), function: function, file: file, line: line)
+    }
+
+    public static func notAStore(
+        _ value: String, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.notAStore(value), function: function, file: file, line: line)
+    }
+
+    public static func noRemote(function: String = #function, file: String = #fileID, line: Int = #line) -> RecSyncError {
+        RecSyncError(.noRemote, function: function, file: file, line: line)
+    }
+
+    public static func storeMismatch(
+        location: String, expected: String, found: String, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.storeMismatch(location: location, expected: expected, found: found), function: function, file: file, line: line)
+    }
+
+    public static func workspaceLocked(
+        _ value: String, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.workspaceLocked(value), function: function, file: file, line: line)
+    }
+
+    public static func invalidFiles(
+        _ value: [FileProblem], function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.invalidFiles(value), function: function, file: file, line: line)
+    }
+
+    public static func fileSystem(
+        path: String, message: String, cause: SystemCallFailure? = nil, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.fileSystem(path: path, message: message, cause: cause), function: function, file: file, line: line)
+    }
+
+    public static func networkUnavailable(
+        _ value: String, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.networkUnavailable(value), function: function, file: file, line: line)
+    }
+
+    public static func networkFailure(
+        _ value: String, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.networkFailure(value), function: function, file: file, line: line)
+    }
+
+    public static func notAuthenticated(
+        _ value: String, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.notAuthenticated(value), function: function, file: file, line: line)
+    }
+
+    public static func notDelivered(
+        _ value: [String], function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.notDelivered(value), function: function, file: file, line: line)
+    }
+
+    public static func partialFailure(
+        _ value: PartialFailure, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.partialFailure(value), function: function, file: file, line: line)
+    }
+
+    public static func delegateFailed(
+        event: String, message: String, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.delegateFailed(event: event, message: message), function: function, file: file, line: line)
+    }
+
+    public static func operationCancelled(
+        _ value: String, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.operationCancelled(value), function: function, file: file, line: line)
+    }
+}
+
+extension RecSyncError {
+    /// What went wrong, with what a script or an app may act on; each reason has a message
+    /// that says what to do next.
+    public enum Reason: Sendable, Hashable, CustomStringConvertible {
+        /// The record changed on the store since the client's change tag (CloudKit 14).
+        case serverRecordChanged(RecordConflict)
+        /// The record does not exist on the store (CloudKit 11).
+        case unknownItem(RecordID)
+        /// The zone does not exist, or was deleted (CloudKit 26).
+        case zoneNotFound(ZoneID)
+        /// The zone was purged by its owner (CloudKit 28).
+        case userDeletedZone(ZoneID)
+        /// The token's point in history is gone; refetch from nil (CloudKit 21).
+        case changeTokenExpired(String)
+        /// The token cannot be used here at all (CloudKit 12, invalidArguments).
+        case badToken(TokenProblem)
+        /// The operation is not supported on this database (CloudKit 24).
+        case badDatabase(operation: String)
+        /// An argument breaks a rule, or the call cannot be made as asked (CloudKit 12).
+        case invalidArguments(String)
+        /// A name (zone, record, owner, record type, field key, device ID) breaks CloudKit's or
+        /// recsync's naming rules; the message names the rule (CloudKit 12, invalidArguments).
+        case invalidName(String)
+        /// A field value breaks a rule (a number that is not finite, a mixed list, a location out of
+        /// range, nesting too deep) (CloudKit 12, invalidArguments).
+        case invalidValue(String)
+        /// Bytes that should be JSON, a record file, a sidecar or a stored record do not decode;
+        /// carries the file and the line and column when known (CloudKit 12, invalidArguments).
+        case malformed(MalformedInput)
+        /// A size or count limit was exceeded (CloudKit 27).
+        case limitExceeded(String)
+        /// This item was fine, but another item in the same atomic zone failed (CloudKit 22).
+        case batchRequestFailed(RecordID)
+        /// The user may not do this (CloudKit 10).
+        case permissionFailure(String)
+        /// The store holds content recsync cannot read (CloudKit 15, serverRejectedRequest).
+        case storeCorrupt(String)
+        /// The store moved under us too often to land a change (CloudKit 23, zoneBusy).
+        case storeBusy(String)
+        /// Something failed inside recsync or the git library (CloudKit 1); `cause` is the
+        /// library's own report, when a library call failed.
+        case internalError(String, cause: LibraryFailure? = nil)
+        /// The directory is not inside a recsync workspace.
+        case notAWorkspace(String)
+        /// There is no recsync store where one was named: no such path, not a git repository, or a
+        /// repository (or remote) without recsync's branch (CloudKit 12, invalidArguments).
+        case notAStore(String)
+        /// The workspace names no store to sync with (CloudKit 12, invalidArguments).
+        case noRemote
+        /// The store at `location` is another store (`found`) than the one the workspace synced
+        /// with (`expected`): its change tokens mean nothing there (CloudKit 12, invalidArguments).
+        case storeMismatch(location: String, expected: String, found: String)
+        /// Another recsync process holds the workspace lock.
+        case workspaceLocked(String)
+        /// Files in the workspace cannot be sent; each with its problem. Nothing was sent.
+        case invalidFiles([FileProblem])
+        /// Reading or writing a local file failed; `cause` names the system call and its `errno`
+        /// when one failed.
+        case fileSystem(path: String, message: String, cause: SystemCallFailure? = nil)
+        /// The remote could not be reached at all (CloudKit 3); the message names the remote and the cause.
+        case networkUnavailable(String)
+        /// The connection to the remote failed part-way (CloudKit 4); nothing was half-applied.
+        case networkFailure(String)
+        /// The remote refused the credentials, or none could be found (CloudKit 9).
+        case notAuthenticated(String)
+        /// Some subscription notifications could not be delivered; they stay pending (CloudKit 2,
+        /// partialFailure: the others were delivered).
+        case notDelivered([String])
+        /// Some changes of a send were refused, the others went (`RecordSyncEngine.sendChanges`
+        /// throws it after the send's events, which carry each refusal too).
+        case partialFailure(PartialFailure)
+        /// An embedding app's delegate threw while it handled a sync event (`RecordSyncEngine`);
+        /// what depended on the event (a token, a pending change) did not move.
+        case delegateFailed(event: String, message: String)
+        /// A fetch or send was cancelled (`RecordSyncEngine.cancelOperations()`, or its task was
+        /// cancelled) between two pages or batches: what it had delivered is saved, the rest is
+        /// not started.
+        case operationCancelled(String)
+
+        public var code: CloudKitErrorCode {
+            switch self {
+            case .serverRecordChanged: .serverRecordChanged
+            case .unknownItem: .unknownItem
+            case .zoneNotFound: .zoneNotFound
+            case .userDeletedZone: .userDeletedZone
+            case .changeTokenExpired: .changeTokenExpired
+            case .badToken, .invalidArguments, .invalidName, .invalidValue, .malformed: .invalidArguments
+            case .badDatabase: .badDatabase
+            case .limitExceeded: .limitExceeded
+            case .batchRequestFailed: .batchRequestFailed
+            case .permissionFailure: .permissionFailure
+            case .storeCorrupt: .serverRejectedRequest
+            case .storeBusy: .zoneBusy
+            case .internalError: .internalError
+            case .notAWorkspace, .notAStore, .workspaceLocked, .invalidFiles, .fileSystem, .noRemote, .storeMismatch: .invalidArguments
+            case .notDelivered, .partialFailure: .partialFailure
+            case .delegateFailed: .internalError
+            case .operationCancelled: .operationCancelled
+            case .networkUnavailable: .networkUnavailable
+            case .networkFailure: .networkFailure
+            case .notAuthenticated: .notAuthenticated
+            }
+        }
+
+        public var message: String {
+            switch self {
+            case .serverRecordChanged(let c):
+                return "record '\(c.recordID)' changed on the store since you last fetched it; pull, resolve the conflict, then push again"
+            case .unknownItem(let id):
+                return "record '\(id)' does not exist on the store; pull to refresh, or save it again as a new record"
+            case .zoneNotFound(let z):
+                return "zone '\(z)' does not exist on the store (or was deleted); create it first, or pull to drop it locally"
+            case .userDeletedZone(let z):
+                return "zone '\(z)' was purged by its owner; its data must not be re-uploaded. Remove it locally (pull does this)"
+            case .changeTokenExpired(let what):
+                return "the change token for \(what) is no longer valid (the store's history was rewritten); fetch again from the beginning"
+            case .badToken(let p):
+                switch p {
+                case .garbled: return "the change token is garbled; pass a token recsync printed, or none for a full fetch"
+                case .unsupportedVersion(let v):
+                    return "the change token has version \(v), which this recsync does not understand; upgrade recsync or fetch from the beginning"
+                case .wrongKind(let e, let f):
+                    return "a \(f) token was given where a \(e) token is needed; database and zone tokens are not interchangeable"
+                case .wrongScope(let e, let f): return "the token belongs to \(f), not \(e); use the token saved for this scope"
+                case .wrongZone(let e, let f): return "the token belongs to zone '\(f)', not '\(e)'; use the token saved for this zone"
+                case .wrongStore(let e, let f): return "the token belongs to store \(f), not this store (\(e)); fetch from the beginning"
+                }
+            case .badDatabase(let op):
+                return "\(op) is not supported on the public database; use the private or shared scope"
+            case .malformed(let m):
+                return m.message
+            case .invalidArguments(let m), .invalidName(let m), .invalidValue(let m), .notAStore(let m), .limitExceeded(let m),
+                .permissionFailure(let m),
+                .storeCorrupt(let m), .storeBusy(let m), .internalError(let m, _):
+                return m
+            case .batchRequestFailed(let id):
+                return "record '\(id)' was not saved because another change in the same zone failed; fix that one and push again"
+            case .notAWorkspace(let path):
+                return "'\(path)' is not inside a recsync workspace (no .recsync directory there or above)"
+            case .noRemote:
+                return "this workspace has no remote store to sync with"
+            case .storeMismatch(let location, let expected, let found):
+                return
+                    "\(location) is another store (\(found)) than the one this workspace synced with (\(expected)); its change tokens mean nothing there"
+            case .workspaceLocked(let holder):
+                return "another recsync (\(holder)) is syncing this workspace; wait for it to finish"
+            case .invalidFiles(let problems):
+                return "nothing was sent; fix these files first:\n" + problems.map { "  \($0)" }.joined(separator: "\n")
+            case .fileSystem(let path, let message, _):
+                return "\(path): \(message)"
+            case .networkUnavailable(let m), .networkFailure(let m), .notAuthenticated(let m):
+                return m
+            case .delegateFailed(let event, let message):
+                return "the app failed to handle \(event): \(message); nothing that depends on it was marked done, so the next sync delivers it again"
+            case .operationCancelled(let what):
+                return "\(what) was cancelled; what it delivered before is kept, and the next run goes on from there"
+            case .partialFailure(let failure):
+                let lines = failure.lines
+                let shown = lines.prefix(5).joined(separator: "; ") + (lines.count > 5 ? "; and \(lines.count - 5) more" : "")
+                return
+                    """
+                    the store refused \(lines.count) of the changes sent (\(shown)); the rest went. Changes refused\
+                     for good are no longer pending: handle each (the send's events carry its error) and add it\
+                     again; those refused for a passing reason stay pending
+                    """
+            case .notDelivered(let ids):
+                return
+                    """
+                    not delivered, still pending: \(ids.joined(separator: ", ")) (the warnings above say why); their\
+                     cursors did not move, so the next delivery sends them again
+                    """
+            }
+        }
+
+        public var description: String { message }
+
+        /// The case's name (`serverRecordChanged`, `malformed`, `fileSystem`, …): what scripts
+        /// tell errors apart by (`recsync --json` prints it as `error.kind`).
+        public var kind: Kind {
+            switch self {
+            case .serverRecordChanged: .serverRecordChanged
+            case .unknownItem: .unknownItem
+            case .zoneNotFound: .zoneNotFound
+            case .userDeletedZone: .userDeletedZone
+            case .changeTokenExpired: .changeTokenExpired
+            case .badToken: .badToken
+            case .badDatabase: .badDatabase
+            case .invalidArguments: .invalidArguments
+            case .invalidName: .invalidName
+            case .invalidValue: .invalidValue
+            case .malformed: .malformed
+            case .limitExceeded: .limitExceeded
+            case .batchRequestFailed: .batchRequestFailed
+            case .permissionFailure: .permissionFailure
+            case .storeCorrupt: .storeCorrupt
+            case .storeBusy: .storeBusy
+            case .internalError: .internalError
+            case .notAWorkspace: .notAWorkspace
+            case .notAStore: .notAStore
+            case .noRemote: .noRemote
+            case .storeMismatch: .storeMismatch
+            case .workspaceLocked: .workspaceLocked
+            case .invalidFiles: .invalidFiles
+            case .fileSystem: .fileSystem
+            case .networkUnavailable: .networkUnavailable
+            case .networkFailure: .networkFailure
+            case .notAuthenticated: .notAuthenticated
+            case .notDelivered: .notDelivered
+            case .partialFailure: .partialFailure
+            case .delegateFailed: .delegateFailed
+            case .operationCancelled: .operationCancelled
+            }
+        }
+
+        /// The error as a JSON object for scripts: `kind`, CloudKit's numeric `code`, `message`,
+        /// and what the case carries that a script may act on (`path`, `line`, `column`, the
+        /// system `call` and its `errno`, `recordName`, `zone`, `files`, `subscriptions`; a partial failure's `zones` and `records`,
+        /// each with its `error`).
+        public var json: JSONValue {
+            var o: [String: JSONValue] = ["kind": .string(kind.rawValue), "code": .int(Int64(code.rawValue)), "message": .string(message)]
+            switch self {
+            case .malformed(let m):
+                if let path = m.path { o["path"] = .string(path) }
+                if let line = m.line { o["line"] = .int(Int64(line)) }
+                if let column = m.column { o["column"] = .int(Int64(column)) }
+            case .fileSystem(let path, _, let cause):
+                o["path"] = .string(path)
+                if let cause {
+                    o["call"] = .string(cause.call)
+                    o["errno"] = .int(Int64(cause.errno))
+                }
+            case .internalError(_, let cause?):
+                var c: [String: JSONValue] = [
+                    "library": .string(cause.library), "function": .string(cause.function), "code": .int(Int64(cause.code)),
+                    "message": .string(cause.message),
+                ]
+                if let errorClass = cause.errorClass { c["class"] = .int(Int64(errorClass)) }
+                o["cause"] = .object(c)
+            case .serverRecordChanged(let c):
+                o["zone"] = .string(c.recordID.zoneID.description)
+                o["recordName"] = .string(c.recordID.recordName)
+            case .unknownItem(let id), .batchRequestFailed(let id):
+                o["zone"] = .string(id.zoneID.description)
+                o["recordName"] = .string(id.recordName)
+            case .zoneNotFound(let z), .userDeletedZone(let z):
+                o["zone"] = .string(z.description)
+            case .storeMismatch(let location, let expected, let found):
+                o["store"] = .string(location)
+                o["expected"] = .string(expected)
+                o["found"] = .string(found)
+            case .invalidFiles(let problems):
+                o["files"] = .array(problems.map { .object(["path": .string($0.path), "message": .string($0.message)]) })
+            case .notDelivered(let ids):
+                o["subscriptions"] = .array(ids.map { .string($0) })
+            case .partialFailure(let failure):
+                o["zones"] = .array(
+                    failure.zones.sorted { $0.key.description < $1.key.description }.map {
+                        .object(["zone": .string($0.key.description), "error": $0.value.json])
+                    })
+                o["records"] = .array(
+                    failure.records.sorted { ($0.key.zoneID.description, $0.key.recordName) < ($1.key.zoneID.description, $1.key.recordName) }.map {
+                        .object(["zone": .string($0.key.zoneID.description), "recordName": .string($0.key.recordName), "error": $0.value.json])
+                    })
+            default:
+                break
+            }
+            return .object(o)
+        }
     }
 }

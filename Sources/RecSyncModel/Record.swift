@@ -111,17 +111,17 @@ extension RecSyncError {
     /// (CloudKit's `CKError.serverRecord`). Nil for any other error, or when the record was
     /// deleted on the store meanwhile.
     public var serverRecord: Record? {
-        if case .serverRecordChanged(let conflict) = self { conflict.server } else { nil }
+        if case .serverRecordChanged(let conflict) = reason { conflict.server } else { nil }
     }
 
     /// For a refused save, the version that was sent (CloudKit's `CKError.clientRecord`).
     public var clientRecord: Record? {
-        if case .serverRecordChanged(let conflict) = self { conflict.client } else { nil }
+        if case .serverRecordChanged(let conflict) = reason { conflict.client } else { nil }
     }
 
     /// For a refused save, the version both sides started from, when the store still has it
     /// (CloudKit's `CKError.ancestorRecord`).
     public var ancestorRecord: Record? {
-        if case .serverRecordChanged(let conflict) = self { conflict.ancestor } else { nil }
+        if case .serverRecordChanged(let conflict) = reason { conflict.ancestor } else { nil }
     }
 }

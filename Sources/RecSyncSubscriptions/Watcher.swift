@@ -229,7 +229,11 @@ public actor SubscriptionNotifier {
                     round.notifications.append(
                         Self.notification(s, scope: group.scope, count: match.count, zones: match.zones.sorted(), records: match.records))
                 }
-            } catch .changeTokenExpired, .badToken {
+            } catch {
+                switch error.reason {
+                case .changeTokenExpired, .badToken: break
+                default: throw error
+                }
                 // History was rewritten, or the cursor is from another store: say so once,
                 // and start again from the head.
                 let head = try await store.currentDatabaseToken(scope: group.scope)
@@ -393,7 +397,8 @@ extension SyncEngine {
     /// Held while one process delivers the workspace's notifications (`watch`, `watch
     /// --once`, `notifications --ack`), so two never move the same cursors.
     public func deliveryLock(purpose: String) throws(RecSyncError) -> WorkspaceLock {
-        do { return try workspace.lock(purpose: purpose, file: "watch.lock") } catch .workspaceLocked(let holder) {
+        do { return try workspace.lock(purpose: purpose, file: "watch.lock") } catch {
+            guard case .workspaceLocked(let holder) = error.reason else { throw error }
             throw .invalidArguments(
                 """
                 another recsync (\(holder)) is delivering this workspace's notifications; stop it first, or use\

@@ -44,7 +44,7 @@ public enum StressWriter {
                 entry.base = current.changeTag
                 let count: Int64 = if case .int64(let c)? = current.fields["count"] { c } else { 0 }
                 record.fields["count"] = .int64(count + 1)
-            case .failure(.unknownItem):
+            case .failure(let error) where error.kind == .unknownItem:
                 record = try Record(recordID: id, recordType: "Counter", fields: ["count": .int64(1)])
             case .failure(let e):
                 throw e
@@ -59,9 +59,9 @@ public enum StressWriter {
             case .success(let saved):
                 entry.outcome = .saved
                 entry.tag = saved.changeTag
-            case .failure(.serverRecordChanged):
+            case .failure(let error) where error.kind == .serverRecordChanged:
                 entry.outcome = .conflict
-            case .failure(.unknownItem):
+            case .failure(let error) where error.kind == .unknownItem:
                 entry.outcome = .unknownItem
             case .failure(let e):
                 entry.outcome = .failed

@@ -246,7 +246,7 @@ extension Workspace {
             }
         }
         func problem(_ rel: String, _ error: RecSyncError) -> Inspection {
-            if case .fileSystem(_, let message, _) = error { return .problem(FileProblem(path: rel, message: message)) }
+            if case .fileSystem(_, let message, _) = error.reason { return .problem(FileProblem(path: rel, message: message)) }
             return .problem(FileProblem(path: rel, message: error.message))
         }
         var sideBytes: [UInt8]?

@@ -34,7 +34,8 @@ extension Workspace {
     /// A record file's or sidecar's bytes (at most `FileIO.recordFileReadLimit`), with read
     /// errors naming the file relative to the root.
     func readRecordFile(_ path: String) throws(RecSyncError) -> [UInt8]? {
-        do { return try FileIO.read(path, limit: FileIO.recordFileReadLimit) } catch .fileSystem(let p, let message, let cause) {
+        do { return try FileIO.read(path, limit: FileIO.recordFileReadLimit) } catch {
+            guard case .fileSystem(let p, let message, let cause) = error.reason else { throw error }
             throw .fileSystem(path: relative(p), message: message, cause: cause)
         }
     }

@@ -75,13 +75,13 @@ import Testing
                     _ = try await client.modifyRecords(saving: [record])
                     Issue.record("\(user) pushed with tampered keys", sourceLocation: sourceLocation)
                 } catch {
-                    guard case .permissionFailure(let message) = error else {
+                    guard case .permissionFailure(let message) = error.reason else {
                         Issue.record("\(user): \(error)", sourceLocation: sourceLocation); continue
                     }
                     for w in words { #expect(message.contains(w), "\(message)", sourceLocation: sourceLocation) }
                 }
                 let read = try await client.fetchRecords([Build.id("r1", in: zone)])[0].result
-                guard case .failure(.permissionFailure(let message)) = read else {
+                guard case .failure(let failure) = read, case .permissionFailure(let message) = failure.reason else {
                     Issue.record("\(user) read r1 through tampered keys: \(read)", sourceLocation: sourceLocation)
                     continue
                 }
@@ -237,7 +237,7 @@ import Testing
             _ = try await damaged.modifyRecords(saving: [Build.record("r3", in: s.zone, ["notes": .string("bob-notes")])])
             Issue.record("a damaged pin file was used")
         } catch {
-            guard case .fileSystem(let path, let message, _) = error else { Issue.record("\(error)"); return }
+            guard case .fileSystem(let path, let message, _) = error.reason else { Issue.record("\(error)"); return }
             #expect(path.hasSuffix("/sealed-fields") && message.contains("'not a zone'"), "\(message)")
         }
     }

@@ -95,7 +95,7 @@ import Testing
                 _ = try await store.uploadAsset(fileAt: file, for: sealedID, field: "title")
                 Issue.record("a file for a sealed field was uploaded through \(type(of: store))")
             } catch {
-                guard case .invalidValue(let message) = error else { Issue.record("refused with another error: \(error)"); continue }
+                guard case .invalidValue(let message) = error.reason else { Issue.record("refused with another error: \(error)"); continue }
                 #expect(message.contains("does not encrypt files"), "\(message)")
             }
         }
@@ -593,7 +593,7 @@ import Testing
             try await body()
             Issue.record("not refused", sourceLocation: sourceLocation)
         } catch {
-            guard case .permissionFailure(let message)? = error as? RecSyncError else {
+            guard case .permissionFailure(let message) = (error as? RecSyncError)?.reason else {
                 Issue.record("refused with another error: \(error)", sourceLocation: sourceLocation)
                 return
             }

@@ -24,7 +24,7 @@ import Testing
             _ = try await EncryptionKeys.reset(user: "alice", keyStore: lost, store: p.alice)
             Issue.record("the reset went ahead without saving a key")
         } catch {
-            guard case .fileSystem(let path, _, _) = error else { Issue.record("\(error)"); return }
+            guard case .fileSystem(let path, _, _) = error.reason else { Issue.record("\(error)"); return }
             #expect(path.hasPrefix(lost.directory), "\(error)")
         }
         #expect(try await p.alice.fetchZoneDeletions([zone]).isEmpty, "the zone was dropped though no new key was saved")
@@ -61,7 +61,7 @@ import Testing
             _ = try await EncryptionKeys.initialize(user: "alice", keyStore: p.keyStore("alice"), store: p.alice)
             Issue.record("keys init went ahead over a garbage key file")
         } catch {
-            guard case .storeCorrupt(let message) = error else { Issue.record("\(error)"); return }
+            guard case .storeCorrupt(let message) = error.reason else { Issue.record("\(error)"); return }
             #expect(
                 message.contains("users/alice/key.json") && message.contains("recsync keys reset --yes") && message.contains("holds no key of alice"),
                 "\(message)")
@@ -117,12 +117,12 @@ import Testing
         let real = p.keys.file("elsewhere.key")
         #expect(rename(file, real) == 0 && symlink(real, file) == 0)
         do throws(RecSyncError) { _ = try keys.load("alice"); Issue.record("a link was followed") } catch {
-            guard case .fileSystem(_, let message, _) = error else { Issue.record("\(error)"); return }
+            guard case .fileSystem(_, let message, _) = error.reason else { Issue.record("\(error)"); return }
             #expect(message.contains("symbolic link"), "\(message)")
         }
         #expect(unlink(file) == 0 && mkfifo(file, 0o600) == 0)
         do throws(RecSyncError) { _ = try keys.load("alice"); Issue.record("a FIFO was read") } catch {
-            guard case .fileSystem(_, let message, _) = error else { Issue.record("\(error)"); return }
+            guard case .fileSystem(_, let message, _) = error.reason else { Issue.record("\(error)"); return }
             #expect(message.contains("not a regular file"), "\(message)")
         }
     }

@@ -103,7 +103,7 @@ import Testing
         let laptop = try f.device("laptop")
         try laptop.write("notes", "r", #"{"photo": {"$asset": "photo"}}"#)
         let error = await pushError(laptop)
-        guard case .invalidFiles(let problems)? = error else {
+        guard case .invalidFiles(let problems) = error?.reason else {
             Issue.record("expected invalidFiles, got \(String(describing: error))")
             return
         }
@@ -122,7 +122,7 @@ import Testing
         try laptop.write("notes", "big", #"{"photo": {"$asset": "photo"}}"#)
         try writeBytes(assetPath(laptop, "notes", "big", "photo"), [UInt8](repeating: 0, count: 1001))
         let error = await pushError(laptop)
-        guard case .invalidFiles(let problems)? = error else {
+        guard case .invalidFiles(let problems) = error?.reason else {
             Issue.record("expected invalidFiles, got \(String(describing: error))")
             return
         }

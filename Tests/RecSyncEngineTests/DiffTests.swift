@@ -68,7 +68,7 @@ import Testing
             _ = try await laptop.diff([r])
             Issue.record("diff read a broken file")
         } catch {
-            guard case .malformed(let m) = error else { Issue.record("\(error)"); return }
+            guard case .malformed(let m) = error.reason else { Issue.record("\(error)"); return }
             #expect(m.path == "private/notes/r.json")
             #expect(m.line == 1 && m.column == 2, "where the JSON breaks: \(m)")
         }

@@ -67,7 +67,7 @@ import Testing
         try writeFile("\(ws.root)/private/diary/s.json", #"{"photo": {"$asset": "photo"}}"#)
         try writeFile("\(ws.root)/private/diary/s.assets/photo", "beside it: \(marker)-clear")
         let error = await pushError(laptop)
-        if case .invalidFiles(let problems)? = error {
+        if case .invalidFiles(let problems) = error?.reason {
             #expect(problems.map(\.path) == ["private/diary/r.assets/title"], "\(problems)")
             #expect(problems.first?.message.contains("does not encrypt files") == true, "\(problems)")
         } else {

@@ -77,7 +77,7 @@ final class KillableApp: RecordSyncEngineDelegate, @unchecked Sendable {
                 for record in sent.savedRecords { d.records[record.recordID] = record }
                 for failure in sent.failedRecordSaves {
                     d.failedSaves[failure.record.recordID] = failure.error
-                    if case .serverRecordChanged(let conflict) = failure.error { d.conflicts.append(conflict) }
+                    if case .serverRecordChanged(let conflict) = failure.error.reason { d.conflicts.append(conflict) }
                 }
                 d.zonesGone += sent.zonesGone
             default:
@@ -208,7 +208,7 @@ func refusedBySend(_ engine: RecordSyncEngine, sourceLocation: SourceLocation = 
     do {
         try await engine.sendChanges()
     } catch {
-        if case .partialFailure(let failure) = error { return failure }
+        if case .partialFailure(let failure) = error.reason { return failure }
         Issue.record("the send failed: \(error)", sourceLocation: sourceLocation)
         return nil
     }

@@ -176,7 +176,7 @@ final class SilentApp: RecordSyncEngineDelegate {
         await #expect {
             try await engine.sendChanges()
         } throws: { error in
-            guard case RecSyncError.delegateFailed(let event, let message) = error else { return false }
+            guard case .delegateFailed(let event, let message) = (error as? RecSyncError)?.reason else { return false }
             return event == "recordsToSave" && message.contains("nextRecordZoneChangeBatch")
         }
         #expect(await engine.state.pendingRecordZoneChanges == [.saveRecord(try id("n1"))])

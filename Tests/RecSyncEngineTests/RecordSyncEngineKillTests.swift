@@ -37,7 +37,7 @@ struct KillWorld {
             var r: Record
             switch item.result {
             case .success(let stored): r = stored
-            case .failure(.unknownItem): r = try Record(recordID: id, recordType: "Note")
+            case .failure(let error) where error.kind == .unknownItem: r = try Record(recordID: id, recordType: "Note")
             case .failure(let error): throw error
             }
             r.fields = ["v": .string(value)]

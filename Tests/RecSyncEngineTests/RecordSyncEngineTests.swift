@@ -93,13 +93,13 @@ import Testing
         a.clearEvents()
         var thrown: RecSyncError?
         do { try await ea.sendChanges() } catch { thrown = error }
-        guard case .partialFailure(let failure)? = thrown else {
+        guard case .partialFailure(let failure) = thrown?.reason else {
             Issue.record("a send with a refused record did not throw a partial failure: \(String(describing: thrown))")
             return
         }
         #expect(Array(failure.records.keys) == [n])
         #expect(failure.zones.isEmpty)
-        guard case .serverRecordChanged(let conflict)? = failure.records[n] else {
+        guard case .serverRecordChanged(let conflict) = failure.records[n]?.reason else {
             Issue.record("not a conflict: \(failure)")
             return
         }

@@ -16,7 +16,7 @@ struct OtherDevice {
         var record: Record
         switch try await s.fetchRecords([id])[0].result {
         case .success(let stored): record = stored
-        case .failure(.unknownItem): record = try Record(recordID: id, recordType: "Note")
+        case .failure(let error) where error.kind == .unknownItem: record = try Record(recordID: id, recordType: "Note")
         case .failure(let error): throw error
         }
         record.fields = ["v": .string(value)]

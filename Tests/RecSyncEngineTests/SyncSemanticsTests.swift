@@ -449,7 +449,7 @@ import Testing
 
         let before = f.storage.history()
         let error = await pushError(laptop)
-        guard case .invalidFiles(let problems)? = error else {
+        guard case .invalidFiles(let problems) = error?.reason else {
             Issue.record("expected the push to list a problem, got \(String(describing: error))")
             return
         }

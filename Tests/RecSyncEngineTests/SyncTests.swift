@@ -114,7 +114,7 @@ import Testing
         let headBefore = f.storage.history()
         let filesBefore = TreeSnapshot.files(laptop.workspace.root) { $0.hasPrefix(".recsync/index") || $0 == ".recsync/lock" }
         let error = await pushError(laptop)
-        guard case .invalidFiles(let problems)? = error else {
+        guard case .invalidFiles(let problems) = error?.reason else {
             Issue.record("a push with bad files must fail with invalidFiles, got \(String(describing: error))")
             return
         }

@@ -165,7 +165,7 @@ import Testing
         let laptop = try f.device("laptop")
         let lock = try laptop.workspace.lock(purpose: "test holds it")
         let error = await pullError(laptop)
-        guard case .workspaceLocked(let holder)? = error else {
+        guard case .workspaceLocked(let holder) = error?.reason else {
             Issue.record("expected workspaceLocked, got \(String(describing: error))")
             return
         }
@@ -203,7 +203,7 @@ func names(_ records: [Record]) -> [String] { records.map(\.recordID.recordName)
         try writeFile(path, #"{"v": 2}"#)
         let before = f.storage.history()
         let error = await pushError(bob)
-        guard case .invalidFiles(let problems)? = error else {
+        guard case .invalidFiles(let problems) = error?.reason else {
             Issue.record("expected a refusal, got \(String(describing: error))")
             return
         }

@@ -10,7 +10,7 @@ import Testing
 
     @Test func brokenJSONIsMalformedWithLineAndColumn() throws {
         let error = caught { _ = try JSON.parse(Array("{\n  \"a\": 1,\n  \"b\": ]\n}".utf8)) }
-        guard case .malformed(let m)? = error else { Issue.record("\(String(describing: error))"); return }
+        guard case .malformed(let m) = error?.reason else { Issue.record("\(String(describing: error))"); return }
         #expect(m.line == 3 && m.column == 8, "\(m)")
         #expect(m.path == nil)
         #expect(error?.message.hasPrefix("line 3, column 8: ") == true)
@@ -40,10 +40,10 @@ import Testing
     }
 
     @Test func namesAndValuesHaveKindsOfTheirOwn() {
-        #expect(caught { _ = try ZoneID(zoneName: "a/b", ownerName: "alice") }?.kind == "invalidName")
-        #expect(caught { _ = try RecordID(recordName: "_x", zoneID: ZoneID(zoneName: "z", ownerName: "alice")) }?.kind == "invalidName")
-        #expect(caught { try FieldValue.double(.nan).validate(key: "n") }?.kind == "invalidValue")
-        #expect(caught { _ = try WorkspaceEncoding.decodeSystemFields(Array("{}".utf8)) }?.kind == "malformed")
+        #expect(caught { _ = try ZoneID(zoneName: "a/b", ownerName: "alice") }?.kind == .invalidName)
+        #expect(caught { _ = try RecordID(recordName: "_x", zoneID: ZoneID(zoneName: "z", ownerName: "alice")) }?.kind == .invalidName)
+        #expect(caught { try FieldValue.double(.nan).validate(key: "n") }?.kind == .invalidValue)
+        #expect(caught { _ = try WorkspaceEncoding.decodeSystemFields(Array("{}".utf8)) }?.kind == .malformed)
         #expect(caught { _ = try WorkspaceEncoding.decodeFields(Array("{\"a\": 1e999}".utf8)) }?.code == .invalidArguments)
         // Every new kind keeps CloudKit's code, so code-based callers see no change.
         for kind in [RecSyncError.invalidName("x"), .invalidValue("x"), .malformedInput("x")] {
@@ -53,10 +53,10 @@ import Testing
 
     @Test func aBadFieldKeyOrValueInAFileIsMalformedThere() {
         let key = caught { _ = try WorkspaceEncoding.decodeFields(Array("{\"bad key\": 1}".utf8)) }
-        #expect(key?.kind == "invalidName")
-        guard case .malformed(let m)? = key?.located(at: "private/notes/r.json") else { Issue.record("\(String(describing: key))"); return }
+        #expect(key?.kind == .invalidName)
+        guard case .malformed(let m) = key?.located(at: "private/notes/r.json").reason else { Issue.record("\(String(describing: key))"); return }
         #expect(m.path == "private/notes/r.json" && m.detail == key?.message)
-        #expect(RecSyncError.invalidValue("v").located(at: "p").kind == "malformed")
+        #expect(RecSyncError.invalidValue("v").located(at: "p").kind == .malformed)
     }
 
     @Test func aDecodingErrorLocatedAtAFileOtherThanMalformedBecomesAFileSystemError() {

@@ -12,7 +12,7 @@ func expectInvalid<T>(
         Issue.record("expected invalidArguments containing \(fragments), got \(value)", sourceLocation: sourceLocation)
     } catch {
         guard let error = error as? RecSyncError, error.code == .invalidArguments,
-            !Set(["badToken", "fileSystem", "notAWorkspace", "workspaceLocked", "invalidFiles"]).contains(error.kind)
+            !Set<RecSyncError.Kind>([.badToken, .fileSystem, .notAWorkspace, .workspaceLocked, .invalidFiles]).contains(error.kind)
         else {
             Issue.record("expected invalidArguments, got \(error)", sourceLocation: sourceLocation)
             return

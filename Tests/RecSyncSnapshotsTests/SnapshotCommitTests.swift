@@ -34,7 +34,7 @@ import Testing
         #expect {
             _ = try ws.commitSnapshot(message: "x\n", time: 0, environment: environment)
         } throws: { error in
-            guard case .fileSystem(let path, _, _)? = error as? RecSyncError else { return false }
+            guard case .fileSystem(let path, _, _) = (error as? RecSyncError)?.reason else { return false }
             return path.hasSuffix("/.git")
         }
     }

@@ -225,7 +225,7 @@ import Testing
             await caught { try await alice.databaseChanges(scope: .private, since: ServerChangeToken(rawValue: "rsct1.!!!")) } == .badToken(.garbled))
         #expect(await caught { try await alice.databaseChanges(scope: .private, since: ServerChangeToken(rawValue: "hello")) } == .badToken(.garbled))
         let wrongScope = await caught { try await alice.databaseChanges(scope: .shared, since: db.changeToken) }
-        guard case .badToken(.wrongScope)? = wrongScope else {
+        guard case .badToken(.wrongScope) = wrongScope?.reason else {
             Issue.record("expected wrongScope, got \(String(describing: wrongScope))")
             return
         }
@@ -265,7 +265,7 @@ import Testing
         #expect(landed.changeTag != original.changeTag)
 
         let result = try await alice.modifyRecords(saving: [mine], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
-        guard case .failure(.serverRecordChanged(let conflict)) = result.saveResults[0].result else {
+        guard case .failure(let failure) = result.saveResults[0].result, case .serverRecordChanged(let conflict) = failure.reason else {
             Issue.record("expected a conflict, got \(result.saveResults[0].result)")
             return
         }
@@ -280,7 +280,7 @@ import Testing
         let deletion = try await alice.modifyRecords(
             saving: [], deleting: [RecordDeletion(recordID: original.recordID, changeTag: original.changeTag)], savePolicy: .ifServerRecordUnchanged,
             atomically: true)
-        guard case .failure(.serverRecordChanged(let c2)) = deletion.deleteResults[0].result else {
+        guard case .failure(let failure) = deletion.deleteResults[0].result, case .serverRecordChanged(let c2) = failure.reason else {
             Issue.record("expected a delete conflict")
             return
         }
@@ -289,7 +289,7 @@ import Testing
         // Creating a record that exists: conflict without an ancestor.
         let create = try await alice.modifyRecords(
             saving: [Build.record("r", in: notes)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
-        guard case .failure(.serverRecordChanged(let c3)) = create.saveResults[0].result else {
+        guard case .failure(let failure) = create.saveResults[0].result, case .serverRecordChanged(let c3) = failure.reason else {
             Issue.record("expected a create conflict")
             return
         }
@@ -378,7 +378,7 @@ import Testing
             Build.record("other", in: todo),
         ]
         let atomic = try await alice.modifyRecords(saving: batch, deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: true)
-        guard case .failure(.serverRecordChanged) = atomic.saveResults[0].result else {
+        guard case .failure(let failure) = atomic.saveResults[0].result, case .serverRecordChanged = failure.reason else {
             Issue.record("expected a conflict for a record that exists")
             return
         }
@@ -391,7 +391,7 @@ import Testing
         let nonAtomic = try await alice.modifyRecords(
             saving: [Build.record("taken", in: notes), Build.record("fine", in: notes)], deleting: [], savePolicy: .ifServerRecordUnchanged,
             atomically: false)
-        guard case .failure(.serverRecordChanged) = nonAtomic.saveResults[0].result else {
+        guard case .failure(let failure) = nonAtomic.saveResults[0].result, case .serverRecordChanged = failure.reason else {
             Issue.record("expected conflict")
             return
         }

@@ -160,7 +160,7 @@ import Testing
             Issue.record("a commit read as a record")
             return
         }
-        #expect(error.kind == "storeCorrupt", "\(error)")
+        #expect(error.kind == .storeCorrupt, "\(error)")
         #expect(first.modifications.contains { $0.recordID.recordName == "kept" && (try? $0.result.get()) != nil })
 
         try GitCLI.run(["rm", "-q", "--cached", key], in: work)
@@ -191,7 +191,7 @@ import Testing
             _ = try await alice.save([Build.record("blocked", in: notes)])
             Issue.record("the save went through a blocked object directory")
         } catch let error as RecSyncError {
-            guard case .internalError(_, let cause?) = error else {
+            guard case .internalError(_, let cause?) = error.reason else {
                 Issue.record("not an internal error with a cause: \(error) (\(error.kind))")
                 return
             }

@@ -181,7 +181,7 @@ import Testing
             saving: [Build.record("shared", in: notes, ["title": .string("v2 phone")], tag: shared.changeTag)], deleting: [],
             savePolicy: .ifServerRecordUnchanged, atomically: true)
         await stale.endOperation()
-        guard case .failure(.serverRecordChanged(let clash)) = result.saveResults[0].result else {
+        guard case .failure(let failure) = result.saveResults[0].result, case .serverRecordChanged(let clash) = failure.reason else {
             Issue.record("expected a conflict, got \(result.saveResults[0].result)")
             return
         }
@@ -215,7 +215,7 @@ import Testing
             _ = try await later.fetchAllRecordZones(scope: .private)
             Issue.record("read another store's history as this one's")
         } catch {
-            guard case .notAStore(let message) = error else { Issue.record("\(error)"); return }
+            guard case .notAStore(let message) = error.reason else { Issue.record("\(error)"); return }
             #expect(message.contains("another store"))
         }
     }

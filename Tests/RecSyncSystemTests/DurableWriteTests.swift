@@ -31,7 +31,7 @@ import Testing
         #expect {
             try FileIO.createAtomically(path, Array("second".utf8))
         } throws: { error in
-            guard case RecSyncError.fileSystem(let where_, _, let cause) = error else { return false }
+            guard case .fileSystem(let where_, _, let cause) = (error as? RecSyncError)?.reason else { return false }
             return where_ == path && cause?.errno == EEXIST
         }
         #expect(try FileIO.read(path) == Array("first".utf8))

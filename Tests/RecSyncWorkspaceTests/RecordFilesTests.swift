@@ -33,7 +33,7 @@ import Testing
             _ = try ws.recordFields(id)
         } throws: { error in
             // The file, and where in it the JSON breaks.
-            guard let e = error as? RecSyncError, case .malformed(let m) = e else { return false }
+            guard let e = error as? RecSyncError, case .malformed(let m) = e.reason else { return false }
             return m.path == "private/notes/r1.json" && m.line == 1 && m.column == 6
         }
     }
@@ -43,7 +43,7 @@ import Testing
         #expect {
             _ = try ws.systemFields(id)
         } throws: { error in
-            guard let e = error as? RecSyncError, case .malformed(let m) = e, let path = m.path else { return false }
+            guard let e = error as? RecSyncError, case .malformed(let m) = e.reason, let path = m.path else { return false }
             let message = m.detail
             return path == "private/notes/.system/r1.json" && message.contains("the sidecar is damaged") && message.contains("delete it")
         }

@@ -33,7 +33,7 @@ import Testing
             _ = try ws.importRecords(input, into: zone, options: ImportOptions(format: .jsonl, idField: "id"), source: "in.jsonl")
             Issue.record("imported a bad line")
         } catch {
-            guard case .malformed(let m) = error else { Issue.record("\(error)"); return }
+            guard case .malformed(let m) = error.reason else { Issue.record("\(error)"); return }
             #expect(m.path == "in.jsonl" && m.line == 3)
         }
         #expect(!FileIO.isDirectory(ws.zoneDirectory(zone)))

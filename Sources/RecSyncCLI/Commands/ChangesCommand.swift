@@ -81,11 +81,12 @@ struct ChangesCommand: RecSyncSubcommand {
             (location, base, who) = (store, context.directory, try context.user(user))
         } else {
             let ws: Workspace
-            do { ws = try context.workspace() } catch .notAWorkspace {
+            do { ws = try context.workspace() } catch {
+                guard case .notAWorkspace = error.reason else { throw error }
                 throw .invalidArguments("not inside a workspace; give the store with --store PATH")
             }
             guard !ws.config.remote.isEmpty else {
-                throw .noRemote
+                throw .noRemote()
             }
             (location, base, who) = (ws.config.remote, ws.root, try user.map { u throws(RecSyncError) in try context.user(u) } ?? ws.user)
         }

@@ -35,7 +35,8 @@ struct ShowCommand: RecSyncSubcommand {
         let id = try RecordReference.record(reference, in: ws, from: context.directory)
         let store = try context.history(for: ws)
         let found: RecordAtRevision
-        do { found = try await store.record(id, at: revision) } catch .unknownItem(let missing) {
+        do { found = try await store.record(id, at: revision) } catch {
+            guard case .unknownItem(let missing) = error.reason else { throw error }
             let at = revision == .current ? "in the store's current version" : "at revision '\(revision.text)'"
             context.console.hint("'\(missing)' did not exist \(at); 'recsync log \(reference)' lists its versions")
             throw .unknownItem(missing)

@@ -51,7 +51,7 @@ public struct CommandContext: Sendable {
 
     private func sealedStore(for workspace: Workspace) throws(RecSyncError) -> EncryptingStore {
         guard !workspace.config.remote.isEmpty else {
-            throw .noRemote
+            throw .noRemote()
         }
         let actor = try StoreActor(userRecordName: workspace.user, deviceID: workspace.deviceID())
         // The mirror is fetched when the store is first used, not on opening: a push that

@@ -6,7 +6,7 @@ import RecSyncModel
 enum CommandError {
     /// The lines printed after the error as `hint:` (text mode; not with --quiet or --json).
     static func hints(for error: RecSyncError) -> [String] {
-        switch error {
+        switch error.reason {
         case .notAWorkspace:
             return ["run 'recsync init' or 'recsync clone', or pass -C DIR"]
         case .notDelivered:

@@ -14,7 +14,7 @@ public enum ExitCodes {
 
     /// The exit status for a library error.
     public static func code(for error: RecSyncError) -> Int32 {
-        if case .notAWorkspace = error { return notAWorkspace }
+        if case .notAWorkspace = error.reason { return notAWorkspace }
         switch error.code {
         case .notAuthenticated: return authenticationFailure
         case .networkUnavailable, .networkFailure: return networkUnavailable

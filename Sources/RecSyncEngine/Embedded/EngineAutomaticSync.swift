@@ -80,7 +80,8 @@ extension RecordSyncEngine {
             try await sendChanges(SendChangesOptions(), reason: .scheduled)
             automaticSyncError = nil
             automaticBackoff.reset()
-        } catch .partialFailure(let refused) {
+        } catch let error where error.partialFailure != nil {
+            let refused = error.partialFailure ?? PartialFailure()
             // The send went; the delegate had each refusal in the sent events. Changes refused
             // for a passing reason (a busy store, a batch another change failed) are still
             // pending: they go again after a pause.

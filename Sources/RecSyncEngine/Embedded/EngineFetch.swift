@@ -131,12 +131,9 @@ extension RecordSyncEngine {
             let stillListed = Set(try await keeper.retryCandidates(in: zone, all: true, engine: self))
             try await retryUndelivered(retrying.filter(stillListed.contains).sorted(), in: zone)
             try await checkSavedRecords(in: zone, mentioned: mentioned)
-        } catch .zoneNotFound(let z) where z == zone {
+        } catch let error where error.reason == .zoneNotFound(zone) || error.reason == .userDeletedZone(zone) {
             // Gone meanwhile: the next fetch's database changes say so.
-            try await emit(.didFetchRecordZoneChanges(zone, error: .zoneNotFound(z)))
-            return nil
-        } catch .userDeletedZone(let z) where z == zone {
-            try await emit(.didFetchRecordZoneChanges(zone, error: .userDeletedZone(z)))
+            try await emit(.didFetchRecordZoneChanges(zone, error: error))
             return nil
         } catch let error where failsOneZone(error) {
             try await emit(.didFetchRecordZoneChanges(zone, error: error))
@@ -155,7 +152,7 @@ extension RecordSyncEngine {
 
     static func failsOneZone(_ error: RecSyncError) -> Bool {
         if isTransient(error) { return false }
-        switch error {
+        switch error.reason {
         case .operationCancelled, .delegateFailed, .notAuthenticated, .fileSystem, .workspaceLocked: return false
         default: return true
         }
@@ -181,7 +178,7 @@ extension RecordSyncEngine {
             }
             let gone = Set(
                 found.compactMap { item -> RecordID? in
-                    if case .failure(.unknownItem) = item.result { item.recordID } else { nil }
+                    if case .failure(let error) = item.result, error.kind == .unknownItem { item.recordID } else { nil }
                 })
             let deletions = unnamed.filter { gone.contains($0.recordID) }.map {
                 RecordDeletionEvent(recordID: $0.recordID, recordType: $0.recordType)
@@ -205,7 +202,7 @@ extension RecordSyncEngine {
         for item in fetched {
             switch item.result {
             case .success(let record): records.append(record)
-            case .failure(.unknownItem): gone.append(item.recordID)
+            case .failure(let error) where error.kind == .unknownItem: gone.append(item.recordID)
             case .failure(let error): failures.append(RecordFailure(recordID: item.recordID, error: error, unreadableTag: item.unreadableChangeTag))
             }
         }

@@ -110,7 +110,7 @@ extension RecordSyncEngine {
                 sent.savedZones.append(stored ?? zone)
             case (.deleteZone(let id), .success):
                 sent.deletedZoneIDs.append(id)
-            case (.deleteZone(let id), .failure(.zoneNotFound)):
+            case (.deleteZone(let id), .failure(let error)) where error.kind == .zoneNotFound:
                 // Already gone: what the app asked for.
                 sent.deletedZoneIDs.append(id)
             case (.saveZone(let zone), .failure(let error)), (.recreateZone(let zone), .failure(let error)):
@@ -213,18 +213,19 @@ extension RecordSyncEngine {
                 case .failure(let error):
                     sent.failedRecordSaves.append(FailedRecordSave(record: record, error: error))
                     if Self.staysPending(error) { keep.insert(.saveRecord(record.recordID)) }
-                    if case .zoneNotFound(let z) = error { goneZones.insert(z) }
-                    if case .userDeletedZone(let z) = error { goneZones.insert(z) }
+                    if case .zoneNotFound(let z) = error.reason { goneZones.insert(z) }
+                    if case .userDeletedZone(let z) = error.reason { goneZones.insert(z) }
                 }
             }
             for (deletion, item) in zip(deletions, result.deleteResults) {
                 switch item.result {
-                case .success, .failure(.unknownItem): sent.deletedRecordIDs.append(deletion.recordID)
+                case .success: sent.deletedRecordIDs.append(deletion.recordID)
+                case .failure(let error) where error.kind == .unknownItem: sent.deletedRecordIDs.append(deletion.recordID)
                 case .failure(let error):
                     sent.failedRecordDeletes.append(RecordFailure(recordID: deletion.recordID, error: error))
                     if Self.staysPending(error) { keep.insert(.deleteRecord(deletion.recordID)) }
-                    if case .zoneNotFound(let z) = error { goneZones.insert(z) }
-                    if case .userDeletedZone(let z) = error { goneZones.insert(z) }
+                    if case .zoneNotFound(let z) = error.reason { goneZones.insert(z) }
+                    if case .userDeletedZone(let z) = error.reason { goneZones.insert(z) }
                 }
             }
             // Own zones the store refused: why they went (a zone never created has no tombstone).
@@ -245,7 +246,7 @@ extension RecordSyncEngine {
 
     /// Refusals worth sending again unchanged: collateral in an atomic zone, a busy store.
     static func staysPending(_ error: RecSyncError) -> Bool {
-        switch error {
+        switch error.reason {
         case .batchRequestFailed, .storeBusy: true
         default: false
         }

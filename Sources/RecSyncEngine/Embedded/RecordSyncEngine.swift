@@ -386,7 +386,7 @@ public actor RecordSyncEngine {
             } catch let error as RecSyncError {
                 // The engine's default batch names the delegate call that failed (recordsToSave);
                 // the workspace's failures are the push's own.
-                if case .delegateFailed = error { return .failure(error) }
+                if case .delegateFailed = error.reason { return .failure(error) }
                 if self.client != nil { return .failure(error) }
                 return .failure(.delegateFailed(event: "nextRecordZoneChangeBatch", message: error.message))
             } catch {

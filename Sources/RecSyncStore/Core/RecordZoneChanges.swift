@@ -106,7 +106,7 @@ extension StoreCore {
     func readVersionIfPresent(_ id: RecordID, tag: String, path: String, warnings: inout [StoreWarning]) throws(RecSyncError) -> Record? {
         guard try backend.blobSize(tag) != nil else { return nil }
         do { return try readRecord(id, tag: tag, path: path) } catch {
-            guard case .storeCorrupt = error else { throw error }
+            guard case .storeCorrupt = error.reason else { throw error }
             warnings.append(StoreWarning(path: path, message: "an earlier version (\(tag.prefix(12))) cannot be read: \(error.message)"))
             return nil
         }
@@ -182,7 +182,7 @@ extension StoreCore {
     func fetchRecordVersion(_ id: RecordID, changeTag: String) throws(RecSyncError) -> Record? {
         let head = try backend.head()
         do { _ = try visibleZone(id.zoneID, at: head) } catch {
-            switch error {
+            switch error.reason {
             // A zone entry someone broke is that zone's problem, reported where it is read;
             // here it is a version this user cannot have.
             case .zoneNotFound, .userDeletedZone, .permissionFailure, .storeCorrupt: return nil

@@ -140,7 +140,7 @@ extension Workspace {
 
     /// A library error's text without the path and line it may carry (the import adds its own).
     static func detail(of error: RecSyncError) -> String {
-        if case .malformed(let m) = error {
+        if case .malformed(let m) = error.reason {
             return m.column.map { "column \($0): \(m.detail)" } ?? m.detail
         }
         return error.message

@@ -115,7 +115,7 @@ final class SimulatedApp: RecordSyncEngineDelegate, @unchecked Sendable {
                 for id in sent.deletedRecordIDs where d.records[id] == nil { d.dirty.remove(id) }
                 for failure in sent.failedRecordSaves {
                     let id = failure.record.recordID
-                    switch failure.error {
+                    switch failure.error.reason {
                     case .serverRecordChanged(let conflict):
                         if var local = d.records[id] {
                             local.changeTag = conflict.server?.changeTag
@@ -294,7 +294,7 @@ final class SimulatedApp: RecordSyncEngineDelegate, @unchecked Sendable {
                     do {
                         if fetch { try await device.engine.fetchChanges() } else { try await device.engine.sendChanges() }
                     } catch {
-                        if case .partialFailure = error {
+                        if case .partialFailure = error.reason {
                             // The send went; the app took each refusal in from its events.
                             log.append("  refused in part: \(error)")
                         } else {
@@ -338,7 +338,7 @@ final class SimulatedApp: RecordSyncEngineDelegate, @unchecked Sendable {
             for (i, device) in devices.enumerated() {
                 do { try await device.engine.sendChanges() } catch {
                     // A conflict the app merged is pending again: the next round sends it.
-                    guard case .partialFailure = error else { throw error }
+                    guard case .partialFailure = error.reason else { throw error }
                 }
                 try await device.engine.fetchChanges()
                 if let broken = try await look(after: i) {

@@ -253,9 +253,9 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
     /// conflict merged and pending again, a gone zone dropped, a change still pending): not a
     /// failure of the sync. Any other refusal is.
     static func handledInEvents(_ error: RecSyncError) -> Bool {
-        guard case .partialFailure(let refused) = error else { return false }
+        guard case .partialFailure(let refused) = error.reason else { return false }
         return (Array(refused.records.values) + Array(refused.zones.values)).allSatisfy { refusal in
-            switch refusal {
+            switch refusal.reason {
             case .serverRecordChanged, .zoneNotFound, .userDeletedZone, .batchRequestFailed, .storeBusy: true
             default: false
             }
@@ -379,7 +379,7 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
             }
         case .sentRecordZoneChanges(let sent):
             let servers: [Record] = sent.failedRecordSaves.compactMap { failure in
-                guard case .serverRecordChanged(let conflict) = failure.error else { return nil }
+                guard case .serverRecordChanged(let conflict) = failure.error.reason else { return nil }
                 return conflict.server
             }
             let gone = sent.zonesGone.contains { $0.zoneID == zone && $0.reason != .encryptedDataReset }

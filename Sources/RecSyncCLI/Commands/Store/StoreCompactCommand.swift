@@ -98,7 +98,7 @@ struct StoreCompactCommand: RecSyncSubcommand {
         } else {
             let ws = try context.workspace()
             guard !ws.config.remote.isEmpty else {
-                throw .noRemote
+                throw .noRemote()
             }
             let actor = try StoreActor(userRecordName: ws.user, deviceID: ws.deviceID())
             try Confirmation.require(what, typing: "compact", yes: yes)

@@ -32,7 +32,7 @@ struct StoreDoctorCommand: RecSyncSubcommand {
         } else {
             let ws = try context.workspace()
             guard !ws.config.remote.isEmpty else {
-                throw .noRemote
+                throw .noRemote()
             }
             target = StoreLocation.isNetwork(ws.config.remote) ? ws.mirrorPath : try StoreLocation.storePath(ws.config.remote, relativeTo: ws.root)
         }
