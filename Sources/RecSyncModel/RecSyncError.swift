@@ -248,8 +248,13 @@ public struct RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
         public var description: String { rawValue }
     }
 
-    /// The error as a JSON object for scripts (see ``Reason/json``).
-    public var json: JSONValue { reason.json }
+    /// The error as a JSON object for scripts (see ``Reason/json``); an internal error adds
+    /// the `location` that made it (`RecSyncStore/Git/GitBackend.swift:120`), for a bug report.
+    public var json: JSONValue {
+        guard kind == .internalError, case .object(var object) = reason.json else { return reason.json }
+        object["location"] = .string(location.description)
+        return .object(object)
+    }
 
     /// A decoding error of the bytes of the file at `path` (shown relative to the workspace),
     /// told as one: `malformed` gains the path, a bad name or value in the file makes it

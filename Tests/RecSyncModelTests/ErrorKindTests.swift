@@ -63,4 +63,30 @@ import Testing
         let error = RecSyncError.limitExceeded("too big").located(at: "private/notes/r.json")
         #expect(error == .fileSystem(path: "private/notes/r.json", message: "too big"))
     }
+
+    /// The shape of swift-nio's FileSystemError: where it was made, what failed underneath,
+    /// and a stable kind, none of which changes what the error means.
+    @Test func anErrorRecordsWhereItWasMadeAndWhatFailedUnderneath() throws {
+        func refuse() throws(RecSyncError) { throw .storeBusy("busy") }
+        let line = #line - 1
+        let busy = try #require(caught { try refuse() })
+        #expect(busy.location.file == "RecSyncModelTests/ErrorKindTests.swift" && busy.location.line == line, "\(busy.location)")
+        #expect(busy.location.function.hasPrefix("refuse"))
+        #expect(busy == RecSyncError.storeBusy("busy"), "made elsewhere, the same error")
+        #expect(Set([busy, .storeBusy("busy")]).count == 1)
+        #expect(busy != RecSyncError.storeBusy("other") && busy.cause == nil)
+        #expect(busy.kind == .storeBusy && busy.kind.rawValue == "storeBusy" && "\(busy.kind)" == "storeBusy")
+        #expect(RecSyncError.Kind.allCases.count == Set(RecSyncError.Kind.allCases.map(\.rawValue)).count)
+
+        let disk = RecSyncError.fileSystem(path: "p", message: "m", cause: SystemCallFailure(call: "open", errno: 13))
+        #expect(disk.cause == .systemCall(SystemCallFailure(call: "open", errno: 13)))
+        let failure = LibraryFailure(library: "libgit2", function: "git_odb_read", code: -3, errorClass: 9, message: "object not found")
+        let git = RecSyncError.internalError("cannot read", cause: failure)
+        #expect(git.cause == .library(failure))
+        // A bug report needs the place; a script's document of any other error stays as it was.
+        guard case .object(let o) = git.json, case .string(let place)? = o["location"] else { Issue.record("\(git.json)"); return }
+        #expect(place.hasPrefix("RecSyncModelTests/ErrorKindTests.swift:"))
+        guard case .object(let other) = busy.json else { Issue.record("\(busy.json)"); return }
+        #expect(other["location"] == nil && Set(other.keys) == ["kind", "code", "message"])
+    }
 }

@@ -24,6 +24,8 @@ enum CommandError {
             ]
         case .workspaceLocked:
             return ["wait for it to finish; 'recsync doctor' tells whether the lock is stale"]
+        case .internalError:
+            return ["this failed inside recsync (at \(error.location)); if the machine is not at fault, report it with this output"]
         default:
             return []
         }
