@@ -681,7 +681,7 @@ public actor EncryptingStore: RemoteStore {
             return own
         }
         guard let published = try await inner.fetchUserPublicKey(user) else {
-            throw .invalidArguments(
+            throw .keyUnavailable(
                 """
                 \(user) has published no public key, so the encrypted zone cannot be shared with them; ask\
                  \(user) to run 'recsync keys init' in a workspace of this store, then try again
@@ -857,7 +857,7 @@ public actor EncryptingStore: RemoteStore {
 extension EncryptingStore: StoreHistory {
     func history() throws(RecSyncError) -> any StoreHistory {
         guard let history = inner as? any StoreHistory else {
-            throw .invalidArguments("this store keeps no readable history")
+            throw .unsupported("this store keeps no readable history")
         }
         return history
     }

@@ -53,7 +53,7 @@ public enum EncryptionKeys {
             key = local
         } else {
             if published != nil {
-                throw .invalidArguments(
+                throw .keyUnavailable(
                     """
                     \(user) already has a key published on the store, made on another device; bring it here with\
                      'recsync keys export' there and 'recsync keys import FILE' here, or run 'recsync keys reset' if\
@@ -67,7 +67,7 @@ public enum EncryptionKeys {
         }
         let (own, signing) = try publicKeys(of: key)
         if let published, published.publicKey != own {
-            throw .invalidArguments(
+            throw .keyUnavailable(
                 """
                 the key published for \(user) on the store is not the one in \(keyStore.path(for: user)); import\
                  the current one with 'recsync keys import FILE' (exported on the device that made it), or run\
@@ -88,7 +88,7 @@ public enum EncryptionKeys {
     /// The user's key on this machine and whether the store publishes the same.
     public static func show(user: String, keyStore: UserKeyStore, store: any RemoteStore) async throws(RecSyncError) -> UserKeyReport {
         guard let key = try keyStore.load(user) else {
-            throw .invalidArguments(
+            throw .keyUnavailable(
                 "no encryption key of \(user) on this machine (\(keyStore.path(for: user))); run 'recsync keys init', or 'recsync keys import FILE'")
         }
         let published = try await store.fetchUserPublicKey(user)
@@ -130,7 +130,7 @@ public enum EncryptionKeys {
     /// The key file's content, to move the key to another device (`keys import` there).
     public static func export(user: String, keyStore: UserKeyStore) throws(RecSyncError) -> [UInt8] {
         guard let key = try keyStore.load(user) else {
-            throw .invalidArguments("no encryption key of \(user) on this machine (\(keyStore.path(for: user))); nothing to export")
+            throw .keyUnavailable("no encryption key of \(user) on this machine (\(keyStore.path(for: user))); nothing to export")
         }
         return UserKeyStore.encode(key, user: user)
     }
@@ -142,7 +142,7 @@ public enum EncryptionKeys {
     {
         let key = try UserKeyStore.decode(bytes, user: user, path: source)
         if let existing = try keyStore.load(user), existing.rawRepresentation != key.rawRepresentation, !replace {
-            throw .invalidArguments(
+            throw .alreadyExists(
                 """
                 \(keyStore.path(for: user)) already holds another key of \(user); pass --replace to overwrite it\
                  (export it first if it may still open data)

@@ -193,7 +193,7 @@ public struct UserKeyStore: Sendable {
             let raw = Base64.decode(text), raw.count == 32
         else { throw .fileSystem(path: path, message: "not a recsync key file: it needs 'algorithm' X25519 and a base64 32-byte 'privateKey'") }
         if case .string(let owner)? = o["userRecordName"], owner != user {
-            throw .invalidArguments("\(path) holds the key of \(owner), not of \(user)")
+            throw .keyUnavailable("\(path) holds the key of \(owner), not of \(user)")
         }
         do { return try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: raw) } catch {
             throw .fileSystem(path: path, message: "the private key in it is not a valid X25519 key")

@@ -38,12 +38,12 @@ extension SyncEngine {
             var wanted: [(RecordID, AssetReference)] = []
             for id in ids {
                 guard let fields = try ws.recordFields(id) else {
-                    throw .invalidArguments("no record file at \(ws.relative(ws.recordPath(id))); pull first")
+                    throw .notFound("no record file at \(ws.relative(ws.recordPath(id))); pull first")
                 }
                 guard case .asset(let asset)? = fields[field] else {
                     let has = fields.filter { if case .asset = $0.value { true } else { false } }.keys.sorted()
                     let hint = has.isEmpty ? "it has no asset fields" : "its asset fields are \(has.joined(separator: ", "))"
-                    throw .invalidArguments("\(ws.relative(ws.recordPath(id))) has no asset field '\(field)'; \(hint)")
+                    throw .notFound("\(ws.relative(ws.recordPath(id))) has no asset field '\(field)'; \(hint)")
                 }
                 wanted.append((id, asset))
             }

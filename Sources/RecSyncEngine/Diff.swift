@@ -99,7 +99,7 @@ extension SyncEngine {
                 note: conflict.server == nil ? .deletedOnStore : local == nil ? .deletedHere : nil)
         }
         guard let tag = try workspace.systemFields(id)?.changeTag else {
-            guard local != nil else { throw .invalidArguments("no record file at \(workspace.relative(workspace.recordPath(id)))") }
+            guard local != nil else { throw .notFound("no record file at \(workspace.relative(workspace.recordPath(id)))") }
             return RecordDiff(recordID: id, state: .new, changes: FieldChange.between(nil, local))
         }
         guard let synced = try await store.fetchRecordVersion(id, changeTag: tag) else {

@@ -26,7 +26,7 @@ extension SyncEngine {
         let ws = workspace
         let local = ws.localZones().zones
         for zone in zones ?? [] where !local.contains(zone) {
-            throw .invalidArguments(
+            throw .notFound(
                 """
                 no zone '\(zone.zoneName)'\(zone.ownerName == ws.user ? "" : " of \(zone.ownerName)") in this\
                  workspace (\(ws.relative(ws.zoneDirectory(zone))) is not there); 'recsync zone list' shows the\

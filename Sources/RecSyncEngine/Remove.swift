@@ -34,7 +34,7 @@ extension SyncEngine {
                 indexes[zone] = index
                 let path = workspace.relative(workspace.recordPath(id))
                 guard workspace.recordFileStamp(id) != nil else {
-                    throw .invalidArguments("no record file at \(path)")
+                    throw .notFound("no record file at \(path)")
                 }
                 guard case .record(let local) = inspection else { continue }  // a problem: removeRecords removes it as the user asked
                 switch local.state {
@@ -50,7 +50,7 @@ extension SyncEngine {
                 }
             }
             if !refusals.isEmpty {
-                throw .invalidArguments(
+                throw .localChanges(
                     refusals.joined(separator: "\n")
                         + "\nnothing was removed; 'recsync rm --force' removes \(refusals.count == 1 ? "it" : "them") anyway")
             }

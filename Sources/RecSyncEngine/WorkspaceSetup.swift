@@ -40,7 +40,7 @@ extension SyncEngine {
         }
         if let existing {
             guard existing.root == directory, existing.config.remote.isEmpty, let remote else {
-                throw .invalidArguments(
+                throw .alreadyExists(
                     existing.root == directory
                         ? "'\(directory)' is already a recsync workspace"
                         : "'\(directory)' is inside the workspace at '\(existing.root)'; workspaces do not nest")

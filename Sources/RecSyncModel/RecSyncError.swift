@@ -40,6 +40,8 @@ public enum CloudKitErrorCode: Int, Sendable, Hashable {
     case invalidArguments = 12
     case serverRecordChanged = 14
     case serverRejectedRequest = 15
+    case assetFileNotFound = 16
+    case assetFileModified = 17
     case operationCancelled = 20
     case changeTokenExpired = 21
     case batchRequestFailed = 22
@@ -244,6 +246,14 @@ public struct RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case partialFailure
         case delegateFailed
         case operationCancelled
+        case alreadyExists
+        case notFound
+        case localChanges
+        case notConfirmed
+        case unsupported
+        case keyUnavailable
+        case assetFileNotFound
+        case assetFileModified
 
         public var description: String { rawValue }
     }
@@ -466,6 +476,54 @@ public struct RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
     ) -> RecSyncError {
         RecSyncError(.operationCancelled(value), function: function, file: file, line: line)
     }
+
+    public static func alreadyExists(
+        _ value: String, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.alreadyExists(value), function: function, file: file, line: line)
+    }
+
+    public static func notFound(
+        _ value: String, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.notFound(value), function: function, file: file, line: line)
+    }
+
+    public static func localChanges(
+        _ value: String, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.localChanges(value), function: function, file: file, line: line)
+    }
+
+    public static func notConfirmed(
+        _ value: String, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.notConfirmed(value), function: function, file: file, line: line)
+    }
+
+    public static func unsupported(
+        _ value: String, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.unsupported(value), function: function, file: file, line: line)
+    }
+
+    public static func keyUnavailable(
+        _ value: String, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.keyUnavailable(value), function: function, file: file, line: line)
+    }
+
+    public static func assetFileNotFound(
+        _ value: String, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.assetFileNotFound(value), function: function, file: file, line: line)
+    }
+
+    public static func assetFileModified(
+        _ value: String, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.assetFileModified(value), function: function, file: file, line: line)
+    }
 }
 
 extension RecSyncError {
@@ -546,6 +604,29 @@ extension RecSyncError {
         /// cancelled) between two pages or batches: what it had delivered is saved, the rest is
         /// not started.
         case operationCancelled(String)
+        /// What was to be made is there already: a workspace, a store, a zone, a subscription, a key
+        /// (CloudKit 12, invalidArguments).
+        case alreadyExists(String)
+        /// What was named is not there: a record file, an input file, a zone of the workspace, a
+        /// subscription, a revision, a key on this machine (CloudKit 12, invalidArguments).
+        case notFound(String)
+        /// Done as asked, the call would lose edits not yet pushed; nothing was changed (CloudKit 12,
+        /// invalidArguments).
+        case localChanges(String)
+        /// A change that drops data for every workspace of the store was not confirmed; nothing was
+        /// changed (CloudKit 12, invalidArguments).
+        case notConfirmed(String)
+        /// The call is valid but not possible here: a remote where a local store is needed, an
+        /// address scheme recsync does not speak, a store without readable history (CloudKit 12,
+        /// invalidArguments).
+        case unsupported(String)
+        /// The encryption key needed is not at hand or not the one published: none on this machine,
+        /// none published by a user, or another one (CloudKit 12, invalidArguments).
+        case keyUnavailable(String)
+        /// A record names an asset whose file is not in the store (CloudKit 16).
+        case assetFileNotFound(String)
+        /// A record's asset says another size or digest than the stored file has (CloudKit 17).
+        case assetFileModified(String)
 
         public var code: CloudKitErrorCode {
             switch self {
@@ -566,6 +647,14 @@ extension RecSyncError {
             case .notDelivered, .partialFailure: .partialFailure
             case .delegateFailed: .internalError
             case .operationCancelled: .operationCancelled
+            case .alreadyExists: .invalidArguments
+            case .notFound: .invalidArguments
+            case .localChanges: .invalidArguments
+            case .notConfirmed: .invalidArguments
+            case .unsupported: .invalidArguments
+            case .keyUnavailable: .invalidArguments
+            case .assetFileNotFound: .assetFileNotFound
+            case .assetFileModified: .assetFileModified
             case .networkUnavailable: .networkUnavailable
             case .networkFailure: .networkFailure
             case .notAuthenticated: .notAuthenticated
@@ -619,6 +708,9 @@ extension RecSyncError {
             case .fileSystem(let path, let message, _):
                 return "\(path): \(message)"
             case .networkUnavailable(let m), .networkFailure(let m), .notAuthenticated(let m):
+                return m
+            case .alreadyExists(let m), .notFound(let m), .localChanges(let m), .notConfirmed(let m), .unsupported(let m), .keyUnavailable(let m),
+                .assetFileNotFound(let m), .assetFileModified(let m):
                 return m
             case .delegateFailed(let event, let message):
                 return "the app failed to handle \(event): \(message); nothing that depends on it was marked done, so the next sync delivers it again"
@@ -679,6 +771,14 @@ extension RecSyncError {
             case .partialFailure: .partialFailure
             case .delegateFailed: .delegateFailed
             case .operationCancelled: .operationCancelled
+            case .alreadyExists: .alreadyExists
+            case .notFound: .notFound
+            case .localChanges: .localChanges
+            case .notConfirmed: .notConfirmed
+            case .unsupported: .unsupported
+            case .keyUnavailable: .keyUnavailable
+            case .assetFileNotFound: .assetFileNotFound
+            case .assetFileModified: .assetFileModified
             }
         }
 

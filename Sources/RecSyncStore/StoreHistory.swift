@@ -130,7 +130,7 @@ extension StoreHistory {
         case .commit(let prefix):
             let matches = history.indices.filter { history[$0].commit.hasPrefix(prefix) }
             guard let first = matches.first else {
-                throw .invalidArguments("unknown revision '\(prefix)': no commit of the store's history starts with it; 'recsync log' lists them")
+                throw .notFound("unknown revision '\(prefix)': no commit of the store's history starts with it; 'recsync log' lists them")
             }
             guard matches.count == 1 else {
                 throw .invalidArguments("ambiguous revision '\(prefix)': \(matches.count) commits start with it; give more digits")
@@ -139,7 +139,7 @@ extension StoreHistory {
         case .versionsBack(let n):
             let changed = Self.changes(in: history)
             guard n < changed.count else {
-                throw .invalidArguments(
+                throw .notFound(
                     """
                     unknown revision '~\(n)': the record has \(changed.count)\
                      version\(changed.count == 1 ? "" : "s") in the store's history ('~0' to\

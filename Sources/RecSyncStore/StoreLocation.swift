@@ -25,10 +25,10 @@ public enum StoreLocation {
             return path
         }
         if isNetwork(location) {
-            throw .invalidArguments("'\(GitRemoteURL.shown(location))' is a network remote; this needs a store on this machine (or a shared disk)")
+            throw .unsupported("'\(GitRemoteURL.shown(location))' is a network remote; this needs a store on this machine (or a shared disk)")
         }
         if let scheme = location.range(of: "://") {
-            throw .invalidArguments(
+            throw .unsupported(
                 """
                 '\(GitRemoteURL.shown(location))': recsync does not know the scheme\
                  '\(location[..<scheme.lowerBound])'; give a path, file://, ssh://, [user@]host:path, https://,\

@@ -367,7 +367,7 @@ extension SyncEngine {
         if let zone, !workspace.hasZoneDirectory(zone),
             try await !store.fetchAllRecordZones(scope: scope).contains(where: { $0.zoneID == zone })
         {
-            throw .invalidArguments(
+            throw .notFound(
                 """
                 zone '\(zone)' is neither in the store\(scope == .shared ? " (shared with you)" : "") nor in\
                  this workspace; check the name with 'recsync zone list'

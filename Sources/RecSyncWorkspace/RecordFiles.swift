@@ -153,7 +153,7 @@ extension Workspace {
         for id in ids {
             let recordPath = recordPath(id), sidecarPath = sidecarPath(id)
             guard FileIO.stamp(recordPath) != nil else {
-                throw .invalidArguments("no record file at \(relative(recordPath))")
+                throw .notFound("no record file at \(relative(recordPath))")
             }
             var synced = false
             if let side = try readRecordFile(sidecarPath) {

@@ -101,7 +101,7 @@ public final class Workspace: Sendable {
         try NameRules.validateOwnerName(config.user)
         let absolute = URL(fileURLWithPath: root).standardizedFileURL.path
         if FileManager.default.fileExists(atPath: "\(absolute)/\(stateDirName)/config") {
-            throw .invalidArguments("'\(absolute)' is already a recsync workspace")
+            throw .alreadyExists("'\(absolute)' is already a recsync workspace")
         }
         let ws = Workspace(root: absolute, config: config)
         try FileIO.makeDirectories(ws.stateDir)
@@ -124,7 +124,7 @@ public final class Workspace: Sendable {
         let state = "\(target)/\(stateDirName)"
         if entries == [stateDirName], let info = FileIO.info(state), info.isDirectory, !info.isSymlink {
             if FileIO.info("\(state)/config") != nil {
-                throw .invalidArguments(
+                throw .alreadyExists(
                     """
                     '\(target)' is a recsync workspace already (a clone that was stopped?); run 'recsync -C\
                      \(target) pull' to finish it, or choose another DIR
@@ -138,7 +138,7 @@ public final class Workspace: Sendable {
             }
         }
         if !entries.isEmpty {
-            throw .invalidArguments("'\(target)' already exists and is not empty; choose another DIR")
+            throw .alreadyExists("'\(target)' already exists and is not empty; choose another DIR")
         }
         return true
     }

@@ -26,7 +26,7 @@ import Testing
             let refused = try f.run(["zone", verb, "todo"], in: "w", expect: 1)
             #expect(refused.stderr.contains("pass --yes"), "\(refused)")
             let json = try f.json(["zone", verb, "todo"], in: "w", expect: 1)
-            #expect((json["error"] as? [String: Any])?["kind"] as? String == "invalidArguments", "\(json)")
+            #expect((json["error"] as? [String: Any])?["kind"] as? String == "notConfirmed", "\(json)")
         }
         #expect(try zones(f) == ["todo"])
         #expect(FileManager.default.fileExists(atPath: f.ws("w") + "/private/todo/milk.json"))

@@ -54,7 +54,7 @@ import Testing
         let f = EngineFixture()
         defer { withExtendedLifetime(f) {} }
         let laptop = try f.device("laptop")
-        await #expect(throws: RecSyncError.invalidArguments("no record file at private/notes/r.json")) {
+        await #expect(throws: RecSyncError.notFound("no record file at private/notes/r.json")) {
             _ = try await laptop.diff([r])
         }
     }

@@ -121,7 +121,7 @@ import Testing
         let refused = try await alice.modifyRecords(
             saving: [Build.record("lying", in: notes, ["f": .asset(wrongSum)])], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false
         )
-        #expect(refused.saveResults[0].result.failureCode == .invalidArguments)
+        #expect(refused.saveResults[0].result.failureCode == .assetFileModified)
         #expect(
             refused.errors.first?.message.contains("says SHA-256 \(wrongSum.sha256) but object \(real.oid) hashes to \(real.sha256)") == true,
             "\(refused.errors)")

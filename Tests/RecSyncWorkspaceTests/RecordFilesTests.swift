@@ -111,6 +111,6 @@ import Testing
 
     @Test func removingARecordWithNoFileIsAnError() throws {
         try markSynced()
-        #expect(throws: RecSyncError.invalidArguments("no record file at private/notes/r1.json")) { try ws.removeRecord(id) }
+        #expect(throws: RecSyncError.notFound("no record file at private/notes/r1.json")) { try ws.removeRecord(id) }
     }
 }

@@ -63,7 +63,7 @@ struct GetCommand: RecSyncSubcommand {
         } else {
             for id in ids {
                 guard let local = try ws.recordFields(id) else {
-                    throw .invalidArguments("no record file at \(ws.relative(ws.recordPath(id))); pull first, or use --remote")
+                    throw .notFound("no record file at \(ws.relative(ws.recordPath(id))); pull first, or use --remote")
                 }
                 found.append((id, local, try ws.systemFields(id)))
             }

@@ -70,7 +70,7 @@ struct ImportCommand: RecSyncSubcommand {
             fileFormat = fileFormat ?? .jsonl
         } else {
             let path = StoreLocation.absolute(file, relativeTo: context.directory)
-            guard let read = try InputFile.read(path, limit: Int.max) else { throw .invalidArguments("\(file): no such file") }
+            guard let read = try InputFile.read(path, limit: Int.max) else { throw .notFound("\(file): no such file") }
             bytes = read
             source = file
             if fileFormat == nil {

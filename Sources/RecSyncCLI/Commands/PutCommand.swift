@@ -50,7 +50,7 @@ struct PutCommand: RecSyncSubcommand {
         let bytes: [UInt8]
         if let file, file != "-" {
             let path = StoreLocation.absolute(file, relativeTo: context.directory)
-            guard let read = try InputFile.read(path) else { throw .invalidArguments("--file \(file): no such file") }
+            guard let read = try InputFile.read(path) else { throw .notFound("--file \(file): no such file") }
             bytes = read
         } else {
             bytes = try StandardStream.input.readAll()

@@ -19,7 +19,7 @@ public struct CommandContext: Sendable {
         if let given = options.directory {
             dir = StoreLocation.absolute(given, relativeTo: cwd)
             guard InputFile.isDirectory(dir) else {
-                throw .invalidArguments("-C \(given): no such directory")
+                throw .notFound("-C \(given): no such directory")
             }
         }
         directory = dir

@@ -17,12 +17,12 @@ enum Confirmation {
     static func require(_ what: String, typing name: String, yes: Bool, input: StandardStream = .input) throws(RecSyncError) {
         if yes { return }
         guard input.isTerminal else {
-            throw .invalidArguments("this would \(what); pass --yes to confirm (stdin is not a terminal, so recsync cannot ask)")
+            throw .notConfirmed("this would \(what); pass --yes to confirm (stdin is not a terminal, so recsync cannot ask)")
         }
         let prompt = "This will \(what), for every workspace of the store.\nType '\(name)' to confirm: "
         StandardStream.error.write(prompt)
         guard let answer = input.readLine(), answer == name else {
-            throw .invalidArguments("not confirmed: nothing was changed (type '\(name)' exactly, or pass --yes)")
+            throw .notConfirmed("not confirmed: nothing was changed (type '\(name)' exactly, or pass --yes)")
         }
     }
 

@@ -71,11 +71,11 @@ extension StoreCore {
             let what = "asset '\(key)' of record '\(record.recordID.recordName)' in zone '\(record.recordID.zoneID)'"
             do { try checkAssetSize(asset.size, what: what) } catch { return error }
             guard let stored = try backend.assetSize(asset.oid) else {
-                return .invalidArguments(
+                return .assetFileNotFound(
                     "\(what) (object \(asset.oid)) is not in the store; upload the file before saving the record that references it")
             }
             if stored != asset.size {
-                return .invalidArguments(
+                return .assetFileModified(
                     """
                     \(what) says \(asset.size) bytes but object \(asset.oid) holds \(stored); upload the file again\
                      and save the reference it returns
@@ -107,14 +107,14 @@ extension StoreCore {
                 sum = known
             } else {
                 guard let hashed = try backend.assetSHA256(asset.oid) else {
-                    return .invalidArguments(
+                    return .assetFileNotFound(
                         "\(what) (object \(asset.oid)) is not in the store; upload the file before saving the record that references it")
                 }
                 assetSHA256s[asset.oid] = hashed
                 sum = hashed
             }
             if sum != asset.sha256 {
-                return .invalidArguments(
+                return .assetFileModified(
                     """
                     \(what) says SHA-256 \(asset.sha256) but object \(asset.oid) hashes to \(sum); upload the file\
                      again and save the reference it returns

@@ -101,7 +101,7 @@ public actor GitStore: RemoteStore {
         throws(RecSyncError) -> GitStore
     {
         guard let url = GitRemoteURL(remote) else {
-            throw .invalidArguments(
+            throw .unsupported(
                 """
                 '\(GitRemoteURL.shown(remote))' is not a remote address recsync understands; use\
                  ssh://[user@]host[:port]/path, user@host:path, https://host/path, git://host/path or\
@@ -313,7 +313,7 @@ public actor GitStore: RemoteStore {
         let repository: GitRepository
         do { repository = try GitRepository.initBare(at: path) } catch {
             if error.isExists {
-                throw .invalidArguments("'\(path)' is already a git repository; choose an empty or new directory")
+                throw .alreadyExists("'\(path)' is already a git repository; choose an empty or new directory")
             }
             throw .invalidArguments("cannot create a store at '\(path)': \(error.message)")
         }
@@ -329,7 +329,7 @@ public actor GitStore: RemoteStore {
             created = try repository.updateReference(GitBackend.headRef, to: commit, expected: nil, logMessage: "recsync: create store")
         } catch { throw GitBackend.wrap(error, "creating the store") }
         guard created else {
-            throw .invalidArguments("'\(path)' already has a \(GitBackend.headRef); it is not empty")
+            throw .alreadyExists("'\(path)' already has a \(GitBackend.headRef); it is not empty")
         }
         return manifest
     }
@@ -341,7 +341,7 @@ public actor GitStore: RemoteStore {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return }
         guard isDirectory.boolValue else {
-            throw .invalidArguments("'\(path)' is a file, not a directory; give a new path or an empty directory for the store")
+            throw .alreadyExists("'\(path)' is a file, not a directory; give a new path or an empty directory for the store")
         }
         let entries: [String]
         do { entries = try FileManager.default.contentsOfDirectory(atPath: path).sorted() } catch {
@@ -350,10 +350,10 @@ public actor GitStore: RemoteStore {
         }
         guard let first = entries.first else { return }
         if entries.contains("HEAD") && entries.contains("objects") {
-            throw .invalidArguments("'\(path)' is already a git repository; choose an empty or new directory")
+            throw .alreadyExists("'\(path)' is already a git repository; choose an empty or new directory")
         }
         let more = entries.count > 1 ? " and \(entries.count - 1) more" : ""
-        throw .invalidArguments("'\(path)' is not empty (it holds '\(first)'\(more)); give a new path or an empty directory for the store")
+        throw .alreadyExists("'\(path)' is not empty (it holds '\(first)'\(more)); give a new path or an empty directory for the store")
     }
 
     public func databaseChanges(scope: DatabaseScope, since token: ServerChangeToken?, resultsLimit: Int) throws(RecSyncError) -> DatabaseChanges {

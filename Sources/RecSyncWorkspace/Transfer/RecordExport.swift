@@ -18,7 +18,7 @@ extension Workspace {
     package func records(in zone: ZoneID) throws(RecSyncError) -> [WorkspaceRecord] {
         let dir = zoneDirectory(zone)
         guard FileIO.isDirectory(dir) else {
-            throw .invalidArguments(
+            throw .notFound(
                 """
                 no zone '\(zone.zoneName)'\(zone.ownerName == user ? "" : " of \(zone.ownerName)") in this\
                  workspace (\(relative(dir)) is not there); 'recsync zone list' shows the zones

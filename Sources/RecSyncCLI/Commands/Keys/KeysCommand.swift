@@ -105,7 +105,7 @@ struct KeysResetCommand: RecSyncSubcommand {
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         guard yes else {
-            throw .invalidArguments(
+            throw .notConfirmed(
                 "'recsync keys reset' drops your encrypted zones on the store (workspaces upload their copies again); pass --yes to go ahead")
         }
         let ws = try context.workspace()

@@ -27,7 +27,7 @@ struct StoreInitCommand: RecSyncSubcommand {
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         if StoreLocation.isNetwork(path) {
-            throw .invalidArguments("'\(path)': network remotes are not supported yet; create the store on a local path")
+            throw .unsupported("'\(path)': network remotes are not supported yet; create the store on a local path")
         }
         let target = try StoreLocation.storePath(path, relativeTo: context.directory)
         let manifest = try StoreLocation.create(at: target, actor: StoreActor(userRecordName: context.user(user)))

@@ -40,7 +40,7 @@ struct ZoneCreateCommand: RecSyncSubcommand {
         if let defaultType { try NameRules.validateRecordType(defaultType) }
         let existing = try await context.store(for: ws).fetchAllRecordZones(scope: .private)
         if existing.contains(where: { $0.zoneID == zone }) {
-            throw .invalidArguments("zone '\(name)' already exists on the store")
+            throw .alreadyExists("zone '\(name)' already exists on the store")
         }
         var created = RecordZone(zoneID: zone, defaultRecordType: defaultType)
         if let encrypt {
