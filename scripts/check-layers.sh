@@ -42,6 +42,8 @@ if [ "${1:-}" = "--self-test" ]; then
     plant Sources/RecSyncCLI/Planted.swift 'import RecSyncGit'
     plant Sources/RecSyncWorkspace/Planted.swift 'import RecSyncGit'
     plant Sources/RecSyncModel/Planted.swift 'let m = "no workspace; run '"'"'recsync init'"'"' first"'
+    plant Sources/RecSyncEngine/Planted.swift 'let m = "conflict pending; run '"'"'recsync resolve'"'"' first"'
+    plant Sources/RecSyncEncryption/Planted.swift 'let m = "no key here; run '"'"'recsync keys init'"'"'"'
     plant Sources/RecSyncCLI/Planted.swift 'import Glibc'
     plant Sources/RecSyncCLI/Planted.swift 'import CRecSyncSys'
     plant Sources/RecSyncCLI/Planted.swift 'let store = try GitStore.open(location: "x", relativeTo: "/", actor: actor)'
@@ -170,6 +172,10 @@ rule "the engine makes no file-system call" \
 rule "the model's messages name no command-line command or flag" \
     "RecSyncModel's errors say what happened in the library's terms; put the command-line hint in CommandError.hints" \
     "$(uses "'recsync [a-z]|[^-]--[a-z][a-z-]+|pass -C" Sources/RecSyncModel)"
+
+rule "the library's messages name no recsync command" \
+    "the library's errors say what happened and carry remedies (RecSyncError.Remedy); the command line words each remedy as a command in CommandError.hint" \
+    "$(uses "'recsync [a-z-]" Sources/RecSyncStore Sources/RecSyncGit Sources/RecSyncWorkspace Sources/RecSyncEngine Sources/RecSyncEncryption Sources/RecSyncSubscriptions Sources/RecSyncSnapshots Sources/RecSyncSystem)"
 
 # 6. The encryption decorator remembers its pins through its client's state store
 #    (ClientStateStore: the workspace, an app's directory, memory), not through paths it writes.

@@ -368,10 +368,10 @@ public actor EncryptingStore: RemoteStore {
                 throw .permissionFailure(
                     """
                     records of zone \(zoneID) were not pushed: generation \(generation) of its key, the one new\
-                     writes use, does not open here (\(failure.message)). Run 'recsync keys import FILE' with the\
-                     key exported on the device that opens it, or 'recsync keys reset' if it is lost
+                     writes use, does not open here (\(failure.message)). Import the key exported on the device\
+                     that opens it, or reset it if it is lost
                     """
-                )
+                ).suggesting(.importKey, .resetKeys)
             }
             guard let key = keys[generation] else {
                 throw .permissionFailure(
@@ -514,10 +514,9 @@ public actor EncryptingStore: RemoteStore {
             throw .permissionFailure(
                 """
                 no encryption key of \(userRecordName) on this machine (\(keyStore.path(for: userRecordName)));\
-                 run 'recsync keys init' for a new one, or 'recsync keys import FILE' to bring yours from\
-                 another device
+                 make a new one, or bring yours from another device
                 """
-            )
+            ).suggesting(.makeKey, .importKey)
         }
         if ownKey?.key.rawRepresentation != key.rawRepresentation {
             zoneKeys = [:]
@@ -637,10 +636,10 @@ public actor EncryptingStore: RemoteStore {
                 """
                 changing who shares zone \(zone.zoneID) was refused: generation \(generation) of its key does\
                  not open here (\(failure.message)), and wrapping the keys again without it would leave the\
-                 fields it sealed unreadable to everyone. Run 'recsync keys import FILE' with the key exported\
-                 on the device that opens it, or 'recsync keys reset' if it is lost
+                 fields it sealed unreadable to everyone. Import the key exported on the device that opens it,\
+                 or reset it if it is lost
                 """
-            )
+            ).suggesting(.importKey, .resetKeys)
         }
         let owner = zone.zoneID.ownerName
         let before = Set([owner] + encryption.keys.map(\.userRecordName))
@@ -672,10 +671,9 @@ public actor EncryptingStore: RemoteStore {
                 throw .permissionFailure(
                     """
                     the public key published for \(user) is not the one of the private key on this machine (it was\
-                     reset on another device); run 'recsync keys import FILE' with the key exported there ('recsync\
-                     keys export')
+                     reset on another device); import the key exported there
                     """
-                )
+                ).suggesting(.importKey)
             }
             if published?.signingPublicKey != signing { try await inner.publishUserPublicKey(own, signingKey: signing) }
             return own
@@ -683,10 +681,10 @@ public actor EncryptingStore: RemoteStore {
         guard let published = try await inner.fetchUserPublicKey(user) else {
             throw .keyUnavailable(
                 """
-                \(user) has published no public key, so the encrypted zone cannot be shared with them; ask\
-                 \(user) to run 'recsync keys init' in a workspace of this store, then try again
+                \(user) has published no public key, so the encrypted zone cannot be shared with them until\
+                 they do; then try again
                 """
-            )
+            ).suggesting(.askToPublishKey(user: user))
         }
         try checkKnownKey(published)
         return published.publicKey
@@ -703,9 +701,9 @@ public actor EncryptingStore: RemoteStore {
                 """
                 the keys of encrypted zone \(zone) cannot be checked: its owner \(owner) has published no\
                  signing key (users/\(owner)/key.json is missing or was written by an earlier recsync). Nothing\
-                 is sealed with or opened by them; ask \(owner) to run 'recsync keys init', then try again
+                 is sealed with or opened by them until they publish one; then try again
                 """
-            )
+            ).suggesting(.askToPublishKey(user: owner))
         }
         try checkKnownKey(published)
         signers[owner] = signing
@@ -820,8 +818,7 @@ public actor EncryptingStore: RemoteStore {
         let remedy =
             """
             someone writing to the store may have swapped it. If \(user) really reset their key, check the\
-             new fingerprint with them ('recsync keys show'), remove their line from \(knownKeysFile) and\
-             try again
+             new fingerprint with them, remove their line from \(knownKeysFile) and try again
             """
         if let pinnedKeys = known[user] {
             guard pinnedKeys[0] == text else {
@@ -831,12 +828,13 @@ public actor EncryptingStore: RemoteStore {
                      one this workspace used before (\(Self.fingerprint(Base64.decode(pinnedKeys[0]) ?? []))):\
                      \(remedy)
                     """
-                )
+                ).suggesting(.compareKeyFingerprints)
             }
             if pinnedKeys.count > 1 {
                 guard signing == pinnedKeys[1] else {
                     throw .permissionFailure(
-                        "the signing key published for \(user) is not the one this workspace used before, though their encryption key is: \(remedy)")
+                        "the signing key published for \(user) is not the one this workspace used before, though their encryption key is: \(remedy)"
+                    ).suggesting(.compareKeyFingerprints)
                 }
                 return
             }

@@ -41,11 +41,10 @@ public enum EncryptionKeys {
                     """
                     the public key file of \(user) on the store (users/\(NameEscaping.escape(user))/key.json) cannot\
                      be read (\(problem)), and this machine holds no key of \(user), so it cannot tell whether a key\
-                     exists elsewhere. If one of your devices holds your key, run 'recsync keys init' there (it\
-                     publishes the key again) or 'recsync keys export' there and 'recsync keys import FILE' here; if\
-                     your key is lost, run 'recsync keys reset --yes', which replaces the file
+                     exists elsewhere. If one of your devices holds your key, publish it again from there or bring\
+                     it here; if your key is lost, reset it, which replaces the file
                     """
-                )
+                ).suggesting(.importKey, .resetKeys)
             }
             published = nil  // replaced below by this machine's key
         }
@@ -55,11 +54,10 @@ public enum EncryptionKeys {
             if published != nil {
                 throw .keyUnavailable(
                     """
-                    \(user) already has a key published on the store, made on another device; bring it here with\
-                     'recsync keys export' there and 'recsync keys import FILE' here, or run 'recsync keys reset' if\
-                     it is lost
+                    \(user) already has a key published on the store, made on another device; bring it here, or\
+                     reset it if it is lost
                     """
-                )
+                ).suggesting(.importKey, .resetKeys)
             }
             key = Curve25519.KeyAgreement.PrivateKey()
             try keyStore.save(key, for: user)
@@ -70,10 +68,9 @@ public enum EncryptionKeys {
             throw .keyUnavailable(
                 """
                 the key published for \(user) on the store is not the one in \(keyStore.path(for: user)); import\
-                 the current one with 'recsync keys import FILE' (exported on the device that made it), or run\
-                 'recsync keys reset' if it is lost
+                 the current one (exported on the device that made it), or reset it if it is lost
                 """
-            )
+            ).suggesting(.importKey, .resetKeys)
         }
         try await store.publishUserPublicKey(own, signingKey: signing)
         return report(user, keyStore, key, published: true, created: created)
@@ -88,8 +85,7 @@ public enum EncryptionKeys {
     /// The user's key on this machine and whether the store publishes the same.
     public static func show(user: String, keyStore: UserKeyStore, store: any RemoteStore) async throws(RecSyncError) -> UserKeyReport {
         guard let key = try keyStore.load(user) else {
-            throw .keyUnavailable(
-                "no encryption key of \(user) on this machine (\(keyStore.path(for: user))); run 'recsync keys init', or 'recsync keys import FILE'")
+            throw .keyUnavailable("no encryption key of \(user) on this machine (\(keyStore.path(for: user)))").suggesting(.makeKey, .importKey)
         }
         let published = try await store.fetchUserPublicKey(user)
         let (own, signing) = try publicKeys(of: key)
@@ -144,10 +140,10 @@ public enum EncryptionKeys {
         if let existing = try keyStore.load(user), existing.rawRepresentation != key.rawRepresentation, !replace {
             throw .alreadyExists(
                 """
-                \(keyStore.path(for: user)) already holds another key of \(user); pass --replace to overwrite it\
-                 (export it first if it may still open data)
+                \(keyStore.path(for: user)) already holds another key of \(user); export it first if it may still\
+                 open data
                 """
-            )
+            ).suggesting(.replaceKey)
         }
         try keyStore.save(key, for: user)
         return report(user, keyStore, key, published: nil, created: false)

@@ -75,9 +75,9 @@ public struct UserKeyStore: Sendable {
                     message:
                         """
                         the key file is a symbolic link, which recsync does not follow; put the key file itself there\
-                         ('recsync keys import FILE'), or run 'recsync keys reset' if it is lost
+                         (import it), or reset the key if it is lost
                         """
-                )
+                ).suggesting(.importKey, .resetKeys)
             default: throw .fileSystem(path: file, message: "cannot open the key file: \(String(cString: strerror(errno)))")
             }
         }
@@ -88,23 +88,24 @@ public struct UserKeyStore: Sendable {
         }
         guard st.st_mode & S_IFMT == S_IFREG else {
             throw .fileSystem(
-                path: file, message: "the key file is not a regular file; remove it and run 'recsync keys import' or 'recsync keys reset'")
+                path: file, message: "the key file is not a regular file; remove it, then import the key or reset it"
+            ).suggesting(.importKey, .resetKeys)
         }
         guard st.st_uid == getuid() else {
             throw .permissionFailure(
                 """
                 \(file) belongs to another user (uid \(st.st_uid)); recsync uses only your own key files: remove\
-                 it, then run 'recsync keys import FILE' or 'recsync keys reset'
+                 it, then import the key or reset it
                 """
-            )
+            ).suggesting(.importKey, .resetKeys)
         }
         guard st.st_mode & 0o077 == 0 else {
             throw .permissionFailure(
                 """
                 \(file) can be read or written by other users (mode \(String(st.st_mode & 0o777, radix: 8)));\
-                 run 'chmod 600 \(file)' if nobody else could have read it, else 'recsync keys reset'
+                 run 'chmod 600 \(file)' if nobody else could have read it, else reset the key
                 """
-            )
+            ).suggesting(.resetKeys)
         }
         return try Self.decode(try Self.read(fd, path: file), user: user, path: file)
     }
@@ -121,7 +122,8 @@ public struct UserKeyStore: Sendable {
             throw .fileSystem(
                 path: directory,
                 message:
-                    "the key directory is not a directory (a link or a file); remove it and run 'recsync keys import FILE' or 'recsync keys init'")
+                    "the key directory is not a directory (a link or a file); remove it, then import your key or make one"
+            ).suggesting(.importKey, .makeKey)
         }
         guard st.st_uid == getuid() else {
             throw .permissionFailure(
@@ -136,9 +138,9 @@ public struct UserKeyStore: Sendable {
                 """
                 the key directory \(directory) can be written by other users (mode\
                  \(String(st.st_mode & 0o777, radix: 8))), who could swap your key file; run 'chmod 700\
-                 \(directory)', then check your key's fingerprint ('recsync keys show')
+                 \(directory)', then check your key's fingerprint
                 """
-            )
+            ).suggesting(.compareKeyFingerprints)
         }
         return true
     }
@@ -166,8 +168,8 @@ public struct UserKeyStore: Sendable {
                 message:
                     """
                     cannot put the new key in place (from \(pendingPath(for: user))):\
-                     \(String(cString: strerror(errno))); run 'recsync keys reset --yes' again, which carries on\
-                     with the same new key
+                     \(String(cString: strerror(errno))); reset the key again, which carries on with the same new\
+                     key
                     """
             )
         }

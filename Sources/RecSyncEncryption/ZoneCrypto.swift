@@ -41,9 +41,9 @@ enum ZoneCrypto {
             throw .invalidValue(
                 """
                 cannot wrap the key of zone \(zone) for \(user): their published public key is not a valid\
-                 X25519 key; ask \(user) to run 'recsync keys init'
+                 X25519 key; \(user) must publish their key again
                 """
-            )
+            ).suggesting(.askToPublishKey(user: user))
         }
     }
 
@@ -65,10 +65,10 @@ enum ZoneCrypto {
                 """
                 the key of zone \(zone) (generation \(wrapped.generation)) does not open with\
                  \(wrapped.userRecordName)'s private key on this machine: it was wrapped for another key (reset\
-                 or not imported here) or was tampered with. Import your key with 'recsync keys import', or ask\
-                 the zone's owner to share the zone with you again
+                 or not imported here) or was tampered with. Import your key, or ask the zone's owner to share\
+                 the zone with you again
                 """
-            )
+            ).suggesting(.importKey)
         }
     }
 
@@ -128,8 +128,8 @@ enum ZoneCrypto {
                 """
                 the keys of encrypted zone \(zone) are not signed by its owner \(owner): written by an earlier\
                  recsync, or by someone writing to the store around recsync. Nothing is sealed with or opened by\
-                 them. \(owner) can run 'recsync keys reset --yes' to make the zone again under signed keys\
-                 (workspaces upload their copies again)
+                 them. \(owner) can reset their key to make the zone again under signed keys (workspaces upload\
+                 their copies again)
                 """
             )
         }
@@ -141,10 +141,9 @@ enum ZoneCrypto {
                 the keys of encrypted zone \(zone) do not carry a valid signature of its owner \(owner): someone\
                  writing to the store around recsync changed them (added a key generation or a reader, or\
                  dropped a sealed field), or \(owner) reset their key. Nothing is sealed with or opened by them.\
-                 Ask \(owner) ('recsync keys show' to compare fingerprints) and restore zone.json from the\
-                 store's history
+                 Ask \(owner), compare key fingerprints, and restore zone.json from the store's history
                 """
-            )
+            ).suggesting(.compareKeyFingerprints)
         }
     }
 
@@ -191,11 +190,11 @@ enum ZoneCrypto {
                 """
                 \(binding.where): the ciphertext does not open with the zone key: it was tampered with, moved\
                  from another record or field, or sealed before the zone's key was reset. It was not applied. To\
-                 replace the store's copy with yours, save over it whatever it holds ('recsync push --force'; an\
-                 ordinary push refuses, since it cannot tell what it would overwrite); or restore the record\
+                 replace the store's copy with yours, save over it whatever it holds (a forced save; an\
+                 ordinary one refuses, since it cannot tell what it would overwrite); or restore the record\
                  from the store's history
                 """
-            )
+            ).suggesting(.force)
         }
         let value: FieldValue
         do { value = try StoreEncoding.decodeValue(try JSON.parse(Array(plaintext)), key: binding.field) } catch {

@@ -29,10 +29,9 @@ extension SyncEngine {
             throw .notFound(
                 """
                 no zone '\(zone.zoneName)'\(zone.ownerName == ws.user ? "" : " of \(zone.ownerName)") in this\
-                 workspace (\(ws.relative(ws.zoneDirectory(zone))) is not there); 'recsync zone list' shows the\
-                 zones
+                 workspace (\(ws.relative(ws.zoneDirectory(zone))) is not there)
                 """
-            )
+            ).suggesting(.listZones)
         }
         let chosen = zones ?? local
         let conflicts = Set(try ws.allConflicts().map(\.recordID))

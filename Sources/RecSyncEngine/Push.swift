@@ -134,7 +134,7 @@ extension SyncEngine {
                 let resend = uploadingAgain && r.state != .deleted
                 guard r.state != .clean || resend else { continue }
                 if pendingConflicts.contains(r.recordID) {
-                    report.notSent.append("\(ws.relative(ws.recordPath(r.recordID))): conflict pending; run 'recsync resolve' first")
+                    report.notSent.append("\(ws.relative(ws.recordPath(r.recordID))): conflict pending; settle it first")
                     continue
                 }
                 byID[r.recordID] = (i, r)
@@ -326,7 +326,7 @@ extension SyncEngine {
                     """
                     \(ws.relative(ws.zoneDirectory(deletion.zoneID))):\
                      \(RecSyncError.userDeletedZone(deletion.zoneID).message); its files were moved to lost+found.\
-                     To upload them anyway, run 'recsync zone create \(deletion.zoneID.zoneName)' and copy them back
+                     To upload them anyway, create zone \(deletion.zoneID.zoneName) again and copy them back
                     """
                 )
             }

@@ -26,6 +26,7 @@ extension SyncEngine {
     {
         if !force {
             var refusals: [String] = []
+            var edited: [String] = []
             var indexes: [ZoneID: ZoneIndex] = [:]
             for id in ids {
                 let zone = id.zoneID
@@ -42,17 +43,17 @@ extension SyncEngine {
                 case .modified:
                     refusals.append(
                         """
-                        \(path) has edits not pushed: removing it loses them ('recsync diff \(path)' shows them;\
-                         'recsync restore \(path)' undoes them)
+                        \(path) has edits not pushed: removing it loses them
                         """
                     )
+                    edited.append(path)
                 default: break
                 }
             }
             if !refusals.isEmpty {
-                throw .localChanges(
-                    refusals.joined(separator: "\n")
-                        + "\nnothing was removed; 'recsync rm --force' removes \(refusals.count == 1 ? "it" : "them") anyway")
+                var error = RecSyncError.localChanges(refusals.joined(separator: "\n") + "\nnothing was removed")
+                error.remedies = edited.map { .showOrUndoEdits(path: $0) } + [.force]
+                throw error
             }
         }
         return try workspace.removeRecords(ids)

@@ -68,6 +68,8 @@ public struct PushReport: Sendable, Hashable {
     public var conflicts: [RecordID] = []
     /// Records not sent: conflicts still pending from before, or refused for another reason.
     public var notSent: [String] = []
+    /// What can be done about the refusals in `notSent` (each remedy once, in order).
+    public var remedies: [RecSyncError.Remedy] = []
     /// The store commit the push landed in.
     public var commit: String?
     /// Zones the store had deleted, purged or reset, found before anything was sent: removed

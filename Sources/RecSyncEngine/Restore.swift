@@ -33,11 +33,13 @@ extension SyncEngine {
         let conflicted = Set(try ws.allConflicts().map(\.recordID))
         let records = all ? records.filter { !conflicted.contains($0) } : records
         var refusals: [String] = []
+        var remedies: [RecSyncError.Remedy] = []
         var plan: [(id: RecordID, synced: Record, stamp: FileStamp?, undone: LocalChange.Kind?, local: [String: FieldValue]?)] = []
         for id in Array(Set(records)).sorted() {
             let path = ws.relative(ws.recordPath(id))
             if conflicted.contains(id) {
-                refusals.append("\(path) is in conflict; settle it with 'recsync resolve --ours|--theirs|--merge \(path)'")
+                refusals.append("\(path) is in conflict; settle it first")
+                remedies.append(.resolve(path: path))
                 continue
             }
             let stamp = ws.recordFileStamp(id)
@@ -45,11 +47,12 @@ extension SyncEngine {
                 refusals.append(
                     stamp == nil
                         ? "\(path): no such record here (no file and no synced version)"
-                        : "\(path) is a new record (never pushed): there is no synced version to restore; delete it with 'recsync rm \(path)'")
+                        : "\(path) is a new record (never pushed): there is no synced version to restore; remove it instead")
                 continue
             }
             guard let synced = try await store.fetchRecordVersion(id, changeTag: tag) else {
-                refusals.append("\(path): its synced version \(tag.prefix(12)) is no longer in the store; 'recsync pull' first")
+                refusals.append("\(path): its synced version \(tag.prefix(12)) is no longer in the store; pull first")
+                if !remedies.contains(.pull) { remedies.append(.pull) }
                 continue
             }
             // A file that does not decode is an edit too: restoring replaces it.
@@ -62,7 +65,9 @@ extension SyncEngine {
             plan.append((id, synced, stamp, undone, local))
         }
         if !refusals.isEmpty {
-            throw .invalidArguments("nothing restored: " + refusals.joined(separator: "; "))
+            var error = RecSyncError.invalidArguments("nothing restored: " + refusals.joined(separator: "; "))
+            error.remedies = remedies
+            throw error
         }
         var batch = ws.recordBatch()
         // The synced version's asset files that the workspace does not hold as they were (an
@@ -99,7 +104,7 @@ extension SyncEngine {
         for var index in indexes.values { try index.save() }
         if !batch.skipped.isEmpty {
             let paths = batch.skipped.sorted().map(ws.relative).joined(separator: ", ")
-            throw .fileSystem(path: paths, message: "changed while restore ran and left as it is; run 'recsync restore' again")
+            throw .fileSystem(path: paths, message: "changed while restore ran and left as it is; restore it again")
         }
         return plan.map { RestoreOutcome(recordID: $0.id, undone: $0.undone) }
     }

@@ -177,7 +177,7 @@ public struct SyncEngine: Sendable {
                         message:
                             """
                             zone \(deletion.reason.rawValue) on the store; the next pull or push removes it here (unpushed\
-                             edits go to lost+found). Only 'recsync zone create \(deletion.zoneID.zoneName)' brings it back
+                             edits go to lost+found). Only creating zone \(deletion.zoneID.zoneName) again brings it back
                             """
                     ))
             }

@@ -159,6 +159,7 @@ final class WorkspaceSendClient: EngineClient {
                 goneMeanwhile.insert(zone)
             default:
                 report.notSent.append("\(ws.relative(ws.recordPath(failure.record.recordID))): \(failure.error.message)")
+                for remedy in failure.error.remedies where !report.remedies.contains(remedy) { report.remedies.append(remedy) }
             }
         }
         for id in sent.deletedRecordIDs {
@@ -176,6 +177,7 @@ final class WorkspaceSendClient: EngineClient {
                 goneMeanwhile.insert(zone)
             default:
                 report.notSent.append("\(ws.relative(ws.recordPath(failure.recordID))): \(failure.error.message)")
+                for remedy in failure.error.remedies where !report.remedies.contains(remedy) { report.remedies.append(remedy) }
             }
         }
         // Only what landed was overwritten (an atomic zone with a refused item lands nothing).

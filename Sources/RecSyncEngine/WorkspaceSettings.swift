@@ -42,10 +42,9 @@ extension SyncEngine {
                     throw .invalidArguments(
                         """
                         this workspace holds records synced as \(ws.user), and its private/ zones are \(ws.user)'s; to\
-                         work as \(text), clone the store into a new directory with 'recsync clone --user \(text) STORE\
-                         DIR'
+                         work as \(text), clone the store into a new directory as \(text)
                         """
-                    )
+                    ).suggesting(.cloneAs(user: text))
                 }
                 config.user = text
             case .commitSnapshots:

@@ -415,8 +415,8 @@ private final class RemoteSession {
                 """
                 cannot reach \(url.redacted): \(endpoint) did not accept a connection within\
                  \(NetworkTimeLimits.shown(options.connectTimeout)) (the host is down or off the network, or a\
-                 firewall drops the connection); check the network and the URL, try again later (pull and push\
-                 take --retry or --wait), or allow longer with RECSYNC_CONNECT_TIMEOUT
+                 firewall drops the connection); check the network and the URL, try again later, or allow longer\
+                 with RECSYNC_CONNECT_TIMEOUT
                 """
             )
         case RECSYNC_NET_IDLE_TIMEOUT where !connected:
@@ -425,8 +425,7 @@ private final class RemoteSession {
                 """
                 cannot reach \(url.redacted): \(endpoint) accepted the connection but sent nothing for\
                  \(NetworkTimeLimits.shown(options.idleTimeout)) (the server is overloaded or hung, or that port\
-                 is not a git server); check the URL, try again later (pull and push take --retry or --wait), or\
-                 allow longer with RECSYNC_IDLE_TIMEOUT
+                 is not a git server); check the URL, try again later, or allow longer with RECSYNC_IDLE_TIMEOUT
                 """
             )
         case RECSYNC_NET_IDLE_TIMEOUT:
@@ -435,8 +434,8 @@ private final class RemoteSession {
                 """
                 the connection to \(url.redacted) went silent for\
                  \(NetworkTimeLimits.shown(options.idleTimeout)) while \(doing) and was given up; nothing was\
-                 half-applied (the remote moves its ref atomically), try again (pull and push take --retry or\
-                 --wait), or allow longer with RECSYNC_IDLE_TIMEOUT
+                 half-applied (the remote moves its ref atomically), try again, or allow longer with\
+                 RECSYNC_IDLE_TIMEOUT
                 """
             )
         default:

@@ -138,6 +138,60 @@ public struct PartialFailure: Sendable, Hashable {
     }
 }
 
+extension RecSyncError {
+    /// A next step the library can name but not take: the message says what is wrong in the
+    /// library's terms, and a front end turns each remedy into its own words (the command line
+    /// into the command that does it). The library's messages name no command or flag.
+    public enum Remedy: Sendable, Hashable {
+        /// Bring the user's key exported on a device that holds it.
+        case importKey
+        /// Make the user's key on this machine and publish its public half.
+        case makeKey
+        /// The key is lost: make a new one; encrypted zones are dropped and uploaded again.
+        case resetKeys
+        /// Another user must publish a key, in a workspace of this store.
+        case askToPublishKey(user: String)
+        /// Compare key fingerprints with their owner.
+        case compareKeyFingerprints
+        /// Replace the key file, which already holds another key.
+        case replaceKey
+        /// Make a store at a path (nil: a path of the user's choice).
+        case createStore(path: String?)
+        /// Check the store and remove what a killed writer left (locks, temporary files).
+        case checkStore
+        /// Compact the store where it lives (on the server).
+        case compactStoreWhereItLives
+        /// List the zones (and with whom they are shared).
+        case listZones
+        /// List the workspace's subscriptions.
+        case listSubscriptions
+        /// List the store's history (of one record, when named).
+        case listHistory(record: String?)
+        /// Pull, then retry.
+        case pull
+        /// Settle the conflict on a record file.
+        case resolve(path: String)
+        /// Name the subscription with another ID, or remove the one there.
+        case chooseAnotherSubscriptionID
+        /// Add a subscription, or watch to pull.
+        case subscribeOrPull
+        /// Look at pending notifications without taking them.
+        case lookWithoutAcknowledging
+        /// Work as another user: clone the store into a new directory as them.
+        case cloneAs(user: String)
+        /// Finish a clone that was stopped by pulling in its directory.
+        case finishClone(directory: String)
+        /// Check the workspace and repair what it can.
+        case checkWorkspace
+        /// Make the zone again, then copy the kept records back.
+        case createZone(String)
+        /// Show a record file's unpushed edits, or undo them.
+        case showOrUndoEdits(path: String)
+        /// Do it anyway, losing what the refusal protects.
+        case force
+    }
+}
+
 /// What a failed call reports underneath: the system call or the library call that failed.
 public enum ErrorCause: Sendable, Hashable, CustomStringConvertible {
     case systemCall(SystemCallFailure)
@@ -163,6 +217,9 @@ public struct RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
     public var reason: Reason
     /// Where the error was made (for a developer reading a report, not for telling errors apart).
     public var location: SourceLocation
+    /// What the caller can do about it, in the library's terms: a front end words each in its
+    /// own (the command line as a command to run). Not part of what the error means.
+    public var remedies: [Remedy] = []
 
     public init(_ reason: Reason, function: String = #function, file: String = #fileID, line: Int = #line) {
         self.reason = reason
@@ -184,6 +241,13 @@ public struct RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
         }
 
         public var description: String { "\(file):\(line)" }
+    }
+
+    /// The error with `remedies` added: what the caller can do next.
+    public func suggesting(_ remedies: Remedy...) -> RecSyncError {
+        var error = self
+        error.remedies += remedies
+        return error
     }
 
     /// The same reason: where each was made does not matter.

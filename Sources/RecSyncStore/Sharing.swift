@@ -19,7 +19,7 @@ extension RemoteStore {
     public func unshare(_ zoneID: ZoneID, with user: String) async throws(RecSyncError) -> RecordZone {
         try await changeParticipants(of: zoneID) { (participants: inout [ShareParticipant]) throws(RecSyncError) in
             guard participants.contains(where: { $0.userRecordName == user }) else {
-                throw .notFound("zone \(zoneID.zoneName) is not shared with \(user); 'recsync zone list' shows who it is shared with")
+                throw .notFound("zone \(zoneID.zoneName) is not shared with \(user)").suggesting(.listZones)
             }
             participants.removeAll { $0.userRecordName == user }
         }

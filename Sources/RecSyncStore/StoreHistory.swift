@@ -118,7 +118,7 @@ extension StoreHistory {
         return changed
     }
 
-    /// A record as it was at a revision. An unknown or ambiguous revision is
+    /// A record as it was at a revision. An unknown revision is `notFound`, an ambiguous one
     /// `invalidArguments`; a record that did not exist at the revision is `unknownItem`.
     public func record(_ id: RecordID, at revision: StoreRevision) async throws(RecSyncError) -> RecordAtRevision {
         let history = try await recordHistory(id, limit: Self.historyDepth)
@@ -130,7 +130,8 @@ extension StoreHistory {
         case .commit(let prefix):
             let matches = history.indices.filter { history[$0].commit.hasPrefix(prefix) }
             guard let first = matches.first else {
-                throw .notFound("unknown revision '\(prefix)': no commit of the store's history starts with it; 'recsync log' lists them")
+                throw .notFound("unknown revision '\(prefix)': no commit of the store's history starts with it").suggesting(
+                    .listHistory(record: nil))
             }
             guard matches.count == 1 else {
                 throw .invalidArguments("ambiguous revision '\(prefix)': \(matches.count) commits start with it; give more digits")
@@ -143,9 +144,9 @@ extension StoreHistory {
                     """
                     unknown revision '~\(n)': the record has \(changed.count)\
                      version\(changed.count == 1 ? "" : "s") in the store's history ('~0' to\
-                     '~\(max(0, changed.count - 1))'; 'recsync log -p RECORD' lists them)
+                     '~\(max(0, changed.count - 1))')
                     """
-                )
+                ).suggesting(.listHistory(record: "\(id)"))
             }
             index = changed[n].index
         }

@@ -245,19 +245,22 @@ enum ZoneDocuments {
         do { json = try JSON.parse(bytes) } catch {
             throw .storeCorrupt(
                 """
-                \(path) is not valid JSON: \(error.message); \(user) can publish it again with 'recsync keys\
-                 init' on a device holding their key, or 'recsync keys reset' if it is lost
+                \(path) is not valid JSON: \(error.message); \(user) can publish it again from a device\
+                 holding their key, or reset their key if it is lost
                 """
-            )
+            ).suggesting(.askToPublishKey(user: user))
         }
-        let remedy = "\(user) can publish it again with 'recsync keys init' on a device holding their key, or 'recsync keys reset' if it is lost"
+        let remedy = "\(user) can publish it again from a device holding their key, or reset their key if it is lost"
         guard case .object(let o) = json, case .string("X25519")? = o["algorithm"], case .string(let name)? = o["userRecordName"], name == user,
             case .string(let text)? = o["publicKey"], let key = Base64.decode(text), key.count == 32
-        else { throw .storeCorrupt("\(path) is not an X25519 public key of \(user); \(remedy)") }
+        else { throw .storeCorrupt("\(path) is not an X25519 public key of \(user); \(remedy)").suggesting(.askToPublishKey(user: user)) }
         var signing: [UInt8]?
         if let s = o["signingPublicKey"] {
             guard case .string(let text) = s, case .string("Ed25519")? = o["signingAlgorithm"], let bytes = Base64.decode(text), bytes.count == 32
-            else { throw .storeCorrupt("\(path): 'signingPublicKey' is not a base64 Ed25519 public key; \(remedy)") }
+            else {
+                throw .storeCorrupt("\(path): 'signingPublicKey' is not a base64 Ed25519 public key; \(remedy)").suggesting(
+                    .askToPublishKey(user: user))
+            }
             signing = bytes
         }
         var created: Int64 = 0

@@ -108,7 +108,7 @@ public struct ZoneEncryption: Sendable, Hashable, Codable {
             """
             zone '\(id.zoneID)' seals field '\(field)', but record '\(id.recordName)' holds a file (ASSET)\
              there, and recsync does not encrypt files; neither the file nor the record was sent. Keep files\
-             in fields the zone does not seal (zone create --encrypt FIELDS lists the sealed ones)
+             in fields the zone does not seal (the zone's encryption lists the sealed ones)
             """
         )
     }

@@ -370,9 +370,9 @@ extension SyncEngine {
             throw .notFound(
                 """
                 zone '\(zone)' is neither in the store\(scope == .shared ? " (shared with you)" : "") nor in\
-                 this workspace; check the name with 'recsync zone list'
+                 this workspace; check the name
                 """
-            )
+            ).suggesting(.listZones)
         }
         let token: ServerChangeToken? =
             switch start {
@@ -401,10 +401,10 @@ extension SyncEngine {
             guard case .workspaceLocked(let holder) = error.reason else { throw error }
             throw .invalidArguments(
                 """
-                another recsync (\(holder)) is delivering this workspace's notifications; stop it first, or use\
-                 'recsync notifications' without --ack to look
+                another recsync (\(holder)) is delivering this workspace's notifications; stop it first, or look\
+                 at them without taking them
                 """
-            )
+            ).suggesting(.lookWithoutAcknowledging)
         }
     }
 
@@ -553,7 +553,8 @@ extension SyncEngine {
     ) async throws(RecSyncError) {
         let subscriptions = try workspace.subscriptions()
         guard !subscriptions.isEmpty || options.pull else {
-            throw .invalidArguments("nothing to watch for: add a subscription with 'recsync subscribe', or pass --pull")
+            throw .invalidArguments("nothing to watch for: the workspace has no subscription, and pulling was not asked for").suggesting(
+                .subscribeOrPull)
         }
         try await withDeliveryLock(purpose: options.once ? "watch --once" : "watch") { () async throws(RecSyncError) in
             try await watchLocked(subscriptions: subscriptions, options, shouldStop: shouldStop, deliver: deliver, events: events)

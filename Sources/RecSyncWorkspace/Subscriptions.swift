@@ -74,7 +74,7 @@ extension Workspace {
         try withLock(purpose: "subscribe", file: "subscriptions.lock", wait: true) { () throws(RecSyncError) in
             var all = try subscriptions()
             guard !all.contains(where: { $0.id == subscription.id }) else {
-                throw .alreadyExists("a subscription '\(subscription.id)' exists already; pass --id to name this one, or unsubscribe first")
+                throw .alreadyExists("a subscription '\(subscription.id)' exists already").suggesting(.chooseAnotherSubscriptionID)
             }
             try saveSubscriptionCursor(subscription.id, cursor)
             all.append(subscription)
@@ -87,7 +87,7 @@ extension Workspace {
         try withLock(purpose: "unsubscribe", file: "subscriptions.lock", wait: true) { () throws(RecSyncError) in
             var all = try subscriptions()
             guard all.contains(where: { $0.id == id }) else {
-                throw .notFound("no subscription '\(id)'; 'recsync subscriptions' lists them")
+                throw .notFound("no subscription '\(id)'").suggesting(.listSubscriptions)
             }
             all.removeAll { $0.id == id }
             try saveSubscriptions(all)

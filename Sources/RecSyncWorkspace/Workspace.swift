@@ -84,7 +84,7 @@ public final class Workspace: Sendable {
         guard let bytes = try FileIO.read(path) else { throw .notAWorkspace(root) }
         let config: WorkspaceConfig
         do { config = try JSONDecoder().decode(WorkspaceConfig.self, from: Data(bytes)) } catch {
-            throw .fileSystem(path: path, message: "is not a valid recsync config (\(error)); fix it or run 'recsync init' again")
+            throw .fileSystem(path: path, message: "is not a valid recsync config (\(error)); fix it, or make the workspace again")
         }
         guard config.version == WorkspaceConfig.currentVersion else {
             throw .fileSystem(path: path, message: "has version \(config.version); this recsync reads version \(WorkspaceConfig.currentVersion)")
@@ -126,10 +126,10 @@ public final class Workspace: Sendable {
             if FileIO.info("\(state)/config") != nil {
                 throw .alreadyExists(
                     """
-                    '\(target)' is a recsync workspace already (a clone that was stopped?); run 'recsync -C\
-                     \(target) pull' to finish it, or choose another DIR
+                    '\(target)' is a recsync workspace already (a clone that was stopped?); finish it, or choose\
+                     another directory
                     """
-                )
+                ).suggesting(.finishClone(directory: target))
             }
             let leftovers = FileIO.list(state)
             if leftovers.allSatisfy({ $0 == ".gitignore" || $0.contains(TempFile.marker) }) {

@@ -96,10 +96,10 @@ extension Workspace {
             let remedy =
                 hasFile
                 ? """
-                restore it from a snapshot; or delete it, and the record file reads as new: 'recsync push' then\
-                 reports a conflict with the store's version, settled with 'recsync resolve'
+                restore it from a snapshot; or delete it, and the record file reads as new: a push then reports\
+                 a conflict with the store's version, to settle as any other
                 """
-                : "restore it from a snapshot, or delete it and run 'recsync pull'"
+                : "restore it from a snapshot, or delete it and pull"
             if let info = FileIO.info(path), !info.isRegular {
                 findings.append(
                     DoctorFinding(
@@ -140,7 +140,7 @@ extension Workspace {
                     detail:
                         """
                         was synced, but its sidecar .system/\(file) is gone: it now reads as a new record and a push\
-                         would conflict with the store's version. Run 'recsync pull', then settle with 'recsync resolve'
+                         would conflict with the store's version. Pull, then settle the conflict
                         """,
                     fixable: false))
         }

@@ -85,7 +85,8 @@ extension Workspace {
         for path in paths {
             guard let token = try loadToken(path) else { continue }
             do { return try ChangeTokenContent.decode(token).storeID } catch {
-                throw .fileSystem(path: path, message: "does not hold a change token recsync can read (\(error.message)); run 'recsync doctor'")
+                throw .fileSystem(path: path, message: "does not hold a change token recsync can read (\(error.message))").suggesting(
+                    .checkWorkspace)
             }
         }
         return nil

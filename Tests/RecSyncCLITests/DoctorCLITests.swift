@@ -58,7 +58,9 @@ import Testing
             let doc = try f.json(arguments, in: "w", expect: 1)
             #expect(findings(doc).map { "\($0.kind) \($0.path) \($0.fixed)" } == ["damagedSidecar private/notes/.system/a.json false"], "\(doc)")
             let detail = (doc["findings"] as? [[String: Any]])?.first?["detail"] as? String ?? ""
-            #expect(detail.contains("recsync resolve") && (doc["findings"] as? [[String: Any]])?.first?["fixable"] as? Bool == false, "\(doc)")
+            #expect(
+                detail.contains("a conflict with the store's version") && (doc["findings"] as? [[String: Any]])?.first?["fixable"] as? Bool == false,
+                "\(doc)")
         }
         #expect(try String(contentsOfFile: sidecar, encoding: .utf8) == "garbage\n", "--fix leaves it")
 

@@ -64,6 +64,17 @@ import Testing
         // The exit status and the command are in the document.
         #expect(broken["exitCode"] as? Int == 1 && broken["command"] as? String == "get", "\(broken)")
         #expect(badName["command"] as? String == "zone create", "\(badName)")
+
+        // The library names the remedy, the command line the command: a script reads it as
+        // `hints`, a person as `hint:` lines; the message itself names no command.
+        let missing = try f.json(["unsubscribe", "nosuch"], in: "ws", expect: 1)
+        let missingError = try #require(missing["error"] as? [String: Any], "\(missing)")
+        #expect(missingError["kind"] as? String == "notFound" && missingError["code"] as? Int == 12, "\(missing)")
+        #expect(!(missingError["message"] as? String ?? "recsync").contains("recsync"), "\(missing)")
+        #expect(missing["hints"] as? [String] == ["'recsync subscriptions' lists them"], "\(missing)")
+        let text = try f.run(["unsubscribe", "nosuch"], in: "ws", expect: 1)
+        #expect(text.stderr.contains("\nhint: 'recsync subscriptions' lists them\n"), "\(text)")
+        #expect(badName["hints"] == nil, "no remedy, no hints: \(badName)")
     }
 
     /// Hints go to stderr: stdout of `status` is only its lines, for a script to parse.

@@ -125,7 +125,7 @@ import Testing
         }
         try s.write([(StoreLayout.zoneFilePath(s.zone), ZoneDocuments.encodeZone(zone))])
         if tampering == .addGenerationUnsigned {
-            try await s.expectRefused("the keys of encrypted zone \(s.zone) are not signed by its owner alice", "recsync keys reset")
+            try await s.expectRefused("the keys of encrypted zone \(s.zone) are not signed by its owner alice", "can reset their key")
         } else {
             try await s.expectRefused("the keys of encrypted zone \(s.zone) do not carry a valid signature of its owner alice", "restore zone.json")
         }

@@ -395,7 +395,8 @@ import Testing
         _ = try await p.alice.modifyRecordZones([.recreate(z)])[0].result.get()
         await #expect(throws: RecSyncError.self) { try await p.alice.share(zone, with: "bob", permission: .readOnly) }
         do { try await p.alice.share(zone, with: "bob", permission: .readOnly) } catch {
-            #expect(error.message.contains("recsync keys init"), "\(error.message)")
+            #expect(error.message.contains("bob has published no public key"), "\(error.message)")
+            #expect(error.remedies == [.askToPublishKey(user: "bob")])
         }
         _ = try await EncryptionKeys.initialize(user: "bob", keyStore: p.keyStore("bob"), store: p.bob)
         try await p.alice.share(zone, with: "bob", permission: .readOnly)

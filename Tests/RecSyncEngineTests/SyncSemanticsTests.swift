@@ -392,7 +392,8 @@ import Testing
 
         let refused = try await laptop.push()
         #expect(refused.conflicts.isEmpty, "not a conflict: \(refused.conflicts)")
-        #expect(refused.notSent.contains { $0.contains("cannot be read") && $0.contains("--force") }, "\(refused.notSent)")
+        #expect(refused.notSent.contains { $0.contains("cannot be read") && $0.contains("replace it") }, "\(refused.notSent)")
+        #expect(refused.remedies == [.force])
         #expect(try laptop.fields("notes", "b") == ["v": .int64(99)], "the edit stays")
 
         let forced = try await laptop.push(force: true)

@@ -30,7 +30,7 @@ import Testing
         let alice = try StoreFixture(.memory).store(as: "alice")
         try await alice.createZones([notes])
         let error = await caught { try await alice.unshare(notes, with: "bob") }
-        #expect(error == .notFound("zone notes is not shared with bob; 'recsync zone list' shows who it is shared with"))
+        #expect(error == .notFound("zone notes is not shared with bob") && error?.remedies == [.listZones])
     }
 
     @Test func sharingAZoneTheUserDoesNotOwnIsZoneNotFound() async throws {

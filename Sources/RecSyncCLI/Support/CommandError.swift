@@ -6,6 +6,41 @@ import RecSyncModel
 enum CommandError {
     /// The lines printed after the error as `hint:` (text mode; not with --quiet or --json).
     static func hints(for error: RecSyncError) -> [String] {
+        kindHints(for: error) + error.remedies.map(hint)
+    }
+
+    /// A remedy the library names, as the command that does it.
+    static func hint(_ remedy: RecSyncError.Remedy) -> String {
+        switch remedy {
+        case .importKey: "run 'recsync keys export' on a device that holds the key, then 'recsync keys import FILE' here"
+        case .makeKey: "'recsync keys init' makes your key and publishes it"
+        case .resetKeys: "if the key is lost, 'recsync keys reset' makes a new one (encrypted zones are dropped and uploaded again)"
+        case .askToPublishKey(let user): "ask \(user) to run 'recsync keys init' in a workspace of this store"
+        case .compareKeyFingerprints: "'recsync keys show' prints the fingerprints to compare"
+        case .replaceKey: "pass --replace to overwrite it"
+        case .createStore(let path): "create one with 'recsync store init \(path ?? "PATH")'"
+        case .checkStore: "'recsync store doctor' checks the store and removes what a killed writer left"
+        case .compactStoreWhereItLives: "compact the store where it lives: 'recsync store compact PATH' on the server"
+        case .listZones: "'recsync zone list' shows the zones and who they are shared with"
+        case .listSubscriptions: "'recsync subscriptions' lists them"
+        case .listHistory(let record?): "'recsync log -p \(record)' lists its versions"
+        case .listHistory(nil): "'recsync log' lists the store's history"
+        case .pull: "run 'recsync pull' first"
+        case .resolve(let path): "settle it with 'recsync resolve --ours|--theirs|--merge \(path)'"
+        case .chooseAnotherSubscriptionID: "pass --id to name this one, or 'recsync unsubscribe' the one there"
+        case .subscribeOrPull: "add a subscription with 'recsync subscribe', or pass --pull"
+        case .lookWithoutAcknowledging: "'recsync notifications' without --ack shows them without taking them"
+        case .cloneAs(let user): "'recsync clone --user \(user) STORE DIR' makes a workspace for \(user)"
+        case .finishClone(let directory): "'recsync -C \(directory) pull' finishes it"
+        case .checkWorkspace: "'recsync doctor' checks the workspace and repairs what it can"
+        case .createZone(let zone): "'recsync zone create \(zone)' makes it again"
+        case .showOrUndoEdits(let path): "'recsync diff \(path)' shows the edits; 'recsync restore \(path)' undoes them"
+        case .force: "pass --force to do it anyway"
+        }
+    }
+
+    /// Hints that follow from the error's kind alone.
+    private static func kindHints(for error: RecSyncError) -> [String] {
         switch error.reason {
         case .notAWorkspace:
             return ["run 'recsync init' or 'recsync clone', or pass -C DIR"]
@@ -24,6 +59,8 @@ enum CommandError {
             ]
         case .workspaceLocked:
             return ["wait for it to finish; 'recsync doctor' tells whether the lock is stale"]
+        case .networkUnavailable, .networkFailure:
+            return ["pull and push take --retry N or --wait SECONDS to try again by themselves"]
         case .internalError:
             return ["this failed inside recsync (at \(error.location)); if the machine is not at fault, report it with this output"]
         default:
@@ -38,9 +75,12 @@ enum CommandError {
         // With --json, scripts get the error as the one document: its kind, CloudKit code,
         // what it carries (`RecSyncError.json`) and the exit status; the message goes to
         // stderr too.
-        console.document(["error": error.json, "exitCode": .int(Int64(status))])
+        let hints = hints(for: error)
+        var document: [String: JSONValue] = ["error": error.json, "exitCode": .int(Int64(status))]
+        if !hints.isEmpty { document["hints"] = .array(hints.map { .string($0) }) }
+        console.document(document)
         console.error(error.message)
-        for hint in hints(for: error) { console.hint(hint) }
+        for hint in hints { console.hint(hint) }
         return status
     }
 }

@@ -192,6 +192,7 @@ struct SyncOutput {
             console.out("unpushed edits of a removed zone were saved in \(path)/")
         }
         for line in report.notSent { console.out("not sent: \(line)") }
+        for remedy in report.remedies { console.hint(CommandError.hint(remedy)) }
         printPending(pending)
         return status
     }

@@ -202,9 +202,9 @@ extension StoreCore {
         .storeCorrupt(
             """
             \(path): the store's copy of record '\(id.recordName)' cannot be read (\(cause.message));\
-             nothing was saved over it: fix it in the store, or push with --force to replace it
+             nothing was saved over it: fix it in the store, or save with no change tag to replace it
             """
-        )
+        ).suggesting(.force)
     }
 
     /// Records that must go because they reference a deleted record with action `deleteSelf`,

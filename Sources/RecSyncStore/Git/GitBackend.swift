@@ -41,7 +41,7 @@ final class GitBackend: StoreBackend {
         let head: GitOID?
         do { head = try repository.referenceTarget(Self.headRef) } catch { throw Self.wrap(error, "reading the store's head") }
         guard let head else {
-            throw .notAStore("\(repository.path) has no \(Self.headRef); it is not a recsync store (create one with 'recsync store init')")
+            throw .notAStore("\(repository.path) has no \(Self.headRef); it is not a recsync store").suggesting(.createStore(path: nil))
         }
         let entry: GitTreeEntry?
         do throws(GitError) {

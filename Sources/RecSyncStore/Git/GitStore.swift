@@ -39,7 +39,7 @@ public actor GitStore: RemoteStore {
     /// Opens an existing store as `actor`.
     public init(path: String, actor: StoreActor) throws(RecSyncError) {
         guard FileManager.default.fileExists(atPath: path) else {
-            throw .notAStore("no store at '\(path)'; create one with 'recsync store init \(path)' or check the path")
+            throw .notAStore("no store at '\(path)'; check the path, or create a store there").suggesting(.createStore(path: path))
         }
         let repository: GitRepository
         GitPackWindows.boundForReading()
@@ -133,9 +133,9 @@ public actor GitStore: RemoteStore {
             throw .notAStore(
                 """
                 \(url.redacted) has no \(GitBackend.headRef): it is not a recsync store (or is empty); create\
-                 one with 'recsync store init PATH' on the server and serve that repository
+                 one on the server and serve that repository
                 """
-            )
+            ).suggesting(.createStore(path: nil))
         }
         // Every fetch and push leaves a pack in the mirror, and every object lookup searches
         // them one after another: merge the small ones once there are many.

@@ -152,10 +152,9 @@ extension GitStore {
                         """
                         \(link.remote.redacted) refused to replace its history (\(refusal)) although nobody else had\
                          written; a compaction needs a force push: allow it for you (receive.denyNonFastForwards =\
-                         false, or lift the branch protection), or compact the store where it lives with 'recsync store\
-                         compact PATH'
+                         false, or lift the branch protection), or compact the store where it lives
                         """
-                    )
+                    ).suggesting(.compactStoreWhereItLives)
                 }
             }
             let head = try backend.head()

@@ -44,7 +44,7 @@ extension GitStore {
                         message:
                             """
                             \(lock.path) belongs to a write under way (\(why)); left alone. If it is still there in a\
-                             minute, run 'recsync store doctor' again
+                             minute, check the store again
                             """
                     ))
                 continue
@@ -61,7 +61,7 @@ extension GitStore {
                 findings.append(
                     StoreLockFinding(
                         path: lock.path, age: age, verdict: .stale,
-                        message: "\(lock.path) is stale: \(staleReason(lock, age: age)); remove it with 'recsync store doctor'"))
+                        message: "\(lock.path) is stale: \(staleReason(lock, age: age)); a check that repairs removes it"))
             }
         }
         return findings
@@ -84,10 +84,10 @@ extension GitStore {
         let age = lock.age()
         return .storeBusy(
             """
-            the store is locked by \(lock.path): \(staleReason(lock, age: age)). Run 'recsync store doctor\
-             \(store)' (or remove the file), then try again; nothing was written
+            the store is locked by \(lock.path): \(staleReason(lock, age: age)). Check the store, which removes\
+             it (or remove the file), then try again; nothing was written
             """
-        )
+        ).suggesting(.checkStore)
     }
 
     private static func describe(_ seconds: TimeInterval) -> String {

@@ -21,9 +21,9 @@ extension Workspace {
             throw .notFound(
                 """
                 no zone '\(zone.zoneName)'\(zone.ownerName == user ? "" : " of \(zone.ownerName)") in this\
-                 workspace (\(relative(dir)) is not there); 'recsync zone list' shows the zones
+                 workspace (\(relative(dir)) is not there)
                 """
-            )
+            ).suggesting(.listZones)
         }
         var records: [WorkspaceRecord] = []
         for file in FileIO.listUnsorted(dir) where file.hasSuffix(".json") && !file.hasPrefix(".") {
@@ -63,8 +63,8 @@ extension Workspace {
             let what = existing.isSymlink ? "a symbolic link" : existing.isDirectory ? "a directory" : "not a regular file (a FIFO, socket or device)"
             throw .invalidArguments(
                 """
-                -o \(path): is \(what); give the path of a regular file to replace, or write to stdout and\
-                 redirect it ('recsync export \(zone.zoneName) > \(path)')
+                \(path): is \(what); give the path of a regular file to replace, or write to standard output\
+                 and redirect it
                 """
             )
         }
