@@ -69,7 +69,7 @@ extension SyncEngine {
                 continue
             }
             for (field, asset) in fields.sorted(by: { $0.key < $1.key }) {
-                if current?[field] == .asset(asset) && ws.assetFileStamp(id, field: field) == nil {
+                if current?[field] == .asset(asset), try ws.assetFileStamp(id, field: field) == nil {
                     _ = try await fetchAsset(id, field: field, asset: asset, workspace: ws)
                 } else {
                     try ws.setUnfetchedAssets([id: try ws.unfetchedAssets(in: zone)[id, default: [:]].filter { $0.key != field }], in: zone)
@@ -91,10 +91,10 @@ extension SyncEngine {
     func fetchAsset(_ id: RecordID, field: String, asset: AssetReference, workspace ws: Workspace) async throws(RecSyncError) -> FetchedAsset {
         let path = ws.assetPath(id, field: field)
         var downloaded = false
-        if ws.assetFileStamp(id, field: field) == nil {
+        if try ws.assetFileStamp(id, field: field) == nil {
             let temp = try await downloadAsset(asset, of: id, workspace: ws)
             try checkpoint?(.assetDownloaded(id))
-            var batch = ws.recordBatch(zone: id.zoneID)
+            var batch = try ws.recordBatch(zone: id.zoneID)
             batch.place(temp, at: path, group: Workspace.fileName(for: id.recordName), expect: .absent)
             try batch.commit()
             if let stamp = batch.writtenStamps[path] {

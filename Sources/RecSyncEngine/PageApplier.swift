@@ -57,14 +57,14 @@ struct PageApplier {
     /// a file made since is still caught, by the O_EXCL create).
     let listing: ZoneListing?
 
-    init(engine: SyncEngine, workspace: Workspace, zone: ZoneID, listing: ZoneListing? = nil) {
+    init(engine: SyncEngine, workspace: Workspace, zone: ZoneID, listing: ZoneListing? = nil) throws(RecSyncError) {
         self.engine = engine
         self.workspace = workspace
         self.zone = zone
         self.listing = listing
         dryRun = engine.dryRun
         skipsAssets = !engine.fetchesAssets(of: zone)
-        batch = workspace.recordBatch(zone: zone)
+        batch = try workspace.recordBatch(zone: zone)
         handles = Workspace.DirectoryHandles(zoneDirectory: workspace.zoneDirectory(zone))
         assetCache = workspace.assetDigestCache(zone)
     }
@@ -233,7 +233,7 @@ struct PageApplier {
         for (key, asset) in assets.sorted(by: { $0.key < $1.key }) {
             let path = workspace.assetPath(id, field: key)
             // A file that cannot be read or hashed is simply fetched again.
-            let stamp = workspace.assetFileStamp(id, field: key)
+            let stamp = try workspace.assetFileStamp(id, field: key)
             if let stamp, (try? resolve(key, key)) == asset {
                 inPlace[key] = stamp
                 continue

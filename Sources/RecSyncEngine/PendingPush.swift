@@ -67,7 +67,7 @@ extension SyncEngine {
         // alone, as below — a record the store holds exactly as it was sent is that save.
         let current = try ws.deviceID()
         let sameDevice = note.device == nil || note.device == current
-        var batch = ws.recordBatch()
+        var batch = try ws.recordBatch()
         for pending in note.zones {
             guard let zoneID = try? ZoneID(zoneName: pending.zone, ownerName: pending.owner) else { continue }
             var landed = true

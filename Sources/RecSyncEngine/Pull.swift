@@ -72,7 +72,7 @@ extension SyncEngine {
             if let saved { report.lostAndFound.append(ws.relative(saved)) }
             try ws.removeZoneDirectory(zone)
             events(.zoneRemoved(zone, reason: deletion.reason, lostAndFound: saved.map(ws.relative)))
-        } else if ws.zoneDirectoryIsLink(zone) {
+        } else if try ws.zoneDirectoryIsLink(zone) {
             // Only the link goes: what it points to is outside the workspace and not recsync's.
             try ws.removeZoneDirectory(zone)
             events(.zoneRemoved(zone, reason: deletion.reason, lostAndFound: nil))
@@ -132,7 +132,7 @@ struct FullFetchNames {
     init(_ log: RefetchLog, writes: Bool) throws(RecSyncError) {
         self.log = log
         self.writes = writes
-        isUnderWay = log.isUnderWay
+        isUnderWay = try log.isUnderWay
         if !writes && isUnderWay { names = try log.finishing().names }
     }
 

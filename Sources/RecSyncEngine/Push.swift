@@ -82,20 +82,21 @@ extension SyncEngine {
         // Zones the store reset that the deletions just marked for uploading again (a dry run
         // marks nothing).
         let resetNow = Set(report.zonesRemoved.filter { $0.keepsRecordsForUpload(by: ws.user) }.map(\.zoneID))
-        let awaitsReupload = { (zone: ZoneID) in resetNow.contains(zone) || ws.awaitsReupload(zone) }
+        func awaitsReupload(_ zone: ZoneID) throws(RecSyncError) -> Bool { try resetNow.contains(zone) ? true : ws.awaitsReupload(zone) }
         var scans: [ZoneScan] = []
         var zonesToCreate: [ZoneID] = []
         var reupload = Set<ZoneID>()
         // Unchanged records matter only in zones the store lacks or that are to be uploaded
         // again; elsewhere only changes are kept (at a million records, not every zone fits).
-        let keepAll = Set(zones.filter { storeZoneByID[$0] == nil || awaitsReupload($0) })
+        var keepAll = Set<ZoneID>()
+        for zone in zones where try storeZoneByID[zone] == nil ? true : awaitsReupload(zone) { keepAll.insert(zone) }
         for (zone, scan) in zip(
             zones, try await scanZones(zones, workspace: ws, changesOnly: true, keepingAllRecordsOf: keepAll, savingIndex: !dryRun))
         {
             if !scan.problems.isEmpty { zoneProblems[zone, default: []] += scan.problems }
             report.untracked += scan.untracked
             scans.append(scan)
-            if awaitsReupload(zone) { reupload.insert(zone) }
+            if try awaitsReupload(zone) { reupload.insert(zone) }
             if !scan.changes.isEmpty, let refusal = Self.refusal(ofChangesIn: zone, onStore: storeZoneByID[zone], workspace: ws) {
                 zoneProblems[zone, default: []].append(refusal)
             }
@@ -228,7 +229,7 @@ extension SyncEngine {
             for (key, asset) in assets.sorted(by: { $0.key < $1.key }) where kept[key] != .asset(asset) {
                 let path = ws.assetPath(save.recordID, field: key)
                 // Not fetched here (`pull --no-assets`): the store has it, the record sends it unchanged.
-                if ws.assetFileStamp(save.recordID, field: key) == nil {
+                if try ws.assetFileStamp(save.recordID, field: key) == nil {
                     let zone = save.recordID.zoneID
                     let cache = caches[zone] ?? ws.assetDigestCache(zone)
                     caches[zone] = cache
@@ -316,7 +317,7 @@ extension SyncEngine {
         var removed = Set<ZoneID>()
         for deletion in try await store.fetchZoneDeletions(mine) {
             // An upload already under way again after a reset: nothing more to learn.
-            if deletion.reason == .encryptedDataReset, ws.awaitsReupload(deletion.zoneID) { continue }
+            if deletion.reason == .encryptedDataReset, try ws.awaitsReupload(deletion.zoneID) { continue }
             var pulled = PullReport()
             try await removeZone(deletion, workspace: ws, report: &pulled, events: events)
             report.zonesRemoved += pulled.zonesRemoved

@@ -34,7 +34,7 @@ extension SyncEngine {
                 let inspection = try await workspace.inspect(zone: zone, file: Workspace.fileName(for: id.recordName), index: &index, base: base)
                 indexes[zone] = index
                 let path = workspace.relative(workspace.recordPath(id))
-                guard workspace.recordFileStamp(id) != nil else {
+                guard try workspace.recordFileStamp(id) != nil else {
                     throw .notFound("no record file at \(path)")
                 }
                 guard case .record(let local) = inspection else { continue }  // a problem: removeRecords removes it as the user asked

@@ -81,7 +81,7 @@ extension SyncEngine {
         }
         for conflict in conflicts {
             let id = conflict.recordID
-            var batch = ws.recordBatch()
+            var batch = try ws.recordBatch()
             // What the record file holds once settled (nil: no file).
             var settled: [String: FieldValue]?
             switch strategy {
@@ -159,7 +159,7 @@ extension SyncEngine {
             let path = ws.assetPath(id, field: field)
             notes[field] = asset
             noted.append(field)
-            guard ws.assetFileStamp(id, field: field) != nil else { continue }
+            guard try ws.assetFileStamp(id, field: field) != nil else { continue }
             let target = "\(ws.stateDir)/lost+found/resolved-\(Int(Date().timeIntervalSince1970))-\(getpid())/\(ws.relative(path))"
             // Noted first: a crash after the move leaves the record reading as settled.
             try ws.setUnfetchedAssets([id: notes], in: id.zoneID)
@@ -209,7 +209,7 @@ extension SyncEngine {
             let local: [String: FieldValue]?
             do { local = try workspace.recordFields(conflict.recordID) } catch { continue }  // mid-edit: not the same
             guard local == conflict.server else { continue }
-            var batch = workspace.recordBatch()
+            var batch = try workspace.recordBatch()
             try finish(conflict, batch: &batch, indexTheirs: false)
             settled.append(conflict.recordID)
         }

@@ -42,7 +42,7 @@ extension SyncEngine {
                 remedies.append(.resolve(path: path))
                 continue
             }
-            let stamp = ws.recordFileStamp(id)
+            let stamp = try ws.recordFileStamp(id)
             guard let tag = try ws.systemFields(id)?.changeTag else {
                 refusals.append(
                     stamp == nil
@@ -69,7 +69,7 @@ extension SyncEngine {
             error.remedies = remedies
             throw error
         }
-        var batch = ws.recordBatch()
+        var batch = try ws.recordBatch()
         // The synced version's asset files that the workspace does not hold as they were (an
         // edited or removed file) come back from the store too, placed with their record file.
         var temps: [String] = []
@@ -79,7 +79,7 @@ extension SyncEngine {
                 for (field, value) in p.synced.fields.sorted(by: { $0.key < $1.key }) {
                     guard case .asset(let asset) = value, p.local?[field] != value else { continue }
                     let path = ws.assetPath(p.id, field: field)
-                    let before = ws.assetFileStamp(p.id, field: field)  // replaced only if still what restore saw
+                    let before = try ws.assetFileStamp(p.id, field: field)  // replaced only if still what restore saw
                     let temp = try await downloadAsset(asset, of: p.id, workspace: ws)
                     temps.append(temp)
                     batch.place(temp, at: path, group: group, expect: before.map { .unchanged($0) } ?? .absent)
@@ -99,7 +99,7 @@ extension SyncEngine {
             if indexes[zone] == nil { indexes[zone] = ZoneIndex.load(ws, zone: zone) }
             indexes[zone]?.record(
                 file: Workspace.fileName(for: p.id.recordName), recordName: p.id.recordName, tag: p.synced.changeTag ?? "",
-                hash: ZoneIndex.hash(p.synced.fields), fileStamp: batch.writtenStamps[ws.recordPath(p.id)], sideStamp: ws.sidecarStamp(p.id))
+                hash: ZoneIndex.hash(p.synced.fields), fileStamp: batch.writtenStamps[ws.recordPath(p.id)], sideStamp: try ws.sidecarStamp(p.id))
         }
         for var index in indexes.values { try index.save() }
         if !batch.skipped.isEmpty {

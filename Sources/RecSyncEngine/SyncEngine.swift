@@ -192,7 +192,7 @@ public struct SyncEngine: Sendable {
             scans = offline
         }
         for (zone, scan) in zip(zones, scans) {
-            if workspace.awaitsReupload(zone) {
+            if try workspace.awaitsReupload(zone) {
                 report.zonesToUploadAgain.append(zone)
             } else if newZones.contains(zone) {
                 report.newZones.append(zone)

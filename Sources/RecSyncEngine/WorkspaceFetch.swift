@@ -86,8 +86,8 @@ final class WorkspaceFetchClient: EngineClient, FetchStateKeeper {
         let held = ws.zonesWithTokens().filter { ws.scope(of: $0) == scope }
         let withToken = Set(held)
         let local = ws.localZones().zones.filter { ws.scope(of: $0) == scope && !withToken.contains($0) }
-        var holdings = ScopeHoldings(held: held, interrupted: ws.pullWasInterrupted(scope))
-        holdings.awaitingReupload = Set(local.filter(ws.awaitsReupload))
+        var holdings = ScopeHoldings(held: held, interrupted: try ws.pullWasInterrupted(scope))
+        for zone in local where try ws.awaitsReupload(zone) { holdings.awaitingReupload.insert(zone) }
         if scope == .private {
             holdings.maybeNew = local.filter { $0.ownerName == ws.user }
         } else {
@@ -96,7 +96,9 @@ final class WorkspaceFetchClient: EngineClient, FetchStateKeeper {
                 .map { ZoneDeletion(zoneID: $0, reason: .encryptedDataReset) }
         }
         holdings.removedAhead = try ws.zonesRemovedAheadOfScopeToken(scope).filter { !ws.hasZoneDirectory($0) }
-        holdings.needingALook = Set(held.filter { ws.zoneNeedsALook($0) || (sync.fetchesAssets(of: $0) && ws.hasUnfetchedAssetsNote($0)) })
+        for zone in held where try ws.zoneNeedsALook(zone) ? true : sync.fetchesAssets(of: zone) ? ws.hasUnfetchedAssetsNote(zone) : false {
+            holdings.needingALook.insert(zone)
+        }
         return holdings
     }
 
@@ -298,7 +300,7 @@ final class WorkspaceFetchClient: EngineClient, FetchStateKeeper {
         defer { runs.withLock { [run] in $0[zone] = run } }
         run.report.warnings += changes.warnings.map(\.description)
         if let expected = changes.recordCountEstimate { events(.recordsExpected(zone, count: expected)) }
-        var applier = PageApplier(engine: sync, workspace: ws, zone: zone, listing: run.listing)
+        var applier = try PageApplier(engine: sync, workspace: ws, zone: zone, listing: run.listing)
         for record in changes.modifications {
             try await applier.incoming(record, index: &run.index)
         }
@@ -358,8 +360,8 @@ final class WorkspaceFetchClient: EngineClient, FetchStateKeeper {
     private func finishFullFetch(_ zone: ZoneID, run: inout ZoneRun) async throws(RecSyncError) {
         let (seen, fullFetch) = try run.refetch.finishing()
         guard fullFetch else { return }
-        var applier = PageApplier(engine: sync, workspace: ws, zone: zone)
-        if !ws.awaitsReupload(zone) {
+        var applier = try PageApplier(engine: sync, workspace: ws, zone: zone)
+        if try !ws.awaitsReupload(zone) {
             // Pending conflicts too, whose record may be new here (no tag, so not in the
             // scan's candidates, and a zone holding only such records fetches as fresh): a
             // conflict whose server copy the store has since deleted must learn it, or settling

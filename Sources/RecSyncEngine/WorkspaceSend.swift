@@ -128,7 +128,7 @@ final class WorkspaceSendClient: EngineClient {
         var report = progress.withLock { $0.report }
         report.commit = sent.commit
         let byID = decision.byID
-        var batch = ws.recordBatch()
+        var batch = try ws.recordBatch()
         // The scans saved and let go of their indexes; these reads are lazy (see `ZoneIndex`).
         var indexes: [ZoneID: ZoneIndex] = Dictionary(uniqueKeysWithValues: decision.scans.map { ($0.zone, ZoneIndex.load(ws, zone: $0.zone)) })
         var indexed: [(ZoneID, String, RecordID, String, [String: FieldValue], FileStamp?)] = []

@@ -38,7 +38,7 @@ extension SyncEngine {
             switch setting {
             case .user:
                 try NameRules.validateOwnerName(text)
-                if text != ws.user && ws.hasSyncState {
+                if text != ws.user, try ws.hasSyncState {
                     throw .invalidArguments(
                         """
                         this workspace holds records synced as \(ws.user), and its private/ zones are \(ws.user)'s; to\

@@ -20,7 +20,7 @@ extension Workspace {
     {
         // libgit2 opens the repository by path: a `.git` that is a link or a `gitdir:` file
         // would send the snapshot into a repository outside the workspace.
-        if let git = FileIO.info("\(root)/.git"), git.isSymlink || !git.isDirectory {
+        if let git = try FileIO.info("\(root)/.git"), git.isSymlink || !git.isDirectory {
             throw .fileSystem(
                 path: "\(root)/.git",
                 message:
@@ -32,7 +32,7 @@ extension Workspace {
         }
         // Nor through a link inside it (`objects/`, `refs/heads/`, `index`), which libgit2
         // would also follow.
-        if FileIO.info("\(root)/.git") != nil { try FileIO.refuseLinks(within: "\(root)/.git", depth: 2) }
+        if try FileIO.info("\(root)/.git") != nil { try FileIO.refuseLinks(within: "\(root)/.git", depth: 2) }
         // A workspace made by an earlier version may lack newer machine-specific entries.
         try ensureStateIgnored()
         func failed(_ error: GitError) -> RecSyncError {

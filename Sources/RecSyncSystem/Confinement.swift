@@ -74,7 +74,7 @@ extension FileIO {
     /// Refuses a path that is a link: for a directory another library writes into by path
     /// (libgit2's mirror under `.recsync/`), where `FileIO` cannot open each file itself.
     package static func refuseLink(_ path: String) throws(RecSyncError) {
-        if info(path)?.isSymlink == true { throw Confinement.linkRefused(path) }
+        if try info(path)?.isSymlink == true { throw Confinement.linkRefused(path) }
     }
 
     /// Refuses a directory tree that holds a link anywhere (the tree itself included): for a
@@ -103,7 +103,7 @@ extension FileIO {
             // a directory that cannot be read is an error, not a tree without links.
             for name in try readEntries(fd, path: dir, notRegular: &notRegular, unknownIsNotRegular: true) where notRegular.contains(name) {
                 let entry = "\(dir)/\(name)"
-                guard let found = info(in: fd, name) else { continue }
+                guard let found = try info(in: fd, name, path: entry) else { continue }
                 if found.isSymlink { throw Confinement.linkRefused(entry) }
                 guard found.isDirectory, level + 1 < depth else { continue }
                 let child = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
@@ -176,7 +176,7 @@ extension FileIO {
             case .failure(let failure):
                 defer { close(parent) }
                 if failure.code == ELOOP || failure.code == ENOTDIR {
-                    if info(in: parent, name)?.isSymlink == true { throw Confinement.linkRefused(walked) }
+                    if try info(in: parent, name, path: walked)?.isSymlink == true { throw Confinement.linkRefused(walked) }
                     if create { throw .fileSystem(path: walked, message: "is not a directory; move it away so recsync can create the directory") }
                     return nil
                 }

@@ -87,29 +87,51 @@ package enum FileIO {
         return bytes
     }
 
-    /// The stamp of a file, or nil if it does not exist.
-    package static func stamp(_ path: String) -> FileStamp? {
-        info(path)?.stamp
+    /// The stamp of a file, or nil if it does not exist (see ``info(_:)``).
+    package static func stamp(_ path: String) throws(RecSyncError) -> FileStamp? {
+        try info(path)?.stamp
     }
 
     /// What `lstat` says about a path, or nil if there is nothing there (or, under a
-    /// workspace root, it lies behind a link).
-    package static func info(_ path: String) -> FileInfo? {
+    /// workspace root, it lies behind a link). A path that cannot be looked at (no search
+    /// permission on a directory, an I/O error) is an error naming it, not "nothing there":
+    /// read as absent, a record file would read as deleted, and a push would delete it.
+    package static func info(_ path: String) throws(RecSyncError) -> FileInfo? {
         guard Confinement.locate(path) != nil else {
             var st = stat()
-            guard lstat(path, &st) == 0 else { return nil }
-            return FileInfo(st)
+            switch Syscall.attempt({ lstat(path, &st) }) {
+            case .success: return FileInfo(st)
+            case .failure(let failure) where failure.code == ENOENT || failure.code == ENOTDIR: return nil
+            case .failure(let failure): throw Syscall.error("lstat", path: path, "cannot look at", errno: failure.code)
+            }
         }
-        guard let parent = try? openParent(path, create: false) else { return nil }
+        let parent: (directory: OpenDirectory, name: String)?
+        do { parent = try openParent(path, create: false) } catch {
+            if case .fileSystem(let at, _, nil) = error.reason, error == Confinement.linkRefused(at) { return nil }
+            throw error
+        }
+        guard let parent else { return nil }
         defer { close(parent.directory.fd) }
-        return info(in: parent.directory.fd, parent.name)
+        return try info(in: parent.directory.fd, parent.name, path: path)
     }
 
-    /// What `fstatat` says about an entry of an open directory (no path walk), or nil.
-    package static func info(in directory: Int32, _ name: String) -> FileInfo? {
+    /// What `fstatat` says about an entry of an open directory (no path walk), or nil if there
+    /// is no such entry; any other failure is an error naming `path` (the entry's path, for
+    /// the message).
+    package static func info(in directory: Int32, _ name: String, path: String? = nil) throws(RecSyncError) -> FileInfo? {
         var st = stat()
-        guard fstatat(directory, name, &st, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
-        return FileInfo(st)
+        switch Syscall.attempt({ fstatat(directory, name, &st, AT_SYMLINK_NOFOLLOW) }) {
+        case .success: return FileInfo(st)
+        case .failure(let failure) where failure.code == ENOENT || failure.code == ENOTDIR: return nil
+        case .failure(let failure): throw Syscall.error("fstatat", path: path ?? name, "cannot look at", errno: failure.code)
+        }
+    }
+
+    /// An entry looked at through a directory already open (`directory`; a negative one was
+    /// not there, so neither is the entry), or by its path when no directory was opened.
+    package static func info(in directory: Int32?, _ name: String, orAt path: String) throws(RecSyncError) -> FileInfo? {
+        guard let directory else { return try info(path) }
+        return directory >= 0 ? try info(in: directory, name, path: path) : nil
     }
 
     /// Opens a directory for `info(in:_:)` (under a workspace root, never through a link);
@@ -129,8 +151,8 @@ package enum FileIO {
         return fd >= 0
     }
 
-    package static func isSymlink(_ path: String) -> Bool {
-        info(path)?.isSymlink == true
+    package static func isSymlink(_ path: String) throws(RecSyncError) -> Bool {
+        try info(path)?.isSymlink == true
     }
 
     /// Entries of a directory (not `.`/`..`), sorted; empty if it does not exist.

@@ -68,7 +68,7 @@ extension Workspace {
         let file = Self.fileName(for: id.recordName)
         return { [self] (key: String, name: String) throws(RecSyncError) -> AssetReference in
             let path = "\(dir)/\(name)"
-            guard let info = FileIO.info(path) else {
+            guard let info = try FileIO.info(path) else {
                 // Not fetched on purpose: the field holds what the note says.
                 if let noted = try unfetchedAsset(id, field: name, cache: cache) { return noted }
                 throw .malformedInput(
@@ -98,12 +98,13 @@ extension Workspace {
     /// Whether the asset files of a synced record are, by `stat`, what they were when its
     /// file, at `stamp`, was last found to hold the synced version: the fast path for a record
     /// with a `.assets` directory (nothing is read). False when the cache does not know.
-    func assetsUnchanged(file: String, stamp: FileStamp, handles: DirectoryHandles?, dir: String, cache: AssetDigestCache) -> Bool {
+    func assetsUnchanged(file: String, stamp: FileStamp, handles: DirectoryHandles?, dir: String, cache: AssetDigestCache) throws(RecSyncError)
+        -> Bool
+    {
         guard let assets = cache.cleanAssets(ofFile: file, stamp: stamp) else { return false }
         let assetDir = Self.assetDirectoryName(forFile: file)
         for (name, known) in assets {
-            let info =
-                handles.map { $0.zone >= 0 ? FileIO.info(in: $0.zone, "\(assetDir)/\(name)") : nil } ?? FileIO.info("\(dir)/\(assetDir)/\(name)")
+            let info = try FileIO.info(in: handles?.zone, "\(assetDir)/\(name)", orAt: "\(dir)/\(assetDir)/\(name)")
             guard let info, info.isRegular, info.stamp == known else { return false }
         }
         return true

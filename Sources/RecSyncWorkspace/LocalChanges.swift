@@ -127,10 +127,11 @@ extension Workspace {
             // The fast path of `inspect`, without building a record nobody keeps.
             let odd = oddSidecars.contains(file)
             if changesOnly, listed, !odd, handles.zone >= 0, let stamps = index.stamps(file), stamps.side != nil, let stamp = stamps.file,
-                let info = FileIO.info(in: handles.zone, file), info.isRegular,
+                let info = try FileIO.info(in: handles.zone, file), info.isRegular,
                 info.stamp == stamp, file.hasSuffix(".json"),
-                !assetDirs.contains(Self.assetDirectoryName(forFile: file))
-                    || assetsUnchanged(file: file, stamp: stamp, handles: handles, dir: dir, cache: assetCache)
+                try !assetDirs.contains(Self.assetDirectoryName(forFile: file))
+                    ? true
+                    : assetsUnchanged(file: file, stamp: stamp, handles: handles, dir: dir, cache: assetCache)
             {
                 continue
             }
@@ -191,12 +192,12 @@ extension Workspace {
         defer { if ownCache { assetCache.save() } }
         let dir = zoneDirectory(zone)
         let entry = index[file]
-        let fileInfo = handles.map { $0.zone >= 0 ? FileIO.info(in: $0.zone, file) : nil } ?? FileIO.info("\(dir)/\(file)")
+        let fileInfo = try FileIO.info(in: handles?.zone, file, orAt: "\(dir)/\(file)")
         let sideInfo: FileInfo?
         switch sidecarListed {
         case false?: sideInfo = nil
         case true? where entry?.side != nil: sideInfo = FileInfo(stamp: entry!.side!)
-        default: sideInfo = handles.map { $0.system >= 0 ? FileIO.info(in: $0.system, file) : nil } ?? FileIO.info("\(dir)/.system/\(file)")
+        default: sideInfo = try FileIO.info(in: handles?.system, file, orAt: "\(dir)/.system/\(file)")
         }
         if fileInfo == nil && sideInfo == nil { return .nothing }
         // Fast path: both files exactly as recsync left them (no path strings, no reads), and
@@ -204,8 +205,8 @@ extension Workspace {
         let assetDirName = Self.assetDirectoryName(forFile: file)
         if let entry, let fileInfo, let sideInfo, fileInfo.isRegular,
             entry.file == fileInfo.stamp, entry.side == sideInfo.stamp, file.hasSuffix(".json"),
-            (handles.map { $0.zone >= 0 ? FileIO.info(in: $0.zone, assetDirName) : nil } ?? FileIO.info("\(dir)/\(assetDirName)")) == nil
-                || assetsUnchanged(file: file, stamp: fileInfo.stamp, handles: handles, dir: dir, cache: assetCache),
+            try FileIO.info(in: handles?.zone, assetDirName, orAt: "\(dir)/\(assetDirName)") == nil
+                ? true : assetsUnchanged(file: file, stamp: fileInfo.stamp, handles: handles, dir: dir, cache: assetCache),
             let id = try? RecordID(recordName: entry.name, zoneID: zone)
         {
             return .record(

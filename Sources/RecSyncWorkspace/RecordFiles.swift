@@ -131,7 +131,7 @@ extension Workspace {
                     "record name '\(id.recordName.prefix(40))…' is too long for a file name; give --type so its sidecar can hold the name")
             }
         }
-        let existed = FileIO.stamp(recordPath) != nil
+        let existed = try FileIO.stamp(recordPath) != nil
         batch.write(recordPath, WorkspaceEncoding.encodeFields(fields))
         return system?.changeTag == nil ? .new : existed ? .modified : .restored
     }
@@ -152,7 +152,7 @@ extension Workspace {
         var results: [Bool] = []
         for id in ids {
             let recordPath = recordPath(id), sidecarPath = sidecarPath(id)
-            guard FileIO.stamp(recordPath) != nil else {
+            guard try FileIO.stamp(recordPath) != nil else {
                 throw .notFound("no record file at \(relative(recordPath))")
             }
             var synced = false

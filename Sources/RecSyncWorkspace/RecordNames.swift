@@ -18,8 +18,8 @@ import RecSyncSystem
 extension Workspace {
     /// The record a name given by a person stands for (a command-line argument).
     package func record(named text: String, from directory: String) throws(RecSyncError) -> RecordID {
-        let path = resolvedPath(text, from: directory)
-        if let components = components(of: path), text.hasSuffix(".json") || FileIO.stamp(path) != nil {
+        let path = try resolvedPath(text, from: directory)
+        if let components = components(of: path), try text.hasSuffix(".json") ? true : FileIO.stamp(path) != nil {
             return try recordFromPath(components, text: text)
         }
         let parts = text.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
@@ -45,7 +45,7 @@ extension Workspace {
     /// directory's path.
     package func zone(named text: String, from directory: String) throws(RecSyncError) -> ZoneID {
         if text.contains("/") {
-            let path = resolvedPath(text, from: directory)
+            let path = try resolvedPath(text, from: directory)
             if let c = components(of: path) {
                 if c.count == 2, c[0] == "private", let z = NameEscaping.unescape(c[1]) {
                     return try ZoneID(normalizing: z, ownerName: user)
@@ -67,18 +67,18 @@ extension Workspace {
 
     /// A path given by a person, made absolute against `directory`; one starting with
     /// `private/` or `shared/` that names nothing there (nor its parent) is taken from the root.
-    func resolvedPath(_ text: String, from directory: String) -> String {
+    func resolvedPath(_ text: String, from directory: String) throws(RecSyncError) -> String {
         let path = Self.absolute(text, relativeTo: directory)
         guard directory != root, text.hasPrefix("private/") || text.hasPrefix("shared/"),
-            FileIO.info(path) == nil, FileIO.info(FileIO.split(path).dir) == nil
+            try FileIO.info(path) == nil, try FileIO.info(FileIO.split(path).dir) == nil
         else { return path }
         return Self.absolute(text, relativeTo: root)
     }
 
     /// Whether a name given by a person stands for a zone rather than a record (for `log`).
-    package func namesZone(_ text: String, from directory: String) -> Bool {
+    package func namesZone(_ text: String, from directory: String) throws(RecSyncError) -> Bool {
         if !text.contains("/") { return true }
-        let path = resolvedPath(text, from: directory)
+        let path = try resolvedPath(text, from: directory)
         return FileIO.isDirectory(path) && components(of: path) != nil
     }
 

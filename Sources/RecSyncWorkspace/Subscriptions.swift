@@ -92,7 +92,7 @@ extension Workspace {
             all.removeAll { $0.id == id }
             try saveSubscriptions(all)
             let path = subscriptionCursorPath(id)
-            if FileIO.info(path) != nil { try FileIO.remove(path) }
+            if try FileIO.info(path) != nil { try FileIO.remove(path) }
         }
     }
 
@@ -141,7 +141,7 @@ extension Workspace {
         try FileIO.makeDirectories("\(stateDir)/subscriptions")
         // Something else there (a directory, a FIFO: a hand edit) was reported as a damaged
         // cursor and reset; it goes, or no cursor could ever be saved again.
-        if let info = FileIO.info(path), !info.isRegular { try FileIO.remove(path) }
+        if let info = try FileIO.info(path), !info.isRegular { try FileIO.remove(path) }
         try FileIO.writeAtomically(path, Array(data) + [10])
     }
 }

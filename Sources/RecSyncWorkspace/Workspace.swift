@@ -118,12 +118,12 @@ public final class Workspace: Sendable {
     /// removed, so that the same clone can be run again. One holding a whole workspace is a
     /// clone that was stopped after that: the error says to pull there to finish it.
     package static func checkNewWorkspaceTarget(_ target: String) throws(RecSyncError) -> Bool {
-        let existed = FileIO.info(target) != nil
+        let existed = try FileIO.info(target) != nil
         guard existed else { return false }
         let entries = FileIO.list(target)
         let state = "\(target)/\(stateDirName)"
-        if entries == [stateDirName], let info = FileIO.info(state), info.isDirectory, !info.isSymlink {
-            if FileIO.info("\(state)/config") != nil {
+        if entries == [stateDirName], let info = try FileIO.info(state), info.isDirectory, !info.isSymlink {
+            if try FileIO.info("\(state)/config") != nil {
                 throw .alreadyExists(
                     """
                     '\(target)' is a recsync workspace already (a clone that was stopped?); finish it, or choose\
@@ -235,7 +235,13 @@ public final class Workspace: Sendable {
         var zones: [ZoneID] = []
         var problems: [FileProblem] = []
         func isLink(_ relative: String) -> Bool {
-            guard FileIO.isSymlink("\(root)/\(relative)") else { return false }
+            let link: Bool
+            do { link = try FileIO.isSymlink("\(root)/\(relative)") } catch {
+                // Cannot be looked at: a problem to report, and nothing to read as a zone.
+                problems.append(FileProblem(path: relative, message: error.message))
+                return true
+            }
+            guard link else { return false }
             problems.append(
                 FileProblem(
                     path: relative,
@@ -277,10 +283,16 @@ public final class Workspace: Sendable {
             return .failure(.invalidName("the name is not an escaped zone name: write '/' as %2F, '%' as %25 and a leading '.' as %2E"))
         }
         let nfc = NameRules.normalizedZoneName(zoneName)
-        if Array(nfc.utf8) != Array(zoneName.utf8), let here = FileIO.info("\(parent)/\(name)"),
-            let folded = FileIO.info("\(parent)/\(NameEscaping.escape(nfc))"), here.stamp.inode == folded.stamp.inode
-        {
-            return Result { () throws(RecSyncError) in try ZoneID(zoneName: nfc, ownerName: ownerName) }
+        if Array(nfc.utf8) != Array(zoneName.utf8) {
+            // The same directory under its composed name: a file system that folds names.
+            let here: FileInfo?, folded: FileInfo?
+            do {
+                here = try FileIO.info("\(parent)/\(name)")
+                folded = try FileIO.info("\(parent)/\(NameEscaping.escape(nfc))")
+            } catch { return .failure(error) }
+            if let here, let folded, here.stamp.inode == folded.stamp.inode {
+                return Result { () throws(RecSyncError) in try ZoneID(zoneName: nfc, ownerName: ownerName) }
+            }
         }
         return Result { () throws(RecSyncError) in try ZoneID(zoneName: zoneName, ownerName: ownerName) }
     }
@@ -333,7 +345,7 @@ public final class Workspace: Sendable {
     package func reuploadMarker(_ zone: ZoneID) -> String { "\(stateDir)/reupload/\(zoneStateKey(zone))" }
     /// Whether a zone is marked to be created and uploaded again (after an encrypted-data
     /// reset): the marker must be a regular file, so a link placed there means nothing.
-    package func awaitsReupload(_ zone: ZoneID) -> Bool { FileIO.info(reuploadMarker(zone))?.isRegular == true }
+    package func awaitsReupload(_ zone: ZoneID) throws(RecSyncError) -> Bool { try FileIO.info(reuploadMarker(zone))?.isRegular == true }
     package func conflictDirectory(_ zone: ZoneID) -> String { "\(stateDir)/conflicts/\(zoneStateKey(zone))" }
 
     /// This workspace's device ID for the store (`StoreActor.deviceID`), made on first use:
@@ -477,8 +489,9 @@ public final class Workspace: Sendable {
     }
 
     /// A write batch for record files and sidecars (see `removeStaleTemporaryFiles`).
-    package func recordBatch(zone: ZoneID? = nil) -> WriteBatch {
-        WriteBatch(registry: zone.map(tempRegistry) ?? tempRegistry, userFileMode: zone.map(isReadOnly) == true ? 0o444 : 0o644)
+    package func recordBatch(zone: ZoneID? = nil) throws(RecSyncError) -> WriteBatch {
+        let readOnly = try zone.map { zone throws(RecSyncError) in try isReadOnly(zone) } ?? false
+        return WriteBatch(registry: zone.map(tempRegistry) ?? tempRegistry, userFileMode: readOnly ? 0o444 : 0o644)
     }
 
     /// The registries an interrupted sync left.
@@ -503,7 +516,7 @@ public final class Workspace: Sendable {
         for registry in registries {
             // An entry that is not a plain file is no list a batch wrote: it stays for the user
             // (doctor names it), and does not stop the clean-up of the others.
-            if let info = FileIO.info(registry), !info.isRegular {
+            if let info = try FileIO.info(registry), !info.isRegular {
                 unfinished.insert(registry)
                 continue
             }
@@ -512,7 +525,7 @@ public final class Workspace: Sendable {
             // since the list of directories is only as durable as the batch that wrote it.
             let contents = CrashRegistry.decode(listed)
             for creation in contents.creations where creation.path.hasPrefix(root + "/") {
-                if let kept = takeBack(creation.path, hash: creation.hash, machineOwned: creation.machineOwned) { keptAside.append(kept) }
+                if let kept = try takeBack(creation.path, hash: creation.hash, machineOwned: creation.machineOwned) { keptAside.append(kept) }
             }
             for restore in contents.restores where restore.path.hasPrefix(root + "/") {
                 if !putBack(restore) { unfinished.insert(registry) }
@@ -532,7 +545,7 @@ public final class Workspace: Sendable {
                 let path = "\(dir)/\(name)"
                 if name.hasPrefix("."), name.contains(TempFile.marker) {
                     FileIO.unlinkIfPresent(path)
-                } else if dir.hasPrefix(stateDir), !["mirror", "lost+found"].contains(name), FileIO.isDirectory(path), !FileIO.isSymlink(path) {
+                } else if dir.hasPrefix(stateDir), !["mirror", "lost+found"].contains(name), FileIO.isDirectory(path), try !FileIO.isSymlink(path) {
                     dirs.append(path)
                 }
             }
@@ -549,7 +562,7 @@ public final class Workspace: Sendable {
             guard let directory = try FileIO.openDirectory(dir, create: false) else { return true }
             defer { close(directory.fd) }
             // Gone, or not a plain file of one name any more: nothing is written through it.
-            guard let info = FileIO.info(in: directory.fd, name), info.isRegular, info.linkCount == 1 else { return true }
+            guard let info = try FileIO.info(in: directory.fd, name), info.isRegular, info.linkCount == 1 else { return true }
             try WriteBatch.overwrite(in: directory.fd, name, path: restore.path, with: restore.bytes, sync: true)
             return true
         } catch {
@@ -562,8 +575,8 @@ public final class Workspace: Sendable {
     /// next pull writes it again. A sidecar that does not parse was cut off; one that does was
     /// there before (the batch fell back to a rename). A record file holding anything else may be someone's edit
     /// made since, so it is moved to lost+found; returns where it went.
-    func takeBack(_ path: String, hash: String, machineOwned: Bool) -> String? {
-        guard let info = FileIO.info(path), !info.isDirectory, !info.isSymlink else { return nil }
+    func takeBack(_ path: String, hash: String, machineOwned: Bool) throws(RecSyncError) -> String? {
+        guard let info = try FileIO.info(path), !info.isDirectory, !info.isSymlink else { return nil }
         let bytes = (try? FileIO.read(path)) ?? nil
         if info.stamp.size == 0 || bytes.map({ ContentHash.of($0) == hash }) == true {
             FileIO.unlinkIfPresent(path)

@@ -15,7 +15,7 @@ extension Workspace {
     /// A sidecar naming a synced version with no record file is a deletion waiting for a push,
     /// not a problem.
     package func check(fix: Bool) throws(RecSyncError) -> [DoctorFinding] {
-        var findings = batchLeftovers()
+        var findings = try batchLeftovers()
         if fix && !findings.isEmpty {
             let kept: [String]
             do { kept = try removeStaleTemporaryFiles() } catch {
@@ -52,9 +52,9 @@ extension Workspace {
     }
 
     /// The registries and temp files an interrupted write batch left.
-    func batchLeftovers() -> [DoctorFinding] {
-        var findings = leftoverRegistries.map { registry in
-            guard FileIO.info(registry)?.isRegular ?? true else {
+    func batchLeftovers() throws(RecSyncError) -> [DoctorFinding] {
+        var findings = try leftoverRegistries.map { registry throws(RecSyncError) in
+            guard try FileIO.info(registry)?.isRegular ?? true else {
                 return DoctorFinding(
                     kind: .batchLeftover, path: relative(registry),
                     detail: "named like the list of files a sync writes, but not a plain file recsync wrote; look at it and move it out of .recsync",
@@ -100,7 +100,7 @@ extension Workspace {
                  a conflict with the store's version, to settle as any other
                 """
                 : "restore it from a snapshot, or delete it and pull"
-            if let info = FileIO.info(path), !info.isRegular {
+            if let info = try FileIO.info(path), !info.isRegular {
                 findings.append(
                     DoctorFinding(
                         kind: .damagedSidecar, path: relative(path),

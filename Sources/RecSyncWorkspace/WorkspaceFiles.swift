@@ -7,18 +7,18 @@ import RecSyncSystem
 /// free of file calls).
 extension Workspace {
     /// The stamp of a record's file; nil when there is none.
-    package func recordFileStamp(_ id: RecordID) -> FileStamp? {
-        FileIO.stamp(recordPath(id))
+    package func recordFileStamp(_ id: RecordID) throws(RecSyncError) -> FileStamp? {
+        try FileIO.stamp(recordPath(id))
     }
 
     /// The stamp of a record's sidecar (its system fields); nil when there is none.
-    package func sidecarStamp(_ id: RecordID) -> FileStamp? {
-        FileIO.stamp(sidecarPath(id))
+    package func sidecarStamp(_ id: RecordID) throws(RecSyncError) -> FileStamp? {
+        try FileIO.stamp(sidecarPath(id))
     }
 
     /// The stamp of the file that holds an asset field; nil when there is none.
-    package func assetFileStamp(_ id: RecordID, field: String) -> FileStamp? {
-        FileIO.stamp(assetPath(id, field: field))
+    package func assetFileStamp(_ id: RecordID, field: String) throws(RecSyncError) -> FileStamp? {
+        try FileIO.stamp(assetPath(id, field: field))
     }
 
     /// The names of the records whose files are in the zone's directory, sorted (what is on
@@ -33,8 +33,8 @@ extension Workspace {
     }
 
     /// Whether the zone has a note of assets an earlier pull did not fetch.
-    package func hasUnfetchedAssetsNote(_ zone: ZoneID) -> Bool {
-        FileIO.info(unfetchedAssetsPath(zone)) != nil
+    package func hasUnfetchedAssetsNote(_ zone: ZoneID) throws(RecSyncError) -> Bool {
+        try FileIO.info(unfetchedAssetsPath(zone)) != nil
     }
 
     /// Removes a temporary file an operation no longer places (best effort: a leftover is

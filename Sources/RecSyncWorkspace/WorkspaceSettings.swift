@@ -71,9 +71,11 @@ extension Workspace {
     /// Whether anything here came from a store: a token, an index, a sidecar of a synced
     /// record, a push under way. Such state belongs to one user on one store.
     package var hasSyncState: Bool {
-        if !FileIO.list("\(stateDir)/tokens").isEmpty || !FileIO.list("\(stateDir)/index").isEmpty { return true }
-        if FileIO.info(pendingPushPath) != nil { return true }
-        return localZones().zones.contains { !holdsNoSyncedRecord($0) }
+        get throws(RecSyncError) {
+            if !FileIO.list("\(stateDir)/tokens").isEmpty || !FileIO.list("\(stateDir)/index").isEmpty { return true }
+            if try FileIO.info(pendingPushPath) != nil { return true }
+            return localZones().zones.contains { !holdsNoSyncedRecord($0) }
+        }
     }
 
     /// The ID of the store this workspace synced with: the config's, else the one its change

@@ -19,7 +19,7 @@ package struct RefetchLog: Sendable {
     }
 
     package func add(_ names: [String]) throws(RecSyncError) {
-        guard isUnderWay, !names.isEmpty else { return }
+        guard try isUnderWay, !names.isEmpty else { return }
         var out: [UInt8] = []
         for n in names { out += Array(n.utf8) + [10] }
         try FileIO.appendDurably(path, out)
@@ -37,7 +37,9 @@ package struct RefetchLog: Sendable {
     }
 
     /// Whether a full fetch is under way.
-    package var isUnderWay: Bool { FileIO.info(path) != nil }
+    package var isUnderWay: Bool {
+        get throws(RecSyncError) { try FileIO.info(path) != nil }
+    }
 }
 
 /// Records of a zone that the store delivered as failures: a stored copy it cannot read, or
@@ -151,7 +153,7 @@ package struct RetryList: Sendable {
     /// token that moves past their records.
     package mutating func save() throws(RecSyncError) {
         guard !changed.isEmpty else { return }
-        if FileIO.info(path) == nil {
+        if try FileIO.info(path) == nil {
             try rewrite()
             return
         }
@@ -168,7 +170,7 @@ package struct RetryList: Sendable {
     package mutating func compact() throws(RecSyncError) {
         try save()
         if entries.isEmpty ? lines > 0 : lines > 2 * entries.count { try rewrite() }
-        guard !entries.isEmpty, entries.values.allSatisfy({ $0.unreadableTag != nil }), let info = FileIO.info(path) else {
+        guard !entries.isEmpty, entries.values.allSatisfy({ $0.unreadableTag != nil }), let info = try FileIO.info(path) else {
             try FileIO.remove(waitsPath)
             return
         }
@@ -215,7 +217,7 @@ extension Workspace {
     // MARK: A pull that stopped between zone tokens and the scope token
 
     /// Whether a pull of `scope` saved zone tokens and then stopped before its scope token.
-    package func pullWasInterrupted(_ scope: DatabaseScope) -> Bool { FileIO.info(interruptedPullPath(scope)) != nil }
+    package func pullWasInterrupted(_ scope: DatabaseScope) throws(RecSyncError) -> Bool { try FileIO.info(interruptedPullPath(scope)) != nil }
 
     /// Notes, durably, that zone tokens of `scope` are about to move ahead of its scope token.
     package func notePullUnderWay(_ scope: DatabaseScope) throws(RecSyncError) {
@@ -302,9 +304,9 @@ extension Workspace {
     /// Whether the zone must be looked at by the next pull even if the store's database
     /// changes do not name it: records pushed or being applied, or records to fetch by ID
     /// (a retry list not noted, as it stands, as one on which every record waits for a change).
-    package func zoneNeedsALook(_ zone: ZoneID) -> Bool {
-        if [pushedPath(zone), applyingPath(zone)].contains(where: { FileIO.info($0) != nil }) { return true }
-        guard let list = FileIO.info(retryPath(zone)) else { return false }
+    package func zoneNeedsALook(_ zone: ZoneID) throws(RecSyncError) -> Bool {
+        for path in [pushedPath(zone), applyingPath(zone)] where try FileIO.info(path) != nil { return true }
+        guard let list = try FileIO.info(retryPath(zone)) else { return false }
         return (try? FileIO.read(retryWaitsPath(zone))) != RetryList.note(list.stamp)
     }
 
@@ -327,14 +329,14 @@ extension Workspace {
     package func readOnlyMarker(_ zone: ZoneID) -> String { "\(stateDir)/tokens/\(zoneStateKey(zone)).rdonly" }
 
     /// Whether the zone's files are written read-only (`setReadOnly`).
-    package func isReadOnly(_ zone: ZoneID) -> Bool { FileIO.info(readOnlyMarker(zone)) != nil }
+    package func isReadOnly(_ zone: ZoneID) throws(RecSyncError) -> Bool { try FileIO.info(readOnlyMarker(zone)) != nil }
 
     /// Notes whether the zone is shared with this user read-only and, when that changed, takes
     /// the write permission from its record and asset files or gives it back (to the owner of
     /// the files). A zone whose directory is a link is not touched: what the link points to is
     /// not recsync's.
     package func setReadOnly(_ readOnly: Bool, zone: ZoneID) throws(RecSyncError) {
-        guard readOnly != isReadOnly(zone) else { return }
+        guard try readOnly != isReadOnly(zone) else { return }
         if readOnly {
             try FileIO.writeAtomically(readOnlyMarker(zone), Array("read-only\n".utf8))
         } else {
@@ -374,7 +376,7 @@ extension Workspace {
     package func hasZoneDirectory(_ zone: ZoneID) -> Bool { FileIO.isDirectory(zoneDirectory(zone)) }
 
     /// Whether the zone's path here is a symbolic link (never followed, never recsync's).
-    package func zoneDirectoryIsLink(_ zone: ZoneID) -> Bool { FileIO.isSymlink(zoneDirectory(zone)) }
+    package func zoneDirectoryIsLink(_ zone: ZoneID) throws(RecSyncError) -> Bool { try FileIO.isSymlink(zoneDirectory(zone)) }
 
     /// Makes the zone's directory; returns whether it was made now.
     package func makeZoneDirectory(_ zone: ZoneID) throws(RecSyncError) -> Bool {

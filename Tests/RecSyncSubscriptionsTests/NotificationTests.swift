@@ -75,7 +75,7 @@ import Testing
         try phone.write("local", "x", "{}")
         try await phone.subscribe(Subscription(id: "local", kind: .zone(zone("local"))))
         try phone.unsubscribe("all")
-        #expect(FileIO.info(phone.workspace.subscriptionCursorPath("all")) == nil)
+        #expect(try FileIO.info(phone.workspace.subscriptionCursorPath("all")) == nil)
         #expect(throws: RecSyncError.self) { try phone.unsubscribe("all") }
     }
 
@@ -207,7 +207,7 @@ import Testing
         #expect(again.notifications.map(\.reset) == [true])
         try await notifier.acknowledge(again)
         #expect(try await notifier.pending().notifications.isEmpty)
-        #expect(FileIO.info(phone.workspace.subscriptionCursorPath("notes"))?.isRegular == true)
+        #expect(try FileIO.info(phone.workspace.subscriptionCursorPath("notes"))?.isRegular == true)
         // A link there, to a file outside: never read or written through; replaced by a file.
         let outside = f.directory.file("outside.txt")
         try writeFile(outside, "not a cursor")
@@ -217,7 +217,7 @@ import Testing
         #expect(linked.notifications.map(\.reset) == [true])
         try await notifier.acknowledge(linked)
         #expect(try String(contentsOfFile: outside, encoding: .utf8) == "not a cursor")
-        #expect(FileIO.info(phone.workspace.subscriptionCursorPath("notes"))?.isRegular == true)
+        #expect(try FileIO.info(phone.workspace.subscriptionCursorPath("notes"))?.isRegular == true)
     }
 
     @Test func subscriptionsFromTheFirstReleaseStillReadAndStartNow() async throws {
@@ -388,7 +388,7 @@ import Testing
         let again = try await notifier.pending()
         try other.unsubscribe("db")
         try await notifier.acknowledge(again)
-        #expect(FileIO.info(phone.workspace.subscriptionCursorPath("db")) == nil)
+        #expect(try FileIO.info(phone.workspace.subscriptionCursorPath("db")) == nil)
     }
 
     /// A round that found nothing new writes no cursor (watch looks every few

@@ -101,7 +101,7 @@ import Testing
         var loop = WatchLoop { timeout in
             let until = Date().addingTimeInterval(timeout)
             repeat {
-                let now = FileIO.stamp(ref)?.mtimeNanos
+                let now = (try? FileIO.stamp(ref)).flatMap { $0 }?.mtimeNanos  // gone or unreadable: no stamp
                 let changed = last.withLock { old in
                     defer { old = now }; return old != nil && old != now
                 }

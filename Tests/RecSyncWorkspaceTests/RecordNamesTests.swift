@@ -68,7 +68,7 @@ import Testing
         #expect(try ws.zone(named: "private/notes", from: ws.root) == Build.zone("notes"))
         #expect(try ws.zone(named: "shared/bob/recipes", from: ws.root) == Build.zone("recipes", owner: "bob"))
         #expect(throws: RecSyncError.self) { try ws.zone(named: "private/notes/r.json", from: ws.root) }
-        #expect(ws.namesZone("notes", from: ws.root))
-        #expect(!ws.namesZone("notes/r", from: ws.root))
+        #expect(try ws.namesZone("notes", from: ws.root))
+        #expect(try !ws.namesZone("notes/r", from: ws.root))
     }
 }

@@ -24,7 +24,7 @@ import Testing
         #expect(readFile("\(dir)/.system/a.json") == nil)
         #expect(readFile("\(dir)/b.json") == "new b")
         #expect(readFile("\(dir)/.system/b.json") == "side b")
-        #expect(batch.writtenStamps["\(dir)/b.json"] == FileIO.stamp("\(dir)/b.json"))
+        #expect(try batch.writtenStamps["\(dir)/b.json"] == FileIO.stamp("\(dir)/b.json"))
         #expect(batch.writtenStamps["\(dir)/a.json"] == nil)
         // Nothing is left behind: no temp files, no registry.
         #expect(FileIO.list(dir) == [".system", "a.json", "b.json"])
@@ -36,7 +36,7 @@ import Testing
         let dir = temp.path
         try writeFile("\(dir)/a.json", "old a")
         try writeFile("\(dir)/gone.json", "to remove")
-        let stamp = try #require(FileIO.stamp("\(dir)/a.json"))
+        let stamp = try #require(try FileIO.stamp("\(dir)/a.json"))
         var batch = WriteBatch(registry: "\(dir)/writing")
         batch.write("\(dir)/a.json", Array("new a".utf8), expect: .unchanged(stamp), group: "a")
         batch.write("\(dir)/.system/a.json", Array("side a".utf8), late: true, group: "a")
@@ -99,9 +99,9 @@ import Testing
         try writeFile("\(dir)/a.json", "old a")
         try writeFile("\(dir)/.system/a.json", "an old sidecar, longer than the new one")
         try writeFile("\(dir)/.system/b.json", "b before")
-        let inodeA = try #require(FileIO.stamp("\(dir)/.system/a.json")).inode
-        let inodeB = try #require(FileIO.stamp("\(dir)/.system/b.json")).inode
-        let stamp = try #require(FileIO.stamp("\(dir)/a.json"))
+        let inodeA = try #require(try FileIO.stamp("\(dir)/.system/a.json")).inode
+        let inodeB = try #require(try FileIO.stamp("\(dir)/.system/b.json")).inode
+        let stamp = try #require(try FileIO.stamp("\(dir)/a.json"))
         var batch = WriteBatch(registry: "\(dir)/writing")
         batch.write("\(dir)/a.json", Array("new a".utf8), expect: .unchanged(stamp), group: "a")
         batch.write("\(dir)/.system/a.json", Array("side a".utf8), late: true, group: "a", machineOwned: true)
@@ -113,10 +113,10 @@ import Testing
         #expect(readFile("\(dir)/.system/b.json") == "side b, longer than what b held")
         #expect(readFile("\(dir)/.system/c.json") == "side c")
         // The same files, written over: no new inode, no freed block.
-        #expect(FileIO.stamp("\(dir)/.system/a.json")?.inode == inodeA)
-        #expect(FileIO.stamp("\(dir)/.system/b.json")?.inode == inodeB)
-        #expect(batch.writtenStamps["\(dir)/.system/a.json"] == FileIO.stamp("\(dir)/.system/a.json"))
-        #expect(batch.writtenStamps["\(dir)/.system/b.json"] == FileIO.stamp("\(dir)/.system/b.json"))
+        #expect(try FileIO.stamp("\(dir)/.system/a.json")?.inode == inodeA)
+        #expect(try FileIO.stamp("\(dir)/.system/b.json")?.inode == inodeB)
+        #expect(try batch.writtenStamps["\(dir)/.system/a.json"] == FileIO.stamp("\(dir)/.system/a.json"))
+        #expect(try batch.writtenStamps["\(dir)/.system/b.json"] == FileIO.stamp("\(dir)/.system/b.json"))
         #expect(FileIO.list(dir) == [".system", "a.json"])  // no registry left
     }
 
@@ -125,7 +125,7 @@ import Testing
         let dir = temp.path
         try writeFile("\(dir)/a.json", "old a")
         try writeFile("\(dir)/.system/a.json", "sidecar of old a")
-        let stamp = try #require(FileIO.stamp("\(dir)/a.json"))
+        let stamp = try #require(try FileIO.stamp("\(dir)/a.json"))
         var batch = WriteBatch(registry: "\(dir)/writing")
         batch.write("\(dir)/a.json", Array("new a".utf8), expect: .unchanged(stamp), group: "a")
         batch.write("\(dir)/.system/a.json", Array("side a".utf8), late: true, group: "a", machineOwned: true)
@@ -160,7 +160,7 @@ import Testing
         let before = Array(#"{"recordName":"a","changeTag":"old"}"#.utf8)
         try writeFile(side, #"{"recordName":"a","chan"#)  // cut off half-way through the new bytes
         try writeFile(other, "b as the batch left it")
-        let inode = try #require(FileIO.stamp(side)).inode
+        let inode = try #require(try FileIO.stamp(side)).inode
         // What the batch had made durable before it began overwriting.
         let registry = CrashRegistry.Contents(
             directories: ["\(ws.root)/private/notes/.system"], creations: [],
@@ -174,10 +174,10 @@ import Testing
         #expect(ws.leftoverRegistries == [ws.tempRegistry])
         _ = try ws.removeStaleTemporaryFiles()
         #expect(try FileIO.read(side) == before)
-        #expect(FileIO.stamp(side)?.inode == inode)
+        #expect(try FileIO.stamp(side)?.inode == inode)
         #expect(readFile(other) == "b before")
-        #expect(FileIO.info("\(ws.root)/private/notes/.system/gone.json") == nil)
-        #expect(FileIO.info(temp.file("outside")) == nil)
+        #expect(try FileIO.info("\(ws.root)/private/notes/.system/gone.json") == nil)
+        #expect(try FileIO.info(temp.file("outside")) == nil)
         #expect(ws.leftoverRegistries.isEmpty)
     }
 

@@ -44,7 +44,7 @@ struct LogCommand: RecSyncSubcommand {
         let store = try context.history(for: ws)
         var entries: [RecordCommit] = []
         var record: RecordID?
-        if let target, !RecordReference.namesZone(target, in: ws, from: context.directory) {
+        if let target, try !RecordReference.namesZone(target, in: ws, from: context.directory) {
             record = try RecordReference.record(target, in: ws, from: context.directory)
         }
         var patches: [String: RecordPatch] = [:]

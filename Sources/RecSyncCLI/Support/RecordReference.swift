@@ -20,7 +20,7 @@ enum RecordReference {
     }
 
     /// Whether an argument names a zone rather than a record (for `log`).
-    static func namesZone(_ text: String, in ws: Workspace, from directory: String) -> Bool {
-        ws.namesZone(text, from: directory)
+    static func namesZone(_ text: String, in ws: Workspace, from directory: String) throws(RecSyncError) -> Bool {
+        try ws.namesZone(text, from: directory)
     }
 }

@@ -59,7 +59,7 @@ extension Workspace {
     /// directory, a FIFO or a device there is refused (replacing `/dev/null` or a link's name
     /// with a file is never what was meant; a shell's `>` writes through them).
     package func exportRecords(of zone: ZoneID, format: RecordFileFormat, system: Bool, to path: String) throws(RecSyncError) {
-        if let existing = FileIO.info(path), !existing.isRegular {
+        if let existing = try FileIO.info(path), !existing.isRegular {
             let what = existing.isSymlink ? "a symbolic link" : existing.isDirectory ? "a directory" : "not a regular file (a FIFO, socket or device)"
             throw .invalidArguments(
                 """

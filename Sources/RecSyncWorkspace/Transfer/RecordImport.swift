@@ -300,7 +300,7 @@ extension Workspace {
     /// (a type that would change, a long name with no sidecar) before writing any.
     func write(_ records: [ImportedRecord], into zone: ZoneID, source: String) throws(RecSyncError) -> ImportReport {
         var report = ImportReport(zone: zone)
-        var batch = recordBatch(zone: zone)
+        var batch = try recordBatch(zone: zone)
         var kinds: [(RecordID, Bool)] = []  // written records: whether new
         for r in records {
             func bad(_ detail: String) -> RecSyncError { .malformed(MalformedInput(path: source, line: r.line, detail: detail)) }
@@ -308,8 +308,8 @@ extension Workspace {
             let path = recordPath(id), side = sidecarPath(id)
             do { try checkAssetReferences(id, fields: r.fields) } catch { throw bad(error.message) }
             let bytes = WorkspaceEncoding.encodeFields(r.fields)
-            let info = FileIO.info(path)
-            let system = info == nil && FileIO.info(side) == nil ? nil : try systemFields(id)
+            let info = try FileIO.info(path)
+            let system = try info == nil ? FileIO.info(side) == nil ? nil : systemFields(id) : systemFields(id)
             if let system, let type = r.recordType, system.recordType != type {
                 throw bad("record '\(r.recordName)' is a '\(system.recordType)' record in \(relative(path)); a record's type cannot change")
             }

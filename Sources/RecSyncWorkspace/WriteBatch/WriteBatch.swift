@@ -161,7 +161,7 @@ package struct WriteBatch {
         let prepared = temps.filter { $0.write.prepared != nil }
         if !prepared.isEmpty {
             for t in temps where t.write.prepared == nil && !t.write.late {
-                if !(t.write.expect?.holds(in: t.file.directory, t.file.target) ?? true) { skipped.insert(t.write.key) }
+                if !(try t.write.expect?.holds(in: t.file.directory, t.file.target) ?? true) { skipped.insert(t.write.key) }
             }
             try renameIntoPlace(prepared, directories: directories)
         }
@@ -215,7 +215,7 @@ package struct WriteBatch {
                     }
                 }
                 temps.append((TempFile(directory: dirFD, directoryPath: dir, name: prepared, target: name), w))
-                if let info = FileIO.info(in: dirFD, prepared) { writtenStamps[w.path] = info.stamp }
+                if let info = try FileIO.info(in: dirFD, prepared) { writtenStamps[w.path] = info.stamp }
                 continue
             }
             var opened: (fd: Int32, path: String)?
@@ -259,7 +259,7 @@ package struct WriteBatch {
         for (i, w) in writes.enumerated() where w.machineOwned && !inPlace[i] && w.prepared == nil {
             let (dir, name) = FileIO.split(w.path)
             guard let dirFD = try directories.existingDirectory(dir),
-                let info = FileIO.info(in: dirFD, name), info.isRegular, info.linkCount == 1, info.stamp.size <= Self.restoreLimit
+                let info = try FileIO.info(in: dirFD, name), info.isRegular, info.linkCount == 1, info.stamp.size <= Self.restoreLimit
             else { continue }
             do throws(RecSyncError) {
                 if let bytes = try FileIO.read(in: dirFD, name, path: w.path, limit: Self.restoreLimit) { previous[i] = bytes }
@@ -327,7 +327,8 @@ package struct WriteBatch {
     private mutating func renameIntoPlace(_ phase: [(file: TempFile, write: Write)], directories: BatchDirectories) throws(RecSyncError) {
         var touched = Set<String>()
         for (file, w) in phase {
-            if skipped.contains(w.key) || !(w.expect?.holds(in: file.directory, file.target) ?? true) {
+            let holds = skipped.contains(w.key) ? false : try w.expect?.holds(in: file.directory, file.target) ?? true
+            if !holds {
                 skipped.insert(w.key)
                 writtenStamps[w.path] = nil
                 continue  // the temp file is removed after the commit
@@ -347,7 +348,7 @@ package struct WriteBatch {
             let (dir, name) = FileIO.split(r.path)
             if skipped.contains(key) { continue }
             guard let fd = try directories.existingDirectory(dir) else { continue }  // nothing there to remove
-            if let expect = r.expect, !expect.holds(in: fd, name) { skipped.insert(key); continue }
+            if let expect = r.expect, try !expect.holds(in: fd, name) { skipped.insert(key); continue }
             try Syscall.retrying("unlinkat", path: r.path, "cannot remove", tolerating: [ENOENT]) { unlinkat(fd, name, 0) }
             touched.insert(dir)
         }
@@ -357,8 +358,8 @@ package struct WriteBatch {
 
 extension WriteBatch.Expectation {
     /// Whether the entry `name` of an open directory is as expected.
-    func holds(in directory: Int32, _ name: String) -> Bool {
-        let now = FileIO.info(in: directory, name)
+    func holds(in directory: Int32, _ name: String) throws(RecSyncError) -> Bool {
+        let now = try FileIO.info(in: directory, name)
         switch self {
         case .absent: return now == nil
         case .unchanged(let stamp): return now?.stamp == stamp

@@ -738,7 +738,7 @@ final class SimulationRunner {
         for z in SimHistory.allZones {
             let zone = Self.zoneID(z)
             if SimulationOptions.knownDefects.contains(.dryRunIgnoresUploadAgain),
-                workspace.awaitsReupload(zone) || (!SimHistory.isShared(z) && zoneStatus[z] == .reset)
+                try workspace.awaitsReupload(zone) ? true : (!SimHistory.isShared(z) && zoneStatus[z] == .reset)
             {
                 exempt.insert(zone)
             }
