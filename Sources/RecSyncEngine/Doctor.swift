@@ -10,12 +10,11 @@ extension SyncEngine {
     /// damaged sidecars, synced files whose sidecar is gone, stale index entries, tokens that
     /// do not decode. A sync holding the lock is reported (`workspaceBusy`) and nothing is
     /// repaired. The store: whether it opens (`recsync.json`), lock files a killed writer left
-    /// (`storePath`: the repository or a network store's mirror; removed with `fix` when
-    /// stale), every entry a pull would skip (zone metadata that does not decode, a zone
+    /// (in the repository or a network store's mirror; removed with `fix` when stale), every entry a pull would skip (zone metadata that does not decode, a zone
     /// directory of the wrong shape, names no workspace can hold) and every record whose
     /// stored form does not decode — it reads every record, as `git fsck` reads every object.
     public static func doctor(
-        workspace ws: Workspace, openStore: () throws(RecSyncError) -> any RemoteStore, storePath: String?, fix: Bool
+        workspace ws: Workspace, openStore: () throws(RecSyncError) -> any RemoteStore, fix: Bool
     ) async throws(RecSyncError) -> [DoctorFinding] {
         var findings: [DoctorFinding] = []
         do {
@@ -29,9 +28,12 @@ extension SyncEngine {
             findings += try ws.check(fix: false)
         }
         let store: any RemoteStore
+        var repository = ws.config.remote
         do {
-            if let storePath {
-                for lock in try StoreLocation.doctor(at: storePath, removeStale: fix) {
+            if !ws.config.remote.isEmpty {
+                repository = try StoreLocation.repository(of: ws.config.remote, mirror: ws.mirrorPath, relativeTo: ws.root)
+                for lock in try StoreLocation.doctor(remote: ws.config.remote, mirror: ws.mirrorPath, relativeTo: ws.root, removeStale: fix).findings
+                {
                     let kind: DoctorFinding.Kind = lock.verdict == .inUse ? .storeLockInUse : .staleStoreLock
                     findings.append(
                         DoctorFinding(
@@ -40,7 +42,7 @@ extension SyncEngine {
             }
             store = try openStore()
         } catch {
-            findings.append(DoctorFinding(kind: .storeUnreadable, path: storePath ?? ws.config.remote, detail: error.message, fixable: false))
+            findings.append(DoctorFinding(kind: .storeUnreadable, path: repository, detail: error.message, fixable: false))
             return findings
         }
         findings += try await storeFindings(store)

@@ -1,6 +1,7 @@
 import Foundation
 import RecSyncGit
 import RecSyncModel
+import RecSyncSystem
 
 /// Where a store is: a path on this machine, a `file://` URL (opened directly, like a path),
 /// or a network URL (`ssh://`, `[user@]host:path`, `https://`, `http://`, `git://`) reached
@@ -131,5 +132,24 @@ extension StoreLocation {
     /// and `removeStale` (`recsync store doctor`, `recsync doctor --fix`).
     public static func doctor(at path: String, removeStale: Bool = true) throws(RecSyncError) -> [StoreLockFinding] {
         try GitStore.doctor(at: path, removeStale: removeStale)
+    }
+
+    /// The repository on this machine that a workspace's `remote` is kept in: the store itself
+    /// for a local remote (relative to `base`, the workspace root), the workspace's `mirror` for
+    /// a network one.
+    public static func repository(of remote: String, mirror: String, relativeTo base: String) throws(RecSyncError) -> String {
+        isNetwork(remote) ? mirror : try storePath(remote, relativeTo: base)
+    }
+
+    /// `doctor` on the repository a workspace's `remote` is kept in (see
+    /// ``repository(of:mirror:relativeTo:)``). A mirror lies inside the workspace, where a link
+    /// could lead the removal of lock files elsewhere: one that holds a link is refused first,
+    /// as opening it is.
+    public static func doctor(remote: String, mirror: String, relativeTo base: String, removeStale: Bool) throws(RecSyncError)
+        -> (repository: String, findings: [StoreLockFinding])
+    {
+        let path = try repository(of: remote, mirror: mirror, relativeTo: base)
+        if isNetwork(remote) { try FileIO.refuseLinks(within: mirror) }
+        return (path, try GitStore.doctor(at: path, removeStale: removeStale))
     }
 }

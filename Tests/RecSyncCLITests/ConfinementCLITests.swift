@@ -46,6 +46,27 @@ import Testing
         #expect(try FileManager.default.subpathsOfDirectory(atPath: outside).sorted() == before, "nothing written through the link")
     }
 
+    /// The store doctor removes stale lock files in a network store's mirror: a mirror whose
+    /// `refs/` is a link to another repository is refused, and that repository's lock kept.
+    @Test func theStoreDoctorRemovesNoLockThroughALinkInTheMirror() throws {
+        let f = try CLIFixture().withStore()
+        let daemon = try GitDaemon(basePath: f.directory.path)
+        try f.run(["clone", daemon.url("store.git"), "laptop"])
+        let laptop = f.ws("laptop")
+        let elsewhere = f.ws("elsewhere-refs")
+        try FileManager.default.moveItem(atPath: "\(laptop)/.recsync/mirror/refs", toPath: elsewhere)
+        try FileManager.default.createSymbolicLink(atPath: "\(laptop)/.recsync/mirror/refs", withDestinationPath: elsewhere)
+        let lock = "\(elsewhere)/heads/main.lock"
+        try FileManager.default.createDirectory(atPath: "\(elsewhere)/heads", withIntermediateDirectories: true)
+        try writeFile(lock, "\n")
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -3600)], ofItemAtPath: lock)
+        for arguments in [["store", "doctor"], ["doctor", "--fix"]] {
+            let doctored = try f.run(arguments, in: "laptop", expect: 1)
+            #expect(doctored.stdout.contains("symbolic link") || doctored.stderr.contains("symbolic link"), "\(arguments): \(doctored)")
+            #expect(FileManager.default.fileExists(atPath: lock), "\(arguments): the lock behind the link is kept")
+        }
+    }
+
     @Test func pullIntoALinkedZoneDirectoryWritesNothingOutside() throws {
         let f = try CLIFixture().withStore()
         _ = try f.clone("laptop")

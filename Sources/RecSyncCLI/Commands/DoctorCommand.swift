@@ -31,13 +31,8 @@ struct DoctorCommand: RecSyncSubcommand {
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let ws = try context.workspace()
-        let storePath: String? =
-            ws.config.remote.isEmpty
-            ? nil
-            : StoreLocation.isNetwork(ws.config.remote) ? ws.mirrorPath : try StoreLocation.storePath(ws.config.remote, relativeTo: ws.root)
         let findings = try await SyncEngine.doctor(
-            workspace: ws, openStore: { () throws(RecSyncError) -> any RemoteStore in try context.store(for: ws) },
-            storePath: storePath, fix: fix)
+            workspace: ws, openStore: { () throws(RecSyncError) -> any RemoteStore in try context.store(for: ws) }, fix: fix)
         let console = context.console
         console.document([
             "findings": .array(

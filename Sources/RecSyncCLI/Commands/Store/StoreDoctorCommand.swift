@@ -27,16 +27,17 @@ struct StoreDoctorCommand: RecSyncSubcommand {
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let target: String
+        let findings: [StoreLockFinding]
         if let path {
             target = try StoreLocation.storePath(path, relativeTo: context.directory)
+            findings = try StoreLocation.doctor(at: target, removeStale: !check)
         } else {
             let ws = try context.workspace()
             guard !ws.config.remote.isEmpty else {
                 throw .noRemote()
             }
-            target = StoreLocation.isNetwork(ws.config.remote) ? ws.mirrorPath : try StoreLocation.storePath(ws.config.remote, relativeTo: ws.root)
+            (target, findings) = try StoreLocation.doctor(remote: ws.config.remote, mirror: ws.mirrorPath, relativeTo: ws.root, removeStale: !check)
         }
-        let findings = try StoreLocation.doctor(at: target, removeStale: !check)
         context.console.document([
             "path": .string(target),
             "locks": .array(
