@@ -27,9 +27,11 @@ enum KnownHosts {
         var mismatch: KnownHostsVerdict?
         for file in files {
             guard let data = FileManager.default.contents(atPath: file) else { continue }
-            let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            // A Swift Character holds "\r\n" whole: a file with Windows line endings (which ssh
+            // reads as any other) is split on it too, and a "\r" left in a line is blank space.
+            let lines = String(decoding: data, as: UTF8.self).split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
             for (index, raw) in lines.enumerated() {
-                var fields = raw.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+                var fields = raw.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }).map(String.init)
                 guard let first = fields.first, !first.hasPrefix("#") else { continue }
                 var marker: String?
                 if first.hasPrefix("@") {

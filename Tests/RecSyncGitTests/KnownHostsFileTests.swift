@@ -56,4 +56,17 @@ extension KnownHostsTests {
         #expect(KnownHosts.check(files: [file], host: "h.example", port: 22, key: [0, 0, 0, 9, 1]) == .unknown)
         #expect(KnownHosts.check(files: [file], host: "h.example", port: 22, key: []) == .unknown)
     }
+
+    /// A file with Windows line endings (one edited or copied there) reads as ssh reads it.
+    @Test func aFileWithCRLFLineEndingsIsReadLikeAnyOther() throws {
+        let dir = TempDirectory("known-hosts-crlf")
+        let file = dir.file("known_hosts")
+        let key = Self.key("ssh-ed25519", [UInt8](repeating: 6, count: 32))
+        let other = Self.key("ssh-ed25519", [UInt8](repeating: 7, count: 32))
+        try [Self.line("first.example", other), Self.line("second.example", key), ""].joined(separator: "\r\n")
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        #expect(KnownHosts.check(files: [file], host: "first.example", port: 22, key: other) == .match)
+        #expect(KnownHosts.check(files: [file], host: "second.example", port: 22, key: key) == .match)
+        #expect(KnownHosts.check(files: [file], host: "second.example", port: 22, key: other) == .mismatch(file: file, line: 2))
+    }
 }
