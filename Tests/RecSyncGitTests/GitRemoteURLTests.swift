@@ -90,4 +90,40 @@ import Testing
             #expect(GitRemoteURL.withoutPassword(unchanged) == unchanged, "\(unchanged)")
         }
     }
+
+    /// The user part ends at the last '@' (an e-mail address as user name), its password at
+    /// the first ':' after the user.
+    @Test func aUserNameMayHoldAnAtSign() throws {
+        let https = try #require(GitRemoteURL("https://me@corp.example:pw@host/x.git"))
+        #expect(https.user == "me@corp.example" && https.host == "host" && https.secrets == ["pw"])
+        #expect(https.redacted == "https://host/x.git")
+        let scp = try #require(GitRemoteURL("me@corp.example@host:x.git"))
+        #expect(scp.user == "me@corp.example" && scp.host == "host" && scp.path == "x.git")
+        #expect(scp.redacted == "me@corp.example@host:x.git")
+    }
+
+    /// Every form but `file://` shows its host as given, an IPv6 address in brackets, and the
+    /// scheme in lower case whatever spelling the address used.
+    @Test(arguments: [
+        ("https://[fe80::1]/x", "https://[fe80::1]/x"), ("http://[::1]:80/x", "http://[::1]:80/x"),
+        ("ssh://[::1]/srv/x", "ssh://[::1]/srv/x"), ("[::1]:srv/x", "[::1]:srv/x"), ("SSH://Git@Host/x", "ssh://Git@Host/x"),
+        ("GIT+SSH://h:2222/x", "ssh://h:2222/x"), ("git://u:pw@h:9418/x", "git://h:9418/x"), ("Git://h/x?t=1", "git://h/x?…"),
+        ("host:path?token=x", "host:path?…"), ("FILE:///srv/x?y", "file:///srv/x?y"),
+    ])
+    func theShownFormSpellsHostAndSchemeAlike(address: String, shown: String) throws {
+        #expect(try #require(GitRemoteURL(address)).redacted == shown)
+    }
+
+    /// A secret is found as the server gets it: percent-encoded characters decoded, a broken
+    /// escape kept as it is.
+    @Test func secretsArePercentDecoded() throws {
+        #expect(try #require(GitRemoteURL("https://tok%2Fen%3D@h/x")).secrets == ["tok/en="])
+        #expect(try #require(GitRemoteURL("https://u:p%zz%4@h/x")).secrets == ["p%zz%4"])
+        #expect(try #require(GitRemoteURL("https://u:%C3%A9t%C3%A9@h/x")).secrets == ["été"])
+        // Secrets too short to scrub safely are still secrets of the address.
+        #expect(try #require(GitRemoteURL("ssh://git:x@h/x")).secrets == ["x"])
+        // An empty password is none to hide, but it is a password.
+        let empty = try #require(GitRemoteURL("https://u:@h/x"))
+        #expect(empty.hasPassword && empty.secrets.isEmpty && empty.redacted == "https://h/x")
+    }
 }
