@@ -194,7 +194,7 @@ enum ZoneCrypto {
                  ordinary one refuses, since it cannot tell what it would overwrite); or restore the record\
                  from the store's history
                 """
-            ).suggesting(.force)
+            ).suggesting(.forceSave)
         }
         let value: FieldValue
         do { value = try StoreEncoding.decodeValue(try JSON.parse(Array(plaintext)), key: binding.field) } catch {

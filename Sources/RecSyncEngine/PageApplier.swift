@@ -65,7 +65,7 @@ struct PageApplier {
         dryRun = engine.dryRun
         skipsAssets = !engine.fetchesAssets(of: zone)
         batch = try workspace.recordBatch(zone: zone)
-        handles = Workspace.DirectoryHandles(zoneDirectory: workspace.zoneDirectory(zone))
+        handles = try Workspace.DirectoryHandles(zoneDirectory: workspace.zoneDirectory(zone))
         assetCache = workspace.assetDigestCache(zone)
     }
 

@@ -136,6 +136,8 @@ extension SyncEngine {
                 guard r.state != .clean || resend else { continue }
                 if pendingConflicts.contains(r.recordID) {
                     report.notSent.append("\(ws.relative(ws.recordPath(r.recordID))): conflict pending; settle it first")
+                    // A hint for the first few: a list of every conflict is what status prints.
+                    if report.remedies.count < 3 { report.remedies.append(.resolve(path: ws.relative(ws.recordPath(r.recordID)))) }
                     continue
                 }
                 byID[r.recordID] = (i, r)
@@ -330,6 +332,7 @@ extension SyncEngine {
                      To upload them anyway, create zone \(deletion.zoneID.zoneName) again and copy them back
                     """
                 )
+                report.remedies.append(.createZone(name: deletion.zoneID.zoneName))
             }
             if deletion.reason != .encryptedDataReset { removed.insert(deletion.zoneID) }
         }

@@ -48,6 +48,7 @@ extension SyncEngine {
                     stamp == nil
                         ? "\(path): no such record here (no file and no synced version)"
                         : "\(path) is a new record (never pushed): there is no synced version to restore; remove it instead")
+                if stamp != nil { remedies.append(.removeRecord(path: path)) }
                 continue
             }
             guard let synced = try await store.fetchRecordVersion(id, changeTag: tag) else {

@@ -158,15 +158,17 @@ extension RecSyncError {
         /// Make a store at a path (nil: a path of the user's choice).
         case createStore(path: String?)
         /// Check the store and remove what a killed writer left (locks, temporary files).
-        case checkStore
+        case checkStore(path: String?)
         /// Compact the store where it lives (on the server).
         case compactStoreWhereItLives
         /// List the zones (and with whom they are shared).
         case listZones
         /// List the workspace's subscriptions.
         case listSubscriptions
-        /// List the store's history (of one record, when named).
-        case listHistory(record: String?)
+        /// List the store's history.
+        case listHistory
+        /// List the versions of the record named.
+        case listRecordVersions
         /// Pull, then retry.
         case pull
         /// Settle the conflict on a record file.
@@ -184,11 +186,17 @@ extension RecSyncError {
         /// Check the workspace and repair what it can.
         case checkWorkspace
         /// Make the zone again, then copy the kept records back.
-        case createZone(String)
+        case createZone(name: String)
+        /// Remove a record file that was never pushed (there is nothing to restore).
+        case removeRecord(path: String)
         /// Show a record file's unpushed edits, or undo them.
         case showOrUndoEdits(path: String)
-        /// Do it anyway, losing what the refusal protects.
+        /// Do it anyway, losing what the refusal protects (a removal of records with unpushed
+        /// edits).
         case force
+        /// Save over the store's copy whatever it holds: a save with no change tag
+        /// (`SavePolicy.allKeys`), which a push does when forced.
+        case forceSave
     }
 }
 

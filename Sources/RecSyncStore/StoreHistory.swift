@@ -130,8 +130,7 @@ extension StoreHistory {
         case .commit(let prefix):
             let matches = history.indices.filter { history[$0].commit.hasPrefix(prefix) }
             guard let first = matches.first else {
-                throw .notFound("unknown revision '\(prefix)': no commit of the store's history starts with it").suggesting(
-                    .listHistory(record: nil))
+                throw .notFound("unknown revision '\(prefix)': no commit of the store's history starts with it").suggesting(.listHistory)
             }
             guard matches.count == 1 else {
                 throw .invalidArguments("ambiguous revision '\(prefix)': \(matches.count) commits start with it; give more digits")
@@ -146,7 +145,7 @@ extension StoreHistory {
                      version\(changed.count == 1 ? "" : "s") in the store's history ('~0' to\
                      '~\(max(0, changed.count - 1))')
                     """
-                ).suggesting(.listHistory(record: "\(id)"))
+                ).suggesting(.listRecordVersions)
             }
             index = changed[n].index
         }

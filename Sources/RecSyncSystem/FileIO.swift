@@ -135,7 +135,19 @@ package enum FileIO {
     }
 
     /// Opens a directory for `info(in:_:)` (under a workspace root, never through a link);
-    /// -1 if it cannot be opened.
+    /// -1 when it is not there or is a link under a workspace root. Any other failure (no
+    /// permission, too many open files) is an error: read as "not there", the files in it
+    /// would read as gone.
+    package static func openDirectoryIfPresent(_ path: String) throws(RecSyncError) -> Int32 {
+        do { return try openDirectory(path, create: false)?.fd ?? -1 } catch {
+            if case .fileSystem(let at, _, nil) = error.reason, error == Confinement.linkRefused(at) { return -1 }
+            throw error
+        }
+    }
+
+    /// Opens a directory for `info(in:_:)` (under a workspace root, never through a link);
+    /// -1 if it cannot be opened, for whatever reason (for a yes-or-no question such as
+    /// `isDirectory`; see ``openDirectoryIfPresent(_:)``).
     package static func openDirectory(_ path: String) -> Int32 {
         ((try? openDirectory(path, create: false)) ?? nil)?.fd ?? -1
     }

@@ -107,7 +107,7 @@ extension Workspace {
             }
         }
         // Stat relative to open directories: no path walk per file.
-        let handles = DirectoryHandles(zoneDirectory: dir)
+        let handles = try DirectoryHandles(zoneDirectory: dir)
         // Read once, written once at the end: per record it would make the scan quadratic.
         let assetCache = assetDigestCache(zone)
         defer { assetCache.save() }
@@ -164,9 +164,13 @@ extension Workspace {
         let zone: Int32
         let system: Int32
 
-        package init(zoneDirectory dir: String) {
-            zone = FileIO.openDirectory(dir)
-            system = FileIO.openDirectory("\(dir)/.system")
+        package init(zoneDirectory dir: String) throws(RecSyncError) {
+            let zone = try FileIO.openDirectoryIfPresent(dir)
+            do { system = try FileIO.openDirectoryIfPresent("\(dir)/.system") } catch {
+                if zone >= 0 { _ = Glibc.close(zone) }
+                throw error
+            }
+            self.zone = zone
         }
 
         deinit {

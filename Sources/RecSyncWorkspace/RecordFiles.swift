@@ -116,8 +116,8 @@ extension Workspace {
         if let system, let type, system.recordType != type {
             throw .invalidArguments(
                 """
-                \(relative(recordPath)) is a '\(system.recordType)' record; a record's type cannot change (rm\
-                 it, push, then put it again with --type \(type))
+                \(relative(recordPath)) is a '\(system.recordType)' record; a record's type cannot change (remove\
+                 it, push, then put it again as a '\(type)')
                 """
             )
         }
@@ -128,7 +128,7 @@ extension Workspace {
                     WorkspaceEncoding.encodeSystemFields(SystemFields(recordID: id, recordType: type, changeTag: nil, created: nil, modified: nil)))
             } else if Self.recordName(forFile: Self.fileName(for: id.recordName)) == nil {
                 throw .invalidArguments(
-                    "record name '\(id.recordName.prefix(40))…' is too long for a file name; give --type so its sidecar can hold the name")
+                    "record name '\(id.recordName.prefix(40))…' is too long for a file name; give its type, so that its sidecar can hold the name")
             }
         }
         let existed = try FileIO.stamp(recordPath) != nil

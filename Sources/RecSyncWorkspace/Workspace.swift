@@ -138,7 +138,7 @@ public final class Workspace: Sendable {
             }
         }
         if !entries.isEmpty {
-            throw .alreadyExists("'\(target)' already exists and is not empty; choose another DIR")
+            throw .alreadyExists("'\(target)' already exists and is not empty; choose another directory")
         }
         return true
     }

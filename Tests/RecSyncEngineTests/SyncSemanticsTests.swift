@@ -393,7 +393,7 @@ import Testing
         let refused = try await laptop.push()
         #expect(refused.conflicts.isEmpty, "not a conflict: \(refused.conflicts)")
         #expect(refused.notSent.contains { $0.contains("cannot be read") && $0.contains("replace it") }, "\(refused.notSent)")
-        #expect(refused.remedies == [.force])
+        #expect(refused.remedies == [.forceSave])
         #expect(try laptop.fields("notes", "b") == ["v": .int64(99)], "the edit stays")
 
         let forced = try await laptop.push(force: true)

@@ -19,12 +19,12 @@ enum CommandError {
         case .compareKeyFingerprints: "'recsync keys show' prints the fingerprints to compare"
         case .replaceKey: "pass --replace to overwrite it"
         case .createStore(let path): "create one with 'recsync store init \(path ?? "PATH")'"
-        case .checkStore: "'recsync store doctor' checks the store and removes what a killed writer left"
+        case .checkStore(let path): "'recsync store doctor\(path.map { " \($0)" } ?? "")' checks the store and removes what a killed writer left"
         case .compactStoreWhereItLives: "compact the store where it lives: 'recsync store compact PATH' on the server"
         case .listZones: "'recsync zone list' shows the zones and who they are shared with"
         case .listSubscriptions: "'recsync subscriptions' lists them"
-        case .listHistory(let record?): "'recsync log -p \(record)' lists its versions"
-        case .listHistory(nil): "'recsync log' lists the store's history"
+        case .listHistory: "'recsync log' lists the store's history"
+        case .listRecordVersions: "'recsync log -p RECORD' lists its versions"
         case .pull: "run 'recsync pull' first"
         case .resolve(let path): "settle it with 'recsync resolve --ours|--theirs|--merge \(path)'"
         case .chooseAnotherSubscriptionID: "pass --id to name this one, or 'recsync unsubscribe' the one there"
@@ -34,8 +34,10 @@ enum CommandError {
         case .finishClone(let directory): "'recsync -C \(directory) pull' finishes it"
         case .checkWorkspace: "'recsync doctor' checks the workspace and repairs what it can"
         case .createZone(let zone): "'recsync zone create \(zone)' makes it again"
+        case .removeRecord(let path): "'recsync rm \(path)' deletes it"
         case .showOrUndoEdits(let path): "'recsync diff \(path)' shows the edits; 'recsync restore \(path)' undoes them"
         case .force: "pass --force to do it anyway"
+        case .forceSave: "'recsync push --force' replaces the store's copy with yours"
         }
     }
 
@@ -60,7 +62,7 @@ enum CommandError {
         case .workspaceLocked:
             return ["wait for it to finish; 'recsync doctor' tells whether the lock is stale"]
         case .networkUnavailable, .networkFailure:
-            return ["pull and push take --retry N or --wait SECONDS to try again by themselves"]
+            return ["pull and push take --retry [N] or --wait to try again by themselves"]
         case .internalError:
             return ["this failed inside recsync (at \(error.location)); if the machine is not at fault, report it with this output"]
         default:

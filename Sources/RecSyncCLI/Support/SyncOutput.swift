@@ -141,6 +141,7 @@ struct SyncOutput {
                 "conflicts": .array(report.conflicts.map(recordJSON)),
                 "conflictsPending": .array(pending.map(recordJSON)),
                 "notSent": .array(report.notSent.map(Self.problemJSON)),
+                "hints": .array(report.remedies.map { .string(CommandError.hint($0)) }),
                 "untracked": .array(report.untracked.map(Self.untrackedJSON)),
                 "zonesRemoved": .array(report.zonesRemoved.map(zoneRemovalJSON)),
                 "lostAndFound": .array(report.lostAndFound.map(JSONValue.string)),

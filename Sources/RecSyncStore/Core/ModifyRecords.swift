@@ -204,7 +204,7 @@ extension StoreCore {
             \(path): the store's copy of record '\(id.recordName)' cannot be read (\(cause.message));\
              nothing was saved over it: fix it in the store, or save with no change tag to replace it
             """
-        ).suggesting(.force)
+        ).suggesting(.forceSave)
     }
 
     /// Records that must go because they reference a deleted record with action `deleteSelf`,

@@ -55,12 +55,19 @@ final class GitBackend: StoreBackend {
         return try StoreManifest.decode(bytes)
     }
 
-    static func wrap(_ error: GitError, _ doing: String) -> RecSyncError {
-        .internalError("git failed while \(doing): \(error.function): \(error.message)", cause: error.failure)
+    /// A libgit2 failure as an internal error, made where the failing call was (not here).
+    static func wrap(_ error: GitError, _ doing: String, function: String = #function, file: String = #fileID, line: Int = #line)
+        -> RecSyncError
+    {
+        .internalError(
+            "git failed while \(doing): \(error.function): \(error.message)", cause: error.failure, function: function, file: file, line: line)
     }
 
-    private func git<T>(_ doing: @autoclosure () -> String, _ body: () throws(GitError) -> T) throws(RecSyncError) -> T {
-        do { return try body() } catch { throw Self.wrap(error, doing()) }
+    private func git<T>(
+        _ doing: @autoclosure () -> String, function: String = #function, file: String = #fileID, line: Int = #line,
+        _ body: () throws(GitError) -> T
+    ) throws(RecSyncError) -> T {
+        do { return try body() } catch { throw Self.wrap(error, doing(), function: function, file: file, line: line) }
     }
 
     private func oid(_ commit: String) throws(RecSyncError) -> GitOID {

@@ -101,7 +101,7 @@ public actor GitStore: RemoteStore {
         throws(RecSyncError) -> GitStore
     {
         guard let url = GitRemoteURL(remote) else {
-            throw .unsupported(
+            throw .invalidArguments(
                 """
                 '\(GitRemoteURL.shown(remote))' is not a remote address recsync understands; use\
                  ssh://[user@]host[:port]/path, user@host:path, https://host/path, git://host/path or\

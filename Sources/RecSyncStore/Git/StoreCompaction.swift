@@ -129,7 +129,7 @@ extension GitStore {
         throws(RecSyncError) -> CompactionReport
     {
         if case .keepLast(let n) = horizon, n < 1 {
-            throw .invalidArguments("--keep-last must be at least 1 (it counts the newest commits to keep)")
+            throw .invalidArguments("the number of newest commits to keep must be at least 1")
         }
         let backend = core.backend
         let repository = backend.repository

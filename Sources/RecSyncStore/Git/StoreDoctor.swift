@@ -87,7 +87,7 @@ extension GitStore {
             the store is locked by \(lock.path): \(staleReason(lock, age: age)). Check the store, which removes\
              it (or remove the file), then try again; nothing was written
             """
-        ).suggesting(.checkStore)
+        ).suggesting(.checkStore(path: store))
     }
 
     private static func describe(_ seconds: TimeInterval) -> String {

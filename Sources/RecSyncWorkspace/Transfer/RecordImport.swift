@@ -83,7 +83,7 @@ extension Workspace {
     /// large) is a `.malformed` error naming `source` and the line.
     package static func parseImport(_ bytes: [UInt8], options: ImportOptions, source: String, zone: ZoneID) throws(RecSyncError) -> [ImportedRecord] {
         if let type = options.recordType { try NameRules.validateRecordType(type) }
-        if let id = options.idField, id.isEmpty { throw .invalidArguments("--id needs a field name") }
+        if let id = options.idField, id.isEmpty { throw .invalidArguments("the field that names records needs a name") }
         let rows: [(line: Int, members: [String: JSONValue])]
         switch options.format {
         case .jsonl: rows = try jsonLines(bytes, source: source)

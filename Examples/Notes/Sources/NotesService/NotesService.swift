@@ -189,7 +189,7 @@ public final class NotesService: RecordSyncEngineDelegate, Sendable {
             replaced = try await database.write { db -> String? in
                 let before = try String.fetchOne(db, sql: "SELECT attachmentFile FROM note WHERE id = ?", arguments: [id])
                 try db.execute(sql: "UPDATE note SET attachmentFile = ?, attachmentProblem = NULL WHERE id = ?", arguments: [name, id])
-                guard db.changesCount == 1 else { throw RecSyncError.invalidArguments("there is no note '\(id)' to attach a file to") }
+                guard db.changesCount == 1 else { throw RecSyncError.notFound("there is no note '\(id)' to attach a file to") }
                 return before
             }
         } catch {
