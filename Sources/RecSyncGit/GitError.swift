@@ -8,7 +8,7 @@ public struct GitError: Error, Sendable, Hashable, CustomStringConvertible {
     public let code: Int32
     /// libgit2's message for the last error on this thread.
     public let message: String
-    /// libgit2's error class (`git_error_t`: 2 OS, 3 invalid, 5 reference, 9 object, 12 net…),
+    /// libgit2's error class (`git_error_t`: 2 OS, 3 invalid, 4 reference, 9 ODB, 11 object, 12 net…),
     /// when libgit2 set one.
     public let errorClass: Int32?
 

@@ -104,7 +104,9 @@ public struct GitNetworkOptions: Sendable {
     /// a number from 0 to a day is a problem (and gives `fallback`).
     static func seconds(_ env: [String: String], _ name: String, default fallback: Double, problems: inout [String]) -> Double {
         guard let text = env[name]?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return fallback }
-        guard let value = Double(text), value.isFinite, (0...86_400).contains(value) else {
+        // Decimal digits and a point only: Double also reads hex ("0x10"), exponents and "inf".
+        let decimal = !text.isEmpty && text.allSatisfy { $0.isASCII && ($0.isNumber || $0 == ".") }
+        guard decimal, let value = Double(text), value.isFinite, (0...86_400).contains(value) else {
             problems.append(
                 """
                 \(name)='\(text)' is not a number of seconds from 0 to 86400; set it to e.g. \(Int(fallback))\

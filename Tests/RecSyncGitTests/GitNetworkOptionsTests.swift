@@ -38,7 +38,7 @@ import Testing
 
     /// A time limit that is not a number of seconds from 0 to a day is a problem to report (the
     /// store refuses to open), named with the variable; the default stands meanwhile.
-    @Test(arguments: ["-1", "abc", "86401", "nan", "inf", "1e400", "10s", "1,5"])
+    @Test(arguments: ["-1", "abc", "86401", "nan", "inf", "1e400", "10s", "1,5", "0x10", "1e1"])
     func aTimeLimitThatIsNoNumberOfSecondsIsAProblem(text: String) throws {
         let options = GitNetworkOptions.fromEnvironment(["HOME": "/h", "RECSYNC_CONNECT_TIMEOUT": text, "RECSYNC_IDLE_TIMEOUT": text])
         #expect(options.connectTimeout == 10 && options.idleTimeout == 60)
