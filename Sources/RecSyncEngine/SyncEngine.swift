@@ -192,7 +192,13 @@ public struct SyncEngine: Sendable {
             scans = offline
         }
         for (zone, scan) in zip(zones, scans) {
-            if try workspace.awaitsReupload(zone) {
+            // Status only reports: a marker it cannot look at is a problem to show, not a stop.
+            let awaitsReupload: Bool
+            do { awaitsReupload = try workspace.awaitsReupload(zone) } catch {
+                report.problems.append(FileProblem(path: workspace.relative(workspace.reuploadMarker(zone)), message: error.message))
+                awaitsReupload = false
+            }
+            if awaitsReupload {
                 report.zonesToUploadAgain.append(zone)
             } else if newZones.contains(zone) {
                 report.newZones.append(zone)

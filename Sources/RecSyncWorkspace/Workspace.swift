@@ -525,7 +525,13 @@ public final class Workspace: Sendable {
             // since the list of directories is only as durable as the batch that wrote it.
             let contents = CrashRegistry.decode(listed)
             for creation in contents.creations where creation.path.hasPrefix(root + "/") {
-                if let kept = try takeBack(creation.path, hash: creation.hash, machineOwned: creation.machineOwned) { keptAside.append(kept) }
+                // One that cannot be looked at now is left, with its registry, for the next
+                // command, as a restore that cannot be put back is; the others go on.
+                do {
+                    if let kept = try takeBack(creation.path, hash: creation.hash, machineOwned: creation.machineOwned) { keptAside.append(kept) }
+                } catch {
+                    unfinished.insert(registry)
+                }
             }
             for restore in contents.restores where restore.path.hasPrefix(root + "/") {
                 if !putBack(restore) { unfinished.insert(registry) }

@@ -53,8 +53,13 @@ extension Workspace {
 
     /// The registries and temp files an interrupted write batch left.
     func batchLeftovers() throws(RecSyncError) -> [DoctorFinding] {
-        var findings = try leftoverRegistries.map { registry throws(RecSyncError) in
-            guard try FileIO.info(registry)?.isRegular ?? true else {
+        var findings = leftoverRegistries.map { (registry: String) -> DoctorFinding in
+            let info: FileInfo?
+            do throws(RecSyncError) { info = try FileIO.info(registry) } catch {
+                // The doctor reports what it cannot look at, and goes on.
+                return DoctorFinding(kind: .batchLeftover, path: relative(registry), detail: error.message, fixable: false)
+            }
+            guard info?.isRegular ?? true else {
                 return DoctorFinding(
                     kind: .batchLeftover, path: relative(registry),
                     detail: "named like the list of files a sync writes, but not a plain file recsync wrote; look at it and move it out of .recsync",
