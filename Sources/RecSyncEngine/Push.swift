@@ -128,6 +128,7 @@ extension SyncEngine {
         var saves: [Record] = []
         var deletions: [RecordDeletion] = []
         var byID: [RecordID: (scan: Int, record: LocalRecord)] = [:]
+        var conflictHints = 0  // records held back for a pending conflict, hinted at
         for (i, scan) in scans.enumerated() {
             let defaultType = storeZoneByID[scan.zone]?.defaultRecordType
             for r in scan.records {
@@ -137,7 +138,8 @@ extension SyncEngine {
                 if pendingConflicts.contains(r.recordID) {
                     report.notSent.append("\(ws.relative(ws.recordPath(r.recordID))): conflict pending; settle it first")
                     // A hint for the first few: a list of every conflict is what status prints.
-                    if report.remedies.count < 3 { report.remedies.append(.resolve(path: ws.relative(ws.recordPath(r.recordID)))) }
+                    if conflictHints < 3 { report.remedies.append(.resolve(path: ws.relative(ws.recordPath(r.recordID)))) }
+                    conflictHints += 1
                     continue
                 }
                 byID[r.recordID] = (i, r)

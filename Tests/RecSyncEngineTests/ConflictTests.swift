@@ -39,6 +39,12 @@ import Testing
         // A push leaves the conflicted record alone until it is resolved.
         let blocked = try await phone.push()
         #expect(blocked.saved.isEmpty && blocked.notSent.count == 1)
+        #expect(blocked.remedies.count == 1, "settling it is what to do: \(blocked.remedies)")
+        if case .resolve(let path)? = blocked.remedies.first {
+            #expect(blocked.notSent[0].hasPrefix(path))
+        } else {
+            Issue.record("\(blocked.remedies)")
+        }
 
         let outcome = try phone.resolve(strategy: .merge)
         #expect(outcome.map(\.failure) == [nil])

@@ -60,6 +60,7 @@ import Testing
         }
         if reason == .purged {
             #expect(pushed.notSent.contains { $0.contains("purged") }, "refused with the userDeletedZone message")
+            #expect(pushed.remedies.contains { if case .createZone = $0 { true } else { false } }, "\(pushed.remedies)")
         } else {
             #expect(pushed.notSent.isEmpty)
         }
