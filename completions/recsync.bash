@@ -835,7 +835,7 @@ _recsync_ls() {
 
 _recsync_import() {
     repeating_flags=()
-    non_repeating_flags=(--quiet -q --verbose -v --json --system --version -h --help)
+    non_repeating_flags=(--quiet -q --verbose -v --json --system --strings --version -h --help)
     repeating_options=()
     non_repeating_options=(-C --color --format --id --type)
     __recsync_offer_flags_options 2
@@ -877,9 +877,9 @@ _recsync_import() {
 
 _recsync_export() {
     repeating_flags=()
-    non_repeating_flags=(--quiet -q --verbose -v --json --system --version -h --help)
+    non_repeating_flags=(--quiet -q --verbose -v --json --no-names --system --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C --color --format --output -o)
+    non_repeating_options=(-C --color --format --id --output -o)
     __recsync_offer_flags_options 1
 
     # Offer option value completions
@@ -894,6 +894,9 @@ _recsync_export() {
         ;;
     '--format')
         __recsync_add_completions -W 'jsonl'$'\n''csv'
+        return
+        ;;
+    '--id')
         return
         ;;
     '--output'|'-o')

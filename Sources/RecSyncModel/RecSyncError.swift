@@ -197,6 +197,8 @@ extension RecSyncError {
         /// Save over the store's copy whatever it holds: a save with no change tag
         /// (`SavePolicy.allKeys`), which a push does when forced.
         case forceSave
+        /// Name exported records by another key than a field's, or leave names out.
+        case nameRecordsByAnotherKey
     }
 }
 

@@ -50,11 +50,62 @@ import Testing
     @Test func exportIsSortedAndReadBackByImport() throws {
         let csv = bytes("k,t\nb,\"x, \"\"y\"\"\"\na,z\n")
         try ws.importRecords(csv, into: zone, options: ImportOptions(format: .csv, idField: "k"), source: "in.csv")
-        let out = String(decoding: try ws.exportRecords(of: zone, format: .csv, system: true), as: UTF8.self)
+        let out = String(decoding: try ws.exportRecords(of: zone, options: ExportOptions(format: .csv, system: true)), as: UTF8.self)
         #expect(out == "recordName,zone,owner,recordType,changeTag,created,modified,t\na,todo,alice,,,,,z\nb,todo,alice,,,,,\"x, \"\"y\"\"\"\n")
         let other = Build.zone("other")
         try ws.importRecords(Array(out.utf8), into: other, options: ImportOptions(format: .csv, systemColumns: true), source: "out.csv")
         #expect(try ws.records(in: other).map(\.fields) == ws.records(in: zone).map(\.fields))
-        #expect(throws: RecSyncError.self) { try ws.exportRecords(of: Build.zone("none"), format: .jsonl, system: false) }
+        #expect(throws: RecSyncError.self) { try ws.exportRecords(of: Build.zone("none"), options: ExportOptions(format: .jsonl)) }
+    }
+
+    /// Import after export gives the same records: the same names and the same fields, of
+    /// every type, in both formats, with names under the default key and under another.
+    @Test(arguments: [RecordFileFormat.jsonl, .csv], [nil, "id"])
+    func importOfAnExportIsTheSameRecords(format: RecordFileFormat, key: String?) throws {
+        var g = SeededRandom(seed: 20_261_128)
+        var names = Set<String>()
+        for _ in 0..<150 {
+            var record = RecordGenerator.record(using: &g, zoneID: zone)
+            record.fields[key ?? "recordName"] = nil
+            guard names.insert(record.recordID.recordName).inserted else { continue }
+            try ws.put(record.recordID, fields: record.fields, type: "Item")
+        }
+        for (i, text) in ["42", "true", "null", "", "\"q\"", "[1]", " 7 ", "007", "a, b", "x\ny", "-0", "1e5"].enumerated() {
+            try ws.put(Build.id("s\(i)", in: zone), fields: ["s": .string(text), "l": .list([.string(text)])], type: "Item")
+        }
+        let out = try ws.exportRecords(of: zone, options: ExportOptions(format: format, nameKey: key ?? "recordName"))
+        let copy = Build.zone("copy")
+        let report = try ws.importRecords(out, into: copy, options: ImportOptions(format: format, idField: key), source: "out")
+        #expect(report.created.count == names.count + 12)
+        let original = try ws.records(in: zone), copied = try ws.records(in: copy)
+        #expect(copied.map(\.recordID.recordName) == original.map(\.recordID.recordName))
+        for (a, b) in zip(original, copied) where a.fields != b.fields {
+            Issue.record("\(a.recordID.recordName): \(a.fields) came back as \(b.fields)")
+        }
+        // And the copy exports to the same bytes.
+        #expect(try ws.exportRecords(of: copy, options: ExportOptions(format: format, nameKey: key ?? "recordName")) == out)
+    }
+
+    @Test func aFieldNamedLikeTheNameKeyIsRefusedOnExport() throws {
+        try ws.put(Build.id("a", in: zone), fields: ["recordName": .string("b")], type: "Item")
+        do {
+            _ = try ws.exportRecords(of: zone, options: ExportOptions(format: .jsonl))
+            Issue.record("exported a field that the name would hide")
+        } catch {
+            #expect(error.kind == .invalidArguments && error.message.contains("'recordName'"))
+            #expect(error.remedies == [.nameRecordsByAnotherKey])
+        }
+        #expect(
+            try ws.exportRecords(of: zone, options: ExportOptions(format: .jsonl, nameKey: "id")) == bytes(#"{"id":"a","recordName":"b"}"# + "\n"))
+        #expect(try ws.exportRecords(of: zone, options: ExportOptions(format: .jsonl, nameKey: nil)) == bytes(#"{"recordName":"b"}"# + "\n"))
+    }
+
+    @Test func csvCellsAreReadAsJSONUnlessStringsAreAsked() throws {
+        let csv = bytes("recordName,n,s,q\na,42,Dune,\"\"\"42\"\"\"\n")
+        try ws.importRecords(csv, into: zone, options: ImportOptions(format: .csv), source: "in.csv")
+        #expect(try ws.recordFields(Build.id("a", in: zone)) == ["n": .int64(42), "s": .string("Dune"), "q": .string("42")])
+        let plain = Build.zone("plain")
+        try ws.importRecords(csv, into: plain, options: ImportOptions(format: .csv, plainStrings: true), source: "in.csv")
+        #expect(try ws.recordFields(Build.id("a", in: plain)) == ["n": .string("42"), "s": .string("Dune"), "q": .string("\"42\"")])
     }
 }

@@ -13,17 +13,21 @@ struct ImportCommand: RecSyncSubcommand {
         discussion: """
             JSON lines: one object of fields per line, as a record file holds them (numbers, \
             booleans, lists, {"$date": ...} and the other tagged values keep their types). \
-            CSV: a header row naming the fields, then one record per row; every value is a \
-            string and an empty cell is no field (use JSON lines for typed values). The \
-            format comes from --format, else the file's extension (.jsonl, .ndjson, .json; \
-            .csv); standard input ('-') is JSON lines unless --format says otherwise.
+            CSV: a header row naming the fields, then one record per row; a cell that is JSON \
+            text is that value (42, true, [1,2], "42" a string), any other cell the string it \
+            holds (Dune, 007, a, b), and an empty cell is no field; --strings reads every cell \
+            as a string. That is how 'recsync export' writes them, so an export imports back \
+            into the same records. The format comes from --format, else the file's extension \
+            (.jsonl, .ndjson, .json; .csv); standard input ('-') is JSON lines unless --format \
+            says otherwise.
 
-            --id FIELD names the key or column holding each record's name (it is not stored \
-            as a field). Without it a record is named by a hash of its fields (the hash of \
-            its canonical record file), so importing the same file again gives the same \
-            names and changes nothing. --system reads what 'recsync export --system' wrote: \
-            recordName names the record, recordType types it, the other system columns are \
-            left out.
+            A record is named by its "recordName" key or column, as 'recsync export' writes \
+            it; --id FIELD names another key or column, and then every record must have it. \
+            The name is not stored as a field. A record with no name is named by a hash of its \
+            fields (the hash of its canonical record file), so importing the same file again \
+            gives the same names and changes nothing. --system reads what 'recsync export \
+            --system' wrote: recordName names the record, recordType types it, the other \
+            system columns are left out.
 
             Every line is checked first; a bad line (not JSON, not an object, a bad key or \
             value, no name, a name used twice, a record too large) is reported with its line \
@@ -35,6 +39,7 @@ struct ImportCommand: RecSyncSubcommand {
               recsync import books books.csv --id isbn --type Book
               recsync import todo items.jsonl
               jq -c '.[]' dump.json | recsync import todo - --id id
+              recsync export todo | recsync import archive -
               recsync export todo --system | recsync import archive - --system
             """)
 
@@ -58,6 +63,9 @@ struct ImportCommand: RecSyncSubcommand {
     @Flag(help: "The input is 'recsync export --system' output (recordName, recordType, …).")
     var system = false
 
+    @Flag(help: "CSV: read every cell as a string (by default JSON text is read as its value).")
+    var strings = false
+
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let ws = try context.workspace()
         let zoneID = try RecordReference.zone(zone, in: ws, from: context.directory)
@@ -80,7 +88,7 @@ struct ImportCommand: RecSyncSubcommand {
                 }
             }
         }
-        let options = ImportOptions(format: fileFormat ?? .jsonl, idField: idField, recordType: type, systemColumns: system)
+        let options = ImportOptions(format: fileFormat ?? .jsonl, idField: idField, recordType: type, systemColumns: system, plainStrings: strings)
         let report = try ws.importRecords(bytes, into: zoneID, options: options, source: source)
         let console = context.console
         let total = report.created.count + report.modified.count + report.unchanged.count + report.skipped.count

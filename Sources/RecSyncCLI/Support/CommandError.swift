@@ -38,6 +38,7 @@ enum CommandError {
         case .showOrUndoEdits(let path): "'recsync diff \(path)' shows the edits; 'recsync restore \(path)' undoes them"
         case .force: "pass --force to do it anyway"
         case .forceSave: "'recsync push --force' replaces the store's copy with yours"
+        case .nameRecordsByAnotherKey: "pass --id KEY to name records by another key, or --no-names to leave names out"
         }
     }
 

@@ -29,8 +29,10 @@ package enum SystemColumns {
 /// How `Workspace.importRecords` reads its input.
 package struct ImportOptions: Sendable, Hashable {
     package var format: RecordFileFormat
-    /// The key (or CSV column) holding each record's name; it is not stored as a field. Nil:
-    /// each record is named by the hash of its canonical fields (`generatedName`).
+    /// The key (or CSV column) holding each record's name; it is not stored as a field, and a
+    /// record without it is an error. Nil: `recordName` names a record that has it (as
+    /// `export` writes it), and a record without it is named by the hash of its canonical
+    /// fields (`generatedName`).
     package var idField: String?
     /// The type of the new records (else the zone's default type applies on push).
     package var recordType: String?
@@ -38,12 +40,19 @@ package struct ImportOptions: Sendable, Hashable {
     /// `idField` is given), `recordType` types it (unless `recordType` is given), and the other
     /// system keys are left out.
     package var systemColumns: Bool
+    /// CSV: every cell is a string, as it is. Otherwise a cell is read as `CSVCell.value` has
+    /// it (JSON text is that value: `42`, `true`, `"42"`, `[1, 2]`), which is how `export`
+    /// writes it.
+    package var plainStrings: Bool
 
-    package init(format: RecordFileFormat, idField: String? = nil, recordType: String? = nil, systemColumns: Bool = false) {
+    package init(
+        format: RecordFileFormat, idField: String? = nil, recordType: String? = nil, systemColumns: Bool = false, plainStrings: Bool = false
+    ) {
         self.format = format
         self.idField = idField
         self.recordType = recordType
         self.systemColumns = systemColumns
+        self.plainStrings = plainStrings
     }
 }
 
@@ -96,19 +105,22 @@ extension Workspace {
             func bad(_ detail: String) -> RecSyncError { .malformed(MalformedInput(path: source, line: line, detail: detail)) }
             var members = members
             var type = options.recordType
-            var nameKey = options.idField
+            let nameKey = options.idField ?? "recordName"
             if options.systemColumns {
-                if nameKey == nil { nameKey = "recordName" }
                 if type == nil, case .string(let t)? = members["recordType"] { type = t }
                 for key in SystemColumns.all where key != nameKey { members[key] = nil }
             }
             var name: String?
-            if let nameKey {
-                switch members.removeValue(forKey: nameKey) {
-                case .string(let s)?: name = s
-                case .int(let i)?: name = String(i)
-                case nil, .null?: throw bad("no '\(nameKey)' to name the record by (--id \(nameKey))")
-                case let other?: throw bad("'\(nameKey)' must be a string to name a record, found \(StoreEncoding.kindName(other))")
+            switch members.removeValue(forKey: nameKey) {
+            case .string(let s)?: name = s
+            case .int(let i)?: name = String(i)
+            case nil, .null?:
+                if options.idField != nil || options.systemColumns { throw bad("no '\(nameKey)' to name the record by (--id \(nameKey))") }
+            case let other?: throw bad("'\(nameKey)' must be a string to name a record, found \(StoreEncoding.kindName(other))")
+            }
+            if options.format == .csv && !options.plainStrings {
+                for (key, value) in members {
+                    if case .string(let cell) = value { members[key] = CSVCell.value(cell) }
                 }
             }
             var fields: [String: FieldValue] = [:]
