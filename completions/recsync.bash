@@ -445,10 +445,10 @@ _recsync_status() {
 
 _recsync_diff() {
     repeating_flags=()
-    non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
+    non_repeating_flags=(--quiet -q --verbose -v --json --stat --exit-code --version -h --help)
     repeating_options=()
     non_repeating_options=(-C --color)
-    __recsync_offer_flags_options 1
+    __recsync_offer_flags_options -1
 
     # Offer option value completions
     case "${prev}" in
@@ -464,7 +464,7 @@ _recsync_diff() {
 
     # Offer positional completions
     case "${positional_number}" in
-    1)
+    *)
         __recsync_add_completions -W "$(__recsync_custom_complete ---completion diff -- positional@0 "${COMP_CWORD}" "$(__recsync_cursor_index_in_current_word)")"
         return
         ;;

@@ -57,6 +57,31 @@ public struct RecordDiff: Sendable, Hashable {
     public var theirs: [FieldChange]?
     public var note: Note?
 
+    /// How many fields this side added, changed and removed (`diff --stat`).
+    public struct Stat: Sendable, Hashable {
+        public var added = 0
+        public var changed = 0
+        public var removed = 0
+
+        public init(_ changes: [FieldChange]) {
+            for c in changes {
+                switch (c.old, c.new) {
+                case (nil, _?): added += 1
+                case (_?, nil): removed += 1
+                default: changed += 1
+                }
+            }
+        }
+
+        public var total: Int { added + changed + removed }
+    }
+
+    /// The counts of `changes`.
+    public var stat: Stat { Stat(changes) }
+
+    /// Whether there is something to push or settle: not `unchanged`.
+    public var differs: Bool { state != .unchanged }
+
     public init(recordID: RecordID, state: State, changes: [FieldChange], theirs: [FieldChange]? = nil, note: Note? = nil) {
         self.recordID = recordID
         self.state = state
@@ -68,19 +93,21 @@ public struct RecordDiff: Sendable, Hashable {
 
 extension SyncEngine {
     /// Field-level differences between record files and their synced versions, in record
-    /// order: of the given records, or (nil) of every locally changed record and pending
-    /// conflict. The synced version is fetched from the store by the sidecar's change tag.
-    public func diff(_ records: [RecordID]? = nil) async throws(RecSyncError) -> [RecordDiff] {
-        // Status first: it settles conflicts whose sides became the same.
-        let changed = records == nil ? try await status().changes.map(\.recordID) : []
-        let conflicts = try workspace.allConflicts()
-        var targets: [RecordID]
-        if let records {
-            targets = records
-        } else {
-            targets = changed
-            targets += conflicts.map(\.recordID).filter { !targets.contains($0) }
+    /// order: of the given records (an unchanged one as `unchanged`) and of every locally
+    /// changed record and pending conflict in the given zones; with neither, of every locally
+    /// changed record and pending conflict. The synced version is fetched from the store by
+    /// the sidecar's change tag.
+    public func diff(_ records: [RecordID]? = nil, zones: [ZoneID] = []) async throws(RecSyncError) -> [RecordDiff] {
+        let everything = records == nil && zones.isEmpty
+        let zoneSet = Set(zones)
+        var targets = Set(records ?? [])
+        if everything || !zoneSet.isEmpty {
+            // Status first: it settles conflicts whose sides became the same.
+            let changed = try await status().changes.map(\.recordID)
+            let conflicts = try workspace.allConflicts().map(\.recordID)
+            for id in changed + conflicts where everything || zoneSet.contains(id.zoneID) { targets.insert(id) }
         }
+        let conflicts = try workspace.allConflicts()
         var diffs: [RecordDiff] = []
         for id in targets.sorted() {
             diffs.append(try await diff(id, conflict: conflicts.first { $0.recordID == id }))

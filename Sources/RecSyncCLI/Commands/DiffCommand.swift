@@ -3,7 +3,7 @@ import RecSyncEngine
 import RecSyncModel
 import RecSyncWorkspace
 
-/// `recsync diff [RECORD]`: field-level differences between record files and their synced versions.
+/// `recsync diff [RECORD|ZONE ...]`: field-level differences between record files and their synced versions.
 struct DiffCommand: RecSyncSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "diff",
@@ -14,28 +14,77 @@ struct DiffCommand: RecSyncSubcommand {
             record in conflict, the fields each side changed since the common version are \
             shown as 'ours' (this file) and 'theirs' (the store).
 
+            With no argument every changed record is compared; arguments name records (each \
+            shown even when unchanged) and zones (their changed records). --stat prints one \
+            line per record with how many fields it adds (+), changes (~) and removes (-), \
+            and a total. --exit-code exits with 1 when something differs and 0 when nothing \
+            does, as git diff --exit-code does.
+
             EXAMPLES
               recsync diff
-              recsync diff todo/milk
+              recsync diff todo/milk todo/eggs
+              recsync diff todo --stat
+              recsync diff --exit-code --quiet || echo "unpushed edits"
               recsync diff --json | jq '.records[].fields'
             """)
 
     @OptionGroup var global: GlobalOptions
 
     @Argument(
-        help: ArgumentHelp("The record to compare (default: every changed record).", discussion: RecordReference.help),
+        help: ArgumentHelp(
+            "Records and zones to compare (default: every changed record).", discussion: RecordReference.help,
+            valueName: "record-or-zone"),
         completion: Completions.records)
-    var record: String?
+    var targets: [String] = []
+
+    @Flag(help: "Show how many fields each record adds, changes and removes, and a total.")
+    var stat = false
+
+    @Flag(help: "Exit with 1 when something differs, 0 when nothing does.")
+    var exitCode = false
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let engine = try context.engine()
         let ws = engine.workspace
-        let records = try record.map { r throws(RecSyncError) in [try RecordReference.record(r, in: ws, from: context.directory)] }
-        let diffs = try await engine.diff(records)
+        var records: [RecordID] = []
+        var zones: [ZoneID] = []
+        for target in targets {
+            if try RecordReference.namesZone(target, in: ws, from: context.directory) {
+                zones.append(try RecordReference.zone(target, in: ws, from: context.directory))
+            } else {
+                records.append(try RecordReference.record(target, in: ws, from: context.directory))
+            }
+        }
+        let diffs = try await engine.diff(targets.isEmpty ? nil : records, zones: zones)
         let console = context.console
-        console.document(["records": .array(diffs.map { json($0, ws) })])
-        if !console.json { for d in diffs { print(d, console, ws) } }
-        return ExitCodes.success
+        let differs = diffs.contains(where: \.differs)
+        console.document(["records": .array(diffs.map { json($0, ws) }), "differs": .bool(differs)])
+        if !console.json {
+            if stat { printStat(diffs, console, ws) } else { for d in diffs { print(d, console, ws) } }
+        }
+        return exitCode && differs ? ExitCodes.error : ExitCodes.success
+    }
+
+    func printStat(_ diffs: [RecordDiff], _ console: Console, _ ws: Workspace) {
+        let paths = diffs.map { ws.relative(ws.recordPath($0.recordID)) }
+        let width = paths.map(\.count).max() ?? 0
+        var total = RecordDiff.Stat([])
+        for (d, path) in zip(diffs, paths) {
+            let s = d.stat
+            total.added += s.added
+            total.changed += s.changed
+            total.removed += s.removed
+            let marks =
+                console.paint(String(repeating: "+", count: min(s.added, 20)), .green)
+                + console.paint(String(repeating: "~", count: min(s.changed, 20)), .cyan)
+                + console.paint(String(repeating: "-", count: min(s.removed, 20)), .red)
+            let state = d.state == .modified ? "" : " (\(d.state.rawValue))"
+            console.out(" \(path.padding(toLength: width, withPad: " ", startingAt: 0)) | \(s.total) \(marks)\(state)")
+        }
+        let changed = diffs.filter(\.differs).count
+        console.out(
+            " \(plural(changed, "record")) changed, \(plural(total.added, "field")) added, \(total.changed) changed,"
+                + " \(total.removed) removed")
     }
 
     func note(_ note: RecordDiff.Note) -> String {
@@ -50,6 +99,10 @@ struct DiffCommand: RecSyncSubcommand {
         var o = SyncOutput.recordObject(d.recordID, workspace: ws)
         o["kind"] = .string(d.state.rawValue)
         o["fields"] = .array(d.changes.map(\.json))
+        let stat = d.stat
+        o["added"] = .int(Int64(stat.added))
+        o["changed"] = .int(Int64(stat.changed))
+        o["removed"] = .int(Int64(stat.removed))
         if let theirs = d.theirs { o["theirs"] = .array(theirs.map(\.json)) }
         if let n = d.note { o["note"] = .string(note(n)) }
         return .object(o)
