@@ -23,7 +23,7 @@ import Testing
         let log = try GitCLI.run(["log", "--format=%an <%ae>|%s", "refs/heads/main"], in: fixture.path)
         let lines = log.split(separator: "\n").map(String.init)
         #expect(lines.count == 3)
-        #expect(lines[0] == "alice <alice@recsync.invalid>|alice: saved 2 in alice/notes")
+        #expect(lines[0] == "alice <alice@recsync.invalid>|alice: saved 2 in notes: .hidden/with slash%, hello")
         #expect(lines[1] == "alice <alice@recsync.invalid>|alice: created alice/notes")
 
         // The change tag is the blob's OID, and the blob is the record's store encoding.
@@ -40,6 +40,31 @@ import Testing
         #expect(try GitCLI.run(["cat-file", "-t", "refs/heads/main:\(escapedPath)"], in: fixture.path) == "blob\n")
         let manifest = try GitCLI.run(["show", "refs/heads/main:recsync.json"], in: fixture.path)
         #expect(manifest.contains("\"storeID\": \"\(alice.storeID)\""))
+    }
+
+    /// A commit's subject names what a small commit changed, so `git log --oneline` (and
+    /// `recsync log`) tell commits apart.
+    @Test func commitSubjectsNameTheRecordsOfSmallCommits() async throws {
+        let fixture = try StoreFixture(.git)
+        let alice = try fixture.store(as: "alice")
+        let todo = Build.zone("todo"), work = Build.zone("work")
+        try await alice.createZones([todo, work], defaultRecordType: "Note")
+        let milk = try await alice.save([Build.record("milk", in: todo)])
+        _ = try await alice.save(["a", "b", "c"].map { Build.record($0, in: todo) })
+        _ = try await alice.save((1...6).map { Build.record("r\($0)", in: todo) })
+        _ = try await alice.save([Build.record("x", in: todo), Build.record("y", in: work)])
+        _ = try await alice.delete(milk)
+        let subjects = try GitCLI.run(["log", "--format=%s", "-5", "refs/heads/main"], in: fixture.path).split(separator: "\n").map(String.init)
+        #expect(
+            subjects == [
+                "alice: deleted todo/milk",
+                "alice: saved 2 in todo, work",
+                "alice: saved 6 in todo",
+                "alice: saved 3 in todo: a, b, c",
+                "alice: saved todo/milk",
+            ])
+        let body = try GitCLI.run(["log", "--format=%b", "-1", "refs/heads/main~2"], in: fixture.path)
+        #expect(body.hasPrefix("alice/todo: saved 6: r1, r2, r3, r4, r5, … (1 more)\n"), "\(body)")
     }
 
     @Test func contentCommittedWithPlainGitIsReadOrRefusedPerItem() async throws {

@@ -264,17 +264,31 @@ extension StoreCore {
         return targets
     }
 
-    /// "alice: saved 3, deleted 1 in alice/notes" plus a line per zone.
+    /// The commit's message: a subject that names what a small commit changed ("alice: saved
+    /// todo/milk", "alice: saved 3 in todo: a, b, c", "alice: saved 2, deleted 1 in todo";
+    /// a zone of another owner is OWNER/ZONE), then, for more than one record, a line per zone
+    /// and verb with the names (the first five).
     func commitMessage(saved: [RecordID], deleted: [RecordID]) -> String {
         var perZone: [ZoneID: (saved: [String], deleted: [String])] = [:]
         for id in saved { perZone[id.zoneID, default: ([], [])].saved.append(id.recordName) }
         for id in deleted { perZone[id.zoneID, default: ([], [])].deleted.append(id.recordName) }
+        func zoneName(_ zone: ZoneID) -> String { zone.ownerName == user ? zone.zoneName : zone.description }
         var counts: [String] = []
         if !saved.isEmpty { counts.append("saved \(saved.count)") }
         if !deleted.isEmpty { counts.append("deleted \(deleted.count)") }
         let zones = perZone.keys.sorted()
-        let zoneList = zones.prefix(3).map(\.description).joined(separator: ", ") + (zones.count > 3 ? " and \(zones.count - 3) more zones" : "")
-        var message = "\(user): \(counts.joined(separator: ", ")) in \(zoneList)\n"
+        var subject: String
+        if saved.count + deleted.count == 1, let id = saved.first ?? deleted.first {
+            subject = "\(saved.isEmpty ? "deleted" : "saved") \(zoneName(id.zoneID))/\(id.recordName)"
+        } else {
+            let zoneList = zones.prefix(3).map(zoneName).joined(separator: ", ") + (zones.count > 3 ? " and \(zones.count - 3) more zones" : "")
+            subject = "\(counts.joined(separator: ", ")) in \(zoneList)"
+            let names = (saved.isEmpty ? deleted : saved).map(\.recordName).sorted().joined(separator: ", ")
+            if zones.count == 1 && (saved.isEmpty || deleted.isEmpty) && saved.count + deleted.count <= 5 && names.count <= 60 {
+                subject += ": \(names)"
+            }
+        }
+        var message = "\(user): \(subject)\n"
         if zones.count > 1 || saved.count + deleted.count > 1 {
             message += "\n"
             for zone in zones {
