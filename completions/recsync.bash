@@ -562,7 +562,7 @@ _recsync_restore() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --all --version -h --help)
     repeating_options=()
-    non_repeating_options=(-C --color)
+    non_repeating_options=(-C --color --source)
     __recsync_offer_flags_options -1
 
     # Offer option value completions
@@ -573,6 +573,9 @@ _recsync_restore() {
         ;;
     '--color')
         __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
+        return
+        ;;
+    '--source')
         return
         ;;
     esac

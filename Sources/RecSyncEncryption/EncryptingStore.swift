@@ -868,6 +868,14 @@ extension EncryptingStore: StoreHistory {
         try await history().recordHistory(id, limit: limit)
     }
 
+    public func records(in zone: ZoneID, at commit: String) async throws(RecSyncError) -> [String: String] {
+        try await history().records(in: zone, at: commit)
+    }
+
+    public func recordChanges(in zone: ZoneID, commit: String) async throws(RecSyncError) -> [RecordVersionChange] {
+        try await history().recordChanges(in: zone, commit: commit)
+    }
+
     public func recordVersion(_ id: RecordID, changeTag: String) async throws(RecSyncError) -> Record? {
         guard let record = try await history().recordVersion(id, changeTag: changeTag) else { return nil }
         var read: PageZoneReads = [:]

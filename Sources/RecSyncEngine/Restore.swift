@@ -6,8 +6,33 @@ import RecSyncWorkspace
 public struct RestoreOutcome: Sendable, Hashable {
     public var recordID: RecordID
     /// The local change undone, in `status`'s words (`modified` or `deleted`); nil when the
-    /// file already held the synced version.
+    /// file already held the synced version, and for a restore from a revision.
     public var undone: LocalChange.Kind?
+    /// For a restore from a revision: what was done to the file (`new`: written where there
+    /// was none, `modified`: rewritten, `deleted`: removed, the record not being there at
+    /// the revision); nil when it already held that version.
+    public var written: LocalChange.Kind?
+    /// For a restore from a revision: the store commit whose version was put in the file.
+    public var commit: String?
+
+    public init(recordID: RecordID, undone: LocalChange.Kind?, written: LocalChange.Kind? = nil, commit: String? = nil) {
+        self.recordID = recordID
+        self.undone = undone
+        self.written = written
+        self.commit = commit
+    }
+}
+
+/// One record file a restore writes or removes.
+struct RestoreStep {
+    var id: RecordID
+    /// The version to write; nil removes the file.
+    var version: Record?
+    /// The file as restore saw it (nil: none).
+    var stamp: FileStamp?
+    var local: [String: FieldValue]?
+    /// A sidecar to write (a record the workspace no longer knows: new on the next push).
+    var sidecar: SystemFields?
 }
 
 extension SyncEngine {
@@ -70,43 +95,147 @@ extension SyncEngine {
             error.remedies = remedies
             throw error
         }
+        let steps = plan.filter { $0.undone != nil }.map { RestoreStep(id: $0.id, version: $0.synced, stamp: $0.stamp, local: $0.local) }
+        try await apply(steps, synced: true)
+        return plan.map { RestoreOutcome(recordID: $0.id, undone: $0.undone) }
+    }
+
+    /// Writes (or removes) the record files of `steps` in one batch, with the asset files of
+    /// each version that the workspace does not hold as they were. With `synced`, each version
+    /// is the one the record's sidecar names, and the zone index learns it.
+    func apply(_ steps: [RestoreStep], synced: Bool) async throws(RecSyncError) {
+        let ws = workspace
         var batch = try ws.recordBatch()
-        // The synced version's asset files that the workspace does not hold as they were (an
-        // edited or removed file) come back from the store too, placed with their record file.
         var temps: [String] = []
         do {
-            for p in plan where p.undone != nil {
-                let group = ws.recordPath(p.id)
-                for (field, value) in p.synced.fields.sorted(by: { $0.key < $1.key }) {
-                    guard case .asset(let asset) = value, p.local?[field] != value else { continue }
-                    let path = ws.assetPath(p.id, field: field)
-                    let before = try ws.assetFileStamp(p.id, field: field)  // replaced only if still what restore saw
-                    let temp = try await downloadAsset(asset, of: p.id, workspace: ws)
+            for step in steps {
+                let group = ws.recordPath(step.id)
+                let expect: WriteBatch.Expectation = step.stamp.map { .unchanged($0) } ?? .absent
+                guard let version = step.version else {
+                    batch.remove(group, expect: expect, group: group)
+                    continue
+                }
+                for (field, value) in version.fields.sorted(by: { $0.key < $1.key }) {
+                    guard case .asset(let asset) = value, step.local?[field] != value else { continue }
+                    let path = ws.assetPath(step.id, field: field)
+                    let before = try ws.assetFileStamp(step.id, field: field)  // replaced only if still what restore saw
+                    let temp = try await downloadAsset(asset, of: step.id, workspace: ws)
                     temps.append(temp)
                     batch.place(temp, at: path, group: group, expect: before.map { .unchanged($0) } ?? .absent)
                 }
-                batch.write(
-                    ws.recordPath(p.id), WorkspaceEncoding.encodeFields(p.synced.fields), expect: p.stamp.map { .unchanged($0) } ?? .absent,
-                    group: group)
+                batch.write(group, WorkspaceEncoding.encodeFields(version.fields), expect: expect, group: group)
+                if let sidecar = step.sidecar {
+                    batch.write(ws.sidecarPath(step.id), WorkspaceEncoding.encodeSystemFields(sidecar), late: true, group: group)
+                }
             }
             try batch.commit()
         } catch {
             for temp in temps { ws.discardTemporaryFile(temp) }
             throw error
         }
-        var indexes: [ZoneID: ZoneIndex] = [:]
-        for p in plan where p.undone != nil && !batch.skipped.contains(ws.recordPath(p.id)) {
-            let zone = p.id.zoneID
-            if indexes[zone] == nil { indexes[zone] = ZoneIndex.load(ws, zone: zone) }
-            indexes[zone]?.record(
-                file: Workspace.fileName(for: p.id.recordName), recordName: p.id.recordName, tag: p.synced.changeTag ?? "",
-                hash: ZoneIndex.hash(p.synced.fields), fileStamp: batch.writtenStamps[ws.recordPath(p.id)], sideStamp: try ws.sidecarStamp(p.id))
+        if synced {
+            var indexes: [ZoneID: ZoneIndex] = [:]
+            for step in steps where !batch.skipped.contains(ws.recordPath(step.id)) {
+                guard let version = step.version else { continue }
+                let zone = step.id.zoneID
+                if indexes[zone] == nil { indexes[zone] = ZoneIndex.load(ws, zone: zone) }
+                indexes[zone]?.record(
+                    file: Workspace.fileName(for: step.id.recordName), recordName: step.id.recordName, tag: version.changeTag ?? "",
+                    hash: ZoneIndex.hash(version.fields), fileStamp: batch.writtenStamps[ws.recordPath(step.id)],
+                    sideStamp: try ws.sidecarStamp(step.id))
+            }
+            for var index in indexes.values { try index.save() }
         }
-        for var index in indexes.values { try index.save() }
         if !batch.skipped.isEmpty {
             let paths = batch.skipped.sorted().map(ws.relative).joined(separator: ", ")
             throw .fileSystem(path: paths, message: "changed while restore ran and left as it is; restore it again")
         }
-        return plan.map { RestoreOutcome(recordID: $0.id, undone: $0.undone) }
+    }
+
+    /// Puts an older version of records into their files, as local edits (`git restore
+    /// --source`): `status`, `diff` and `push` then treat each as any edit. The version is the
+    /// one `revision` names for each record (a commit, or `~N` versions back). A record that
+    /// did not exist at the revision is `unknownItem`; one in conflict is refused. Every
+    /// record is read before any file is written, and a refusal writes nothing.
+    public func restore(_ records: [RecordID], from revision: StoreRevision) async throws(RecSyncError) -> [RestoreOutcome] {
+        let history = try self.history()
+        var versions: [(RecordID, RecordAtRevision)] = []
+        for id in Array(Set(records)).sorted() { versions.append((id, try await history.record(id, at: revision))) }
+        return try await workspace.withLock(purpose: "restore") { () async throws(RecSyncError) -> [RestoreOutcome] in
+            try await restoreLocked(versions.map { ($0.0, $0.1.record, $0.1.commit.commit) }, removing: [], at: nil)
+        }
+    }
+
+    /// Puts a zone's records as they were at a commit into the workspace, as local edits:
+    /// each record the commit held is written (its file made again if it is gone), and each
+    /// synced record it did not hold is removed, so that a push makes the zone what it was.
+    /// Records never pushed are left alone. `revision` is a commit (`~N` counts one record's
+    /// versions and names none here); a conflict in the zone is refused.
+    public func restore(zone: ZoneID, from revision: StoreRevision) async throws(RecSyncError) -> [RestoreOutcome] {
+        let history = try self.history()
+        let commit = try await history.commit(revision)
+        let held = try await history.records(in: zone, at: commit.commit)
+        var versions: [(RecordID, Record, String)] = []
+        for (name, tag) in held.sorted(by: { $0.key < $1.key }) {
+            let id = try RecordID(recordName: name, zoneID: zone)
+            guard let record = try await history.recordVersion(id, changeTag: tag) else {
+                throw .storeCorrupt("the version \(tag.prefix(12)) of '\(id)' named by commit \(commit.commit.prefix(12)) cannot be read")
+            }
+            versions.append((id, record, commit.commit))
+        }
+        return try await workspace.withLock(purpose: "restore") { () async throws(RecSyncError) -> [RestoreOutcome] in
+            var removing: [RecordID] = []
+            if workspace.hasZoneDirectory(zone) {
+                for r in try workspace.records(in: zone) where held[r.recordID.recordName] == nil && r.system?.changeTag != nil {
+                    removing.append(r.recordID)
+                }
+            }
+            return try await restoreLocked(versions, removing: removing, at: commit.commit)
+        }
+    }
+
+    private func restoreLocked(_ versions: [(RecordID, Record, String)], removing: [RecordID], at commit: String?) async throws(RecSyncError)
+        -> [RestoreOutcome]
+    {
+        let ws = workspace
+        let conflicted = Set(try ws.allConflicts().map(\.recordID))
+        let refused = (versions.map(\.0) + removing).filter(conflicted.contains).sorted()
+        if !refused.isEmpty {
+            let paths = refused.map { ws.relative(ws.recordPath($0)) }
+            throw RecSyncError.invalidArguments(
+                "nothing restored: " + paths.map { "\($0) is in conflict; settle it first" }.joined(separator: "; ")
+            ).suggesting(.resolve(path: paths[0]))
+        }
+        var steps: [RestoreStep] = []
+        var outcomes: [RestoreOutcome] = []
+        for (id, version, commit) in versions {
+            let stamp = try ws.recordFileStamp(id)
+            let local: [String: FieldValue]?
+            do { local = try ws.recordFields(id) } catch {
+                if case .fileSystem = error.reason { throw error }
+                local = [:]
+            }
+            guard local != version.fields else {
+                outcomes.append(RestoreOutcome(recordID: id, undone: nil, commit: commit))
+                continue
+            }
+            let system = try ws.systemFields(id)
+            let sidecar =
+                system == nil ? SystemFields(recordID: id, recordType: version.recordType, changeTag: nil, created: nil, modified: nil) : nil
+            steps.append(RestoreStep(id: id, version: version, stamp: stamp, local: local, sidecar: sidecar))
+            outcomes.append(RestoreOutcome(recordID: id, undone: nil, written: stamp == nil ? .new : .modified, commit: commit))
+        }
+        for id in removing {
+            steps.append(RestoreStep(id: id, version: nil, stamp: try ws.recordFileStamp(id), local: nil))
+            outcomes.append(RestoreOutcome(recordID: id, undone: nil, written: .deleted, commit: commit))
+        }
+        try await apply(steps, synced: false)
+        return outcomes.sorted { $0.recordID < $1.recordID }
+    }
+
+    /// The store's history, for a restore from a revision.
+    func history() throws(RecSyncError) -> any StoreHistory {
+        guard let history = store as? any StoreHistory else { throw .unsupported("this store keeps no history to restore from") }
+        return history
     }
 }

@@ -16,6 +16,28 @@ public protocol StoreHistory: RemoteStore {
     /// One version of a record by its change tag (the blob a commit held), read without a
     /// fetch; nil when the store has no such version or the record's zone is not visible.
     func recordVersion(_ id: RecordID, changeTag: String) async throws(RecSyncError) -> Record?
+
+    /// The records of a zone at a commit of the history: record name → change tag (empty
+    /// when the zone was not there).
+    func records(in zone: ZoneID, at commit: String) async throws(RecSyncError) -> [String: String]
+
+    /// The records a commit changed in a zone, against its first parent, by record name.
+    func recordChanges(in zone: ZoneID, commit: String) async throws(RecSyncError) -> [RecordVersionChange]
+}
+
+/// A record that one commit changed: its change tags before and after.
+public struct RecordVersionChange: Sendable, Hashable {
+    public var recordID: RecordID
+    /// Nil: the commit created the record.
+    public var previousChangeTag: String?
+    /// Nil: the commit deleted the record.
+    public var changeTag: String?
+
+    public init(recordID: RecordID, previousChangeTag: String?, changeTag: String?) {
+        self.recordID = recordID
+        self.previousChangeTag = previousChangeTag
+        self.changeTag = changeTag
+    }
 }
 
 /// A commit that changed one record, with the record's change tag after it.
@@ -118,6 +140,28 @@ extension StoreHistory {
         return changed
     }
 
+    /// The commit a revision names: `.current` the head, `.commit` the one commit of the
+    /// first-parent history its hash starts with. `.versionsBack` counts one record's
+    /// versions and names no commit by itself: `invalidArguments`.
+    public func commit(_ revision: StoreRevision) async throws(RecSyncError) -> StoreCommit {
+        switch revision {
+        case .current:
+            guard let head = try await log(limit: 1, zone: nil).first else { throw .notFound("the store has no history yet") }
+            return head
+        case .versionsBack(let n):
+            throw .invalidArguments("'~\(n)' counts one record's versions; name a commit (as the store's log prints it) instead")
+        case .commit(let prefix):
+            let matches = try await log(limit: Self.historyDepth, zone: nil).filter { $0.commit.hasPrefix(prefix) }
+            guard let first = matches.first else {
+                throw .notFound("unknown revision '\(prefix)': no commit of the store's history starts with it").suggesting(.listHistory)
+            }
+            guard matches.count == 1 else {
+                throw .invalidArguments("ambiguous revision '\(prefix)': \(matches.count) commits start with it; give more digits")
+            }
+            return first
+        }
+    }
+
     /// A record as it was at a revision. An unknown revision is `notFound`, an ambiguous one
     /// `invalidArguments`; a record that did not exist at the revision is `unknownItem`.
     public func record(_ id: RecordID, at revision: StoreRevision) async throws(RecSyncError) -> RecordAtRevision {
@@ -163,5 +207,25 @@ extension StoreHistory {
 extension GitStore: StoreHistory {
     public func recordVersion(_ id: RecordID, changeTag: String) throws(RecSyncError) -> Record? {
         try core.fetchRecordVersion(id, changeTag: changeTag)
+    }
+
+    public func records(in zone: ZoneID, at commit: String) throws(RecSyncError) -> [String: String] {
+        Dictionary(try core.backend.allRecords(zone: zone, at: commit).map { ($0.recordName, $0.tag) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    public func recordChanges(in zone: ZoneID, commit: String) throws(RecSyncError) -> [RecordVersionChange] {
+        let parent = try core.backend.commitInfo(commit).parent
+        var changes: [RecordVersionChange] = []
+        var after: String?
+        while true {
+            let batch = try core.backend.recordChanges(zone: zone, from: parent, to: commit, after: after, limit: 1_000)
+            for c in batch.changes where c.problem == nil {
+                changes.append(
+                    RecordVersionChange(recordID: try RecordID(recordName: c.recordName, zoneID: zone), previousChangeTag: c.old, changeTag: c.new))
+            }
+            guard batch.more, let last = batch.changes.last else { break }
+            after = last.key
+        }
+        return changes
     }
 }

@@ -122,6 +122,66 @@ import Testing
         try f.run(["push"], in: "a")  // nothing to push, no error
     }
 
+    @Test func restoreAtARevisionIsALocalEditThatPushSends() throws {
+        let (f, commits) = try Self.milkHistory()
+        let v1 = commits[2]
+        // Deleted on the store: the older version comes back as a new record of its type.
+        try f.run(["restore", "todo/milk@\(v1.prefix(8))"], in: "a")
+        #expect(try f.fields("a", "private/todo/milk.json") as? [String: Int] == ["qty": 1])
+        #expect(try f.run(["status"], in: "a").lines.contains("A private/todo/milk.json"))
+        try f.run(["push"], in: "a")
+        // ~1 of a live record: the version before its newest, as a modification.
+        try f.put("todo/milk", #"{"qty": 3}"#, in: "a")
+        try f.run(["push"], in: "a")
+        let doc = try f.json(["restore", "todo/milk@~1"], in: "a")
+        let restored = try #require((doc["restored"] as? [[String: Any]])?.first)
+        #expect(restored["kind"] as? String == "modified" && (restored["commit"] as? String)?.count == 40)
+        #expect(try f.fields("a", "private/todo/milk.json") as? [String: Int] == ["qty": 1])
+        let diff = try f.run(["diff", "--exit-code", "todo/milk"], in: "a", expect: 1).stdout
+        #expect(diff.contains("-  qty: 3") && diff.contains("+  qty: 1"))
+        // Once more is nothing to do; restore without a revision undoes it.
+        #expect(try f.run(["restore", "todo/milk@~1"], in: "a").stdout.contains("already holds that version"))
+        try f.run(["restore", "todo/milk"], in: "a")
+        try f.run(["diff", "--exit-code"], in: "a")
+        // Refusals: a revision the record has no version at, mixing forms, ~N for a zone.
+        #expect(try f.run(["restore", "todo/milk@~9"], in: "a", expect: 1).stderr.contains("unknown revision '~9'"))
+        try f.run(["restore", "todo/milk@~1", "todo/milk"], in: "a", expect: 1)
+        try f.run(["restore", "--source", "~1", "todo"], in: "a", expect: 1)
+        try f.run(["restore", "--source", "nothex", "todo/milk"], in: "a", expect: 64)
+        try f.run(["diff", "--exit-code"], in: "a")
+    }
+
+    @Test func restoreSourceMakesAZoneWhatItWasAtACommit() throws {
+        let f = try CLIFixture().withStore()
+        try f.clone("a")
+        try f.put("todo/milk", #"{"v": 1}"#, in: "a")
+        try f.put("todo/eggs", #"{"v": 1}"#, in: "a")
+        try f.run(["push"], in: "a")
+        let first = try #require(((try f.json(["log", "-n", "1"], in: "a")["commits"] as? [[String: Any]])?.first)?["commit"] as? String)
+        try f.put("todo/milk", #"{"v": 2}"#, in: "a")
+        try f.put("todo/tea", #"{"v": 1}"#, in: "a")
+        try f.run(["rm", "todo/eggs"], in: "a")
+        try f.run(["push"], in: "a")
+        try f.put("todo/draft", #"{"v": 0}"#, in: "a")  // never pushed: left alone
+        let doc = try f.json(["restore", "--source", String(first.prefix(10)), "todo"], in: "a")
+        let kinds = Dictionary(
+            uniqueKeysWithValues: ((doc["restored"] as? [[String: Any]]) ?? []).map {
+                ($0["recordName"] as? String ?? "", $0["kind"] as? String ?? "")
+            })
+        #expect(kinds == ["eggs": "new", "milk": "modified", "tea": "deleted"])
+        #expect(
+            try f.run(["status"], in: "a").lines.sorted() == [
+                "A private/todo/draft.json", "A private/todo/eggs.json", "D private/todo/tea.json", "M private/todo/milk.json",
+            ])
+        try f.run(["rm", "--force", "todo/draft"], in: "a")
+        try f.run(["push"], in: "a")
+        // The zone is what it was: the same records and fields as at the first commit.
+        try f.clone("b")
+        #expect(try f.fields("b", "private/todo/milk.json") as? [String: Int] == ["v": 1])
+        #expect(try f.fields("b", "private/todo/eggs.json") as? [String: Int] == ["v": 1])
+        #expect(try f.fields("b", "private/todo/tea.json") == nil)
+    }
+
     @Test func restoreAllLeavesNewRecordsAlone() throws {
         let f = try Self.twoSynced()
         try f.put("todo/milk", #"{"qty": 9}"#, in: "a")
