@@ -55,3 +55,59 @@ extension StoreHistory {
         return patches
     }
 }
+
+/// One commit that changed a zone, with what it did to each of the zone's records (`recsync
+/// log -p ZONE`).
+public struct ZonePatch: Sendable, Hashable {
+    public var commit: StoreCommit
+    /// The records the commit changed in the zone, by name.
+    public var records: [Entry]
+
+    /// What the commit did to one record.
+    public struct Entry: Sendable, Hashable {
+        public var recordID: RecordID
+        /// "new" (created it), "modified" or "deleted".
+        public var kind: LocalChange.Kind
+        /// The fields changed against the version before; empty when `unreadable` says why
+        /// they cannot be told.
+        public var changes: [FieldChange]
+        public var unreadable: String?
+    }
+}
+
+extension StoreHistory {
+    /// The commits that changed a zone, newest first (at most `limit`), each with the records
+    /// it changed there and their field-level changes against the version before.
+    public func zonePatches(_ zone: ZoneID, limit: Int) async throws(RecSyncError) -> [ZonePatch] {
+        var patches: [ZonePatch] = []
+        for commit in try await log(limit: limit, zone: zone) {
+            var entries: [ZonePatch.Entry] = []
+            for change in try await recordChanges(in: zone, commit: commit.commit) {
+                let id = change.recordID
+                let kind: LocalChange.Kind = change.changeTag == nil ? .deleted : change.previousChangeTag == nil ? .new : .modified
+                var sides: [[String: FieldValue]?] = []
+                var problem: String?
+                for tag in [change.previousChangeTag, change.changeTag] {
+                    guard let tag else {
+                        sides.append(nil)
+                        continue
+                    }
+                    do throws(RecSyncError) {
+                        guard let record = try await recordVersion(id, changeTag: tag) else {
+                            problem = "the version \(tag.prefix(12)) of '\(id)' cannot be read from the store's history"
+                            break
+                        }
+                        sides.append(record.fields)
+                    } catch {
+                        problem = "the version \(tag.prefix(12)) of '\(id)' cannot be read: \(error.message)"
+                        break
+                    }
+                }
+                let changes = problem == nil ? FieldChange.between(sides[0], sides[1]) : []
+                entries.append(ZonePatch.Entry(recordID: id, kind: kind, changes: changes, unreadable: problem))
+            }
+            patches.append(ZonePatch(commit: commit, records: entries.sorted { $0.recordID < $1.recordID }))
+        }
+        return patches
+    }
+}

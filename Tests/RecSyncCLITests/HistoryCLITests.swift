@@ -70,11 +70,9 @@ import Testing
         #expect(note["old"] is NSNull && note["new"] as? String == "x")
         let limited = try f.json(["log", "-p", "-n", "1", "todo/milk"], in: "a")
         #expect((limited["commits"] as? [[String: Any]])?.count == 1)
-        // -p is about one record.
+        // -p is about a record or a zone.
         let bare = try f.run(["log", "-p"], in: "a", expect: 1)
-        #expect(bare.stderr.contains("name a record"), "\(bare)")
-        let zone = try f.run(["log", "-p", "todo"], in: "a", expect: 1)
-        #expect(zone.stderr.contains("name a record"), "\(zone)")
+        #expect(bare.stderr.contains("a record or a zone; name one"), "\(bare)")
     }
 
     /// One version someone wrote with plain git that does not decode: `log -p` shows the
@@ -149,6 +147,23 @@ import Testing
         try f.run(["restore", "--source", "~1", "todo"], in: "a", expect: 1)
         try f.run(["restore", "--source", "nothex", "todo/milk"], in: "a", expect: 64)
         try f.run(["diff", "--exit-code"], in: "a")
+    }
+
+    @Test func logPatchOfAZoneShowsEachCommitsRecords() throws {
+        let (f, _) = try Self.milkHistory()
+        try f.put("todo/eggs", #"{"n": 6}"#, in: "a")
+        try f.put("other/x", #"{"n": 1}"#, in: "a")
+        try f.run(["push"], in: "a")
+        let text = try f.run(["log", "-p", "-n", "2", "todo", "--color", "never"], in: "a").lines
+        #expect(text.count == 7, "\(text)")
+        #expect(text[0].hasSuffix("alice: saved 2 in other, todo") && text[1] == "  new private/todo/eggs.json" && text[2] == "    +  n: 6")
+        #expect(text[3].hasSuffix("alice: deleted todo/milk") && text[4] == "  deleted private/todo/milk.json")
+        let doc = try f.json(["log", "-p", "todo"], in: "a")
+        let commits = (doc["commits"] as? [[String: Any]]) ?? []
+        let kinds = commits.map { (($0["records"] as? [[String: Any]]) ?? []).map { "\($0["recordName"] ?? ""):\($0["kind"] ?? "")" } }
+        #expect(kinds.prefix(4) == [["eggs:new"], ["milk:deleted"], ["milk:modified"], ["milk:new"]], "\(kinds)")
+        let second = try #require((commits[2]["records"] as? [[String: Any]])?.first?["fields"] as? [[String: Any]])
+        #expect(second.map { $0["key"] as? String } == ["note", "qty"])
     }
 
     @Test func restoreSourceMakesAZoneWhatItWasAtACommit() throws {

@@ -27,6 +27,36 @@ import Testing
         #expect(try await history.recordLog(Build.id("never", in: notes), limit: 10).isEmpty)
     }
 
+    @Test func aCommitsRecordsAndWhatItChangedInAZone() async throws {
+        let fixture = try StoreFixture(.git)
+        let alice = try GitStore(path: fixture.path, actor: StoreActor(userRecordName: "alice"))
+        let work = Build.zone("work")
+        try await alice.createZones([notes, work])
+        let v1 = try await alice.save([Build.record("a", in: notes, ["n": .int64(1)]), Build.record("b", in: notes)])
+        let v2 = try await alice.save([Build.record("a", in: notes, ["n": .int64(2)], tag: v1[0].changeTag), Build.record("c", in: notes)])
+        _ = try await alice.delete([v1[1]])
+        _ = try await alice.save([Build.record("w", in: work)])
+        let history: any StoreHistory = alice
+        let log = try await history.log(limit: 10, zone: nil)
+        // Newest first: save w, delete b, save a+c, save a+b.
+        #expect(try await history.records(in: notes, at: log[2].commit) == ["a": v2[0].changeTag!, "b": v1[1].changeTag!, "c": v2[1].changeTag!])
+        #expect(try await history.records(in: notes, at: log[0].commit).keys.sorted() == ["a", "c"])
+        #expect(try await history.records(in: Build.zone("none"), at: log[0].commit).isEmpty)
+        let changed = try await history.recordChanges(in: notes, commit: log[2].commit)
+        #expect(
+            changed == [
+                RecordVersionChange(recordID: Build.id("a", in: notes), previousChangeTag: v1[0].changeTag, changeTag: v2[0].changeTag),
+                RecordVersionChange(recordID: Build.id("c", in: notes), previousChangeTag: nil, changeTag: v2[1].changeTag),
+            ])
+        #expect(try await history.recordChanges(in: notes, commit: log[0].commit).isEmpty, "that commit changed another zone")
+        #expect(try await history.recordChanges(in: notes, commit: log[1].commit).map(\.changeTag) == [nil])
+        // A revision names one commit: by a prefix of its hash, or the head.
+        #expect(try await history.commit(.commit(String(log[2].commit.prefix(10)))) == log[2])
+        #expect(try await history.commit(.current) == log[0])
+        await #expect(throws: RecSyncError.self) { _ = try await history.commit(.versionsBack(1)) }
+        await #expect(throws: RecSyncError.self) { _ = try await history.commit(.commit("0000000")) }
+    }
+
     @Test func aHeadNamingAMissingCommitIsAnError() async throws {
         let fixture = try StoreFixture(.git)
         let alice = try GitStore(path: fixture.path, actor: StoreActor(userRecordName: "alice"))

@@ -13,14 +13,17 @@ struct LogCommand: RecSyncSubcommand {
             A zone is a name (one of your zones) or a zone directory; a record is a record \
             file path or ZONE/NAME. For a record, each commit that changed it is shown with \
             the record's change tag then; with -p, also the fields it changed against the \
-            version before ('-key: old', '+key: new', as 'recsync diff' shows them). \
-            'recsync show RECORD@COMMIT' prints a whole version.
+            version before ('-key: old', '+key: new', as 'recsync diff' shows them). For a \
+            zone, -p shows under each commit the records it changed there, each with its \
+            fields. 'recsync show RECORD@COMMIT' prints a whole version, and 'recsync restore \
+            RECORD@COMMIT' puts it back in the file.
 
             EXAMPLES
               recsync log
               recsync log -n 5 todo
               recsync log todo/milk
               recsync log -p todo/milk
+              recsync log -p -n 3 todo
               recsync log -p --json todo/milk
             """)
 
@@ -32,7 +35,8 @@ struct LogCommand: RecSyncSubcommand {
     @Option(name: [.customShort("n"), .long], help: "Show at most this many commits.")
     var limit = 20
 
-    @Flag(name: [.customShort("p"), .customLong("patch")], help: "For a record: show the fields each version changed.")
+    @Flag(
+        name: [.customShort("p"), .customLong("patch")], help: "Show the fields each version changed (for a zone: of each record a commit changed).")
     var patch = false
 
     func validate() throws {
@@ -48,10 +52,17 @@ struct LogCommand: RecSyncSubcommand {
             record = try RecordReference.record(target, in: ws, from: context.directory)
         }
         var patches: [String: RecordPatch] = [:]
-        if patch && record == nil {
-            throw .invalidArguments("-p shows the field changes of one record; name a record (ZONE/NAME or its file)")
+        var zonePatches: [String: ZonePatch] = [:]
+        if patch && target == nil {
+            throw .invalidArguments("-p shows the field changes of a record or a zone; name one (ZONE/NAME, ZONE, or its file or directory)")
         }
-        if let id = record, patch {
+        if patch && record == nil, let target {
+            let zone = try RecordReference.zone(target, in: ws, from: context.directory)
+            let found = try await store.zonePatches(zone, limit: limit)
+            entries = found.map { RecordCommit(commit: $0.commit, changeTag: nil) }
+            zonePatches = Dictionary(found.map { ($0.commit.commit, $0) }, uniquingKeysWith: { a, _ in a })
+            for problem in Set(found.flatMap { $0.records.compactMap(\.unreadable) }).sorted() { context.console.warning(problem) }
+        } else if let id = record, patch {
             let found = try await store.recordPatches(id, limit: limit)
             entries = found.map(\.commit)
             patches = Dictionary(found.map { ($0.commit.commit.commit, $0) }, uniquingKeysWith: { a, _ in a })
@@ -78,6 +89,16 @@ struct LogCommand: RecSyncSubcommand {
                             o["fields"] = .array(p.changes.map(\.json))
                             if let why = p.unreadable { o["unreadable"] = .string(why) }
                         }
+                        if let z = zonePatches[e.commit.commit] {
+                            o["records"] = .array(
+                                z.records.map { r in
+                                    var obj = SyncOutput.recordObject(r.recordID, workspace: ws)
+                                    obj["kind"] = .string(r.kind.rawValue)
+                                    obj["fields"] = .array(r.changes.map(\.json))
+                                    if let why = r.unreadable { obj["unreadable"] = .string(why) }
+                                    return .object(obj)
+                                })
+                        }
                         return .object(o)
                     })
             ])
@@ -97,6 +118,11 @@ struct LogCommand: RecSyncSubcommand {
             if let p = patches[e.commit.commit] {
                 for c in p.changes { c.lines(console, indent: "    ").forEach(console.out) }
                 if let why = p.unreadable { console.out("    (changes unknown: \(why))") }
+            }
+            for r in zonePatches[e.commit.commit]?.records ?? [] {
+                console.out("  \(r.kind.rawValue) \(ws.relative(ws.recordPath(r.recordID)))")
+                for c in r.changes { c.lines(console, indent: "    ").forEach(console.out) }
+                if let why = r.unreadable { console.out("    (changes unknown: \(why))") }
             }
         }
         if entries.isEmpty { console.info("no history") }
