@@ -185,13 +185,13 @@ _recsync() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    store|init|clone|pull|push|status|diff|resolve|log|show|restore|zone|get|put|rm|ls|import|export|changes|share|unshare|keys|config|doctor|subscribe|subscriptions|unsubscribe|watch|notifications|help)
+    store|init|clone|pull|push|status|diff|resolve|log|show|restore|zone|get|put|patch|rm|ls|import|export|changes|share|unshare|keys|config|doctor|subscribe|subscriptions|unsubscribe|watch|notifications|help)
         # Offer subcommand argument completions
         "_recsync_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'store init clone pull push status diff resolve log show restore zone get put rm ls import export changes share unshare keys config doctor subscribe subscriptions unsubscribe watch notifications help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'store init clone pull push status diff resolve log show restore zone get put patch rm ls import export changes share unshare keys config doctor subscribe subscriptions unsubscribe watch notifications help' -- "${cur}"))
         ;;
     esac
 }
@@ -775,6 +775,38 @@ _recsync_put() {
     case "${positional_number}" in
     *)
         __recsync_add_completions -W "$(__recsync_custom_complete ---completion put -- positional@0 "${COMP_CWORD}" "$(__recsync_cursor_index_in_current_word)")"
+        return
+        ;;
+    esac
+}
+
+_recsync_patch() {
+    repeating_flags=()
+    non_repeating_flags=(--quiet -q --verbose -v --json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(-C --color --file)
+    __recsync_offer_flags_options -1
+
+    # Offer option value completions
+    case "${prev}" in
+    '-C')
+        __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
+        return
+        ;;
+    '--file')
+        __recsync_add_completions -o plusdirs -fX '!*.@(json)'
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    *)
+        __recsync_add_completions -W "$(__recsync_custom_complete ---completion patch -- positional@0 "${COMP_CWORD}" "$(__recsync_cursor_index_in_current_word)")"
         return
         ;;
     esac

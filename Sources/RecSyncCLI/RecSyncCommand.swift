@@ -31,7 +31,7 @@ public struct RecSyncCommand: AsyncParsableCommand {
             StoreCommand.self, InitCommand.self, CloneCommand.self,
             PullCommand.self, PushCommand.self, StatusCommand.self, DiffCommand.self,
             ResolveCommand.self, LogCommand.self, ShowCommand.self, RestoreCommand.self, ZoneCommand.self,
-            GetCommand.self, PutCommand.self, RmCommand.self, LsCommand.self,
+            GetCommand.self, PutCommand.self, PatchCommand.self, RmCommand.self, LsCommand.self,
             ImportCommand.self, ExportCommand.self, ChangesCommand.self,
             ShareCommand.self, UnshareCommand.self, KeysCommand.self, ConfigCommand.self, DoctorCommand.self,
             SubscribeCommand.self, SubscriptionsCommand.self, UnsubscribeCommand.self, WatchCommand.self, NotificationsCommand.self,

@@ -169,3 +169,71 @@ extension Workspace {
         return results
     }
 }
+
+/// A JSON merge patch (RFC 7386), as `Workspace.patch` applies it to a record's fields.
+package enum MergePatch {
+    /// `patch` applied to `target`: an object patch sets each of its members in the target
+    /// (merging objects into objects, member by member) and removes those it gives as `null`;
+    /// any other patch replaces the target. Nil: nothing is left (a `null` patch).
+    package static func apply(_ patch: JSONValue, to target: JSONValue?) -> JSONValue? {
+        guard case .object(let members) = patch else { return patch == .null ? nil : patch }
+        var result: [String: JSONValue] = [:]
+        if case .object(let existing)? = target { result = existing }
+        for (key, value) in members {
+            if value == .null {
+                result[key] = nil
+            } else {
+                result[key] = apply(value, to: result[key])
+            }
+        }
+        return .object(result)
+    }
+}
+
+extension Workspace {
+    /// Applies a JSON merge patch (RFC 7386) to the fields of records that have a file, for
+    /// the next push to send: the fields it gives are set (objects merged member by member,
+    /// as the record file writes them: `{"$date": …}` and the other tagged values included),
+    /// `null` removes a field, and the others stay. Every record is read and checked first;
+    /// a record with no file, or a result a push would refuse, is an error naming it and
+    /// nothing is written. Returns, per record, whether its fields changed.
+    @discardableResult
+    package func patch(_ ids: [RecordID], with patch: JSONValue) throws(RecSyncError) -> [Bool] {
+        guard case .object = patch else {
+            throw .invalidArguments("a merge patch of a record's fields is a JSON object, found \(StoreEncoding.kindName(patch))")
+        }
+        var batch = WriteBatch()
+        var changed: [Bool] = []
+        var written: [String] = []
+        for id in ids {
+            let path = recordPath(id)
+            guard let stamp = try FileIO.stamp(path), let fields = try recordFields(id) else {
+                throw .notFound("no record file at \(relative(path)); a patch changes a record that is here (write the whole record to make one)")
+            }
+            let current = JSONValue.object(fields.mapValues(WorkspaceEncoding.json(from:)))
+            let merged = MergePatch.apply(patch, to: current) ?? .object([:])
+            let result: [String: FieldValue]
+            do { result = try WorkspaceEncoding.decodeFields(JSON.serialize(merged, pretty: false)) } catch {
+                throw .invalidArguments("\(relative(path)): the patched fields are not valid: \(error.message)")
+            }
+            guard result != fields else {
+                changed.append(false)
+                continue
+            }
+            try checkAssetReferences(id, fields: result)
+            let system = try systemFields(id)
+            do { try Record(recordID: id, recordType: system?.recordType ?? "Record", fields: result).validate() } catch {
+                throw .invalidArguments("\(relative(path)): the patched record is not valid: \(error.message)")
+            }
+            batch.write(path, WorkspaceEncoding.encodeFields(result), expect: .unchanged(stamp), group: path)
+            written.append(path)
+            changed.append(true)
+        }
+        try batch.commit()
+        let skipped = written.filter(batch.skipped.contains)
+        if !skipped.isEmpty {
+            throw .fileSystem(path: skipped.map(relative).joined(separator: ", "), message: "changed while the patch was applied; left as it is")
+        }
+        return changed
+    }
+}

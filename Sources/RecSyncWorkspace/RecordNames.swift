@@ -77,7 +77,13 @@ extension Workspace {
 
     /// Whether a name given by a person stands for a zone rather than a record (for `log`).
     package func namesZone(_ text: String, from directory: String) throws(RecSyncError) -> Bool {
-        if !text.contains("/") { return true }
+        if !text.contains("/") {
+            // A record file named from its zone's directory (`a.json`), there or removed.
+            guard text.hasSuffix(".json") else { return true }
+            if try FileIO.info(try resolvedPath(text, from: directory))?.isRegular == true { return false }
+            guard let c = components(of: directory) else { return true }
+            return !((c.count == 2 && c[0] == "private") || (c.count == 3 && c[0] == "shared"))
+        }
         let path = try resolvedPath(text, from: directory)
         return FileIO.isDirectory(path) && components(of: path) != nil
     }

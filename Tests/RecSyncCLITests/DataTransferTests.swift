@@ -182,6 +182,29 @@ import Testing
         #expect(typed.contains(#"2,true,"["a","b"]""#) || typed.contains("true"))
     }
 
+    @Test func patchChangesSomeFieldsAndPushSendsThem() throws {
+        let f = try CLIFixture().withStore()
+        try f.clone("ws")
+        try f.put("todo/milk", #"{"title": "milk", "qty": 1, "note": "x"}"#, in: "ws")
+        try f.put("todo/eggs", #"{"title": "eggs"}"#, in: "ws")
+        try f.run(["push"], in: "ws")
+        let doc = try json(f, ["patch", "todo/milk", "todo/eggs"], in: "ws", input: #"{"done": true, "note": null}"#)
+        #expect((doc["records"] as? [[String: Any]])?.map { $0["changed"] as? Bool } == [true, true])
+        #expect(NSDictionary(dictionary: try f.fields("ws", "private/todo/milk.json") ?? [:]) == ["title": "milk", "qty": 1, "done": true])
+        #expect(NSDictionary(dictionary: try f.fields("ws", "private/todo/eggs.json") ?? [:]) == ["title": "eggs", "done": true])
+        #expect(try f.run(["status"], in: "ws").lines.filter { $0.hasPrefix("M ") }.count == 2)
+        try f.run(["push"], in: "ws")
+        // From a file; a record already so is unchanged; a missing record writes nothing.
+        let patchFile = try write(f, "p.json", #"{"qty": 2}"#)
+        #expect(try f.run(["patch", "todo/milk", "--file", patchFile], in: "ws").stdout.contains("patched private/todo/milk.json"))
+        #expect(try f.run(["patch", "todo/milk", "--file", patchFile], in: "ws").stdout.contains("unchanged"))
+        let missing = try f.run(["patch", "todo/eggs", "todo/none"], in: "ws", input: #"{"qty": 9}"#, expect: 1)
+        #expect(missing.stderr.contains("no record file at private/todo/none.json"))
+        #expect(try f.fields("ws", "private/todo/eggs.json")?["qty"] == nil)
+        #expect(try f.run(["patch", "todo/eggs"], in: "ws", input: "not json", expect: 1).stderr.contains("not valid JSON"))
+        #expect(try f.run(["put", "--help"], in: "ws").stdout.contains("replacing the whole record"))
+    }
+
     @Test func severalRecordsAtOnce() throws {
         let f = try CLIFixture().withStore()
         try f.clone("ws")

@@ -9,8 +9,10 @@ import RecSyncWorkspace
 struct PutCommand: RecSyncSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "put",
-        abstract: "Write a record's fields (a JSON object, from stdin or --file) into the workspace.",
+        abstract: "Write a record's fields (a JSON object, from stdin or --file) into the workspace, replacing the whole record.",
         discussion: """
+            The fields given replace the record's fields, all of them: a field the object does \
+            not name is removed ('recsync patch' changes some fields and keeps the others). \
             The fields are checked and written canonically to the record file; 'recsync push' \
             sends them. A new record gets the zone's default record type unless --type names \
             one. Several RECORDs all get the same fields (one object, written to each); every \
