@@ -294,19 +294,40 @@ extension Workspace {
 
 extension SyncEngine {
     /// Commits a snapshot of the workspace into its git repository, with a message that
-    /// summarises the pull; nil when nothing changed.
+    /// summarises the pull and names the local edits not pushed that ride along in it; nil
+    /// when nothing changed.
     /// The author is git's usual identity, read from `environment` (see
     /// `Workspace.commitSnapshot`).
-    public func commitSnapshot(after report: PullReport, environment: [String: String] = ProcessInfo.processInfo.environment) throws(RecSyncError)
-        -> String?
+    public func commitSnapshot(after report: PullReport, environment: [String: String] = ProcessInfo.processInfo.environment)
+        async throws(RecSyncError) -> SnapshotCommit?
     {
+        // Edits not pushed are in the workspace's files, so they are in the snapshot too: say so.
+        let unpushed = try await status().changes
         var summary = "recsync pull: \(report.recordsWritten) written, \(report.recordsDeleted) deleted"
         if !report.zonesChanged.isEmpty { summary += " in \(report.zonesChanged.count) zone\(report.zonesChanged.count == 1 ? "" : "s")" }
+        if !unpushed.isEmpty { summary += ", with \(unpushed.count) local edit\(unpushed.count == 1 ? "" : "s") not pushed" }
         var body: [String] = []
         if !report.zonesChanged.isEmpty { body.append("zones changed: " + report.zonesChanged.map(\.description).joined(separator: ", ")) }
         for removal in report.zonesRemoved { body.append("zone \(removal.zoneID) removed (\(removal.reason.rawValue))") }
         if !report.conflicts.isEmpty { body.append("conflicts: " + report.conflicts.map(\.description).joined(separator: ", ")) }
+        if !unpushed.isEmpty {
+            body.append(
+                "local edits not pushed (in this snapshot, not in the store): "
+                    + unpushed.prefix(10).map { "\($0.kind.rawValue) \($0.path)" }.joined(separator: ", ")
+                    + (unpushed.count > 10 ? ", … (\(unpushed.count - 10) more)" : ""))
+        }
         let message = summary + "\n" + (body.isEmpty ? "" : "\n" + body.joined(separator: "\n") + "\n")
-        return try workspace.commitSnapshot(message: message, time: StoreActor.systemClock(), environment: environment)
+        guard let commit = try workspace.commitSnapshot(message: message, time: StoreActor.systemClock(), environment: environment) else {
+            return nil
+        }
+        return SnapshotCommit(commit: commit, unpushed: unpushed)
     }
+}
+
+/// A snapshot commit of the workspace's own git repository (`SyncEngine.commitSnapshot`).
+public struct SnapshotCommit: Sendable, Hashable {
+    public var commit: String
+    /// Local edits not pushed when the snapshot was taken: they are in it, and not in the store.
+    public var unpushed: [LocalChange]
+
 }

@@ -24,7 +24,7 @@ import Testing
         _ = try laptop.workspace.deviceID()
         let watching = try laptop.deliveryLock(purpose: "watch")
         defer { withExtendedLifetime(watching) {} }
-        _ = try #require(try laptop.commitSnapshot(after: try await laptop.pull()))
+        _ = try #require(try await laptop.commitSnapshot(after: try await laptop.pull()))
         let files = try GitCLI.run(["ls-files", ".recsync"], in: laptop.workspace.root)
         for kept in ["subscriptions/", "watch.lock", "device"] {
             #expect(!files.contains(".recsync/\(kept)"), "\(kept) went into the snapshot:\n\(files)")
@@ -40,14 +40,14 @@ import Testing
         let laptop = try f.device("laptop")
 
         let first = try await laptop.pull()
-        let c1 = try #require(try laptop.commitSnapshot(after: first))
-        #expect(try laptop.commitSnapshot(after: PullReport()) == nil, "nothing changed: no commit")
+        let c1 = try #require(try await laptop.commitSnapshot(after: first))
+        #expect(try await laptop.commitSnapshot(after: PullReport()) == nil, "nothing changed: no commit")
 
         saved[0].fields["v"] = .int64(100)
         _ = try await alice.save([saved[0]])
         _ = try await alice.delete([saved[1]])
         let second = try await laptop.pull()
-        let c2 = try #require(try laptop.commitSnapshot(after: second))
+        let c2 = try #require(try await laptop.commitSnapshot(after: second))
         #expect(c1 != c2)
 
         let root = laptop.workspace.root
@@ -59,7 +59,7 @@ import Testing
         #expect(!files.contains(".recsync/index") && !files.contains(".recsync/lock"), "machine-specific state stays out")
 
         // Check out the first snapshot (as a person would with git) and pull again.
-        try GitCLI.run(["checkout", "-q", c1], in: root)
+        try GitCLI.run(["checkout", "-q", c1.commit], in: root)
         #expect(try laptop.fields("notes", "r1") != nil && laptop.fields("notes", "r0") == ["v": .int64(0)])
         let forward = try await laptop.pull()
         #expect(forward.conflicts.isEmpty)
@@ -69,6 +69,32 @@ import Testing
         let reference = try f.device("reference")
         _ = try await reference.pull()
         #expect(try converged(laptop, reference))
+    }
+
+    /// Local edits not pushed are in the workspace's files, so a snapshot holds them: its
+    /// message says so, and names them.
+    @Test func aSnapshotNamesTheLocalEditsNotPushedInIt() async throws {
+        let f = EngineFixture()
+        let alice = try f.store("alice")
+        try await alice.createZones([zone("notes")])
+        let saved = try await alice.save((0..<2).map { Build.record("r\($0)", in: zone("notes"), ["v": .int64(Int64($0))]) })
+        let laptop = try f.device("laptop")
+        let first = try await laptop.pull()
+        try laptop.workspace.put(Build.id("r0", in: zone("notes")), fields: ["v": .int64(7)])
+        try laptop.workspace.put(Build.id("new", in: zone("notes")), fields: [:])
+        let snapshot = try #require(try await laptop.commitSnapshot(after: first))
+        #expect(snapshot.unpushed.map(\.path).sorted() == ["private/notes/new.json", "private/notes/r0.json"])
+        let message = try GitCLI.run(["log", "-1", "--format=%B"], in: laptop.workspace.root)
+        #expect(message.hasPrefix("recsync pull: 2 written, 0 deleted in 1 zone, with 2 local edits not pushed\n"), "\(message)")
+        #expect(
+            message.contains(
+                "local edits not pushed (in this snapshot, not in the store): new private/notes/new.json, modified private/notes/r0.json"))
+        // Once pushed, the next snapshot says nothing of them.
+        _ = try await laptop.push()
+        _ = try await alice.save([Build.record("r1", in: zone("notes"), ["v": .int64(9)], tag: saved[1].changeTag)])
+        let next = try #require(try await laptop.commitSnapshot(after: try await laptop.pull()))
+        #expect(next.unpushed.isEmpty)
+        #expect(try !GitCLI.run(["log", "-1", "--format=%B"], in: laptop.workspace.root).contains("not pushed"))
     }
 
     /// A `.git` that is a link (or a `gitdir:` file) to a repository elsewhere is refused:
@@ -97,7 +123,7 @@ import Testing
                 try FileManager.default.removeItem(atPath: root + "/.git/objects")
                 try FileManager.default.createSymbolicLink(atPath: root + "/.git/objects", withDestinationPath: other + "/.git/objects")
             }
-            #expect(throws: RecSyncError.self, "a .git \(gitEntry) is refused") { _ = try laptop.commitSnapshot(after: pulled) }
+            await #expect(throws: RecSyncError.self, "a .git \(gitEntry) is refused") { _ = try await laptop.commitSnapshot(after: pulled) }
             #expect((try? GitCLI.run(["rev-parse", "--verify", "-q", "HEAD"], in: other)) == nil, "nothing committed in the other repository")
             #expect(try GitCLI.run(["count-objects"], in: other).hasPrefix("0 objects"), "no object written through the link (\(gitEntry))")
         }
@@ -123,7 +149,7 @@ import Testing
         ]
 
         let first = try await laptop.pull()
-        _ = try #require(try laptop.commitSnapshot(after: first, environment: identity))
+        _ = try #require(try await laptop.commitSnapshot(after: first, environment: identity))
         #expect(FileManager.default.fileExists(atPath: root + "/.git"), "the workspace got a repository of its own")
         #expect((try? GitCLI.run(["rev-parse", "--verify", "-q", "HEAD"], in: project)) == nil, "nothing committed in the enclosing repository")
         #expect(try GitCLI.run(["diff", "--cached", "--name-only"], in: project) == "unrelated.txt\n", "its staged file is still staged")
@@ -139,7 +165,7 @@ import Testing
         saved[0].fields["v"] = .int64(1)
         _ = try await alice.save([saved[0]])
         let second = try await laptop.pull()
-        _ = try #require(try laptop.commitSnapshot(after: second, environment: identity))
+        _ = try #require(try await laptop.commitSnapshot(after: second, environment: identity))
         let after = try GitCLI.run(["ls-tree", "-r", "--name-only", "HEAD"], in: root)
         #expect(!after.contains("notes.txt"), "\(after)")
         #expect(try GitCLI.run(["diff", "--cached", "--name-only"], in: root) == "notes.txt\n")

@@ -58,8 +58,11 @@ struct PullCommand: RecSyncSubcommand {
                 return (engine, try await engine.pull(events: output.events))
             }, waiting: output.retryWait)
         if commit ?? engine.workspace.config.commitSnapshots ?? false {
-            if let snapshot = try engine.commitSnapshot(after: report) {
-                context.console.info("committed snapshot \(snapshot.prefix(12)) to the workspace's git repository")
+            if let snapshot = try await engine.commitSnapshot(after: report) {
+                let unpushed = snapshot.unpushed.count
+                context.console.info(
+                    "committed snapshot \(snapshot.commit.prefix(12)) to the workspace's git repository"
+                        + (unpushed == 0 ? "" : " (with \(plural(unpushed, "local edit")) not pushed)"))
             }
         }
         return try output.pull(report)
