@@ -19,6 +19,7 @@ extension SyncEngine {
     /// moment before: over ssh that is one connection, and one key exchange, fewer.
     func pull(fromLastLook: Bool, events: @escaping @Sendable (SyncEvent) -> Void) async throws(RecSyncError) -> PullReport {
         store.prepareForBulkRead()
+        if !fromLastLook { events(.askingStore) }
         return try await workspace.withLock(purpose: "pull") { () async throws(RecSyncError) -> PullReport in
             try await inOneOperation(fromLastLook: fromLastLook) { () async throws(RecSyncError) -> PullReport in
                 let report = try await pullLocked(events: events)

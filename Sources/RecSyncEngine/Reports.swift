@@ -7,8 +7,9 @@ public enum SyncEvent: Sendable, Hashable {
     case zoneChanged(ZoneID)
     case zoneRemoved(ZoneID, reason: ZoneDeletionReason, lostAndFound: String?)
     case zoneCreated(ZoneID)
-    /// A fetch from the beginning started: about how many records the zone holds (the total
-    /// its `recordsWritten` events add up to).
+    /// A fetch of a zone started: about how many records it brings (the zone's size from the
+    /// beginning, else the records changed since its token, deletions included), the total its
+    /// `recordsWritten` and `recordsDeleted` events add up to.
     case recordsExpected(ZoneID, count: Int)
     case recordsWritten(ZoneID, count: Int)
     case recordsDeleted(ZoneID, count: Int)
@@ -17,6 +18,9 @@ public enum SyncEvent: Sendable, Hashable {
     case warning(String)
     /// A push is about to send this many record saves and deletions to the store.
     case sending(records: Int)
+    /// A pull is asking the store what changed (over a network, its fetch): nothing is
+    /// counted until the answer comes.
+    case askingStore
 }
 
 /// What `pull` did.

@@ -334,8 +334,9 @@ public struct RecordZoneChanges: Sendable, Hashable {
     /// on this zone supplied, as of this page's end; nil if none (CloudKit's `clientChangeTokenData`).
     /// Tells a client whether its last upload landed.
     public var clientChangeTokenData: String? = nil
-    /// On the first page of a fetch from the beginning (no token): about how many records the
-    /// zone holds, so a client can show progress against a total; nil otherwise.
+    /// On the first page of a fetch: about how many records it brings, so a client can show
+    /// progress against a total (from the beginning, the zone's size; since a token, the
+    /// records changed since, deletions included); nil on the pages after it.
     public var recordCountEstimate: Int? = nil
 }
 

@@ -37,6 +37,25 @@ import Testing
         #expect(output.stdout.contains("cloned 1 zone, 4500 records"))
     }
 
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) from util-linux is not installed"))
+    func anIncrementalPullOnATerminalCountsOutOfTheChangesTotal() throws {
+        let f = try store(records: 10)
+        try f.clone("w2")
+        let zone = f.ws("w") + "/private/big"
+        for i in 0..<1_200 { try writeFile("\(zone)/n\(i).json", #"{"n": \#(i)}"# + "\n") }
+        try FileManager.default.removeItem(atPath: "\(zone)/r0.json")
+        try f.run(["push", "-q"], in: "w")
+        let output = try Subprocess.capture(
+            "/usr/bin/script", ["-qec", "\(f.recsync.executable) pull", "/dev/null"], in: f.ws("w2"), environment: f.recsync.environment)
+        #expect(output.status == 0, "\(output)")
+        let updates = output.stdout.components(separatedBy: "\r\u{1B}[K").filter { $0.hasPrefix("pulling: ") }
+        // A line while the store is asked; then the tree diff gives the total (1,200 new, 1
+        // deleted) before the first page is read.
+        #expect(updates.first == "pulling: asking the store what changed…", "\(output.stdout.debugDescription)")
+        #expect(updates.dropFirst().first?.hasPrefix("pulling: 0/1,201 records (0%)") == true, "\(output.stdout.debugDescription)")
+        #expect(updates.contains { $0.hasPrefix("pulling: 1,201/1,201 records (100%)") }, "\(updates)")
+    }
+
     @Test func nothingOnStderrWhenItIsNotATerminal() throws {
         let f = try store(records: 2_500)
         let output = try f.run(["clone", "store.git", "w2"])

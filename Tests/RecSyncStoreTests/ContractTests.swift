@@ -45,11 +45,26 @@ import Testing
         let first = try await alice.recordZoneChanges(zone: notes, since: nil, resultsLimit: 3, desiredKeys: nil)
         #expect(first.recordCountEstimate == 7)
         #expect(first.modifications.count == 3 && first.moreComing)
-        // Later pages and incremental fetches do not count again.
-        let second = try await alice.recordZoneChanges(zone: notes, since: first.changeToken, resultsLimit: 3, desiredKeys: nil)
-        #expect(second.recordCountEstimate == nil)
+        // Later pages do not count again.
+        var page = try await alice.recordZoneChanges(zone: notes, since: first.changeToken, resultsLimit: 3, desiredKeys: nil)
+        #expect(page.recordCountEstimate == nil)
+        while page.moreComing { page = try await alice.recordZoneChanges(zone: notes, since: page.changeToken, resultsLimit: 3, desiredKeys: nil) }
         try await alice.createZones([todo])
         #expect(try await alice.recordZoneChanges(zone: todo, since: nil, resultsLimit: 3, desiredKeys: nil).recordCountEstimate == 0)
+        // A fetch since a token counts the records changed since, deletions included, on its
+        // first page: over several pages, and on one.
+        let saved = try await alice.save((1...5).map { Build.record("n\($0)", in: notes) })
+        _ = try await alice.delete(Array(saved.prefix(1)))
+        let since = try await alice.recordZoneChanges(zone: notes, since: page.changeToken, resultsLimit: 2, desiredKeys: nil)
+        #expect(since.recordCountEstimate == 4 && since.moreComing, "4 new records; the deleted one never existed at the token")
+        let next = try await alice.recordZoneChanges(zone: notes, since: since.changeToken, resultsLimit: 2, desiredKeys: nil)
+        #expect(next.recordCountEstimate == nil)
+        _ = try await alice.delete(Array(saved.suffix(1)))
+        var last = next
+        while last.moreComing { last = try await alice.recordZoneChanges(zone: notes, since: last.changeToken, resultsLimit: 2, desiredKeys: nil) }
+        _ = try await alice.save([Build.record("z", in: notes)])
+        let small = try await alice.recordZoneChanges(zone: notes, since: last.changeToken, resultsLimit: 10, desiredKeys: nil)
+        #expect(small.recordCountEstimate == small.modifications.count + small.deletions.count)
     }
 
     @Test(arguments: StoreKind.allCases)

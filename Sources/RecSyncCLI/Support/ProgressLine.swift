@@ -20,6 +20,7 @@ final class ProgressLine: Sendable {
         var expected: [ZoneID: Int] = [:]
         var done = 0
         var sending: Int?
+        var asking = false
         var lastDraw: UInt64 = 0
         var drawn = false
     }
@@ -35,16 +36,19 @@ final class ProgressLine: Sendable {
                 s.verb = Self.verb(command)
             }
             switch event {
-            case .recordsExpected(let zone, let count): s.expected[zone] = count
+            case .recordsExpected(let zone, let count): s.expected[zone, default: 0] += count
             case .recordsWritten(_, let n), .recordsDeleted(_, let n): s.done += n
             case .sending(let n): s.sending = n
+            case .askingStore: s.asking = true
             default: return nil
             }
-            // The first update and the one that reaches the total draw at once; the rest at
-            // most every 100 ms.
+            // The first update, a new total and the update that reaches it draw at once; the
+            // rest at most every 100 ms.
             let total = s.expected.values.reduce(0, +)
             let complete = total > 0 && s.done == total
-            guard !s.drawn || complete || now &- s.lastDraw >= 100_000_000 else { return nil }
+            var newTotal = false
+            if case .recordsExpected = event { newTotal = true }
+            guard !s.drawn || complete || newTotal || now &- s.lastDraw >= 100_000_000 else { return nil }
             s.lastDraw = now
             s.drawn = true
             return Self.render(s, now: now)
@@ -63,6 +67,7 @@ final class ProgressLine: Sendable {
 
     private static func render(_ s: State, now: UInt64) -> String {
         if let n = s.sending { return "\(s.verb): sending \(grouped(n)) \(n == 1 ? "record" : "records")" }
+        if s.asking && s.expected.isEmpty && s.done == 0 { return "\(s.verb): asking the store what changed…" }
         let seconds = Double(now &- s.started) / 1e9
         let total = s.expected.values.reduce(0, +)
         var text = "\(s.verb): \(grouped(s.done))"

@@ -123,8 +123,9 @@ extension RecordSyncEngine {
         public var warnings: [StoreWarning]
         /// More pages of the zone follow.
         public var moreComing = false
-        /// About how many records the whole delivery brings, when the store knows (a listing
-        /// of the zone gives its size with its first page): for progress.
+        /// About how many records the whole delivery brings, on its first page, when the store
+        /// knows (a listing of the zone gives its size, a tree diff the records changed since
+        /// the token): for progress.
         public var recordCountEstimate: Int?
     }
 

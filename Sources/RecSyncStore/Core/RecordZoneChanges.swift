@@ -62,8 +62,16 @@ extension StoreCore {
         // was committed since is more to come, or a client whose database token has moved on
         // to the head would never fetch it.
         let more = batch.more || target != head
-        // A fetch from the beginning reads the whole zone: its size is the total to show.
-        let estimate = token == nil ? try backend.recordCountEstimate(zone: zoneID, at: target) : nil
+        // The total to show progress against, on a fetch's first page: the zone's size from the
+        // beginning, else the records the tree diff finds changed (this page's, if it is the only one).
+        let estimate: Int?
+        if token == nil {
+            estimate = try backend.recordCountEstimate(zone: zoneID, at: target)
+        } else if after == nil {
+            estimate = batch.more ? try backend.recordChangeCountEstimate(zone: zoneID, from: base, to: target) : batch.changes.count
+        } else {
+            estimate = nil
+        }
         return RecordZoneChanges(
             modifications: modifications, deletions: deletions, changeToken: newToken.token, moreComing: more, warnings: warnings,
             clientChangeTokenData: clientToken, recordCountEstimate: estimate)

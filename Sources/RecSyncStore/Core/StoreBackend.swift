@@ -126,6 +126,10 @@ protocol StoreBackend: AnyObject {
     /// About how many records a zone holds at a commit (entries of its fan-out directories,
     /// without reading them): the total a full fetch shows progress against.
     func recordCountEstimate(zone: ZoneID, at commit: String) throws(RecSyncError) -> Int
+
+    /// About how many records differ in a zone between two commits (the entries a tree diff
+    /// finds, without reading any record): the total a fetch since a token shows progress against.
+    func recordChangeCountEstimate(zone: ZoneID, from base: String?, to target: String) throws(RecSyncError) -> Int
     /// Every record of a zone at a commit.
     func allRecords(zone: ZoneID, at commit: String) throws(RecSyncError) -> [(recordName: String, tag: String)]
     /// Stores an open file's content as an asset blob, streaming (never whole in memory).

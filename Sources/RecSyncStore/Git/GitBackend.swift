@@ -440,6 +440,19 @@ final class GitBackend: StoreBackend {
         return result
     }
 
+    func recordChangeCountEstimate(zone: ZoneID, from base: String?, to target: String) throws(RecSyncError) -> Int {
+        guard let targetEntry = try entry(StoreLayout.recordsPath(zone), at: target), targetEntry.kind == .tree else { return 0 }
+        let baseTree = try recordsTree(zone, at: base)
+        if baseTree == targetEntry.oid { return 0 }
+        var count = 0
+        for (old, new) in try mergeEntries(entries(baseTree), entries(targetEntry.oid)) where old?.oid != new?.oid {
+            // Only fan-out directories hold records (`recordChanges` warns of anything else).
+            let oldTree = old?.kind == .tree ? old?.oid : nil, newTree = new?.kind == .tree ? new?.oid : nil
+            for (o, n) in try mergeEntries(entries(oldTree), entries(newTree)) where o?.oid != n?.oid { count += 1 }
+        }
+        return count
+    }
+
     func recordCountEstimate(zone: ZoneID, at commit: String) throws(RecSyncError) -> Int {
         var count = 0
         for fan in try entries(recordsTree(zone, at: commit)) where fan.kind == .tree {

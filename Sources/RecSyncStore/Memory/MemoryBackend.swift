@@ -202,6 +202,10 @@ final class MemoryBackend: StoreBackend {
             more: sorted.count > limit, warnings: [])
     }
 
+    func recordChangeCountEstimate(zone: ZoneID, from base: String?, to target: String) throws(RecSyncError) -> Int {
+        try recordChanges(zone: zone, from: base, to: target, after: nil, limit: Int.max).changes.count
+    }
+
     func recordCountEstimate(zone: ZoneID, at commit: String) throws(RecSyncError) -> Int {
         try snapshot(commit).zones[zone]?.records.count ?? 0
     }
