@@ -21,6 +21,9 @@ final class ProgressLine: Sendable {
         var done = 0
         var sending: Int?
         var asking = false
+        /// When counting began (the first total or record): the rate is measured from there,
+        /// not from the wait for the store's answer.
+        var counting: UInt64 = 0
         var lastDraw: UInt64 = 0
         var drawn = false
     }
@@ -36,8 +39,12 @@ final class ProgressLine: Sendable {
                 s.verb = Self.verb(command)
             }
             switch event {
-            case .recordsExpected(let zone, let count): s.expected[zone, default: 0] += count
-            case .recordsWritten(_, let n), .recordsDeleted(_, let n): s.done += n
+            case .recordsExpected(let zone, let count):
+                s.expected[zone, default: 0] += count
+                if s.counting == 0 { s.counting = now }
+            case .recordsWritten(_, let n), .recordsDeleted(_, let n):
+                s.done += n
+                if s.counting == 0 { s.counting = now }
             case .sending(let n): s.sending = n
             case .askingStore: s.asking = true
             default: return nil
@@ -68,7 +75,7 @@ final class ProgressLine: Sendable {
     private static func render(_ s: State, now: UInt64) -> String {
         if let n = s.sending { return "\(s.verb): sending \(grouped(n)) \(n == 1 ? "record" : "records")" }
         if s.asking && s.expected.isEmpty && s.done == 0 { return "\(s.verb): asking the store what changed…" }
-        let seconds = Double(now &- s.started) / 1e9
+        let seconds = Double(now &- (s.counting == 0 ? s.started : s.counting)) / 1e9
         let total = s.expected.values.reduce(0, +)
         var text = "\(s.verb): \(grouped(s.done))"
         if total >= s.done && total > 0 {
