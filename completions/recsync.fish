@@ -329,7 +329,7 @@ complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_option
 complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync log" json' -l 'json' -d 'Print one JSON document on stdout (always with "version": 1) instead of text.'
 complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync log" color' -l 'color' -d 'When to colour the output: auto (on a terminal, unless NO_COLOR is set or TERM is dumb), always, never.' -rfka 'auto always never'
 complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync log" -eq 1' -fka '(__recsync_custom_completion ---completion log -- positional@0 (count (__recsync_tokens -pc)) (__recsync_tokens -tC))'
-complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync log" limit n' -s 'n' -l 'limit' -d 'Show at most this many commits.' -rfka ''
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync log" limit n' -s 'n' -l 'limit' -d 'Show at most this many commits (-n 5, -n5).' -rfka ''
 complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync log" p patch' -s 'p' -l 'patch' -d 'Show the fields each version changed (for a zone: of each record a commit changed).'
 complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync log" version' -l 'version' -d 'Show the version.'
 complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync log" h help' -s 'h' -l 'help' -d 'Show help information.'

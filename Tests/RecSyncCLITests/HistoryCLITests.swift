@@ -70,6 +70,7 @@ import Testing
         #expect(note["old"] is NSNull && note["new"] as? String == "x")
         let limited = try f.json(["log", "-p", "-n", "1", "todo/milk"], in: "a")
         #expect((limited["commits"] as? [[String: Any]])?.count == 1)
+        #expect((try f.json(["log", "-n2"], in: "a")["commits"] as? [[String: Any]])?.count == 2, "-n2 as git takes it")
         // -p is about a record or a zone.
         let bare = try f.run(["log", "-p"], in: "a", expect: 1)
         #expect(bare.stderr.contains("a record or a zone; name one"), "\(bare)")

@@ -32,7 +32,7 @@ struct LogCommand: RecSyncSubcommand {
     @Argument(help: "A zone or record to follow (default: the whole store).", completion: Completions.records)
     var target: String?
 
-    @Option(name: [.customShort("n"), .long], help: "Show at most this many commits.")
+    @Option(name: [.customShort("n", allowingJoined: true), .long], help: "Show at most this many commits (-n 5, -n5).")
     var limit = 20
 
     @Flag(
