@@ -669,11 +669,10 @@ private final class RemoteCallbackState {
         let detail = detail?.split(whereSeparator: \.isNewline).joined(separator: "; ")
         return
             """
-            the TLS certificate of \(remote.redacted) is not trusted\(trusted)\(detail.map { ": \($0)" } ?? ""); it is\
-             expired, self-signed, for another name, or signed by a certificate authority this machine does not know.\
-             If the server uses a private certificate authority, point SSL_CERT_FILE (or GIT_SSL_CAINFO) at its PEM\
-             certificate, or SSL_CERT_DIR (or GIT_SSL_CAPATH) at a directory of them, or add it to the system's\
-             certificates (update-ca-certificates), and try again
+            the TLS certificate of \(remote.redacted) is not trusted\(trusted)\(detail.map { ": \($0)" } ?? ""); check the\
+             URL (the certificate must name its host); if the server uses a private certificate authority, point\
+             SSL_CERT_FILE (or GIT_SSL_CAINFO) at its PEM certificate, or SSL_CERT_DIR (or GIT_SSL_CAPATH) at a\
+             directory of them, or add it to the system's certificates (update-ca-certificates), and try again
             """
     }
 
