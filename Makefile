@@ -23,8 +23,9 @@ deps:
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq libgit2-dev pkg-config; \
 	fi
 
-# The tests' own servers: sshd (NetworkStoreTests skip their ssh cases, saying so, without it);
-# SQLite for the example app (Examples/Notes keeps its notes in SQLite through GRDB).
+# The tests' own servers: sshd (NetworkStoreTests skip their ssh cases, saying so, without it),
+# nginx with fcgiwrap and openssl (HTTPSStoreTests' https server, likewise); SQLite for the
+# example app (Examples/Notes keeps its notes in SQLite through GRDB).
 test-deps: deps
 	@if ! pkg-config --exists sqlite3 2>/dev/null; then \
 		echo "installing libsqlite3-dev with apt-get (the example app in Examples/Notes uses SQLite)"; \
@@ -35,6 +36,11 @@ test-deps: deps
 		echo "installing openssh-server with apt-get (the ssh transport tests run a local sshd)"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && $$SUDO DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server; \
+	fi
+	@if [ ! -x /usr/sbin/nginx ] || [ ! -x /usr/sbin/fcgiwrap ] || ! command -v openssl >/dev/null; then \
+		echo "installing nginx, fcgiwrap and openssl with apt-get (the https tests run a local git server)"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && $$SUDO DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx fcgiwrap openssl; \
 	fi
 
 build: deps

@@ -27,8 +27,12 @@ let package = Package(
             pkgConfig: "libgit2",
             providers: [.apt(["libgit2-dev"])]
         ),
-        // libgit2's TCP connections through a stream of ours, with connect and idle time limits.
-        .target(name: "CRecSyncNet", dependencies: ["CLibGit2"]),
+        // libgit2's TCP connections through a stream of ours, with connect and idle time limits;
+        // and the check of certificates for IP addresses, with mbedTLS (libgit2's TLS library
+        // here: Debian's libgit2-dev depends on libmbedtls-dev).
+        .target(
+            name: "CRecSyncNet", dependencies: ["CLibGit2"],
+            linkerSettings: [.linkedLibrary("mbedx509"), .linkedLibrary("mbedcrypto")]),
         .target(
             name: "RecSyncGit",
             dependencies: ["CLibGit2", "CRecSyncSys", "CRecSyncNet", "RecSyncModel", "RecSyncSystem", .product(name: "Crypto", package: "swift-crypto")]

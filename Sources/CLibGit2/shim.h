@@ -23,6 +23,12 @@ static inline int recsync_git_set_cache_object_limit(git_object_t type, size_t b
     return git_libgit2_opts(GIT_OPT_SET_CACHE_OBJECT_LIMIT, type, bytes);
 }
 
+/* The certificate authorities https connections trust: a PEM file, a directory, or both
+   (either may be NULL, not both). */
+static inline int recsync_git_set_ssl_cert_locations(const char *file, const char *directory) {
+    return git_libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS, file, directory);
+}
+
 /* Pack windows (see GitPackWindows in RecSyncGit). */
 static inline int recsync_git_set_mwindow_size(size_t bytes) {
     return git_libgit2_opts(GIT_OPT_SET_MWINDOW_SIZE, bytes);

@@ -44,6 +44,11 @@ public struct GitNetworkOptions: Sendable {
     /// A setting from the environment that cannot be used, with what to do about it: network
     /// stores refuse to open while it is set (rather than quietly use the default).
     public var settingProblem: String?
+    /// The certificate authorities https servers are checked against; nil: the system's.
+    public var certificateAuthorities: GitCertificateAuthorities?
+    /// Why the certificate authorities the environment names cannot be used: https
+    /// connections fail with it (other transports do not need them).
+    public var certificateAuthoritiesProblem: String?
 
     public static let defaultConnectTimeout: Double = 10
     public static let defaultIdleTimeout: Double = 60
@@ -77,7 +82,8 @@ public struct GitNetworkOptions: Sendable {
     /// The settings a user expects: keys in `~/.ssh`, ssh-agent when `SSH_AUTH_SOCK` is set,
     /// `RECSYNC_SSH_KNOWN_HOSTS` (else `~/.ssh/known_hosts`), `RECSYNC_TOKEN` /
     /// `RECSYNC_USERNAME`, else git's credential helpers; time limits from
-    /// `RECSYNC_CONNECT_TIMEOUT` and `RECSYNC_IDLE_TIMEOUT` (seconds).
+    /// `RECSYNC_CONNECT_TIMEOUT` and `RECSYNC_IDLE_TIMEOUT` (seconds); certificate authorities
+    /// from `GIT_SSL_CAINFO` / `SSL_CERT_FILE` and `GIT_SSL_CAPATH` / `SSL_CERT_DIR`.
     public static func fromEnvironment(_ env: [String: String] = ProcessInfo.processInfo.environment) -> GitNetworkOptions {
         let home = env["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
         let ssh = "\(home)/.ssh"
@@ -97,6 +103,7 @@ public struct GitNetworkOptions: Sendable {
         options.connectTimeout = seconds(env, "RECSYNC_CONNECT_TIMEOUT", default: defaultConnectTimeout, problems: &problems)
         options.idleTimeout = seconds(env, "RECSYNC_IDLE_TIMEOUT", default: defaultIdleTimeout, problems: &problems)
         options.settingProblem = problems.isEmpty ? nil : problems.joined(separator: "; ")
+        (options.certificateAuthorities, options.certificateAuthoritiesProblem) = GitCertificateAuthorities.fromEnvironment(env)
         return options
     }
 

@@ -276,6 +276,10 @@ private final class RemoteSession {
                 """
             )
         }
+        if remote.transport == .https {
+            if let problem = options.certificateAuthoritiesProblem { throw GitNetworkError(.untrustedHost, problem) }
+            if let problem = TLSTrust.use(options.certificateAuthorities, for: remote) { throw GitNetworkError(.untrustedHost, problem) }
+        }
         var out: OpaquePointer?
         let result: Int32
         if let repository {
@@ -373,6 +377,9 @@ private final class RemoteSession {
         let remote = state.remote.redacted
         if let timeout = timeoutFailure(doing: doing, connected: connected) { return timeout }
         if let problem = state.hostProblem { return GitNetworkError(.untrustedHost, problem) }
+        if state.certificateRefused && result == GIT_ECERTIFICATE.rawValue {
+            return GitNetworkError(.untrustedHost, state.untrustedCertificate(detail: cause))
+        }
         if result == GIT_ECERTIFICATE.rawValue {
             return GitNetworkError(
                 .untrustedHost,
@@ -463,6 +470,9 @@ private final class RemoteCallbackState {
     private(set) var authProblem: String?
     /// Set when the host key or certificate check refused, with the message for the user.
     var hostProblem: String?
+    /// Set when libgit2 refused a TLS certificate and the check left it at that (its error
+    /// says why).
+    var certificateRefused = false
     /// Per remote reference, the status the remote gave when it refused to update it.
     var refusals: [String: String] = [:]
     /// A guarded force push: the reference and the value it must hold on the remote.
@@ -625,16 +635,51 @@ private final class RemoteCallbackState {
 
     // MARK: Host keys and certificates
 
+    /// The check of a TLS certificate. libgit2 verified it already, but cannot match an IP
+    /// address (its mbedTLS compares the host with DNS names only): for a host that is an IP
+    /// address, a certificate libgit2 refused is verified again here, matching the address
+    /// against the certificate's IP addresses. Nothing else libgit2 refused is accepted.
+    private func checkX509(_ cert: UnsafeMutablePointer<git_cert>, valid: Bool, host: String) -> Int32 {
+        if valid { return 0 }
+        let x509 = UnsafeMutableRawPointer(cert).assumingMemoryBound(to: git_cert_x509.self).pointee
+        guard let ip = TLSTrust.address(host), let data = x509.data, x509.len > 0 else {
+            certificateRefused = true
+            return GIT_PASSTHROUGH.rawValue
+        }
+        switch TLSTrust.verify(certificate: UnsafeRawBufferPointer(start: data, count: x509.len), ip: ip) {
+        case .trusted:
+            return 0
+        case .otherAddress:
+            hostProblem =
+                """
+                the TLS certificate of \(remote.redacted) is signed by a trusted certificate authority but is not issued for\
+                 \(host) (it names no such IP address): check the URL; the server's certificate must name the address\
+                 you connect to (subjectAltName IP:\(host))
+                """
+        case .untrusted(let detail):
+            hostProblem = untrustedCertificate(detail: detail)
+        }
+        return GIT_ECERTIFICATE.rawValue
+    }
+
+    /// The message for a TLS certificate that is not trusted, with why.
+    func untrustedCertificate(detail: String?) -> String {
+        let trusted = options.certificateAuthorities.map { " (trusting \($0.origin))" } ?? ""
+        // mbedTLS gives one line per finding.
+        let detail = detail?.split(whereSeparator: \.isNewline).joined(separator: "; ")
+        return
+            """
+            the TLS certificate of \(remote.redacted) is not trusted\(trusted)\(detail.map { ": \($0)" } ?? ""); check the\
+             URL (the certificate must name its host); if the server uses a private certificate authority, point\
+             SSL_CERT_FILE (or GIT_SSL_CAINFO) at its PEM certificate, or SSL_CERT_DIR (or GIT_SSL_CAPATH) at a\
+             directory of them, or add it to the system's certificates (update-ca-certificates), and try again
+            """
+    }
+
     func checkCertificate(_ cert: UnsafeMutablePointer<git_cert>, valid: Bool, host: String) -> Int32 {
+        if cert.pointee.cert_type == GIT_CERT_X509 { return checkX509(cert, valid: valid, host: host) }
         guard cert.pointee.cert_type == GIT_CERT_HOSTKEY_LIBSSH2 else {
-            if !valid {
-                hostProblem =
-                    """
-                    the TLS certificate of \(remote.redacted) is not trusted (expired, self-signed, or for another\
-                     name); if the server uses a private CA, add it to the system's CA certificates\
-                     (update-ca-certificates) and try again
-                    """
-            }
+            certificateRefused = !valid
             return GIT_PASSTHROUGH.rawValue
         }
         let hostkey = UnsafeMutableRawPointer(cert).assumingMemoryBound(to: git_cert_hostkey.self).pointee

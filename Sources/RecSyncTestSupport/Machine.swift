@@ -19,6 +19,10 @@ public enum Machine {
         FileManager.default.isExecutableFile(atPath: "/usr/bin/ssh-keygen")
     }
 
+    /// nginx, fcgiwrap, openssl and git-http-backend, which `HTTPSGitServer` runs (apt-get
+    /// install nginx fcgiwrap openssl).
+    public static var hasHTTPSGitServer: Bool { HTTPSGitServer.unavailableReason == nil }
+
     /// Whether the kernel leaves a connection request to a full accept queue unanswered (as
     /// Linux does), so that `UnansweredPort` can imitate a host that drops packets. Asked once
     /// per process by making one (about 0.3 s).
