@@ -264,14 +264,15 @@ final class WorkspaceFetchClient: EngineClient, FetchStateKeeper {
             events(.tokenExpired("\(scope.rawValue) database"))
         }
         addToReport { $0.warnings += changes.warnings.map(\.description) }
-        for deletion in changes.deletions {
+        // A partial workspace hears of every zone that goes; those it does not track are not its business.
+        for deletion in changes.deletions where ws.tracks(deletion.zoneID) {
             var removal = PullReport()
             try await sync.removeZone(deletion, workspace: ws, report: &removal, events: events)
             addToReport { $0.merge(removal) }
         }
         // A shared zone's permission is in its zone entry, which changes with it: the files of
         // a zone shared read-only are written without write permission (before its records land).
-        let zones = changes.modifications
+        let zones = changes.modifications.filter(ws.tracks)
         if scope == .shared, !zones.isEmpty, !dryRun {
             let onStore = Dictionary(
                 try await sync.store.fetchAllRecordZones(scope: .shared).map { ($0.zoneID, $0) }, uniquingKeysWith: { a, _ in a })
