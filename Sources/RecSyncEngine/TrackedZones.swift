@@ -20,9 +20,10 @@ extension SyncEngine {
     /// is. With `all` (and no zones), the workspace goes back to holding every zone; the next
     /// pull fetches those it lacks.
     ///
-    /// Nothing is fetched here: the scopes' change tokens are forgotten so that the next pull
-    /// reads the zone lists whole (the zones held keep their own tokens, so only the newly
-    /// tracked zones are fetched whole).
+    /// Nothing is fetched here: the next pull fetches a tracked zone it holds no token of
+    /// whole, if the store has it. For `all`, the scopes' change tokens are forgotten, so that
+    /// the next pull reads the zone lists whole and fetches every zone it lacks (the zones
+    /// held keep their own tokens).
     public static func trackZones(_ names: [String], all: Bool, in workspace: Workspace, from directory: String) throws(RecSyncError)
         -> TrackingChange
     {
@@ -45,14 +46,13 @@ extension SyncEngine {
                     guard var tracked = set, !ws.tracks(zone), !tracked.contains(entry) else { continue }
                     tracked.append(entry)
                     set = tracked.sorted()
-                    scopes.insert(ws.scope(of: zone))
                 }
-                guard !scopes.isEmpty else { return TrackingChange(workspace: ws, zones: zones, changed: false, lostAndFound: nil) }
+                guard set != config.trackedZones else { return TrackingChange(workspace: ws, zones: zones, changed: false, lostAndFound: nil) }
                 config.trackedZones = set
             }
             // The tokens before the config: killed in between, a pull reads the zone lists
-            // whole for nothing; the other way round, the zone would be in the set with no
-            // pull to fetch it, and a second track would find nothing to change.
+            // whole for nothing; the other way round, the workspace would track every zone
+            // with no pull to fetch those it lacks, and a second track would change nothing.
             for scope in scopes.sorted(by: { $0.rawValue < $1.rawValue }) { try ws.saveToken(nil, at: ws.scopeTokenPath(scope)) }
             try ws.saveConfig(config)
             return TrackingChange(workspace: workspace.withConfig(config), zones: zones, changed: true, lostAndFound: nil)

@@ -96,6 +96,9 @@ final class WorkspaceFetchClient: EngineClient, FetchStateKeeper {
                 .map { ZoneDeletion(zoneID: $0, reason: .encryptedDataReset) }
         }
         holdings.removedAhead = try ws.zonesRemovedAheadOfScopeToken(scope).filter { !ws.hasZoneDirectory($0) }
+        // Zones a partial workspace tracks without a token yet: tracked since the last pull
+        // (which the scope's feed need not name), or their first fetch was stopped.
+        holdings.wanted = try ws.trackedZonesNotHeld().filter { ws.scope(of: $0) == scope }
         for zone in held where try ws.zoneNeedsALook(zone) ? true : sync.fetchesAssets(of: zone) ? ws.hasUnfetchedAssetsNote(zone) : false {
             holdings.needingALook.insert(zone)
         }

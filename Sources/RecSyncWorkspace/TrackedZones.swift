@@ -26,15 +26,16 @@ extension Workspace {
         return zones.sorted()
     }
 
-    /// Zones of the set the workspace holds nothing of yet (tracked since the last pull):
-    /// a pull fetches them whole if the store has them.
+    /// Zones of the set the workspace holds no token of: tracked since the last pull, or a
+    /// first fetch of them was stopped (a directory may be there). A pull fetches them whole
+    /// if the store has them.
     package func trackedZonesNotHeld() throws(RecSyncError) -> [ZoneID] {
         guard let tracked = config.trackedZones else { return [] }
         let withToken = Set(zonesWithTokens())
         var zones: [ZoneID] = []
         for path in tracked {
             let zone = try trackedZone(path)
-            if !withToken.contains(zone), !hasZoneDirectory(zone) { zones.append(zone) }
+            if !withToken.contains(zone) { zones.append(zone) }
         }
         return zones
     }
