@@ -26,7 +26,12 @@ extension SyncEngine {
             let events = started(ws, store)
             var engine = SyncEngine(workspace: ws, store: store)
             engine.fetchesAssets = fetchesAssets
-            return (engine, try await engine.pull(fromLastLook: true, events: events))
+            var report = try await engine.pull(fromLastLook: true, events: events)
+            // A zone asked for that the pull did not find: said, not an error (it may come later).
+            for zone in try ws.trackedZonesNotHeld() {
+                report.warnings.append("zone \(zone) is not on the store, or not shared with you; a pull fetches it once it is")
+            }
+            return (engine, report)
         } catch {
             do throws(RecSyncError) { try Workspace.discardHalfMade(target, existed: existed) } catch let cleanup {
                 throw .fileSystem(

@@ -48,6 +48,22 @@ import Testing
         #expect(full.allSatisfy { $0["tracked"] as? Bool == true }, "\(full)")
     }
 
+    @Test func cloneNamesAZoneItDidNotFindAndRefusesANameThatIsNoZone() throws {
+        let f = try Self.storeWithTwoZones()
+        let clone = try f.run(["clone", "store.git", "part", "--zone", "todo", "--zone", "nosuch"])
+        #expect(clone.stderr.contains("zone alice/nosuch is not on the store"), "\(clone)")
+        // Made later, it comes with the next pull.
+        try f.run(["zone", "create", "nosuch"], in: "full")
+        try f.put("nosuch/r", #"{"v": 1}"#, in: "full")
+        try f.run(["push"], in: "full")
+        try f.run(["pull"], in: "part")
+        #expect(exists(f, "part/private/nosuch/r.json"))
+
+        let bad = try f.run(["clone", "store.git", "bad", "--zone", "a/b/c"], expect: 1)
+        #expect(bad.stderr.contains("'a/b/c' does not name a zone"), "\(bad)")
+        #expect(!exists(f, "bad"), "a failed clone leaves nothing")
+    }
+
     @Test func trackThenPullFetchesTheZoneWhole() throws {
         let f = try Self.storeWithTwoZones()
         try f.run(["clone", "store.git", "part", "--zone", "todo"])
