@@ -34,6 +34,11 @@ import Testing
         #expect(!exists(f, "part/private/work"))
         #expect(!exists(f, "part/private/later"))
         #expect(try f.run(["status", "--exit-code"], in: "part").status == 0)
+        // watch --pull pulls the same way.
+        try f.put("work/more", #"{"pages": 2}"#, in: "full")
+        try f.run(["push"], in: "full")
+        try f.run(["watch", "--once", "--pull"], in: "part")
+        #expect(!exists(f, "part/private/work") && !exists(f, "part/private/later"))
 
         // zone list shows every zone, and which are tracked.
         let list = try f.json(["zone", "list"], in: "part")
