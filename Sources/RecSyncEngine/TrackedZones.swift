@@ -43,7 +43,8 @@ extension SyncEngine {
                 for name in names {
                     let (zone, entry) = try ws.trackedEntry(name, from: directory)
                     zones.append(zone)
-                    guard var tracked = set, !ws.tracks(zone), !tracked.contains(entry) else { continue }
+                    // A zone made here is fetched for its directory; named, it is kept in the set.
+                    guard var tracked = set, !tracked.contains(entry) else { continue }
                     tracked.append(entry)
                     set = tracked.sorted()
                 }

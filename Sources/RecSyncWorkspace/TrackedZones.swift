@@ -73,16 +73,13 @@ extension Workspace {
         Set((localZones().zones + zonesWithTokens()).map { rootRelative(zoneDirectory($0)) }).sorted()
     }
 
-    /// Whether the zone holds anything a removal would lose: a record not pushed (new,
-    /// edited, deleted here), a pending conflict, a file that is not a record, or a file that
-    /// cannot be read. The paths of the records, for the message.
+    /// What the zone holds that removing it would lose, as paths to show (empty: nothing): a
+    /// record not pushed (new, edited, deleted here), a file that cannot be read, a file that
+    /// is not a record, pending conflicts.
     package func unpushedWork(in scan: ZoneScan, of zone: ZoneID) -> [String] {
         var paths = scan.records.filter { $0.state != .clean }.map { relative("\(zoneDirectory(zone))/\($0.fileName)") }
         paths += scan.problems.map(\.path)
-        let others = FileIO.list(zoneDirectory(zone)).filter { name in
-            name != ".system" && !name.contains(TempFile.marker) && (name.hasPrefix(".") || !name.hasSuffix(".json"))
-        }
-        paths += others.map { relative("\(zoneDirectory(zone))/\($0)") }
+        paths += filesNotRecords(in: zone).map { relative("\(zoneDirectory(zone))/\($0)") }
         if !FileIO.list(conflictDirectory(zone)).isEmpty { paths.append("conflicts of zone \(zone)") }
         return paths
     }
