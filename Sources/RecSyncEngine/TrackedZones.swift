@@ -76,6 +76,11 @@ extension SyncEngine {
             guard ws.tracks(zone) else {
                 throw .notFound("zone \(zone) is not tracked by this workspace").suggesting(.listZones)
             }
+            // A push stopped before it wrote its sidecars: the next pull settles it, and would
+            // note records of this zone as pushed after its state was forgotten.
+            if try ws.pendingPushNote() != nil {
+                throw .localChanges("a push was stopped before it finished; nothing was untracked").suggesting(.pull)
+            }
             var config = ws.config
             // The store is not asked: the index says what was synced.
             let scan = try await ws.scan(zone: zone) { _, _ throws(RecSyncError) in nil }

@@ -55,6 +55,12 @@ import Testing
         await #expect(throws: RecSyncError.self) {
             _ = try await SyncEngine.untrackZone("work", force: false, in: tracking.workspace, from: tracking.workspace.root)
         }
+        // Nor while a stopped push is unsettled, even forced: a pull settles it first.
+        try tracking.workspace.writePendingPushNote(Array("{}".utf8))
+        await #expect(throws: RecSyncError.localChanges("a push was stopped before it finished; nothing was untracked")) {
+            _ = try await SyncEngine.untrackZone("work", force: true, in: tracking.workspace, from: tracking.workspace.root)
+        }
+        try tracking.workspace.clearPendingPushNote()
         let untracked = try await SyncEngine.untrackZone("work", force: true, in: tracking.workspace, from: tracking.workspace.root)
         #expect(untracked.lostAndFound != nil)
         let again = try SyncEngine.trackZones(["work"], all: false, in: untracked.workspace, from: untracked.workspace.root)
