@@ -345,7 +345,7 @@ _recsync_init() {
 _recsync_clone() {
     repeating_flags=()
     non_repeating_flags=(--quiet -q --verbose -v --json --no-assets --version -h --help)
-    repeating_options=()
+    repeating_options=(--zone)
     non_repeating_options=(-C --color --user)
     __recsync_offer_flags_options 2
 
@@ -360,6 +360,9 @@ _recsync_clone() {
         return
         ;;
     '--user')
+        return
+        ;;
+    '--zone')
         return
         ;;
     esac
@@ -601,13 +604,13 @@ _recsync_zone() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    create|delete|purge|list)
+    create|delete|purge|list|track|untrack)
         # Offer subcommand argument completions
         "_recsync_zone_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'create delete purge list' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'create delete purge list track untrack' -- "${cur}"))
         ;;
     esac
 }
@@ -709,6 +712,62 @@ _recsync_zone_list() {
         ;;
     '--color')
         __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
+        return
+        ;;
+    esac
+}
+
+_recsync_zone_track() {
+    repeating_flags=()
+    non_repeating_flags=(--quiet -q --verbose -v --json --all --version -h --help)
+    repeating_options=()
+    non_repeating_options=(-C --color)
+    __recsync_offer_flags_options -1
+
+    # Offer option value completions
+    case "${prev}" in
+    '-C')
+        __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    *)
+        __recsync_add_completions -W "$(__recsync_custom_complete ---completion zone track -- positional@0 "${COMP_CWORD}" "$(__recsync_cursor_index_in_current_word)")"
+        return
+        ;;
+    esac
+}
+
+_recsync_zone_untrack() {
+    repeating_flags=()
+    non_repeating_flags=(--quiet -q --verbose -v --json --force -f --version -h --help)
+    repeating_options=()
+    non_repeating_options=(-C --color)
+    __recsync_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '-C')
+        __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    1)
+        __recsync_add_completions -W "$(__recsync_custom_complete ---completion zone untrack -- positional@0 "${COMP_CWORD}" "$(__recsync_cursor_index_in_current_word)")"
         return
         ;;
     esac
@@ -1222,7 +1281,7 @@ _recsync_config_get() {
     # Offer positional completions
     case "${positional_number}" in
     1)
-        __recsync_add_completions -W 'remote'$'\n''user'$'\n''commitSnapshots'$'\n''noAssetZones'
+        __recsync_add_completions -W 'remote'$'\n''user'$'\n''commitSnapshots'$'\n''noAssetZones'$'\n''trackedZones'
         return
         ;;
     esac
@@ -1250,7 +1309,7 @@ _recsync_config_set() {
     # Offer positional completions
     case "${positional_number}" in
     1)
-        __recsync_add_completions -W 'remote'$'\n''user'$'\n''commitSnapshots'$'\n''noAssetZones'
+        __recsync_add_completions -W 'remote'$'\n''user'$'\n''commitSnapshots'$'\n''noAssetZones'$'\n''trackedZones'
         return
         ;;
     esac

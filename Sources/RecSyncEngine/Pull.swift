@@ -10,6 +10,7 @@ extension SyncEngine {
     /// then each changed zone, page by page — records on disk before the zone token, every
     /// zone before the scope token. Killed anywhere, the next pull redoes at most one page.
     /// Local edits are never overwritten: an incoming change to an edited record is a conflict.
+    /// A partial workspace (`Workspace.isPartial`) fetches only the zones it tracks.
     public func pull(events: @escaping @Sendable (SyncEvent) -> Void = { _ in }) async throws(RecSyncError) -> PullReport {
         try await pull(fromLastLook: false, events: events)
     }
@@ -44,7 +45,10 @@ extension SyncEngine {
         options.listingPageSize = fullFetchPageSize
         options.retries = .never
         let engine = RecordSyncEngine(store: store, client: client, keeper: client, options: options)
-        try await engine.fetchChanges()
+        // A partial workspace fetches the record changes of its zones only; the zone lists
+        // are still read whole, so a zone it holds that goes away is never missed.
+        let scope = try ws.trackedZoneIDs().map(RecordSyncEngine.ZoneScope.zoneIDs) ?? .all
+        try await engine.fetchChanges(RecordSyncEngine.FetchChangesOptions(scope: scope))
         report.merge(client.report)
         // A conflict whose two sides are the same (the store moved to what the file holds)
         // resolves itself: nothing to choose.

@@ -23,6 +23,10 @@ struct ScopeHoldings {
     /// Zones a stopped fetch removed ahead of its scope token: fetched whole again if the
     /// store shows them (a zone shared again as it was is in no feed from the old token).
     var removedAhead: [ZoneID] = []
+    /// Zones the client chose that it holds no token of (a partial workspace's newly tracked
+    /// zones, or ones whose first fetch did not finish): fetched whole if the store has them,
+    /// since a feed from the scope token need not name them.
+    var wanted: [ZoneID] = []
     /// Zones an earlier feed named that were not fetched yet (outside a fetch's scope).
     var pending: [ZoneID] = []
     /// Held zones to fetch even when the feed does not name them (records to fetch again,
@@ -71,10 +75,10 @@ extension RemoteStore {
         var seen = Set<ZoneID>()
         deleted = deleted.filter { seen.insert($0.zoneID).inserted }
         let gone = Set(deleted.map(\.zoneID))
-        let removedAhead = h.removedAhead.filter { !listed.contains($0) }
-        if !removedAhead.isEmpty {
+        let unnamed = (h.removedAhead + h.wanted).filter { !listed.contains($0) }
+        if !unnamed.isEmpty {
             let live = Set(try await fetchAllRecordZones(scope: scope).map(\.zoneID))
-            changed += removedAhead.filter { live.contains($0) }
+            changed += unnamed.filter { live.contains($0) }
         }
         changed += h.pending
         changed += h.held.filter { h.needingALook.contains($0) }

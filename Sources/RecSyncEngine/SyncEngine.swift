@@ -24,7 +24,7 @@ public struct SyncEngine: Sendable {
         case assetDownloaded(RecordID)
     }
 
-    public let workspace: Workspace
+    public internal(set) var workspace: Workspace
     public let store: any RemoteStore
     /// Records per page when pulling.
     public var pageSize = 400

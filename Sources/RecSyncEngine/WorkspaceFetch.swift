@@ -96,6 +96,9 @@ final class WorkspaceFetchClient: EngineClient, FetchStateKeeper {
                 .map { ZoneDeletion(zoneID: $0, reason: .encryptedDataReset) }
         }
         holdings.removedAhead = try ws.zonesRemovedAheadOfScopeToken(scope).filter { !ws.hasZoneDirectory($0) }
+        // Zones a partial workspace tracks without a token yet: tracked since the last pull
+        // (which the scope's feed need not name), or their first fetch was stopped.
+        holdings.wanted = try ws.trackedZonesNotHeld().filter { ws.scope(of: $0) == scope }
         for zone in held where try ws.zoneNeedsALook(zone) ? true : sync.fetchesAssets(of: zone) ? ws.hasUnfetchedAssetsNote(zone) : false {
             holdings.needingALook.insert(zone)
         }
@@ -264,14 +267,15 @@ final class WorkspaceFetchClient: EngineClient, FetchStateKeeper {
             events(.tokenExpired("\(scope.rawValue) database"))
         }
         addToReport { $0.warnings += changes.warnings.map(\.description) }
-        for deletion in changes.deletions {
+        // A partial workspace hears of every zone that goes; those it does not track are not its business.
+        for deletion in changes.deletions where ws.tracks(deletion.zoneID) {
             var removal = PullReport()
             try await sync.removeZone(deletion, workspace: ws, report: &removal, events: events)
             addToReport { $0.merge(removal) }
         }
         // A shared zone's permission is in its zone entry, which changes with it: the files of
         // a zone shared read-only are written without write permission (before its records land).
-        let zones = changes.modifications
+        let zones = changes.modifications.filter(ws.tracks)
         if scope == .shared, !zones.isEmpty, !dryRun {
             let onStore = Dictionary(
                 try await sync.store.fetchAllRecordZones(scope: .shared).map { ($0.zoneID, $0) }, uniquingKeysWith: { a, _ in a })

@@ -52,6 +52,9 @@ extension SyncEngine {
             case .noAssetZones:
                 let zones = try ws.parseZoneList(text, from: directory)
                 config.noAssetZones = zones.isEmpty ? nil : zones
+            case .trackedZones:
+                throw .invalidArguments("trackedZones is changed by tracking and untracking zones, which fetch and remove their files")
+                    .suggesting(.trackZones)
             case .remote:
                 let remote = try StoreLocation.normalized(text, relativeTo: directory)
                 let newID = try await StoreLocation.withStore(at: remote, relativeTo: directory, actor: StoreActor(userRecordName: ws.user)) {

@@ -77,6 +77,12 @@ extension SyncEngine {
             if case .failure(let e) = r.result { throw e }
         }
         applied()
-        return try await pull(events: events)
+        var engine = self
+        // A zone made from a partial workspace is one it wants: tracked, so the pull brings its directory.
+        if case .recreate = operation, workspace.isPartial, !workspace.tracks(zone) {
+            let entry = workspace.rootRelative(workspace.zoneDirectory(zone))
+            engine.workspace = try Self.trackZones([entry], all: false, in: workspace, from: workspace.root).workspace
+        }
+        return try await engine.pull(events: events)
     }
 }

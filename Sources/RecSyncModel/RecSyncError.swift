@@ -163,6 +163,8 @@ extension RecSyncError {
         case compactStoreWhereItLives
         /// List the zones (and with whom they are shared).
         case listZones
+        /// Track or untrack zones: the set of zones a partial workspace holds.
+        case trackZones
         /// List the workspace's subscriptions.
         case listSubscriptions
         /// List the store's history.

@@ -32,6 +32,8 @@ public actor FaultInjectingStore: RemoteStore {
     public private(set) var zonesCreated: [ZoneID] = []
     /// How many times a scope's zones were listed through this handle (`fetchAllRecordZones`).
     public private(set) var zoneListings = 0
+    /// The zones whose record changes were read through this handle (`recordZoneChanges`), in order.
+    public private(set) var zoneChangesRead: [ZoneID] = []
     /// How many records were asked for by ID through this handle (`fetchRecords`).
     public private(set) var recordsFetchedByID = 0
     /// How many of the next zone listings fail, as a dropped connection would.
@@ -108,6 +110,7 @@ public actor FaultInjectingStore: RemoteStore {
         -> RecordZoneChanges
     {
         try drop("recordZoneChanges")
+        zoneChangesRead.append(zone)
         if let error = failingZones[zone] { throw error }
         return try await inner.recordZoneChanges(zone: zone, since: token, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
     }

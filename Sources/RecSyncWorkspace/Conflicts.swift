@@ -115,6 +115,14 @@ extension Workspace {
         return result
     }
 
+    /// The names of the files in the zone's directory that are not records, nor recsync's own
+    /// (dot files, files that are not `.json`): the user's, kept when the zone goes.
+    package func filesNotRecords(in zone: ZoneID) -> [String] {
+        FileIO.list(zoneDirectory(zone)).filter { name in
+            name != ".system" && !name.contains(TempFile.marker) && (name.hasPrefix(".") || !name.hasSuffix(".json"))
+        }
+    }
+
     /// Moves everything of a zone that is not simply the synced version (unpushed new and
     /// edited records with their sidecars, files that are not records, unreadable files,
     /// pending conflicts) to `.recsync/lost+found/<stamp>/<scope>/<owner>/<zone>/`, leaving only synced
@@ -124,9 +132,7 @@ extension Workspace {
         let unpushed = scan.records.contains { $0.state == .new || $0.state == .modified }
         // Anything that is not a record file (dot files, untracked or ignored files) is the
         // user's, and goes with the directory.
-        let others = FileIO.list(dir).contains { name in
-            name != ".system" && !name.contains(TempFile.marker) && (name.hasPrefix(".") || !name.hasSuffix(".json"))
-        }
+        let others = !filesNotRecords(in: zone).isEmpty
         let conflictDir = conflictDirectory(zone)
         let conflicts = !FileIO.list(conflictDir).isEmpty
         guard unpushed || others || conflicts || !scan.problems.isEmpty else { return nil }

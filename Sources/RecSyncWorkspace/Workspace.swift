@@ -19,6 +19,10 @@ public struct WorkspaceConfig: Sendable, Hashable, Codable {
     /// Zones pulled without their assets' content (their directories relative to the root,
     /// `private/photos`): `Workspace.pullsWithoutAssets`.
     public var noAssetZones: [String]?
+    /// The zones a partial workspace holds (their directories relative to the root,
+    /// `private/todo`, `shared/alice/plans`); nil for a workspace of every zone:
+    /// `Workspace.tracks`.
+    public var trackedZones: [String]?
 
     public init(user: String, remote: String, storeID: String? = nil) {
         version = Self.currentVersion

@@ -12,6 +12,9 @@ public enum WorkspaceSetting: String, CaseIterable, Sendable {
     case commitSnapshots
     /// The zones pulled without their assets (`WorkspaceConfig.noAssetZones`).
     case noAssetZones
+    /// The zones a partial workspace holds, null for every zone (`WorkspaceConfig.trackedZones`):
+    /// read here, changed by tracking and untracking zones, which fetch and remove their files.
+    case trackedZones
 
     /// The setting a key names; an unknown key is an error listing the known ones.
     package init(key: String) throws(RecSyncError) {
@@ -40,6 +43,7 @@ extension WorkspaceConfig {
         case .user: .string(user)
         case .commitSnapshots: .bool(commitSnapshots ?? false)
         case .noAssetZones: .array((noAssetZones ?? []).map(JSONValue.string))
+        case .trackedZones: trackedZones.map { .array($0.map(JSONValue.string)) } ?? .null
         }
     }
 }

@@ -9,7 +9,10 @@ import Testing
     @Test func configGetSetListValidatesLikeInit() throws {
         let f = try CLIFixture().withStore()
         try f.clone("w")
-        #expect(try f.run(["config", "list"], in: "w").lines == ["remote=\(f.storePath)", "user=alice", "commitSnapshots=false", "noAssetZones="])
+        #expect(
+            try f.run(["config", "list"], in: "w").lines == [
+                "remote=\(f.storePath)", "user=alice", "commitSnapshots=false", "noAssetZones=", "trackedZones=null",
+            ])
         #expect(try f.run(["config", "get", "user"], in: "w").stdout == "alice\n")
         try f.run(["config", "set", "commitSnapshots", "yes"], in: "w")
         #expect(try f.json(["config", "get", "commitSnapshots"], in: "w")["value"] as? Bool == true)

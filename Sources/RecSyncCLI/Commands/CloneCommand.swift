@@ -14,8 +14,10 @@ struct CloneCommand: RecSyncSubcommand {
         discussion:
             """
             The workspace acts as --user NAME, else $RECSYNC_USER, else your login name. A network store is\
-             kept in a bare mirror in .recsync/mirror.\n\nEXAMPLES\n  recsync clone ~/stores/notes.git\
-             notes\n  recsync clone ~/stores/photos.git photos --no-assets\n  recsync clone\
+             kept in a bare mirror in .recsync/mirror. With --zone, the workspace is a partial one: it fetches\
+             only the zones named ('recsync zone track' adds more).\n\nEXAMPLES\n  recsync clone ~/stores/notes.git\
+             notes\n  recsync clone ~/stores/photos.git photos --no-assets\n  recsync clone ~/stores/notes.git work --zone todo\
+             --zone alice/plans\n  recsync clone\
              ssh://git@example.org/team/notes.git notes --user alice
             """
     )
@@ -34,6 +36,11 @@ struct CloneCommand: RecSyncSubcommand {
     @Flag(help: "Fetch the records without their assets' content; 'recsync get --asset' or a later pull fetches it.")
     var noAssets = false
 
+    @Option(
+        name: .customLong("zone"),
+        help: ArgumentHelp("Hold only this zone (OWNER/ZONE for one shared with you); repeat for more. Default: every zone.", valueName: "zone"))
+    var zones: [String] = []
+
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let who = try context.user(user)
         let remote = try StoreLocation.normalized(url, relativeTo: context.directory)
@@ -45,7 +52,7 @@ struct CloneCommand: RecSyncSubcommand {
         let target = StoreLocation.absolute(name, relativeTo: context.directory)
         let console = context.console
         let (engine, report) = try await SyncEngine.clone(
-            into: target, config: WorkspaceConfig(user: who, remote: remote), fetchesAssets: !noAssets,
+            into: target, config: WorkspaceConfig(user: who, remote: remote), fetchesAssets: !noAssets, zones: zones,
             openStore: { ws throws(RecSyncError) -> any RemoteStore in
                 if let localStore { return EncryptingStore(localStore, keyStore: try context.keyStore(), state: ws) }
                 return try context.store(for: ws)

@@ -22,6 +22,7 @@ enum CommandError {
         case .checkStore(let path): "'recsync store doctor\(path.map { " \($0)" } ?? "")' checks the store and removes what a killed writer left"
         case .compactStoreWhereItLives: "compact the store where it lives: 'recsync store compact PATH' on the server"
         case .listZones: "'recsync zone list' shows the zones and who they are shared with"
+        case .trackZones: "'recsync zone track ZONE' and 'recsync zone untrack ZONE' change the zones this workspace holds"
         case .listSubscriptions: "'recsync subscriptions' lists them"
         case .listHistory: "'recsync log' lists the store's history"
         case .listRecordVersions: "'recsync log -p RECORD' lists its versions"

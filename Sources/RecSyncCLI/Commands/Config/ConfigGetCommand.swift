@@ -9,7 +9,7 @@ struct ConfigGetCommand: RecSyncSubcommand {
         commandName: "get",
         abstract: "Print one setting of the workspace.",
         discussion: """
-            KEY is remote, user, commitSnapshots or noAssetZones. An unset remote prints an empty line.
+            KEY is remote, user, commitSnapshots, noAssetZones or trackedZones. An unset remote prints an empty line.
 
             EXAMPLES
               recsync config get user
@@ -18,7 +18,7 @@ struct ConfigGetCommand: RecSyncSubcommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: "remote, user, commitSnapshots or noAssetZones.", completion: .list(WorkspaceSetting.allCases.map(\.rawValue)))
+    @Argument(help: "remote, user, commitSnapshots, noAssetZones or trackedZones.", completion: .list(WorkspaceSetting.allCases.map(\.rawValue)))
     var key: String
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {

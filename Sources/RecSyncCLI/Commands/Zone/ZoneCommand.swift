@@ -4,6 +4,9 @@ import ArgumentParser
 struct ZoneCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "zone",
-        abstract: "Create, delete, purge and list your zones on the store.",
-        subcommands: [ZoneCreateCommand.self, ZoneDeleteCommand.self, ZonePurgeCommand.self, ZoneListCommand.self])
+        abstract: "Create, delete, purge and list your zones on the store; choose the zones a workspace holds.",
+        subcommands: [
+            ZoneCreateCommand.self, ZoneDeleteCommand.self, ZonePurgeCommand.self, ZoneListCommand.self, ZoneTrackCommand.self,
+            ZoneUntrackCommand.self,
+        ])
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import RecSyncModel
 import RecSyncStore
+import RecSyncWorkspace
 
 /// `recsync zone list`: the zones on the store visible to you.
 struct ZoneListCommand: RecSyncSubcommand {
@@ -8,7 +9,9 @@ struct ZoneListCommand: RecSyncSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
         abstract: "List the zones on the store: yours (private) and those shared with you.",
-        discussion: "EXAMPLES\n  recsync zone list\n  recsync zone list --json | jq -r '.zones[].zone'")
+        discussion:
+            "A partial workspace (see 'recsync zone track') marks the zones it does not hold 'not tracked'.\n\nEXAMPLES\n  recsync zone list\n  recsync zone list --json | jq -r '.zones[].zone'"
+    )
 
     @OptionGroup var global: GlobalOptions
 
@@ -32,6 +35,7 @@ struct ZoneListCommand: RecSyncSubcommand {
                             row.zone.participants.map {
                                 .object(["user": .string($0.userRecordName), "permission": .string($0.permission.rawValue)])
                             }),
+                        "tracked": .bool(ws.tracks(row.zone.zoneID)),
                         "encrypted": row.zone.encryption.map { e in e.fields.map { .array($0.map(JSONValue.string)) } ?? .bool(true) }
                             ?? .bool(false),
                     ])
@@ -45,6 +49,7 @@ struct ZoneListCommand: RecSyncSubcommand {
             }
             if let type = row.zone.defaultRecordType { line += "\tdefault type \(type)" }
             if let e = row.zone.encryption { line += "\tencrypted" + (e.fields.map { " (\($0.joined(separator: ", ")))" } ?? "") }
+            if !ws.tracks(row.zone.zoneID) { line += "\tnot tracked" }
             console.out(line)
         }
         if rows.isEmpty { console.info("no zones yet; create one with 'recsync zone create NAME'") }
