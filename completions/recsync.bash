@@ -563,7 +563,7 @@ _recsync_show() {
 
 _recsync_restore() {
     repeating_flags=()
-    non_repeating_flags=(--quiet -q --verbose -v --json --all --version -h --help)
+    non_repeating_flags=(--quiet -q --verbose -v --json --all --force --version -h --help)
     repeating_options=()
     non_repeating_options=(-C --color --source)
     __recsync_offer_flags_options -1

@@ -51,7 +51,7 @@ function __recsync_parse_tokens -S
         case 'show'
             __recsync_parse_subcommand 1 'C=' 'q/quiet' 'v/verbose' 'json' 'color=' 'version' 'h/help'
         case 'restore'
-            __recsync_parse_subcommand -r 1 'C=' 'q/quiet' 'v/verbose' 'json' 'color=' 'all' 'source=' 'version' 'h/help'
+            __recsync_parse_subcommand -r 1 'C=' 'q/quiet' 'v/verbose' 'json' 'color=' 'all' 'source=' 'force' 'version' 'h/help'
         case 'zone'
             __recsync_parse_subcommand 0 'version' 'h/help'
             switch $unparsed_tokens[1]
@@ -354,6 +354,7 @@ complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_option
 complete -c 'recsync' -n '__recsync_should_offer_completions_for_positional "recsync restore" -ge 1' -fka '(__recsync_custom_completion ---completion restore -- positional@0 (count (__recsync_tokens -pc)) (__recsync_tokens -tC))'
 complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync restore" all' -l 'all' -d 'Restore every record edited or removed here.'
 complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync restore" source' -l 'source' -d 'Put the version of this revision into the files (a store commit, or ~N).' -rfka ''
+complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync restore" force' -l 'force' -d 'With @REV or --source: overwrite edits not pushed (they are lost).'
 complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync restore" version' -l 'version' -d 'Show the version.'
 complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync restore" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'recsync' -n '__recsync_should_offer_completions_for_flags_or_options "recsync zone" version' -l 'version' -d 'Show the version.'

@@ -155,14 +155,18 @@ extension SyncEngine {
     /// Puts an older version of records into their files, as local edits (`git restore
     /// --source`): `status`, `diff` and `push` then treat each as any edit. The version is the
     /// one `revision` names for each record (a commit, or `~N` versions back). A record that
-    /// did not exist at the revision is `unknownItem`; one in conflict is refused. Every
+    /// did not exist at the revision is `unknownItem`; one in conflict is refused, and so is
+    /// one with edits not pushed (`localChanges`: they would be lost) unless `force`. Every
     /// record is read before any file is written, and a refusal writes nothing.
-    public func restore(_ records: [RecordID], from revision: StoreRevision) async throws(RecSyncError) -> [RestoreOutcome] {
+    public func restore(_ records: [RecordID], from revision: StoreRevision, force: Bool = false) async throws(RecSyncError)
+        -> [RestoreOutcome]
+    {
         let history = try self.history()
         var versions: [(RecordID, RecordAtRevision)] = []
         for id in Array(Set(records)).sorted() { versions.append((id, try await history.record(id, at: revision))) }
+        let edited = force ? [] : Set(try await status().changes.map(\.recordID))
         return try await workspace.withLock(purpose: "restore") { () async throws(RecSyncError) -> [RestoreOutcome] in
-            try await restoreLocked(versions.map { ($0.0, $0.1.record, $0.1.commit.commit) }, removing: [], at: nil)
+            try await restoreLocked(versions.map { ($0.0, $0.1.record, $0.1.commit.commit) }, removing: [], at: nil, edited: edited)
         }
     }
 
@@ -170,16 +174,29 @@ extension SyncEngine {
     /// each record the commit held is written (its file made again if it is gone), and each
     /// synced record it did not hold is removed, so that a push makes the zone what it was.
     /// Records never pushed are left alone. `revision` is a commit (`~N` counts one record's
-    /// versions and names none here); a conflict in the zone is refused.
-    public func restore(zone: ZoneID, from revision: StoreRevision) async throws(RecSyncError) -> [RestoreOutcome] {
+    /// versions and names none here); a conflict in the zone is refused, and so is a record
+    /// with edits not pushed that the restore would change, unless `force`. A zone neither the
+    /// commit nor the workspace holds is `notFound`.
+    public func restore(zone: ZoneID, from revision: StoreRevision, force: Bool = false) async throws(RecSyncError) -> [RestoreOutcome] {
         let history = try self.history()
         let commit = try await history.commit(revision)
         let held = try await history.records(in: zone, at: commit.commit)
+        if held.isEmpty && !workspace.hasZoneDirectory(zone) {
+            throw .notFound("zone '\(zone.zoneName)' was not in the store at commit \(commit.commit.prefix(12)), nor is it in this workspace")
+                .suggesting(.listZones)
+        }
+        let edited = force ? [] : Set(try await status().changes.map(\.recordID))
         var versions: [(RecordID, Record, String)] = []
         for (name, tag) in held.sorted(by: { $0.key < $1.key }) {
             let id = try RecordID(recordName: name, zoneID: zone)
             guard let record = try await history.recordVersion(id, changeTag: tag) else {
-                throw .storeCorrupt("the version \(tag.prefix(12)) of '\(id)' named by commit \(commit.commit.prefix(12)) cannot be read")
+                // The store reads versions of the zones it holds now: a deleted zone's are not.
+                throw .notFound(
+                    """
+                    the version \(tag.prefix(12)) of '\(id)' named by commit \(commit.commit.prefix(12)) cannot be read: the zone\
+                     is not on the store now (create it again, then restore it)
+                    """
+                ).suggesting(.createZone(name: zone.zoneName))
             }
             versions.append((id, record, commit.commit))
         }
@@ -190,13 +207,13 @@ extension SyncEngine {
                     removing.append(r.recordID)
                 }
             }
-            return try await restoreLocked(versions, removing: removing, at: commit.commit)
+            return try await restoreLocked(versions, removing: removing, at: commit.commit, edited: edited)
         }
     }
 
-    private func restoreLocked(_ versions: [(RecordID, Record, String)], removing: [RecordID], at commit: String?) async throws(RecSyncError)
-        -> [RestoreOutcome]
-    {
+    private func restoreLocked(
+        _ versions: [(RecordID, Record, String)], removing: [RecordID], at commit: String?, edited: Set<RecordID>
+    ) async throws(RecSyncError) -> [RestoreOutcome] {
         let ws = workspace
         let conflicted = Set(try ws.allConflicts().map(\.recordID))
         let refused = (versions.map(\.0) + removing).filter(conflicted.contains).sorted()
@@ -208,6 +225,23 @@ extension SyncEngine {
         }
         var steps: [RestoreStep] = []
         var outcomes: [RestoreOutcome] = []
+        var lost: [String] = []
+        for (id, version, _) in versions where edited.contains(id) {
+            var differs = true  // a file that does not decode is an edit too
+            do { differs = try ws.recordFields(id) != version.fields } catch {
+                if case .fileSystem = error.reason { throw error }
+            }
+            if differs { lost.append(ws.relative(ws.recordPath(id))) }
+        }
+        lost += removing.filter(edited.contains).map { ws.relative(ws.recordPath($0)) }
+        if !lost.isEmpty {
+            throw RecSyncError.localChanges(
+                """
+                nothing restored: \(lost.sorted().joined(separator: ", ")) \(lost.count == 1 ? "has" : "have") edits not pushed,\
+                 which the restore would lose
+                """
+            ).suggesting(.showOrUndoEdits(path: lost.sorted()[0]), .force)
+        }
         for (id, version, commit) in versions {
             let stamp = try ws.recordFileStamp(id)
             let local: [String: FieldValue]?

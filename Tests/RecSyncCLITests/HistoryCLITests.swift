@@ -142,10 +142,20 @@ import Testing
         #expect(try f.run(["restore", "todo/milk@~1"], in: "a").stdout.contains("already holds that version"))
         try f.run(["restore", "todo/milk"], in: "a")
         try f.run(["diff", "--exit-code"], in: "a")
+        // Edits not pushed are not overwritten, unless --force.
+        try f.put("todo/milk", #"{"qty": 9}"#, in: "a")
+        let refused = try f.run(["restore", "todo/milk@~1"], in: "a", expect: 1)
+        #expect(refused.stderr.contains("private/todo/milk.json has edits not pushed"), "\(refused)")
+        #expect(try f.fields("a", "private/todo/milk.json") as? [String: Int] == ["qty": 9])
+        try f.run(["restore", "--source", "~1", "todo/milk", "--force"], in: "a")
+        #expect(try f.fields("a", "private/todo/milk.json") as? [String: Int] == ["qty": 1])
+        try f.run(["restore", "todo/milk"], in: "a")
+        try f.run(["restore", "--force", "todo/milk"], in: "a", expect: 64)
         // Refusals: a revision the record has no version at, mixing forms, ~N for a zone.
         #expect(try f.run(["restore", "todo/milk@~9"], in: "a", expect: 1).stderr.contains("unknown revision '~9'"))
         try f.run(["restore", "todo/milk@~1", "todo/milk"], in: "a", expect: 1)
         try f.run(["restore", "--source", "~1", "todo"], in: "a", expect: 1)
+        try f.run(["restore", "--source", String(commits[2].prefix(8)), "nosuchzone"], in: "a", expect: 1)
         try f.run(["restore", "--source", "nothex", "todo/milk"], in: "a", expect: 64)
         try f.run(["diff", "--exit-code"], in: "a")
     }

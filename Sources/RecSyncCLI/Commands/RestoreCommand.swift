@@ -21,7 +21,8 @@ struct RestoreCommand: RecSyncSubcommand {
             edit: REV is a store commit as 'recsync log' prints it, or ~N, the record's Nth \
             version back (as 'recsync show' takes it). With --source a ZONE may be named too: \
             its records become what they were at the commit (records it did not hold are \
-            removed; records never pushed are left alone). A record in conflict is refused.
+            removed; records never pushed are left alone). A record in conflict is refused, and \
+            so is one with edits not pushed that the restore would overwrite, unless --force.
 
             EXAMPLES
               recsync restore todo/milk
@@ -45,9 +46,15 @@ struct RestoreCommand: RecSyncSubcommand {
     @Option(help: ArgumentHelp("Put the version of this revision into the files (a store commit, or ~N).", valueName: "rev"))
     var source: String?
 
+    @Flag(help: "With @REV or --source: overwrite edits not pushed (they are lost).")
+    var force = false
+
     func validate() throws {
         if all == !records.isEmpty { throw ValidationError(all ? "give records or --all, not both" : "name the records to restore, or give --all") }
         if all && source != nil { throw ValidationError("--source restores the records or zones named; name them instead of --all") }
+        if force && source == nil && !records.contains(where: { StoreRevision.split($0).revision != .current }) {
+            throw ValidationError("--force is for a restore from a revision (RECORD@REV or --source REV)")
+        }
         if let source, StoreRevision(source) == nil || source.isEmpty {
             throw ValidationError("--source '\(source)' is not a revision: give a store commit (4 to 40 hex digits) or ~N")
         }
@@ -116,10 +123,10 @@ struct RestoreCommand: RecSyncSubcommand {
         }
         var outcomes: [RestoreOutcome] = []
         for (revision, ids) in byRevision.sorted(by: { $0.key.text < $1.key.text }) {
-            outcomes += try await engine.restore(ids, from: revision)
+            outcomes += try await engine.restore(ids, from: revision, force: force)
         }
         for zone in zones {
-            outcomes += try await engine.restore(zone: zone, from: common ?? .current)
+            outcomes += try await engine.restore(zone: zone, from: common ?? .current, force: force)
         }
         let console = context.console
         func object(_ o: RestoreOutcome) -> JSONValue {
