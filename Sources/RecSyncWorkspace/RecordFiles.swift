@@ -193,8 +193,9 @@ package enum MergePatch {
 extension Workspace {
     /// Applies a JSON merge patch (RFC 7386) to the fields of records that have a file, for
     /// the next push to send: the fields it gives are set (objects merged member by member,
-    /// as the record file writes them: `{"$date": …}` and the other tagged values included),
-    /// `null` removes a field, and the others stay. Every record is read and checked first;
+    /// as the record file writes them), `null` removes a field, and the others stay. A tagged
+    /// value (`{"$date": …}`, `{"$asset": …}` and the others) is one value, never merged: a
+    /// field given as one, or holding one, is replaced whole. A record in conflict is refused. Every record is read and checked first;
     /// a record with no file, or a result a push would refuse, is an error naming it and
     /// nothing is written. Returns, per record, whether its fields changed.
     @discardableResult
@@ -202,18 +203,35 @@ extension Workspace {
         guard case .object = patch else {
             throw .invalidArguments("a merge patch of a record's fields is a JSON object, found \(StoreEncoding.kindName(patch))")
         }
+        guard case .object(let members) = patch else { return [] }
         var batch = WriteBatch()
         var changed: [Bool] = []
         var written: [String] = []
+        let conflicted = Set(try allConflicts().map(\.recordID))
         for id in ids {
             let path = recordPath(id)
             guard let stamp = try FileIO.stamp(path), let fields = try recordFields(id) else {
                 throw .notFound("no record file at \(relative(path)); a patch changes a record that is here (write the whole record to make one)")
             }
-            let current = JSONValue.object(fields.mapValues(WorkspaceEncoding.json(from:)))
-            let merged = MergePatch.apply(patch, to: current) ?? .object([:])
+            if conflicted.contains(id) {
+                throw .invalidArguments("\(relative(path)) is in conflict; settle it before patching it").suggesting(.resolve(path: relative(path)))
+            }
+            func tagged(_ value: JSONValue?) -> Bool {
+                guard case .object(let o)? = value else { return false }
+                return o.keys.contains { $0.hasPrefix("$") }
+            }
+            var merged = fields.mapValues(WorkspaceEncoding.json(from:))
+            for (key, value) in members {
+                if value == .null {
+                    merged[key] = nil
+                } else if tagged(value) || tagged(merged[key]) {
+                    merged[key] = value
+                } else {
+                    merged[key] = MergePatch.apply(value, to: merged[key])
+                }
+            }
             let result: [String: FieldValue]
-            do { result = try WorkspaceEncoding.decodeFields(JSON.serialize(merged, pretty: false)) } catch {
+            do { result = try WorkspaceEncoding.decodeFields(JSON.serialize(.object(merged), pretty: false)) } catch {
                 throw .invalidArguments("\(relative(path)): the patched fields are not valid: \(error.message)")
             }
             guard result != fields else {

@@ -42,6 +42,13 @@ import Testing
         #expect(try ws.recordFields(b) == ["title": .string("eggs"), "done": .boolean(true), "due": .timestamp(1_795_824_000_000)])
         #expect(try ws.patch([b], with: try JSON.parse(#"{"done": true}"#)) == [false])
 
+        // A tagged value is one value: replaced whole, never merged into or out of.
+        try ws.patch([b], with: try JSON.parse(#"{"due": {"$date": "2026-11-29T00:00:00Z"}}"#))
+        #expect(try ws.recordFields(b)?["due"] == .timestamp(1_795_910_400_000))
+        #expect(throws: RecSyncError.self) { try ws.patch([b], with: try JSON.parse(#"{"due": {"$date": null}}"#)) }
+        try ws.patch([b], with: try JSON.parse(#"{"due": {"at": 1}}"#))
+        #expect(try ws.recordFields(b)?["due"] == .json(.object(["at": .int(1)])))
+
         // Refusals write nothing: a record with no file, a bad result, a patch that is not an object.
         let before = try ws.recordFields(a)
         for (ids, patch) in [
