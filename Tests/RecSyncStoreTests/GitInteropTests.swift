@@ -65,6 +65,10 @@ import Testing
             ])
         let body = try GitCLI.run(["log", "--format=%b", "-1", "refs/heads/main~2"], in: fixture.path)
         #expect(body.hasPrefix("alice/todo: saved 6: r1, r2, r3, r4, r5, … (1 more)\n"), "\(body)")
+        // A name's control characters cannot break the message or reach a terminal.
+        _ = try await alice.save([Build.record("a\nb", in: todo), Build.record("t\u{1B}[31m", in: todo)])
+        let odd = try GitCLI.run(["log", "--format=%B", "-1", "refs/heads/main"], in: fixture.path)
+        #expect(odd.hasPrefix("alice: saved 2 in todo: a%0Ab, t%1B[31m\n\nalice/todo: saved 2: a%0Ab, t%1B[31m\n"), "\(odd)")
     }
 
     @Test func contentCommittedWithPlainGitIsReadOrRefusedPerItem() async throws {

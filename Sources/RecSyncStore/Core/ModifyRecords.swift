@@ -269,21 +269,35 @@ extension StoreCore {
     /// a zone of another owner is OWNER/ZONE), then, for more than one record, a line per zone
     /// and verb with the names (the first five).
     func commitMessage(saved: [RecordID], deleted: [RecordID]) -> String {
+        // Names are anyone's text: a control character (a newline, an escape sequence) is
+        // written as %XX, so a name cannot break the message's lines or drive a terminal.
+        func shown(_ text: String) -> String {
+            guard text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return text }
+            var out = ""
+            for scalar in text.unicodeScalars {
+                if scalar.properties.generalCategory == .control {
+                    for byte in String(scalar).utf8 { out += String(format: "%%%02X", byte) }
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+            return out
+        }
         var perZone: [ZoneID: (saved: [String], deleted: [String])] = [:]
-        for id in saved { perZone[id.zoneID, default: ([], [])].saved.append(id.recordName) }
-        for id in deleted { perZone[id.zoneID, default: ([], [])].deleted.append(id.recordName) }
-        func zoneName(_ zone: ZoneID) -> String { zone.ownerName == user ? zone.zoneName : zone.description }
+        for id in saved { perZone[id.zoneID, default: ([], [])].saved.append(shown(id.recordName)) }
+        for id in deleted { perZone[id.zoneID, default: ([], [])].deleted.append(shown(id.recordName)) }
+        func zoneName(_ zone: ZoneID) -> String { shown(zone.ownerName == user ? zone.zoneName : zone.description) }
         var counts: [String] = []
         if !saved.isEmpty { counts.append("saved \(saved.count)") }
         if !deleted.isEmpty { counts.append("deleted \(deleted.count)") }
         let zones = perZone.keys.sorted()
         var subject: String
         if saved.count + deleted.count == 1, let id = saved.first ?? deleted.first {
-            subject = "\(saved.isEmpty ? "deleted" : "saved") \(zoneName(id.zoneID))/\(id.recordName)"
+            subject = "\(saved.isEmpty ? "deleted" : "saved") \(zoneName(id.zoneID))/\(shown(id.recordName))"
         } else {
             let zoneList = zones.prefix(3).map(zoneName).joined(separator: ", ") + (zones.count > 3 ? " and \(zones.count - 3) more zones" : "")
             subject = "\(counts.joined(separator: ", ")) in \(zoneList)"
-            let names = (saved.isEmpty ? deleted : saved).map(\.recordName).sorted().joined(separator: ", ")
+            let names = (saved.isEmpty ? deleted : saved).map { shown($0.recordName) }.sorted().joined(separator: ", ")
             if zones.count == 1 && (saved.isEmpty || deleted.isEmpty) && saved.count + deleted.count <= 5 && names.count <= 60 {
                 subject += ": \(names)"
             }
@@ -297,8 +311,8 @@ extension StoreCore {
                     let sorted = list.sorted()
                     return sorted.prefix(5).joined(separator: ", ") + (sorted.count > 5 ? ", … (\(sorted.count - 5) more)" : "")
                 }
-                if !s.isEmpty { message += "\(zone): saved \(s.count): \(names(s))\n" }
-                if !d.isEmpty { message += "\(zone): deleted \(d.count): \(names(d))\n" }
+                if !s.isEmpty { message += "\(shown(zone.description)): saved \(s.count): \(names(s))\n" }
+                if !d.isEmpty { message += "\(shown(zone.description)): deleted \(d.count): \(names(d))\n" }
             }
         }
         return message
