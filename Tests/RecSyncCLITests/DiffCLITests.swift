@@ -37,12 +37,13 @@ import Testing
         let text = try f.run(["diff", "todo/a", "private/other/x.json"], in: "ws").stdout
         #expect(text.contains("-  t: \"a\"") && text.contains("+  t: \"A\"") && text.contains("+  due: true") && text.contains("+  t: \"X\""))
         #expect(try f.run(["diff", "todo/nosuch"], in: "ws", expect: 1).stderr.contains("todo/nosuch"))
+        #expect(try f.run(["diff", "nosuchzone"], in: "ws", expect: 1).stderr.contains("nosuchzone"))
     }
 
     @Test func exitCodeSaysWhetherSomethingDiffers() throws {
         let f = try edited()
         let changed = try f.run(["diff", "--exit-code", "--quiet"], in: "ws", expect: 1)
-        #expect(changed.stderr.isEmpty, "a difference is not an error: \(changed.stderr)")
+        #expect(changed.stderr.isEmpty && changed.stdout.isEmpty, "a difference is not an error, and --quiet prints nothing: \(changed)")
         #expect(try f.json(["diff", "--exit-code"], in: "ws", expect: 1)["differs"] as? Bool == true)
         try f.run(["diff", "--exit-code", "todo/d"], in: "ws")
         try f.run(["diff", "--exit-code", "todo/d", "todo/c"], in: "ws", expect: 1)

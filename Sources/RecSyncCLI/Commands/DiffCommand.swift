@@ -18,7 +18,9 @@ struct DiffCommand: RecSyncSubcommand {
             shown even when unchanged) and zones (their changed records). --stat prints one \
             line per record with how many fields it adds (+), changes (~) and removes (-), \
             and a total. --exit-code exits with 1 when something differs and 0 when nothing \
-            does, as git diff --exit-code does.
+            does, as git diff --exit-code does (an error exits with 1 too, and says so on \
+            stderr; with --json, the document tells them apart); with --quiet it prints \
+            nothing.
 
             EXAMPLES
               recsync diff
@@ -50,7 +52,11 @@ struct DiffCommand: RecSyncSubcommand {
         var zones: [ZoneID] = []
         for target in targets {
             if try RecordReference.namesZone(target, in: ws, from: context.directory) {
-                zones.append(try RecordReference.zone(target, in: ws, from: context.directory))
+                let zone = try RecordReference.zone(target, in: ws, from: context.directory)
+                guard ws.hasZoneDirectory(zone) else {
+                    throw .zoneNotFound(zone).suggesting(.listZones)
+                }
+                zones.append(zone)
             } else {
                 records.append(try RecordReference.record(target, in: ws, from: context.directory))
             }
@@ -59,7 +65,7 @@ struct DiffCommand: RecSyncSubcommand {
         let console = context.console
         let differs = diffs.contains(where: \.differs)
         console.document(["records": .array(diffs.map { json($0, ws) }), "differs": .bool(differs)])
-        if !console.json {
+        if !console.json && !(console.quiet && exitCode) {
             if stat { printStat(diffs, console, ws) } else { for d in diffs { print(d, console, ws) } }
         }
         return exitCode && differs ? ExitCodes.error : ExitCodes.success
@@ -68,6 +74,7 @@ struct DiffCommand: RecSyncSubcommand {
     func printStat(_ diffs: [RecordDiff], _ console: Console, _ ws: Workspace) {
         let paths = diffs.map { ws.relative(ws.recordPath($0.recordID)) }
         let width = paths.map(\.count).max() ?? 0
+        let countWidth = diffs.map { String($0.stat.total).count }.max() ?? 1
         var total = RecordDiff.Stat([])
         for (d, path) in zip(diffs, paths) {
             let s = d.stat
@@ -79,7 +86,8 @@ struct DiffCommand: RecSyncSubcommand {
                 + console.paint(String(repeating: "~", count: min(s.changed, 20)), .cyan)
                 + console.paint(String(repeating: "-", count: min(s.removed, 20)), .red)
             let state = d.state == .modified ? "" : " (\(d.state.rawValue))"
-            console.out(" \(path.padding(toLength: width, withPad: " ", startingAt: 0)) | \(s.total) \(marks)\(state)")
+            let count = String(repeating: " ", count: countWidth - String(s.total).count) + String(s.total)
+            console.out(" \(path.padding(toLength: width, withPad: " ", startingAt: 0)) | \(count) \(marks)\(state)")
         }
         let changed = diffs.filter(\.differs).count
         console.out(

@@ -55,6 +55,7 @@ struct ExportCommand: RecSyncSubcommand {
 
     func validate() throws {
         if idKey.isEmpty { throw ValidationError("--id needs a key name") }
+        if noNames && idKey != "recordName" { throw ValidationError("--no-names leaves names out; --id names the key to put them under: give one") }
         if system && (noNames || idKey != "recordName") {
             throw ValidationError("--system names each record by recordName; leave out --id and --no-names")
         }

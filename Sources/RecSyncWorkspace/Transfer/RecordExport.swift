@@ -98,6 +98,12 @@ extension Workspace {
     /// FIFO or a device there is refused (replacing `/dev/null` or a link's name with a file
     /// is never what was meant; a shell's `>` writes through them).
     package func exportRecords(of zone: ZoneID, options: ExportOptions, to path: String) throws(RecSyncError) {
+        // The workspace's state and its record directories are recsync's to write, not an
+        // export's: a file there would be taken for a record or break the state.
+        for dir in [stateDir, "\(root)/private", "\(root)/shared"] where path == dir || path.hasPrefix(dir + "/") {
+            throw .invalidArguments(
+                "\(relative(path)): is in \(relative(dir))/, which recsync keeps; write the export elsewhere (the workspace's top directory will do)")
+        }
         if let existing = try FileIO.info(path), !existing.isRegular {
             let what = existing.isSymlink ? "a symbolic link" : existing.isDirectory ? "a directory" : "not a regular file (a FIFO, socket or device)"
             throw .invalidArguments(
