@@ -33,7 +33,11 @@ struct ImportCommand: RecSyncSubcommand {
             value, no name, a name used twice, a record too large) is reported with its line \
             number and nothing is written. Then all records are written in one batch, as \
             local edits (as 'recsync put' writes them): 'recsync push' sends them, and creates \
-            the zone on the store if it is new. A record already there is overwritten.
+            the zone on the store if it is new. A record already there is overwritten. Each \
+            file is written whole, but an import killed part-way leaves the records it wrote: \
+            run it again before pushing, and it writes the rest (the ones already written are \
+            unchanged). A record with a file field ({"$asset": ...}) names a file in its own \
+            zone's directory: import it into the zone it was exported from.
 
             EXAMPLES
               recsync import books books.csv --id isbn --type Book
