@@ -208,7 +208,7 @@ struct JSONSchema {
         try check(f, ["log", "-p", "todo"], schema: schema, seen: &seen)
         try check(f, ["patch", "todo/milk"], input: #"{"n": 7}"#, schema: schema, seen: &seen)
         try check(f, ["diff", "todo", "--stat"], schema: schema, seen: &seen)
-        try check(f, ["restore", "todo/milk@~0"], schema: schema, seen: &seen)
+        try check(f, ["restore", "todo/milk@~0", "--force"], schema: schema, seen: &seen)
         try check(f, ["zone", "list"], schema: schema, seen: &seen)
         try check(f, ["share", "todo", "--with", "bob"], schema: schema, seen: &seen)
         try check(f, ["unshare", "todo", "--with", "bob"], schema: schema, seen: &seen)
