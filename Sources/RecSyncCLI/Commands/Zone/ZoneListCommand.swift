@@ -1,6 +1,7 @@
 import ArgumentParser
 import RecSyncModel
 import RecSyncStore
+import RecSyncSystem
 
 /// `recsync zone list`: the zones on the store visible to you.
 struct ZoneListCommand: RecSyncSubcommand {
@@ -8,7 +9,8 @@ struct ZoneListCommand: RecSyncSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
         abstract: "List the zones on the store: yours (private) and those shared with you.",
-        discussion: "EXAMPLES\n  recsync zone list\n  recsync zone list --json | jq -r '.zones[].zone'")
+        discussion: "EXAMPLES\n  recsync zone list\n  recsync zone list --json | jq -r '.zones[].zone'",
+        aliases: ["ls"])
 
     @OptionGroup var global: GlobalOptions
 
@@ -37,6 +39,8 @@ struct ZoneListCommand: RecSyncSubcommand {
                     ])
                 })
         ])
+        // The column names on a terminal only: piped, every line is a zone.
+        if !rows.isEmpty && StandardStream.output.isTerminal { console.out("SCOPE\tZONE\tOWNER\tPERMISSION\tDETAILS") }
         for row in rows {
             let name = row.scope == .private ? row.zone.zoneID.zoneName : "\(row.zone.zoneID.ownerName)/\(row.zone.zoneID.zoneName)"
             var line = "\(row.scope.rawValue)\t\(name)\towner \(row.zone.zoneID.ownerName)\t\(row.zone.access(for: ws.user).rawValue)"
