@@ -1,5 +1,8 @@
 # recsync — the two commands for a fresh machine, plus the measurements.
+#   make install   builds a release recsync and installs it, its man page and completions under
+#                  $(DESTDIR)$(PREFIX) (PREFIX=/usr/local); make uninstall removes those files
 #   make demo   builds recsync and runs the command-line walkthrough (scripts/demo.sh) in a temp dir
+#               (KEEP=1 keeps the temp dir and prints where it is)
 #   make test   runs every test, the example app's (Examples/Notes) included
 #   make docs   builds the DocC documentation of the library products into .build/docs
 #   make format           formats the Swift sources with swift format (.swift-format)
@@ -13,7 +16,7 @@
 SWIFT ?= swift
 SECONDS ?= 60
 
-.PHONY: deps test-deps demo test bench build generated check-generated soak fuzz fuzz-loop kill-loop docs check-layers format lint
+.PHONY: install install-files uninstall deps test-deps demo test bench build generated check-generated soak fuzz fuzz-loop kill-loop docs check-layers format lint
 
 # libgit2 (and pkg-config, which SwiftPM uses to find it) from Debian's apt when missing.
 deps:
@@ -47,7 +50,36 @@ build: deps
 	$(SWIFT) build
 
 demo: deps
-	SWIFT=$(SWIFT) bash scripts/demo.sh
+	SWIFT=$(SWIFT) KEEP=$(KEEP) bash scripts/demo.sh
+
+# Where each file goes: the binary, the man page, and the completions where each shell looks.
+PREFIX ?= /usr/local
+BIN ?= .build/release/recsync
+INSTALLED = $(DESTDIR)$(PREFIX)/bin/recsync \
+	$(DESTDIR)$(PREFIX)/share/man/man1/recsync.1 \
+	$(DESTDIR)$(PREFIX)/share/bash-completion/completions/recsync \
+	$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_recsync \
+	$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/recsync.fish
+
+install: deps
+	$(SWIFT) build -c release --product recsync
+	$(MAKE) install-files BIN=.build/release/recsync PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)'
+
+# The copy step alone, for a binary built already (BIN, default the release build).
+install-files:
+	@test -x '$(BIN)' || { echo "install: no binary at $(BIN); run make install" >&2; exit 1; }
+	install -d '$(DESTDIR)$(PREFIX)/bin' '$(DESTDIR)$(PREFIX)/share/man/man1' \
+		'$(DESTDIR)$(PREFIX)/share/bash-completion/completions' '$(DESTDIR)$(PREFIX)/share/zsh/site-functions' \
+		'$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d'
+	install -m 755 '$(BIN)' '$(DESTDIR)$(PREFIX)/bin/recsync'
+	install -m 644 man/recsync.1 '$(DESTDIR)$(PREFIX)/share/man/man1/recsync.1'
+	install -m 644 completions/recsync.bash '$(DESTDIR)$(PREFIX)/share/bash-completion/completions/recsync'
+	install -m 644 completions/_recsync '$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_recsync'
+	install -m 644 completions/recsync.fish '$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/recsync.fish'
+
+# Removes only the files install put there; the directories stay (others may use them).
+uninstall:
+	rm -f $(INSTALLED)
 
 generated: deps
 	SWIFT=$(SWIFT) bash scripts/generated.sh

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The command-line walkthrough (`make demo`): one store, alice's laptop and phone, a conflict
-# settled by a field-level merge. Everything happens in a temp dir, removed at the end.
+# settled by a field-level merge. Everything happens in a temp dir, removed at the end
+# (KEEP=1 keeps it and prints where it is).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,7 +11,11 @@ echo "== building recsync"
 bin="$("$SWIFT" build --show-bin-path)/recsync"
 
 demo=$(mktemp -d "${TMPDIR:-/tmp}/recsync-demo.XXXXXX")
-trap 'rm -rf "$demo"' EXIT
+if [ -n "${KEEP:-}" ]; then
+  trap 'echo "demo: kept $demo"' EXIT
+else
+  trap 'rm -rf "$demo"' EXIT
+fi
 cd "$demo"
 export RECSYNC_USER=alice
 
@@ -18,6 +23,12 @@ bold='' plain=''
 if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then bold=$'\033[1m' plain=$'\033[0m'; fi
 step() { printf '\n%s== %s%s\n' "$bold" "$*" "$plain"; }
 run() { printf '$ recsync %s\n' "$*"; "$bin" "$@"; }
+# Pipes JSON into `recsync put`, showing the whole command line.
+put() {
+  local json=$1; shift
+  printf "$ echo '%s' | recsync put %s\n" "$json" "$*"
+  printf '%s\n' "$json" | "$bin" put "$@"
+}
 # Runs a command that must exit with the given status.
 expect() {
   local want=$1; shift
@@ -37,8 +48,8 @@ run clone notes.git phone
 step "on the laptop: a zone and two records"
 cd "$demo/laptop"
 run zone create notes --default-type Note
-echo '{"title": "Groceries", "items": ["milk", "eggs"], "done": false}' | run put notes/groceries
-echo '{"title": "Trip", "when": {"$date": "2026-12-20T09:00:00.000Z"}}' | run put notes/trip --type Event
+put '{"title": "Groceries", "items": ["milk", "eggs"], "done": false}' notes/groceries
+put '{"title": "Trip", "when": {"$date": "2026-12-20T09:00:00.000Z"}}' notes/trip --type Event
 run status
 run push
 
@@ -49,9 +60,9 @@ echo "$ cat private/notes/groceries.json"; cat private/notes/groceries.json
 
 step "both edit the same record: the laptop its items, the phone its title"
 cd "$demo/laptop"
-echo '{"title": "Groceries", "items": ["milk", "eggs", "bread"], "done": false}' | run put notes/groceries
+put '{"title": "Groceries", "items": ["milk", "eggs", "bread"], "done": false}' notes/groceries
 cd "$demo/phone"
-echo '{"title": "Groceries for Sunday", "items": ["milk", "eggs"], "done": false}' | run put notes/groceries
+put '{"title": "Groceries for Sunday", "items": ["milk", "eggs"], "done": false}' notes/groceries
 
 step "the laptop pushes first; the phone's push is refused with a conflict (exit status 2)"
 cd "$demo/laptop"
@@ -79,4 +90,4 @@ run log
 run log notes/groceries
 
 echo
-echo "demo: done (in $demo, removed on exit)"
+if [ -n "${KEEP:-}" ]; then echo "demo: done"; else echo "demo: done (in $demo, removed on exit)"; fi

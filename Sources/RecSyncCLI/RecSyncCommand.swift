@@ -10,8 +10,9 @@ public struct RecSyncCommand: AsyncParsableCommand {
         discussion: """
             A workspace is a directory of record files (private/ZONE/NAME.json: the fields as \
             plain JSON) with their system fields in sidecars (private/ZONE/.system/NAME.json) \
-            and sync state in .recsync/. A store is a git repository; give its path or a \
-            file:// URL.
+            and sync state in .recsync/. A store is a git repository; give its path, a \
+            file:// URL, or a network URL: ssh://[user@]host/path (also git+ssh://), the \
+            scp-like [user@]host:path, https://, http:// or git://.
 
             RECORD arguments are ZONE/NAME for a record in one of your own zones, \
             OWNER/ZONE/NAME for one in a zone OWNER shares with you (an own zone named \
@@ -49,6 +50,11 @@ extension RecSyncCommand {
     /// other error is (docs/json.md).
     public static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
+        // `recsync -V` and `recsync version` say what `--version` says.
+        if arguments == ["-V"] || arguments == ["version"] {
+            Console.write((configuration.version) + "\n", to: .output)
+            Foundation.exit(ExitCodes.success)
+        }
         // A mistyped subcommand gets git's "did you mean" rather than the parser's error.
         if let message = CommandSuggestion.unknownCommand(in: arguments) {
             if arguments.contains("--json") { printUsageError(message, arguments: arguments) }

@@ -31,6 +31,12 @@ extension RemoteStore {
         -> RecordZone
     {
         guard var zone = try await fetchAllRecordZones(scope: .private).first(where: { $0.zoneID == zoneID }) else {
+            // A zone someone shares with the user: only its owner changes who it is shared with.
+            let shared = try await fetchAllRecordZones(scope: .shared).filter { $0.zoneID.zoneName == zoneID.zoneName }
+            if let other = shared.first(where: { $0.zoneID.ownerName == zoneID.ownerName }) ?? shared.first {
+                let owner = other.zoneID.ownerName
+                throw .permissionFailure("zone '\(zoneID.zoneName)' belongs to \(owner); only its owner can share it")
+            }
             throw .zoneNotFound(zoneID)
         }
         try change(&zone.participants)

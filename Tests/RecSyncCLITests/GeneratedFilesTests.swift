@@ -72,6 +72,24 @@ import Testing
         #expect(!text.contains("\n\n"))
     }
 
+    /// The global options are described once, in OPTIONS, not again under each command.
+    @Test func globalOptionsAreDescribedOnceInOptions() throws {
+        let text = try #require(readFile(page), "\(page) is missing; run 'make generated'")
+        let sections = text.components(separatedBy: "\n.Sh ")
+        let options = try #require(sections.first { $0.hasPrefix("OPTIONS\n") }, "the man page has no OPTIONS")
+        let commands = try #require(sections.first { $0.hasPrefix("COMMANDS\n") }, "the man page has no COMMANDS")
+        #expect(commands.contains("the global options"))
+        for entry in [
+            ".It Fl C Ar dir", ".It Fl q , -quiet", ".It Fl v , -verbose", ".It Fl -json", ".It Fl -color Ar when", ".It Fl -version",
+            ".It Fl h , -help",
+        ] {
+            #expect(options.components(separatedBy: entry + "\n").count == 2, "OPTIONS does not describe '\(entry)' once")
+            #expect(!commands.contains(entry + "\n"), "a command repeats '\(entry)'")
+        }
+        // The commands' own options are still there.
+        #expect(commands.contains(".It Fl -user Ar user\n") && commands.contains(".It Em list\n"))
+    }
+
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/man"), "man is not installed"))
     func rendersWithoutWarnings() throws {
         let output = try Subprocess.capture(

@@ -220,7 +220,7 @@ struct JSONSchema {
         try check(f, ["keys", "import", "alice.key"], schema: schema, seen: &seen)
         try check(f, ["keys", "reset", "--yes"], schema: schema, seen: &seen)
         try check(f, ["subscribe", "--zone", "todo"], schema: schema, seen: &seen)
-        try check(f, ["subscribe", "--query", "Task", "--since-beginning", "--include-own"], schema: schema, seen: &seen)
+        try check(f, ["subscribe", "--query", "Task", "--database", "private", "--since-beginning", "--include-own"], schema: schema, seen: &seen)
         try check(f, ["subscriptions"], schema: schema, seen: &seen)
         try check(f, ["config", "list"], schema: schema, seen: &seen)
         try writeFile(f.ws("w") + "/.recsync/.x.tmp-1", "")

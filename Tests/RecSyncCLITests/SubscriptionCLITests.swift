@@ -88,7 +88,7 @@ import Testing
     @Test func killedWatchReportsTheBurstAgainAndNeverSkips() throws {
         let f = try twoDevices()
         try f.run(["subscribe", "--database", "private"], in: "phone")
-        try f.run(["subscribe", "--query", "Note", "--id", "notes-query"], in: "phone")
+        try f.run(["subscribe", "--query", "Note", "--database", "private", "--id", "notes-query"], in: "phone")
         try f.put("notes/a", #"{"v": 1}"#, in: "laptop", type: "Note")
         try f.put("notes/b", #"{"v": 2}"#, in: "laptop", type: "Note")
         try f.run(["push"], in: "laptop")
@@ -153,8 +153,8 @@ import Testing
         try f.put("notes/b", #"{"v": 2}"#, in: "laptop", type: "Note")
         try f.run(["push"], in: "laptop")
         try f.run(["subscribe", "--zone", "notes", "--since-beginning"], in: "phone")
-        try f.run(["subscribe", "--query", "Note", "--since-beginning"], in: "phone")
-        try f.run(["subscribe", "--query", "Note", "--id", "from-now"], in: "phone")
+        try f.run(["subscribe", "--query", "Note", "--database", "private", "--since-beginning"], in: "phone")
+        try f.run(["subscribe", "--query", "Note", "--database", "private", "--id", "from-now"], in: "phone")
         let pending = try notifications(f, in: "phone")
         #expect(Set(pending.compactMap { $0["subscriptionID"] as? String }) == ["zone-alice-notes", "query-Note"], "a new subscription starts now")
         #expect(try only("zone-alice-notes", in: pending)["count"] as? Int == 2)
@@ -168,10 +168,10 @@ import Testing
         try f.put("notes/kept", #"{"v": 1}"#, in: "laptop", type: "Note")
         try f.put("notes/gone", #"{"v": 1}"#, in: "laptop", type: "Note")
         try f.run(["push"], in: "laptop")
-        try f.run(["subscribe", "--query", "Note", "--fires-on", "create", "--id", "on-create"], in: "phone")
-        try f.run(["subscribe", "--query", "Note", "--fires-on", "update", "--id", "on-update"], in: "phone")
-        try f.run(["subscribe", "--query", "Note", "--fires-on", "delete", "--id", "on-delete"], in: "phone")
-        try f.run(["subscribe", "--query", "Note", "--fires-on", "create,delete", "--id", "on-create-delete"], in: "phone")
+        try f.run(["subscribe", "--query", "Note", "--database", "private", "--fires-on", "create", "--id", "on-create"], in: "phone")
+        try f.run(["subscribe", "--query", "Note", "--database", "private", "--fires-on", "update", "--id", "on-update"], in: "phone")
+        try f.run(["subscribe", "--query", "Note", "--database", "private", "--fires-on", "delete", "--id", "on-delete"], in: "phone")
+        try f.run(["subscribe", "--query", "Note", "--database", "private", "--fires-on", "create,delete", "--id", "on-create-delete"], in: "phone")
         let list = try f.run(["subscriptions"], in: "phone")
         #expect(list.lines.contains("on-create-delete\tquery Note in private on create,delete"), "\(list)")
 
@@ -203,7 +203,10 @@ import Testing
     @Test func severalFieldConditionsMustAllHold() throws {
         let f = try twoDevices()
         try f.run(
-            ["subscribe", "--query", "T", "--field", "a", "--equals", "1", "--field", "b", "--equals", #""x""#, "--exists", "c", "--id", "abc"],
+            [
+                "subscribe", "--query", "T", "--database", "private", "--field", "a", "--equals", "1", "--field", "b", "--equals", #""x""#,
+                "--exists", "c", "--id", "abc",
+            ],
             in: "phone")
         let list = try f.run(["subscriptions"], in: "phone")
         #expect(list.lines == ["abc\tquery T in private where a = 1 and b = \"x\" and c exists"], "\(list)")
@@ -257,7 +260,7 @@ import Testing
         try f.run(["share", "plans", "--with", "bob"], in: "alice")
         try f.run(["pull"], in: "bob")
         try f.run(["subscribe", "--query", "Trip", "--database", "shared"], in: "bob")
-        try f.run(["subscribe", "--query", "Trip", "--id", "bobs-own"], in: "bob")
+        try f.run(["subscribe", "--query", "Trip", "--database", "private", "--id", "bobs-own"], in: "bob")
 
         try f.put("plans/trip", #"{"where": "Porto"}"#, in: "alice", type: "Trip")
         try f.run(["push"], in: "alice")

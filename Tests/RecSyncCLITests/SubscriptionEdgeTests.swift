@@ -38,7 +38,7 @@ import Testing
         try f.clone("a")
         try f.run(["zone", "create", "notes", "--default-type", "Note"], in: "a")
         try f.clone("b")
-        try f.run(["subscribe", "--query", "Note", "--fires-on", "delete", "--id", "gone", "--include-own"], in: "a")
+        try f.run(["subscribe", "--query", "Note", "--database", "private", "--fires-on", "delete", "--id", "gone", "--include-own"], in: "a")
         try f.put("notes/x", #"{"v": 1}"#, in: "a")
         try f.run(["push"], in: "a")
         try f.run(["pull"], in: "b")

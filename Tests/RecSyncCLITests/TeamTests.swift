@@ -86,7 +86,7 @@ import Testing
         try f.run(["subscribe", "--database", "private"], in: "phone")
         try f.run(["subscribe", "--zone", "notes"], in: "phone")
         try f.run(["subscribe", "--zone", "other"], in: "phone")
-        try f.run(["subscribe", "--query", "Task", "--field", "urgent", "--equals", "true", "--id", "urgent"], in: "phone")
+        try f.run(["subscribe", "--query", "Task", "--database", "private", "--field", "urgent", "--equals", "true", "--id", "urgent"], in: "phone")
         let list = try f.run(["subscriptions"], in: "phone")
         #expect(list.lines.count == 4)
 

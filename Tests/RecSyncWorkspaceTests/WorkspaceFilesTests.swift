@@ -23,6 +23,8 @@ import Testing
         #expect(reopened.config.remote == "https://alice@host/s.git")
         #expect(!(readFile("\(ws.stateDir)/config") ?? "").contains("pw"))
         #expect(readFile("\(ws.stateDir)/.gitignore")?.contains("index/\n") == true)
+        // The note of a pull's asset temp directories is this machine's, as the index is.
+        #expect(readFile("\(ws.stateDir)/.gitignore")?.contains("\nasset-temps\n") == true)
         #expect(throws: RecSyncError.self) { _ = try Workspace.create(at: ws.root, config: WorkspaceConfig(user: "alice", remote: "memory")) }
         #expect(throws: RecSyncError.self) { _ = try Workspace.create(at: dir.file("bad"), config: WorkspaceConfig(user: "", remote: "memory")) }
         #expect(throws: RecSyncError.self) { _ = try Workspace.open(at: dir.file("nowhere")) }

@@ -62,6 +62,11 @@ struct CloneCommand: RecSyncSubcommand {
                 return SyncOutput(console: console, workspace: ws).events
             })
         let status = try SyncOutput(console: console, workspace: engine.workspace).pull(report, command: "clone")
+        if report.zonesChanged.isEmpty {
+            console.hint(
+                "no zones of yours or shared with you yet: 'recsync zone create NAME' makes one, and a zone someone"
+                    + " shares with you ('recsync share ZONE --with \(who)') appears on your next 'recsync pull'")
+        }
         if StoreLocation.withoutPassword(remote) != remote { InitCommand.passwordHint(context) }
         return status
     }

@@ -28,14 +28,28 @@ public enum CommandSuggestion {
                 names += own
                 if own.contains(word) { match = sub }
             }
-            if word == "help" { return nil }
+            // `recsync help WORD`: WORD is checked as a command of recsync's own.
+            if word == "help" {
+                if path.count == 1 { continue }
+                return nil
+            }
             guard let match else {
-                return message(word, path: path.joined(separator: " "), suggestions: suggestions(for: word, among: names))
+                let pathText = path.joined(separator: " ")
+                if path.count == 1, let pointer = gitWords[word] { return "'\(word)' is not a \(pathText) command. " + pointer }
+                return message(word, path: pathText, suggestions: suggestions(for: word, among: names))
             }
             command = match
             path.append(word)
         }
     }
+
+    /// git's words that recsync has no command for, and what to use instead.
+    static let gitWords: [String: String] = [
+        "commit": "There is no staging: 'recsync push' sends every edit.",
+        "add": "There is no staging: 'recsync push' sends every edit.",
+        "checkout": "To put a record back as it was, use 'recsync restore'.",
+        "fetch": "To see what a pull would bring without applying it, use 'recsync pull -n'.",
+    ]
 
     /// The next word that is not an option (nor an option's value); nil after `--` or at the end.
     static func nextPositional(_ words: inout ArraySlice<String>) -> String? {
@@ -51,12 +65,15 @@ public enum CommandSuggestion {
     }
 
     /// The names closest to `word`: at most two edits (a swap of neighbours counts as one),
-    /// fewer than the word has letters.
+    /// fewer than the word has letters; of those as close, the ones the word begins (`pul`:
+    /// pull, not put).
     public static func suggestions(for word: String, among names: [String]) -> [String] {
         let scored = Set(names).map { (name: $0, distance: editDistance(word, $0)) }
             .filter { $0.distance <= 2 && $0.distance < min(word.count, $0.name.count) }
         guard let best = scored.map(\.distance).min() else { return [] }
-        return scored.filter { $0.distance == best }.map(\.name).sorted()
+        let closest = scored.filter { $0.distance == best }.map(\.name).sorted()
+        let completed = closest.filter { $0.hasPrefix(word) }
+        return completed.isEmpty ? closest : completed
     }
 
     static func message(_ word: String, path: String, suggestions: [String]) -> String {

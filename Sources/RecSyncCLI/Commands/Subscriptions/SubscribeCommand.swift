@@ -15,15 +15,16 @@ struct SubscribeCommand: RecSyncSubcommand {
             now (--since-beginning: with everything already in the store). Changes this \
             workspace pushed itself are left out unless --include-own.
 
-            A query subscription (--query TYPE) matches records of TYPE in your own zones, or \
-            in zones shared with you with --database shared, or in one zone with --zone. \
+            A query subscription (--query TYPE) matches records of TYPE in one database, as \
+            CloudKit's does: your own zones with --database private, zones shared with you with \
+            --database shared, or one zone with --zone; one of them is required. \
             Conditions: --field F --equals V (repeatable; the Nth --equals goes with the Nth \
             --field) and --exists F (repeatable); a record must meet all of them. Created and \
             updated records are matched as they are afterwards, deleted ones as they were.
 
             EXAMPLES
               recsync subscribe --zone todo
-              recsync subscribe --query Task --field done --equals false --fires-on create,update
+              recsync subscribe --query Task --database private --field done --equals false --fires-on create,update
               recsync subscribe --database shared --since-beginning
             """)
 
@@ -66,6 +67,10 @@ struct SubscribeCommand: RecSyncSubcommand {
             }
         } catch {
             throw ValidationError(error.message)
+        }
+        // A query subscription matches in one database, as CloudKit's does: the user says which.
+        if query != nil && database == nil && zone == nil {
+            throw ValidationError("--query matches in one database: give --database private (your zones), --database shared, or --zone ZONE")
         }
     }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import RecSyncModel
 import RecSyncStore
+import RecSyncSystem
 import RecSyncWorkspace
 
 /// `recsync zone list`: the zones on the store visible to you.
@@ -10,8 +11,8 @@ struct ZoneListCommand: RecSyncSubcommand {
         commandName: "list",
         abstract: "List the zones on the store: yours (private) and those shared with you.",
         discussion:
-            "A partial workspace (see 'recsync zone track') marks the zones it does not hold 'not tracked'.\n\nEXAMPLES\n  recsync zone list\n  recsync zone list --json | jq -r '.zones[].zone'"
-    )
+            "A partial workspace (see 'recsync zone track') marks the zones it does not hold 'not tracked'.\n\nEXAMPLES\n  recsync zone list\n  recsync zone list --json | jq -r '.zones[].zone'",
+        aliases: ["ls"])
 
     @OptionGroup var global: GlobalOptions
 
@@ -41,6 +42,8 @@ struct ZoneListCommand: RecSyncSubcommand {
                     ])
                 })
         ])
+        // The column names on a terminal only: piped, every line is a zone.
+        if !rows.isEmpty && StandardStream.output.isTerminal { console.out("SCOPE\tZONE\tOWNER\tPERMISSION\tDETAILS") }
         for row in rows {
             let name = row.scope == .private ? row.zone.zoneID.zoneName : "\(row.zone.zoneID.ownerName)/\(row.zone.zoneID.zoneName)"
             var line = "\(row.scope.rawValue)\t\(name)\towner \(row.zone.zoneID.ownerName)\t\(row.zone.access(for: ws.user).rawValue)"
