@@ -38,19 +38,8 @@ struct PatchCommand: RecSyncSubcommand {
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let ws = try context.workspace()
-        var ids: [RecordID] = []
-        for record in records {
-            let id = try RecordReference.record(record, in: ws, from: context.directory)
-            if !ids.contains(id) { ids.append(id) }
-        }
-        let bytes: [UInt8]
-        if let file, file != "-" {
-            let path = StoreLocation.absolute(file, relativeTo: context.directory)
-            guard let read = try InputFile.read(path) else { throw .notFound("--file \(file): no such file") }
-            bytes = read
-        } else {
-            bytes = try StandardStream.input.readAll()
-        }
+        let ids = try RecordReference.records(records, in: ws, from: context.directory)
+        let bytes = try RecordReference.input(file: file, from: context.directory)
         let patch: JSONValue
         do { patch = try JSON.parse(bytes) } catch {
             throw .invalidArguments("the patch is not valid JSON: \(error.message)")

@@ -43,20 +43,9 @@ struct PutCommand: RecSyncSubcommand {
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let ws = try context.workspace()
-        var ids: [RecordID] = []
-        for record in records {
-            let id = try RecordReference.record(record, in: ws, from: context.directory)
-            if !ids.contains(id) { ids.append(id) }
-        }
+        let ids = try RecordReference.records(records, in: ws, from: context.directory)
         if let type { try NameRules.validateRecordType(type) }
-        let bytes: [UInt8]
-        if let file, file != "-" {
-            let path = StoreLocation.absolute(file, relativeTo: context.directory)
-            guard let read = try InputFile.read(path) else { throw .notFound("--file \(file): no such file") }
-            bytes = read
-        } else {
-            bytes = try StandardStream.input.readAll()
-        }
+        let bytes = try RecordReference.input(file: file, from: context.directory)
         let fields: [String: FieldValue]
         do { fields = try WorkspaceEncoding.decodeFields(bytes) } catch {
             let whose = records.count == 1 ? "the fields of '\(records[0])'" : "the fields given"

@@ -35,11 +35,7 @@ struct RmCommand: RecSyncSubcommand {
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let ws = try context.workspace()
-        var ids: [RecordID] = []
-        for record in records {
-            let id = try RecordReference.record(record, in: ws, from: context.directory)
-            if !ids.contains(id) { ids.append(id) }
-        }
+        let ids = try RecordReference.records(records, in: ws, from: context.directory)
         // The store is asked only for a record the stat index cannot vouch for; rm works
         // without it (such a record then counts as edited: --force removes it).
         let engine: SyncEngine?
