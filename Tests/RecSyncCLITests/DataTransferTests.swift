@@ -167,6 +167,16 @@ import Testing
         #expect(!unnamed.contains("recordName"))
         #expect(
             try f.run(["export", "one", "--system", "--id", "x"], in: "ws", expect: 64).stderr.contains("--system names each record by recordName"))
+        try f.run(["export", "one", "--no-names", "--id", "x"], in: "ws", expect: 64)
+        // The workspace's state and record directories are not export targets; nor is a link
+        // into them (the workspace writes through no link).
+        for target in [".recsync/config", "private/one/a.json", "x/../shared/new.jsonl"] {
+            let refused = try f.run(["export", "one", "-o", target], in: "ws", expect: 1)
+            #expect(refused.stderr.contains("which recsync keeps"), "\(target): \(refused)")
+        }
+        try FileManager.default.createSymbolicLink(atPath: "\(f.ws("ws"))/state", withDestinationPath: ".recsync")
+        #expect(try f.run(["export", "one", "-o", "state/config"], in: "ws", expect: 1).stderr.contains("is a symbolic link"))
+        try f.run(["status"], in: "ws")
 
         // CSV, to a file: strings round-trip.
         try f.run(["import", "s", try write(f, "s.csv", "k,a,b\n1,x,\"y, z\"\n2,,w\n"), "--id", "k"], in: "ws")
