@@ -65,6 +65,8 @@ struct PageApplier {
         dryRun = engine.dryRun
         skipsAssets = !engine.fetchesAssets(of: zone)
         batch = try workspace.recordBatch(zone: zone)
+        // The page's files are synced with the pull's others, once, when it ends (`PageJournal`).
+        if !dryRun { batch.journal = workspace.newPageJournalPath(zone) }
         handles = try Workspace.DirectoryHandles(zoneDirectory: workspace.zoneDirectory(zone))
         assetCache = workspace.assetDigestCache(zone)
     }

@@ -120,9 +120,10 @@ public struct SyncEngine: Sendable {
         do throws(RecSyncError) { report.lastContact = try workspace.lastContact() } catch {
             report.problems.append(FileProblem(path: workspace.relative(workspace.lastContactPath), message: error.message))
         }
-        // A pull killed half-way leaves files it was creating: clear them up first (when no
-        // sync is running), or they would read as new records.
-        if !workspace.leftoverRegistries.isEmpty {
+        // A pull killed half-way leaves files it was creating, or a journal of files it wrote:
+        // clear them up or finish them first (when no sync is running), or they would read as
+        // new records or edits.
+        if !workspace.leftoverRegistries.isEmpty || workspace.pageJournalCount > 0 {
             do throws(RecSyncError) {
                 let keptAside = try workspace.withLock(purpose: "status") { () throws(RecSyncError) in try workspace.removeStaleTemporaryFiles() }
                 report.problems += keptAside.map {

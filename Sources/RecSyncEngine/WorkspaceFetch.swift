@@ -331,7 +331,14 @@ final class WorkspaceFetchClient: EngineClient, FetchStateKeeper {
         // full fetch. Compacting on every page once the journal passed its threshold rewrote
         // the whole index every few pages: quadratic in a large pull.
         try run.index.save(compacting: !run.refetch.isUnderWay && !changes.moreComing)
+        // A long pull makes its pages durable as it goes (`PageJournal`): a crash then has
+        // little to redo, and the journals little room to take.
+        if ws.pageJournalCount >= Self.journalsRetiredAt { try ws.retirePageJournals() }
     }
+
+    /// How many pages' journals a pull keeps before it makes their files durable: at 400
+    /// records a page, one sync for about 25,000 records.
+    static let journalsRetiredAt = 64
 
     private func zoneFetched(_ zone: ZoneID, error: RecSyncError?) async throws(RecSyncError) {
         guard var run = runs.withLock({ $0.removeValue(forKey: zone) }) else { return }

@@ -513,6 +513,9 @@ public final class Workspace: Sendable {
     /// told from the user's files without it.
     package func removeStaleTemporaryFiles() throws(RecSyncError) -> [String] {
         removeStaleAssetTemporaryFiles()
+        // A journaled batch keeps no registry: its journal redoes it, and its temp files are
+        // looked for in every zone directory.
+        let journaled = try recoverPageJournals()
         var dirs = [stateDir]
         var keptAside: [String] = []
         let registries = leftoverRegistries

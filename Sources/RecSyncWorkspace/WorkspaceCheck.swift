@@ -69,6 +69,12 @@ extension Workspace {
                 kind: .batchLeftover, path: relative(registry),
                 detail: "the list of files a killed sync was writing; the files it names are taken back", fixable: true)
         }
+        for journal in pageJournals {
+            findings.append(
+                DoctorFinding(
+                    kind: .batchLeftover, path: relative(journal),
+                    detail: "the journal of a pull that was cut off; the files it names are finished from it", fixable: true))
+        }
         for dir in temporaryFileDirectories() {
             for name in FileIO.list(dir) where name.hasPrefix(".") && name.contains(TempFile.marker) {
                 findings.append(

@@ -77,6 +77,13 @@ struct BatchDirectories {
         try sync(created)
     }
 
+    /// One `syncfs` of the file system that holds `path` (a directory, opened here); false
+    /// where that cannot be done, for the caller to sync file by file.
+    mutating func syncFileSystem(at path: String) throws(RecSyncError) -> Bool {
+        guard let fd = try existingDirectory(path) else { return false }
+        return recsync_syncfs(fd) == 0
+    }
+
     /// How many files `syncFiles` syncs at once.
     static let syncWorkers = 16
     /// The most files `syncFiles` syncs one by one rather than with `syncfs`.

@@ -56,6 +56,15 @@ package struct WriteBatch {
     /// an edit that could not be pushed.
     package var userFileMode: mode_t
 
+    /// Where `commit` writes its redo log (`PageJournal`, named with `-` and its number of
+    /// entries after this) before anything lands, when set: the
+    /// files are then not synced one by one, and stay in the journal until
+    /// `Workspace.retirePageJournals` makes them durable together. A batch that places prepared
+    /// files (assets) is committed as usual, its files synced.
+    package var journal: String?
+    /// Whether this commit syncs its files itself (no journal).
+    private var durable = true
+
     package init(registry: String? = nil, userFileMode: mode_t = 0o644) {
         self.registry = registry
         self.userFileMode = userFileMode
@@ -107,11 +116,18 @@ package struct WriteBatch {
         skipped.removeAll()
         var directories = BatchDirectories()
         defer { directories.closeAll() }
-        let inPlace = registry == nil ? [Bool](repeating: false, count: writes.count) : Self.createdInPlace(writes)
-        let previous = registry == nil || writes.count < 2 ? [:] : try previousContents(excluding: inPlace, in: &directories)
+        let journaled = journal != nil && !isEmpty && !writes.contains { $0.prepared != nil }
+        durable = !journaled
+        defer { durable = true }
+        let inPlace = registry == nil && !journaled ? [Bool](repeating: false, count: writes.count) : Self.createdInPlace(writes)
+        let previous =
+            (registry == nil && !journaled) || writes.count < 2
+            ? [:] : try previousContents(excluding: inPlace, reading: !journaled, in: &directories)
         let anyInPlace = inPlace.contains(true) || !previous.isEmpty
         var registered: CrashRegistry?
-        if let registry, !writes.isEmpty {
+        if journaled, let journal {
+            try writeJournal(at: journal, previous: Set(previous.keys), in: &directories)
+        } else if let registry, !writes.isEmpty {
             let contents = CrashRegistry.Contents(
                 directories: Set(writes.map { FileIO.split($0.path).dir }).sorted(),
                 creations: writes.indices.filter { inPlace[$0] }.map {
@@ -130,9 +146,10 @@ package struct WriteBatch {
         defer { if !succeeded { for file in created { file.remove() } } }
         defer { if !succeeded { for t in temps { t.file.remove() } } }
         // Files overwritten before a failure get their old bytes back; where that fails too,
-        // the registry stays, for the next command to put them back.
+        // the registry stays, for the next command to put them back. A journaled batch leaves
+        // its journal instead, which the next command finishes the batch from.
         defer {
-            if !succeeded {
+            if !succeeded && !journaled {
                 for i in overwritten {
                     let (dir, name) = FileIO.split(writes[i].path)
                     do throws(RecSyncError) {
@@ -145,7 +162,7 @@ package struct WriteBatch {
         }
 
         try put(inPlace, skipping: Set(previous.keys), in: &directories, created: &created, temps: &temps)
-        if temps.count + created.count > 1 {
+        if durable, temps.count + created.count > 1 {
             var files: [(directory: Int32, name: String, path: String)] =
                 temps.map { ($0.file.directory, $0.file.name, $0.file.path) } + created.map { ($0.directory, $0.name, $0.path) }
             var createdIn = Set(created.map { FileIO.split($0.path).dir })
@@ -240,7 +257,7 @@ package struct WriteBatch {
             guard let (fd, path) = opened else { continue }
             defer { close(fd) }
             try FileIO.writeAll(fd, w.bytes, path: path)
-            if writes.count == 1 {
+            if writes.count == 1 && durable {
                 try Syscall.retrying("fsync", path: path, "cannot sync") { fsync(fd) }
             }
             var st = stat()
@@ -254,13 +271,20 @@ package struct WriteBatch {
     /// The current bytes of each machine-owned file this batch may overwrite in place, by
     /// write index: those that exist as regular files of at most `restoreLimit` bytes. Any
     /// other (missing, larger, unreadable) is written beside its target and renamed, as usual.
-    private func previousContents(excluding inPlace: [Bool], in directories: inout BatchDirectories) throws(RecSyncError) -> [Int: [UInt8]] {
+    /// Not `reading`: the same files, with no bytes (a journaled batch needs none to put back).
+    private func previousContents(excluding inPlace: [Bool], reading: Bool, in directories: inout BatchDirectories) throws(RecSyncError)
+        -> [Int: [UInt8]]
+    {
         var previous: [Int: [UInt8]] = [:]
         for (i, w) in writes.enumerated() where w.machineOwned && !inPlace[i] && w.prepared == nil {
             let (dir, name) = FileIO.split(w.path)
             guard let dirFD = try directories.existingDirectory(dir),
                 let info = try FileIO.info(in: dirFD, name), info.isRegular, info.linkCount == 1, info.stamp.size <= Self.restoreLimit
             else { continue }
+            if !reading {
+                previous[i] = []
+                continue
+            }
             do throws(RecSyncError) {
                 if let bytes = try FileIO.read(in: dirFD, name, path: w.path, limit: Self.restoreLimit) { previous[i] = bytes }
             } catch {
@@ -283,7 +307,7 @@ package struct WriteBatch {
             writtenStamps[w.path] = try Self.overwrite(in: dirFD, name, path: w.path, with: w.bytes, sync: false)
             files.append((dirFD, name, w.path))
         }
-        if !files.isEmpty { try directories.syncFiles(files, createdIn: []) }
+        if durable && !files.isEmpty { try directories.syncFiles(files, createdIn: []) }
     }
 
     /// Writes `bytes` over the regular file `name` of an open directory, keeping its inode;
@@ -322,6 +346,41 @@ package struct WriteBatch {
         return FileInfo(st).stamp
     }
 
+    /// Writes the batch's `PageJournal` durably: every write and removal in the order `commit`
+    /// applies them, each with what its path holds now (the expectation, or a `stat`).
+    /// `previous`: the machine-owned files overwritten in place, which land between the
+    /// writes and the late writes.
+    private func writeJournal(at path: String, previous: Set<Int>, in directories: inout BatchDirectories) throws(RecSyncError) {
+        func before(_ path: String, _ expect: Expectation?) throws(RecSyncError) -> FileStamp? {
+            switch expect {
+            case .absent: return nil
+            case .unchanged(let stamp): return stamp
+            case nil:
+                let (dir, name) = FileIO.split(path)
+                guard let fd = try directories.existingDirectory(dir) else { return nil }
+                return try FileIO.info(in: fd, name)?.stamp
+            }
+        }
+        let order =
+            writes.indices.filter { !writes[$0].late && !previous.contains($0) } + previous.sorted()
+            + writes.indices.filter { writes[$0].late && !previous.contains($0) }
+        var entries: [PageJournal.Entry] = []
+        for i in order {
+            let w = writes[i]
+            let mode = w.late || w.machineOwned ? 0o644 : userFileMode
+            entries.append(
+                PageJournal.Entry(
+                    path: w.path, bytes: w.bytes, before: try before(w.path, w.expect), group: w.group, machineOwned: w.machineOwned || w.late,
+                    mode: UInt32(mode)))
+        }
+        for r in removals {
+            entries.append(
+                PageJournal.Entry(path: r.path, bytes: nil, before: try before(r.path, r.expect), group: r.group, machineOwned: false, mode: 0))
+        }
+        // Named with its count: a pull's end can tell how many files it syncs without reading it.
+        try FileIO.writeAtomically("\(path)-\(entries.count)", PageJournal(entries: entries).encoded())
+    }
+
     /// Renames one phase's temp files over their targets, each only if its target still holds
     /// what was expected (else its group is skipped), then makes the renames durable.
     private mutating func renameIntoPlace(_ phase: [(file: TempFile, write: Write)], directories: BatchDirectories) throws(RecSyncError) {
@@ -336,7 +395,7 @@ package struct WriteBatch {
             try file.renameIntoPlace(w.path)
             touched.insert(file.directoryPath)
         }
-        try directories.sync(touched)
+        if durable { try directories.sync(touched) }
     }
 
     /// Removes the files to be removed whose group went ahead and that still hold what was
@@ -352,7 +411,7 @@ package struct WriteBatch {
             try Syscall.retrying("unlinkat", path: r.path, "cannot remove", tolerating: [ENOENT]) { unlinkat(fd, name, 0) }
             touched.insert(dir)
         }
-        try directories.sync(touched)
+        if durable { try directories.sync(touched) }
     }
 }
 
