@@ -545,7 +545,7 @@ public final class Workspace: Sendable {
             }
             dirs += contents.directories.filter { $0.hasPrefix(root + "/") }
         }
-        if !registries.isEmpty {
+        if !registries.isEmpty || journaled {
             for zone in localZones().zones {
                 dirs.append(zoneDirectory(zone))
                 dirs.append("\(zoneDirectory(zone))/.system")
