@@ -49,9 +49,9 @@ extension SyncEngine {
         // are still read whole, so a zone it holds that goes away is never missed.
         let scope = try ws.trackedZoneIDs().map(RecordSyncEngine.ZoneScope.zoneIDs) ?? .all
         try await engine.fetchChanges(RecordSyncEngine.FetchChangesOptions(scope: scope))
-        // Every page's files durable at once (a pull that fails leaves its journals for the
-        // next command, which finishes them first).
-        if !dryRun { try ws.retirePageJournals() }
+        // The pages' journals kept until their files are on disk (a pull that fails leaves
+        // them open, for the next command to finish first).
+        if !dryRun { try ws.closePageJournals() }
         report.merge(client.report)
         // A conflict whose two sides are the same (the store moved to what the file holds)
         // resolves itself: nothing to choose.

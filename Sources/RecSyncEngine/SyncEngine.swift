@@ -123,7 +123,7 @@ public struct SyncEngine: Sendable {
         // A pull killed half-way leaves files it was creating, or a journal of files it wrote:
         // clear them up or finish them first (when no sync is running), or they would read as
         // new records or edits.
-        if !workspace.leftoverRegistries.isEmpty || workspace.pageJournalCount > 0 {
+        if !workspace.leftoverRegistries.isEmpty || !workspace.pageJournalsToRecover.isEmpty {
             do throws(RecSyncError) {
                 let keptAside = try workspace.withLock(purpose: "status") { () throws(RecSyncError) in try workspace.removeStaleTemporaryFiles() }
                 report.problems += keptAside.map {

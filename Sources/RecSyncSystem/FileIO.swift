@@ -384,8 +384,9 @@ package enum FileIO {
         unlinkat(directory.fd, name, 0)
     }
 
-    /// Moves a file or directory, creating the destination's parent.
-    package static func move(_ from: String, to: String) throws(RecSyncError) {
+    /// Moves a file or directory, creating the destination's parent; `durably`: the move
+    /// survives a crash once this returns.
+    package static func move(_ from: String, to: String, durably: Bool = true) throws(RecSyncError) {
         guard let (source, fromName) = try openParent(from, create: false) else {
             throw .fileSystem(path: from, message: "cannot move to \(to): no such file or directory")
         }
@@ -395,6 +396,7 @@ package enum FileIO {
         }
         defer { close(target.fd) }
         try Syscall.retrying("renameat", path: from, "cannot move to \(to)") { renameat(source.fd, fromName, target.fd, toName) }
+        guard durably else { return }
         try Syscall.syncDirectory(source.fd, path: from)
         try Syscall.syncDirectory(target.fd, path: to)
     }

@@ -69,7 +69,7 @@ extension Workspace {
                 kind: .batchLeftover, path: relative(registry),
                 detail: "the list of files a killed sync was writing; the files it names are taken back", fixable: true)
         }
-        for journal in pageJournals {
+        for journal in pageJournalsToRecover {
             findings.append(
                 DoctorFinding(
                     kind: .batchLeftover, path: relative(journal),

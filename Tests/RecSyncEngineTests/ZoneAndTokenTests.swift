@@ -151,10 +151,10 @@ import Testing
         }
         #expect(await pullError(phone) != nil)
         // The pages it wrote wait in their journals (a pull makes them durable as it ends).
-        #expect(phone.workspace.pageJournalCount > 0)
+        #expect(!phone.workspace.pageJournalsToRecover.isEmpty)
         phone.checkpoint = nil
         let resumed = try await phone.pull()
-        #expect(phone.workspace.pageJournalCount == 0)
+        #expect(phone.workspace.pageJournalsToRecover.isEmpty)
         #expect(resumed.conflicts.isEmpty)
         #expect(try converged(phone, reference))
         #expect(try await phone.status().isClean)
@@ -188,7 +188,7 @@ import Testing
         try FileIO.writeAtomically("\(dir)/\(files[1])", Array(second.prefix(second.count / 2)))
         try FileIO.remove("\(dir)/.system/\(files[2])")
         #expect(try await phone.status().isClean)
-        #expect(phone.workspace.pageJournalCount == 0)
+        #expect(phone.workspace.pageJournalsToRecover.isEmpty)
         #expect(try converged(phone, reference))
         let idle = try await phone.pull()
         #expect(idle.recordsWritten == 0 && idle.conflicts.isEmpty)

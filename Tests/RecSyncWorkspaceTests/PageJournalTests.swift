@@ -130,4 +130,34 @@ import Testing
         #expect(FileIO.list("\(ws.stateDir)/lost+found").count == 1)
         #expect(try !ws.recoverPageJournals())
     }
+
+    /// A finished pull's journals stay while the machine runs (its files are in the kernel's
+    /// hands); those of an earlier boot are redone, since a power cut may have taken the files.
+    @Test func aFinishedPullsJournalIsRedoneOnlyAfterTheMachineRestarted() throws {
+        try #require(Workspace.bootID != nil, "this machine tells its boot")
+        let dir = TempDirectory("closed")
+        let ws = try Workspace.create(at: dir.file("ws"), config: WorkspaceConfig(user: "alice", remote: "memory"))
+        let zone = try ZoneID(zoneName: "z", ownerName: "alice")
+        let zoneDir = ws.zoneDirectory(zone)
+        for name in ["now", "before"] {
+            var batch = WriteBatch(registry: nil)
+            batch.journal = ws.newPageJournalPath(zone)
+            if name == "before", let boot = Workspace.bootID {
+                batch.journal = batch.journal?.replacingOccurrences(of: "-\(boot)-", with: "-0123456789abcdef-")
+            }
+            batch.write("\(zoneDir)/\(name).json", Array("{}".utf8), expect: .absent, group: name)
+            batch.write("\(zoneDir)/\(name)-2.json", Array("{}".utf8), expect: .absent, group: "\(name)-2")
+            try batch.commit()
+        }
+        #expect(ws.pageJournalsToRecover.count == 2)
+        try ws.closePageJournals()
+        #expect(ws.pageJournalCount == 2)
+        #expect(ws.pageJournalsToRecover.count == 1)
+        try FileIO.remove("\(zoneDir)/now.json")
+        try FileIO.remove("\(zoneDir)/before.json")
+        #expect(try ws.recoverPageJournals())
+        #expect(readFile("\(zoneDir)/before.json") == "{}")
+        #expect(readFile("\(zoneDir)/now.json") == nil, "this boot's files are trusted to the kernel")
+        #expect(ws.pageJournalCount == 0)
+    }
 }

@@ -161,39 +161,100 @@ struct PageJournal: Hashable {
 }
 
 extension Workspace {
-    /// Where journaled batches (`PageJournal`) keep their journals until they are retired.
+    /// Where journaled batches (`PageJournal`) keep their journals while their pull runs.
     var journalDirectory: String { "\(stateDir)/journal" }
+    /// Where a pull that finished leaves its journals: its files are in the kernel's hands,
+    /// written to disk by it in time, and lost only with the machine (see `closePageJournals`).
+    var closedJournalDirectory: String { "\(journalDirectory)/closed" }
 
-    /// A new journal's path for a batch of `zone`'s: journals sort in the order they were made.
+    /// This boot of the machine (Linux's `boot_id`, without its dashes), or nil where it cannot
+    /// be read: then a pull makes its files durable itself as it ends.
+    static let bootID: String? = {
+        // A /proc file says it is empty (`stat`): read it as far as it goes.
+        let fd = Glibc.open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { Glibc.close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 128)
+        let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        guard n > 0 else { return nil }
+        let id = String(decoding: buffer.prefix(n), as: UTF8.self).filter { $0.isHexDigit }
+        return id.count >= 16 ? id : nil
+    }()
+
+    /// A new journal's path for a batch of `zone`'s: journals sort in the order they were made,
+    /// and name the boot they were made in.
     package func newPageJournalPath(_ zone: ZoneID) -> String {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let nanos = String(UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec))
         let key = ContentHash.of(Array(zoneStateKey(zone).utf8)).prefix(16)
-        return "\(journalDirectory)/\(String(repeating: "0", count: max(0, 20 - nanos.count)))\(nanos)-\(key)"
+        return "\(journalDirectory)/\(String(repeating: "0", count: max(0, 20 - nanos.count)))\(nanos)-\(Self.bootID ?? "0")-\(key)"
     }
 
-    /// The journals left, oldest first.
-    var pageJournals: [String] {
-        FileIO.list(journalDirectory).filter { !$0.hasPrefix(".") }.sorted().map { "\(journalDirectory)/\($0)" }
+    private func journals(in directory: String) -> [String] {
+        FileIO.list(directory).filter { !$0.hasPrefix(".") && $0 != "closed" }.sorted().map { "\(directory)/\($0)" }
     }
+
+    /// The journals of batches whose pull did not finish (killed, or failed), oldest first.
+    var openPageJournals: [String] { journals(in: journalDirectory) }
+    /// The journals of finished pulls, oldest first.
+    var closedPageJournals: [String] { journals(in: closedJournalDirectory) }
+    /// Every journal not yet retired.
+    var pageJournals: [String] { openPageJournals + closedPageJournals }
 
     /// How many journals wait to be retired: a long pull retires them as it goes, so that a
     /// crash has little to redo and the journals take little room.
     package var pageJournalCount: Int { pageJournals.count }
 
-    /// Makes the files of every journaled batch durable, then removes the journals.
+    /// The journals the next command must finish before it reads the workspace: those of a
+    /// pull that did not finish, and those of any pull before the machine last started.
+    package var pageJournalsToRecover: [String] {
+        openPageJournals + closedPageJournals.filter { Self.boot(ofJournal: $0) != Self.bootID }
+    }
+
+    /// The boot a journal names, and its number of entries.
+    static func boot(ofJournal path: String) -> String? {
+        let parts = FileIO.split(path).name.split(separator: "-")
+        return parts.count == 4 ? String(parts[1]) : nil
+    }
+
+    static func entryCount(ofJournal path: String) -> Int {
+        Int(FileIO.split(path).name.split(separator: "-").last ?? "") ?? Int.max / 2  // one without is counted as many
+    }
+
+    /// How many entries of finished pulls' journals are kept before their files are synced.
+    static let closedJournalEntryLimit = 20_000
+
+    /// Ends a pull's journals: its files were written whole (the kernel has them all), so
+    /// until the machine stops they need no sync, and the journals are kept to redo them if it
+    /// does (`recoverPageJournals`, which tells by the boot). Once the kept journals name more
+    /// than `closedJournalEntryLimit` files, or where the boot cannot be told, they are synced
+    /// with one `syncfs` and go: a pull of any size syncs its files at most once, and a
+    /// small one not at all.
+    package func closePageJournals() throws(RecSyncError) {
+        let open = openPageJournals
+        guard Self.bootID != nil else { return try retirePageJournals() }
+        if !open.isEmpty { try FileIO.makeDirectories(closedJournalDirectory) }
+        for journal in open {
+            // Not synced: a rename lost with the machine leaves the journal open, which is
+            // finished the same way.
+            try FileIO.move(journal, to: "\(closedJournalDirectory)/\(FileIO.split(journal).name)", durably: false)
+        }
+        let kept = closedPageJournals.reduce(0) { $0 + Self.entryCount(ofJournal: $1) }
+        if kept > Self.closedJournalEntryLimit { try retirePageJournals() }
+    }
+
+    /// Makes the files of every journal durable, then removes the journals.
     ///
-    /// Up to `BatchDirectories.perFileLimit` files (a small pull) an `fdatasync` of each and an
-    /// `fsync` of their directories, which waits for nothing another process left dirty; above
-    /// that one `syncfs`. Either way a pull of any size syncs its files once.
+    /// Up to `BatchDirectories.perFileLimit` files an `fdatasync` of each and an `fsync` of
+    /// their directories, which waits for nothing another process left dirty; above that one
+    /// `syncfs`.
     package func retirePageJournals() throws(RecSyncError) {
         let journals = pageJournals
         guard !journals.isEmpty else { return }
         var directories = BatchDirectories()
         defer { directories.closeAll() }
-        // A journal's name ends with its number of entries (one without is counted as many).
-        let count = journals.reduce(0) { total, journal in total + (Int(journal.split(separator: "-").last ?? "") ?? Int.max / 2) }
+        let count = journals.reduce(0) { $0 + Self.entryCount(ofJournal: $1) }
         if count > BatchDirectories.perFileLimit, try directories.syncFileSystem(at: journalDirectory) {
             try removeRetired(journals)
             return
@@ -218,14 +279,16 @@ extension Workspace {
     private func removeRetired(_ journals: [String]) throws(RecSyncError) {
         for journal in journals { FileIO.unlinkIfPresent(journal) }
         try FileIO.syncDirectory(journalDirectory)
+        if FileIO.isDirectory(closedJournalDirectory) { try FileIO.syncDirectory(closedJournalDirectory) }
     }
 
-    /// Finishes the batches a crash or a kill cut off (`PageJournal.replay`), then retires
-    /// their journals. Call it holding the lock. A journal that is damaged is set aside in
-    /// lost+found: it cannot be trusted to redo anything. Returns whether there were any.
+    /// Finishes the batches a kill or a crash cut off (`PageJournal.replay`), and those of
+    /// pulls made before the machine last stopped, then retires every journal. Call it holding
+    /// the lock. A journal that is damaged is set aside in lost+found: it cannot be trusted to
+    /// redo anything. Returns whether there was one to finish.
     @discardableResult
     package func recoverPageJournals() throws(RecSyncError) -> Bool {
-        let journals = pageJournals
+        let journals = pageJournalsToRecover
         guard !journals.isEmpty else { return false }
         for journal in journals {
             guard let bytes = try FileIO.read(journal) else { continue }
