@@ -2,11 +2,13 @@
 # recsync against git on the same data: clone, incremental pull, push, status, peak memory; then
 # the same over the network (git:// and ssh servers on 127.0.0.1), and concurrent writers.
 #
-# usage: Benchmarks/run.sh [--records "10000 100000"] [--runs 5] [--million] [--smoke]
+# usage: Benchmarks/run.sh [--bin DIR] [--records "10000 100000"] [--runs 5] [--million] [--smoke]
 #                          [--no-network | --only-network] [--net-records 10000]
 #                          [--writers "1 4 8 16"] [--pushes 20]
 #                          [--no-load] [--load-records 10000] [--load-mb 2048]
 #                          [--assets-mb 1024 | --no-assets]
+#   --bin          use the prebuilt DIR/recsync and DIR/recsync-bench (a release build) instead of
+#                  building them here with `swift build -c release` (also: RECSYNC_BENCH_BIN=DIR)
 #   --records      the store sizes N of the local table (default: 10000 100000)
 #   --million      also N = 1,000,000 in the local table
 #   --smoke        N = 1000, 2 runs, writers "1 4", 5 pushes each: keeps the script from rotting
@@ -47,15 +49,17 @@ writer_counts="1 4 8 16"
 pushes=20
 assets_mb=1024
 asset_file_mb=50
+bin_dir=${RECSYNC_BENCH_BIN:-}
 opt_writers="" opt_pushes="" opt_net="" opt_load_n="" opt_load_mb="" opt_assets_mb=""
 usage() {
-  echo "usage: $0 [--records \"N ...\"] [--runs R] [--million] [--smoke] [--no-network | --only-network]" >&2
+  echo "usage: $0 [--bin DIR] [--records \"N ...\"] [--runs R] [--million] [--smoke] [--no-network | --only-network]" >&2
   echo "          [--net-records N] [--writers \"W ...\"] [--pushes P] [--no-load] [--load-records N] [--load-mb MB]" >&2
   exit 64
 }
 while [ $# -gt 0 ]; do
   case "$1" in
     --records) sizes="$2"; shift 2 ;;
+    --bin) bin_dir="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
     --million) sizes="$sizes 1000000"; shift ;;
     --smoke) sizes="1000"; runs=2; net_sizes=1000; load_sizes=1000; load_mb=256; writer_counts="1 4"; pushes=5; assets_mb=16; asset_file_mb=2; shift ;;
@@ -93,9 +97,17 @@ if [ "$network" = 1 ]; then
     { echo "bench: the network mode needs openssh-server and openssh-client (/usr/sbin/sshd, ssh, ssh-keygen); or --no-network" >&2; exit 1; }
 fi
 
-swift build -c release --product recsync >&2
-swift build -c release --product recsync-bench >&2
-bin="$(swift build -c release --show-bin-path)"
+if [ -n "$bin_dir" ]; then
+  # prebuilt binaries (a release build made elsewhere): no build here
+  bin=$(cd "$bin_dir" && pwd) || { echo "bench: --bin $bin_dir: no such directory" >&2; exit 1; }
+  for b in recsync recsync-bench; do
+    [ -x "$bin/$b" ] || { echo "bench: --bin $bin_dir: no executable $b in it" >&2; exit 1; }
+  done
+else
+  swift build -c release --product recsync >&2
+  swift build -c release --product recsync-bench >&2
+  bin="$(swift build -c release --show-bin-path)"
+fi
 recsync="$bin/recsync"
 
 started=$(date +%s)
