@@ -410,10 +410,12 @@ rs_writer() {
     echo "$v $t0 $t1 $((tries - 1)) $conflicts $errors $status" >>"$out"
   done
 }
-# One writer of the git loop: a clone committing P edits of one file (the same title value as
-# rs_writer), each followed by `git pull -q --rebase && git push -q` until the push succeeds.
-# A rebase conflict (the hot file) is settled keeping this writer's version, then the pair is
-# tried again; every further try of the pair is a retry.
+# One writer of the git loop a careful script runs: a clone committing P edits of one file (the
+# same title value as rs_writer), each pushed with `git push`; only when the push is refused
+# (someone pushed first) `git pull --rebase`, then push again, until a push succeeds. A rebase
+# conflict (the hot file) is settled keeping this writer's version. Every further push attempt
+# is a retry; a push that failed for another reason than a refusal, or a pull that failed, is
+# an error (and is tried again the same way).
 git_writer() {
   local dir=$1 file=$2 tag=$3 p=$4 out=$5 e v t0 t1 tries conflicts errors status
   for e in $(seq "$p"); do
@@ -423,14 +425,17 @@ git_writer() {
     git -C "$dir" commit -q -am "$v" >>"$out.err" 2>&1
     while :; do
       tries=$((tries + 1))
-      if git -C "$dir" pull -q --rebase >>"$out.err" 2>&1; then
-        git -C "$dir" push -q >>"$out.err" 2>&1 && break
-      elif [ -d "$dir/.git/rebase-merge" ] || [ -d "$dir/.git/rebase-apply" ]; then
-        conflicts=$((conflicts + 1))   # during a rebase, "theirs" is the commit being replayed: ours
-        git -C "$dir" checkout -q --theirs -- "$file" >>"$out.err" 2>&1 && git -C "$dir" add -- "$file" \
-          && GIT_EDITOR=true git -C "$dir" rebase --continue >>"$out.err" 2>&1 || errors=$((errors + 1))
-      else
-        errors=$((errors + 1))
+      git -C "$dir" push -q >"$out.push" 2>&1 && break
+      cat "$out.push" >>"$out.err"
+      grep -q 'rejected' "$out.push" || { errors=$((errors + 1)); printf '%s: push exited non-zero (not a refusal)\n' "$v" >>"$out.err"; }
+      if ! git -C "$dir" pull -q --rebase >>"$out.err" 2>&1; then
+        if [ -d "$dir/.git/rebase-merge" ] || [ -d "$dir/.git/rebase-apply" ]; then
+          conflicts=$((conflicts + 1))   # during a rebase, "theirs" is the commit being replayed: ours
+          git -C "$dir" checkout -q --theirs -- "$file" >>"$out.err" 2>&1 && git -C "$dir" add -- "$file" \
+            && GIT_EDITOR=true git -C "$dir" rebase --continue >>"$out.err" 2>&1 || errors=$((errors + 1))
+        else
+          errors=$((errors + 1))
+        fi
       fi
       [ $(($(date +%s%N) - t0)) -ge $((giveup * 1000000000)) ] && { status=gave-up; break; }
     done
@@ -720,8 +725,9 @@ if [ "${#net_rows[@]}" -gt 0 ]; then
   printf '%-11s %-7s %6s %4s %3s  %9s  %9s  %9s  %9s  %10s  %4s\n' "scenario" "tool" "N" "W" "P" "pushes/s" "median" "p99" "retries" "conns/push" "lost"
   printf '%s\n' "${writer_rows[@]}"
   echo "latency: from an edit's first push attempt to its acknowledgement; retries: further attempts per"
-  echo "acknowledged push (recsync: push again after a conflict or an error; git: pull --rebase and push"
-  echo "again); lost: acknowledged edits missing from the store's history or (own-zone, one-zone) its final state"
+  echo "acknowledged push (recsync: push again after a conflict or an error; git: push again after a"
+  echo "refused push and a pull --rebase); lost: acknowledged edits missing from the store's history or"
+  echo "(own-zone, one-zone) its final state"
   [ "${#writer_notes[@]}" -gt 0 ] && printf 'not acknowledged: %s\n' "${writer_notes[@]}"
 fi
 echo "measured in $(( ($(date +%s) - started) / 60 )) min $(( ($(date +%s) - started) % 60 )) s; removing the files it made (that takes a while)" >&2
