@@ -6,7 +6,7 @@
 #                          [--no-network | --only-network] [--net-records 10000]
 #                          [--writers "1 4 8 16"] [--pushes 20] [--writer-transports "git ssh https"]
 #                          [--writer-scenarios "own-zone one-zone hot-record"]
-#                          [--no-load] [--load-records 10000] [--load-mb 2048]
+#                          [--no-load] [--load-records 10000] [--load-mb 2048] [--bulk 5000]
 #                          [--assets-mb 1024 | --no-assets]
 #   --bin          use the prebuilt DIR/recsync and DIR/recsync-bench (a release build) instead of
 #                  building them here with `swift build -c release` (also: RECSYNC_BENCH_BIN=DIR)
@@ -22,15 +22,20 @@
 #   --writer-transports  the transports of the writers table, each with stores and clones of its own
 #                  (default: git ssh https; --smoke: git)
 #   --writer-scenarios   which of own-zone one-zone hot-record the writers table runs (default: all)
+#   --bulk         the changed records of the bulk pull rows (default 5000, at most N; --smoke: 500)
 #   --no-load      no durability-under-load table (it runs with the local table)
 #   --load-records the store size N of the durability-under-load table (default 10000)
 #   --load-mb      what dd writes beside the loaded runs, in MB (default 2048)
 #   --assets-mb    pull about this many MB of assets (50 MB files, rounded up to whole files) in the local table (default 1024;
 #                  --smoke: 16, as 2 MB files); --no-assets leaves the row out
-# Prints up to four tables:
-#   local:   operation, N, recsync median (min-max), git median (min-max), ratio, peak RSS
-#   load:    clone and incremental pull, idle and while dd writes --load-mb MB on the same file
-#            system, recsync and git: operation, tool, N, idle and loaded median, loaded/idle
+# Prints up to five tables:
+#   local:   operation, N, recsync median (min-max), git median (min-max), ratio, recsync's peak RSS
+#            (clone, pull of 100 and of --bulk changes, push of 1,000 and of one, status)
+#   syncs:   the fsync, fdatasync, syncfs, sync_file_range and msync calls of one clone and one pull
+#            of --bulk changes (default 5000, at most N; --smoke: 500), recsync and git, counted
+#            with strace -f -c (the rows say so when strace is missing), and calls per record
+#   load:    clone and incremental pull (100 and --bulk changes), idle and while dd writes
+#            --load-mb MB on the same file system, recsync and git: operation, tool, N, idle and loaded median, loaded/idle
 #   network: the same operations against a `git daemon` (git://), an sshd (ssh://) and nginx
 #            with fcgiwrap and git-http-backend (https://, a CA of its own made with openssl)
 #            started here on 127.0.0.1, side by side with git on the same server: operation,
@@ -59,11 +64,12 @@ writer_scenarios="own-zone one-zone hot-record"
 pushes=20
 assets_mb=1024
 asset_file_mb=50
+bulk=5000   # the records a bulk pull brings (at most N)
 bin_dir=${RECSYNC_BENCH_BIN:-}
-opt_writers="" opt_wtr="" opt_pushes="" opt_net="" opt_load_n="" opt_load_mb="" opt_assets_mb=""
+opt_writers="" opt_wtr="" opt_bulk="" opt_pushes="" opt_net="" opt_load_n="" opt_load_mb="" opt_assets_mb=""
 usage() {
   echo "usage: $0 [--bin DIR] [--records \"N ...\"] [--runs R] [--million] [--smoke] [--no-network | --only-network]" >&2
-  echo "          [--net-records N] [--writers \"W ...\"] [--pushes P] [--writer-transports \"git ssh https\"]" >&2
+  echo "          [--net-records N] [--writers \"W ...\"] [--pushes P] [--bulk B] [--writer-transports \"git ssh https\"]" >&2
   echo "          [--writer-scenarios \"own-zone one-zone hot-record\"] [--no-load] [--load-records N] [--load-mb MB]" >&2
   exit 64
 }
@@ -73,7 +79,7 @@ while [ $# -gt 0 ]; do
     --bin) bin_dir="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
     --million) sizes="$sizes 1000000"; shift ;;
-    --smoke) sizes="1000"; runs=2; net_sizes=1000; load_sizes=1000; load_mb=256; writer_counts="1 4"; writer_transports=git; pushes=5; assets_mb=16; asset_file_mb=2; shift ;;
+    --smoke) sizes="1000"; runs=2; net_sizes=1000; load_sizes=1000; load_mb=256; writer_counts="1 4"; writer_transports=git; pushes=5; bulk=500; assets_mb=16; asset_file_mb=2; shift ;;
     --assets-mb) opt_assets_mb="$2"; shift 2 ;;
     --no-assets) assets_mb=0; shift ;;
     --no-load) load=0; shift ;;
@@ -87,6 +93,7 @@ while [ $# -gt 0 ]; do
     --writer-transports) opt_wtr="$2"; shift 2 ;;
     --writer-scenarios) writer_scenarios="$2"; shift 2 ;;
     --pushes) opt_pushes="$2"; shift 2 ;;
+    --bulk) opt_bulk="$2"; shift 2 ;;
     *) usage ;;
   esac
 done
@@ -98,11 +105,12 @@ for v in $writer_transports; do case "$v" in git|ssh|https) ;; *) usage ;; esac;
 for v in $writer_scenarios; do case "$v" in own-zone|one-zone|hot-record) ;; *) usage ;; esac; done
 { [ -n "$writer_transports" ] && [ -n "$writer_scenarios" ]; } || usage
 [ -n "$opt_pushes" ] && pushes=$opt_pushes
+[ -n "$opt_bulk" ] && bulk=$opt_bulk
 [ -n "$opt_load_n" ] && load_sizes=$opt_load_n
 [ -n "$opt_load_mb" ] && load_mb=$opt_load_mb
 [ -n "$opt_assets_mb" ] && assets_mb=$opt_assets_mb
 case "$assets_mb" in ''|*[!0-9]*) usage ;; esac
-for v in $runs $net_sizes $writer_counts $pushes $load_sizes $load_mb; do
+for v in $runs $net_sizes $writer_counts $pushes $bulk $load_sizes $load_mb; do
   case "$v" in ''|*[!0-9]*|0) usage ;; esac
 done
 
@@ -206,6 +214,34 @@ measure() {
   report "$label" "$n"
 }
 
+min() { if [ "$1" -lt "$2" ]; then echo "$1"; else echo "$2"; fi; }
+
+# Sync calls: one untimed run of a command under strace, counting the calls that make data
+# durable. sync_row LABEL TOOL N RECORDS cmd...: runs cmd under strace (or, when strace is
+# missing or cannot trace here, plainly, saying so in the row) and adds the row: the calls, the
+# calls per record written (RECORDS), and the calls by kind.
+sync_rows=()
+sync_calls=fsync,fdatasync,syncfs,sync_file_range,msync
+sync_row() {
+  local label=$1 tool=$2 n=$3 records=$4 total kinds; shift 4
+  if ! command -v strace >/dev/null; then
+    quiet "$@"
+    sync_rows+=("$(printf '%-34s %7s  %-8s  %s' "$label" "$n" "$tool" "not counted: strace is missing (apt-get install strace)")")
+    return
+  fi
+  if ! strace -f -c -o "$work/strace" -e trace="$sync_calls" "$@" >/dev/null 2>"$work/err"; then
+    if [ -s "$work/strace" ]; then echo "bench: failed under strace: $*" >&2; cat "$work/err" >&2; exit 1; fi
+    quiet "$@"   # strace could not trace (ptrace not allowed here, say): the command once more, plainly
+    sync_rows+=("$(printf '%-34s %7s  %-8s  %s' "$label" "$n" "$tool" "not counted: strace failed: $(head -n 1 "$work/err")")")
+    return
+  fi
+  # strace -c's summary: "% time seconds usecs/call calls [errors] syscall" lines, then "total"
+  total=$(awk '$NF == "total" {print $4}' "$work/strace"); total=${total:-0}
+  kinds=$(awk '$NF != "total" && $NF ~ /^[a-z_]+$/ && $4 ~ /^[0-9]+$/ {printf "%s%s %s", sep, $NF, $4; sep = ", "}' "$work/strace")
+  sync_rows+=("$(printf '%-34s %7s  %-8s  %10s  %10s  %s' "$label" "$n" "$tool" "$total" \
+    "$(awk -v a="$total" -v b="$records" 'BEGIN{printf "%.4f", a/b}')" "${kinds:--}")")
+}
+
 # ---------------------------------------------------------------------------------------------
 # Durability under load: recsync makes each write batch durable; does that cost follow its own
 # writes, or everything another process left dirty on the file system? The same clone and
@@ -255,25 +291,31 @@ load_bench() {
   done
   quiet "$recsync" clone "$d/store.git" "$d/rcb"
   quiet git clone -q "$d/git-store.git" "$d/gcb"
+  load_pull "$d" "$n" 100
+  load_pull "$d" "$n" "$(min "$bulk" "$n")"
+  mv "$d" "$work/done-load-$n"
+}
+# load_pull DIR N COUNT: the rows of an incremental pull of COUNT changes, idle and loaded
+load_pull() {
+  local d=$1 n=$2 count=$3 tool i r
   for tool in recsync git; do
     li=(); ll=()
     for i in $(seq "$runs"); do
       for r in i l; do
         if [ "$tool" = recsync ]; then
-          edit_records "$d/rcb/private" 100 "l$r$i"; quiet "$recsync" -C "$d/rcb" push
+          edit_records "$d/rcb/private" "$count" "l$count$r$i"; quiet "$recsync" -C "$d/rcb" push
           if [ "$r" = i ]; then time_cmd t x "$recsync" -C "$d/ri1" pull; li+=("$t")
           else time_loaded t x "$recsync" -C "$d/ri1" pull; ll+=("$t"); fi
         else
-          edit_records "$d/gcb/zones" 100 "l$r$i"
-          (cd "$d/gcb" && git add -A && git commit -q -m "l$r$i" && git push -q)
+          edit_records "$d/gcb/zones" "$count" "l$count$r$i"
+          (cd "$d/gcb" && git add -A && git commit -q -m "l$count$r$i" && git push -q)
           if [ "$r" = i ]; then time_cmd t x git -C "$d/gi1" pull -q; li+=("$t")
           else time_loaded t x git -C "$d/gi1" pull -q; ll+=("$t"); fi
         fi
       done
     done
-    load_row "pull, 100 changed records" "$tool" "$n"
+    load_row "pull, $count changed records" "$tool" "$n"
   done
-  mv "$d" "$work/done-load-$n"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -769,6 +811,8 @@ for n in $sizes; do
   done
   mv "$d/rc1" "$d/rc"; mv "$d/gc1" "$d/gc"
   report "clone" "$n"
+  sync_row "clone" recsync "$n" "$n" "$recsync" clone "$d/store.git" "$d/rcs"
+  sync_row "clone" git "$n" "$n" git clone -q "$d/git-store.git" "$d/gcs"
 
   # second workspace / checkout that produces the changes
   "$recsync" clone "$d/store.git" "$d/rcb" >/dev/null 2>&1
@@ -780,6 +824,18 @@ for n in $sizes; do
     '"$recsync" -C "$d/rc" pull' \
     'edit_records "$d/gcb/zones" 100 "p$i"; (cd "$d/gcb" && git add -A && git commit -q -m "p$i" && git push -q)' \
     'git -C "$d/gc" pull -q'
+
+  # 2b. incremental pull of $bulk changes (at most N): the time, and the sync calls of one more
+  bc=$(min "$bulk" "$n")
+  measure "pull, $bc changed records" "$n" \
+    'edit_records "$d/rcb/private" "$bc" "b$i"; quiet "$recsync" -C "$d/rcb" push' \
+    '"$recsync" -C "$d/rc" pull' \
+    'edit_records "$d/gcb/zones" "$bc" "b$i"; (cd "$d/gcb" && git add -A && git commit -q -m "b$i" && git push -q)' \
+    'git -C "$d/gc" pull -q'
+  edit_records "$d/rcb/private" "$bc" "bs"; quiet "$recsync" -C "$d/rcb" push
+  sync_row "pull, $bc changed records" recsync "$n" "$bc" "$recsync" -C "$d/rc" pull
+  edit_records "$d/gcb/zones" "$bc" "bs"; (cd "$d/gcb" && git add -A && git commit -q -m "bs" && git push -q)
+  sync_row "pull, $bc changed records" git "$n" "$bc" git -C "$d/gc" pull -q
 
   # 3. push of 1,000 edits
   measure "push, 1000 edited records" "$n" \
@@ -847,12 +903,19 @@ if [ "${#rows[@]}" -gt 0 ]; then
   printf '%s\n' "${rows[@]}"
   echo "runs per figure: $runs; peak RSS is the recsync process's maximum over the runs"
 fi
+if [ "${#sync_rows[@]}" -gt 0 ]; then
+  echo
+  echo "sync calls (one more, untimed run of the operation under strace -f -c: ${sync_calls//,/, })"
+  printf '%-34s %7s  %-8s  %10s  %10s  %s\n' "operation" "N" "tool" "calls" "per record" "by kind"
+  printf '%s\n' "${sync_rows[@]}"
+  echo "per record: calls per record the operation wrote (clone: N; pull: the changed records)"
+fi
 if [ "${#load_rows[@]}" -gt 0 ]; then
   echo
   echo "durability under load (the same command idle, and while dd writes $load_mb MB to the same file system)"
   printf '%-28s %-8s %7s  %-26s %-26s %7s\n' "operation" "tool" "N" "idle median (min-max)" "loaded median (min-max)" "loaded/idle"
   printf '%s\n' "${load_rows[@]}"
-  echo "runs per figure: $runs; recsync makes every write batch durable, git does not sync"
+  echo "runs per figure: $runs; recsync makes every write batch durable, git syncs little (see the sync calls)"
 fi
 if [ "${#net_rows[@]}" -gt 0 ]; then
   [ "${#rows[@]}" -gt 0 ] && echo
