@@ -229,6 +229,7 @@ sync_row() {
     sync_rows+=("$(printf '%-34s %7s  %-8s  %s' "$label" "$n" "$tool" "not counted: strace is missing (apt-get install strace)")")
     return
   fi
+  rm -f "$work/strace"
   if ! strace -f -c -o "$work/strace" -e trace="$sync_calls" "$@" >/dev/null 2>"$work/err"; then
     if [ -s "$work/strace" ]; then echo "bench: failed under strace: $*" >&2; cat "$work/err" >&2; exit 1; fi
     quiet "$@"   # strace could not trace (ptrace not allowed here, say): the command once more, plainly
