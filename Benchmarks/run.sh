@@ -934,7 +934,8 @@ if [ "${#net_rows[@]}" -gt 0 ]; then
   echo "latency: from an edit's first push attempt to its acknowledgement; retries: further attempts per"
   echo "acknowledged push (recsync: push again after a conflict or an error; git: push again after a"
   echo "refused push and a pull --rebase); lost: acknowledged edits missing from the store's history or"
-  echo "(own-zone, one-zone) its final state"
+  echo "(own-zone, one-zone) its final state. A recsync push fetches and pushes again by itself when the"
+  echo "store moved under it: those attempts show in conns/push, not in retries"
   [ "${#writer_notes[@]}" -gt 0 ] && printf 'not acknowledged: %s\n' "${writer_notes[@]}"
 fi
 echo "measured in $(( ($(date +%s) - started) / 60 )) min $(( ($(date +%s) - started) % 60 )) s; removing the files it made (that takes a while)" >&2
