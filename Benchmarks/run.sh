@@ -79,7 +79,8 @@ while [ $# -gt 0 ]; do
     --bin) bin_dir="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
     --million) sizes="$sizes 1000000"; shift ;;
-    --smoke) sizes="1000"; runs=2; net_sizes=1000; load_sizes=1000; load_mb=256; writer_counts="1 4"; writer_transports=git; pushes=5; bulk=500; assets_mb=16; asset_file_mb=2; shift ;;
+    --smoke) sizes="1000"; runs=2; net_sizes=1000; load_sizes=1000; load_mb=256; bulk=500; assets_mb=16; asset_file_mb=2
+      writer_counts="1 4"; writer_transports=git; pushes=5; shift ;;
     --assets-mb) opt_assets_mb="$2"; shift 2 ;;
     --no-assets) assets_mb=0; shift ;;
     --no-load) load=0; shift ;;
@@ -921,7 +922,8 @@ fi
 if [ "${#net_rows[@]}" -gt 0 ]; then
   [ "${#rows[@]}" -gt 0 ] && echo
   echo "network (servers on 127.0.0.1; the same server and data for recsync and git)"
-  printf '%-28s %-9s %7s  %-26s %-26s %7s  %8s  %s\n' "operation" "transport" "N" "recsync median (min-max)" "git median (min-max)" "ratio" "peak RSS" "connections r/g"
+  printf '%-28s %-9s %7s  %-26s %-26s %7s  %8s  %s\n' "operation" "transport" "N" "recsync median (min-max)" "git median (min-max)" \
+    "ratio" "peak RSS" "connections r/g"
   printf '%s\n' "${net_rows[@]}"
   echo "runs per figure: $runs; peak RSS: the recsync process's maximum over the runs; connections: server"
   echo "connections one operation opened (recsync/git): git daemon requests, sshd logins, and for https the"
@@ -929,7 +931,8 @@ if [ "${#net_rows[@]}" -gt 0 ]; then
   echo "those requests (the GET of info/refs?service=... and the POSTs)"
   echo
   echo "writers (W workspaces or git clones pushing single-record edits concurrently over the transport shown)"
-  printf '%-11s %-9s %-7s %6s %4s %3s  %9s  %9s  %9s  %9s  %10s  %4s\n' "scenario" "transport" "tool" "N" "W" "P" "pushes/s" "median" "p99" "retries" "conns/push" "lost"
+  printf '%-11s %-9s %-7s %6s %4s %3s  %9s  %9s  %9s  %9s  %10s  %4s\n' "scenario" "transport" "tool" "N" "W" "P" "pushes/s" "median" "p99" \
+    "retries" "conns/push" "lost"
   printf '%s\n' "${writer_rows[@]}"
   echo "latency: from an edit's first push attempt to its acknowledgement; retries: further attempts per"
   echo "acknowledged push (recsync: push again after a conflict or an error; git: push again after a"
