@@ -1,37 +1,52 @@
 #!/usr/bin/env bash
 # recsync against git on the same data: clone, incremental pull, push, status, peak memory; then
-# the same over the network (git:// and ssh servers on 127.0.0.1), and concurrent writers.
+# the same over the network (git://, ssh and https servers on 127.0.0.1), and concurrent writers.
 #
-# usage: Benchmarks/run.sh [--records "10000 100000"] [--runs 5] [--million] [--smoke]
+# usage: Benchmarks/run.sh [--bin DIR] [--records "10000 100000"] [--runs 5] [--million] [--smoke]
 #                          [--no-network | --only-network] [--net-records 10000]
-#                          [--writers "1 4 8 16"] [--pushes 20]
-#                          [--no-load] [--load-records 10000] [--load-mb 2048]
+#                          [--writers "1 4 8 16"] [--pushes 20] [--writer-transports "git ssh https"]
+#                          [--writer-scenarios "own-zone one-zone hot-record"]
+#                          [--no-load] [--load-records 10000] [--load-mb 2048] [--bulk 5000]
 #                          [--assets-mb 1024 | --no-assets]
+#   --bin          use the prebuilt DIR/recsync and DIR/recsync-bench (a release build) instead of
+#                  building them here with `swift build -c release` (also: RECSYNC_BENCH_BIN=DIR)
 #   --records      the store sizes N of the local table (default: 10000 100000)
 #   --million      also N = 1,000,000 in the local table
-#   --smoke        N = 1000, 2 runs, writers "1 4", 5 pushes each: keeps the script from rotting
+#   --smoke        N = 1000, 2 runs, writers "1 4" over git:// only, 5 pushes each: keeps the script from rotting
 #                  (CI runs this)
 #   --no-network   only the local table
 #   --only-network only the network and writers tables (no local rows)
 #   --net-records  the store size N of the network and writers tables (default 10000)
 #   --writers      the numbers W of concurrent writers (default: 1 4 8 16)
 #   --pushes       single-record edits each writer pushes (default 20)
+#   --writer-transports  the transports of the writers table, each with stores and clones of its own
+#                  (default: git ssh https; --smoke: git)
+#   --writer-scenarios   which of own-zone one-zone hot-record the writers table runs (default: all)
+#   --bulk         the changed records of the bulk pull rows (default 5000, at most N; --smoke: 500)
 #   --no-load      no durability-under-load table (it runs with the local table)
 #   --load-records the store size N of the durability-under-load table (default 10000)
 #   --load-mb      what dd writes beside the loaded runs, in MB (default 2048)
 #   --assets-mb    pull about this many MB of assets (50 MB files, rounded up to whole files) in the local table (default 1024;
 #                  --smoke: 16, as 2 MB files); --no-assets leaves the row out
-# Prints up to four tables:
-#   local:   operation, N, recsync median (min-max), git median (min-max), ratio, peak RSS
-#   load:    clone and incremental pull, idle and while dd writes --load-mb MB on the same file
-#            system, recsync and git: operation, tool, N, idle and loaded median, loaded/idle
-#   network: the same operations against a `git daemon` (git://) and an sshd (ssh://) started
-#            here on 127.0.0.1, side by side with git on the same server: operation, transport,
-#            N, recsync and git median (min-max), ratio, server connections per operation
-#   writers: W workspaces (git clones) pushing concurrently over git://: to their own zone, to
-#            one zone, to one hot record (conflicts, resolved keeping their own value); pushes/s,
-#            median and p99 push latency, retries per push, server connections per push, lost
-#            updates (acknowledged edits missing from the store's history or final state)
+# Prints up to five tables:
+#   local:   operation, N, recsync median (min-max), git median (min-max), ratio, recsync's peak RSS
+#            (clone, pull of 100 and of --bulk changes, push of 1,000 and of one, status)
+#   syncs:   the fsync, fdatasync, syncfs, sync_file_range and msync calls of one clone and one pull
+#            of --bulk changes (default 5000, at most N; --smoke: 500), recsync and git, counted
+#            with strace -f -c (the rows say so when strace is missing), and calls per record
+#   load:    clone and incremental pull (100 and --bulk changes), idle and while dd writes
+#            --load-mb MB on the same file system, recsync and git: operation, tool, N, idle and loaded median, loaded/idle
+#   network: the same operations against a `git daemon` (git://), an sshd (ssh://) and nginx
+#            with fcgiwrap and git-http-backend (https://, a CA of its own made with openssl)
+#            started here on 127.0.0.1, side by side with git on the same server: operation,
+#            transport, N, recsync and git median (min-max), ratio, recsync's peak RSS, server
+#            connections per operation (https: TLS connections, and requests to
+#            git-upload-pack/git-receive-pack, from nginx's access log)
+#   writers: W workspaces (git clones) pushing concurrently over each writer transport: to their
+#            own zone, to one zone, to one hot record (conflicts, resolved keeping their own
+#            value); git commits and pushes, and pulls --rebase only when a push is refused;
+#            pushes/s, median and p99 push latency, retries per push, server connections per
+#            push, lost updates (acknowledged edits missing from the store's history or final state)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,21 +59,28 @@ load=1
 load_sizes=10000
 load_mb=2048
 writer_counts="1 4 8 16"
+writer_transports="git ssh https"
+writer_scenarios="own-zone one-zone hot-record"
 pushes=20
 assets_mb=1024
 asset_file_mb=50
-opt_writers="" opt_pushes="" opt_net="" opt_load_n="" opt_load_mb="" opt_assets_mb=""
+bulk=5000   # the records a bulk pull brings (at most N)
+bin_dir=${RECSYNC_BENCH_BIN:-}
+opt_writers="" opt_wtr="" opt_bulk="" opt_pushes="" opt_net="" opt_load_n="" opt_load_mb="" opt_assets_mb=""
 usage() {
-  echo "usage: $0 [--records \"N ...\"] [--runs R] [--million] [--smoke] [--no-network | --only-network]" >&2
-  echo "          [--net-records N] [--writers \"W ...\"] [--pushes P] [--no-load] [--load-records N] [--load-mb MB]" >&2
+  echo "usage: $0 [--bin DIR] [--records \"N ...\"] [--runs R] [--million] [--smoke] [--no-network | --only-network]" >&2
+  echo "          [--net-records N] [--writers \"W ...\"] [--pushes P] [--bulk B] [--writer-transports \"git ssh https\"]" >&2
+  echo "          [--writer-scenarios \"own-zone one-zone hot-record\"] [--no-load] [--load-records N] [--load-mb MB]" >&2
   exit 64
 }
 while [ $# -gt 0 ]; do
   case "$1" in
     --records) sizes="$2"; shift 2 ;;
+    --bin) bin_dir="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
     --million) sizes="$sizes 1000000"; shift ;;
-    --smoke) sizes="1000"; runs=2; net_sizes=1000; load_sizes=1000; load_mb=256; writer_counts="1 4"; pushes=5; assets_mb=16; asset_file_mb=2; shift ;;
+    --smoke) sizes="1000"; runs=2; net_sizes=1000; load_sizes=1000; load_mb=256; bulk=500; assets_mb=16; asset_file_mb=2
+      writer_counts="1 4"; writer_transports=git; pushes=5; shift ;;
     --assets-mb) opt_assets_mb="$2"; shift 2 ;;
     --no-assets) assets_mb=0; shift ;;
     --no-load) load=0; shift ;;
@@ -69,19 +91,27 @@ while [ $# -gt 0 ]; do
     --only-network) network=1; local_rows=0; shift ;;
     --net-records) opt_net="$2"; shift 2 ;;
     --writers) opt_writers="$2"; shift 2 ;;
+    --writer-transports) opt_wtr="$2"; shift 2 ;;
+    --writer-scenarios) writer_scenarios="$2"; shift 2 ;;
     --pushes) opt_pushes="$2"; shift 2 ;;
+    --bulk) opt_bulk="$2"; shift 2 ;;
     *) usage ;;
   esac
 done
 # Explicit values win over --smoke's, whichever came first.
 [ -n "$opt_net" ] && net_sizes=$opt_net
 [ -n "$opt_writers" ] && writer_counts=$opt_writers
+[ -n "$opt_wtr" ] && writer_transports=$opt_wtr
+for v in $writer_transports; do case "$v" in git|ssh|https) ;; *) usage ;; esac; done
+for v in $writer_scenarios; do case "$v" in own-zone|one-zone|hot-record) ;; *) usage ;; esac; done
+{ [ -n "$writer_transports" ] && [ -n "$writer_scenarios" ]; } || usage
 [ -n "$opt_pushes" ] && pushes=$opt_pushes
+[ -n "$opt_bulk" ] && bulk=$opt_bulk
 [ -n "$opt_load_n" ] && load_sizes=$opt_load_n
 [ -n "$opt_load_mb" ] && load_mb=$opt_load_mb
 [ -n "$opt_assets_mb" ] && assets_mb=$opt_assets_mb
 case "$assets_mb" in ''|*[!0-9]*) usage ;; esac
-for v in $runs $net_sizes $writer_counts $pushes $load_sizes $load_mb; do
+for v in $runs $net_sizes $writer_counts $pushes $bulk $load_sizes $load_mb; do
   case "$v" in ''|*[!0-9]*|0) usage ;; esac
 done
 
@@ -91,11 +121,23 @@ if [ "$network" = 1 ]; then
   command -v setsid >/dev/null || { echo "bench: setsid (util-linux) is needed for --network" >&2; exit 1; }
   { [ -x /usr/sbin/sshd ] && command -v ssh-keygen >/dev/null && command -v ssh >/dev/null; } ||
     { echo "bench: the network mode needs openssh-server and openssh-client (/usr/sbin/sshd, ssh, ssh-keygen); or --no-network" >&2; exit 1; }
+  git_exec=$(git --exec-path)
+  { [ -x /usr/sbin/nginx ] && [ -x /usr/sbin/fcgiwrap ] && command -v openssl >/dev/null && [ -x "$git_exec/git-http-backend" ]; } ||
+    { echo "bench: the network mode's https server needs nginx, fcgiwrap, openssl and git's git-http-backend" \
+      "(apt-get install nginx fcgiwrap openssl); or --no-network" >&2; exit 1; }
 fi
 
-swift build -c release --product recsync >&2
-swift build -c release --product recsync-bench >&2
-bin="$(swift build -c release --show-bin-path)"
+if [ -n "$bin_dir" ]; then
+  # prebuilt binaries (a release build made elsewhere): no build here
+  bin=$(cd "$bin_dir" && pwd) || { echo "bench: --bin $bin_dir: no such directory" >&2; exit 1; }
+  for b in recsync recsync-bench; do
+    [ -x "$bin/$b" ] || { echo "bench: --bin $bin_dir: no executable $b in it" >&2; exit 1; }
+  done
+else
+  swift build -c release --product recsync >&2
+  swift build -c release --product recsync-bench >&2
+  bin="$(swift build -c release --show-bin-path)"
+fi
 recsync="$bin/recsync"
 
 started=$(date +%s)
@@ -173,6 +215,35 @@ measure() {
   report "$label" "$n"
 }
 
+min() { if [ "$1" -lt "$2" ]; then echo "$1"; else echo "$2"; fi; }
+
+# Sync calls: one untimed run of a command under strace, counting the calls that make data
+# durable. sync_row LABEL TOOL N RECORDS cmd...: runs cmd under strace (or, when strace is
+# missing or cannot trace here, plainly, saying so in the row) and adds the row: the calls, the
+# calls per record written (RECORDS), and the calls by kind.
+sync_rows=()
+sync_calls=fsync,fdatasync,syncfs,sync_file_range,msync
+sync_row() {
+  local label=$1 tool=$2 n=$3 records=$4 total kinds; shift 4
+  if ! command -v strace >/dev/null; then
+    quiet "$@"
+    sync_rows+=("$(printf '%-34s %7s  %-8s  %s' "$label" "$n" "$tool" "not counted: strace is missing (apt-get install strace)")")
+    return
+  fi
+  rm -f "$work/strace"
+  if ! strace -f -c -o "$work/strace" -e trace="$sync_calls" "$@" >/dev/null 2>"$work/err"; then
+    if [ -s "$work/strace" ]; then echo "bench: failed under strace: $*" >&2; cat "$work/err" >&2; exit 1; fi
+    quiet "$@"   # strace could not trace (ptrace not allowed here, say): the command once more, plainly
+    sync_rows+=("$(printf '%-34s %7s  %-8s  %s' "$label" "$n" "$tool" "not counted: strace failed: $(head -n 1 "$work/err")")")
+    return
+  fi
+  # strace -c's summary: "% time seconds usecs/call calls [errors] syscall" lines, then "total"
+  total=$(awk '$NF == "total" {print $4}' "$work/strace"); total=${total:-0}
+  kinds=$(awk '$NF != "total" && $NF ~ /^[a-z_]+$/ && $4 ~ /^[0-9]+$/ {printf "%s%s %s", sep, $NF, $4; sep = ", "}' "$work/strace")
+  sync_rows+=("$(printf '%-34s %7s  %-8s  %10s  %10s  %s' "$label" "$n" "$tool" "$total" \
+    "$(awk -v a="$total" -v b="$records" 'BEGIN{printf "%.4f", a/b}')" "${kinds:--}")")
+}
+
 # ---------------------------------------------------------------------------------------------
 # Durability under load: recsync makes each write batch durable; does that cost follow its own
 # writes, or everything another process left dirty on the file system? The same clone and
@@ -222,25 +293,31 @@ load_bench() {
   done
   quiet "$recsync" clone "$d/store.git" "$d/rcb"
   quiet git clone -q "$d/git-store.git" "$d/gcb"
+  load_pull "$d" "$n" 100
+  load_pull "$d" "$n" "$(min "$bulk" "$n")"
+  mv "$d" "$work/done-load-$n"
+}
+# load_pull DIR N COUNT: the rows of an incremental pull of COUNT changes, idle and loaded
+load_pull() {
+  local d=$1 n=$2 count=$3 tool i r
   for tool in recsync git; do
     li=(); ll=()
     for i in $(seq "$runs"); do
       for r in i l; do
         if [ "$tool" = recsync ]; then
-          edit_records "$d/rcb/private" 100 "l$r$i"; quiet "$recsync" -C "$d/rcb" push
+          edit_records "$d/rcb/private" "$count" "l$count$r$i"; quiet "$recsync" -C "$d/rcb" push
           if [ "$r" = i ]; then time_cmd t x "$recsync" -C "$d/ri1" pull; li+=("$t")
           else time_loaded t x "$recsync" -C "$d/ri1" pull; ll+=("$t"); fi
         else
-          edit_records "$d/gcb/zones" 100 "l$r$i"
-          (cd "$d/gcb" && git add -A && git commit -q -m "l$r$i" && git push -q)
+          edit_records "$d/gcb/zones" "$count" "l$count$r$i"
+          (cd "$d/gcb" && git add -A && git commit -q -m "l$count$r$i" && git push -q)
           if [ "$r" = i ]; then time_cmd t x git -C "$d/gi1" pull -q; li+=("$t")
           else time_loaded t x git -C "$d/gi1" pull -q; ll+=("$t"); fi
         fi
       done
     done
-    load_row "pull, 100 changed records" "$tool" "$n"
+    load_row "pull, $count changed records" "$tool" "$n"
   done
-  mv "$d" "$work/done-load-$n"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -316,6 +393,8 @@ PasswordAuthentication no
 KbdInteractiveAuthentication no
 PubkeyAuthentication yes
 PermitRootLogin prohibit-password
+MaxStartups 200
+MaxSessions 200
 EOF
     if start_server "$ssh_log" "Server listening on 127.0.0.1 port $ssh_port" /usr/sbin/sshd -D -e -f "$dir/sshd_config"; then
       echo "[127.0.0.1]:$ssh_port $(cut -d' ' -f1,2 "$dir/host_key.pub")" >"$dir/known_hosts"
@@ -325,11 +404,108 @@ EOF
   echo "bench: sshd did not start:" >&2; cat "$ssh_log" >&2; exit 1
 }
 
-# conns TRANSPORT: server connections so far (git daemon: requests; sshd: logins)
+# start_https ROOT DIR: nginx serving the repositories under ROOT over https on 127.0.0.1
+# through fcgiwrap and git-http-backend (pushes enabled with http.receivepack, no
+# authentication), with a certificate from a CA of its own, as the tests' HTTPSGitServer does;
+# its files in DIR. Sets https_port, https_log (nginx's access log, one line a request:
+# connection serial, request method and address) and https_ca (the CA's certificate).
+start_https() {
+  local root=$1 dir=$2 sock pid children=4 w
+  for w in $writer_counts; do [ "$w" -gt "$children" ] && children=$w; done
+  mkdir -p "$dir/temp"
+  https_ca="$dir/ca.pem"
+  quiet openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$dir/ca.key" -out "$https_ca" \
+    -days 2 -subj "/CN=recsync bench CA" -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
+  printf '%s\n' "basicConstraints = CA:FALSE" "keyUsage = critical, digitalSignature" "extendedKeyUsage = serverAuth" \
+    "subjectAltName = IP:127.0.0.1" >"$dir/server.ext"
+  quiet openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$dir/server.key" -out "$dir/server.csr" \
+    -subj "/CN=127.0.0.1"
+  quiet openssl x509 -req -in "$dir/server.csr" -CA "$https_ca" -CAkey "$dir/ca.key" -CAcreateserial -out "$dir/server.pem" \
+    -days 2 -extfile "$dir/server.ext"
+  # fcgiwrap runs one request at a time per child: as many children as the most writers
+  sock="$dir/fcgi.sock"
+  setsid /usr/sbin/fcgiwrap -c "$children" -s "unix:$sock" </dev/null >>"$dir/fcgiwrap.log" 2>&1 &
+  servers+=("$!")
+  for _ in $(seq 200); do [ -S "$sock" ] && break; sleep 0.05; done
+  [ -S "$sock" ] || { echo "bench: fcgiwrap did not make its socket $sock:" >&2; cat "$dir/fcgiwrap.log" >&2; exit 1; }
+  https_log="$dir/access.log"
+  for _ in 1 2 3 4 5; do
+    https_port=$(free_port)
+    cat >"$dir/nginx.conf" <<NGINX
+daemon off;
+master_process off;
+worker_processes 1;
+$([ "$(id -u)" = 0 ] && echo "user root root;")
+pid $dir/nginx.pid;
+error_log $dir/error.log;
+events { worker_connections 512; }
+http {
+    log_format bench '\$connection \$connection_requests \$request_method \$request_uri \$status';
+    access_log $https_log bench;
+    client_body_temp_path $dir/temp/body;
+    fastcgi_temp_path $dir/temp/fastcgi;
+    proxy_temp_path $dir/temp/proxy;
+    uwsgi_temp_path $dir/temp/uwsgi;
+    scgi_temp_path $dir/temp/scgi;
+    client_max_body_size 0;
+    server {
+        listen 127.0.0.1:$https_port ssl;
+        ssl_certificate $dir/server.pem;
+        ssl_certificate_key $dir/server.key;
+        location / {
+            fastcgi_pass unix:$sock;
+            fastcgi_param SCRIPT_FILENAME $git_exec/git-http-backend;
+            fastcgi_param REQUEST_METHOD \$request_method;
+            fastcgi_param QUERY_STRING \$query_string;
+            fastcgi_param CONTENT_TYPE \$content_type;
+            fastcgi_param CONTENT_LENGTH \$content_length;
+            fastcgi_param SERVER_PROTOCOL \$server_protocol;
+            fastcgi_param REMOTE_ADDR \$remote_addr;
+            fastcgi_param PATH_INFO \$uri;
+            fastcgi_param GIT_PROTOCOL \$http_git_protocol;
+            fastcgi_param GIT_PROJECT_ROOT $root;
+            fastcgi_param GIT_HTTP_EXPORT_ALL "";
+            fastcgi_param GIT_CONFIG_NOSYSTEM 1;
+            fastcgi_param GIT_CONFIG_COUNT 1;
+            fastcgi_param GIT_CONFIG_KEY_0 http.receivepack;
+            fastcgi_param GIT_CONFIG_VALUE_0 true;
+        }
+    }
+}
+NGINX
+    : >"$https_log"
+    setsid /usr/sbin/nginx -p "$dir" -e "$dir/error.log" -c "$dir/nginx.conf" </dev/null >>"$dir/nginx.log" 2>&1 &
+    pid=$!
+    servers+=("$pid")
+    for _ in $(seq 200); do
+      (exec 3<>"/dev/tcp/127.0.0.1/$https_port") 2>/dev/null && return 0
+      { [ -d "/proc/$pid" ] && [ "$(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null)" != Z ]; } || break
+      sleep 0.05
+    done
+    kill -KILL -- "-$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  echo "bench: nginx did not start:" >&2; cat "$dir/error.log" "$dir/nginx.log" >&2; exit 1
+}
+
+# conns TRANSPORT: server connections so far (git daemon: requests; sshd: logins; nginx: TLS
+# connections that carried a request to git-upload-pack or git-receive-pack)
 conns() {
   case $1 in
     git) grep -c 'Request \(upload\|receive\)-pack' "$gd_log" || true ;;
     ssh) grep -c 'Accepted publickey' "$ssh_log" || true ;;
+    https) awk '$4 ~ /git-(upload|receive)-pack/ {print $1}' "$https_log" | sort -u | wc -l ;;
+  esac
+}
+# reqs: https requests so far to git-upload-pack or git-receive-pack (the GET of
+# info/refs?service=… and the POSTs)
+reqs() { awk '$4 ~ /git-(upload|receive)-pack/' "$https_log" | wc -l; }
+# url TRANSPORT REPOSITORY: the address of a repository under $nw/srv over TRANSPORT
+url() {
+  case $1 in
+    git) echo "git://127.0.0.1:$gd_port/$2" ;;
+    ssh) echo "ssh://$(id -un)@127.0.0.1:$ssh_port$nw/srv/$2" ;;
+    https) echo "https://127.0.0.1:$https_port/$2" ;;
   esac
 }
 # quiet cmd...: an untimed step; its output only when it fails (and then the benchmark stops)
@@ -339,24 +515,39 @@ quiet() {
 span() { # "3 3 4" -> "3", "3 5" -> "3-5"
   printf '%s\n' $1 | sort -n | awk 'NR == 1 {a = $1} {b = $1} END {print (a == b) ? a : a "-" b}'
 }
-# net_report LABEL TRANSPORT N: one network row from rc/gc (seconds) and rconns/gconns
+# net_report LABEL TRANSPORT N: one network row from rc/gc (seconds), rconns/gconns (and for
+# https rreqs/greqs) and recsync's peak RSS in maxrss
 net_report() {
-  local rm rmin rmax gm gmin gmax
+  local rm rmin rmax gm gmin gmax c
   read -r rm rmin rmax <<<"$(stats "${rc[*]}")"; read -r gm gmin gmax <<<"$(stats "${gc[*]}")"
-  net_rows+=("$(printf '%-28s %-9s %7s  %-26s %-26s %7s  %s' "$1" "$2" "$3" \
+  c="$(span "${rconns[*]}")/$(span "${gconns[*]}")"
+  [ "$2" = https ] && c="$c ($(span "${rreqs[*]}")/$(span "${greqs[*]}"))"
+  net_rows+=("$(printf '%-28s %-9s %7s  %-26s %-26s %7s  %8s  %s' "$1" "$2" "$3" \
     "$(fmt "$rm") ($(fmt "$rmin")-$(fmt "$rmax"))" "$(fmt "$gm") ($(fmt "$gmin")-$(fmt "$gmax"))" \
-    "$(awk -v a="$rm" -v b="$gm" 'BEGIN{printf "%.2f", a/b}')" "$(span "${rconns[*]}")/$(span "${gconns[*]}")")")
+    "$(awk -v a="$rm" -v b="$gm" 'BEGIN{printf "%.2f", a/b}')" "$((maxrss / 1024)) MB" "$c")")
+}
+# net_time TOOL CMD...: one timed network command of TOOL (r or g) over $tr: its time into
+# rc/gc, its connections (and https requests) into rconns/gconns (rreqs/greqs), recsync's
+# peak RSS into maxrss
+net_time() {
+  local tool=$1 c q; shift
+  c=$(conns "$tr"); q=0; [ "$tr" = https ] && q=$(reqs)
+  time_cmd t r "$@"
+  eval "${tool}c+=(\"\$t\"); ${tool}conns+=($(($(conns "$tr") - c)))"
+  [ "$tr" = https ] && eval "${tool}reqs+=($(($(reqs) - q)))"
+  [ "$tool" = r ] && [ "$r" -gt "$maxrss" ] && maxrss=$r
+  return 0
 }
 # net_measure LABEL TRANSPORT N PREPARE_RECSYNC RECSYNC_COMMAND PREPARE_GIT GIT_COMMAND: as
 # measure, over the network, counting the server connections of each timed command
 net_measure() {
-  local label=$1 tr=$2 n=$3 prep_r=$4 cmd_r=$5 prep_g=$6 cmd_g=$7 c
-  rc=(); gc=(); rconns=(); gconns=()
+  local label=$1 tr=$2 n=$3 prep_r=$4 cmd_r=$5 prep_g=$6 cmd_g=$7
+  rc=(); gc=(); rconns=(); gconns=(); rreqs=(); greqs=(); maxrss=0
   for i in $(seq "$runs"); do
     eval "$prep_r"
-    c=$(conns "$tr"); eval "time_cmd t r $cmd_r"; rc+=("$t"); rconns+=($(($(conns "$tr") - c)))
+    eval "net_time r $cmd_r"
     eval "$prep_g"
-    c=$(conns "$tr"); eval "time_cmd t r $cmd_g"; gc+=("$t"); gconns+=($(($(conns "$tr") - c)))
+    eval "net_time g $cmd_g"
   done
   net_report "$label" "$tr" "$n"
 }
@@ -398,10 +589,12 @@ rs_writer() {
     echo "$v $t0 $t1 $((tries - 1)) $conflicts $errors $status" >>"$out"
   done
 }
-# One writer of the git loop: a clone committing P edits of one file (the same title value as
-# rs_writer), each followed by `git pull -q --rebase && git push -q` until the push succeeds.
-# A rebase conflict (the hot file) is settled keeping this writer's version, then the pair is
-# tried again; every further try of the pair is a retry.
+# One writer of the git loop a careful script runs: a clone committing P edits of one file (the
+# same title value as rs_writer), each pushed with `git push`; only when the push is refused
+# (someone pushed first) `git pull --rebase`, then push again, until a push succeeds. A rebase
+# conflict (the hot file) is settled keeping this writer's version. Every further push attempt
+# is a retry; a push that failed for another reason than a refusal, or a pull that failed, is
+# an error (and is tried again the same way).
 git_writer() {
   local dir=$1 file=$2 tag=$3 p=$4 out=$5 e v t0 t1 tries conflicts errors status
   for e in $(seq "$p"); do
@@ -411,14 +604,17 @@ git_writer() {
     git -C "$dir" commit -q -am "$v" >>"$out.err" 2>&1
     while :; do
       tries=$((tries + 1))
-      if git -C "$dir" pull -q --rebase >>"$out.err" 2>&1; then
-        git -C "$dir" push -q >>"$out.err" 2>&1 && break
-      elif [ -d "$dir/.git/rebase-merge" ] || [ -d "$dir/.git/rebase-apply" ]; then
-        conflicts=$((conflicts + 1))   # during a rebase, "theirs" is the commit being replayed: ours
-        git -C "$dir" checkout -q --theirs -- "$file" >>"$out.err" 2>&1 && git -C "$dir" add -- "$file" \
-          && GIT_EDITOR=true git -C "$dir" rebase --continue >>"$out.err" 2>&1 || errors=$((errors + 1))
-      else
-        errors=$((errors + 1))
+      git -C "$dir" push -q >"$out.push" 2>&1 && break
+      cat "$out.push" >>"$out.err"
+      grep -q 'rejected' "$out.push" || { errors=$((errors + 1)); printf '%s: push exited non-zero (not a refusal)\n' "$v" >>"$out.err"; }
+      if ! git -C "$dir" pull -q --rebase >>"$out.err" 2>&1; then
+        if [ -d "$dir/.git/rebase-merge" ] || [ -d "$dir/.git/rebase-apply" ]; then
+          conflicts=$((conflicts + 1))   # during a rebase, "theirs" is the commit being replayed: ours
+          git -C "$dir" checkout -q --theirs -- "$file" >>"$out.err" 2>&1 && git -C "$dir" add -- "$file" \
+            && GIT_EDITOR=true git -C "$dir" rebase --continue >>"$out.err" 2>&1 || errors=$((errors + 1))
+        else
+          errors=$((errors + 1))
+        fi
       fi
       [ $(($(date +%s%N) - t0)) -ge $((giveup * 1000000000)) ] && { status=gave-up; break; }
     done
@@ -428,11 +624,12 @@ git_writer() {
 }
 export -f rs_writer git_writer
 
-# writers_row TOOL SCENARIO W N BARE CLONES_PREFIX: W writers of TOOL at once, each in its own
-# process group; then the row, and the lost-update check against the served bare repository.
+# writers_row TOOL TRANSPORT SCENARIO W N BARE CLONES_PREFIX: W writers of TOOL at once over
+# TRANSPORT, each in its own process group; then the row, and the lost-update check against the
+# served bare repository.
 writers_row() {
-  local tool=$1 scen=$2 wn=$3 n=$4 bare=$5 pre=$6 w k tag start t0 t1 out file name zone pids=() c0 c1 lost
-  local rd="$nw/wr-$tool-$scen-$wn"
+  local tool=$1 tr=$2 scen=$3 wn=$4 n=$5 bare=$6 pre=$7 w k tag start t0 t1 out file name zone pids=() c0 c1 lost
+  local rd="$nw/wr-$tool-$tr-$scen-$wn"
   mkdir -p "$rd"
   # every clone up to date first (untimed), as a user's would be
   for w in $(seq "$wn"); do
@@ -449,7 +646,7 @@ writers_row() {
     files+=("$(awk -F/ -v z="$zone" -v k="$k" '$3 == z && ++i == k {print; exit}' "$nw/records")")
   done
   start=$(git -C "$bare" rev-parse main)
-  c0=$(conns git)
+  c0=$(conns "$tr")
   t0=$(now)
   for w in $(seq "$wn"); do
     file=${files[w - 1]}; zone=${file#zones/*/}; zone=${zone%%/*}; name=${file##*/}; tag="${scen%%-*}$wn-w$w"
@@ -464,7 +661,7 @@ writers_row() {
   for w in "${pids[@]}"; do wait "$w" || { echo "bench: a $tool writer failed (see $rd)" >&2; exit 1; }; done
   t1=$(now)
   writer_groups=()
-  c1=$(conns git)
+  c1=$(conns "$tr")
   # Lost updates: an acknowledged value missing from the history the run added, or (own-zone,
   # one-zone) a writer's last acknowledged value missing from the final tree.
   # (added lines only: git's writers put the value in their commit messages too)
@@ -479,63 +676,68 @@ writers_row() {
     lost=$((lost + $(comm -23 "$rd/last" "$rd/final" | wc -l)))
   fi
   if grep -q 'gave-up' "$rd"/*.out; then
-    writer_notes+=("$tool $scen W=$wn: $(cat "$rd"/*.out | grep -c gave-up) edits given up after ${giveup} s of retries")
+    writer_notes+=("$tool $tr $scen W=$wn: $(cat "$rd"/*.out | grep -c gave-up) edits given up after ${giveup} s of retries")
     echo "bench: ${writer_notes[-1]} (see $rd)" >&2
   fi
-  if [ "$lost" != 0 ]; then echo "bench: $tool $scen W=$wn: $lost acknowledged edits lost:" >&2; comm -23 "$rd/acked" "$rd/history" >&2; fi
+  if [ "$lost" != 0 ]; then echo "bench: $tool $tr $scen W=$wn: $lost acknowledged edits lost:" >&2; comm -23 "$rd/acked" "$rd/history" >&2; fi
   if cat "$rd"/*.out | awk '$6 > 0 {e = 1} END {exit !e}'; then
-    echo "bench: $tool $scen W=$wn: pushes that failed (retried), first ones:" >&2
+    echo "bench: $tool $tr $scen W=$wn: pushes that failed (retried), first ones:" >&2
     grep -h 'push exited' "$rd"/*.err | head -n 5 >&2 || true
   fi
   # latencies sorted, then: pushes/s, median, p99 (nearest rank), retries and connections per push
   writer_rows+=("$(awk '$7 == "ok" {printf "%.6f %d\n", ($3 - $2) / 1e9, $4}' "$rd"/*.out | sort -g | awk \
-    -v tool="$tool" -v scen="$scen" -v n="$n" -v w="$wn" -v p="$pushes" -v conns="$((c1 - c0))" -v lost="$lost" \
+    -v tool="$tool" -v tr="$tr" -v scen="$scen" -v n="$n" -v w="$wn" -v p="$pushes" -v conns="$((c1 - c0))" -v lost="$lost" \
     -v wall="$(awk -v a="$t0" -v b="$t1" 'BEGIN{print (b - a) / 1e9}')" '
     function f(s) { return (s >= 1) ? sprintf("%.2f s", s) : sprintf("%.1f ms", s * 1000) }
     { lat[++k] = $1; retries += $2 }
     END {
-      if (k == 0) { printf "%-11s %-7s %6s %4s %3s  nothing acknowledged", scen, tool, n, w, p; exit }
+      if (k == 0) { printf "%-11s %-9s %-7s %6s %4s %3s  nothing acknowledged", scen, tr, tool, n, w, p; exit }
       med = (k % 2) ? lat[(k + 1) / 2] : (lat[k / 2] + lat[k / 2 + 1]) / 2
       i99 = int(0.99 * k); if (i99 < 0.99 * k) i99++
-      printf "%-11s %-7s %6s %4s %3s  %9.1f  %9s  %9s  %9.2f  %10.1f  %4s", scen, tool, n, w, p,
+      printf "%-11s %-9s %-7s %6s %4s %3s  %9.1f  %9s  %9s  %9.2f  %10.1f  %4s", scen, tr, tool, n, w, p,
         k / wall, f(med), f(lat[i99]), retries / k, conns / k, lost
     }')")
   echo "   ${writer_rows[-1]}" >&2
 }
 
-# writers_bench N: the writers table on a store of N records in max(10, W) zones
+# writers_bench N: the writers table on a store of N records in max(10, W) zones, over each of
+# $writer_transports with stores and clones of its own
 writers_bench() {
-  local n=$1 zones=10 maxw=0 w scen wn
+  local n=$1 zones=10 maxw=0 w scen wn tr
   for w in $writer_counts; do [ "$w" -gt "$maxw" ] && maxw=$w; done
   [ "$maxw" -gt "$zones" ] && zones=$maxw
-  echo "== writers, N = $n: making the store ($zones zones), $maxw workspaces and git clones" >&2
-  "$bin/recsync-bench" --make-store "$nw/srv/wr-rs.git" --records "$n" --zones "$zones" >&2
-  cp -r "$nw/srv/wr-rs.git" "$nw/srv/wr-g.git"
+  echo "== writers, N = $n: making the store ($zones zones), $maxw workspaces and git clones for each of: $writer_transports" >&2
+  "$bin/recsync-bench" --make-store "$nw/wr-base.git" --records "$n" --zones "$zones" >&2
   # the store's record paths (zones/OWNER/ZONE/records/XX/NAME), for both kinds of writer
-  git -C "$nw/srv/wr-g.git" ls-tree -r --name-only main -- zones | grep '/records/' | sort >"$nw/records"
-  for w in $(seq "$maxw"); do
-    quiet "$recsync" clone "git://127.0.0.1:$gd_port/wr-rs.git" "$nw/wr-r$w"
-    quiet git clone -q "git://127.0.0.1:$gd_port/wr-g.git" "$nw/wr-g$w"
+  git -C "$nw/wr-base.git" ls-tree -r --name-only main -- zones | grep '/records/' | sort >"$nw/records"
+  for tr in $writer_transports; do
+    cp -r "$nw/wr-base.git" "$nw/srv/wr-rs-$tr.git"; cp -r "$nw/wr-base.git" "$nw/srv/wr-g-$tr.git"
+    for w in $(seq "$maxw"); do
+      quiet "$recsync" clone "$(url "$tr" "wr-rs-$tr.git")" "$nw/wr-r-$tr$w"
+      quiet git clone -q "$(url "$tr" "wr-g-$tr.git")" "$nw/wr-g-$tr$w"
+    done
   done
-  for scen in own-zone one-zone hot-record; do
-    for wn in $writer_counts; do
-      echo "== writers: $scen, W = $wn, $pushes pushes each" >&2
-      writers_row recsync "$scen" "$wn" "$n" "$nw/srv/wr-rs.git" "$nw/wr-r"
-      writers_row git "$scen" "$wn" "$n" "$nw/srv/wr-g.git" "$nw/wr-g"
+  for scen in $writer_scenarios; do
+    for tr in $writer_transports; do
+      for wn in $writer_counts; do
+        echo "== writers: $scen, $tr, W = $wn, $pushes pushes each" >&2
+        writers_row recsync "$tr" "$scen" "$wn" "$n" "$nw/srv/wr-rs-$tr.git" "$nw/wr-r-$tr"
+        writers_row git "$tr" "$scen" "$wn" "$n" "$nw/srv/wr-g-$tr.git" "$nw/wr-g-$tr"
+      done
     done
   done
 }
 
 # network_bench N: the network table for N records over git:// and ssh, then the writers table
 network_bench() {
-  local n=$1 tr url_r url_g d user
+  local n=$1 tr url_r url_g d
   local net_started
   net_started=$(date +%s)
   nw="$work/net-$n"
-  echo "== network, N = $n: making the store, starting git daemon and sshd" >&2
+  echo "== network, N = $n: making the store, starting git daemon, sshd and nginx (https)" >&2
   mkdir -p "$nw/srv" "$nw/home/.ssh"
   "$bin/recsync-bench" --make-store "$nw/base.git" --records "$n" --zones 10 >&2
-  for tr in git ssh; do  # each transport starts from the same data
+  for tr in git ssh https; do  # each transport starts from the same data
     cp -r "$nw/base.git" "$nw/srv/rs-$tr.git"; cp -r "$nw/base.git" "$nw/srv/g-$tr.git"
   done
   start_git_daemon "$nw/srv"
@@ -546,20 +748,19 @@ network_bench() {
   export HOME="$nw/home" RECSYNC_SSH_KNOWN_HOSTS="$nw/sshd/known_hosts"
   export GIT_SSH_COMMAND="ssh -F /dev/null -i '$HOME/.ssh/id_ed25519' -o IdentitiesOnly=yes -o IdentityAgent=none -o UserKnownHostsFile='$RECSYNC_SSH_KNOWN_HOSTS' -o StrictHostKeyChecking=yes -o BatchMode=yes"
   unset SSH_AUTH_SOCK
-  user=$(id -un)
+  # recsync (libgit2 with OpenSSL) trusts the certificates in SSL_CERT_FILE, git those in GIT_SSL_CAINFO
+  start_https "$nw/srv" "$nw/https"
+  export SSL_CERT_FILE="$https_ca" GIT_SSL_CAINFO="$https_ca"
 
-  for tr in git ssh; do
-    case $tr in
-      git) url_r="git://127.0.0.1:$gd_port/rs-$tr.git"; url_g="git://127.0.0.1:$gd_port/g-$tr.git" ;;
-      ssh) url_r="ssh://$user@127.0.0.1:$ssh_port$nw/srv/rs-$tr.git"; url_g="ssh://$user@127.0.0.1:$ssh_port$nw/srv/g-$tr.git" ;;
-    esac
+  for tr in git ssh https; do
+    url_r=$(url "$tr" "rs-$tr.git"); url_g=$(url "$tr" "g-$tr.git")
     d="$nw/$tr"; mkdir -p "$d"
     echo "== network, N = $n, $tr: clone, pull, push" >&2
     # 1. clone (each run into a new directory, as in the local table)
-    rc=(); gc=(); rconns=(); gconns=()
+    rc=(); gc=(); rconns=(); gconns=(); rreqs=(); greqs=(); maxrss=0
     for i in $(seq "$runs"); do
-      c=$(conns "$tr"); time_cmd t r "$recsync" clone "$url_r" "$d/rc$i"; rc+=("$t"); rconns+=($(($(conns "$tr") - c)))
-      c=$(conns "$tr"); time_cmd t r git clone -q "$url_g" "$d/gc$i"; gc+=("$t"); gconns+=($(($(conns "$tr") - c)))
+      net_time r "$recsync" clone "$url_r" "$d/rc$i"
+      net_time g git clone -q "$url_g" "$d/gc$i"
     done
     mv "$d/rc1" "$d/rc"; mv "$d/gc1" "$d/gc"
     net_report "clone" "$tr" "$n"
@@ -612,6 +813,8 @@ for n in $sizes; do
   done
   mv "$d/rc1" "$d/rc"; mv "$d/gc1" "$d/gc"
   report "clone" "$n"
+  sync_row "clone" recsync "$n" "$n" "$recsync" clone "$d/store.git" "$d/rcs"
+  sync_row "clone" git "$n" "$n" git clone -q "$d/git-store.git" "$d/gcs"
 
   # second workspace / checkout that produces the changes
   "$recsync" clone "$d/store.git" "$d/rcb" >/dev/null 2>&1
@@ -623,6 +826,18 @@ for n in $sizes; do
     '"$recsync" -C "$d/rc" pull' \
     'edit_records "$d/gcb/zones" 100 "p$i"; (cd "$d/gcb" && git add -A && git commit -q -m "p$i" && git push -q)' \
     'git -C "$d/gc" pull -q'
+
+  # 2b. incremental pull of $bulk changes (at most N): the time, and the sync calls of one more
+  bc=$(min "$bulk" "$n")
+  measure "pull, $bc changed records" "$n" \
+    'edit_records "$d/rcb/private" "$bc" "b$i"; quiet "$recsync" -C "$d/rcb" push' \
+    '"$recsync" -C "$d/rc" pull' \
+    'edit_records "$d/gcb/zones" "$bc" "b$i"; (cd "$d/gcb" && git add -A && git commit -q -m "b$i" && git push -q)' \
+    'git -C "$d/gc" pull -q'
+  edit_records "$d/rcb/private" "$bc" "bs"; quiet "$recsync" -C "$d/rcb" push
+  sync_row "pull, $bc changed records" recsync "$n" "$bc" "$recsync" -C "$d/rc" pull
+  edit_records "$d/gcb/zones" "$bc" "bs"; (cd "$d/gcb" && git add -A && git commit -q -m "bs" && git push -q)
+  sync_row "pull, $bc changed records" git "$n" "$bc" git -C "$d/gc" pull -q
 
   # 3. push of 1,000 edits
   measure "push, 1000 edited records" "$n" \
@@ -690,26 +905,40 @@ if [ "${#rows[@]}" -gt 0 ]; then
   printf '%s\n' "${rows[@]}"
   echo "runs per figure: $runs; peak RSS is the recsync process's maximum over the runs"
 fi
+if [ "${#sync_rows[@]}" -gt 0 ]; then
+  echo
+  echo "sync calls (one more, untimed run of the operation under strace -f -c: ${sync_calls//,/, })"
+  printf '%-34s %7s  %-8s  %10s  %10s  %s\n' "operation" "N" "tool" "calls" "per record" "by kind"
+  printf '%s\n' "${sync_rows[@]}"
+  echo "per record: calls per record the operation wrote (clone: N; pull: the changed records)"
+fi
 if [ "${#load_rows[@]}" -gt 0 ]; then
   echo
   echo "durability under load (the same command idle, and while dd writes $load_mb MB to the same file system)"
   printf '%-28s %-8s %7s  %-26s %-26s %7s\n' "operation" "tool" "N" "idle median (min-max)" "loaded median (min-max)" "loaded/idle"
   printf '%s\n' "${load_rows[@]}"
-  echo "runs per figure: $runs; recsync makes every write batch durable, git does not sync"
+  echo "runs per figure: $runs; recsync makes every write batch durable, git syncs little (see the sync calls)"
 fi
 if [ "${#net_rows[@]}" -gt 0 ]; then
   [ "${#rows[@]}" -gt 0 ] && echo
   echo "network (servers on 127.0.0.1; the same server and data for recsync and git)"
-  printf '%-28s %-9s %7s  %-26s %-26s %7s  %s\n' "operation" "transport" "N" "recsync median (min-max)" "git median (min-max)" "ratio" "connections r/g"
+  printf '%-28s %-9s %7s  %-26s %-26s %7s  %8s  %s\n' "operation" "transport" "N" "recsync median (min-max)" "git median (min-max)" \
+    "ratio" "peak RSS" "connections r/g"
   printf '%s\n' "${net_rows[@]}"
-  echo "runs per figure: $runs; connections: server connections one operation opened (recsync/git)"
+  echo "runs per figure: $runs; peak RSS: the recsync process's maximum over the runs; connections: server"
+  echo "connections one operation opened (recsync/git): git daemon requests, sshd logins, and for https the"
+  echo "TLS connections nginx logged a request to git-upload-pack or git-receive-pack on, then in brackets"
+  echo "those requests (the GET of info/refs?service=... and the POSTs)"
   echo
-  echo "writers (W workspaces or git clones pushing single-record edits concurrently over git://)"
-  printf '%-11s %-7s %6s %4s %3s  %9s  %9s  %9s  %9s  %10s  %4s\n' "scenario" "tool" "N" "W" "P" "pushes/s" "median" "p99" "retries" "conns/push" "lost"
+  echo "writers (W workspaces or git clones pushing single-record edits concurrently over the transport shown)"
+  printf '%-11s %-9s %-7s %6s %4s %3s  %9s  %9s  %9s  %9s  %10s  %4s\n' "scenario" "transport" "tool" "N" "W" "P" "pushes/s" "median" "p99" \
+    "retries" "conns/push" "lost"
   printf '%s\n' "${writer_rows[@]}"
   echo "latency: from an edit's first push attempt to its acknowledgement; retries: further attempts per"
-  echo "acknowledged push (recsync: push again after a conflict or an error; git: pull --rebase and push"
-  echo "again); lost: acknowledged edits missing from the store's history or (own-zone, one-zone) its final state"
+  echo "acknowledged push (recsync: push again after a conflict or an error; git: push again after a"
+  echo "refused push and a pull --rebase); lost: acknowledged edits missing from the store's history or"
+  echo "(own-zone, one-zone) its final state. A recsync push fetches and pushes again by itself when the"
+  echo "store moved under it: those attempts show in conns/push, not in retries"
   [ "${#writer_notes[@]}" -gt 0 ] && printf 'not acknowledged: %s\n' "${writer_notes[@]}"
 fi
 echo "measured in $(( ($(date +%s) - started) / 60 )) min $(( ($(date +%s) - started) % 60 )) s; removing the files it made (that takes a while)" >&2
