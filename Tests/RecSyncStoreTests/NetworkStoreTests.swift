@@ -199,6 +199,72 @@ import Testing
         #expect(try await laptop.fetchRecords([v2.recordID])[0].result.get().fields["title"] == .string("v2 laptop"))
     }
 
+    @Test func writersPushingAtOnceFromMirrorsThatAreBehindLoseNothing() async throws {
+        let fixture = try StoreFixture(.network)
+        let daemon = try #require(fixture.daemon)
+        let owner = try fixture.device(as: "alice")
+        try await owner.createZones([notes])
+        let shared = try await owner.save([Build.record("shared", in: notes, ["title": .string("v1")])])[0]
+        let writers = ["phone", "laptop", "tablet", "watch"]
+        var mirrors: [String] = []
+        for _ in writers {
+            let device = try fixture.device(as: "alice")
+            _ = try await device.allZoneChanges(notes, since: nil)  // its mirror sees v1
+            mirrors.append(device.path)
+        }
+        // The store moves on after every mirror's last look.
+        _ = try await owner.save([Build.record("moved", in: notes, ["title": .string("owner")])])
+        let stores = try mirrors.map { try fixture.reopen($0, as: "alice", lookingNow: false) }
+        let before = daemon.connectionsAccepted
+
+        // Each writes, from its mirror's last look and at the same moment as the others, a
+        // record of its own and the shared record at the tag it saw.
+        let results = try await withThrowingTaskGroup(of: (String, ModifyRecordsResult).self) { group in
+            for (writer, store) in zip(writers, stores) {
+                group.addTask {
+                    await store.beginOperation(fromLastLook: true)
+                    let result = try await store.modifyRecords(
+                        saving: [
+                            Build.record(writer, in: notes, ["title": .string(writer)]),
+                            Build.record("shared", in: notes, ["title": .string(writer)], tag: shared.changeTag),
+                        ], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
+                    await store.endOperation()
+                    return (writer, result)
+                }
+            }
+            var all: [String: ModifyRecordsResult] = [:]
+            for try await (writer, result) in group { all[writer] = result }
+            return all
+        }
+        #expect(daemon.connectionsAccepted - before >= 2 * writers.count, "every mirror was behind: a refused push and a fetch each at least")
+
+        // Every writer's own record landed; exactly one of them changed the shared record, and
+        // each of the others got a conflict carrying the store's version.
+        var winners: [String] = []
+        for writer in writers {
+            let result = try #require(results[writer])
+            for save in result.saveResults {
+                switch (save.recordID.recordName, save.result) {
+                case ("shared", .success): winners.append(writer)
+                case ("shared", .failure(let failure)):
+                    guard case .serverRecordChanged(let clash) = failure.reason else {
+                        Issue.record("\(writer): expected a conflict on the shared record, got \(failure)")
+                        continue
+                    }
+                    #expect(clash.server?.fields["title"] != .string("v1"), "the conflict carries a later version than the one \(writer) saw")
+                case (_, .failure(let failure)): Issue.record("\(writer)'s own record was refused: \(failure)")
+                case (_, .success): break
+                }
+            }
+        }
+        #expect(winners.count == 1, "\(winners)")
+        let records = try await owner.allZoneChanges(notes, since: nil).records
+        let titles = Dictionary(uniqueKeysWithValues: records.map { ($0.recordID.recordName, $0.fields["title"]) })
+        var expected: [String: FieldValue?] = ["moved": .string("owner"), "shared": .string(winners.first ?? "")]
+        for writer in writers { expected[writer] = .string(writer) }
+        #expect(titles == expected)
+    }
+
     @Test func aRemoteReplacedByAnotherStoreIsRefusedOnTheFirstLook() async throws {
         let fixture = try StoreFixture(.network)
         let daemon = try #require(fixture.daemon)
