@@ -157,3 +157,14 @@ int recsync_statfs_type(const char *path, long long *type) {
     return -1;
 #endif
 }
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+void recsync_keep_heap_compact(void) {
+#if defined(__GLIBC__)
+    mallopt(M_ARENA_MAX, 2);
+    mallopt(M_TRIM_THRESHOLD, 128 * 1024);
+#endif
+}

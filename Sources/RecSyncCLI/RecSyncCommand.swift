@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RecSyncModel
+import RecSyncSystem
 
 /// The `recsync` command; each subcommand lives in its own file under `Commands/`.
 public struct RecSyncCommand: AsyncParsableCommand {
@@ -49,6 +50,7 @@ extension RecSyncCommand {
     /// usage error (exit 64) is also printed as the JSON error document on stdout, as every
     /// other error is (docs/json.md).
     public static func main() async {
+        HeapTuning.keepHeapCompact()
         let arguments = Array(CommandLine.arguments.dropFirst())
         // `recsync -V` and `recsync version` say what `--version` says.
         if arguments == ["-V"] || arguments == ["version"] {

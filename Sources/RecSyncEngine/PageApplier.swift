@@ -371,8 +371,11 @@ struct PageApplier {
         report.recordsWritten += written
         report.recordsDeleted += deleted
         report.conflicts += conflicts
-        report.recordsWrittenIDs += writtenIDs
-        report.recordsDeletedIDs += deletedIDs
+        // Named only for a dry run's plan: a clone of a million records would hold every ID.
+        if dryRun {
+            report.recordsWrittenIDs += writtenIDs
+            report.recordsDeletedIDs += deletedIDs
+        }
         report.conflictsDeletedOnStore += conflictsDeletedOnStore
         if written > 0 { events(.recordsWritten(zone, count: written)) }
         if deleted > 0 { events(.recordsDeleted(zone, count: deleted)) }

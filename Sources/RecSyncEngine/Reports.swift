@@ -38,8 +38,8 @@ public struct PullReport: Sendable, Hashable {
     /// Tokens the store no longer honoured; those zones or scopes were fetched again in full.
     public var expiredTokens: [String] = []
     public var warnings: [String] = []
-    /// The records written and deleted, and the conflicts whose store side is a deletion:
-    /// what a dry run lists (`PullPlan`).
+    /// The records written and deleted (kept by a dry run only), and the conflicts whose
+    /// store side is a deletion: what a dry run lists (`PullPlan`).
     var recordsWrittenIDs: [RecordID] = []
     var recordsDeletedIDs: [RecordID] = []
     var conflictsDeletedOnStore: [RecordID] = []

@@ -32,9 +32,11 @@ enum LibGit2 {
 /// does both all day). Every pack write therefore runs inside `whileWritingPacks`, which puts
 /// libgit2's defaults back while any write is under way and the bound again after the last.
 public enum GitPackWindows {
-    /// The bounded sizes: 32 MiB windows, at most 128 MiB mapped.
-    public static let readingWindowSize = 8 << 20
-    public static let readingMappedLimit = 128 << 20
+    /// The bounded sizes: 4 MiB windows, at most 16 MiB mapped. Every page of a window read
+    /// stays resident while it is mapped, and counts in the process's memory (a clone of
+    /// 100,000 records mapped 86 MB of its pack with 128 MiB allowed).
+    public static let readingWindowSize = 4 << 20
+    public static let readingMappedLimit = 16 << 20
     /// The sizes while one large object (an asset) is inflated from a pack: 4 MiB windows, at
     /// most 16 MiB mapped. libgit2 1.5 reads a packed object whole, so the object itself is
     /// already in memory; the windows it was read through need not stay mapped beside it.

@@ -6,6 +6,9 @@
 /* syncfs(2): flush every dirty page of the file system holding fd; -1 with errno where unsupported. */
 int recsync_syncfs(int fd);
 
+// Two malloc arenas and a fixed trim threshold (glibc; elsewhere nothing): see HeapTuning.
+void recsync_keep_heap_compact(void);
+
 #endif
 
 #ifndef RECSYNC_SYS_INOTIFY_H
