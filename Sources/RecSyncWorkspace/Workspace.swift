@@ -160,7 +160,7 @@ public final class Workspace: Sendable {
     /// What `.recsync/.gitignore` keeps out of a snapshot: machine-specific state.
     static let machineSpecificState = [
         "index/", "lock", "watch.lock", "subscriptions.lock", "device.lock", "mirror/", "writing*", "device", "pending-push", "subscriptions/",
-        "last-contact", "asset-temps",
+        "last-contact", "asset-temps", "journal/",
     ]
 
     /// Writes `.recsync/.gitignore`, or adds the entries a workspace made by an earlier version

@@ -25,6 +25,8 @@ import Testing
         #expect(readFile("\(ws.stateDir)/.gitignore")?.contains("index/\n") == true)
         // The note of a pull's asset temp directories is this machine's, as the index is.
         #expect(readFile("\(ws.stateDir)/.gitignore")?.contains("\nasset-temps\n") == true)
+        // So are a pull's journals, named with this machine's boot.
+        #expect(readFile("\(ws.stateDir)/.gitignore")?.contains("\njournal/\n") == true)
         #expect(throws: RecSyncError.self) { _ = try Workspace.create(at: ws.root, config: WorkspaceConfig(user: "alice", remote: "memory")) }
         #expect(throws: RecSyncError.self) { _ = try Workspace.create(at: dir.file("bad"), config: WorkspaceConfig(user: "", remote: "memory")) }
         #expect(throws: RecSyncError.self) { _ = try Workspace.open(at: dir.file("nowhere")) }
