@@ -129,6 +129,11 @@ import Testing
         #expect(ws.pageJournalCount == 0)
         #expect(FileIO.list("\(ws.stateDir)/lost+found").count == 1)
         #expect(try !ws.recoverPageJournals())
+        // Something else under a journal's name does not stop the workspace either.
+        try FileIO.makeDirectories(ws.newPageJournalPath(zone) + "-3")
+        #expect(try ws.recoverPageJournals())
+        #expect(FileIO.list("\(ws.stateDir)/lost+found").count == 2)
+        #expect(ws.pageJournalCount == 0)
     }
 
     /// A finished pull's journals stay while the machine runs (its files are in the kernel's

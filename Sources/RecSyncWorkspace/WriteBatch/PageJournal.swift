@@ -261,7 +261,9 @@ extension Workspace {
         }
         var paths = Set<String>()
         for journal in journals {
-            guard let bytes = try FileIO.read(journal), let decoded = PageJournal.decode(bytes) else { continue }
+            let bytes: [UInt8]?
+            do { bytes = try FileIO.read(journal) } catch { continue }  // not a journal: nothing of it to sync
+            guard let bytes, let decoded = PageJournal.decode(bytes) else { continue }
             paths.formUnion(decoded.paths(under: root))
         }
         var files: [(directory: Int32, name: String, path: String)] = []
@@ -291,7 +293,11 @@ extension Workspace {
         let journals = pageJournalsToRecover
         guard !journals.isEmpty else { return false }
         for journal in journals {
-            guard let bytes = try FileIO.read(journal) else { continue }
+            // One that is not a plain file recsync wrote (a directory, a FIFO put there) is set
+            // aside too, rather than stopping every command.
+            let bytes: [UInt8]?
+            do { bytes = try FileIO.read(journal) } catch { bytes = [] }
+            guard let bytes else { continue }
             guard let decoded = PageJournal.decode(bytes) else {
                 try FileIO.move(journal, to: "\(stateDir)/lost+found/journal-\(FileIO.split(journal).name)")
                 continue
