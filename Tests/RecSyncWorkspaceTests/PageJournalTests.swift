@@ -109,6 +109,16 @@ import Testing
         try FileIO.remove("\(page.dir)/a.json")
         try page.journal().replay(under: "\(page.dir)/elsewhere")
         #expect(readFile("\(page.dir)/a.json") == nil)
+        // Nor one that climbs out of the root.
+        var climbing = try page.journal()
+        climbing.entries = climbing.entries.map { e in
+            var e = e
+            e.path = e.path.replacingOccurrences(of: page.dir + "/", with: page.dir + "/sub/../")
+            return e
+        }
+        try climbing.replay(under: page.dir)
+        #expect(readFile("\(page.dir)/a.json") == nil)
+        #expect(climbing.paths(under: page.dir).isEmpty)
     }
 
     @Test func aWorkspaceFinishesLeftJournalsAndSetsADamagedOneAside() throws {

@@ -113,16 +113,20 @@ struct PageJournal: Hashable {
         return PageJournal(entries: entries)
     }
 
-    /// The paths the journal names under `root`.
+    /// The paths the journal names under `root`: none that climbs out of it with `..`.
     func paths(under root: String) -> [String] {
-        entries.map(\.path).filter { $0.hasPrefix(root + "/") }
+        entries.map(\.path).filter { Self.isUnder(root, $0) }
+    }
+
+    static func isUnder(_ root: String, _ path: String) -> Bool {
+        path.hasPrefix(root + "/") && !path.dropFirst(root.count).split(separator: "/").contains("..")
     }
 
     /// Redoes what a batch cut off by a crash did not leave on disk (see the type's notes).
     /// Only paths under `root` are touched. Throws at the first file that cannot be written.
     func replay(under root: String) throws(RecSyncError) {
         var ahead: [String: Bool] = [:]
-        for entry in entries where entry.path.hasPrefix(root + "/") {
+        for entry in entries where Self.isUnder(root, entry.path) {
             let leads = ahead[entry.key] == nil
             if !leads && ahead[entry.key] != true { continue }  // its group's file is someone's now
             let info = try FileIO.info(entry.path)
