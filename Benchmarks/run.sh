@@ -134,9 +134,11 @@ if [ -n "$bin_dir" ]; then
     [ -x "$bin/$b" ] || { echo "bench: --bin $bin_dir: no executable $b in it" >&2; exit 1; }
   done
 else
-  swift build -c release --product recsync >&2
-  swift build -c release --product recsync-bench >&2
-  bin="$(swift build -c release --show-bin-path)"
+  # linked as `make install` links it (the Swift runtime in the binary); both products with
+  # the same flags, or the second build compiles everything again
+  swift build -c release --static-swift-stdlib --product recsync >&2
+  swift build -c release --static-swift-stdlib --product recsync-bench >&2
+  bin="$(swift build -c release --static-swift-stdlib --show-bin-path)"
 fi
 recsync="$bin/recsync"
 
