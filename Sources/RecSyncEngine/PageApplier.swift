@@ -56,6 +56,10 @@ struct PageApplier {
     /// the index, has nothing local to inspect (a clone then makes no `stat` call per record;
     /// a file made since is still caught, by the O_EXCL create).
     let listing: ZoneListing?
+    /// Records of the page that the listing shows with no `.assets` directory, and that
+    /// nothing since has written: staging their assets need not look for one (a clone then
+    /// makes no `stat` call for it either).
+    var withoutAssetDirectory: Set<RecordID> = []
 
     init(engine: SyncEngine, workspace: Workspace, zone: ZoneID, listing: ZoneListing? = nil) throws(RecSyncError) {
         self.engine = engine
@@ -82,7 +86,10 @@ struct PageApplier {
     /// The local state of a record, or nil when there is none.
     mutating func local(_ id: RecordID, index: inout ZoneIndex) async throws(RecSyncError) -> LocalRecord? {
         let file = Workspace.fileName(for: id.recordName)
-        if let listing, !listing.files.contains(file), !listing.sidecars.contains(file), index[file] == nil { return nil }
+        if let listing, !listing.files.contains(file), !listing.sidecars.contains(file), index[file] == nil {
+            if !listing.files.contains(Workspace.assetDirectoryName(forFile: file)) { withoutAssetDirectory.insert(id) }
+            return nil
+        }
         switch try await workspace.inspect(zone: zone, file: file, index: &index, base: engine.baseLookup, handles: handles, assetCache: assetCache) {
         case .record(let r): return r
         case .nothing: return nil
@@ -217,8 +224,9 @@ struct PageApplier {
     mutating func stageAssets(of record: Record, previous: Set<String>) async throws(RecSyncError) {
         let id = record.recordID
         let assets = record.assetFields
+        let mayHaveDirectory = !withoutAssetDirectory.contains(id)
         if assets.isEmpty {
-            if workspace.hasAssetDirectory(id) {
+            if mayHaveDirectory, workspace.hasAssetDirectory(id) {
                 workspace.unstageAssets(id, were: previous, keeping: [], in: &batch)
                 assetDirectoriesEmptied.insert(id)
                 assetNamesWritten[Workspace.fileName(for: id.recordName)] = [:]
@@ -228,7 +236,7 @@ struct PageApplier {
         }
         let resolve = workspace.assetResolver(id, cache: assetCache)
         let group = Workspace.fileName(for: id.recordName)
-        let hadDirectory = workspace.hasAssetDirectory(id)
+        let hadDirectory = mayHaveDirectory && workspace.hasAssetDirectory(id)
         var fetched: [(key: String, path: String, temp: String, asset: AssetReference, before: FileStamp?)] = []
         var inPlace: [String: FileStamp?] = [:]
         var notFetched: [String: AssetReference] = [:]
