@@ -54,7 +54,16 @@ typedef struct {
     int s;
     /* Ours. */
     recsync_net_watch *watch;
+    /* What libgit2 wrote and we have not sent yet (see stream_write). */
+    char *pending;
+    size_t pending_length;
 } recsync_stream;
+
+/* How much a stream holds before it sends: libgit2 writes a pack an object at a time, header
+   and body apart (a two-byte write, then the deflated object), and the http client writes a
+   request's headers and body apart. Sent one by one, small writes waited on Nagle's
+   algorithm for the acknowledgement of the one before. */
+#define RECSYNC_NET_WRITE_BUFFER (64 * 1024)
 
 static int64_t monotonic_ms(void) {
     struct timespec now;
@@ -195,6 +204,12 @@ static int connect_address(const struct addrinfo *address, int64_t timeout_ms, i
             return error;
         }
     }
+    /* The stream holds small writes itself (stream_write); Nagle's algorithm would only
+       hold the last segment of each batch back until the one before is acknowledged. */
+    if (address->ai_family == AF_INET || address->ai_family == AF_INET6) {
+        int on = 1;
+        (void)setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+    }
     int flags = fcntl(s, F_GETFL);
     if (flags < 0 || fcntl(s, F_SETFL, flags & ~O_NONBLOCK) != 0) {
         int error = errno;
@@ -261,22 +276,61 @@ static int stream_connect(git_stream *stream) {
     return 0;
 }
 
+/* Sends all of data. 0, or -1 with libgit2's error set. */
+static int send_all(recsync_stream *st, const char *data, size_t length) {
+    while (length > 0) {
+        ssize_t written = send(st->s, data, length, MSG_NOSIGNAL);
+        if (written < 0 && errno == EINTR) continue;
+        if (written < 0) {
+            git_error_set(GIT_ERROR_NET, "error sending data: %s", strerror(errno));
+            return -1;
+        }
+        touch(st->watch);
+        data += written;
+        length -= (size_t)written;
+    }
+    return 0;
+}
+
+/* Sends what the stream holds. 0, or -1 with libgit2's error set (what it held is dropped:
+   the connection is broken then). */
+static int stream_flush(recsync_stream *st) {
+    if (st->pending_length == 0) return 0;
+    size_t length = st->pending_length;
+    st->pending_length = 0;
+    return send_all(st, st->pending, length);
+}
+
+/* Writes are held (up to RECSYNC_NET_WRITE_BUFFER) until the stream is read from or closed,
+   or the buffer fills: libgit2 only waits for the other side after it has written everything
+   the other side needs, and it waits by reading this stream (the git:// and http transports;
+   over TLS, mbedTLS reads and writes through it). The socket has TCP_NODELAY: what is sent
+   then goes at once, in as few segments as its size needs. */
 static ssize_t stream_write(git_stream *stream, const char *data, size_t length, int flags) {
     recsync_stream *st = (recsync_stream *)stream;
-    ssize_t written;
-    do {
-        written = send(st->s, data, length, flags);
-    } while (written < 0 && errno == EINTR);
-    if (written < 0) {
-        git_error_set(GIT_ERROR_NET, "error sending data: %s", strerror(errno));
-        return -1;
+    (void)flags; /* libgit2 passes 0 */
+    if (!st->pending) {
+        st->pending = malloc(RECSYNC_NET_WRITE_BUFFER);
+        if (!st->pending) {
+            git_error_set_oom();
+            return -1;
+        }
     }
-    if (written > 0) touch(st->watch);
-    return written;
+    if (st->pending_length + length > RECSYNC_NET_WRITE_BUFFER) {
+        if (stream_flush(st) != 0) return -1;
+    }
+    if (length >= RECSYNC_NET_WRITE_BUFFER) {
+        if (send_all(st, data, length) != 0) return -1;
+    } else {
+        memcpy(st->pending + st->pending_length, data, length);
+        st->pending_length += length;
+    }
+    return (ssize_t)length;
 }
 
 static ssize_t stream_read(git_stream *stream, void *data, size_t length) {
     recsync_stream *st = (recsync_stream *)stream;
+    if (stream_flush(st) != 0) return -1;
     ssize_t received;
     do {
         received = recv(st->s, data, length, 0);
@@ -292,16 +346,20 @@ static ssize_t stream_read(git_stream *stream, void *data, size_t length) {
 static int stream_close(git_stream *stream) {
     recsync_stream *st = (recsync_stream *)stream;
     if (st->s < 0) return 0;
+    /* What is held still goes (the last words of a protocol: a flush packet); a connection
+       that cannot take it is closed all the same. */
+    int flushed = stream_flush(st);
     watch_remove(st->watch, st->s);
     int result = close(st->s);
     st->s = -1;
-    return result;
+    return flushed != 0 ? -1 : result;
 }
 
 static void stream_free(git_stream *stream) {
     recsync_stream *st = (recsync_stream *)stream;
     if (st->s >= 0) stream_close(stream);
     if (st->watch) watch_release(st->watch);
+    free(st->pending);
     free(st->host);
     free(st->port);
     free(st);
