@@ -13,10 +13,16 @@ import Synchronization
 /// target, neither of which follows a link either. The owner calls `closeAll`.
 struct BatchDirectories {
     private var open: [String: Int32] = [:]
+    /// Directories found missing since the batch last made one: a page of a new zone looks
+    /// for the pre-state of each of its sidecars in a `.system` not made yet, and each look
+    /// walked from the workspace root again (four opens and three closes a record).
+    private var missing: Set<String> = []
 
     /// The open directory at `path`, made if it is missing.
     mutating func directory(_ path: String) throws(RecSyncError) -> Int32 {
         if let fd = open[path] { return fd }
+        // Making it may make its parents too: no earlier miss is known to hold after it.
+        missing.removeAll()
         guard let opened = try FileIO.openDirectory(path, create: true) else {
             throw .fileSystem(path: path, message: "cannot create directory")
         }
@@ -27,7 +33,11 @@ struct BatchDirectories {
     /// The open directory at `path`, for removals; nil when it is not there.
     mutating func existingDirectory(_ path: String) throws(RecSyncError) -> Int32? {
         if let fd = open[path] { return fd }
-        guard let opened = try FileIO.openDirectory(path, create: false) else { return nil }
+        if missing.contains(path) { return nil }
+        guard let opened = try FileIO.openDirectory(path, create: false) else {
+            missing.insert(path)
+            return nil
+        }
         open[path] = opened.fd
         return opened.fd
     }
