@@ -56,9 +56,10 @@ struct PageApplier {
     /// the index, has nothing local to inspect (a clone then makes no `stat` call per record;
     /// a file made since is still caught, by the O_EXCL create).
     let listing: ZoneListing?
-    /// Records of the page that the listing shows with no `.assets` directory, and that
-    /// nothing since has written: staging their assets need not look for one (a clone then
-    /// makes no `stat` call for it either).
+    /// Records of the page with no `.assets` directory: ones the listing shows without one
+    /// that nothing since has written, and ones whose inspection just found none. Staging
+    /// their assets need not look again (a clone makes no `stat` call for it, an incremental
+    /// pull one where it made two).
     var withoutAssetDirectory: Set<RecordID> = []
 
     init(engine: SyncEngine, workspace: Workspace, zone: ZoneID, listing: ZoneListing? = nil) throws(RecSyncError) {
@@ -91,7 +92,9 @@ struct PageApplier {
             return nil
         }
         switch try await workspace.inspect(zone: zone, file: file, index: &index, base: engine.baseLookup, handles: handles, assetCache: assetCache) {
-        case .record(let r): return r
+        case .record(let r):
+            if r.withoutAssetDirectory { withoutAssetDirectory.insert(id) }
+            return r
         case .nothing: return nil
         case .problem:
             // An unreadable local file is local work (perhaps being written right now): treat

@@ -31,6 +31,9 @@ package struct LocalRecord: Sendable {
     /// Fields the file sets to `null`: deletions to push, after which the file is rewritten
     /// without them.
     package var deletedFields: [String] = []
+    /// The inspection found no `.assets` directory for the record (false: one is there, or
+    /// nobody looked): a pull writing the record need not look again.
+    package var withoutAssetDirectory = false
 
     package init(
         recordID: RecordID, fileName: String, state: State, system: SystemFields?, fields: [String: FieldValue]?, fileStamp: FileStamp?,
@@ -208,13 +211,17 @@ extension Workspace {
         // no asset files, or ones their own cache vouches for by `stat` (the index does not).
         let assetDirName = Self.assetDirectoryName(forFile: file)
         if let entry, let fileInfo, let sideInfo, fileInfo.isRegular,
-            entry.file == fileInfo.stamp, entry.side == sideInfo.stamp, file.hasSuffix(".json"),
-            try FileIO.info(in: handles?.zone, assetDirName, orAt: "\(dir)/\(assetDirName)") == nil
-                ? true : assetsUnchanged(file: file, stamp: fileInfo.stamp, handles: handles, dir: dir, cache: assetCache),
-            let id = try? RecordID(recordName: entry.name, zoneID: zone)
+            entry.file == fileInfo.stamp, entry.side == sideInfo.stamp, file.hasSuffix(".json")
         {
-            return .record(
-                LocalRecord(recordID: id, fileName: file, state: .clean, system: nil, fields: nil, fileStamp: fileInfo.stamp, knownTag: entry.tag))
+            let noAssetDirectory = try FileIO.info(in: handles?.zone, assetDirName, orAt: "\(dir)/\(assetDirName)") == nil
+            let assetsClean =
+                noAssetDirectory ? true : try assetsUnchanged(file: file, stamp: fileInfo.stamp, handles: handles, dir: dir, cache: assetCache)
+            if assetsClean, let id = try? RecordID(recordName: entry.name, zoneID: zone) {
+                var record = LocalRecord(
+                    recordID: id, fileName: file, state: .clean, system: nil, fields: nil, fileStamp: fileInfo.stamp, knownTag: entry.tag)
+                record.withoutAssetDirectory = noAssetDirectory
+                return .record(record)
+            }
         }
         let path = "\(dir)/\(file)"
         let sidePath = "\(dir)/.system/\(file)"
