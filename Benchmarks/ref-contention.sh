@@ -154,7 +154,7 @@ for layout in $layouts; do
   t0=$(now)
   pids=()
   for w in $(seq "$writers"); do
-    setsid bash -c 'writer "$@"' writer "$rd/c$w" "${refs[w - 1]}" "zones/z$((w - 1))/r$(printf '%0*d' ${#files} 1).json" \
+    setsid bash -c 'writer "$@"' writer "$rd/c$w" "${refs[w - 1]}" "zones/z$((w - 1))/r$(printf '%0*d' "${#files}" 1).json" \
       "$layout-w$w" "$pushes" "$rd/w$w.out" &
     pids+=("$!"); groups+=("$!")
   done
@@ -163,10 +163,10 @@ for layout in $layouts; do
   # lost updates: acknowledged values that are no commit message in the final refs' history
   if [ "$layout" = one-ref ]; then finals=(main); else finals=(--glob=refs/recsync/zones); fi
   git -C "$work/srv/$layout.git" log --format=%s "${finals[@]}" | sort -u >"$rd/history"
-  cat "$rd"/w*.out | awk '$6 == "ok" {print $1}' | sort -u >"$rd/acked"
+  awk '$6 == "ok" {print $1}' "$rd"/w*.out | sort -u >"$rd/acked"
   lost=$(comm -23 "$rd/acked" "$rd/history" | wc -l)
-  gaveup=$(cat "$rd"/w*.out | awk '$6 != "ok"' | wc -l)
-  errors=$(cat "$rd"/w*.out | awk '{e += $5} END {print e + 0}')
+  gaveup=$(awk '$6 != "ok"' "$rd"/w*.out | wc -l)
+  errors=$(awk '{e += $5} END {print e + 0}' "$rd"/w*.out)
   [ "$errors" = 0 ] || { echo "ref-contention: $layout: $errors failed pushes or fetches, first ones:" >&2; grep -vh rejected "$rd"/w*.out.err | head -n 5 >&2 || true; }
   rows+=("$(awk '$6 == "ok" {printf "%.6f %d\n", ($3 - $2) / 1e9, $4}' "$rd"/w*.out | sort -g | awk \
     -v layout="$layout" -v w="$writers" -v p="$pushes" -v lost="$lost" -v gaveup="$gaveup" \
