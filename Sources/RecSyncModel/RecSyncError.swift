@@ -50,6 +50,7 @@ public enum CloudKitErrorCode: Int, Sendable, Hashable {
     case zoneNotFound = 26
     case limitExceeded = 27
     case userDeletedZone = 28
+    case incompatibleVersion = 35
 }
 
 /// Bytes that do not decode as what they should be (JSON, a record file, a sidecar, a stored
@@ -307,6 +308,7 @@ public struct RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case permissionFailure
         case storeCorrupt
         case storeBusy
+        case unsupportedStoreFormat
         case internalError
         case notAWorkspace
         case notAStore
@@ -463,6 +465,12 @@ public struct RecSyncError: Error, Sendable, Hashable, CustomStringConvertible {
         _ value: String, function: String = #function, file: String = #fileID, line: Int = #line
     ) -> RecSyncError {
         RecSyncError(.storeBusy(value), function: function, file: file, line: line)
+    }
+
+    public static func unsupportedStoreFormat(
+        found: Int64, supported: Int, function: String = #function, file: String = #fileID, line: Int = #line
+    ) -> RecSyncError {
+        RecSyncError(.unsupportedStoreFormat(found: found, supported: supported), function: function, file: file, line: line)
     }
 
     public static func internalError(
@@ -641,6 +649,10 @@ extension RecSyncError {
         case storeCorrupt(String)
         /// The store moved under us too often to land a change (CloudKit 23, zoneBusy).
         case storeBusy(String)
+        /// The store is in a format newer than this recsync reads (`found`; it reads up to
+        /// `supported`): nothing was read from it or written to it (CloudKit 35,
+        /// incompatibleVersion).
+        case unsupportedStoreFormat(found: Int64, supported: Int)
         /// Something failed inside recsync or the git library (CloudKit 1); `cause` is the
         /// library's own report, when a library call failed.
         case internalError(String, cause: LibraryFailure? = nil)
@@ -718,6 +730,7 @@ extension RecSyncError {
             case .permissionFailure: .permissionFailure
             case .storeCorrupt: .serverRejectedRequest
             case .storeBusy: .zoneBusy
+            case .unsupportedStoreFormat: .incompatibleVersion
             case .internalError: .internalError
             case .notAWorkspace, .notAStore, .workspaceLocked, .invalidFiles, .fileSystem, .noRemote, .storeMismatch: .invalidArguments
             case .notDelivered, .partialFailure: .partialFailure
@@ -768,6 +781,8 @@ extension RecSyncError {
                 .permissionFailure(let m),
                 .storeCorrupt(let m), .storeBusy(let m), .internalError(let m, _):
                 return m
+            case .unsupportedStoreFormat(let found, let supported):
+                return "the store has format \(found); this recsync reads format \(supported) and older. Upgrade recsync to use this store"
             case .batchRequestFailed(let id):
                 return "record '\(id)' was not saved because another change in the same zone failed; fix that one and push again"
             case .notAWorkspace(let path):
@@ -832,6 +847,7 @@ extension RecSyncError {
             case .permissionFailure: .permissionFailure
             case .storeCorrupt: .storeCorrupt
             case .storeBusy: .storeBusy
+            case .unsupportedStoreFormat: .unsupportedStoreFormat
             case .internalError: .internalError
             case .notAWorkspace: .notAWorkspace
             case .notAStore: .notAStore
@@ -890,6 +906,9 @@ extension RecSyncError {
                 o["recordName"] = .string(id.recordName)
             case .zoneNotFound(let z), .userDeletedZone(let z):
                 o["zone"] = .string(z.description)
+            case .unsupportedStoreFormat(let found, let supported):
+                o["storeFormat"] = .int(found)
+                o["supportedFormat"] = .int(Int64(supported))
             case .storeMismatch(let location, let expected, let found):
                 o["store"] = .string(location)
                 o["expected"] = .string(expected)

@@ -116,8 +116,11 @@ public struct StoreManifest: Sendable, Hashable {
         guard case .object(let o) = json, case .int(let format)? = o["format"], case .string(let id)? = o["storeID"] else {
             throw .storeCorrupt("recsync.json lacks 'format' or 'storeID'; the store is damaged")
         }
+        if format > Int64(StoreLayout.formatVersion) {
+            throw .unsupportedStoreFormat(found: format, supported: StoreLayout.formatVersion)
+        }
         guard format == Int64(StoreLayout.formatVersion) else {
-            throw .storeCorrupt("the store has format \(format); this recsync reads format \(StoreLayout.formatVersion). Upgrade recsync")
+            throw .storeCorrupt("recsync.json says format \(format), which no recsync writes; the store is damaged")
         }
         var created: Int64 = 0
         if case .int(let c)? = o["created"] { created = c }

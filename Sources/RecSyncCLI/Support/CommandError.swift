@@ -63,6 +63,8 @@ enum CommandError {
             ]
         case .workspaceLocked:
             return ["wait for it to finish; 'recsync doctor' tells whether the lock is stale"]
+        case .unsupportedStoreFormat:
+            return ["install a newer recsync ('recsync --version' shows this one's); the workspace and the store are as they were"]
         case .networkUnavailable, .networkFailure:
             return ["pull and push take --retry [N] or --wait to try again by themselves"]
         case .internalError:
