@@ -146,6 +146,29 @@ import Testing
         #expect(ws.pageJournalCount == 0)
     }
 
+    /// A zone directory swapped for a link after the crash: the journal's files are not written
+    /// through it (the workspace's confinement refuses the link, naming it).
+    @Test func aJournalDoesNotWriteThroughAZoneDirectorySwappedForALink() throws {
+        let dir = TempDirectory("journal-link")
+        let ws = try Workspace.create(at: dir.file("ws"), config: WorkspaceConfig(user: "alice", remote: "memory"))
+        let zone = try ZoneID(zoneName: "z", ownerName: "alice")
+        let zoneDir = ws.zoneDirectory(zone)
+        var batch = WriteBatch(registry: nil)
+        batch.journal = ws.newPageJournalPath(zone)
+        batch.write("\(zoneDir)/r.json", Array("{}".utf8), expect: .absent, group: "r")
+        try batch.commit()
+        let outside = dir.file("outside")
+        try FileManager.default.moveItem(atPath: zoneDir, toPath: outside)
+        try FileIO.remove("\(outside)/r.json")
+        try FileManager.default.createSymbolicLink(atPath: zoneDir, withDestinationPath: outside)
+        do {
+            _ = try ws.recoverPageJournals()
+        } catch {
+            #expect(error.message.contains(ws.relative(zoneDir)) || error.message.contains(zoneDir), "\(error.message)")
+        }
+        #expect(readFile("\(outside)/r.json") == nil, "written through the link")
+    }
+
     /// A finished pull's journals stay while the machine runs (its files are in the kernel's
     /// hands); those of an earlier boot are redone, since a power cut may have taken the files.
     @Test func aFinishedPullsJournalIsRedoneOnlyAfterTheMachineRestarted() throws {
