@@ -56,14 +56,8 @@ export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.invalid GIT_COMMITTE
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
 
 now() { date +%s%N; }
-# free_port: a port nothing on 127.0.0.1 accepted connections on a moment ago
-free_port() {
-  local p
-  while :; do
-    p=$((20000 + RANDOM % 40000))
-    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-  done
-}
+# shellcheck source=Benchmarks/common.sh
+source "$(dirname "$0")/common.sh"
 # start_git_daemon DIR: `git daemon` serving the repositories under DIR, pushes enabled, in a
 # process group of its own; waits (at most 10 s) until it is ready. Sets port.
 start_git_daemon() {

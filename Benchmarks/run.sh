@@ -348,14 +348,8 @@ start_server() {
   wait "$pid" 2>/dev/null || true
   return 1
 }
-# free_port: a port nothing on 127.0.0.1 accepted connections on a moment ago
-free_port() {
-  local p
-  while :; do
-    p=$((20000 + RANDOM % 40000))
-    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-  done
-}
+# shellcheck source=Benchmarks/common.sh
+source Benchmarks/common.sh
 
 # start_git_daemon DIR: `git daemon` serving every repository under DIR, pushes enabled, as the
 # tests' GitDaemon does (with --verbose: its log counts the connections). Sets gd_port, gd_log.
