@@ -210,15 +210,19 @@ extension GitStore: StoreHistory {
     }
 
     public func records(in zone: ZoneID, at commit: String) throws(RecSyncError) -> [String: String] {
-        Dictionary(try core.backend.allRecords(zone: zone, at: commit).map { ($0.recordName, $0.tag) }, uniquingKeysWith: { a, _ in a })
+        Dictionary(
+            try core.backend.allRecords(zone: zone, in: core.backend.zoneContent(zone, at: commit)).map { ($0.recordName, $0.tag) },
+            uniquingKeysWith: { a, _ in a })
     }
 
     public func recordChanges(in zone: ZoneID, commit: String) throws(RecSyncError) -> [RecordVersionChange] {
         let parent = try core.backend.commitInfo(commit).parent
+        let before = try parent.map { c throws(RecSyncError) in try core.backend.zoneContent(zone, at: c) } ?? nil
+        let now = try core.backend.zoneContent(zone, at: commit)
         var changes: [RecordVersionChange] = []
         var after: String?
         while true {
-            let batch = try core.backend.recordChanges(zone: zone, from: parent, to: commit, after: after, limit: 1_000)
+            let batch = try core.backend.recordChanges(zone: zone, from: before, to: now, after: after, limit: 1_000)
             for c in batch.changes where c.problem == nil {
                 changes.append(
                     RecordVersionChange(recordID: try RecordID(recordName: c.recordName, zoneID: zone), previousChangeTag: c.old, changeTag: c.new))

@@ -59,9 +59,10 @@ public enum StoreLayout {
     /// Where a client's change token for a zone lives (`client` is `<user>/<device>`): one
     /// small blob per client in the zone's tree, so reading it costs one lookup, not a walk
     /// through history, and it goes away with the zone.
-    public static func clientTokenPath(_ zone: ZoneID, client: String) -> String {
-        "\(zoneDir(zone))/\(clientTokensDir)/"
-            + client.split(separator: "/", omittingEmptySubsequences: false).map { escape(String($0)) }.joined(separator: "/")
+    public static func clientTokenPath(_ zone: ZoneID, client: String) -> String { "\(zoneDir(zone))/\(clientTokenKey(client))" }
+    /// Where a client's change token lives inside its zone's directory.
+    public static func clientTokenKey(_ client: String) -> String {
+        "\(clientTokensDir)/" + client.split(separator: "/", omittingEmptySubsequences: false).map { escape(String($0)) }.joined(separator: "/")
     }
     /// Where a zone's assets live: beside `records/`, so the record change walk never visits
     /// them, and inside the zone, so they go with it (deleted, purged) and stay reachable

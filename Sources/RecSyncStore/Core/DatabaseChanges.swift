@@ -62,10 +62,10 @@ extension StoreCore {
     }
 
     /// The zones of a scope visible to the user at a commit, with their content IDs.
-    func visibleZones(scope: DatabaseScope, at commit: String, warnings: inout [StoreWarning]) throws(RecSyncError) -> [ZoneID: String] {
+    func visibleZones(scope: DatabaseScope, at commit: String, warnings: inout [StoreWarning]) throws(RecSyncError) -> [ZoneID: ZoneContentID] {
         let (entries, found) = try backend.zones(at: commit, owner: scope == .private ? user : nil)
         warnings.append(contentsOf: found)
-        var result: [ZoneID: String] = [:]
+        var result: [ZoneID: ZoneContentID] = [:]
         for entry in entries where isVisible(entry, scope: scope, warnings: &warnings) {
             result[entry.zoneID] = entry.contentID
         }

@@ -216,7 +216,7 @@ extension StoreCore {
         for zoneID in zones.sorted() {
             // Who references whom with deleteSelf, read once per zone.
             var referrers: [String: [String]] = [:]
-            for (name, tag) in try backend.allRecords(zone: zoneID, at: head) {
+            for (name, tag) in try backend.allRecords(zone: zoneID, in: backend.zoneContent(zoneID, at: head)) {
                 guard let id = try? RecordID(recordName: name, zoneID: zoneID), plan.saved[id] == nil,
                     let bytes = try backend.blob(tag), Self.mayHoldDeleteSelf(bytes),
                     let record = try? StoreEncoding.decode(bytes, zoneID: zoneID, changeTag: tag)

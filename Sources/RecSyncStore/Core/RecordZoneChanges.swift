@@ -24,7 +24,10 @@ extension StoreCore {
         }
         let (base, target, after) = (range.base, range.target, range.after)
         let limit = resultsLimit > 0 ? resultsLimit : Self.defaultRecordLimit
-        let batch = try backend.recordChanges(zone: zoneID, from: base, to: target, after: after, limit: limit)
+        // The zone's content at both ends: the record reads take versions of the zone.
+        let baseContent = try base.map { c throws(RecSyncError) in try backend.zoneContent(zoneID, at: c) } ?? nil
+        let targetContent = try backend.zoneContent(zoneID, at: target)
+        let batch = try backend.recordChanges(zone: zoneID, from: baseContent, to: targetContent, after: after, limit: limit)
         var warnings = batch.warnings
         var modifications: [RecordResult] = []
         var deletions: [RecordDeletionEvent] = []
@@ -57,7 +60,8 @@ extension StoreCore {
             newToken = ChangeTokenContent(storeID: storeID, kind: kind, commit: target)
         }
         // As of the range's target: one lookup in the zone's tree, whatever the history's length.
-        let clientToken = try backend.clientToken(zoneID, client: actor.clientSlot, at: target).map { String(decoding: $0, as: UTF8.self) }
+        let clientToken = try targetContent.flatMap { c throws(RecSyncError) in try backend.clientToken(zoneID, client: actor.clientSlot, in: c) }
+            .map { String(decoding: $0, as: UTF8.self) }
         // A batch resumed from a saved page token ends at the target it was fixed to; what
         // was committed since is more to come, or a client whose database token has moved on
         // to the head would never fetch it.
@@ -66,9 +70,9 @@ extension StoreCore {
         // beginning, else the records the tree diff finds changed (this page's, if it is the only one).
         let estimate: Int?
         if token == nil {
-            estimate = try backend.recordCountEstimate(zone: zoneID, at: target)
+            estimate = try backend.recordCountEstimate(zone: zoneID, in: targetContent)
         } else if after == nil {
-            estimate = batch.more ? try backend.recordChangeCountEstimate(zone: zoneID, from: base, to: target) : batch.changes.count
+            estimate = batch.more ? try backend.recordChangeCountEstimate(zone: zoneID, from: baseContent, to: targetContent) : batch.changes.count
         } else {
             estimate = nil
         }

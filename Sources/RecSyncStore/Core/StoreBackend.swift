@@ -1,10 +1,20 @@
 import RecSyncModel
 
+/// One version of a zone's content: the OID of the zone's directory in a git store.
+///
+/// Record reads take it rather than a commit, so they do not depend on where a commit keeps
+/// the zone: the same content has the same ID wherever it sits (see docs/zone-refs.md, where
+/// each zone moves to a ref of its own).
+struct ZoneContentID: Hashable, Sendable, CustomStringConvertible {
+    var rawValue: String
+    var description: String { rawValue }
+}
+
 /// A zone as found in one version of the store.
 struct ZoneEntry: Sendable {
     var zoneID: ZoneID
     /// Changes whenever anything in the zone changes (the subtree's OID in a git store).
-    var contentID: String
+    var contentID: ZoneContentID
     /// The zone's metadata, or why it could not be read.
     var zone: Result<RecordZone, RecSyncError>
 }
@@ -104,14 +114,17 @@ protocol StoreBackend: AnyObject {
     func zones(at commit: String, owner: String?) throws(RecSyncError) -> (zones: [ZoneEntry], warnings: [StoreWarning])
     /// One zone at a commit, nil if absent.
     func zone(_ id: ZoneID, at commit: String) throws(RecSyncError) -> ZoneEntry?
+    /// A zone's content at a commit without reading its document (nil: absent): what the
+    /// record reads below take.
+    func zoneContent(_ id: ZoneID, at commit: String) throws(RecSyncError) -> ZoneContentID?
     /// Why a zone's directory at a commit cannot be read or written as recsync keeps it (an
     /// entry it keeps as a directory, such as `records`, is something else: only plain git
     /// makes that), naming the entry and what to do; nil when it can, or the zone is absent.
     func zoneShapeProblem(_ id: ZoneID, at commit: String) throws(RecSyncError) -> String?
     /// The deletion reason recorded for a zone at a commit, nil if there is no tombstone.
     func tombstone(_ id: ZoneID, at commit: String) throws(RecSyncError) -> ZoneDeletionReason?
-    /// The client change token a client last recorded in a zone, as of a commit; nil if none.
-    func clientToken(_ zone: ZoneID, client: String, at commit: String) throws(RecSyncError) -> [UInt8]?
+    /// The client change token a client last recorded in a version of a zone; nil if none.
+    func clientToken(_ zone: ZoneID, client: String, in content: ZoneContentID) throws(RecSyncError) -> [UInt8]?
     /// A user's published public key document at a commit, nil if none.
     func userKey(_ user: String, at commit: String) throws(RecSyncError) -> [UInt8]?
     /// The change tag of a record at a commit, nil if absent.
@@ -120,18 +133,20 @@ protocol StoreBackend: AnyObject {
     func blob(_ tag: String) throws(RecSyncError) -> [UInt8]?
     /// The size of a stored record version without reading it, nil if the store lacks it.
     func blobSize(_ tag: String) throws(RecSyncError) -> Int?
-    /// Records that differ in a zone between `base` (nil: nothing) and `target`, in a fixed
-    /// order, starting after key `after`, at most `limit`.
-    func recordChanges(zone: ZoneID, from base: String?, to target: String, after: String?, limit: Int) throws(RecSyncError) -> RawRecordChangeBatch
-    /// About how many records a zone holds at a commit (entries of its fan-out directories,
+    /// Records that differ between two versions of a zone (nil: no zone, so nothing), in a
+    /// fixed order, starting after key `after`, at most `limit`. `zone` names the zone in
+    /// warnings.
+    func recordChanges(zone: ZoneID, from base: ZoneContentID?, to target: ZoneContentID?, after: String?, limit: Int) throws(RecSyncError)
+        -> RawRecordChangeBatch
+    /// About how many records a version of a zone holds (entries of its fan-out directories,
     /// without reading them): the total a full fetch shows progress against.
-    func recordCountEstimate(zone: ZoneID, at commit: String) throws(RecSyncError) -> Int
+    func recordCountEstimate(zone: ZoneID, in content: ZoneContentID?) throws(RecSyncError) -> Int
 
-    /// About how many records differ in a zone between two commits (the entries a tree diff
+    /// About how many records differ between two versions of a zone (the entries a tree diff
     /// finds, without reading any record): the total a fetch since a token shows progress against.
-    func recordChangeCountEstimate(zone: ZoneID, from base: String?, to target: String) throws(RecSyncError) -> Int
-    /// Every record of a zone at a commit.
-    func allRecords(zone: ZoneID, at commit: String) throws(RecSyncError) -> [(recordName: String, tag: String)]
+    func recordChangeCountEstimate(zone: ZoneID, from base: ZoneContentID?, to target: ZoneContentID?) throws(RecSyncError) -> Int
+    /// Every record of a version of a zone (nil: none).
+    func allRecords(zone: ZoneID, in content: ZoneContentID?) throws(RecSyncError) -> [(recordName: String, tag: String)]
     /// Stores an open file's content as an asset blob, streaming (never whole in memory).
     func storeAsset(fd: Int32, size: Int64, path: String) throws(RecSyncError) -> AssetReference
     /// The size of a stored asset blob, nil when the store lacks it (or it is not a blob).

@@ -124,26 +124,29 @@ extension StoreCore {
         let (zoneChanges, found) = try backend.zoneChanges(from: a, to: b, owner: scope == .private ? user : nil)
         warnings += found
         var gone: [ZoneID] = []
-        var changed: [(zone: ZoneID, newlyVisible: Bool)] = []
+        var changed: [(zone: ZoneID, before: ZoneContentID?, after: ZoneContentID?)] = []
         for change in zoneChanges {
             // Problems with the earlier version were reported when it was the later one.
             var ignored: [StoreWarning] = []
             let was = change.before.map { isVisible($0, scope: scope, warnings: &ignored) } ?? false
             let now = change.after.map { isVisible($0, scope: scope, warnings: &warnings) } ?? false
-            if now { changed.append((change.zoneID, !was)) } else if was { gone.append(change.zoneID) }
+            // A zone the user could not see before (new, or newly shared): all its records are new.
+            if now {
+                changed.append((change.zoneID, was ? change.before?.contentID : nil, change.after?.contentID))
+            } else if was {
+                gone.append(change.zoneID)
+            }
         }
         for zone in gone.sorted() {
             evaluator.zoneEvent(zone, only: only)
         }
-        for (zone, newlyVisible) in changed.sorted(by: { $0.zone < $1.zone }) {
+        for (zone, from, to) in changed.sorted(by: { $0.zone < $1.zone }) {
             let (wantsRecords, needsBodies) = evaluator.interest(in: zone, only: only)
             guard wantsRecords else { continue }
             var sawRecord = false
             var resume: String?
-            // A zone the user could not see before (new, or newly shared): all its records are new.
-            let from = newlyVisible ? nil : a
             repeat {
-                let batch = try backend.recordChanges(zone: zone, from: from, to: b, after: resume, limit: 1000)
+                let batch = try backend.recordChanges(zone: zone, from: from, to: to, after: resume, limit: 1000)
                 warnings += batch.warnings
                 for change in batch.changes {
                     let path = "\(StoreLayout.recordsPath(zone))/\(change.key)"

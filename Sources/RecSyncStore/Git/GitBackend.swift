@@ -172,7 +172,7 @@ final class GitBackend: StoreBackend {
             if zoneDocuments.count >= 20_000 { zoneDocuments.removeAll(keepingCapacity: true) }
             zoneDocuments[key] = document
         }
-        return ZoneEntry(zoneID: zoneID, contentID: tree.hex, zone: document)
+        return ZoneEntry(zoneID: zoneID, contentID: ZoneContentID(rawValue: tree.hex), zone: document)
     }
 
     /// Walks both commits' `zones/` trees together and skips every owner and zone subtree
@@ -250,7 +250,24 @@ final class GitBackend: StoreBackend {
 
     func zone(_ id: ZoneID, at commit: String) throws(RecSyncError) -> ZoneEntry? {
         guard let e = try entry(StoreLayout.zoneDir(id), at: commit), e.kind == .tree else { return nil }
-        return ZoneEntry(zoneID: id, contentID: e.oid.hex, zone: readZone(id, tree: e.oid))
+        return ZoneEntry(zoneID: id, contentID: ZoneContentID(rawValue: e.oid.hex), zone: readZone(id, tree: e.oid))
+    }
+
+    func zoneContent(_ id: ZoneID, at commit: String) throws(RecSyncError) -> ZoneContentID? {
+        guard let e = try entry(StoreLayout.zoneDir(id), at: commit), e.kind == .tree else { return nil }
+        return ZoneContentID(rawValue: e.oid.hex)
+    }
+
+    /// The tree a zone content ID names.
+    private func zoneTree(_ content: ZoneContentID) throws(RecSyncError) -> GitOID {
+        guard let oid = GitOID(hex: content.rawValue) else { throw .internalError("\(content) is not a zone's tree") }
+        return oid
+    }
+
+    /// An entry of a version of a zone's directory, by its path in it.
+    private func entry(_ path: String, inZone content: ZoneContentID) throws(RecSyncError) -> GitTreeEntry? {
+        let tree = try zoneTree(content)
+        return try git("reading \(path)") { () throws(GitError) in try repository.entry(atPath: path, inTree: tree) }
     }
 
     /// The entries of a zone's directory that recsync keeps as directories.
@@ -304,8 +321,8 @@ final class GitBackend: StoreBackend {
         return ZoneDocuments.decodeTombstone(bytes)
     }
 
-    func clientToken(_ zone: ZoneID, client: String, at commit: String) throws(RecSyncError) -> [UInt8]? {
-        guard let e = try entry(StoreLayout.clientTokenPath(zone, client: client), at: commit), e.kind == .blob else { return nil }
+    func clientToken(_ zone: ZoneID, client: String, in content: ZoneContentID) throws(RecSyncError) -> [UInt8]? {
+        guard let e = try entry(StoreLayout.clientTokenKey(client), inZone: content), e.kind == .blob else { return nil }
         return try git("reading a client change token") { () throws(GitError) in try repository.blob(e.oid) }
     }
 
@@ -339,9 +356,9 @@ final class GitBackend: StoreBackend {
         }
     }
 
-    /// The records tree of a zone at a commit.
-    private func recordsTree(_ zone: ZoneID, at commit: String?) throws(RecSyncError) -> GitOID? {
-        guard let commit, let e = try entry(StoreLayout.recordsPath(zone), at: commit), e.kind == .tree else { return nil }
+    /// The records tree of a version of a zone.
+    private func recordsTree(_ content: ZoneContentID?) throws(RecSyncError) -> GitOID? {
+        guard let content, let e = try entry(StoreLayout.recordsDir, inZone: content), e.kind == .tree else { return nil }
         return e.oid
     }
 
@@ -352,10 +369,12 @@ final class GitBackend: StoreBackend {
 
     /// Our own diff: walks both records trees in git order and skips every subtree whose OID
     /// is equal on both sides, so the cost follows the number of changes, not the zone's size.
-    func recordChanges(zone: ZoneID, from base: String?, to target: String, after: String?, limit: Int) throws(RecSyncError) -> RawRecordChangeBatch {
+    func recordChanges(zone: ZoneID, from base: ZoneContentID?, to target: ZoneContentID?, after: String?, limit: Int) throws(RecSyncError)
+        -> RawRecordChangeBatch
+    {
         let recordsPath = StoreLayout.recordsPath(zone)
         var batch = RawRecordChangeBatch(changes: [], more: false, warnings: [])
-        let targetEntry = try entry(recordsPath, at: target)
+        let targetEntry = try target.flatMap { c throws(RecSyncError) in try entry(StoreLayout.recordsDir, inZone: c) }
         if let targetEntry, targetEntry.kind != .tree {
             // Not "every record deleted": nothing can be read from it (`zoneShapeProblem`).
             batch.warnings.append(
@@ -364,7 +383,7 @@ final class GitBackend: StoreBackend {
                     message: Self.misshapen(recordsPath, targetEntry.kind, wanted: .tree, consequence: "the zone's records are not read")))
             return batch
         }
-        let baseTree = try recordsTree(zone, at: base)
+        let baseTree = try recordsTree(base)
         let targetTree = targetEntry?.oid
         if baseTree == targetTree { return batch }
         var afterFanout: String?
@@ -440,12 +459,12 @@ final class GitBackend: StoreBackend {
         return result
     }
 
-    func recordChangeCountEstimate(zone: ZoneID, from base: String?, to target: String) throws(RecSyncError) -> Int {
-        guard let targetEntry = try entry(StoreLayout.recordsPath(zone), at: target), targetEntry.kind == .tree else { return 0 }
-        let baseTree = try recordsTree(zone, at: base)
-        if baseTree == targetEntry.oid { return 0 }
+    func recordChangeCountEstimate(zone: ZoneID, from base: ZoneContentID?, to target: ZoneContentID?) throws(RecSyncError) -> Int {
+        guard let targetTree = try recordsTree(target) else { return 0 }
+        let baseTree = try recordsTree(base)
+        if baseTree == targetTree { return 0 }
         var count = 0
-        for (old, new) in try mergeEntries(entries(baseTree), entries(targetEntry.oid)) where old?.oid != new?.oid {
+        for (old, new) in try mergeEntries(entries(baseTree), entries(targetTree)) where old?.oid != new?.oid {
             // Only fan-out directories hold records (`recordChanges` warns of anything else).
             let oldTree = old?.kind == .tree ? old?.oid : nil, newTree = new?.kind == .tree ? new?.oid : nil
             for (o, n) in try mergeEntries(entries(oldTree), entries(newTree)) where o?.oid != n?.oid { count += 1 }
@@ -453,17 +472,17 @@ final class GitBackend: StoreBackend {
         return count
     }
 
-    func recordCountEstimate(zone: ZoneID, at commit: String) throws(RecSyncError) -> Int {
+    func recordCountEstimate(zone: ZoneID, in content: ZoneContentID?) throws(RecSyncError) -> Int {
         var count = 0
-        for fan in try entries(recordsTree(zone, at: commit)) where fan.kind == .tree {
+        for fan in try entries(recordsTree(content)) where fan.kind == .tree {
             count += try git("reading a tree") { () throws(GitError) in try repository.treeEntryCount(fan.oid) }
         }
         return count
     }
 
-    func allRecords(zone: ZoneID, at commit: String) throws(RecSyncError) -> [(recordName: String, tag: String)] {
+    func allRecords(zone: ZoneID, in content: ZoneContentID?) throws(RecSyncError) -> [(recordName: String, tag: String)] {
         var result: [(recordName: String, tag: String)] = []
-        for fan in try entries(recordsTree(zone, at: commit)) where fan.kind == .tree {
+        for fan in try entries(recordsTree(content)) where fan.kind == .tree {
             for e in try entries(fan.oid) where e.kind == .blob || e.kind == .executable {
                 if let name = StoreLayout.unescape(e.name), StoreLayout.fanout(name) == fan.name {
                     result.append((name, e.oid.hex))

@@ -33,6 +33,8 @@ public final class MemoryStorage: Sendable {
         var commits: [String: Commit] = [:]
         var head: String = ""
         var blobs: [String: [UInt8]] = [:]
+        /// Every version of every zone any commit held, by content ID (`zoneContent`).
+        var zoneVersions: [String: Zone] = [:]
         /// Asset contents by blob ID (kept for good: a test store collects no garbage).
         var assets: [String: [UInt8]] = [:]
         var sequence = 0
@@ -79,6 +81,7 @@ public final class MemoryStorage: Sendable {
             s.blobs[tag] = bytes
             snap.zones[id.zoneID]?.records[id.recordName] = tag
             snap.zones[id.zoneID]?.contentID = "v\(s.sequence):\(id.zoneID)"
+            s.zoneVersions["v\(s.sequence):\(id.zoneID)"] = snap.zones[id.zoneID]
             let commit = "m\(s.sequence)"
             s.commits[commit] = Commit(parent: s.head, snapshot: snap, message: "raw write of \(id)", author: "")
             s.head = commit
@@ -146,7 +149,7 @@ final class MemoryBackend: StoreBackend {
         let snap = try snapshot(commit)
         let zones = snap.zones.filter { owner == nil || $0.key.ownerName == owner }.map { id, zone in
             ZoneEntry(
-                zoneID: id, contentID: zone.contentID,
+                zoneID: id, contentID: ZoneContentID(rawValue: zone.contentID),
                 zone: Result { () throws(RecSyncError) in
                     try ZoneDocuments.decodeZone(zone.document, zoneID: id, path: StoreLayout.zoneFilePath(id))
                 })
@@ -157,10 +160,23 @@ final class MemoryBackend: StoreBackend {
     func zone(_ id: ZoneID, at commit: String) throws(RecSyncError) -> ZoneEntry? {
         guard let zone = try snapshot(commit).zones[id] else { return nil }
         return ZoneEntry(
-            zoneID: id, contentID: zone.contentID,
+            zoneID: id, contentID: ZoneContentID(rawValue: zone.contentID),
             zone: Result { () throws(RecSyncError) in
                 try ZoneDocuments.decodeZone(zone.document, zoneID: id, path: StoreLayout.zoneFilePath(id))
             })
+    }
+
+    func zoneContent(_ id: ZoneID, at commit: String) throws(RecSyncError) -> ZoneContentID? {
+        try snapshot(commit).zones[id].map { ZoneContentID(rawValue: $0.contentID) }
+    }
+
+    /// A version of a zone by its content ID (nil: no zone).
+    private func zoneVersion(_ content: ZoneContentID?) throws(RecSyncError) -> MemoryStorage.Zone? {
+        guard let content else { return nil }
+        guard let zone = storage.state.withLock({ $0.zoneVersions[content.rawValue] }) else {
+            throw .internalError("the memory store has no zone version \(content)")
+        }
+        return zone
     }
 
     /// Never: a memory store's zones hold what its writes put there, shaped as they put it.
@@ -170,8 +186,8 @@ final class MemoryBackend: StoreBackend {
         try snapshot(commit).tombstones[id].map(ZoneDocuments.decodeTombstone)
     }
 
-    func clientToken(_ zone: ZoneID, client: String, at commit: String) throws(RecSyncError) -> [UInt8]? {
-        try snapshot(commit).zones[zone]?.clientTokens[client]
+    func clientToken(_ zone: ZoneID, client: String, in content: ZoneContentID) throws(RecSyncError) -> [UInt8]? {
+        try zoneVersion(content)?.clientTokens[client]
     }
 
     func userKey(_ user: String, at commit: String) throws(RecSyncError) -> [UInt8]? {
@@ -190,9 +206,11 @@ final class MemoryBackend: StoreBackend {
         storage.state.withLock { $0.blobs[tag]?.count }
     }
 
-    func recordChanges(zone: ZoneID, from base: String?, to target: String, after: String?, limit: Int) throws(RecSyncError) -> RawRecordChangeBatch {
-        let old = try base.map { c throws(RecSyncError) in try snapshot(c) }?.zones[zone]?.records ?? [:]
-        let new = try snapshot(target).zones[zone]?.records ?? [:]
+    func recordChanges(zone: ZoneID, from base: ZoneContentID?, to target: ZoneContentID?, after: String?, limit: Int) throws(RecSyncError)
+        -> RawRecordChangeBatch
+    {
+        let old = try zoneVersion(base)?.records ?? [:]
+        let new = try zoneVersion(target)?.records ?? [:]
         var names = Set(old.keys).union(new.keys).filter { old[$0] != new[$0] }
         if let after { names = names.filter { $0.utf8.lexicographicallyPrecedes(after.utf8) == false && $0 != after } }
         let sorted = names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
@@ -202,16 +220,16 @@ final class MemoryBackend: StoreBackend {
             more: sorted.count > limit, warnings: [])
     }
 
-    func recordChangeCountEstimate(zone: ZoneID, from base: String?, to target: String) throws(RecSyncError) -> Int {
+    func recordChangeCountEstimate(zone: ZoneID, from base: ZoneContentID?, to target: ZoneContentID?) throws(RecSyncError) -> Int {
         try recordChanges(zone: zone, from: base, to: target, after: nil, limit: Int.max).changes.count
     }
 
-    func recordCountEstimate(zone: ZoneID, at commit: String) throws(RecSyncError) -> Int {
-        try snapshot(commit).zones[zone]?.records.count ?? 0
+    func recordCountEstimate(zone: ZoneID, in content: ZoneContentID?) throws(RecSyncError) -> Int {
+        try zoneVersion(content)?.records.count ?? 0
     }
 
-    func allRecords(zone: ZoneID, at commit: String) throws(RecSyncError) -> [(recordName: String, tag: String)] {
-        (try snapshot(commit).zones[zone]?.records ?? [:]).map { ($0.key, $0.value) }
+    func allRecords(zone: ZoneID, in content: ZoneContentID?) throws(RecSyncError) -> [(recordName: String, tag: String)] {
+        (try zoneVersion(content)?.records ?? [:]).map { ($0.key, $0.value) }
     }
 
     func storeAsset(fd: Int32, size: Int64, path: String) throws(RecSyncError) -> AssetReference {
@@ -303,7 +321,10 @@ final class MemoryBackend: StoreBackend {
                     snap.userKeys[user] = bytes
                 }
             }
-            for id in touched { snap.zones[id]?.contentID = "\(version):\(id)" }
+            for id in touched where snap.zones[id] != nil {
+                snap.zones[id]?.contentID = "\(version):\(id)"
+                s.zoneVersions["\(version):\(id)"] = snap.zones[id]
+            }
             let commit = "m\(s.sequence)"
             s.commits[commit] = MemoryStorage.Commit(parent: parent, snapshot: snap, message: message, author: actor.userRecordName)
             s.head = commit
