@@ -8,7 +8,7 @@ extension StoreCore {
     /// `recsync.json`) is refused before anything is written, and so is one for a field that
     /// `recordID`'s zone seals (its content would sit in clear).
     func uploadAsset(fd: Int32, path: String, for recordID: RecordID, field: String) throws(RecSyncError) -> AssetReference {
-        let zone = try visibleZone(recordID.zoneID, at: try backend.head())
+        let zone = try visibleZone(recordID.zoneID, at: try backend.zoneHead(recordID.zoneID))
         if let encryption = zone.encryption, encryption.seals(field) {
             throw ZoneEncryption.fileInSealedField(recordID, field: field)
         }
@@ -130,7 +130,7 @@ extension StoreCore {
     /// SHA-256): a garbage or missing blob is an error about that one asset; the caller
     /// removes the file.
     func downloadAsset(_ asset: AssetReference, zone: ZoneID, fd: Int32, path: String) throws(RecSyncError) {
-        _ = try visibleZone(zone, at: try backend.head())
+        _ = try visibleZone(zone, at: try backend.zoneHead(zone))
         // The object's size from its header first: a reference that understates a blob (a
         // store written with plain git, or a client around recsync) must not make a pull
         // inflate or write gigabytes before the comparison below refuses it.

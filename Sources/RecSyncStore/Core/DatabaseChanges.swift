@@ -96,10 +96,10 @@ extension StoreCore {
 
     /// The tombstones of the user's own zones among `ids` that are gone at the head.
     func fetchZoneDeletions(_ ids: [ZoneID]) throws(RecSyncError) -> [ZoneDeletion] {
-        let head = try backend.head()
         var deletions: [ZoneDeletion] = []
         for id in Set(ids).sorted() where id.ownerName == user {
-            guard try backend.zone(id, at: head) == nil, let reason = try backend.tombstone(id, at: head) else { continue }
+            guard let head = try backend.zoneHead(id), try backend.zone(id, at: head) == nil, let reason = try backend.tombstone(id, at: head)
+            else { continue }
             deletions.append(ZoneDeletion(zoneID: id, reason: reason))
         }
         return deletions

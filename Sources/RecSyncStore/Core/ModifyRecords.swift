@@ -29,9 +29,47 @@ extension StoreCore {
                 "record '\(deletion.recordID)' is both saved and deleted, or deleted twice, in one request; send it once")
         }
 
+        // One commit per ref; where every zone is on the shared ref, one for the whole request.
+        var zonesByRef: [StoreRef: Set<ZoneID>] = [:]
+        for id in saving.map(\.recordID) + deleting.map(\.recordID) { zonesByRef[backend.ref(of: id.zoneID), default: []].insert(id.zoneID) }
+        let undecided = RecSyncError.internalError("not decided")
+        var result = ModifyRecordsResult(
+            saveResults: saving.map { RecordResult(recordID: $0.recordID, result: .failure(undecided)) },
+            deleteResults: deleting.map { DeletionResult(recordID: $0.recordID, result: .failure(undecided)) }, cascadedDeletions: [], commit: nil)
+        for (ref, zones) in zonesByRef.sorted(by: { $0.key < $1.key }) {
+            let part = try modifyRecords(
+                RecordRequest(
+                    saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically, clientChangeTokenData: clientChangeTokenData,
+                    inputErrors: inputErrors, deleteInputErrors: deleteInputErrors),
+                zones: zones, on: ref)
+            for i in saving.indices where zones.contains(saving[i].recordID.zoneID) { result.saveResults[i] = part.saveResults[i] }
+            for i in deleting.indices where zones.contains(deleting[i].recordID.zoneID) { result.deleteResults[i] = part.deleteResults[i] }
+            result.cascadedDeletions += part.cascadedDeletions
+            result.commit = part.commit ?? result.commit
+        }
+        result.cascadedDeletions.sort()
+        return result
+    }
+
+    /// The items of a request in `zones`, all on `ref`, decided against its head and committed
+    /// on it; the results of other items are left undecided.
+    private func modifyRecords(_ request: RecordRequest, zones: Set<ZoneID>, on ref: StoreRef) throws(RecSyncError) -> ModifyRecordsResult {
+        let (saving, deleting, savePolicy) = (request.saving, request.deleting, request.savePolicy)
+        let (inputErrors, deleteInputErrors, clientChangeTokenData) = (request.inputErrors, request.deleteInputErrors, request.clientChangeTokenData)
         return try commitWithRetry(
-            { (head: String, time: Int64) throws(RecSyncError) in
+            on: ref,
+            { (head: String?, time: Int64) throws(RecSyncError) in
                 var plan = ModifyPlan(saveCount: saving.count, deleteCount: deleting.count)
+                guard let head else {
+                    // The ref is not there, so none of its zones is.
+                    for (i, r) in saving.enumerated() where zones.contains(r.recordID.zoneID) {
+                        plan.saveResults[i] = .failure(inputErrors[i] ?? .zoneNotFound(r.recordID.zoneID))
+                    }
+                    for (i, d) in deleting.enumerated() where zones.contains(d.recordID.zoneID) {
+                        plan.deleteResults[i] = .failure(deleteInputErrors[i] ?? .zoneNotFound(d.recordID.zoneID))
+                    }
+                    return (plan.result(saving: saving, deleting: deleting, cascaded: []), [], "")
+                }
                 var zoneAccess: [ZoneID: Result<RecordZone, RecSyncError>] = [:]
                 func access(_ zoneID: ZoneID) throws(RecSyncError) -> RecSyncError? {
                     if zoneAccess[zoneID] == nil {
@@ -50,7 +88,7 @@ extension StoreCore {
                     return nil
                 }
 
-                for (i, client) in saving.enumerated() {
+                for (i, client) in saving.enumerated() where zones.contains(client.recordID.zoneID) {
                     let id = client.recordID
                     if let e = inputErrors[i] { plan.saveResults[i] = .failure(e); continue }
                     if let e = try access(id.zoneID) { plan.saveResults[i] = .failure(e); continue }
@@ -86,7 +124,7 @@ extension StoreCore {
                         plan.saved[id] = stored
                     }
                 }
-                for (i, deletion) in deleting.enumerated() {
+                for (i, deletion) in deleting.enumerated() where zones.contains(deletion.recordID.zoneID) {
                     let id = deletion.recordID
                     if let e = deleteInputErrors[i] { plan.deleteResults[i] = .failure(e); continue }
                     if let e = try access(id.zoneID) { plan.deleteResults[i] = .failure(e); continue }
@@ -98,7 +136,7 @@ extension StoreCore {
                         plan.deleted.insert(id)
                     }
                 }
-                if atomically { plan.failAtomicZones(saving: saving, deleting: deleting) }
+                if request.atomically { plan.failAtomicZones(saving: saving, deleting: deleting) }
                 let cascaded = try cascadeDeletions(plan: plan, head: head)
                 plan.deleted.formUnion(cascaded)
 
@@ -120,11 +158,7 @@ extension StoreCore {
                             + zones.map { "Recsync-Client-Token: \(clientChangeTokenData) \(actor.clientSlot) \($0)\n" }.joined()
                     }
                 }
-                let result = ModifyRecordsResult(
-                    saveResults: zip(saving, plan.saveResults).map { RecordResult(recordID: $0.recordID, result: $1) },
-                    deleteResults: zip(deleting, plan.deleteResults).map { DeletionResult(recordID: $0.recordID, result: $1) },
-                    cascadedDeletions: cascaded.sorted(), commit: nil)
-                return (result, writes, message)
+                return (plan.result(saving: saving, deleting: deleting, cascaded: cascaded), writes, message)
             },
             finish: { result, commit, tags in
                 result.commit = commit
@@ -320,6 +354,18 @@ extension StoreCore {
 }
 
 /// What one attempt of `modifyRecords` decided.
+/// A request to save and delete records, with what its checks that do not depend on the
+/// store found, by index.
+struct RecordRequest {
+    var saving: [Record]
+    var deleting: [RecordDeletion]
+    var savePolicy: SavePolicy
+    var atomically: Bool
+    var clientChangeTokenData: String?
+    var inputErrors: [Int: RecSyncError]
+    var deleteInputErrors: [Int: RecSyncError]
+}
+
 struct ModifyPlan {
     var saveResults: [Result<Record, RecSyncError>]
     var deleteResults: [Result<Void, RecSyncError>]
@@ -329,6 +375,13 @@ struct ModifyPlan {
     init(saveCount: Int, deleteCount: Int) {
         saveResults = Array(repeating: .failure(.internalError("not decided")), count: saveCount)
         deleteResults = Array(repeating: .failure(.internalError("not decided")), count: deleteCount)
+    }
+
+    func result(saving: [Record], deleting: [RecordDeletion], cascaded: Set<RecordID>) -> ModifyRecordsResult {
+        ModifyRecordsResult(
+            saveResults: zip(saving, saveResults).map { RecordResult(recordID: $0.recordID, result: $1) },
+            deleteResults: zip(deleting, deleteResults).map { DeletionResult(recordID: $0.recordID, result: $1) },
+            cascadedDeletions: cascaded.sorted(), commit: nil)
     }
 
     /// In an atomic request, a zone with any failure lands nothing: its other items get `batchRequestFailed`.

@@ -2,7 +2,8 @@ import Foundation
 import RecSyncModel
 
 extension StoreCore {
-    /// Creates, updates, deletes and purges zones in one commit.
+    /// Creates, updates, deletes and purges zones in one commit per ref (one commit where every
+    /// zone is on the shared ref).
     ///
     /// Only a zone's owner may change it. Deleting leaves a tombstone with the reason, which
     /// database changes report; only `recreate` creates such a zone again (a `save` is refused
@@ -12,13 +13,29 @@ extension StoreCore {
     func modifyRecordZones(_ operations: [ZoneOperation]) throws(RecSyncError) -> [ZoneOperationResult] {
         // One incarnation per created zone, kept across retries so a retry does not mint another.
         var incarnations: [ZoneID: String] = [:]
-        return try commitWithRetry(
-            { (head: String, time: Int64) throws(RecSyncError) in
-                var results: [ZoneOperationResult] = []
+        var results = [ZoneOperationResult?](repeating: nil, count: operations.count)
+        let groups = Dictionary(grouping: operations.indices, by: { backend.ref(of: operations[$0].zoneID) })
+        for (ref, indices) in groups.sorted(by: { $0.key < $1.key }) {
+            let decided = try modifyRecordZones(operations, indices, on: ref, incarnations: &incarnations)
+            for (i, result) in decided { results[i] = result }
+        }
+        return results.compactMap { $0 }
+    }
+
+    /// The operations at `indices`, all of zones on `ref`, in one commit on it: each with its
+    /// index in the request.
+    private func modifyRecordZones(_ operations: [ZoneOperation], _ indices: [Int], on ref: StoreRef, incarnations: inout [ZoneID: String])
+        throws(RecSyncError) -> [(Int, ZoneOperationResult)]
+    {
+        try commitWithRetry(
+            on: ref,
+            { (head: String?, time: Int64) throws(RecSyncError) in
+                var results: [(Int, ZoneOperationResult)] = []
                 var writes: [StoreWrite] = []
                 var touched = Set<ZoneID>()
                 var summary: [String] = []
-                for operation in operations {
+                for i in indices {
+                    let operation = operations[i]
                     let zoneID = operation.zoneID
                     let outcome = Result { () throws(RecSyncError) -> RecordZone? in
                         guard zoneID.ownerName == user else {
@@ -27,7 +44,9 @@ extension StoreCore {
                         guard touched.insert(zoneID).inserted else {
                             throw .invalidArguments("zone '\(zoneID)' appears twice in one request; send one operation per zone")
                         }
-                        let existing = try backend.zone(zoneID, at: head).map { entry throws(RecSyncError) in try entry.zone.get() }
+                        let existing = try head.flatMap { h throws(RecSyncError) in try backend.zone(zoneID, at: h) }
+                            .map { entry throws(RecSyncError) in try entry.zone.get() }
+                        let tombstone = existing != nil ? nil : try head.flatMap { h throws(RecSyncError) in try backend.tombstone(zoneID, at: h) }
                         switch operation {
                         case .save(var zone), .recreate(var zone), .uploadAfterReset(var zone):
                             if let t = zone.defaultRecordType { try NameRules.validateRecordType(t) }
@@ -45,7 +64,7 @@ extension StoreCore {
                                 zone.incarnation = existing.incarnation
                                 summary.append("updated \(zoneID)")
                             } else {
-                                if let reason = try backend.tombstone(zoneID, at: head) {
+                                if let reason = tombstone {
                                     switch operation {
                                     case .save: throw Self.zoneGoneError(zoneID, reason: reason)
                                     case .uploadAfterReset where reason != .encryptedDataReset: throw Self.zoneGoneError(zoneID, reason: reason)
@@ -56,7 +75,7 @@ extension StoreCore {
                                 let incarnation = incarnations[zoneID] ?? UUID().uuidString.lowercased()
                                 incarnations[zoneID] = incarnation
                                 zone.incarnation = incarnation
-                                if try backend.tombstone(zoneID, at: head) != nil { writes.append(.removeTombstone(zoneID)) }
+                                if tombstone != nil { writes.append(.removeTombstone(zoneID)) }
                                 summary.append("created \(zoneID)")
                             }
                             writes.append(.saveZone(zoneID, ZoneDocuments.encodeZone(zone)))
@@ -75,7 +94,7 @@ extension StoreCore {
                             return nil
                         }
                     }
-                    results.append(ZoneOperationResult(operation: operation, result: outcome))
+                    results.append((i, ZoneOperationResult(operation: operation, result: outcome)))
                 }
                 let message = "\(user): \(summary.joined(separator: ", "))\n"
                 return (results, writes, message)

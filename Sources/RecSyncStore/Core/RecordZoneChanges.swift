@@ -11,7 +11,7 @@ extension StoreCore {
     func recordZoneChanges(zone zoneID: ZoneID, since token: ServerChangeToken?, resultsLimit: Int, desiredKeys: [String]?) throws(RecSyncError)
         -> RecordZoneChanges
     {
-        let head = try backend.head()
+        guard let head = try backend.zoneHead(zoneID) else { throw .zoneNotFound(zoneID) }
         let zone = try zoneForRecords(zoneID, at: head)
         let incarnation = zone.incarnation ?? ""
         var range = HistoryRange(base: nil, target: head, after: nil)
@@ -176,14 +176,18 @@ extension StoreCore {
 
     /// The current version of each record, as the user may see it.
     func fetchRecords(_ ids: [RecordID], desiredKeys: [String]?) throws(RecSyncError) -> [RecordResult] {
-        let head = try backend.head()
+        // Each zone read at its ref's head, taken once.
+        var heads: [StoreRef: String?] = [:]
         var zoneErrors: [ZoneID: RecSyncError] = [:]
         return try ids.map { id throws(RecSyncError) in
+            let ref = backend.ref(of: id.zoneID)
+            if heads[ref] == nil { heads[ref] = .some(try backend.head(of: ref)) }
+            let head = heads[ref] ?? nil
             if zoneErrors[id.zoneID] == nil {
                 do throws(RecSyncError) { _ = try zoneForRecords(id.zoneID, at: head) } catch { zoneErrors[id.zoneID] = error }
             }
             if let error = zoneErrors[id.zoneID] { return RecordResult(recordID: id, result: .failure(error)) }
-            guard let tag = try backend.recordTag(id, at: head) else {
+            guard let head, let tag = try backend.recordTag(id, at: head) else {
                 return RecordResult(recordID: id, result: .failure(.unknownItem(id)))
             }
             return recordResult(id, tag: tag, path: StoreLayout.recordPath(id), desiredKeys: desiredKeys)
@@ -192,7 +196,7 @@ extension StoreCore {
 
     /// A version of a record by change tag, if the store still has it and the user may see the zone.
     func fetchRecordVersion(_ id: RecordID, changeTag: String) throws(RecSyncError) -> Record? {
-        let head = try backend.head()
+        let head = try backend.zoneHead(id.zoneID)
         do { _ = try visibleZone(id.zoneID, at: head) } catch {
             switch error.reason {
             // A zone entry someone broke is that zone's problem, reported where it is read;

@@ -10,6 +10,20 @@ struct ZoneContentID: Hashable, Sendable, CustomStringConvertible {
     var description: String { rawValue }
 }
 
+/// Where a backend keeps commits (docs/zone-refs.md): the shared ref, and the ref of each
+/// zone, which in store format 1 is the shared ref too.
+enum StoreRef: Hashable, Sendable, Comparable, CustomStringConvertible {
+    case shared
+    case zone(ZoneID)
+
+    var description: String {
+        switch self {
+        case .shared: "the shared ref"
+        case .zone(let id): "zone '\(id)''s ref"
+        }
+    }
+}
+
 /// A zone as found in one version of the store.
 struct ZoneEntry: Sendable {
     var zoneID: ZoneID
@@ -27,6 +41,15 @@ struct ZoneChange: Sendable {
 }
 
 extension StoreBackend {
+    /// The shared ref's head: the store's head where every zone is on it.
+    func head() throws(RecSyncError) -> String {
+        guard let head = try head(of: .shared) else { throw .internalError("the store's shared ref has no head") }
+        return head
+    }
+
+    /// The head of the ref that holds a zone's commits; nil when that ref does not exist yet.
+    func zoneHead(_ zone: ZoneID) throws(RecSyncError) -> String? { try head(of: ref(of: zone)) }
+
     /// Both commits' zones compared in full: for a backend whose listing costs nothing much.
     func zoneChangesByListing(from base: String?, to target: String, owner: String?) throws(RecSyncError) -> (
         changes: [ZoneChange], warnings: [StoreWarning]
@@ -96,8 +119,11 @@ enum CommitOutcome: Sendable {
 protocol StoreBackend: AnyObject {
     var manifest: StoreManifest { get }
 
-    /// The current head commit.
-    func head() throws(RecSyncError) -> String
+    /// The ref that holds a zone's commits: `.shared` when every zone is on the shared ref.
+    func ref(of zone: ZoneID) -> StoreRef
+    /// The commit a ref is at; nil when the ref does not exist (only a zone's own ref, before
+    /// the zone is created, can be missing).
+    func head(of ref: StoreRef) throws(RecSyncError) -> String?
     /// A commit's first parent (nil for the first commit) and message.
     func commitInfo(_ commit: String) throws(RecSyncError) -> (parent: String?, message: String)
     /// Whether `commit` exists and is the head or one of its ancestors.
@@ -160,6 +186,8 @@ protocol StoreBackend: AnyObject {
     /// The asset blobs a record holds at a commit (the blob IDs under its asset directory,
     /// `StoreLayout.assetDir`): what a save of the record may reference without uploading.
     func recordAssetBlobs(_ id: RecordID, at commit: String) throws(RecSyncError) -> Set<String>
-    /// Commits `writes` on top of `parent` and moves the head by compare-and-swap.
-    func commit(parent: String, writes: [StoreWrite], message: String, actor: StoreActor, time: Int64) throws(RecSyncError) -> CommitOutcome
+    /// Commits `writes` on top of `parent` (nil: the ref does not exist yet) and moves `ref`
+    /// to it by compare-and-swap. The writes touch only what `ref` holds.
+    func commit(on ref: StoreRef, parent: String?, writes: [StoreWrite], message: String, actor: StoreActor, time: Int64) throws(RecSyncError)
+        -> CommitOutcome
 }

@@ -26,8 +26,10 @@ final class StoreCore<Backend: StoreBackend> {
     var user: String { actor.userRecordName }
     var storeID: String { backend.manifest.storeID }
 
-    /// The zone as `user` sees it at a commit, or the error a fetch or write on it gets.
-    func visibleZone(_ id: ZoneID, at commit: String) throws(RecSyncError) -> RecordZone {
+    /// The zone as `user` sees it at a commit of its ref (nil: the ref does not exist, so
+    /// neither does the zone), or the error a fetch or write on it gets.
+    func visibleZone(_ id: ZoneID, at commit: String?) throws(RecSyncError) -> RecordZone {
+        guard let commit else { throw .zoneNotFound(id) }
         if let entry = try backend.zone(id, at: commit) {
             let zone = try entry.zone.get()
             if zone.permission(for: user) != nil { return zone }
@@ -40,8 +42,9 @@ final class StoreCore<Backend: StoreBackend> {
     /// The zone as `visibleZone` gives it, for reading or writing its records: a zone whose
     /// directory has the wrong shape (`zoneShapeProblem`) fails with `storeCorrupt` naming the
     /// entry, since read as it is it would look like every record deleted, and no write lands.
-    func zoneForRecords(_ id: ZoneID, at commit: String) throws(RecSyncError) -> RecordZone {
+    func zoneForRecords(_ id: ZoneID, at commit: String?) throws(RecSyncError) -> RecordZone {
         let zone = try visibleZone(id, at: commit)
+        guard let commit else { return zone }
         if let problem = try backend.zoneShapeProblem(id, at: commit) { throw .storeCorrupt(problem) }
         return zone
     }
@@ -74,15 +77,17 @@ final class StoreCore<Backend: StoreBackend> {
 
     func stamp(_ time: Int64) -> ChangeStamp { ChangeStamp(timestamp: time, userRecordName: user) }
 
-    /// Runs `attempt` against the current head until its commit lands, bounded.
+    /// Runs `attempt` against the head of `ref` until its commit lands, bounded.
     ///
-    /// `attempt` computes results and writes from a head; a nil write list means nothing to commit.
+    /// `attempt` computes results and writes from the head (nil: the ref does not exist yet);
+    /// an empty write list means nothing to commit. Its writes touch only what `ref` holds.
     func commitWithRetry<T>(
-        _ attempt: (_ head: String, _ time: Int64) throws(RecSyncError) -> (result: T, writes: [StoreWrite], message: String),
+        on ref: StoreRef,
+        _ attempt: (_ head: String?, _ time: Int64) throws(RecSyncError) -> (result: T, writes: [StoreWrite], message: String),
         finish: (inout T, _ commit: String?, _ tags: [RecordID: String]) -> Void
     ) throws(RecSyncError) -> T {
         for n in 0..<maxCommitAttempts {
-            let head = try backend.head()
+            let head = try backend.head(of: ref)
             let time = actor.clock()
             var (result, writes, message) = try attempt(head, time)
             message = signed(message)
@@ -90,7 +95,7 @@ final class StoreCore<Backend: StoreBackend> {
                 finish(&result, nil, [:])
                 return result
             }
-            switch try backend.commit(parent: head, writes: writes, message: message, actor: actor, time: time) {
+            switch try backend.commit(on: ref, parent: head, writes: writes, message: message, actor: actor, time: time) {
             case .committed(let commit, let tags):
                 finish(&result, commit, tags)
                 return result

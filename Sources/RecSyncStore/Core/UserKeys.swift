@@ -8,8 +8,9 @@ extension StoreCore {
         guard key.count == 32 else { throw .invalidArguments("a public key must be 32 bytes of X25519, found \(key.count)") }
         guard signingKey.count == 32 else { throw .invalidArguments("a signing key must be 32 bytes of Ed25519, found \(signingKey.count)") }
         return try commitWithRetry(
-            { (head: String, time: Int64) throws(RecSyncError) in
-                if let bytes = try backend.userKey(user, at: head), let old = try? ZoneDocuments.decodeUserKey(bytes, user: user),
+            on: .shared,
+            { (head: String?, time: Int64) throws(RecSyncError) in
+                if let head, let bytes = try backend.userKey(user, at: head), let old = try? ZoneDocuments.decodeUserKey(bytes, user: user),
                     old.publicKey == key, old.signingPublicKey == signingKey
                 {
                     return (old, [], "")

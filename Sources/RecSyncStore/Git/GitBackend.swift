@@ -86,7 +86,10 @@ final class GitBackend: StoreBackend {
         return try git("reading \(path)") { () throws(GitError) in try repository.entry(atPath: path, inTree: root) }
     }
 
-    func head() throws(RecSyncError) -> String {
+    /// Store format 1: every zone is on the shared ref, `refs/heads/main`.
+    func ref(of zone: ZoneID) -> StoreRef { .shared }
+
+    func head(of ref: StoreRef) throws(RecSyncError) -> String? {
         guard let head = try git("reading the head", { () throws(GitError) in try repository.referenceTarget(Self.headRef) }) else {
             throw .storeCorrupt("the store's \(Self.headRef) is gone; restore it from a clone")
         }
@@ -527,7 +530,11 @@ final class GitBackend: StoreBackend {
         return Set(try entries(e.oid).filter { $0.kind == .blob }.map(\.oid.hex))
     }
 
-    func commit(parent: String, writes: [StoreWrite], message: String, actor: StoreActor, time: Int64) throws(RecSyncError) -> CommitOutcome {
+    func commit(on ref: StoreRef, parent: String?, writes: [StoreWrite], message: String, actor: StoreActor, time: Int64) throws(RecSyncError)
+        -> CommitOutcome
+    {
+        // Format 1 has one ref, which always exists: its head is the parent.
+        guard let parent else { throw .internalError("a commit to \(ref) without a parent; the store's refs/heads/main always has one") }
         let recordCount = writes.reduce(0) { n, w in if case .saveRecord = w { n + 1 } else { n } }
         let parentOID = try oid(parent)
         let (commit, tags, writer) = try git("writing a commit") {

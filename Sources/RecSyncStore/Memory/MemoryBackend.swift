@@ -31,7 +31,10 @@ public final class MemoryStorage: Sendable {
 
     struct State: Sendable {
         var commits: [String: Commit] = [:]
+        /// The shared ref's head.
         var head: String = ""
+        /// Each zone's ref's head, in a store with a ref per zone (`refPerZone`).
+        var zoneHeads: [ZoneID: String] = [:]
         var blobs: [String: [UInt8]] = [:]
         /// Every version of every zone any commit held, by content ID (`zoneContent`).
         var zoneVersions: [String: Zone] = [:]
@@ -44,9 +47,20 @@ public final class MemoryStorage: Sendable {
 
     let manifest: StoreManifest
     let state = Mutex(State())
+    /// Whether each zone's commits go on a ref of its own, as in store format 2
+    /// (docs/zone-refs.md), rather than all on the shared ref. Such a store serves records,
+    /// zones and keys; listing zones and database changes need the format's tokens, which it
+    /// does not have yet, and fail.
+    let refPerZone: Bool
 
     /// A new, empty store.
-    public init(storeID: String = UUID().uuidString.lowercased(), created: Int64 = 0, maxAssetBytes: Int64? = nil) {
+    public convenience init(storeID: String = UUID().uuidString.lowercased(), created: Int64 = 0, maxAssetBytes: Int64? = nil) {
+        self.init(storeID: storeID, created: created, maxAssetBytes: maxAssetBytes, refPerZone: false)
+    }
+
+    /// A new, empty store; with `refPerZone`, one whose zones each have a ref of their own.
+    package init(storeID: String = UUID().uuidString.lowercased(), created: Int64 = 0, maxAssetBytes: Int64? = nil, refPerZone: Bool) {
+        self.refPerZone = refPerZone
         manifest = StoreManifest(storeID: storeID, created: created, maxAssetBytes: maxAssetBytes)
         state.withLock { s in
             s.commits["m0"] = Commit(parent: nil, snapshot: Snapshot(), message: "create store", author: "")
@@ -75,7 +89,8 @@ public final class MemoryStorage: Sendable {
     /// plain git could (test hook: a record the store cannot decode). The zone must exist.
     public func commitRawRecord(_ id: RecordID, bytes: [UInt8]) {
         state.withLock { s in
-            guard var snap = s.commits[s.head]?.snapshot, snap.zones[id.zoneID] != nil else { return }
+            let parent = refPerZone ? s.zoneHeads[id.zoneID] : s.head
+            guard let parent, var snap = s.commits[parent]?.snapshot, snap.zones[id.zoneID] != nil else { return }
             s.sequence += 1
             let tag = ContentHash.of(bytes)
             s.blobs[tag] = bytes
@@ -83,16 +98,22 @@ public final class MemoryStorage: Sendable {
             snap.zones[id.zoneID]?.contentID = "v\(s.sequence):\(id.zoneID)"
             s.zoneVersions["v\(s.sequence):\(id.zoneID)"] = snap.zones[id.zoneID]
             let commit = "m\(s.sequence)"
-            s.commits[commit] = Commit(parent: s.head, snapshot: snap, message: "raw write of \(id)", author: "")
-            s.head = commit
+            s.commits[commit] = Commit(parent: parent, snapshot: snap, message: "raw write of \(id)", author: "")
+            if refPerZone { s.zoneHeads[id.zoneID] = commit } else { s.head = commit }
         }
     }
 
     /// The commit messages from the head back to the root.
-    public func history() -> [String] {
+    public func history() -> [String] { history(from: { $0.head }) }
+
+    /// The commit messages of the ref that holds a zone's commits, from its head back to the
+    /// root (none: the ref does not exist).
+    package func history(of zone: ZoneID) -> [String] { history(from: { refPerZone ? $0.zoneHeads[zone] : $0.head }) }
+
+    private func history(from head: (State) -> String?) -> [String] {
         state.withLock { s in
             var out: [String] = []
-            var next: String? = s.head
+            var next: String? = head(s)
             while let c = next, let commit = s.commits[c] {
                 out.append(commit.message)
                 next = commit.parent
@@ -117,7 +138,23 @@ final class MemoryBackend: StoreBackend {
         return s
     }
 
-    func head() throws(RecSyncError) -> String { storage.state.withLock { $0.head } }
+    func ref(of zone: ZoneID) -> StoreRef { storage.refPerZone ? .zone(zone) : .shared }
+
+    func head(of ref: StoreRef) throws(RecSyncError) -> String? {
+        storage.state.withLock { s in
+            switch ref {
+            case .shared: s.head
+            case .zone(let id): storage.refPerZone ? s.zoneHeads[id] : s.head
+            }
+        }
+    }
+
+    /// Listing zones reads the shared ref, which holds none in a store with a ref per zone.
+    private func requireSharedZones() throws(RecSyncError) {
+        if storage.refPerZone {
+            throw .internalError("a memory store with a ref per zone cannot list its zones yet: that needs the format's database tokens")
+        }
+    }
 
     func commitInfo(_ commit: String) throws(RecSyncError) -> (parent: String?, message: String) {
         guard let c = storage.state.withLock({ $0.commits[commit] }) else {
@@ -128,7 +165,8 @@ final class MemoryBackend: StoreBackend {
 
     func zoneChanges(from base: String?, to target: String, owner: String?) throws(RecSyncError) -> (changes: [ZoneChange], warnings: [StoreWarning])
     {
-        try zoneChangesByListing(from: base, to: target, owner: owner)
+        try requireSharedZones()
+        return try zoneChangesByListing(from: base, to: target, owner: owner)
     }
 
     func isInHistory(_ commit: String, head: String) throws(RecSyncError) -> Bool {
@@ -146,6 +184,7 @@ final class MemoryBackend: StoreBackend {
     func rewrittenCommit(_ commit: String, head: String) throws(RecSyncError) -> String? { nil }
 
     func zones(at commit: String, owner: String?) throws(RecSyncError) -> (zones: [ZoneEntry], warnings: [StoreWarning]) {
+        try requireSharedZones()
         let snap = try snapshot(commit)
         let zones = snap.zones.filter { owner == nil || $0.key.ownerName == owner }.map { id, zone in
             ZoneEntry(
@@ -279,13 +318,23 @@ final class MemoryBackend: StoreBackend {
         return Set(record.assetFields.values.map(\.oid))
     }
 
-    func commit(parent: String, writes: [StoreWrite], message: String, actor: StoreActor, time: Int64) throws(RecSyncError) -> CommitOutcome {
-        storage.state.withLock { s -> CommitOutcome in
+    func commit(on ref: StoreRef, parent: String?, writes: [StoreWrite], message: String, actor: StoreActor, time: Int64) throws(RecSyncError)
+        -> CommitOutcome
+    {
+        let zoneRef: ZoneID? =
+            if storage.refPerZone, case .zone(let id) = ref { id } else { nil }
+        return storage.state.withLock { s -> CommitOutcome in
             if s.simulatedLostRaces > 0 {
                 s.simulatedLostRaces -= 1
                 return .headMoved
             }
-            guard s.head == parent, var snap = s.commits[parent]?.snapshot else { return .headMoved }
+            let current: String? = if let zoneRef { s.zoneHeads[zoneRef] } else { s.head }
+            guard current == parent else { return .headMoved }
+            var snap = MemoryStorage.Snapshot()
+            if let parent {
+                guard let found = s.commits[parent]?.snapshot else { return .headMoved }
+                snap = found
+            }
             s.sequence += 1
             let version = "v\(s.sequence)"
             var tags: [RecordID: String] = [:]
@@ -327,7 +376,7 @@ final class MemoryBackend: StoreBackend {
             }
             let commit = "m\(s.sequence)"
             s.commits[commit] = MemoryStorage.Commit(parent: parent, snapshot: snap, message: message, author: actor.userRecordName)
-            s.head = commit
+            if let zoneRef { s.zoneHeads[zoneRef] = commit } else { s.head = commit }
             return .committed(commit: commit, tags: tags)
         }
     }
