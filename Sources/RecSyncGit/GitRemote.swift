@@ -48,6 +48,45 @@ public enum GitPushResult: Sendable, Hashable {
     }
 }
 
+/// One reference a push of several moves: the commit it should name on the remote, and the
+/// value it must name there now for the update to go ahead (a compare-and-swap).
+public struct GitRefUpdate: Sendable, Hashable {
+    public let commit: GitOID
+    public let remoteRef: String
+    /// The value the remote reference must hold; nil: it must not exist yet.
+    public let expected: GitOID?
+
+    public init(_ commit: GitOID, to remoteRef: String, expected: GitOID?) {
+        self.commit = commit
+        self.remoteRef = remoteRef
+        self.expected = expected
+    }
+}
+
+/// How the remote answered one reference of a push of several.
+public enum GitRefUpdateResult: Sendable, Hashable {
+    case accepted
+    /// Not sent: the remote advertised another value than expected for the reference (nil: it
+    /// has no such reference). The advertised value, which the caller fetches and builds on.
+    case moved(advertised: GitOID?)
+    /// The reference was not moved, with the reason: the remote refused it (it moved after
+    /// advertising its references, or a hook or permission refused), or it was not sent
+    /// because the commit does not descend from the expected value, or because the push
+    /// names the reference more than once.
+    case rejected(String)
+    /// Refused, and the remote's advertisement named references with no object: its own
+    /// repository is damaged (see `GitPushResult.serverDamaged`).
+    case serverDamaged(String, brokenReferences: [String])
+}
+
+/// How the remote answered a push of several references.
+public enum GitMultiPushResult: Sendable, Hashable {
+    /// The result of each update, in the order the updates were given.
+    case pushed([GitRefUpdateResult])
+    /// Nothing was sent: the caller's `holdOff` check gave this reason.
+    case heldOff(String)
+}
+
 extension GitRepository {
     /// Fetches `refspecs` (e.g. `+refs/heads/main:refs/heads/main`) from a remote into this
     /// repository, without tags, FETCH_HEAD or pruning.
@@ -91,6 +130,128 @@ extension GitRepository {
         }
     }
 
+    /// Pushes several references in one connection and one pack, each without force and only
+    /// over the value its update expects; the result of each update, in their order.
+    ///
+    /// libgit2 1.5 cannot push atomically, and fails a whole push before sending anything when
+    /// one reference is no fast-forward of what the remote advertised. So the advertisement is
+    /// read first, and only the updates whose reference is advertised at its expected value
+    /// (absent for nil) are sent; the others are `.moved`, with the advertised value. A
+    /// reference that moves after the advertisement is refused by the server for itself alone:
+    /// libgit2 sends the advertised value as the update's old value, and git's receive-pack
+    /// moves the reference only if it still holds that value, checked under the reference's
+    /// lock. libgit2's local transport (a `file://` remote) has no such check: it writes each
+    /// reference without looking at its value again.
+    ///
+    /// `holdOff` sees the names of the references the remote advertised, once connected and
+    /// before anything is built or sent; a reason from it calls the push off (`.heldOff`).
+    public func push(
+        _ updates: [GitRefUpdate], at remote: GitRemoteURL, options: GitNetworkOptions, holdOff: ((_ advertised: [String]) -> String?)? = nil
+    ) throws(GitNetworkError) -> GitMultiPushResult {
+        try GitPackWindows.whileWritingPacks { () throws(GitNetworkError) -> GitMultiPushResult in
+            try pushUnguarded(updates, at: remote, options: options, holdOff: holdOff)
+        }
+    }
+
+    private func pushUnguarded(
+        _ updates: [GitRefUpdate], at remote: GitRemoteURL, options: GitNetworkOptions, holdOff: ((_ advertised: [String]) -> String?)?
+    ) throws(GitNetworkError) -> GitMultiPushResult {
+        try withSIGPIPEBlocked { () throws(GitNetworkError) -> GitMultiPushResult in
+            let session = try RemoteSession(repository: self, remote: remote, options: options, direction: GIT_DIRECTION_PUSH, doing: "pushing")
+            let advertisement = try session.advertisement()
+            if let holdOff, let reason = holdOff(advertisement.map(\.name)) {
+                session.succeeded()
+                return .heldOff(reason)
+            }
+            // What is decided before sending; nil for an update that is sent.
+            let decided = unsendable(updates, advertisement: advertisement, remote: remote)
+            let sent = updates.indices.filter { decided[$0] == nil }
+            var refused: [Int: GitRefUpdateResult] = [:]
+            if !sent.isEmpty {
+                refused = try withPushSources(sent.map { updates[$0].commit }, remote: remote) {
+                    sources throws(GitNetworkError) -> [Int: GitRefUpdateResult] in
+                    var pushOptions = session.pushOptions()
+                    let refspecs = zip(sources, sent).map { source, i in "\(source):\(updates[i].remoteRef)" }
+                    let result = withStringArray(refspecs) { array in
+                        git_remote_push(session.pointer, array, &pushOptions)
+                    }
+                    // Not expected once the updates are filtered, but libgit2's own fast-forward
+                    // check refuses every reference at once.
+                    if result == GIT_ENONFASTFORWARD.rawValue {
+                        let reason = session.lastMessage()
+                        return Dictionary(uniqueKeysWithValues: sent.map { ($0, GitRefUpdateResult.rejected(reason)) })
+                    }
+                    if result < 0 { throw session.failure(result, doing: "pushing", connected: true) }
+                    let broken = RemoteSession.broken(advertisement)
+                    return sent.reduce(into: [:]) { results, i in
+                        guard let status = session.state.refusals[updates[i].remoteRef] else { return }
+                        let reason = session.scrub(status)
+                        results[i] = broken.isEmpty ? .rejected(reason) : .serverDamaged(reason, brokenReferences: broken)
+                    }
+                }
+            }
+            session.succeeded()
+            return .pushed(updates.indices.map { decided[$0] ?? refused[$0] ?? .accepted })
+        }
+    }
+
+    /// The result of each update that is not to be sent, decided from the advertisement: its
+    /// reference is not at the expected value, its commit does not descend from that value
+    /// (which would make libgit2 fail the whole push), or the push names its reference twice.
+    private func unsendable(_ updates: [GitRefUpdate], advertisement: [RemoteHead], remote: GitRemoteURL) -> [GitRefUpdateResult?] {
+        let heads = Dictionary(advertisement.map { ($0.name, $0.oid) }, uniquingKeysWith: { _, last in last })
+        let named = Dictionary(updates.map { ($0.remoteRef, 1) }, uniquingKeysWith: +)
+        return updates.map { update -> GitRefUpdateResult? in
+            if named[update.remoteRef, default: 0] > 1 {
+                return .rejected("\(update.remoteRef) is named more than once in one push to \(remote.redacted)")
+            }
+            let advertised = heads[update.remoteRef]
+            guard advertised == update.expected else { return .moved(advertised: advertised) }
+            guard let expected = update.expected else { return nil }
+            let descends: Bool
+            do throws(GitError) {
+                descends = try isDescendantOrEqual(update.commit, of: expected)
+            } catch {
+                return .rejected("cannot tell whether \(update.commit.hex) descends from \(expected.hex): \(error.message)")
+            }
+            guard descends else {
+                return .rejected(
+                    "\(update.commit.hex) does not descend from \(expected.hex), which \(update.remoteRef) holds on \(remote.redacted): no fast-forward"
+                )
+            }
+            return nil
+        }
+    }
+
+    /// Runs `body` with a temporary local reference naming each of `commits`, and deletes
+    /// them all afterwards whatever happens: libgit2 1.5 pushes only from a reference, not
+    /// from an object ID.
+    private func withPushSources<T>(_ commits: [GitOID], remote: GitRemoteURL, _ body: ([String]) throws(GitNetworkError) -> T)
+        throws(GitNetworkError) -> T
+    {
+        var references: [OpaquePointer?] = []
+        defer {
+            for reference in references {
+                git_reference_delete(reference)
+                git_reference_free(reference)
+            }
+        }
+        var names: [String] = []
+        for commit in commits {
+            let name = "refs/recsync/push-\(UUID().uuidString.lowercased())"
+            var target = commit.raw
+            var reference: OpaquePointer?
+            let created = git_reference_create(&reference, pointer, name, &target, 1, "recsync: push")
+            guard created >= 0 else {
+                let error = GitError.last("git_reference_create", created)
+                throw GitNetworkError(.interrupted, "cannot prepare the push to \(remote.redacted): \(error.message); check that \(path) is writable")
+            }
+            references.append(reference)
+            names.append(name)
+        }
+        return try body(names)
+    }
+
     /// Deletes references on a remote in one push (`git push URL :ref …`); returns those the
     /// remote advertised and refused to delete (a hook, branch protection). References it
     /// did not advertise are left out: there is nothing to delete.
@@ -100,13 +261,10 @@ extension GitRepository {
         try withSIGPIPEBlocked { () throws(GitNetworkError) -> [String] in
             let session = try RemoteSession(
                 repository: self, remote: remote, options: options, direction: GIT_DIRECTION_PUSH, doing: "deleting references")
-            let advertised = Set(try session.advertised())
+            let advertised = Set(try session.advertisement().map(\.name))
             let present = remoteRefs.filter { advertised.contains($0) }
             guard !present.isEmpty else { return [] }
-            var pushOptions = git_push_options()
-            git_push_options_init(&pushOptions, UInt32(GIT_PUSH_OPTIONS_VERSION))
-            pushOptions.callbacks = session.callbacks()
-            pushOptions.proxy_opts.type = GIT_PROXY_AUTO
+            var pushOptions = session.pushOptions()
             let result = withStringArray(present.map { ":\($0)" }) { array in
                 git_remote_push(session.pointer, array, &pushOptions)
             }
@@ -137,55 +295,42 @@ extension GitRepository {
         _ commit: GitOID, to remoteRef: String, at remote: GitRemoteURL, options: GitNetworkOptions, expecting expected: GitOID? = nil,
         holdOff: ((_ advertised: [String]) -> String?)? = nil
     ) throws(GitNetworkError) -> GitPushResult {
-        // libgit2 1.5 pushes only from a reference, not from an OID: name the commit for the
-        // duration of the push.
-        let source = "refs/recsync/push-\(UUID().uuidString.lowercased())"
-        var target = commit.raw
-        var reference: OpaquePointer?
-        let created = git_reference_create(&reference, pointer, source, &target, 1, "recsync: push")
-        guard created >= 0 else {
-            let error = GitError.last("git_reference_create", created)
-            throw GitNetworkError(.interrupted, "cannot prepare the push to \(remote.redacted): \(error.message); check that \(path) is writable")
-        }
-        defer {
-            git_reference_delete(reference)
-            git_reference_free(reference)
-        }
-        return try withSIGPIPEBlocked { () throws(GitNetworkError) -> GitPushResult in
-            let session = try RemoteSession(repository: self, remote: remote, options: options, direction: GIT_DIRECTION_PUSH, doing: "pushing")
-            // The advertisement came with the connection: looking at it costs no round trip.
-            // Read before pushing: libgit2 lists only what it updated afterwards.
-            let broken = try session.brokenAdvertised()
-            if let holdOff, let reason = holdOff(try session.advertised()) {
+        try withPushSources([commit], remote: remote) { sources throws(GitNetworkError) -> GitPushResult in
+            try withSIGPIPEBlocked { () throws(GitNetworkError) -> GitPushResult in
+                let session = try RemoteSession(
+                    repository: self, remote: remote, options: options, direction: GIT_DIRECTION_PUSH, doing: "pushing")
+                // The advertisement came with the connection: looking at it costs no round trip.
+                // Read before pushing: libgit2 lists only what it updated afterwards.
+                let advertisement = try session.advertisement()
+                if let holdOff, let reason = holdOff(advertisement.map(\.name)) {
+                    session.succeeded()
+                    return .heldOff(reason)
+                }
+                var pushOptions = session.pushOptions()
+                if let expected {
+                    session.state.expectedOld = (remoteRef, expected)
+                    pushOptions.callbacks.push_negotiation = pushNegotiationCallback
+                }
+                let refspec = expected == nil ? "\(sources[0]):\(remoteRef)" : "+\(sources[0]):\(remoteRef)"
+                let result = withStringArray([refspec]) { array in
+                    git_remote_push(session.pointer, array, &pushOptions)
+                }
+                if let moved = session.state.guardRefusal { return .rejected(moved) }
+                if result == GIT_ENONFASTFORWARD.rawValue {
+                    return .rejected(session.lastMessage())
+                }
+                if result < 0 { throw session.failure(result, doing: "pushing", connected: true) }
+                if let status = session.state.refusals[remoteRef] {
+                    // A server whose repository holds a broken reference (git ignores a ref with a
+                    // broken name, and advertises it with no object) fails its own connectivity
+                    // check on every push ("missing necessary objects"): say so.
+                    let broken = RemoteSession.broken(advertisement)
+                    if !broken.isEmpty { return .serverDamaged(session.scrub(status), brokenReferences: broken) }
+                    return .rejected(session.scrub(status))
+                }
                 session.succeeded()
-                return .heldOff(reason)
+                return .accepted
             }
-            var pushOptions = git_push_options()
-            git_push_options_init(&pushOptions, UInt32(GIT_PUSH_OPTIONS_VERSION))
-            pushOptions.callbacks = session.callbacks()
-            pushOptions.proxy_opts.type = GIT_PROXY_AUTO
-            if let expected {
-                session.state.expectedOld = (remoteRef, expected)
-                pushOptions.callbacks.push_negotiation = pushNegotiationCallback
-            }
-            let refspec = expected == nil ? "\(source):\(remoteRef)" : "+\(source):\(remoteRef)"
-            let result = withStringArray([refspec]) { array in
-                git_remote_push(session.pointer, array, &pushOptions)
-            }
-            if let moved = session.state.guardRefusal { return .rejected(moved) }
-            if result == GIT_ENONFASTFORWARD.rawValue {
-                return .rejected(session.lastMessage())
-            }
-            if result < 0 { throw session.failure(result, doing: "pushing", connected: true) }
-            if let status = session.state.refusals[remoteRef] {
-                // A server whose repository holds a broken reference (git ignores a ref with a
-                // broken name, and advertises it with no object) fails its own connectivity
-                // check on every push ("missing necessary objects"): say so.
-                if !broken.isEmpty { return .serverDamaged(session.scrub(status), brokenReferences: broken) }
-                return .rejected(session.scrub(status))
-            }
-            session.succeeded()
-            return .accepted
         }
     }
 
@@ -196,15 +341,7 @@ extension GitRepository {
         return try withSIGPIPEBlocked { () throws(GitNetworkError) -> GitOID? in
             let session = try RemoteSession(
                 repository: nil, remote: remote, options: options, direction: GIT_DIRECTION_FETCH, doing: "listing references")
-            var heads: UnsafeMutablePointer<UnsafePointer<git_remote_head>?>?
-            var count = 0
-            let result = git_remote_ls(&heads, &count, session.pointer)
-            if result < 0 { throw session.failure(result, doing: "listing references", connected: true) }
-            var found: GitOID?
-            for i in 0..<count {
-                guard let head = heads?[i] else { continue }
-                if String(cString: head.pointee.name) == name { found = GitOID(raw: head.pointee.oid) }
-            }
+            let found = try session.advertisement().last { $0.name == name }?.oid
             session.succeeded()
             return found
         }
@@ -250,6 +387,12 @@ enum NetworkTimeLimits {
     static func shown(_ seconds: Double) -> String {
         seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
     }
+}
+
+/// A reference a remote advertised, and the object it names.
+private struct RemoteHead {
+    let name: String
+    let oid: GitOID
 }
 
 /// One connected libgit2 remote (anonymous, or detached without a repository) and the state
@@ -321,27 +464,20 @@ private final class RemoteSession {
         recsync_net_watch_end(watch)
     }
 
-    /// The names of the references the remote advertised when it was connected.
-    /// The advertised references that name no object (all zeros, which git sends for a
-    /// reference it cannot read, such as one with a broken name), capabilities aside.
-    func brokenAdvertised() throws(GitNetworkError) -> [String] {
+    /// The references the remote advertised when it was connected, with the object each
+    /// names (all zeros for one git cannot read), in the order advertised.
+    func advertisement() throws(GitNetworkError) -> [RemoteHead] {
         var heads: UnsafeMutablePointer<UnsafePointer<git_remote_head>?>?
         var count = 0
         let result = git_remote_ls(&heads, &count, pointer)
         if result < 0 { throw failure(result, doing: "listing references", connected: true) }
-        return (0..<count).compactMap { i -> String? in
-            guard let head = heads?[i] else { return nil }
-            let name = String(cString: head.pointee.name)
-            return GitOID(raw: head.pointee.oid).isZero && name.hasPrefix("refs/") ? name : nil
-        }
+        return (0..<count).compactMap { i in heads?[i].map { RemoteHead(name: String(cString: $0.pointee.name), oid: GitOID(raw: $0.pointee.oid)) } }
     }
 
-    func advertised() throws(GitNetworkError) -> [String] {
-        var heads: UnsafeMutablePointer<UnsafePointer<git_remote_head>?>?
-        var count = 0
-        let result = git_remote_ls(&heads, &count, pointer)
-        if result < 0 { throw failure(result, doing: "listing references", connected: true) }
-        return (0..<count).compactMap { i in heads?[i].map { String(cString: $0.pointee.name) } }
+    /// The names of the advertised references that name no object (all zeros, which git
+    /// sends for a reference it cannot read, such as one with a broken name), capabilities aside.
+    static func broken(_ advertisement: [RemoteHead]) -> [String] {
+        advertisement.filter { $0.oid.isZero && $0.name.hasPrefix("refs/") }.map(\.name)
     }
 
     /// Callbacks whose payload is `state`; valid while this session lives.
@@ -358,6 +494,15 @@ private final class RemoteSession {
         callbacks.push_transfer_progress = pushTransferProgressCallback
         callbacks.payload = Unmanaged.passUnretained(state).toOpaque()
         return callbacks
+    }
+
+    /// Push options with this session's callbacks and the proxy from the environment.
+    func pushOptions() -> git_push_options {
+        var options = git_push_options()
+        git_push_options_init(&options, UInt32(GIT_PUSH_OPTIONS_VERSION))
+        options.callbacks = callbacks()
+        options.proxy_opts.type = GIT_PROXY_AUTO
+        return options
     }
 
     /// libgit2's last message on this thread, without secrets.

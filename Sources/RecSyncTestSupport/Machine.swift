@@ -14,6 +14,12 @@ public enum Machine {
         FileManager.default.isExecutableFile(atPath: "/usr/sbin/sshd") && hasSSHKeygen
     }
 
+    /// git and its daemon, which `GitDaemon` runs (apt-get install git).
+    public static var hasGitDaemon: Bool {
+        FileManager.default.isExecutableFile(atPath: "/usr/bin/git")
+            && FileManager.default.isExecutableFile(atPath: "/usr/lib/git-core/git-daemon")
+    }
+
     /// OpenSSH's key generator (openssh-client).
     public static var hasSSHKeygen: Bool {
         FileManager.default.isExecutableFile(atPath: "/usr/bin/ssh-keygen")

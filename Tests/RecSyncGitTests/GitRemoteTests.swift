@@ -30,28 +30,15 @@ import Testing
         return Setup(dir: dir, local: local, remotePath: remotePath, remote: remote, options: options)
     }
 
-    /// `count` commits, each on the one before, starting on `parent`.
-    func commits(_ count: Int, on parent: GitOID?, in repo: GitRepository, tag: String) throws -> [GitOID] {
-        var result: [GitOID] = []
-        var tree = try parent.map { try repo.commit($0).tree }
-        for i in 0..<count {
-            let blob = try repo.createBlob(Array("\(tag) \(i)\n".utf8))
-            tree = try repo.updateTree(base: tree, updates: [.upsertBlob(path: "\(tag)/\(i)", oid: blob)])
-            let parents = (result.last ?? parent).map { [$0] } ?? []
-            result.append(try repo.createCommit(tree: tree!, parents: parents, author: alice, message: "\(tag) \(i)\n"))
-        }
-        return result
-    }
-
     @Test func aPushLandsAndOneThatIsNoFastForwardIsRejected() throws {
         let s = try setup("git-remote-push")
-        let line = try commits(2, on: nil, in: s.local, tag: "a")
+        let line = try s.local.commitLine(2, on: nil, tag: "a", author: alice)
         #expect(try s.local.push(line[0], to: main, at: s.remote, options: s.options) == .accepted)
         #expect(try s.local.push(line[1], to: main, at: s.remote, options: s.options) == .accepted)
         #expect(try git(["rev-parse", main], in: s.remotePath) == line[1].hex)
         try git(["fsck", "--strict", "--no-dangling"], in: s.remotePath)
         // A commit beside the remote's head, and one behind it: neither replaces it.
-        let beside = try commits(1, on: line[0], in: s.local, tag: "b")[0]
+        let beside = try s.local.commitLine(1, on: line[0], tag: "b", author: alice)[0]
         for commit in [beside, line[0]] {
             let result = try s.local.push(commit, to: main, at: s.remote, options: s.options)
             guard case .rejected = result else {
@@ -66,9 +53,9 @@ import Testing
 
     @Test func aForcePushReplacesOnlyTheValueItExpects() throws {
         let s = try setup("git-remote-force")
-        let line = try commits(2, on: nil, in: s.local, tag: "a")
+        let line = try s.local.commitLine(2, on: nil, tag: "a", author: alice)
         #expect(try s.local.push(line[1], to: main, at: s.remote, options: s.options) == .accepted)
-        let rewritten = try commits(1, on: nil, in: s.local, tag: "r")[0]
+        let rewritten = try s.local.commitLine(1, on: nil, tag: "r", author: alice)[0]
         // Expecting another value than the remote holds: called off, the remote unchanged.
         let refused = try s.local.forcePush(rewritten, to: main, expecting: line[0], at: s.remote, options: s.options)
         guard case .rejected(let reason) = refused else {
@@ -87,7 +74,7 @@ import Testing
     /// calls the push off.
     @Test func aPushHeldOffSendsNothing() throws {
         let s = try setup("git-remote-holdoff")
-        let line = try commits(2, on: nil, in: s.local, tag: "a")
+        let line = try s.local.commitLine(2, on: nil, tag: "a", author: alice)
         #expect(try s.local.push(line[0], to: main, at: s.remote, options: s.options) == .accepted)
         try git(["update-ref", "refs/recsync/lease", line[0].hex], in: s.remotePath)
         var seen: [String] = []
@@ -105,7 +92,7 @@ import Testing
 
     @Test func deletingReferencesRemovesThoseTheRemoteHasAndIgnoresTheRest() throws {
         let s = try setup("git-remote-delete")
-        let line = try commits(1, on: nil, in: s.local, tag: "a")
+        let line = try s.local.commitLine(1, on: nil, tag: "a", author: alice)
         for ref in [main, "refs/heads/old", "refs/recsync/lease"] {
             #expect(try s.local.push(line[0], to: ref, at: s.remote, options: s.options) == .accepted)
         }
@@ -119,7 +106,7 @@ import Testing
     @Test func aRemoteReferenceIsReadWithoutFetchingAnything() throws {
         let s = try setup("git-remote-ls")
         #expect(try GitRepository.remoteReference(main, at: s.remote, options: s.options) == nil, "an empty remote")
-        let line = try commits(1, on: nil, in: s.local, tag: "a")
+        let line = try s.local.commitLine(1, on: nil, tag: "a", author: alice)
         #expect(try s.local.push(line[0], to: main, at: s.remote, options: s.options) == .accepted)
         #expect(try GitRepository.remoteReference(main, at: s.remote, options: s.options) == line[0])
         #expect(try GitRepository.remoteReference("refs/heads/other", at: s.remote, options: s.options) == nil)
@@ -128,7 +115,7 @@ import Testing
 
     @Test func aFetchBringsTheObjectsAndMovesOnlyTheNamedReference() throws {
         let s = try setup("git-remote-fetch")
-        let line = try commits(3, on: nil, in: s.local, tag: "a")
+        let line = try s.local.commitLine(3, on: nil, tag: "a", author: alice)
         #expect(try s.local.push(line[2], to: main, at: s.remote, options: s.options) == .accepted)
         #expect(try s.local.push(line[0], to: "refs/heads/other", at: s.remote, options: s.options) == .accepted)
         try git(["tag", "v1", line[1].hex], in: s.remotePath)
@@ -145,7 +132,7 @@ import Testing
     @Test func aRemoteThatIsNotThereIsUnreachable() throws {
         let s = try setup("git-remote-missing")
         let missing = try #require(GitRemoteURL("file://\(s.dir.file("nothing-here.git"))"))
-        let line = try commits(1, on: nil, in: s.local, tag: "a")
+        let line = try s.local.commitLine(1, on: nil, tag: "a", author: alice)
         let pushError = #expect(throws: GitNetworkError.self) { _ = try s.local.push(line[0], to: main, at: missing, options: s.options) }
         #expect(pushError?.kind == .unreachable, "\(String(describing: pushError))")
         #expect(pushError?.message.contains("cannot reach \(missing.redacted)") == true, "\(String(describing: pushError))")
