@@ -14,6 +14,11 @@ public enum Machine {
         FileManager.default.isExecutableFile(atPath: "/usr/sbin/sshd") && hasSSHKeygen
     }
 
+    /// git's own command line, which interoperability tests run (`GitCLI`; apt-get install git).
+    public static var hasGit: Bool {
+        FileManager.default.isExecutableFile(atPath: "/usr/bin/git")
+    }
+
     /// OpenSSH's key generator (openssh-client).
     public static var hasSSHKeygen: Bool {
         FileManager.default.isExecutableFile(atPath: "/usr/bin/ssh-keygen")
