@@ -37,7 +37,8 @@ let package = Package(
             name: "RecSyncGit",
             dependencies: ["CLibGit2", "CRecSyncSys", "CRecSyncNet", "RecSyncModel", "RecSyncSystem", .product(name: "Crypto", package: "swift-crypto")]
         ),
-        .target(name: "RecSyncModel"),
+        // Crypto: the SHA-256 that names a zone ref whose name is too long for git (RefNames).
+        .target(name: "RecSyncModel", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "RecSyncStore", dependencies: ["RecSyncModel", "RecSyncGit", "RecSyncSystem", "CRecSyncSys"]),
         .target(name: "CRecSyncSys"),
         // The one system-call and durable-write layer: EINTR retried, errno and the call's name

@@ -11,7 +11,8 @@ import Synchronization
 /// A decoder may refuse any input with a `RecSyncError`; it must never trap, hang or crash.
 /// The targets: record JSON and its type tags (`WorkspaceEncoding.decodeFields`), sidecars
 /// (`decodeSystemFields`), store record blobs (`StoreEncoding.decode`), change tokens (as the
-/// opaque string and as the JSON inside it), the zone index (base file and journal, through
+/// opaque string, as the JSON inside a version 1 one and the binary inside a version 2 one),
+/// zone ref names (`RefNames`), the zone index (base file and journal, through
 /// the files `ZoneIndex.load` maps), and the JSON parser that reads `zone.json`.
 public enum DecoderFuzz {
     /// One decoder, by name.
@@ -47,6 +48,19 @@ public enum DecoderFuzz {
             text = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             while text.hasSuffix("=") { text.removeLast() }
             _ = try? ChangeTokenContent.decode(ServerChangeToken(rawValue: "rsct1." + text))
+        },
+        Target(name: "change token v2 payload") { bytes in
+            // The binary inside a version 2 token, wrapped the same way.
+            var text = Data(bytes).base64EncodedString()
+            text = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            while text.hasSuffix("=") { text.removeLast() }
+            _ = try? ChangeTokenContent.decode(ServerChangeToken(rawValue: "rsct2." + text))
+        },
+        Target(name: "zone ref name") { bytes in
+            let text = String(decoding: bytes, as: UTF8.self)
+            _ = RefNames.parseRefName(text)
+            _ = RefNames.parseSuffix(text)
+            _ = RefNames.decodeComponent(text)
         },
         Target(name: "zone.json and JSON") { bytes in _ = try? JSON.parse(bytes) },
         Target(name: "zone index") { bytes in IndexScratch.shared.load(bytes) },
@@ -84,6 +98,28 @@ public enum DecoderFuzz {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             if let json = try? encoder.encode(t) { seeds.append(Array(json)) }
+        }
+        let oid = "0123456789abcdef0123456789abcdef01234567"
+        let tokens2 = [
+            ChangeTokenContent(
+                storeID: "s", scope: .shared, user: "alice",
+                heads: [
+                    ZoneRefHead(refSuffix: "bob/notes", head: oid, visible: true),
+                    ZoneRefHead(refSuffix: "bob/n%C3%BC.%2E", head: oid, visible: false),
+                    ZoneRefHead(refSuffix: "carol/%%" + String(repeating: "ab", count: 32), head: "m7", visible: true),
+                ], after: "bob/notes"),
+            ChangeTokenContent(storeID: "s", zone: zone, incarnation: "i1", refCommit: oid, target: "m2", after: "ab/cd"),
+        ]
+        for t in tokens2 {
+            seeds.append(Array(t.token.rawValue.utf8))
+            // The binary payload alone, for the v2 payload target.
+            var text = String(t.token.rawValue.dropFirst("rsct2.".count))
+            text = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            while text.count % 4 != 0 { text.append("=") }
+            if let payload = Data(base64Encoded: text) { seeds.append(Array(payload)) }
+        }
+        for name in ["notes", "a..b.lock", "~^:?*[\\{ x.", String(repeating: "é", count: 120) + "%%"] {
+            seeds.append(Array(RefNames.refName(for: Build.zone(name)).utf8))
         }
         seeds.append(
             Array(
@@ -133,7 +169,7 @@ public enum DecoderFuzz {
     static let interesting = [
         "\"", "\\", "\\u", "\\ud800", "\\udc00", "\\u0000", "{", "}", "[", "]", ":", ",", "null", "true", "1e999", "-0", "1.5e-400",
         "{\"$type\":", "\"BYTES\"", "\"REFERENCE\"", "\"LOCATION\"", "\"TIMESTAMP\"", "\"ASSET\"", "\"LIST\"", "\"INT64\"", "\"DOUBLE\"",
-        "\t", "\n", "\r", "\u{0}", "\u{FEFF}", "\u{10FFFF}", "\u{FF}", "é", "e\u{301}", "%", "%2F", "%%", "..", "/", "rsct1.", "rsct9.",
+        "\t", "\n", "\r", "\u{0}", "\u{FEFF}", "\u{10FFFF}", "\u{FF}", "é", "e\u{301}", "%", "%2F", "%%", "..", "/", "rsct1.", "rsct2.", "rsct9.",
         "recsync-index 1\n", "recsync-index 2 ", "=", "==", "-", "_",
     ]
 

@@ -14,6 +14,11 @@ public enum Machine {
         FileManager.default.isExecutableFile(atPath: "/usr/sbin/sshd") && hasSSHKeygen
     }
 
+    /// git's own command line, which interoperability tests run (`GitCLI`; apt-get install git).
+    public static var hasGit: Bool {
+        FileManager.default.isExecutableFile(atPath: "/usr/bin/git")
+    }
+
     /// git and its daemon, which `GitDaemon` runs (apt-get install git).
     public static var hasGitDaemon: Bool {
         FileManager.default.isExecutableFile(atPath: "/usr/bin/git")

@@ -68,7 +68,12 @@ import Testing
     }
 
     @Test func unsupportedVersion() {
-        expectError(.badToken(.unsupportedVersion(2))) { try ChangeTokenContent.decode(ServerChangeToken(rawValue: "rsct2.abc")) }
+        expectError(.badToken(.unsupportedVersion(3))) { try ChangeTokenContent.decode(ServerChangeToken(rawValue: "rsct3.abc")) }
+        expectError(.badToken(.unsupportedVersion(12))) { try ChangeTokenContent.decode(ServerChangeToken(rawValue: "rsct12.abc")) }
+        // A version 2 document behind the version 1 prefix is still refused by its version.
+        expectError(.badToken(.unsupportedVersion(2))) {
+            try ChangeTokenContent.decode(rawToken(#"{"commit":"c","kind":{"database":{"scope":"private","user":"a"}},"storeID":"s","version":2}"#))
+        }
         var c = ChangeTokenContent(storeID: "s1", kind: .zone(testZone, incarnation: "i"), commit: "c")
         c.version = 7
         expectError(.badToken(.unsupportedVersion(7))) { try ChangeTokenContent.decode(c.token) }

@@ -64,6 +64,7 @@ final class StoreCore<Backend: StoreBackend> {
     /// resuming after key `after`. Fails with `changeTokenExpired` when the token's commits are
     /// no longer in the store's history and no compaction replayed them.
     func historyRange(of token: ChangeTokenContent, head: String, what: String) throws(RecSyncError) -> HistoryRange {
+        try token.requireMainHistory()
         var range = HistoryRange(base: nil, target: head, after: nil)
         if !token.commit.isEmpty {
             range.base = try resolveInHistory(token.commit, head: head, what: what)
@@ -134,6 +135,15 @@ struct HistoryRange {
     var base: String?
     var target: String
     var after: String?
+}
+
+extension ChangeTokenContent {
+    /// Refuses a token that does not name commits of main (a version 2 token, of a store
+    /// with one ref per zone) as a token of a version this store does not read, as before
+    /// version 2 could be decoded.
+    func requireMainHistory() throws(RecSyncError) {
+        guard version == Self.currentVersion else { throw .badToken(.unsupportedVersion(version)) }
+    }
 }
 
 /// A record field an asset was uploaded for.

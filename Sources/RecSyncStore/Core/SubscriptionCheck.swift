@@ -65,6 +65,7 @@ extension StoreCore {
         var base: String?
         if let token {
             let content = try ChangeTokenContent.decodeDatabaseToken(token, storeID: storeID, scope: scope, user: user)
+            try content.requireMainHistory()
             // A cursor is a whole token; a paged one resumes from where its listing began.
             if !content.commit.isEmpty {
                 base = try resolveInHistory(content.commit, head: head, what: "the \(scope.rawValue) database")

@@ -2,7 +2,7 @@ import Foundation
 import RecSyncTestSupport
 import Testing
 
-/// The decoders of untrusted bytes (record JSON and tags, sidecars, store blobs, tokens, the
+/// The decoders of untrusted bytes (record JSON and tags, sidecars, store blobs, tokens, ref names, the
 /// zone index, JSON) never trap on mutated inputs: a seeded mutation loop over valid seeds.
 ///
 /// CI runs a short budget; `RECSYNC_FUZZ_SECONDS` runs it longer and `RECSYNC_FUZZ_SEED`
@@ -21,6 +21,6 @@ import Testing
     @Test func theSeedCorpusCoversEveryTarget() {
         // Without valid seeds the loop would fuzz only the error paths.
         #expect(DecoderFuzz.seeds().count >= 20)
-        #expect(DecoderFuzz.targets.count == 7)
+        #expect(DecoderFuzz.targets.count == 9)
     }
 }
