@@ -24,6 +24,15 @@ enum StoreRef: Hashable, Sendable, Comparable, CustomStringConvertible {
     }
 }
 
+/// A zone's own ref and the commit it is at, in a store where each zone has one.
+struct ZoneRefHead: Sendable, Hashable {
+    var zoneID: ZoneID
+    /// The ref's name after `refs/recsync/zones/` (`RefNames.suffix(for:)`): what a version 2
+    /// database token keys its heads by.
+    var suffix: String
+    var head: String
+}
+
 /// A zone as found in one version of the store.
 struct ZoneEntry: Sendable {
     var zoneID: ZoneID
@@ -119,6 +128,13 @@ enum CommitOutcome: Sendable {
 protocol StoreBackend: AnyObject {
     var manifest: StoreManifest { get }
 
+    /// Whether each zone has a ref of its own (store format 2): then zones are listed from
+    /// `zoneRefs`, and database changes compare zone heads (version 2 tokens).
+    var zonesHaveOwnRefs: Bool { get }
+    /// The zone refs of one owner (nil: every owner), sorted by suffix, and what was passed
+    /// over (a ref whose name does not decode, or whose zone's name cannot be read). Empty
+    /// where zones are on the shared ref.
+    func zoneRefs(owner: String?) throws(RecSyncError) -> (refs: [ZoneRefHead], warnings: [StoreWarning])
     /// The ref that holds a zone's commits: `.shared` when every zone is on the shared ref.
     func ref(of zone: ZoneID) -> StoreRef
     /// The commit a ref is at; nil when the ref does not exist (only a zone's own ref, before

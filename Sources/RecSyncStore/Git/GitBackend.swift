@@ -88,6 +88,8 @@ final class GitBackend: StoreBackend {
 
     /// Store format 1: every zone is on the shared ref, `refs/heads/main`.
     func ref(of zone: ZoneID) -> StoreRef { .shared }
+    var zonesHaveOwnRefs: Bool { false }
+    func zoneRefs(owner: String?) throws(RecSyncError) -> (refs: [ZoneRefHead], warnings: [StoreWarning]) { ([], []) }
 
     func head(of ref: StoreRef) throws(RecSyncError) -> String? {
         guard let head = try git("reading the head", { () throws(GitError) in try repository.referenceTarget(Self.headRef) }) else {
