@@ -348,6 +348,25 @@ public final class GitRepository {
         return GitOID(raw: oid)
     }
 
+    /// The references whose names start with `prefix` (e.g. `refs/recsync/zones/`), with the
+    /// objects they point at, sorted by name; symbolic references are left out.
+    public func references(under prefix: String) throws(GitError) -> [(name: String, target: GitOID)] {
+        var iterator: OpaquePointer?
+        try check("git_reference_iterator_glob_new", git_reference_iterator_glob_new(&iterator, pointer, prefix + "*"))
+        defer { git_reference_iterator_free(iterator) }
+        var found: [(name: String, target: GitOID)] = []
+        while true {
+            var reference: OpaquePointer?
+            let result = git_reference_next(&reference, iterator)
+            if result == GIT_ITEROVER.rawValue { break }
+            try check("git_reference_next", result)
+            defer { git_reference_free(reference) }
+            guard let target = git_reference_target(reference), let name = git_reference_name(reference) else { continue }
+            found.append((String(cString: name), GitOID(raw: target.pointee)))
+        }
+        return found.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+    }
+
     /// Moves a reference by compare-and-swap; false when it no longer holds `expected` or is
     /// locked by another writer.
     ///

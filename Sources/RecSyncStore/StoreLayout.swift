@@ -16,6 +16,12 @@ import RecSyncModel
 /// digits of the FNV-1a hash of the record name.
 public enum StoreLayout {
     public static let formatVersion = 1
+    /// The format with a ref per zone (docs/zone-refs.md), being built: only a store opened
+    /// with `acceptingZoneRefs` reads it, so released clients refuse it as too new.
+    public static let zoneRefsFormat = 2
+    /// In format 2, the zone's directory in a commit of its ref, and its tombstone beside it.
+    public static let zoneRefDir = "zone"
+    public static let zoneRefTombstone = "tombstone.json"
     public static let fanoutScheme = "fnv1a32-low8"
     public static let manifestPath = "recsync.json"
     public static let zonesDir = "zones"
@@ -109,7 +115,8 @@ public struct StoreManifest: Sendable, Hashable {
         return JSON.serialize(.object(o), pretty: true)
     }
 
-    public static func decode(_ bytes: [UInt8]) throws(RecSyncError) -> StoreManifest {
+    /// `acceptingZoneRefs`: format 2 (`StoreLayout.zoneRefsFormat`) is read too.
+    public static func decode(_ bytes: [UInt8], acceptingZoneRefs: Bool = false) throws(RecSyncError) -> StoreManifest {
         let json: JSONValue
         do { json = try JSON.parse(bytes) } catch {
             throw .storeCorrupt("recsync.json is not valid JSON (\(error.message)); the store is damaged")
@@ -117,10 +124,11 @@ public struct StoreManifest: Sendable, Hashable {
         guard case .object(let o) = json, case .int(let format)? = o["format"], case .string(let id)? = o["storeID"] else {
             throw .storeCorrupt("recsync.json lacks 'format' or 'storeID'; the store is damaged")
         }
-        if format > Int64(StoreLayout.formatVersion) {
+        let newest = acceptingZoneRefs ? StoreLayout.zoneRefsFormat : StoreLayout.formatVersion
+        if format > Int64(newest) {
             throw .unsupportedStoreFormat(found: format, supported: StoreLayout.formatVersion)
         }
-        guard format == Int64(StoreLayout.formatVersion) else {
+        guard format >= Int64(StoreLayout.formatVersion) else {
             throw .storeCorrupt("recsync.json says format \(format), which no recsync writes; the store is damaged")
         }
         var created: Int64 = 0

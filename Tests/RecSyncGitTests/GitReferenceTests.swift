@@ -39,6 +39,24 @@ import Testing
         #expect(try git(["rev-parse", ref], in: repo.path) == second.hex)
     }
 
+    /// The references under a prefix, loose and packed, deeper ones included, sorted by name;
+    /// a symbolic reference and the references beside the prefix are not listed.
+    @Test func referencesUnderAPrefixAreListedLooseAndPacked() throws {
+        let (dir, repo, first, second) = try history("git-ref-list")
+        defer { _ = dir }
+        for (name, target) in [("refs/recsync/zones/bob/b", first), ("refs/recsync/zones/alice/a", second), ("refs/heads/main", first)] {
+            #expect(try repo.updateReference(name, to: target, expected: nil, logMessage: "create"))
+        }
+        _ = try git(["pack-refs", "--all"], in: repo.path)
+        #expect(try repo.updateReference("refs/recsync/zones/alice/c%2Ed", to: first, expected: nil, logMessage: "create"))
+        _ = try git(["symbolic-ref", "refs/recsync/zones/alice/link", "refs/heads/main"], in: repo.path)
+        let listed = try repo.references(under: "refs/recsync/zones/")
+        #expect(listed.map(\.name) == ["refs/recsync/zones/alice/a", "refs/recsync/zones/alice/c%2Ed", "refs/recsync/zones/bob/b"])
+        #expect(listed.map(\.target) == [second, first, first])
+        #expect(try repo.references(under: "refs/recsync/zones/bob/").map(\.name) == ["refs/recsync/zones/bob/b"])
+        #expect(try repo.references(under: "refs/recsync/none/").isEmpty)
+    }
+
     @Test func lockFilesAreFoundUnderRefsAndBesideTheRepositorysOwnFiles() throws {
         let (dir, repo, _, _) = try history("git-ref-locks")
         defer { _ = dir }

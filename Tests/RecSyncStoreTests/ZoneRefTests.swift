@@ -3,31 +3,79 @@ import RecSyncStore
 import RecSyncTestSupport
 import Testing
 
-/// A store whose zones each have a ref of their own (docs/zone-refs.md), in memory: a zone's
-/// records are decided and committed against its own head, so writers of other zones never
-/// move it.
-@Suite struct ZoneRefTests {
+/// A store of the kind under test whose zones each have a ref of their own: in memory, or a
+/// git store of format 2 (docs/zone-refs.md).
+final class ZoneRefStore: Sendable {
+    enum Kind: String, CaseIterable, Sendable, CustomStringConvertible {
+        case memory, git
+        var description: String { rawValue }
+    }
+
+    let kind: Kind
     let storage = MemoryStorage(refPerZone: true)
+    let directory: TempDirectory
+    var path: String { directory.file("store.git") }
+
+    init(_ kind: Kind, name: String = #function) throws {
+        self.kind = kind
+        directory = TempDirectory(name)
+        if kind == .git {
+            try GitStore.create(
+                at: path, actor: StoreActor(userRecordName: "admin", clock: { 1_767_225_600_000 }), format: StoreLayout.zoneRefsFormat)
+        }
+    }
+
+    func store(as user: String = "alice") throws -> any RemoteStore {
+        let actor = try StoreActor(userRecordName: user, clock: { 1_767_225_600_000 })
+        switch kind {
+        case .memory: return MemoryStore(storage: storage, actor: actor)
+        case .git: return try GitStore(path: path, actor: actor, acceptingZoneRefs: true)
+        }
+    }
+
+    /// The subjects of the commits on a zone's ref, newest first (none: no ref).
+    func history(of zone: ZoneID) throws -> [String] {
+        switch kind {
+        case .memory: return storage.history(of: zone).map { String($0.prefix(while: { $0 != "\n" })) }
+        case .git:
+            let ref = RefNames.refName(for: zone)
+            guard try GitCLI.run(["for-each-ref", "--format=%(refname)", ref], in: path).contains(ref) else { return [] }
+            return try GitCLI.run(["log", "--format=%s", ref], in: path).split(separator: "\n").map(String.init)
+        }
+    }
+
+    /// The subjects of the commits on the shared ref.
+    func sharedHistory() throws -> [String] {
+        switch kind {
+        case .memory: return storage.history()
+        case .git: return try GitCLI.run(["log", "--format=%s", "refs/heads/main"], in: path).split(separator: "\n").map(String.init)
+        }
+    }
+}
+
+/// A store whose zones each have a ref of their own (docs/zone-refs.md): a zone's records are
+/// decided and committed against its own head, so writers of other zones never move it.
+@Suite struct ZoneRefTests {
     let a = Build.zone("alpha")
     let b = Build.zone("beta")
 
-    func store(as user: String = "alice") throws -> MemoryStore {
-        MemoryStore(storage: storage, actor: try StoreActor(userRecordName: user, clock: { 1_767_225_600_000 }))
-    }
-
-    @Test func zonesCreatedInOneRequestGetACommitOnEachRef() async throws {
-        let alice = try store()
+    @Test(arguments: ZoneRefStore.Kind.allCases)
+    func zonesCreatedInOneRequestGetACommitOnEachRef(kind: ZoneRefStore.Kind) async throws {
+        let subject = try ZoneRefStore(kind)
+        let alice = try subject.store()
         try await alice.createZones([a, b])
-        #expect(storage.history(of: a).count == 1)
-        #expect(storage.history(of: b).count == 1)
-        #expect(storage.history(of: a).first?.contains("created \(a)") == true)
-        #expect(storage.history(of: a).first?.contains("\(b)") == false)
+        #expect(try subject.history(of: a).count == 1)
+        #expect(try subject.history(of: b).count == 1)
+        #expect(try subject.history(of: a).first?.contains("created \(a)") == true)
+        #expect(try subject.history(of: a).first?.contains("\(b)") == false)
         // The shared ref holds no zone: only the store's first commit.
-        #expect(storage.history().count == 1)
+        #expect(try subject.sharedHistory().count == 1)
     }
 
-    @Test func writesToOneZoneDoNotMoveAnotherZonesToken() async throws {
-        let alice = try store()
+    @Test(arguments: ZoneRefStore.Kind.allCases)
+    func writesToOneZoneDoNotMoveAnotherZonesToken(kind: ZoneRefStore.Kind) async throws {
+        let subject = try ZoneRefStore(kind)
+        let alice = try subject.store()
         try await alice.createZones([a, b])
         try await alice.save([Build.record("n1", in: a)])
         let before = try await alice.allZoneChanges(a, since: nil)
@@ -37,23 +85,27 @@ import Testing
         #expect(!page.moreComing)
         // Nothing happened to the zone, so its token is the one the client already has.
         #expect(page.changeToken == before.token)
-        #expect(storage.history(of: a).count == 2)
-        #expect(storage.history(of: b).count == 6)
+        #expect(try subject.history(of: a).count == 2)
+        #expect(try subject.history(of: b).count == 6)
     }
 
-    @Test func oneRequestOverTwoZonesLandsOnEachZonesRef() async throws {
-        let alice = try store()
+    @Test(arguments: ZoneRefStore.Kind.allCases)
+    func oneRequestOverTwoZonesLandsOnEachZonesRef(kind: ZoneRefStore.Kind) async throws {
+        let subject = try ZoneRefStore(kind)
+        let alice = try subject.store()
         try await alice.createZones([a, b])
         let saved = try await alice.save([Build.record("x", in: a), Build.record("y", in: b), Build.record("z", in: a)])
         #expect(saved.allSatisfy { $0.changeTag != nil })
-        #expect(storage.history(of: a).count == 2)
-        #expect(storage.history(of: b).count == 2)
+        #expect(try subject.history(of: a).count == 2)
+        #expect(try subject.history(of: b).count == 2)
         #expect(names(try await alice.allZoneChanges(a, since: nil).records) == ["x", "z"])
         #expect(names(try await alice.allZoneChanges(b, since: nil).records) == ["y"])
     }
 
-    @Test func aStaleSaveIsStillAConflictInItsZone() async throws {
-        let alice = try store(), other = try store()
+    @Test(arguments: ZoneRefStore.Kind.allCases)
+    func aStaleSaveIsStillAConflictInItsZone(kind: ZoneRefStore.Kind) async throws {
+        let subject = try ZoneRefStore(kind)
+        let alice = try subject.store(), other = try subject.store()
         try await alice.createZones([a, b])
         let first = try await alice.save([Build.record("n", in: a, ["v": .string("1")])])[0]
         var mine = first
@@ -70,25 +122,29 @@ import Testing
         #expect(try await alice.allZoneChanges(a, since: nil).records.first?.fields["v"] == .string("2"))
     }
 
-    @Test func aZoneNeverCreatedHasNoRefAndIsNotFound() async throws {
-        let alice = try store()
+    @Test(arguments: ZoneRefStore.Kind.allCases)
+    func aZoneNeverCreatedHasNoRefAndIsNotFound(kind: ZoneRefStore.Kind) async throws {
+        let subject = try ZoneRefStore(kind)
+        let alice = try subject.store()
         let never = Build.zone("never")
         #expect(await caught { try await alice.recordZoneChanges(zone: never, since: nil, resultsLimit: 0, desiredKeys: nil) }?.code == .zoneNotFound)
         let result = try await alice.modifyRecords(
             saving: [Build.record("r", in: never)], deleting: [], savePolicy: .ifServerRecordUnchanged, atomically: false)
         #expect(result.saveResults[0].result.failureCode == .zoneNotFound)
         #expect(result.commit == nil)
-        #expect(storage.history(of: never).isEmpty)
+        #expect(try subject.history(of: never).isEmpty)
         #expect(try await alice.fetchRecords([Build.id("r", in: never)], desiredKeys: nil)[0].result.failureCode == .zoneNotFound)
     }
 
-    @Test func aDeletedZoneIsATombstoneCommitOnItsRef() async throws {
-        let alice = try store()
+    @Test(arguments: ZoneRefStore.Kind.allCases)
+    func aDeletedZoneIsATombstoneCommitOnItsRef(kind: ZoneRefStore.Kind) async throws {
+        let subject = try ZoneRefStore(kind)
+        let alice = try subject.store()
         try await alice.createZones([a, b])
         try await alice.save([Build.record("n", in: a)])
         try await alice.zoneOp(.delete(a))
-        #expect(storage.history(of: a).count == 3)
-        #expect(storage.history(of: b).count == 1)
+        #expect(try subject.history(of: a).count == 3)
+        #expect(try subject.history(of: b).count == 1)
         #expect(await caught { try await alice.recordZoneChanges(zone: a, since: nil, resultsLimit: 0, desiredKeys: nil) }?.code == .zoneNotFound)
         // A plain save does not bring it back; an explicit create does, empty.
         #expect(try await alice.modifyRecordZones([.save(RecordZone(zoneID: a))])[0].result.failureCode == .zoneNotFound)
@@ -97,10 +153,12 @@ import Testing
         #expect(try await alice.allZoneChanges(a, since: nil).records.isEmpty)
     }
 
-    @Test func concurrentWritersOfTwoZonesLoseNothing() async throws {
-        let owner = try store()
+    @Test(arguments: ZoneRefStore.Kind.allCases)
+    func concurrentWritersOfTwoZonesLoseNothing(kind: ZoneRefStore.Kind) async throws {
+        let subject = try ZoneRefStore(kind)
+        let owner = try subject.store()
         try await owner.createZones([a, b])
-        let handles = try (0..<4).map { _ in try store() }
+        let handles = try (0..<4).map { _ in try subject.store() }
         let log = await withTaskGroup(of: (ZoneID, [WriteAttempt]).self) { group in
             for (i, handle) in handles.enumerated() {
                 let zone = i % 2 == 0 ? a : b
@@ -121,7 +179,35 @@ import Testing
             let problems = StressWriter.verify(attempts, finalTags: tags)
             #expect(problems.isEmpty, "\(problems)")
             // Every saved write is one commit on its zone's ref, after the zone's creation.
-            #expect(storage.history(of: zone).count == 1 + attempts.filter { $0.outcome == .saved }.count)
+            #expect(try subject.history(of: zone).count == 1 + attempts.filter { $0.outcome == .saved }.count)
         }
+    }
+
+    /// The git store's layout, as plain git sees it: one ref per zone holding `zone/`, and a
+    /// shared ref holding the manifest and files where format 1 keeps its zone directories.
+    @Test func aGitStoreOfFormatTwoKeepsEachZoneOnItsOwnRef() async throws {
+        let subject = try ZoneRefStore(.git)
+        let alice = try subject.store()
+        try await alice.createZones([a, b])
+        try await alice.save([Build.record("n1", in: a)])
+        let refs = try GitCLI.run(["for-each-ref", "--format=%(refname)", "refs/recsync/zones/"], in: subject.path)
+        #expect(refs.split(separator: "\n") == ["refs/recsync/zones/alice/alpha", "refs/recsync/zones/alice/beta"])
+        let files = try GitCLI.run(["ls-tree", "-r", "--name-only", "refs/recsync/zones/alice/alpha"], in: subject.path)
+        #expect(files.split(separator: "\n") == ["zone/records/\(StoreLayout.fanout("n1"))/n1", "zone/zone.json"])
+        let shared = try GitCLI.run(["ls-tree", "--format=%(objecttype) %(path)", "refs/heads/main"], in: subject.path)
+        #expect(shared.split(separator: "\n") == ["blob recsync.json", "blob tombstones", "blob zones"])
+        try await alice.zoneOp(.delete(b))
+        let gone = try GitCLI.run(["ls-tree", "-r", "--name-only", "refs/recsync/zones/alice/beta"], in: subject.path)
+        #expect(gone.split(separator: "\n") == ["tombstone.json"])
+    }
+
+    /// A client that does not read format 2 yet (every one opened the usual way) refuses the
+    /// store as too new, without writing anything.
+    @Test func aStoreOfFormatTwoIsRefusedByAClientThatDoesNotReadIt() async throws {
+        let subject = try ZoneRefStore(.git)
+        let before = try GitCLI.run(["for-each-ref"], in: subject.path)
+        let error = await caught { try GitStore(path: subject.path, actor: StoreActor(userRecordName: "alice")) }
+        #expect(error?.code == .incompatibleVersion)
+        #expect(try GitCLI.run(["for-each-ref"], in: subject.path) == before)
     }
 }

@@ -14,6 +14,10 @@ final class GitBackend: StoreBackend {
 
     let repository: GitRepository
     let manifest: StoreManifest
+    /// Whether each zone has a ref of its own (store format 2, docs/zone-refs.md).
+    let zonesHaveOwnRefs: Bool
+    /// Where a zone's entries sit in a commit of the ref that holds it.
+    let paths: ZonePaths
     /// Set when `repository` is the mirror of a network store: commits are pushed to it.
     let remote: RemoteMirror?
     /// Where the backend says what it did on its own (`GitStore.notices`).
@@ -29,15 +33,21 @@ final class GitBackend: StoreBackend {
     /// The commit map of the last `compaction.json` read, by its blob.
     private var compactionMarker: (blob: GitOID, commits: [String: String])?
 
-    init(repository: GitRepository, remote: RemoteMirror? = nil) throws(RecSyncError) {
+    /// `acceptingZoneRefs`: a store of format 2 (a ref per zone, being built) is opened too.
+    init(repository: GitRepository, remote: RemoteMirror? = nil, acceptingZoneRefs: Bool = false) throws(RecSyncError) {
         self.repository = repository
         self.remote = remote
         remote?.notices = notices
-        manifest = try Self.manifestAtHead(of: repository)
+        manifest = try Self.manifestAtHead(of: repository, acceptingZoneRefs: acceptingZoneRefs)
+        zonesHaveOwnRefs = manifest.format == StoreLayout.zoneRefsFormat
+        paths = ZonePaths(ownRefs: zonesHaveOwnRefs)
+        if zonesHaveOwnRefs && remote != nil {
+            throw .unsupportedStoreFormat(found: Int64(manifest.format), supported: StoreLayout.formatVersion)
+        }
     }
 
     /// The `recsync.json` at the repository's head.
-    static func manifestAtHead(of repository: GitRepository) throws(RecSyncError) -> StoreManifest {
+    static func manifestAtHead(of repository: GitRepository, acceptingZoneRefs: Bool = false) throws(RecSyncError) -> StoreManifest {
         let head: GitOID?
         do { head = try repository.referenceTarget(Self.headRef) } catch { throw Self.wrap(error, "reading the store's head") }
         guard let head else {
@@ -52,7 +62,7 @@ final class GitBackend: StoreBackend {
         }
         let bytes: [UInt8]
         do throws(GitError) { bytes = try repository.blob(entry.oid) } catch { throw Self.wrap(error, "reading recsync.json") }
-        return try StoreManifest.decode(bytes)
+        return try StoreManifest.decode(bytes, acceptingZoneRefs: acceptingZoneRefs)
     }
 
     /// A libgit2 failure as an internal error, made where the failing call was (not here).
@@ -86,12 +96,60 @@ final class GitBackend: StoreBackend {
         return try git("reading \(path)") { () throws(GitError) in try repository.entry(atPath: path, inTree: root) }
     }
 
-    /// Store format 1: every zone is on the shared ref, `refs/heads/main`.
-    func ref(of zone: ZoneID) -> StoreRef { .shared }
-    var zonesHaveOwnRefs: Bool { false }
-    func zoneRefs(owner: String?) throws(RecSyncError) -> (refs: [ZoneRefHead], warnings: [StoreWarning]) { ([], []) }
+    /// Format 1: every zone is on the shared ref, `refs/heads/main`; format 2: each on
+    /// `refs/recsync/zones/<owner>/<zone>` (`RefNames`).
+    func ref(of zone: ZoneID) -> StoreRef { zonesHaveOwnRefs ? .zone(zone) : .shared }
+
+    /// The git ref name of a ref.
+    func refName(_ ref: StoreRef) -> String {
+        switch ref {
+        case .zone(let id) where zonesHaveOwnRefs: RefNames.refName(for: id)
+        default: Self.headRef
+        }
+    }
+
+    func zoneRefs(owner: String?) throws(RecSyncError) -> (refs: [ZoneRefHead], warnings: [StoreWarning]) {
+        guard zonesHaveOwnRefs else { return ([], []) }
+        let prefix = owner.map(RefNames.ownerPrefix) ?? RefNames.zonesPrefix
+        let found = try git("listing the zone refs") { () throws(GitError) in try repository.references(under: prefix) }
+        var refs: [ZoneRefHead] = []
+        var warnings: [StoreWarning] = []
+        for (name, target) in found {
+            guard let parsed = RefNames.parseRefName(name) else {
+                warnings.append(StoreWarning(path: name, message: "not a zone ref recsync wrote (its name does not decode); ignored"))
+                continue
+            }
+            do throws(RecSyncError) {
+                let zoneID = try zoneID(of: parsed, at: target)
+                refs.append(ZoneRefHead(zoneID: zoneID, suffix: parsed.suffix, head: target.hex))
+            } catch {
+                warnings.append(StoreWarning(path: name, message: "zone skipped: \(error.message)"))
+            }
+        }
+        return (refs, warnings)
+    }
+
+    /// The zone a zone ref stands for: its name, or for a hashed component the name its
+    /// `zone.json` gives (checked against the hash).
+    private func zoneID(of ref: RefNames.ZoneRefName, at head: GitOID) throws(RecSyncError) -> ZoneID {
+        if case .name(let owner) = ref.owner, case .name(let zone) = ref.zone { return try ZoneID(zoneName: zone, ownerName: owner) }
+        let path = "\(StoreLayout.zoneRefDir)/\(StoreLayout.zoneFile)"
+        guard let e = try entry(path, at: head.hex), e.kind == .blob else {
+            throw .storeCorrupt("\(ref.refName) has a hashed name and no \(path) to read the zone's name from")
+        }
+        let bytes = try git("reading \(path)") { () throws(GitError) in try repository.blob(e.oid) }
+        guard case .object(let o)? = try? JSON.parse(bytes), case .string(let zone)? = o["zoneName"], case .string(let owner)? = o["ownerName"]
+        else { throw .storeCorrupt("\(ref.refName): \(path) does not name its zone") }
+        let id = try ZoneID(zoneName: zone, ownerName: owner)
+        guard ref.matches(id) else { throw .storeCorrupt("\(ref.refName): \(path) names zone '\(id)', which is not this ref's") }
+        return id
+    }
 
     func head(of ref: StoreRef) throws(RecSyncError) -> String? {
+        if case .zone(let id) = ref, zonesHaveOwnRefs {
+            let name = RefNames.refName(for: id)
+            return try git("reading \(name)") { () throws(GitError) in try repository.referenceTarget(name) }?.hex
+        }
         guard let head = try git("reading the head", { () throws(GitError) in try repository.referenceTarget(Self.headRef) }) else {
             throw .storeCorrupt("the store's \(Self.headRef) is gone; restore it from a clone")
         }
@@ -124,6 +182,7 @@ final class GitBackend: StoreBackend {
     }
 
     func zones(at commit: String, owner: String?) throws(RecSyncError) -> (zones: [ZoneEntry], warnings: [StoreWarning]) {
+        try requireSharedZones()
         let root = try tree(commit)
         var warnings: [StoreWarning] = []
         let top = try git("listing the store") { () throws(GitError) in try repository.treeEntries(root) }
@@ -166,6 +225,12 @@ final class GitBackend: StoreBackend {
         return (result, warnings)
     }
 
+    /// Zones are listed from the shared ref only in format 1; format 2 lists them from their
+    /// refs (`zoneRefs`).
+    private func requireSharedZones() throws(RecSyncError) {
+        if zonesHaveOwnRefs { throw .internalError("a store with a ref per zone lists its zones from their refs (zoneRefs)") }
+    }
+
     /// A zone's entry, its document read once per tree (`zoneDocuments`).
     private func zoneEntry(_ zoneID: ZoneID, tree: GitOID, path: String) -> ZoneEntry {
         let document: Result<RecordZone, RecSyncError>
@@ -184,6 +249,7 @@ final class GitBackend: StoreBackend {
     /// whose OID is equal on both sides: what a commit did not touch costs nothing.
     func zoneChanges(from base: String?, to target: String, owner: String?) throws(RecSyncError) -> (changes: [ZoneChange], warnings: [StoreWarning])
     {
+        try requireSharedZones()
         func zonesTree(_ commit: String?) throws(RecSyncError) -> GitOID? {
             guard let commit, let e = try entry(StoreLayout.zonesDir, at: commit), e.kind == .tree else { return nil }
             return e.oid
@@ -242,7 +308,7 @@ final class GitBackend: StoreBackend {
     }
 
     private func readZone(_ zoneID: ZoneID, tree: GitOID) -> Result<RecordZone, RecSyncError> {
-        let path = StoreLayout.zoneFilePath(zoneID)
+        let path = paths.zoneFile(zoneID)
         return Result { () throws(RecSyncError) -> RecordZone in
             let bytes = try git("reading \(path)") { () throws(GitError) -> [UInt8]? in
                 guard let e = try repository.entry(atPath: StoreLayout.zoneFile, inTree: tree), e.kind == .blob else { return nil }
@@ -254,12 +320,12 @@ final class GitBackend: StoreBackend {
     }
 
     func zone(_ id: ZoneID, at commit: String) throws(RecSyncError) -> ZoneEntry? {
-        guard let e = try entry(StoreLayout.zoneDir(id), at: commit), e.kind == .tree else { return nil }
+        guard let e = try entry(paths.zoneDir(id), at: commit), e.kind == .tree else { return nil }
         return ZoneEntry(zoneID: id, contentID: ZoneContentID(rawValue: e.oid.hex), zone: readZone(id, tree: e.oid))
     }
 
     func zoneContent(_ id: ZoneID, at commit: String) throws(RecSyncError) -> ZoneContentID? {
-        guard let e = try entry(StoreLayout.zoneDir(id), at: commit), e.kind == .tree else { return nil }
+        guard let e = try entry(paths.zoneDir(id), at: commit), e.kind == .tree else { return nil }
         return ZoneContentID(rawValue: e.oid.hex)
     }
 
@@ -282,7 +348,7 @@ final class GitBackend: StoreBackend {
     /// directories: one made a file hides its records the same way (read as deleted,
     /// unwritable). Other foreign entries there are passed over where they are met.
     func zoneShapeProblem(_ id: ZoneID, at commit: String) throws(RecSyncError) -> String? {
-        let path = StoreLayout.zoneDir(id)
+        let path = paths.zoneDir(id)
         guard let zone = try entry(path, at: commit), zone.kind == .tree else { return nil }
         var bad: (path: String, kind: GitTreeEntry.Kind)?
         for e in try entries(zone.oid) where Self.zoneDirectories.contains(e.name) {
@@ -321,7 +387,7 @@ final class GitBackend: StoreBackend {
     }
 
     func tombstone(_ id: ZoneID, at commit: String) throws(RecSyncError) -> ZoneDeletionReason? {
-        guard let e = try entry(StoreLayout.tombstonePath(id), at: commit), e.kind == .blob else { return nil }
+        guard let e = try entry(paths.tombstone(id), at: commit), e.kind == .blob else { return nil }
         let bytes = try git("reading a tombstone") { () throws(GitError) in try repository.blob(e.oid) }
         return ZoneDocuments.decodeTombstone(bytes)
     }
@@ -337,7 +403,7 @@ final class GitBackend: StoreBackend {
     }
 
     func recordTag(_ id: RecordID, at commit: String) throws(RecSyncError) -> String? {
-        guard let e = try entry(StoreLayout.recordPath(id), at: commit), e.kind == .blob || e.kind == .executable else { return nil }
+        guard let e = try entry(paths.record(id), at: commit), e.kind == .blob || e.kind == .executable else { return nil }
         return e.oid.hex
     }
 
@@ -377,7 +443,7 @@ final class GitBackend: StoreBackend {
     func recordChanges(zone: ZoneID, from base: ZoneContentID?, to target: ZoneContentID?, after: String?, limit: Int) throws(RecSyncError)
         -> RawRecordChangeBatch
     {
-        let recordsPath = StoreLayout.recordsPath(zone)
+        let recordsPath = paths.records(zone)
         var batch = RawRecordChangeBatch(changes: [], more: false, warnings: [])
         let targetEntry = try target.flatMap { c throws(RecSyncError) in try entry(StoreLayout.recordsDir, inZone: c) }
         if let targetEntry, targetEntry.kind != .tree {
@@ -528,17 +594,19 @@ final class GitBackend: StoreBackend {
     }
 
     func recordAssetBlobs(_ id: RecordID, at commit: String) throws(RecSyncError) -> Set<String> {
-        guard let e = try entry(StoreLayout.assetDir(id), at: commit), e.kind == .tree else { return [] }
+        guard let e = try entry(paths.assetDir(id), at: commit), e.kind == .tree else { return [] }
         return Set(try entries(e.oid).filter { $0.kind == .blob }.map(\.oid.hex))
     }
 
     func commit(on ref: StoreRef, parent: String?, writes: [StoreWrite], message: String, actor: StoreActor, time: Int64) throws(RecSyncError)
         -> CommitOutcome
     {
-        // Format 1 has one ref, which always exists: its head is the parent.
-        guard let parent else { throw .internalError("a commit to \(ref) without a parent; the store's refs/heads/main always has one") }
+        let name = refName(ref)
+        // Only a zone's own ref starts without a parent; refs/heads/main always has one.
+        guard parent != nil || name != Self.headRef else { throw .internalError("a commit to \(ref) without a parent") }
+        if remote != nil && zonesHaveOwnRefs { throw .unsupportedStoreFormat(found: Int64(manifest.format), supported: StoreLayout.formatVersion) }
         let recordCount = writes.reduce(0) { n, w in if case .saveRecord = w { n + 1 } else { n } }
-        let parentOID = try oid(parent)
+        let parentOID = try parent.map { p throws(RecSyncError) in try oid(p) }
         let (commit, tags, writer) = try git("writing a commit") {
             () throws(GitError) -> Result<(GitOID, [RecordID: String], GitRepository), RecSyncError> in
             // Large modifications write into memory and land as one pack file; so does every
@@ -548,28 +616,28 @@ final class GitBackend: StoreBackend {
             var updates: [GitTreeUpdate] = []
             updates.reserveCapacity(writes.count)
             var tags: [RecordID: String] = [:]
-            let baseTree = try repo.commit(parentOID).tree
-            var assetTrees = AssetTrees(repository: repo, baseTree: baseTree)
+            let baseTree = try parentOID.map { p throws(GitError) in try repo.commit(p).tree }
+            var assetTrees = AssetTrees(repository: repo, baseTree: baseTree, paths: paths)
             for write in writes {
                 switch write {
                 case .saveRecord(let id, let bytes, let assets):
                     let blob = try repo.createBlob(bytes)
                     tags[id] = blob.hex
-                    updates.append(.upsertBlob(path: StoreLayout.recordPath(id), oid: blob))
+                    updates.append(.upsertBlob(path: paths.record(id), oid: blob))
                     updates += try assetTrees.updates(for: id, keeping: assets)
                 case .deleteRecord(let id):
-                    updates.append(.remove(path: StoreLayout.recordPath(id)))
+                    updates.append(.remove(path: paths.record(id)))
                     updates += try assetTrees.updates(for: id, keeping: [:])
                 case .saveZone(let id, let bytes):
-                    updates.append(.upsertBlob(path: StoreLayout.zoneFilePath(id), oid: try repo.createBlob(bytes)))
+                    updates.append(.upsertBlob(path: paths.zoneFile(id), oid: try repo.createBlob(bytes)))
                 case .removeZone(let id):
-                    updates.append(.remove(path: StoreLayout.zoneDir(id)))
+                    updates.append(.remove(path: paths.zoneDir(id)))
                 case .saveTombstone(let id, let bytes):
-                    updates.append(.upsertBlob(path: StoreLayout.tombstonePath(id), oid: try repo.createBlob(bytes)))
+                    updates.append(.upsertBlob(path: paths.tombstone(id), oid: try repo.createBlob(bytes)))
                 case .removeTombstone(let id):
-                    updates.append(.remove(path: StoreLayout.tombstonePath(id)))
+                    updates.append(.remove(path: paths.tombstone(id)))
                 case .saveClientToken(let id, let client, let bytes):
-                    updates.append(.upsertBlob(path: StoreLayout.clientTokenPath(id, client: client), oid: try repo.createBlob(bytes)))
+                    updates.append(.upsertBlob(path: paths.clientToken(id, client: client), oid: try repo.createBlob(bytes)))
                 case .saveUserKey(let user, let bytes):
                     updates.append(.upsertBlob(path: StoreLayout.userKeyPath(user), oid: try repo.createBlob(bytes)))
                 }
@@ -577,26 +645,26 @@ final class GitBackend: StoreBackend {
             let newTree: GitOID
             do throws(GitError) { newTree = try repo.updateTree(base: baseTree, updates: updates) } catch {
                 // An entry plain git wrote in the way is named, not left as libgit2's "D/F conflict".
-                guard let found = try Self.obstruction(of: updates, in: baseTree, repository: repo) else { throw error }
+                guard let baseTree, let found = try Self.obstruction(of: updates, in: baseTree, repository: repo) else { throw error }
                 return .failure(.storeCorrupt(Self.misshapen(found.path, found.kind, wanted: found.wanted, consequence: "nothing was written")))
             }
             let signature = GitSignature(name: actor.displayName, email: actor.email, time: time / 1000)
-            let commit = try repo.createCommit(tree: newTree, parents: [parentOID], author: signature, message: message)
+            let commit = try repo.createCommit(tree: newTree, parents: parentOID.map { [$0] } ?? [], author: signature, message: message)
             try repo.writePack()
             return .success((commit, tags, repo))
         }.get()
         // The head moves by compare-and-swap: a non-force push for a network store, the local
         // ref otherwise.
         let landed: Bool
-        if let remote {
+        if let remote, let parentOID {
             landed = try remote.publish(commit, parent: parentOID, in: repository, sendingFrom: writer)
         } else {
-            landed = try git("moving the head") { () throws(GitError) in
+            landed = try git("moving \(name)") { () throws(GitError) in
                 try repository.updateReference(
-                    Self.headRef, to: commit, expected: parentOID, logMessage: "recsync: \(message.prefix(while: { $0 != "\n" }))")
+                    name, to: commit, expected: parentOID, logMessage: "recsync: \(message.prefix(while: { $0 != "\n" }))")
             }
             // A lock a killed writer left would make every retry fail the same way.
-            if !landed, let lock = repository.referenceLock(Self.headRef) {
+            if !landed, let lock = repository.referenceLock(name) {
                 try Self.clearAbandoned(lock, in: repository, notices: notices)
             }
         }
@@ -647,18 +715,21 @@ extension GitBackend {
 /// asset fields. A zone without assets costs one lookup per commit.
 struct AssetTrees {
     let repository: GitRepository
-    let baseTree: GitOID
+    /// The tree of the base commit (nil: the ref's first commit).
+    let baseTree: GitOID?
+    let paths: ZonePaths
     /// The assets tree of each zone at the base commit (nil: the zone has none).
     private var zones: [ZoneID: GitOID?] = [:]
 
-    init(repository: GitRepository, baseTree: GitOID) {
+    init(repository: GitRepository, baseTree: GitOID?, paths: ZonePaths) {
         self.repository = repository
         self.baseTree = baseTree
+        self.paths = paths
     }
 
     mutating func updates(for id: RecordID, keeping assets: [String: String]) throws(GitError) -> [GitTreeUpdate] {
         if zones[id.zoneID] == nil {
-            let e = try repository.entry(atPath: StoreLayout.assetsPath(id.zoneID), inTree: baseTree)
+            let e = try baseTree.flatMap { tree throws(GitError) in try repository.entry(atPath: paths.assets(id.zoneID), inTree: tree) }
             zones[id.zoneID] = .some(e?.kind == .tree ? e?.oid : nil)
         }
         var existing: [String: GitOID] = [:]
@@ -669,9 +740,9 @@ struct AssetTrees {
                 for e in try repository.treeEntries(dir.oid) { existing[e.name] = e.oid }
             } else {
                 // Someone put a file where a directory belongs: replaced by the record's assets.
-                return [.remove(path: StoreLayout.assetDir(id))]
+                return [.remove(path: paths.assetDir(id))]
                     + assets.sorted(by: { $0.key < $1.key }).compactMap { key, hex in
-                        GitOID(hex: hex).map { .upsertBlob(path: StoreLayout.assetPath(id, field: key), oid: $0) }
+                        GitOID(hex: hex).map { .upsertBlob(path: paths.asset(id, field: key), oid: $0) }
                     }
             }
         }
@@ -680,11 +751,11 @@ struct AssetTrees {
             guard let oid = GitOID(hex: hex) else { continue }
             let name = StoreLayout.escape(key)
             if existing.removeValue(forKey: name) != oid {
-                result.append(.upsertBlob(path: StoreLayout.assetPath(id, field: key), oid: oid))
+                result.append(.upsertBlob(path: paths.asset(id, field: key), oid: oid))
             }
         }
         for name in existing.keys.sorted() {
-            result.append(.remove(path: "\(StoreLayout.assetDir(id))/\(name)"))
+            result.append(.remove(path: "\(paths.assetDir(id))/\(name)"))
         }
         return result
     }
@@ -695,4 +766,21 @@ extension GitError {
     var failure: LibraryFailure {
         LibraryFailure(library: "libgit2", function: function, code: code, errorClass: errorClass, message: message)
     }
+}
+
+/// Where a zone's entries sit in a commit of the ref that holds it: under
+/// `zones/<owner>/<zone>/` on the shared ref (format 1), under `zone/` on the zone's own ref,
+/// with its tombstone beside it (format 2). The same content is the same tree in both.
+struct ZonePaths {
+    let ownRefs: Bool
+
+    func zoneDir(_ zone: ZoneID) -> String { ownRefs ? StoreLayout.zoneRefDir : StoreLayout.zoneDir(zone) }
+    func zoneFile(_ zone: ZoneID) -> String { "\(zoneDir(zone))/\(StoreLayout.zoneFile)" }
+    func records(_ zone: ZoneID) -> String { "\(zoneDir(zone))/\(StoreLayout.recordsDir)" }
+    func record(_ id: RecordID) -> String { "\(records(id.zoneID))/\(StoreLayout.recordKey(id.recordName))" }
+    func clientToken(_ zone: ZoneID, client: String) -> String { "\(zoneDir(zone))/\(StoreLayout.clientTokenKey(client))" }
+    func assets(_ zone: ZoneID) -> String { "\(zoneDir(zone))/\(StoreLayout.assetsDir)" }
+    func assetDir(_ id: RecordID) -> String { "\(assets(id.zoneID))/\(StoreLayout.recordKey(id.recordName))" }
+    func asset(_ id: RecordID, field: String) -> String { "\(assetDir(id))/\(StoreLayout.escape(field))" }
+    func tombstone(_ zone: ZoneID) -> String { ownRefs ? StoreLayout.zoneRefTombstone : StoreLayout.tombstonePath(zone) }
 }

@@ -38,6 +38,12 @@ public actor GitStore: RemoteStore {
 
     /// Opens an existing store as `actor`.
     public init(path: String, actor: StoreActor) throws(RecSyncError) {
+        try self.init(path: path, actor: actor, acceptingZoneRefs: false)
+    }
+
+    /// Opens an existing store as `actor`; with `acceptingZoneRefs`, one of the format with a
+    /// ref per zone too (being built: only tests open it).
+    package init(path: String, actor: StoreActor, acceptingZoneRefs: Bool) throws(RecSyncError) {
         guard FileManager.default.fileExists(atPath: path) else {
             throw .notAStore("no store at '\(path)'; check the path, or create a store there").suggesting(.createStore(path: path))
         }
@@ -46,7 +52,7 @@ public actor GitStore: RemoteStore {
         do { repository = try GitRepository.open(at: path) } catch {
             throw .notAStore("'\(path)' is not a git repository (\(error.message)); give the path of a recsync store")
         }
-        try self.init(backend: GitBackend(repository: repository), actor: actor, path: path)
+        try self.init(backend: GitBackend(repository: repository, acceptingZoneRefs: acceptingZoneRefs), actor: actor, path: path)
     }
 
     /// What the store did on its own that its user should hear about (a killed writer's lock
@@ -309,6 +315,17 @@ public actor GitStore: RemoteStore {
     public static func create(at path: String, actor: StoreActor, storeID: String = UUID().uuidString.lowercased()) throws(RecSyncError)
         -> StoreManifest
     {
+        try create(at: path, actor: actor, storeID: storeID, format: StoreLayout.formatVersion)
+    }
+
+    /// Creates a new, empty store of a format: 1, or `StoreLayout.zoneRefsFormat` (a ref per
+    /// zone, being built: only tests make one). Format 2's first commit also holds a file at
+    /// `zones` and at `tombstones`, where format 1 keeps directories, so that a format-1 writer
+    /// that got past the manifest cannot put a zone on the shared ref.
+    @discardableResult
+    package static func create(at path: String, actor: StoreActor, storeID: String = UUID().uuidString.lowercased(), format: Int)
+        throws(RecSyncError) -> StoreManifest
+    {
         try checkNewStoreTarget(path)
         let repository: GitRepository
         do { repository = try GitRepository.initBare(at: path) } catch {
@@ -318,11 +335,16 @@ public actor GitStore: RemoteStore {
             throw .invalidArguments("cannot create a store at '\(path)': \(error.message)")
         }
         let time = actor.clock()
-        let manifest = StoreManifest(storeID: storeID, created: time)
+        let manifest = StoreManifest(format: format, storeID: storeID, created: time)
         let created: Bool
         do throws(GitError) {
             let blob = try repository.createBlob(manifest.encoded())
-            let tree = try repository.updateTree(base: nil, updates: [.upsertBlob(path: StoreLayout.manifestPath, oid: blob)])
+            var updates: [GitTreeUpdate] = [.upsertBlob(path: StoreLayout.manifestPath, oid: blob)]
+            if format == StoreLayout.zoneRefsFormat {
+                let note = try repository.createBlob(Array("zones live in refs/recsync/zones/<owner>/<zone> (store format 2)\n".utf8))
+                updates += [.upsertBlob(path: StoreLayout.zonesDir, oid: note), .upsertBlob(path: StoreLayout.tombstonesDir, oid: note)]
+            }
+            let tree = try repository.updateTree(base: nil, updates: updates)
             let signature = GitSignature(name: actor.displayName, email: actor.email, time: time / 1000)
             let commit = try repository.createCommit(
                 tree: tree, parents: [], author: signature, message: "\(actor.userRecordName): create recsync store \(storeID)\n")
