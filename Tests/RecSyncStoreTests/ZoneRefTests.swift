@@ -1,28 +1,34 @@
 import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport
+import Synchronization
 import Testing
 
 /// A store of the kind under test whose zones each have a ref of their own: in memory, or a
-/// git store of format 2 (docs/zone-refs.md).
+/// git store of format 2 (docs/zone-refs.md), on a path or served by `git daemon` (each
+/// handle then a device with a mirror of its own).
 final class ZoneRefStore: Sendable {
     enum Kind: String, CaseIterable, Sendable, CustomStringConvertible {
-        case memory, git
+        case memory, git, network
         var description: String { rawValue }
     }
 
     let kind: Kind
     let storage = MemoryStorage(refPerZone: true)
     let directory: TempDirectory
-    var path: String { directory.file("store.git") }
+    let daemon: GitDaemon?
+    private let devices = Atomic<Int>(0)
+    var path: String { directory.file("served/store.git") }
 
     init(_ kind: Kind, name: String = #function) throws {
         self.kind = kind
         directory = TempDirectory(name)
-        if kind == .git {
+        if kind != .memory {
             try GitStore.create(
-                at: path, actor: StoreActor(userRecordName: "admin", clock: { 1_767_225_600_000 }), format: StoreLayout.zoneRefsFormat)
+                at: directory.file("served/store.git"), actor: StoreActor(userRecordName: "admin", clock: { 1_767_225_600_000 }),
+                format: StoreLayout.zoneRefsFormat)
         }
+        daemon = kind == .network ? try GitDaemon(basePath: directory.file("served")) : nil
     }
 
     func store(as user: String = "alice") throws -> any RemoteStore {
@@ -30,6 +36,13 @@ final class ZoneRefStore: Sendable {
         switch kind {
         case .memory: return MemoryStore(storage: storage, actor: actor)
         case .git: return try GitStore(path: path, actor: actor, acceptingZoneRefs: true)
+        case .network:
+            guard let daemon else { throw RecSyncError.internalError("a network store without its daemon") }
+            let n = devices.add(1, ordering: .relaxed).newValue
+            let options = NetworkOptions(sshDirectory: directory.file("no-ssh-keys"), knownHostsFiles: [directory.file("no-known-hosts")])
+            return try GitStore.open(
+                remote: daemon.url("store.git"), mirror: directory.file("device-\(n)/mirror"), actor: actor, options: options,
+                acceptingZoneRefs: true)
         }
     }
 
@@ -37,7 +50,7 @@ final class ZoneRefStore: Sendable {
     func history(of zone: ZoneID) throws -> [String] {
         switch kind {
         case .memory: return storage.history(of: zone).map { String($0.prefix(while: { $0 != "\n" })) }
-        case .git:
+        case .git, .network:
             let ref = RefNames.refName(for: zone)
             guard try GitCLI.run(["for-each-ref", "--format=%(refname)", ref], in: path).contains(ref) else { return [] }
             return try GitCLI.run(["log", "--format=%s", ref], in: path).split(separator: "\n").map(String.init)
@@ -48,7 +61,7 @@ final class ZoneRefStore: Sendable {
     func sharedHistory() throws -> [String] {
         switch kind {
         case .memory: return storage.history()
-        case .git: return try GitCLI.run(["log", "--format=%s", "refs/heads/main"], in: path).split(separator: "\n").map(String.init)
+        case .git, .network: return try GitCLI.run(["log", "--format=%s", "refs/heads/main"], in: path).split(separator: "\n").map(String.init)
         }
     }
 }

@@ -41,8 +41,10 @@ final class GitBackend: StoreBackend {
         manifest = try Self.manifestAtHead(of: repository, acceptingZoneRefs: acceptingZoneRefs)
         zonesHaveOwnRefs = manifest.format == StoreLayout.zoneRefsFormat
         paths = ZonePaths(ownRefs: zonesHaveOwnRefs)
-        if zonesHaveOwnRefs && remote != nil {
-            throw .unsupportedStoreFormat(found: Int64(manifest.format), supported: StoreLayout.formatVersion)
+        if let remote, zonesHaveOwnRefs && !remote.fetchesZoneRefs {
+            // The mirror fetched main to read the manifest; now the zones too.
+            remote.fetchesZoneRefs = true
+            try remote.fetch(into: repository)
         }
     }
 
@@ -604,7 +606,6 @@ final class GitBackend: StoreBackend {
         let name = refName(ref)
         // Only a zone's own ref starts without a parent; refs/heads/main always has one.
         guard parent != nil || name != Self.headRef else { throw .internalError("a commit to \(ref) without a parent") }
-        if remote != nil && zonesHaveOwnRefs { throw .unsupportedStoreFormat(found: Int64(manifest.format), supported: StoreLayout.formatVersion) }
         let recordCount = writes.reduce(0) { n, w in if case .saveRecord = w { n + 1 } else { n } }
         let parentOID = try parent.map { p throws(RecSyncError) in try oid(p) }
         let (commit, tags, writer) = try git("writing a commit") {
@@ -656,8 +657,8 @@ final class GitBackend: StoreBackend {
         // The head moves by compare-and-swap: a non-force push for a network store, the local
         // ref otherwise.
         let landed: Bool
-        if let remote, let parentOID {
-            landed = try remote.publish(commit, parent: parentOID, in: repository, sendingFrom: writer)
+        if let remote {
+            landed = try remote.publish(commit, parent: parentOID, to: name, in: repository, sendingFrom: writer)
         } else {
             landed = try git("moving \(name)") { () throws(GitError) in
                 try repository.updateReference(

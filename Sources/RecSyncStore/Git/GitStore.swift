@@ -106,6 +106,15 @@ public actor GitStore: RemoteStore {
     public static func open(remote: String, mirror: String, actor: StoreActor, options: NetworkOptions = .fromEnvironment(), lookingNow: Bool = true)
         throws(RecSyncError) -> GitStore
     {
+        try open(remote: remote, mirror: mirror, actor: actor, options: options, lookingNow: lookingNow, acceptingZoneRefs: false)
+    }
+
+    /// `open(remote:…)`; with `acceptingZoneRefs`, a store of the format with a ref per zone
+    /// too (being built: only tests open it).
+    package static func open(
+        remote: String, mirror: String, actor: StoreActor, options: NetworkOptions = .fromEnvironment(), lookingNow: Bool = true,
+        acceptingZoneRefs: Bool
+    ) throws(RecSyncError) -> GitStore {
         guard let url = GitRemoteURL(remote) else {
             throw .invalidArguments(
                 """
@@ -157,7 +166,8 @@ public actor GitStore: RemoteStore {
                     """
             )
         }
-        return try GitStore(backend: GitBackend(repository: repository, remote: link), actor: actor, path: mirror)
+        return try GitStore(
+            backend: GitBackend(repository: repository, remote: link, acceptingZoneRefs: acceptingZoneRefs), actor: actor, path: mirror)
     }
 
     /// Opens the store at `location` (see `StoreLocation`) as `actor`: a path or `file://`
@@ -299,7 +309,7 @@ public actor GitStore: RemoteStore {
         if operationDepth > 0 { lookedInOperation = true }
         // The remote may have been replaced by another store since the mirror was opened (or
         // last fetched by an earlier command): never read one store's history as another's.
-        let fetched = try GitBackend.manifestAtHead(of: core.backend.repository).storeID
+        let fetched = try GitBackend.manifestAtHead(of: core.backend.repository, acceptingZoneRefs: core.backend.zonesHaveOwnRefs).storeID
         guard fetched == storeID else {
             throw .notAStore(
                 """

@@ -10,6 +10,9 @@ public typealias NetworkOptions = GitNetworkOptions
 /// moves only by a fetch or after the remote accepted a push.
 final class RemoteMirror {
     static let fetchRefspec = "+\(GitBackend.headRef):\(GitBackend.headRef)"
+    /// The zone refs of a store of format 2 (none in format 1): fetched with main, never
+    /// pruned (a gone zone keeps its ref, holding its tombstone).
+    static let zoneRefspec = "+\(RefNames.zonesPrefix)*:\(RefNames.zonesPrefix)*"
     /// Refused pushes in a row after which the store had not moved: a hook or a permission,
     /// not a race, so retrying cannot help.
     static let maxRefusalsWithoutMovement = 3
@@ -31,10 +34,15 @@ final class RemoteMirror {
         self.options = options
     }
 
-    /// Brings the mirror's `refs/heads/main` up to the remote's (following rewritten history).
+    /// Whether the store has a ref per zone (format 2): its zone refs are fetched with main.
+    /// Set once the manifest is read (`GitBackend.init`).
+    var fetchesZoneRefs = false
+
+    /// Brings the mirror's `refs/heads/main` up to the remote's (following rewritten history),
+    /// and its zone refs in a store of format 2.
     func fetch(into repository: GitRepository) throws(RecSyncError) {
         do {
-            try repository.fetch([Self.fetchRefspec], from: remote, options: options)
+            try repository.fetch(fetchesZoneRefs ? [Self.fetchRefspec, Self.zoneRefspec] : [Self.fetchRefspec], from: remote, options: options)
         } catch {
             throw Self.map(error)
         }
@@ -56,9 +64,13 @@ final class RemoteMirror {
     /// searches no deltas. A push's new objects are record blobs of different records and the
     /// trees above them, which hardly delta against each other (libgit2 sends no thin packs),
     /// so a delta window only costs time.
-    func publish(_ commit: GitOID, parent: GitOID, in repository: GitRepository, sendingFrom sender: GitRepository? = nil) throws(RecSyncError)
-        -> Bool
-    {
+    ///
+    /// `ref` is the remote ref to move (main, or a zone's ref in format 2); a nil `parent`
+    /// creates it, and the remote must not have it yet.
+    func publish(
+        _ commit: GitOID, parent: GitOID?, to ref: String = GitBackend.headRef, in repository: GitRepository,
+        sendingFrom sender: GitRepository? = nil
+    ) throws(RecSyncError) -> Bool {
         var result: GitPushResult
         // While a compaction's lease is advertised, wait and look again (`CompactionLease`),
         // saying so once per lease, and for `longestTotalHold` at most in all.
@@ -66,23 +78,24 @@ final class RemoteMirror {
         let started = ContinuousClock.now
         var announced: Set<String> = []
         repeat {
-            do {
-                result = try (sender ?? repository).push(commit, to: GitBackend.headRef, at: remote, options: options) { advertised in
-                    guard ContinuousClock.now - started < self.longestTotalHold, let lease = self.shouldHold(advertised) else { return nil }
-                    if announced.insert(lease).inserted {
-                        let until = CompactionLease.deadline(of: lease).map { Timestamps.iso8601($0) } ?? "?"
-                        let held = Int((ContinuousClock.now - started).components.seconds)
-                        self.notices?.post(
-                            """
-                            waiting for a compaction of \(self.remote.redacted) to finish: its lease\
-                             \(NameRules.printable(String(lease.prefix(200)))) asks writers to hold until\
-                             \(until)\(held > 0 ? " (waiting for \(held) s already)" : ""); this push waits at most\
-                             \(self.longestTotalHold.components.seconds) s in all
-                            """
-                        )
-                    }
-                    return "a compaction of the store asked writers to wait (\(lease))"
+            let holdOff: (_ advertised: [String]) -> String? = { advertised in
+                guard ContinuousClock.now - started < self.longestTotalHold, let lease = self.shouldHold(advertised) else { return nil }
+                if announced.insert(lease).inserted {
+                    let until = CompactionLease.deadline(of: lease).map { Timestamps.iso8601($0) } ?? "?"
+                    let held = Int((ContinuousClock.now - started).components.seconds)
+                    self.notices?.post(
+                        """
+                        waiting for a compaction of \(self.remote.redacted) to finish: its lease\
+                         \(NameRules.printable(String(lease.prefix(200)))) asks writers to hold until\
+                         \(until)\(held > 0 ? " (waiting for \(held) s already)" : ""); this push waits at most\
+                         \(self.longestTotalHold.components.seconds) s in all
+                        """
+                    )
                 }
+                return "a compaction of the store asked writers to wait (\(lease))"
+            }
+            do {
+                result = try push(commit, parent: parent, to: ref, from: sender ?? repository, holdOff: holdOff)
             } catch {
                 throw Self.map(error)
             }
@@ -98,7 +111,7 @@ final class RemoteMirror {
             // The remote now holds `commit`. If the mirror's ref moved meanwhile (another
             // process sharing this mirror fetched), it already follows the remote: leave it.
             do {
-                _ = try repository.updateReference(GitBackend.headRef, to: commit, expected: parent, logMessage: "recsync: pushed")
+                _ = try repository.updateReference(ref, to: commit, expected: parent, logMessage: "recsync: pushed")
             } catch {
                 throw GitBackend.wrap(error, "recording the pushed head in the mirror")
             }
@@ -108,7 +121,7 @@ final class RemoteMirror {
         case .rejected(let reason), .heldOff(let reason):
             try fetch(into: repository)
             let head: GitOID?
-            do { head = try repository.referenceTarget(GitBackend.headRef) } catch { throw GitBackend.wrap(error, "reading the mirror's head") }
+            do { head = try repository.referenceTarget(ref) } catch { throw GitBackend.wrap(error, "reading the mirror's \(ref)") }
             if head == parent {
                 refusalsWithoutMovement += 1
                 if refusalsWithoutMovement >= Self.maxRefusalsWithoutMovement {
@@ -124,6 +137,26 @@ final class RemoteMirror {
                 refusalsWithoutMovement = 0
             }
             return false
+        }
+    }
+
+    /// One push of `commit` to `ref`: main moves by git's own fast-forward check (no force),
+    /// a zone's ref by the update's expected value (`GitRefUpdate`: nil, the ref must not
+    /// exist yet), answered in the single push's terms.
+    private func push(
+        _ commit: GitOID, parent: GitOID?, to ref: String, from sender: GitRepository, holdOff: @escaping (_ advertised: [String]) -> String?
+    ) throws(GitNetworkError) -> GitPushResult {
+        if ref == GitBackend.headRef { return try sender.push(commit, to: ref, at: remote, options: options, holdOff: holdOff) }
+        switch try sender.push([GitRefUpdate(commit, to: ref, expected: parent)], at: remote, options: options, holdOff: holdOff) {
+        case .heldOff(let reason): return .heldOff(reason)
+        case .pushed(let results):
+            switch results.first {
+            case .accepted?: return .accepted
+            case .moved(let advertised)?: return .rejected("\(ref) on \(remote.redacted) is at \(advertised?.hex ?? "nothing"), the store moved")
+            case .rejected(let reason)?: return .rejected(reason)
+            case .serverDamaged(let reason, let broken)?: return .serverDamaged(reason, brokenReferences: broken)
+            case nil: return .rejected("\(remote.redacted) answered nothing for \(ref)")
+            }
         }
     }
 
