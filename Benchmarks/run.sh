@@ -7,7 +7,7 @@
 #                          [--writers "1 4 8 16"] [--pushes 20] [--writer-transports "git ssh https"]
 #                          [--writer-scenarios "own-zone one-zone hot-record"]
 #                          [--no-load] [--load-records 10000] [--load-mb 2048] [--bulk 5000]
-#                          [--assets-mb 1024 | --no-assets]
+#                          [--assets-mb 1024 | --no-assets] [--store-format 1|2]
 #   --bin          use the prebuilt DIR/recsync and DIR/recsync-bench (a release build) instead of
 #                  building them here with `swift build -c release` (also: RECSYNC_BENCH_BIN=DIR)
 #   --records      the store sizes N of the local table (default: 10000 100000)
@@ -26,6 +26,8 @@
 #   --no-load      no durability-under-load table (it runs with the local table)
 #   --load-records the store size N of the durability-under-load table (default 10000)
 #   --load-mb      what dd writes beside the loaded runs, in MB (default 2048)
+#   --store-format the format of the writers table's recsync stores: 1 (default), or 2, one git ref
+#                  per zone (docs/zone-refs.md; being built, opened with RECSYNC_EXPERIMENTAL_STORE_FORMAT=2)
 #   --assets-mb    pull about this many MB of assets (50 MB files, rounded up to whole files) in the local table (default 1024;
 #                  --smoke: 16, as 2 MB files); --no-assets leaves the row out
 # Prints up to five tables:
@@ -66,6 +68,7 @@ assets_mb=1024
 asset_file_mb=50
 bulk=5000   # the records a bulk pull brings (at most N)
 bin_dir=${RECSYNC_BENCH_BIN:-}
+store_format=1
 opt_writers="" opt_wtr="" opt_bulk="" opt_pushes="" opt_net="" opt_load_n="" opt_load_mb="" opt_assets_mb=""
 usage() {
   echo "usage: $0 [--bin DIR] [--records \"N ...\"] [--runs R] [--million] [--smoke] [--no-network | --only-network]" >&2
@@ -95,6 +98,7 @@ while [ $# -gt 0 ]; do
     --writer-scenarios) writer_scenarios="$2"; shift 2 ;;
     --pushes) opt_pushes="$2"; shift 2 ;;
     --bulk) opt_bulk="$2"; shift 2 ;;
+    --store-format) store_format="$2"; shift 2 ;;
     *) usage ;;
   esac
 done
@@ -111,6 +115,7 @@ for v in $writer_scenarios; do case "$v" in own-zone|one-zone|hot-record) ;; *) 
 [ -n "$opt_load_mb" ] && load_mb=$opt_load_mb
 [ -n "$opt_assets_mb" ] && assets_mb=$opt_assets_mb
 case "$assets_mb" in ''|*[!0-9]*) usage ;; esac
+case "$store_format" in 1) ;; 2) export RECSYNC_EXPERIMENTAL_STORE_FORMAT=2 ;; *) usage ;; esac
 for v in $runs $net_sizes $writer_counts $pushes $bulk $load_sizes $load_mb; do
   case "$v" in ''|*[!0-9]*|0) usage ;; esac
 done
@@ -641,7 +646,9 @@ writers_row() {
     esac
     files+=("$(awk -F/ -v z="$zone" -v k="$k" '$3 == z && ++i == k {print; exit}' "$nw/records")")
   done
-  start=$(git -C "$bare" rev-parse main)
+  # every ref the store has (main, and one per zone in format 2): what the run adds is past them
+  local start_refs
+  start_refs=$(git -C "$bare" for-each-ref --format='%(objectname)' refs/heads/main refs/recsync/zones/)
   c0=$(conns "$tr")
   t0=$(now)
   for w in $(seq "$wn"); do
@@ -661,8 +668,13 @@ writers_row() {
   # Lost updates: an acknowledged value missing from the history the run added, or (own-zone,
   # one-zone) a writer's last acknowledged value missing from the final tree.
   # (added lines only: git's writers put the value in their commit messages too)
-  git -C "$bare" log -p --format= "$start..main" | grep '^+' | grep -oE '[a-z]+[0-9]+-w[0-9]+-e[0-9]+' | sort -u >"$rd/history" || true
-  git -C "$bare" grep -h -oE '[a-z]+[0-9]+-w[0-9]+-e[0-9]+' main -- zones | sort -u >"$rd/final" || true
+  local refs ref
+  refs=$(git -C "$bare" for-each-ref --format='%(refname)' refs/heads/main refs/recsync/zones/)
+  # shellcheck disable=SC2086  # word splitting wanted: lists of refs and object names
+  git -C "$bare" log -p --format= $refs --not $start_refs | grep '^+' | grep -oE '[a-z]+[0-9]+-w[0-9]+-e[0-9]+' | sort -u >"$rd/history" || true
+  for ref in $refs; do
+    git -C "$bare" grep -h -oE '[a-z]+[0-9]+-w[0-9]+-e[0-9]+' "$ref" -- zones zone || true
+  done | sort -u >"$rd/final"
   cat "$rd"/*.out | awk '$7 == "ok" {print $1}' | sort -u >"$rd/acked"
   lost=$(comm -23 "$rd/acked" "$rd/history" | wc -l)
   if [ "$scen" != hot-record ]; then
@@ -682,7 +694,7 @@ writers_row() {
   fi
   # latencies sorted, then: pushes/s, median, p99 (nearest rank), retries and connections per push
   writer_rows+=("$(awk '$7 == "ok" {printf "%.6f %d\n", ($3 - $2) / 1e9, $4}' "$rd"/*.out | sort -g | awk \
-    -v tool="$tool" -v tr="$tr" -v scen="$scen" -v n="$n" -v w="$wn" -v p="$pushes" -v conns="$((c1 - c0))" -v lost="$lost" \
+    -v tool="$([ "$tool" = recsync ] && [ "$store_format" != 1 ] && echo "rs-f$store_format" || echo "$tool")" -v tr="$tr" -v scen="$scen" -v n="$n" -v w="$wn" -v p="$pushes" -v conns="$((c1 - c0))" -v lost="$lost" \
     -v wall="$(awk -v a="$t0" -v b="$t1" 'BEGIN{print (b - a) / 1e9}')" '
     function f(s) { return (s >= 1) ? sprintf("%.2f s", s) : sprintf("%.1f ms", s * 1000) }
     { lat[++k] = $1; retries += $2 }
@@ -704,10 +716,16 @@ writers_bench() {
   [ "$maxw" -gt "$zones" ] && zones=$maxw
   echo "== writers, N = $n: making the store ($zones zones), $maxw workspaces and git clones for each of: $writer_transports" >&2
   "$bin/recsync-bench" --make-store "$nw/wr-base.git" --records "$n" --zones "$zones" >&2
+  # recsync's writers on a store of --store-format (the same records: they are generated by index)
+  local rs_base="$nw/wr-base.git"
+  if [ "$store_format" != 1 ]; then
+    rs_base="$nw/wr-base-f$store_format.git"
+    "$bin/recsync-bench" --make-store "$rs_base" --records "$n" --zones "$zones" --format "$store_format" >&2
+  fi
   # the store's record paths (zones/OWNER/ZONE/records/XX/NAME), for both kinds of writer
   git -C "$nw/wr-base.git" ls-tree -r --name-only main -- zones | grep '/records/' | sort >"$nw/records"
   for tr in $writer_transports; do
-    cp -r "$nw/wr-base.git" "$nw/srv/wr-rs-$tr.git"; cp -r "$nw/wr-base.git" "$nw/srv/wr-g-$tr.git"
+    cp -r "$rs_base" "$nw/srv/wr-rs-$tr.git"; cp -r "$nw/wr-base.git" "$nw/srv/wr-g-$tr.git"
     for w in $(seq "$maxw"); do
       quiet "$recsync" clone "$(url "$tr" "wr-rs-$tr.git")" "$nw/wr-r-$tr$w"
       quiet git clone -q "$(url "$tr" "wr-g-$tr.git")" "$nw/wr-g-$tr$w"

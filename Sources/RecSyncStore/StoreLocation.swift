@@ -125,7 +125,8 @@ extension StoreLocation {
 
     /// Creates a new, empty store at the path `path` (`recsync store init`).
     public static func create(at path: String, actor: StoreActor) throws(RecSyncError) -> StoreManifest {
-        try GitStore.create(at: path, actor: actor)
+        try GitStore.create(
+            at: path, actor: actor, format: GitStore.experimentalZoneRefs ? StoreLayout.zoneRefsFormat : StoreLayout.formatVersion)
     }
 
     /// The locks a killed writer left in the store at the path `path`, removed when stale

@@ -1,7 +1,7 @@
 // Store-level measurements: write N records into a new git store, then fetch K changes.
 //
 // usage: recsync-bench [--records N] [--changes K] [--zones Z] [--runs R]
-//        recsync-bench --make-store PATH [--records N] [--zones Z] [--commits C]
+//        recsync-bench --make-store PATH [--records N] [--zones Z] [--commits C] [--format F]
 // Prints one line per figure. Run a release build: swift run -c release recsync-bench
 import Foundation
 import RecSyncEngine
@@ -37,8 +37,10 @@ if let i = CommandLine.arguments.firstIndex(of: "--make-store"), i + 1 < Command
     let n = argument("--records", 10_000)
     let user = ProcessInfo.processInfo.environment["RECSYNC_USER"] ?? "bench"
     let actor = try StoreActor(userRecordName: user)
-    try GitStore.create(at: path, actor: actor)
-    let store = try GitStore(path: path, actor: actor)
+    // `--format 2`: a store with a ref per zone (docs/zone-refs.md), for the writers table.
+    let format = argument("--format", StoreLayout.formatVersion)
+    try GitStore.create(at: path, actor: actor, format: format)
+    let store = try GitStore(path: path, actor: actor, acceptingZoneRefs: format == StoreLayout.zoneRefsFormat)
     let zones = try (0..<argument("--zones", 10)).map { try ZoneID(zoneName: "zone\($0)", ownerName: user) }
     _ = try await store.modifyRecordZones(zones.map { .save(RecordZone(zoneID: $0, defaultRecordType: "Item")) })
     // In slices, so that memory stays bounded at a million records.

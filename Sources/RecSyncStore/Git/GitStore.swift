@@ -176,12 +176,21 @@ public actor GitStore: RemoteStore {
     public static func open(location: String, relativeTo base: String, actor: StoreActor, mirror: String? = nil, lookingNow: Bool = true)
         throws(RecSyncError) -> GitStore
     {
+        let zoneRefs = experimentalZoneRefs
         if StoreLocation.isNetwork(location) {
             let mirrorPath =
                 mirror ?? FileManager.default.temporaryDirectory.appendingPathComponent("recsync-mirror-\(UUID().uuidString.prefix(8))").path
-            return try GitStore.open(remote: location, mirror: mirrorPath, actor: actor, lookingNow: lookingNow)
+            return try GitStore.open(remote: location, mirror: mirrorPath, actor: actor, lookingNow: lookingNow, acceptingZoneRefs: zoneRefs)
         }
-        return try GitStore(path: try StoreLocation.storePath(location, relativeTo: base), actor: actor)
+        return try GitStore(path: try StoreLocation.storePath(location, relativeTo: base), actor: actor, acceptingZoneRefs: zoneRefs)
+    }
+
+    /// Whether stores of the format with a ref per zone, being built (docs/zone-refs.md), are
+    /// opened, and made by `StoreLocation.create`: only with `RECSYNC_EXPERIMENTAL_STORE_FORMAT=2`
+    /// in the environment, which the benchmark sets to measure it. Such a store serves pulls
+    /// and pushes; subscriptions, `log`, compaction and `doctor` do not read it yet.
+    package static var experimentalZoneRefs: Bool {
+        ProcessInfo.processInfo.environment["RECSYNC_EXPERIMENTAL_STORE_FORMAT"] == String(StoreLayout.zoneRefsFormat)
     }
 
     /// Opens the store at `location` for an app, whatever kind of location it is: a path or
