@@ -223,4 +223,99 @@ final class ZoneRefStore: Sendable {
         #expect(error?.code == .incompatibleVersion)
         #expect(try GitCLI.run(["for-each-ref"], in: subject.path) == before)
     }
+
+    /// Every page of database changes from a token, following moreComing.
+    func allDatabaseChanges(_ store: any RemoteStore, _ scope: DatabaseScope, since token: ServerChangeToken?, limit: Int = 0) async throws -> (
+        changed: [ZoneID], deleted: [ZoneDeletion], token: ServerChangeToken, pages: Int
+    ) {
+        var token = token
+        var changed: [ZoneID] = []
+        var deleted: [ZoneDeletion] = []
+        var pages = 0
+        while true {
+            let page = try await store.databaseChanges(scope: scope, since: token, resultsLimit: limit)
+            pages += 1
+            changed += page.modifications
+            deleted += page.deletions
+            token = page.changeToken
+            if !page.moreComing { return (changed, deleted, page.changeToken, pages) }
+        }
+    }
+
+    /// Database changes compare zone heads: only the zones whose ref moved are reported, and
+    /// a zone that did not move is not read at all.
+    @Test(arguments: ZoneRefStore.Kind.allCases)
+    func databaseChangesReportTheZonesWhoseRefMoved(kind: ZoneRefStore.Kind) async throws {
+        let subject = try ZoneRefStore(kind)
+        let alice = try subject.store()
+        let c = Build.zone("gamma")
+        try await alice.createZones([a, b, c])
+        let first = try await allDatabaseChanges(alice, .private, since: nil)
+        #expect(first.changed == [a, b, c] && first.deleted.isEmpty)
+        #expect(try await alice.fetchAllRecordZones(scope: .private).map(\.zoneID) == [a, b, c])
+
+        let quiet = try await alice.databaseChanges(scope: .private, since: first.token, resultsLimit: 0)
+        #expect(quiet.modifications.isEmpty && quiet.deletions.isEmpty && !quiet.moreComing)
+        #expect(quiet.changeToken == first.token)
+
+        try await alice.save([Build.record("n", in: b)])
+        let second = try await allDatabaseChanges(alice, .private, since: first.token)
+        #expect(second.changed == [b] && second.deleted.isEmpty)
+
+        try await alice.zoneOp(.delete(a))
+        try await alice.zoneOp(.purge(c))
+        let third = try await allDatabaseChanges(alice, .private, since: second.token)
+        #expect(third.changed.isEmpty)
+        #expect(third.deleted == [ZoneDeletion(zoneID: a, reason: .deleted), ZoneDeletion(zoneID: c, reason: .purged)])
+        #expect(try await alice.fetchAllRecordZones(scope: .private).map(\.zoneID) == [b])
+        // Deleted zones are reported once.
+        #expect(try await allDatabaseChanges(alice, .private, since: third.token).deleted.isEmpty)
+    }
+
+    /// A page's token keeps the old head of what it did not deliver yet, so paging delivers
+    /// each zone once, and a zone that moves while the client pages is delivered again.
+    @Test(arguments: ZoneRefStore.Kind.allCases)
+    func pagesOfDatabaseChangesDeliverEachZoneAndWhatMovesMeanwhile(kind: ZoneRefStore.Kind) async throws {
+        let subject = try ZoneRefStore(kind)
+        let alice = try subject.store()
+        let zones = (0..<5).map { Build.zone("z\($0)") }
+        try await alice.createZones(zones)
+        let page1 = try await alice.databaseChanges(scope: .private, since: nil, resultsLimit: 2)
+        #expect(page1.modifications == [zones[0], zones[1]] && page1.moreComing)
+        // z0 (delivered) and z4 (not yet) move while the client pages.
+        try await alice.save([Build.record("x", in: zones[0]), Build.record("y", in: zones[4])])
+        let rest = try await allDatabaseChanges(alice, .private, since: page1.changeToken, limit: 2)
+        #expect(rest.changed == [zones[0], zones[2], zones[3], zones[4]])
+        #expect(rest.pages == 2)
+    }
+
+    /// The shared database shows another owner's zone while it is shared with the user, and
+    /// its unsharing as a deletion.
+    @Test(arguments: ZoneRefStore.Kind.allCases)
+    func theSharedDatabaseFollowsSharesFromZoneHeads(kind: ZoneRefStore.Kind) async throws {
+        let subject = try ZoneRefStore(kind)
+        let alice = try subject.store(), bob = try subject.store(as: "bob")
+        try await alice.createZones([a, b])
+        let start = try await allDatabaseChanges(bob, .shared, since: nil)
+        #expect(start.changed.isEmpty && start.deleted.isEmpty)
+        try await alice.share(a, with: "bob", permission: .readWrite)
+        let shared = try await allDatabaseChanges(bob, .shared, since: start.token)
+        #expect(shared.changed == [a])
+        #expect(try await bob.fetchAllRecordZones(scope: .shared).map(\.zoneID) == [a])
+        try await alice.save([Build.record("n", in: b)])  // not shared: not bob's change
+        #expect(try await allDatabaseChanges(bob, .shared, since: shared.token).changed.isEmpty)
+        try await alice.unshare(a, with: "bob")
+        let unshared = try await allDatabaseChanges(bob, .shared, since: shared.token)
+        #expect(unshared.changed.isEmpty && unshared.deleted == [ZoneDeletion(zoneID: a, reason: .deleted)])
+        #expect(try await bob.fetchAllRecordZones(scope: .shared).isEmpty)
+    }
+
+    /// A database token of the store before it had a ref per zone has expired there: the
+    /// client fetches from the beginning.
+    @Test func aVersionOneDatabaseTokenHasExpiredOnAStoreWithARefPerZone() async throws {
+        let subject = try ZoneRefStore(.memory)
+        let alice = try subject.store()
+        let old = ChangeTokenContent(storeID: alice.storeID, kind: .database(scope: .private, user: "alice"), commit: "m0").token
+        #expect(await caught { try await alice.databaseChanges(scope: .private, since: old, resultsLimit: 0) }?.code == .changeTokenExpired)
+    }
 }

@@ -8,6 +8,7 @@ extension StoreCore {
     /// shared with the user counts as deleted, as in CloudKit's shared database).
     func databaseChanges(scope: DatabaseScope, since token: ServerChangeToken?, resultsLimit: Int) throws(RecSyncError) -> DatabaseChanges {
         try scope.requireSupported(for: "fetching database changes")
+        if backend.zonesHaveOwnRefs { return try databaseChangesFromZoneRefs(scope: scope, since: token, resultsLimit: resultsLimit) }
         let head = try backend.head()
         var range = HistoryRange(base: nil, target: head, after: nil)
         if let token {
@@ -61,6 +62,87 @@ extension StoreCore {
             modifications: modifications, deletions: deletions, changeToken: newToken.token, moreComing: more || target != head, warnings: warnings)
     }
 
+    /// Database changes of a store with a ref per zone (docs/zone-refs.md): the scope's zone
+    /// refs against the heads a version 2 token kept. A zone whose head is the token's is
+    /// unchanged without reading anything; one that moved is read at its head and compared
+    /// with the token (visible then and now, and its content).
+    ///
+    /// A page's token keeps the new head of every zone it delivered or found unchanged and the
+    /// old one of every zone still to deliver (none, for a zone new since), so the next call
+    /// finds exactly what is left, however the zones moved meanwhile: no resume key is needed.
+    /// A version 1 token (of the store before it had a ref per zone) has expired: the client
+    /// fetches from the beginning, which a client handles as after any expired token.
+    private func databaseChangesFromZoneRefs(scope: DatabaseScope, since token: ServerChangeToken?, resultsLimit: Int) throws(RecSyncError)
+        -> DatabaseChanges
+    {
+        var before: [String: ZoneRefHead] = [:]
+        if let token {
+            let content = try ChangeTokenContent.decodeDatabaseToken(token, storeID: storeID, scope: scope, user: user)
+            guard content.version == ChangeTokenContent.zoneRefsVersion, let heads = content.heads else {
+                throw .changeTokenExpired("the \(scope.rawValue) database (a token from before the store had a ref per zone)")
+            }
+            for h in heads { before[h.refSuffix] = h }
+        }
+        var warnings: [StoreWarning] = []
+        let (listed, found) = try backend.zoneRefs(owner: scope == .private ? user : nil)
+        warnings += found
+        let refs = scope == .private ? listed : listed.filter { $0.zoneID.ownerName != user }
+
+        // Each ref: its entry in the next token, and what changed, in suffix order.
+        var items: [(suffix: String, change: DatabaseZoneChange, was: ZoneRefHead?)] = []
+        var kept: [String: ZoneRefHead] = [:]
+        for ref in refs {
+            let was = before.removeValue(forKey: ref.suffix)
+            if let was, was.isHead(ref.head) {
+                kept[ref.suffix] = was
+                continue
+            }
+            let entry = try backend.zone(ref.zoneID, at: ref.head)
+            let visible = entry.map { isVisible($0, scope: scope, warnings: &warnings) } ?? false
+            kept[ref.suffix] = ZoneRefHead(refSuffix: ref.suffix, head: ref.head, visible: visible)
+            let wasVisible = was?.visible ?? false
+            if visible, let entry {
+                if let was, wasVisible, try backend.isInHistory(was.head, head: ref.head),
+                    try backend.zoneContent(ref.zoneID, at: was.head) == entry.contentID
+                {
+                    continue  // moved without a change to the zone (a compaction rewrote its ref)
+                }
+                items.append((ref.suffix, .changed(ref.zoneID), was))
+            } else if wasVisible {
+                // Gone, or no longer shared with the user.
+                let reason = entry != nil ? .deleted : try backend.tombstone(ref.zoneID, at: ref.head) ?? .deleted
+                items.append((ref.suffix, .deleted(ZoneDeletion(zoneID: ref.zoneID, reason: reason)), was))
+            }
+        }
+        // A ref the token had that is gone (only plain git deletes one): deleted, if it was seen.
+        for (suffix, was) in before where was.visible {
+            guard let name = RefNames.parseSuffix(suffix), case .name(let owner) = name.owner, case .name(let zone) = name.zone,
+                let id = try? ZoneID(zoneName: zone, ownerName: owner)
+            else { continue }
+            items.append((suffix, .deleted(ZoneDeletion(zoneID: id, reason: .deleted)), was))
+        }
+        items.sort { $0.suffix.utf8.lexicographicallyPrecedes($1.suffix.utf8) }
+
+        let limit = resultsLimit > 0 ? resultsLimit : Int.max
+        var modifications: [ZoneID] = []
+        var deletions: [ZoneDeletion] = []
+        for (i, item) in items.enumerated() {
+            if i < limit {
+                switch item.change {
+                case .changed(let id): modifications.append(id)
+                case .deleted(let deletion): deletions.append(deletion)
+                }
+            } else {
+                // Not delivered yet: the next token keeps what the client last saw.
+                kept[item.suffix] = item.was
+            }
+        }
+        let heads = kept.values.sorted { $0.refSuffix.utf8.lexicographicallyPrecedes($1.refSuffix.utf8) }
+        let newToken = ChangeTokenContent(storeID: storeID, scope: scope, user: user, heads: heads)
+        return DatabaseChanges(
+            modifications: modifications, deletions: deletions, changeToken: newToken.token, moreComing: items.count > limit, warnings: warnings)
+    }
+
     /// The zones of a scope visible to the user at a commit, with their content IDs.
     func visibleZones(scope: DatabaseScope, at commit: String, warnings: inout [StoreWarning]) throws(RecSyncError) -> [ZoneID: ZoneContentID] {
         let (entries, found) = try backend.zones(at: commit, owner: scope == .private ? user : nil)
@@ -108,8 +190,14 @@ extension StoreCore {
     /// Every zone of a scope as the user sees it.
     func fetchAllRecordZones(scope: DatabaseScope) throws(RecSyncError) -> [RecordZone] {
         try scope.requireSupported(for: "fetching zones")
-        let head = try backend.head()
-        let (entries, _) = try backend.zones(at: head, owner: scope == .private ? user : nil)
+        var entries: [ZoneEntry] = []
+        if backend.zonesHaveOwnRefs {
+            for ref in try backend.zoneRefs(owner: scope == .private ? user : nil).refs {
+                if let entry = try backend.zone(ref.zoneID, at: ref.head) { entries.append(entry) }
+            }
+        } else {
+            entries = try backend.zones(at: backend.head(), owner: scope == .private ? user : nil).zones
+        }
         var zones: [RecordZone] = []
         for entry in entries {
             guard case .success(let zone) = entry.zone else { continue }
@@ -120,4 +208,10 @@ extension StoreCore {
         }
         return zones.sorted { $0.zoneID < $1.zoneID }
     }
+}
+
+/// One zone in database changes of a store with a ref per zone.
+private enum DatabaseZoneChange {
+    case changed(ZoneID)
+    case deleted(ZoneDeletion)
 }

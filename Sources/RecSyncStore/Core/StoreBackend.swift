@@ -25,7 +25,7 @@ enum StoreRef: Hashable, Sendable, Comparable, CustomStringConvertible {
 }
 
 /// A zone's own ref and the commit it is at, in a store where each zone has one.
-struct ZoneRefHead: Sendable, Hashable {
+struct ZoneRefState: Sendable, Hashable {
     var zoneID: ZoneID
     /// The ref's name after `refs/recsync/zones/` (`RefNames.suffix(for:)`): what a version 2
     /// database token keys its heads by.
@@ -134,7 +134,7 @@ protocol StoreBackend: AnyObject {
     /// The zone refs of one owner (nil: every owner), sorted by suffix, and what was passed
     /// over (a ref whose name does not decode, or whose zone's name cannot be read). Empty
     /// where zones are on the shared ref.
-    func zoneRefs(owner: String?) throws(RecSyncError) -> (refs: [ZoneRefHead], warnings: [StoreWarning])
+    func zoneRefs(owner: String?) throws(RecSyncError) -> (refs: [ZoneRefState], warnings: [StoreWarning])
     /// The ref that holds a zone's commits: `.shared` when every zone is on the shared ref.
     func ref(of zone: ZoneID) -> StoreRef
     /// The commit a ref is at; nil when the ref does not exist (only a zone's own ref, before

@@ -110,11 +110,11 @@ final class GitBackend: StoreBackend {
         }
     }
 
-    func zoneRefs(owner: String?) throws(RecSyncError) -> (refs: [ZoneRefHead], warnings: [StoreWarning]) {
+    func zoneRefs(owner: String?) throws(RecSyncError) -> (refs: [ZoneRefState], warnings: [StoreWarning]) {
         guard zonesHaveOwnRefs else { return ([], []) }
         let prefix = owner.map(RefNames.ownerPrefix) ?? RefNames.zonesPrefix
         let found = try git("listing the zone refs") { () throws(GitError) in try repository.references(under: prefix) }
-        var refs: [ZoneRefHead] = []
+        var refs: [ZoneRefState] = []
         var warnings: [StoreWarning] = []
         for (name, target) in found {
             guard let parsed = RefNames.parseRefName(name) else {
@@ -123,7 +123,7 @@ final class GitBackend: StoreBackend {
             }
             do throws(RecSyncError) {
                 let zoneID = try zoneID(of: parsed, at: target)
-                refs.append(ZoneRefHead(zoneID: zoneID, suffix: parsed.suffix, head: target.hex))
+                refs.append(ZoneRefState(zoneID: zoneID, suffix: parsed.suffix, head: target.hex))
             } catch {
                 warnings.append(StoreWarning(path: name, message: "zone skipped: \(error.message)"))
             }

@@ -141,10 +141,10 @@ final class MemoryBackend: StoreBackend {
     func ref(of zone: ZoneID) -> StoreRef { storage.refPerZone ? .zone(zone) : .shared }
     var zonesHaveOwnRefs: Bool { storage.refPerZone }
 
-    func zoneRefs(owner: String?) throws(RecSyncError) -> (refs: [ZoneRefHead], warnings: [StoreWarning]) {
+    func zoneRefs(owner: String?) throws(RecSyncError) -> (refs: [ZoneRefState], warnings: [StoreWarning]) {
         let heads = storage.state.withLock { $0.zoneHeads }
         let refs = heads.filter { owner == nil || $0.key.ownerName == owner }.map {
-            ZoneRefHead(zoneID: $0.key, suffix: RefNames.suffix(for: $0.key), head: $0.value)
+            ZoneRefState(zoneID: $0.key, suffix: RefNames.suffix(for: $0.key), head: $0.value)
         }
         return (refs.sorted { $0.suffix.utf8.lexicographicallyPrecedes($1.suffix.utf8) }, [])
     }
