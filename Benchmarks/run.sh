@@ -3,7 +3,7 @@
 # the same over the network (git://, ssh and https servers on 127.0.0.1), and concurrent writers.
 #
 # usage: Benchmarks/run.sh [--bin DIR] [--records "10000 100000"] [--runs 5] [--million] [--smoke]
-#                          [--no-network | --only-network] [--net-records 10000]
+#                          [--no-network | --only-network | --only-writers] [--net-records 10000]
 #                          [--writers "1 4 8 16"] [--pushes 20] [--writer-transports "git ssh https"]
 #                          [--writer-scenarios "own-zone one-zone hot-record"]
 #                          [--no-load] [--load-records 10000] [--load-mb 2048] [--bulk 5000]
@@ -16,6 +16,7 @@
 #                  (CI runs this)
 #   --no-network   only the local table
 #   --only-network only the network and writers tables (no local rows)
+#   --only-writers only the writers table (the servers start, the network table's rows do not run)
 #   --net-records  the store size N of the network and writers tables (default 10000)
 #   --writers      the numbers W of concurrent writers (default: 1 4 8 16)
 #   --pushes       single-record edits each writer pushes (default 20)
@@ -69,11 +70,12 @@ asset_file_mb=50
 bulk=5000   # the records a bulk pull brings (at most N)
 bin_dir=${RECSYNC_BENCH_BIN:-}
 store_format=1
+writers_only=0
 opt_writers="" opt_wtr="" opt_bulk="" opt_pushes="" opt_net="" opt_load_n="" opt_load_mb="" opt_assets_mb=""
 usage() {
-  echo "usage: $0 [--bin DIR] [--records \"N ...\"] [--runs R] [--million] [--smoke] [--no-network | --only-network]" >&2
+  echo "usage: $0 [--bin DIR] [--records \"N ...\"] [--runs R] [--million] [--smoke] [--no-network | --only-network | --only-writers]" >&2
   echo "          [--net-records N] [--writers \"W ...\"] [--pushes P] [--bulk B] [--writer-transports \"git ssh https\"]" >&2
-  echo "          [--writer-scenarios \"own-zone one-zone hot-record\"] [--no-load] [--load-records N] [--load-mb MB]" >&2
+  echo "          [--writer-scenarios \"own-zone one-zone hot-record\"] [--no-load] [--load-records N] [--load-mb MB] [--store-format 1|2]" >&2
   exit 64
 }
 while [ $# -gt 0 ]; do
@@ -92,6 +94,7 @@ while [ $# -gt 0 ]; do
     --network) network=1; shift ;;
     --no-network) network=0; shift ;;
     --only-network) network=1; local_rows=0; shift ;;
+    --only-writers) network=1; local_rows=0; writers_only=1; shift ;;
     --net-records) opt_net="$2"; shift 2 ;;
     --writers) opt_writers="$2"; shift 2 ;;
     --writer-transports) opt_wtr="$2"; shift 2 ;;
@@ -766,7 +769,9 @@ network_bench() {
   start_https "$nw/srv" "$nw/https"
   export SSL_CERT_FILE="$https_ca" GIT_SSL_CAINFO="$https_ca"
 
-  for tr in git ssh https; do
+  local table_transports="git ssh https"
+  [ "$writers_only" = 1 ] && table_transports=""
+  for tr in $table_transports; do
     url_r=$(url "$tr" "rs-$tr.git"); url_g=$(url "$tr" "g-$tr.git")
     d="$nw/$tr"; mkdir -p "$d"
     echo "== network, N = $n, $tr: clone, pull, push" >&2

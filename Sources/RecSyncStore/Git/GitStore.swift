@@ -143,6 +143,11 @@ public actor GitStore: RemoteStore {
             do { return try repository.referenceTarget(GitBackend.headRef) } catch { throw GitBackend.wrap(error, "reading the mirror's head") }
         }
         let mirrorHeld = try mirrorHead() != nil
+        // A mirror that holds zone refs is of a store of format 2: they come with the first
+        // fetch (else `GitBackend` fetches them once it has read the manifest).
+        do { link.fetchesZoneRefs = try !repository.references(under: RefNames.zonesPrefix).isEmpty } catch {
+            throw GitBackend.wrap(error, "listing the mirror's zone refs")
+        }
         if lookingNow || !mirrorHeld { try link.fetch(into: repository) }
         guard try mirrorHead() != nil else {
             throw .notAStore(
