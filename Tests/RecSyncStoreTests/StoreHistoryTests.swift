@@ -179,9 +179,11 @@ import Testing
         defer { GitPackWindows.boundForReading() }
         // libgit2's default (8 GiB on a 64-bit system) is above any bound recsync sets.
         func isDefault(_ limit: Int?) -> Bool { limit.map { $0 > GitPackWindows.readingMappedLimit } ?? false }
-        /// Whether the bound is back (soon: another test of this process may be writing a pack).
+        /// Whether the bound is back once no pack is written: other tests of this process write
+        /// packs meanwhile (under the whole suite, one after another for over 10 s on a 2-core
+        /// machine), so the wait is long; a bound never put back still fails it.
         func boundAgain() async throws -> Bool {
-            let deadline = ContinuousClock.now + .seconds(10)
+            let deadline = ContinuousClock.now + .seconds(120)
             while GitPackWindows.mappedLimit > GitPackWindows.readingMappedLimit && ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(10))
             }

@@ -166,7 +166,11 @@ final class ZoneRefStore: Sendable {
         #expect(try await alice.allZoneChanges(a, since: nil).records.isEmpty)
     }
 
-    @Test(arguments: ZoneRefStore.Kind.allCases)
+    /// On memory and a local git store: over the network, 80 fetch-and-push cycles would hold
+    /// libgit2's pack windows at their writing size for seconds, which the pack-window tests
+    /// running beside them in this process must see come back (the writers benchmark covers
+    /// concurrent network writers of format 2).
+    @Test(arguments: [ZoneRefStore.Kind.memory, .git])
     func concurrentWritersOfTwoZonesLoseNothing(kind: ZoneRefStore.Kind) async throws {
         let subject = try ZoneRefStore(kind)
         let owner = try subject.store()
