@@ -1,3 +1,4 @@
+import Foundation
 import RecSyncModel
 import RecSyncStore
 import RecSyncTestSupport
@@ -321,5 +322,27 @@ final class ZoneRefStore: Sendable {
         let alice = try subject.store()
         let old = ChangeTokenContent(storeID: alice.storeID, kind: .database(scope: .private, user: "alice"), commit: "m0").token
         #expect(await caught { try await alice.databaseChanges(scope: .private, since: old, resultsLimit: 0) }?.code == .changeTokenExpired)
+    }
+
+    /// A zone ref plain git pointed at something that is not a commit breaks only that zone:
+    /// another user's database changes and zone list go on, with a warning naming the ref,
+    /// and the next call looks at it again.
+    @Test(arguments: [ZoneRefStore.Kind.git, .network])
+    func aZoneRefPointingAtABlobBreaksOnlyThatZone(kind: ZoneRefStore.Kind) async throws {
+        let subject = try ZoneRefStore(kind)
+        let alice = try subject.store(), bob = try subject.store(as: "bob")
+        try await alice.createZones([a])
+        try await alice.share(a, with: "bob", permission: .readOnly)
+        let blob = try GitCLI.run(["hash-object", "-w", "--stdin"], in: subject.path, input: "not a commit\n")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let bad = "refs/recsync/zones/mallory/bad"
+        _ = try GitCLI.run(["update-ref", bad, blob], in: subject.path)
+        let page = try await bob.databaseChanges(scope: .shared, since: nil, resultsLimit: 0)
+        #expect(page.modifications == [a])
+        #expect(page.warnings.contains { $0.path == bad && $0.message.contains("not a commit") }, "\(page.warnings)")
+        #expect(try await bob.fetchAllRecordZones(scope: .shared).map(\.zoneID) == [a])
+        let again = try await bob.databaseChanges(scope: .shared, since: page.changeToken, resultsLimit: 0)
+        #expect(again.modifications.isEmpty && again.deletions.isEmpty)
+        #expect(again.warnings.contains { $0.path == bad })
     }
 }

@@ -97,7 +97,13 @@ extension StoreCore {
                 kept[ref.suffix] = was
                 continue
             }
-            let entry = try backend.zone(ref.zoneID, at: ref.head)
+            let entry: ZoneEntry?
+            do { entry = try backend.zone(ref.zoneID, at: ref.head) } catch  where error.kind == .storeCorrupt {
+                // One zone's broken ref is its problem: said, and looked at again next time.
+                warnings.append(StoreWarning(path: RefNames.zonesPrefix + ref.suffix, message: error.message))
+                kept[ref.suffix] = was
+                continue
+            }
             let visible = entry.map { isVisible($0, scope: scope, warnings: &warnings) } ?? false
             kept[ref.suffix] = ZoneRefHead(refSuffix: ref.suffix, head: ref.head, visible: visible)
             let wasVisible = was?.visible ?? false
@@ -179,8 +185,11 @@ extension StoreCore {
     /// The tombstones of the user's own zones among `ids` that are gone at the head.
     func fetchZoneDeletions(_ ids: [ZoneID]) throws(RecSyncError) -> [ZoneDeletion] {
         var deletions: [ZoneDeletion] = []
+        var heads: [StoreRef: String?] = [:]
         for id in Set(ids).sorted() where id.ownerName == user {
-            guard let head = try backend.zoneHead(id), try backend.zone(id, at: head) == nil, let reason = try backend.tombstone(id, at: head)
+            let ref = backend.ref(of: id)
+            if heads[ref] == nil { heads[ref] = .some(try backend.head(of: ref)) }
+            guard let head = heads[ref] ?? nil, try backend.zone(id, at: head) == nil, let reason = try backend.tombstone(id, at: head)
             else { continue }
             deletions.append(ZoneDeletion(zoneID: id, reason: reason))
         }
@@ -193,7 +202,11 @@ extension StoreCore {
         var entries: [ZoneEntry] = []
         if backend.zonesHaveOwnRefs {
             for ref in try backend.zoneRefs(owner: scope == .private ? user : nil).refs {
-                if let entry = try backend.zone(ref.zoneID, at: ref.head) { entries.append(entry) }
+                do {
+                    if let entry = try backend.zone(ref.zoneID, at: ref.head) { entries.append(entry) }
+                } catch  where error.kind == .storeCorrupt {
+                    continue  // a zone whose ref plain git broke is left out, as an unreadable zone.json is
+                }
             }
         } else {
             entries = try backend.zones(at: backend.head(), owner: scope == .private ? user : nil).zones

@@ -140,7 +140,9 @@ final class GitBackend: StoreBackend {
             throw .storeCorrupt("\(ref.refName) has a hashed name and no \(path) to read the zone's name from")
         }
         let bytes = try git("reading \(path)") { () throws(GitError) in try repository.blob(e.oid) }
-        guard case .object(let o)? = try? JSON.parse(bytes), case .string(let zone)? = o["zoneName"], case .string(let owner)? = o["ownerName"]
+        let document: JSONValue
+        do { document = try JSON.parse(bytes) } catch { throw .storeCorrupt("\(ref.refName): \(path) is not valid JSON (\(error.message))") }
+        guard case .object(let o) = document, case .string(let zone)? = o["zoneName"], case .string(let owner)? = o["ownerName"]
         else { throw .storeCorrupt("\(ref.refName): \(path) does not name its zone") }
         let id = try ZoneID(zoneName: zone, ownerName: owner)
         guard ref.matches(id) else { throw .storeCorrupt("\(ref.refName): \(path) names zone '\(id)', which is not this ref's") }
@@ -322,6 +324,7 @@ final class GitBackend: StoreBackend {
     }
 
     func zone(_ id: ZoneID, at commit: String) throws(RecSyncError) -> ZoneEntry? {
+        if zonesHaveOwnRefs { try requireZoneCommit(id, commit) }
         guard let e = try entry(paths.zoneDir(id), at: commit), e.kind == .tree else { return nil }
         return ZoneEntry(zoneID: id, contentID: ZoneContentID(rawValue: e.oid.hex), zone: readZone(id, tree: e.oid))
     }
@@ -329,6 +332,22 @@ final class GitBackend: StoreBackend {
     func zoneContent(_ id: ZoneID, at commit: String) throws(RecSyncError) -> ZoneContentID? {
         guard let e = try entry(paths.zoneDir(id), at: commit), e.kind == .tree else { return nil }
         return ZoneContentID(rawValue: e.oid.hex)
+    }
+
+    /// A zone's ref names a commit the store holds: plain git can point one at anything (a
+    /// blob, an object it never pushed), which is that zone's problem (`storeCorrupt`), not
+    /// every reader's.
+    private func requireZoneCommit(_ id: ZoneID, _ commit: String) throws(RecSyncError) {
+        let c = try oid(commit)
+        do throws(GitError) { _ = try repository.commit(c) } catch {
+            guard error.isNotFound else { throw Self.wrap(error, "reading commit \(commit)") }
+            throw .storeCorrupt(
+                """
+                \(RefNames.refName(for: id)) points at \(commit), which is not a commit this store holds (only plain git\
+                 puts one there); zone '\(id)' is not read until its ref is set back to one of its commits
+                """
+            )
+        }
     }
 
     /// The tree a zone content ID names.
