@@ -208,13 +208,13 @@ _recsync_store() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    init|doctor|compact)
+    init|doctor|compact|upgrade)
         # Offer subcommand argument completions
         "_recsync_store_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'init doctor compact' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'init doctor compact upgrade' -- "${cur}"))
         ;;
     esac
 }
@@ -299,6 +299,37 @@ _recsync_store_compact() {
         return
         ;;
     '--keep-last')
+        return
+        ;;
+    '--user')
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    1)
+        __recsync_add_completions -d
+        return
+        ;;
+    esac
+}
+
+_recsync_store_upgrade() {
+    repeating_flags=()
+    non_repeating_flags=(--quiet -q --verbose -v --json --yes -y --version -h --help)
+    repeating_options=()
+    non_repeating_options=(-C --color --user)
+    __recsync_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '-C')
+        __recsync_add_completions -d
+        return
+        ;;
+    '--color')
+        __recsync_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     '--user')

@@ -552,6 +552,32 @@ public final class GitRepository {
         return tree
     }
 
+    /// Writes a tree of exactly these entries (blobs and trees that already exist), without
+    /// reading or copying what they point at: in bulk mode only the new tree itself goes to
+    /// the pack (`updateTree` would also note every tree below an entry it places).
+    public func createTree(_ entries: [(name: String, oid: GitOID, kind: GitTreeEntry.Kind)]) throws(GitError) -> GitOID {
+        var builder: OpaquePointer?
+        try check("git_treebuilder_new", git_treebuilder_new(&builder, pointer, nil))
+        defer { git_treebuilder_free(builder) }
+        for entry in entries {
+            let mode: git_filemode_t
+            switch entry.kind {
+            case .tree: mode = GIT_FILEMODE_TREE
+            case .executable: mode = GIT_FILEMODE_BLOB_EXECUTABLE
+            case .blob: mode = GIT_FILEMODE_BLOB
+            case .symlink, .submodule, .other:
+                throw GitError(function: "createTree", code: -1, message: "'\(entry.name)' is not a blob or a tree")
+            }
+            var raw = entry.oid.raw
+            try check("git_treebuilder_insert", git_treebuilder_insert(nil, builder, entry.name, &raw, mode))
+        }
+        var oid = git_oid()
+        try check("git_treebuilder_write", git_treebuilder_write(&oid, builder))
+        let tree = GitOID(raw: oid)
+        if mempack != nil { pendingObjects.append(tree) }
+        return tree
+    }
+
     // MARK: Commits
 
     /// Reads a commit.

@@ -123,6 +123,30 @@ extension StoreLocation {
             .compact(horizon, dropDeletedTombstones: dropDeletedTombstones)
     }
 
+    /// Moves a store's zones onto refs of their own (`recsync store upgrade`,
+    /// `GitStore.upgradeToZoneRefs`). Format 2 is not released yet: only with
+    /// `RECSYNC_EXPERIMENTAL_STORE_FORMAT=2` set, since no released recsync opens a store
+    /// once it is upgraded.
+    public static func upgrade(_ location: String, relativeTo base: String, actor: StoreActor, mirror: String? = nil)
+        async throws(RecSyncError) -> StoreUpgradeReport
+    {
+        guard GitStore.experimentalZoneRefs else {
+            throw .invalidArguments(
+                """
+                store format \(StoreLayout.zoneRefsFormat) (a ref per zone) is not released yet, and no released recsync\
+                 opens a store once it is upgraded: to try it on a store only this recsync uses, set\
+                 RECSYNC_EXPERIMENTAL_STORE_FORMAT=\(StoreLayout.zoneRefsFormat) for the upgrade and for every command on the store
+                """
+            )
+        }
+        guard let mirror else {
+            return try await withStore(at: location, relativeTo: base, actor: actor) { store throws(RecSyncError) in
+                try await store.upgradeToZoneRefs()
+            }
+        }
+        return try await open(location, relativeTo: base, actor: actor, mirror: mirror, lookingNow: false).upgradeToZoneRefs()
+    }
+
     /// Creates a new, empty store at the path `path` (`recsync store init`).
     public static func create(at path: String, actor: StoreActor) throws(RecSyncError) -> StoreManifest {
         try GitStore.create(

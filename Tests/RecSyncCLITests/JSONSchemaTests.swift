@@ -142,10 +142,11 @@ struct JSONSchema {
     /// Runs a command with --json and checks its document; returns it.
     @discardableResult
     func check(
-        _ f: CLIFixture, _ arguments: [String], in dir: String? = "w", input: String? = nil, expect status: Int32 = 0, schema: JSONSchema,
-        seen: inout Set<String>, sourceLocation: SourceLocation = #_sourceLocation
+        _ f: CLIFixture, _ arguments: [String], in dir: String? = "w", input: String? = nil, environment: [String: String] = [:],
+        expect status: Int32 = 0, schema: JSONSchema, seen: inout Set<String>, sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> [String: Any] {
-        let output = try f.run(arguments + ["--json"], in: dir, input: input, expect: status, sourceLocation: sourceLocation)
+        let output = try f.run(
+            arguments + ["--json"], in: dir, input: input, environment: environment, expect: status, sourceLocation: sourceLocation)
         let parsed = try? JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any]
         let document = try #require(
             parsed, "recsync \(arguments.joined(separator: " ")) --json printed no JSON object:\n\(output.description)",
@@ -267,6 +268,10 @@ struct JSONSchema {
         try check(f, ["pull"], schema: schema, seen: &seen)
         try check(f, ["store", "compact", "--keep-last", "2", "--drop-tombstones", "--yes"], schema: schema, seen: &seen)
         try check(f, ["store", "compact", "--before", "2000-01-01", "store.git", "--yes"], in: nil, schema: schema, seen: &seen)
+        try f.run(["store", "init", "upgraded.git"], in: nil)
+        let experimental = ["RECSYNC_EXPERIMENTAL_STORE_FORMAT": "2"]
+        try check(f, ["store", "upgrade", "upgraded.git", "--yes"], in: nil, environment: experimental, schema: schema, seen: &seen)
+        try check(f, ["store", "upgrade", "upgraded.git", "--yes"], in: nil, environment: experimental, schema: schema, seen: &seen)
         try FileManager.default.createDirectory(atPath: f.ws("plain"), withIntermediateDirectories: true)
         try check(f, ["init"], in: "plain", schema: schema, seen: &seen)
 

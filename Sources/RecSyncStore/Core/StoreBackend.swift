@@ -147,6 +147,10 @@ protocol StoreBackend: AnyObject {
     /// The commit that a compaction replayed `commit` as, from the marker at `head` (nil: no
     /// compaction replayed it, or it was folded into the new root: a token naming it expires).
     func rewrittenCommit(_ commit: String, head: String) throws(RecSyncError) -> String?
+    /// For a store upgraded to a ref per zone: the commit of main's history from before the
+    /// upgrade that `commit` stands for (itself, or what a compaction before the upgrade
+    /// replayed it as), whose format-1 tree `zoneContent` reads a zone from; nil otherwise.
+    func commitBeforeUpgrade(_ commit: String) throws(RecSyncError) -> String?
     /// The zones (optionally of one owner) whose content differs between two commits, each
     /// as it is at both (nil: not there; `base` nil: the empty store), and what was passed
     /// over at `target`. Walking history commit by commit (subscriptions) asks this for every

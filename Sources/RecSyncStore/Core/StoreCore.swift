@@ -57,6 +57,8 @@ final class StoreCore<Backend: StoreBackend> {
         if let replayed = try backend.rewrittenCommit(commit, head: head), try backend.isInHistory(replayed, head: head) {
             return replayed
         }
+        // A zone token from before the store's upgrade to a ref per zone: read from main's old history.
+        if let before = try backend.commitBeforeUpgrade(commit) { return before }
         throw .changeTokenExpired(what())
     }
 

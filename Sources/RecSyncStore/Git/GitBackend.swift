@@ -185,6 +185,30 @@ final class GitBackend: StoreBackend {
         return commits[commit]
     }
 
+    func commitBeforeUpgrade(_ commit: String) throws(RecSyncError) -> String? {
+        guard zonesHaveOwnRefs, let main = try head(of: .shared), let e = try entry(UpgradeMarker.path, at: main), e.kind == .blob else {
+            return nil
+        }
+        let bytes = try git("reading \(UpgradeMarker.path)") { () throws(GitError) in try repository.blob(e.oid) }
+        guard let from = UpgradeMarker.decodeFrom(bytes) else { return nil }
+        if try isInHistory(commit, head: from) { return commit }
+        if let replayed = try rewrittenCommit(commit, head: from), try isInHistory(replayed, head: from) { return replayed }
+        return nil
+    }
+
+    /// A format-1 read that found no `zones` directory at `commit`: when the commit holds a file
+    /// there, as format 2's main does, the store was upgraded after this client opened it.
+    /// That is refused as the manifest there says, not read as a store without zones (which
+    /// would look like every zone deleted).
+    private func requireFormatOneZones(at commit: String) throws(RecSyncError) {
+        guard !zonesHaveOwnRefs, let e = try entry(StoreLayout.zonesDir, at: commit), e.kind != .tree else { return }
+        if let m = try entry(StoreLayout.manifestPath, at: commit), m.kind == .blob {
+            _ = try StoreManifest.decode(try git("reading recsync.json") { () throws(GitError) in try repository.blob(m.oid) })
+        }
+        throw .storeCorrupt(
+            "'\(StoreLayout.zonesDir)' at the top of the store's \(Self.headRef) is a file, not the directory of zones; restore it from a clone")
+    }
+
     func zones(at commit: String, owner: String?) throws(RecSyncError) -> (zones: [ZoneEntry], warnings: [StoreWarning]) {
         try requireSharedZones()
         let root = try tree(commit)
@@ -196,7 +220,10 @@ final class GitBackend: StoreBackend {
         {
             warnings.append(StoreWarning(path: e.name, message: "unknown entry at the top of the store; ignored"))
         }
-        guard let zonesTree = top.first(where: { $0.name == StoreLayout.zonesDir && $0.kind == .tree }) else { return ([], warnings) }
+        guard let zonesTree = top.first(where: { $0.name == StoreLayout.zonesDir && $0.kind == .tree }) else {
+            try requireFormatOneZones(at: commit)
+            return ([], warnings)
+        }
         var owners = try git("listing owners") { () throws(GitError) in try repository.treeEntries(zonesTree.oid) }
         if let owner {
             let escaped = StoreLayout.escape(owner)
@@ -268,6 +295,7 @@ final class GitBackend: StoreBackend {
             return listed
         }
         let old = try zonesTree(base), new = try zonesTree(target)
+        if new == nil { try requireFormatOneZones(at: target) }
         var changes: [ZoneChange] = []
         var warnings: [StoreWarning] = []
         guard old != new else { return (changes, warnings) }
@@ -325,12 +353,19 @@ final class GitBackend: StoreBackend {
 
     func zone(_ id: ZoneID, at commit: String) throws(RecSyncError) -> ZoneEntry? {
         if zonesHaveOwnRefs { try requireZoneCommit(id, commit) }
-        guard let e = try entry(paths.zoneDir(id), at: commit), e.kind == .tree else { return nil }
+        guard let e = try entry(paths.zoneDir(id), at: commit), e.kind == .tree else {
+            try requireFormatOneZones(at: commit)
+            return nil
+        }
         return ZoneEntry(zoneID: id, contentID: ZoneContentID(rawValue: e.oid.hex), zone: readZone(id, tree: e.oid))
     }
 
     func zoneContent(_ id: ZoneID, at commit: String) throws(RecSyncError) -> ZoneContentID? {
-        guard let e = try entry(paths.zoneDir(id), at: commit), e.kind == .tree else { return nil }
+        // A commit of main from before an upgrade (`commitBeforeUpgrade`) holds the zone where
+        // format 1 puts it; no commit of a zone's ref has a manifest.
+        var path = paths.zoneDir(id)
+        if zonesHaveOwnRefs, try entry(StoreLayout.manifestPath, at: commit) != nil { path = StoreLayout.zoneDir(id) }
+        guard let e = try entry(path, at: commit), e.kind == .tree else { return nil }
         return ZoneContentID(rawValue: e.oid.hex)
     }
 

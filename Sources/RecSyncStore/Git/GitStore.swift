@@ -365,7 +365,7 @@ public actor GitStore: RemoteStore {
             let blob = try repository.createBlob(manifest.encoded())
             var updates: [GitTreeUpdate] = [.upsertBlob(path: StoreLayout.manifestPath, oid: blob)]
             if format == StoreLayout.zoneRefsFormat {
-                let note = try repository.createBlob(Array("zones live in refs/recsync/zones/<owner>/<zone> (store format 2)\n".utf8))
+                let note = try repository.createBlob(Array(Self.zoneRefsNote.utf8))
                 updates += [.upsertBlob(path: StoreLayout.zonesDir, oid: note), .upsertBlob(path: StoreLayout.tombstonesDir, oid: note)]
             }
             let tree = try repository.updateTree(base: nil, updates: updates)

@@ -241,6 +241,26 @@ final class RemoteMirror {
         }
     }
 
+    /// Pushes several references in one connection, each over its expected value
+    /// (`GitRefUpdate`), and moves the mirror's copy of each one the remote took; the result
+    /// of each update, in their order. A refused or moved one is for the caller to look at
+    /// again after a fetch.
+    func publish(_ updates: [GitRefUpdate], in repository: GitRepository) throws(RecSyncError) -> [GitRefUpdateResult] {
+        let outcome: GitMultiPushResult
+        do { outcome = try repository.push(updates, at: remote, options: options) } catch { throw Self.map(error) }
+        guard case .pushed(let results) = outcome else { throw .internalError("a push with no hold-off check was held off (\(outcome))") }
+        for (update, result) in zip(updates, results) {
+            if case .serverDamaged(let reason, let broken) = result { throw serverDamaged(reason, broken) }
+            guard result == .accepted else { continue }
+            do {
+                _ = try repository.updateReference(update.remoteRef, to: update.commit, expected: update.expected, logMessage: "recsync: pushed")
+            } catch {
+                throw GitBackend.wrap(error, "recording the pushed \(update.remoteRef) in the mirror")
+            }
+        }
+        return results
+    }
+
     /// Deletes references on the remote in one push; returns those it kept (a hook or a
     /// protection rule refused).
     func removeReferences(_ names: [String], in repository: GitRepository) throws(RecSyncError) -> [String] {

@@ -192,6 +192,8 @@ final class MemoryBackend: StoreBackend {
     /// The in-memory store is never compacted: nothing is replayed.
     func rewrittenCommit(_ commit: String, head: String) throws(RecSyncError) -> String? { nil }
 
+    func commitBeforeUpgrade(_ commit: String) throws(RecSyncError) -> String? { nil }
+
     func zones(at commit: String, owner: String?) throws(RecSyncError) -> (zones: [ZoneEntry], warnings: [StoreWarning]) {
         try requireSharedZones()
         let snap = try snapshot(commit)

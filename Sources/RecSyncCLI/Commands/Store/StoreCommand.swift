@@ -18,5 +18,5 @@ struct StoreCommand: AsyncParsableCommand {
               recsync store doctor ~/stores/notes.git --check
               recsync store compact --keep-last 1000
             """,
-        subcommands: [StoreInitCommand.self, StoreDoctorCommand.self, StoreCompactCommand.self])
+        subcommands: [StoreInitCommand.self, StoreDoctorCommand.self, StoreCompactCommand.self, StoreUpgradeCommand.self])
 }
