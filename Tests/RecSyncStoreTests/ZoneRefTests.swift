@@ -324,6 +324,38 @@ final class ZoneRefStore: Sendable {
         #expect(await caught { try await alice.databaseChanges(scope: .private, since: old, resultsLimit: 0) }?.code == .changeTokenExpired)
     }
 
+    /// A request over several zones of a network store is one push, whatever the number of
+    /// zones (each zone's ref still moves by compare-and-swap on its own); a zone whose ref
+    /// moved meanwhile is decided again and pushed alone, the others are not sent again.
+    @Test func aRequestOverSeveralZonesIsOnePushAndAMovedZoneIsDecidedAgain() async throws {
+        let subject = try ZoneRefStore(.network)
+        let daemon = try #require(subject.daemon)
+        let zones = (1...4).map { Build.zone("z\($0)") }
+        let laptop = try #require(try subject.store() as? GitStore), phone = try subject.store()
+        var before = daemon.connectionsAccepted
+        try await laptop.createZones(zones)
+        // One look at the remote (the call's fetch) and one push for the four new refs.
+        #expect(daemon.connectionsAccepted - before == 2)
+        before = daemon.connectionsAccepted
+        let saved = try await laptop.save(zones.map { Build.record("r", in: $0) })
+        #expect(saved.allSatisfy { $0.changeTag != nil })
+        #expect(daemon.connectionsAccepted - before == 2)
+        for zone in zones { #expect(try subject.history(of: zone).count == 2) }
+
+        // Inside an operation the laptop does not look again: its mirror is behind on z1.
+        await laptop.beginOperation(fromLastLook: true)
+        _ = try await phone.save([Build.record("p", in: zones[0])])
+        before = daemon.connectionsAccepted
+        let second = try await laptop.save([Build.record("s", in: zones[0]), Build.record("s", in: zones[1])])
+        await laptop.endOperation()
+        #expect(second.allSatisfy { $0.changeTag != nil })
+        // The push (z1 refused, z2 landed), a fetch, and z1's push again.
+        #expect(daemon.connectionsAccepted - before == 3)
+        #expect(try subject.history(of: zones[0]).count == 4)
+        #expect(try subject.history(of: zones[1]).count == 3)
+        #expect(names(try await phone.allZoneChanges(zones[0], since: nil).records) == ["p", "r", "s"])
+    }
+
     /// A zone ref plain git pointed at something that is not a commit breaks only that zone:
     /// another user's database changes and zone list go on, with a warning naming the ref,
     /// and the next call looks at it again.

@@ -36,12 +36,13 @@ extension StoreCore {
         var result = ModifyRecordsResult(
             saveResults: saving.map { RecordResult(recordID: $0.recordID, result: .failure(undecided)) },
             deleteResults: deleting.map { DeletionResult(recordID: $0.recordID, result: .failure(undecided)) }, cascadedDeletions: [], commit: nil)
+        let parts = try modifyRecords(
+            RecordRequest(
+                saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically, clientChangeTokenData: clientChangeTokenData,
+                inputErrors: inputErrors, deleteInputErrors: deleteInputErrors),
+            zonesByRef: zonesByRef)
         for (ref, zones) in zonesByRef.sorted(by: { $0.key < $1.key }) {
-            let part = try modifyRecords(
-                RecordRequest(
-                    saving: saving, deleting: deleting, savePolicy: savePolicy, atomically: atomically, clientChangeTokenData: clientChangeTokenData,
-                    inputErrors: inputErrors, deleteInputErrors: deleteInputErrors),
-                zones: zones, on: ref)
+            guard let part = parts[ref] else { throw .internalError("no result for \(ref)") }
             for i in saving.indices where zones.contains(saving[i].recordID.zoneID) { result.saveResults[i] = part.saveResults[i] }
             for i in deleting.indices where zones.contains(deleting[i].recordID.zoneID) { result.deleteResults[i] = part.deleteResults[i] }
             result.cascadedDeletions += part.cascadedDeletions
@@ -51,14 +52,17 @@ extension StoreCore {
         return result
     }
 
-    /// The items of a request in `zones`, all on `ref`, decided against its head and committed
-    /// on it; the results of other items are left undecided.
-    private func modifyRecords(_ request: RecordRequest, zones: Set<ZoneID>, on ref: StoreRef) throws(RecSyncError) -> ModifyRecordsResult {
+    /// For each ref, the items of a request in its zones (`zonesByRef`) decided against its head
+    /// and committed on it, the refs' commits published together; in each ref's result, the
+    /// results of other refs' items are left undecided.
+    private func modifyRecords(_ request: RecordRequest, zonesByRef: [StoreRef: Set<ZoneID>]) throws(RecSyncError) -> [StoreRef: ModifyRecordsResult]
+    {
         let (saving, deleting, savePolicy) = (request.saving, request.deleting, request.savePolicy)
         let (inputErrors, deleteInputErrors, clientChangeTokenData) = (request.inputErrors, request.deleteInputErrors, request.clientChangeTokenData)
         return try commitWithRetry(
-            on: ref,
-            { (head: String?, time: Int64) throws(RecSyncError) in
+            on: zonesByRef.keys.sorted(),
+            { (ref: StoreRef, head: String?, time: Int64) throws(RecSyncError) in
+                let zones = zonesByRef[ref] ?? []
                 var plan = ModifyPlan(saveCount: saving.count, deleteCount: deleting.count)
                 guard let head else {
                     // The ref is not there, so none of its zones is.

@@ -15,21 +15,22 @@ extension StoreCore {
         var incarnations: [ZoneID: String] = [:]
         var results = [ZoneOperationResult?](repeating: nil, count: operations.count)
         let groups = Dictionary(grouping: operations.indices, by: { backend.ref(of: operations[$0].zoneID) })
-        for (ref, indices) in groups.sorted(by: { $0.key < $1.key }) {
-            let decided = try modifyRecordZones(operations, indices, on: ref, incarnations: &incarnations)
+        for (_, decided) in try modifyRecordZones(operations, groups, incarnations: &incarnations) {
             for (i, result) in decided { results[i] = result }
         }
         return results.compactMap { $0 }
     }
 
-    /// The operations at `indices`, all of zones on `ref`, in one commit on it: each with its
-    /// index in the request.
-    private func modifyRecordZones(_ operations: [ZoneOperation], _ indices: [Int], on ref: StoreRef, incarnations: inout [ZoneID: String])
-        throws(RecSyncError) -> [(Int, ZoneOperationResult)]
+    /// For each ref, the operations at its indices in `groups` (all of zones on it) in one
+    /// commit on it, the refs' commits published together: each result with its index in
+    /// the request.
+    private func modifyRecordZones(_ operations: [ZoneOperation], _ groups: [StoreRef: [Int]], incarnations: inout [ZoneID: String])
+        throws(RecSyncError) -> [StoreRef: [(Int, ZoneOperationResult)]]
     {
         try commitWithRetry(
-            on: ref,
-            { (head: String?, time: Int64) throws(RecSyncError) in
+            on: groups.keys.sorted(),
+            { (ref: StoreRef, head: String?, time: Int64) throws(RecSyncError) in
+                let indices = groups[ref] ?? []
                 var results: [(Int, ZoneOperationResult)] = []
                 var writes: [StoreWrite] = []
                 var touched = Set<ZoneID>()

@@ -210,4 +210,27 @@ protocol StoreBackend: AnyObject {
     /// to it by compare-and-swap. The writes touch only what `ref` holds.
     func commit(on ref: StoreRef, parent: String?, writes: [StoreWrite], message: String, actor: StoreActor, time: Int64) throws(RecSyncError)
         -> CommitOutcome
+    /// Commits on several refs, each by compare-and-swap on its own: one outcome per commit, in
+    /// their order. A network store publishes them in one push.
+    func commit(_ batch: [RefCommit], actor: StoreActor, time: Int64) throws(RecSyncError) -> [CommitOutcome]
+}
+
+/// One commit of a batch (`StoreBackend.commit(_:actor:time:)`): `writes` on top of `parent`
+/// (nil: the ref does not exist yet), for `ref`.
+struct RefCommit {
+    var ref: StoreRef
+    var parent: String?
+    var writes: [StoreWrite]
+    var message: String
+}
+
+extension StoreBackend {
+    /// One commit after another, for a backend whose commits cost no round trip.
+    func commitEach(_ batch: [RefCommit], actor: StoreActor, time: Int64) throws(RecSyncError) -> [CommitOutcome] {
+        var outcomes: [CommitOutcome] = []
+        for c in batch {
+            outcomes.append(try commit(on: c.ref, parent: c.parent, writes: c.writes, message: c.message, actor: actor, time: time))
+        }
+        return outcomes
+    }
 }

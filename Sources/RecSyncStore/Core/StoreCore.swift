@@ -89,22 +89,55 @@ final class StoreCore<Backend: StoreBackend> {
         _ attempt: (_ head: String?, _ time: Int64) throws(RecSyncError) -> (result: T, writes: [StoreWrite], message: String),
         finish: (inout T, _ commit: String?, _ tags: [RecordID: String]) -> Void
     ) throws(RecSyncError) -> T {
+        let results = try commitWithRetry(on: [ref], { (_, head, time) throws(RecSyncError) in try attempt(head, time) }, finish: finish)
+        guard let result = results[ref] else { throw .internalError("no result for \(ref)") }
+        return result
+    }
+
+    /// `attempt` run against the head of each ref, and the commits published together (one
+    /// push for a network store), until each has landed, bounded: a ref that another writer
+    /// moved first is decided again against its new head, the others are done.
+    ///
+    /// `attempt` computes results and writes from one ref's head (nil: the ref does not exist
+    /// yet); an empty write list means nothing to commit. Its writes touch only what that ref holds.
+    func commitWithRetry<T>(
+        on refs: [StoreRef],
+        _ attempt: (_ ref: StoreRef, _ head: String?, _ time: Int64) throws(RecSyncError) -> (result: T, writes: [StoreWrite], message: String),
+        finish: (inout T, _ commit: String?, _ tags: [RecordID: String]) -> Void
+    ) throws(RecSyncError) -> [StoreRef: T] {
+        var done: [StoreRef: T] = [:]
+        var pending = refs
         for n in 0..<maxCommitAttempts {
-            let head = try backend.head(of: ref)
             let time = actor.clock()
-            var (result, writes, message) = try attempt(head, time)
-            message = signed(message)
-            if writes.isEmpty {
-                finish(&result, nil, [:])
-                return result
+            var batch: [RefCommit] = []
+            var decided: [T] = []
+            for ref in pending {
+                let head = try backend.head(of: ref)
+                var (result, writes, message) = try attempt(ref, head, time)
+                if writes.isEmpty {
+                    finish(&result, nil, [:])
+                    done[ref] = result
+                    continue
+                }
+                batch.append(RefCommit(ref: ref, parent: head, writes: writes, message: signed(message)))
+                decided.append(result)
             }
-            switch try backend.commit(on: ref, parent: head, writes: writes, message: message, actor: actor, time: time) {
-            case .committed(let commit, let tags):
-                finish(&result, commit, tags)
-                return result
-            case .headMoved:
-                backoff(attempt: n)
+            if batch.isEmpty { return done }
+            let outcomes = try backend.commit(batch, actor: actor, time: time)
+            guard outcomes.count == batch.count else { throw .internalError("\(outcomes.count) outcomes for \(batch.count) commits") }
+            pending = []
+            for (i, outcome) in outcomes.enumerated() {
+                switch outcome {
+                case .committed(let commit, let tags):
+                    var result = decided[i]
+                    finish(&result, commit, tags)
+                    done[batch[i].ref] = result
+                case .headMoved:
+                    pending.append(batch[i].ref)
+                }
             }
+            if pending.isEmpty { return done }
+            backoff(attempt: n)
         }
         throw .storeBusy(
             """

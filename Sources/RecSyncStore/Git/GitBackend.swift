@@ -658,22 +658,65 @@ final class GitBackend: StoreBackend {
         -> CommitOutcome
     {
         let name = refName(ref)
-        // Only a zone's own ref starts without a parent; refs/heads/main always has one.
-        guard parent != nil || name != Self.headRef else { throw .internalError("a commit to \(ref) without a parent") }
         let recordCount = writes.reduce(0) { n, w in if case .saveRecord = w { n + 1 } else { n } }
-        let parentOID = try parent.map { p throws(RecSyncError) in try oid(p) }
-        let (commit, tags, writer) = try git("writing a commit") {
-            () throws(GitError) -> Result<(GitOID, [RecordID: String], GitRepository), RecSyncError> in
-            // Large modifications write into memory and land as one pack file; so does every
-            // commit to a network store's mirror, whose loose objects' fsyncs would stand
-            // between the user and the push (a one-record push: 32 fsyncs, 16 as a pack).
-            let repo = recordCount > Self.bulkThreshold || remote != nil ? try GitRepository.open(at: repository.path, bulkWrites: true) : repository
+        // Large modifications write into memory and land as one pack file; so does every
+        // commit to a network store's mirror, whose loose objects' fsyncs would stand
+        // between the user and the push (a one-record push: 32 fsyncs, 16 as a pack).
+        let writer = try git("opening the store for writing") { () throws(GitError) in
+            recordCount > Self.bulkThreshold || remote != nil ? try GitRepository.open(at: repository.path, bulkWrites: true) : repository
+        }
+        let built = try build(RefCommit(ref: ref, parent: parent, writes: writes, message: message), in: writer, actor: actor, time: time)
+        try git("writing a commit") { () throws(GitError) in try writer.writePack() }
+        // The head moves by compare-and-swap: a non-force push for a network store, the local
+        // ref otherwise.
+        let landed: Bool
+        if let remote {
+            landed = try remote.publish(built.commit, parent: built.parent, to: name, in: repository, sendingFrom: writer)
+        } else {
+            landed = try git("moving \(name)") { () throws(GitError) in
+                try repository.updateReference(
+                    name, to: built.commit, expected: built.parent, logMessage: "recsync: \(message.prefix(while: { $0 != "\n" }))")
+            }
+            // A lock a killed writer left would make every retry fail the same way.
+            if !landed, let lock = repository.referenceLock(name) {
+                try Self.clearAbandoned(lock, in: repository, notices: notices)
+            }
+        }
+        return landed ? .committed(commit: built.commit.hex, tags: built.tags) : .headMoved
+    }
+
+    /// A network store's commits on several zone refs go out in one push (one connection, one
+    /// pack), each ref by compare-and-swap on its own; elsewhere, one commit after another.
+    func commit(_ batch: [RefCommit], actor: StoreActor, time: Int64) throws(RecSyncError) -> [CommitOutcome] {
+        guard let remote, batch.count > 1, batch.allSatisfy({ refName($0.ref) != Self.headRef }) else {
+            return try commitEach(batch, actor: actor, time: time)
+        }
+        let writer = try git("opening the store for writing") { () throws(GitError) in
+            try GitRepository.open(at: repository.path, bulkWrites: true)
+        }
+        var built: [(commit: GitOID, parent: GitOID?, tags: [RecordID: String])] = []
+        for c in batch { built.append(try build(c, in: writer, actor: actor, time: time)) }
+        try git("writing the commits") { () throws(GitError) in try writer.writePack() }
+        let landed = try remote.publish(
+            zip(batch, built).map { c, b in (b.commit, b.parent, refName(c.ref)) }, in: repository, sendingFrom: writer)
+        return zip(built, landed).map { b, ok in ok ? .committed(commit: b.commit.hex, tags: b.tags) : .headMoved }
+    }
+
+    /// Writes one commit's objects with `repo` (its pack is the caller's to write); the commit,
+    /// its parent and the saved records' change tags.
+    private func build(_ c: RefCommit, in repo: GitRepository, actor: StoreActor, time: Int64) throws(RecSyncError) -> (
+        commit: GitOID, parent: GitOID?, tags: [RecordID: String]
+    ) {
+        // Only a zone's own ref starts without a parent; refs/heads/main always has one.
+        guard c.parent != nil || refName(c.ref) != Self.headRef else { throw .internalError("a commit to \(c.ref) without a parent") }
+        let parentOID = try c.parent.map { p throws(RecSyncError) in try oid(p) }
+        let (commit, tags) = try git("writing a commit") { () throws(GitError) -> Result<(GitOID, [RecordID: String]), RecSyncError> in
             var updates: [GitTreeUpdate] = []
-            updates.reserveCapacity(writes.count)
+            updates.reserveCapacity(c.writes.count)
             var tags: [RecordID: String] = [:]
             let baseTree = try parentOID.map { p throws(GitError) in try repo.commit(p).tree }
             var assetTrees = AssetTrees(repository: repo, baseTree: baseTree, paths: paths)
-            for write in writes {
+            for write in c.writes {
                 switch write {
                 case .saveRecord(let id, let bytes, let assets):
                     let blob = try repo.createBlob(bytes)
@@ -704,26 +747,10 @@ final class GitBackend: StoreBackend {
                 return .failure(.storeCorrupt(Self.misshapen(found.path, found.kind, wanted: found.wanted, consequence: "nothing was written")))
             }
             let signature = GitSignature(name: actor.displayName, email: actor.email, time: time / 1000)
-            let commit = try repo.createCommit(tree: newTree, parents: parentOID.map { [$0] } ?? [], author: signature, message: message)
-            try repo.writePack()
-            return .success((commit, tags, repo))
+            let commit = try repo.createCommit(tree: newTree, parents: parentOID.map { [$0] } ?? [], author: signature, message: c.message)
+            return .success((commit, tags))
         }.get()
-        // The head moves by compare-and-swap: a non-force push for a network store, the local
-        // ref otherwise.
-        let landed: Bool
-        if let remote {
-            landed = try remote.publish(commit, parent: parentOID, to: name, in: repository, sendingFrom: writer)
-        } else {
-            landed = try git("moving \(name)") { () throws(GitError) in
-                try repository.updateReference(
-                    name, to: commit, expected: parentOID, logMessage: "recsync: \(message.prefix(while: { $0 != "\n" }))")
-            }
-            // A lock a killed writer left would make every retry fail the same way.
-            if !landed, let lock = repository.referenceLock(name) {
-                try Self.clearAbandoned(lock, in: repository, notices: notices)
-            }
-        }
-        return landed ? .committed(commit: commit.hex, tags: tags) : .headMoved
+        return (commit, parentOID, tags)
     }
 }
 

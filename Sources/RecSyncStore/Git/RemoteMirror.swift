@@ -66,44 +66,24 @@ final class RemoteMirror {
     /// so a delta window only costs time.
     ///
     /// `ref` is the remote ref to move (main, or a zone's ref in format 2); a nil `parent`
-    /// creates it, and the remote must not have it yet.
+    /// creates it, and the remote must not have it yet. `waitingForLeases`: false for the one
+    /// that placed the lease (an upgrade), which must not wait for itself.
     func publish(
         _ commit: GitOID, parent: GitOID?, to ref: String = GitBackend.headRef, in repository: GitRepository,
-        sendingFrom sender: GitRepository? = nil
+        sendingFrom sender: GitRepository? = nil, waitingForLeases: Bool = true
     ) throws(RecSyncError) -> Bool {
+        if ref != GitBackend.headRef {
+            return try publish([(commit, parent, ref)], in: repository, sendingFrom: sender, waitingForLeases: waitingForLeases).first ?? false
+        }
+        let wait = LeaseWait(waiting: waitingForLeases)
         var result: GitPushResult
-        // While a compaction's lease is advertised, wait and look again (`CompactionLease`),
-        // saying so once per lease, and for `longestTotalHold` at most in all.
-        var pause = CompactionLease.firstPause
-        let started = ContinuousClock.now
-        var announced: Set<String> = []
         repeat {
-            let holdOff: (_ advertised: [String]) -> String? = { advertised in
-                guard ContinuousClock.now - started < self.longestTotalHold, let lease = self.shouldHold(advertised) else { return nil }
-                if announced.insert(lease).inserted {
-                    let until = CompactionLease.deadline(of: lease).map { Timestamps.iso8601($0) } ?? "?"
-                    let held = Int((ContinuousClock.now - started).components.seconds)
-                    self.notices?.post(
-                        """
-                        waiting for a compaction of \(self.remote.redacted) to finish: its lease\
-                         \(NameRules.printable(String(lease.prefix(200)))) asks writers to hold until\
-                         \(until)\(held > 0 ? " (waiting for \(held) s already)" : ""); this push waits at most\
-                         \(self.longestTotalHold.components.seconds) s in all
-                        """
-                    )
-                }
-                return "a compaction of the store asked writers to wait (\(lease))"
-            }
             do {
-                result = try push(commit, parent: parent, to: ref, from: sender ?? repository, holdOff: holdOff)
+                result = try (sender ?? repository).push(commit, to: ref, at: remote, options: options, holdOff: holdOff(wait))
             } catch {
                 throw Self.map(error)
             }
-            if case .heldOff = result {
-                // Backing off, with jitter: every poll is a connection (and an authentication).
-                usleep(UInt32.random(in: pause * 750...pause * 1_250))
-                pause = min(pause * 2, CompactionLease.longestPause)
-            }
+            if case .heldOff = result { wait.pauseBeforeLookingAgain() }
         } while result.isHeldOff
         switch result {
         case .accepted:
@@ -119,44 +99,125 @@ final class RemoteMirror {
         case .serverDamaged(let reason, let broken):
             throw serverDamaged(reason, broken)
         case .rejected(let reason), .heldOff(let reason):
-            try fetch(into: repository)
-            let head: GitOID?
-            do { head = try repository.referenceTarget(ref) } catch { throw GitBackend.wrap(error, "reading the mirror's \(ref)") }
-            if head == parent {
-                refusalsWithoutMovement += 1
-                if refusalsWithoutMovement >= Self.maxRefusalsWithoutMovement {
-                    refusalsWithoutMovement = 0
-                    throw .permissionFailure(
-                        """
-                        \(remote.redacted) refused the push (\(reason)) although nobody else had written; check that you\
-                         may push to it (server-side hooks, branch protection, permissions)
-                        """
-                    )
-                }
-            } else {
-                refusalsWithoutMovement = 0
-            }
+            try afterRefusal([(ref, parent)], reason: reason, in: repository)
             return false
         }
     }
 
-    /// One push of `commit` to `ref`: main moves by git's own fast-forward check (no force),
-    /// a zone's ref by the update's expected value (`GitRefUpdate`: nil, the ref must not
-    /// exist yet), answered in the single push's terms.
-    private func push(
-        _ commit: GitOID, parent: GitOID?, to ref: String, from sender: GitRepository, holdOff: @escaping (_ advertised: [String]) -> String?
-    ) throws(GitNetworkError) -> GitPushResult {
-        if ref == GitBackend.headRef { return try sender.push(commit, to: ref, at: remote, options: options, holdOff: holdOff) }
-        switch try sender.push([GitRefUpdate(commit, to: ref, expected: parent)], at: remote, options: options, holdOff: holdOff) {
-        case .heldOff(let reason): return .heldOff(reason)
-        case .pushed(let results):
-            switch results.first {
-            case .accepted?: return .accepted
-            case .moved(let advertised)?: return .rejected("\(ref) on \(remote.redacted) is at \(advertised?.hex ?? "nothing"), the store moved")
-            case .rejected(let reason)?: return .rejected(reason)
-            case .serverDamaged(let reason, let broken)?: return .serverDamaged(reason, brokenReferences: broken)
-            case nil: return .rejected("\(remote.redacted) answered nothing for \(ref)")
+    /// Publishes commits on several zone refs in one push (one connection, one pack), each ref
+    /// by compare-and-swap over its `parent` (nil: the ref must not exist yet); whether each
+    /// landed, in their order. As `publish` does for one: the mirror's ref moves once the
+    /// remote took it, and when any was refused the mirror fetches, for the caller to decide
+    /// those again.
+    func publish(
+        _ commits: [(commit: GitOID, parent: GitOID?, ref: String)], in repository: GitRepository, sendingFrom sender: GitRepository? = nil,
+        waitingForLeases: Bool = true
+    ) throws(RecSyncError) -> [Bool] {
+        let updates = commits.map { GitRefUpdate($0.commit, to: $0.ref, expected: $0.parent) }
+        let wait = LeaseWait(waiting: waitingForLeases)
+        var results: [GitRefUpdateResult] = []
+        while true {
+            let outcome: GitMultiPushResult
+            do { outcome = try (sender ?? repository).push(updates, at: remote, options: options, holdOff: holdOff(wait)) } catch {
+                throw Self.map(error)
             }
+            if case .pushed(let r) = outcome {
+                results = r
+                break
+            }
+            wait.pauseBeforeLookingAgain()
+        }
+        guard results.count == updates.count else { throw .internalError("\(results.count) answers for a push of \(updates.count) refs") }
+        var refused: [(ref: String, parent: GitOID?)] = []
+        var reason = ""
+        for (c, result) in zip(commits, results) {
+            switch result {
+            case .accepted:
+                do { _ = try repository.updateReference(c.ref, to: c.commit, expected: c.parent, logMessage: "recsync: pushed") } catch {
+                    throw GitBackend.wrap(error, "recording the pushed \(c.ref) in the mirror")
+                }
+            case .serverDamaged(let why, let broken):
+                throw serverDamaged(why, broken)
+            case .moved(let advertised):
+                refused.append((c.ref, c.parent))
+                reason = "\(c.ref) on \(remote.redacted) is at \(advertised?.hex ?? "nothing"), the store moved"
+            case .rejected(let why):
+                refused.append((c.ref, c.parent))
+                reason = why
+            }
+        }
+        if refused.isEmpty {
+            refusalsWithoutMovement = 0
+        } else {
+            try afterRefusal(refused, reason: reason, in: repository)
+        }
+        return results.map { $0 == .accepted }
+    }
+
+    /// After refused updates: fetches, and fails with what to check when pushes keep being
+    /// refused although none of those refs had moved (a hook or a permission, not a race).
+    private func afterRefusal(_ refused: [(ref: String, parent: GitOID?)], reason: String, in repository: GitRepository) throws(RecSyncError) {
+        try fetch(into: repository)
+        var moved = false
+        for (ref, parent) in refused {
+            let head: GitOID?
+            do { head = try repository.referenceTarget(ref) } catch { throw GitBackend.wrap(error, "reading the mirror's \(ref)") }
+            if head != parent { moved = true }
+        }
+        guard !moved else {
+            refusalsWithoutMovement = 0
+            return
+        }
+        refusalsWithoutMovement += 1
+        if refusalsWithoutMovement >= Self.maxRefusalsWithoutMovement {
+            refusalsWithoutMovement = 0
+            throw .permissionFailure(
+                """
+                \(remote.redacted) refused the push (\(reason)) although nobody else had written; check that you\
+                 may push to it (server-side hooks, branch protection, permissions)
+                """
+            )
+        }
+    }
+
+    /// One publication's wait for compaction leases (`CompactionLease`): said once per lease,
+    /// and `longestTotalHold` at most in all.
+    private final class LeaseWait {
+        let started = ContinuousClock.now
+        /// False: leases are not waited for at all.
+        let waiting: Bool
+        var announced: Set<String> = []
+        var pause = CompactionLease.firstPause
+
+        init(waiting: Bool) { self.waiting = waiting }
+
+        /// Backing off, with jitter: every poll is a connection (and an authentication).
+        func pauseBeforeLookingAgain() {
+            usleep(UInt32.random(in: pause * 750...pause * 1_250))
+            pause = min(pause * 2, CompactionLease.longestPause)
+        }
+    }
+
+    /// The check a push runs on the advertised refs: a reason to hold off while a compaction's
+    /// lease is advertised, nil to push now.
+    private func holdOff(_ wait: LeaseWait) -> (_ advertised: [String]) -> String? {
+        { advertised in
+            guard wait.waiting, ContinuousClock.now - wait.started < self.longestTotalHold, let lease = self.shouldHold(advertised) else {
+                return nil
+            }
+            if wait.announced.insert(lease).inserted {
+                let until = CompactionLease.deadline(of: lease).map { Timestamps.iso8601($0) } ?? "?"
+                let held = Int((ContinuousClock.now - wait.started).components.seconds)
+                self.notices?.post(
+                    """
+                    waiting for a compaction of \(self.remote.redacted) to finish: its lease\
+                     \(NameRules.printable(String(lease.prefix(200)))) asks writers to hold until\
+                     \(until)\(held > 0 ? " (waiting for \(held) s already)" : ""); this push waits at most\
+                     \(self.longestTotalHold.components.seconds) s in all
+                    """
+                )
+            }
+            return "a compaction of the store asked writers to wait (\(lease))"
         }
     }
 
@@ -239,26 +300,6 @@ final class RemoteMirror {
         } catch {
             throw Self.map(error)
         }
-    }
-
-    /// Pushes several references in one connection, each over its expected value
-    /// (`GitRefUpdate`), and moves the mirror's copy of each one the remote took; the result
-    /// of each update, in their order. A refused or moved one is for the caller to look at
-    /// again after a fetch.
-    func publish(_ updates: [GitRefUpdate], in repository: GitRepository) throws(RecSyncError) -> [GitRefUpdateResult] {
-        let outcome: GitMultiPushResult
-        do { outcome = try repository.push(updates, at: remote, options: options) } catch { throw Self.map(error) }
-        guard case .pushed(let results) = outcome else { throw .internalError("a push with no hold-off check was held off (\(outcome))") }
-        for (update, result) in zip(updates, results) {
-            if case .serverDamaged(let reason, let broken) = result { throw serverDamaged(reason, broken) }
-            guard result == .accepted else { continue }
-            do {
-                _ = try repository.updateReference(update.remoteRef, to: update.commit, expected: update.expected, logMessage: "recsync: pushed")
-            } catch {
-                throw GitBackend.wrap(error, "recording the pushed \(update.remoteRef) in the mirror")
-            }
-        }
-        return results
     }
 
     /// Deletes references on the remote in one push; returns those it kept (a hook or a

@@ -135,7 +135,7 @@ extension GitStore {
             }
             let landed: Bool
             if let link {
-                landed = try link.publish(switchCommit, parent: headOID, in: repository)
+                landed = try link.publish(switchCommit, parent: headOID, in: repository, waitingForLeases: false)
             } else {
                 landed = try Self.git("moving the head") { () throws(GitError) in
                     try repository.updateReference(
@@ -200,8 +200,8 @@ extension GitStore {
             }
             return true
         }
-        let results = try link.publish(updates, in: repository)
-        return results.allSatisfy { $0 == .accepted }
+        // The upgrade's own lease holds other writers, not the upgrade.
+        return try link.publish(updates.map { ($0.commit, $0.expected, $0.remoteRef) }, in: repository, waitingForLeases: false).allSatisfy { $0 }
     }
 
     /// The commit that makes main format 2: parent `head`, whose tree keeps main's users,

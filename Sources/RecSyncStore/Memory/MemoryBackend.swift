@@ -194,6 +194,10 @@ final class MemoryBackend: StoreBackend {
 
     func commitBeforeUpgrade(_ commit: String) throws(RecSyncError) -> String? { nil }
 
+    func commit(_ batch: [RefCommit], actor: StoreActor, time: Int64) throws(RecSyncError) -> [CommitOutcome] {
+        try commitEach(batch, actor: actor, time: time)
+    }
+
     func zones(at commit: String, owner: String?) throws(RecSyncError) -> (zones: [ZoneEntry], warnings: [StoreWarning]) {
         try requireSharedZones()
         let snap = try snapshot(commit)
