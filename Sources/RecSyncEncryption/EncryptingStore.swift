@@ -876,6 +876,10 @@ extension EncryptingStore: StoreHistory {
         try await history().recordChanges(in: zone, commit: commit)
     }
 
+    public func historyCommit(_ commit: String) async throws(RecSyncError) -> StoreCommit {
+        try await history().historyCommit(commit)
+    }
+
     public func recordVersion(_ id: RecordID, changeTag: String) async throws(RecSyncError) -> Record? {
         guard let record = try await history().recordVersion(id, changeTag: changeTag) else { return nil }
         var read: PageZoneReads = [:]

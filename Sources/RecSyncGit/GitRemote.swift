@@ -336,6 +336,20 @@ extension GitRepository {
 
     /// The object a reference names on a remote, nil if the remote has no such reference:
     /// `git ls-remote`, a connection and the ref advertisement, no object transfer.
+    /// Every reference the remote advertises, in its order (`git ls-remote`).
+    public static func remoteReferences(at remote: GitRemoteURL, options: GitNetworkOptions) throws(GitNetworkError) -> [(
+        name: String, target: GitOID
+    )] {
+        _ = LibGit2.ready
+        return try withSIGPIPEBlocked { () throws(GitNetworkError) -> [(name: String, target: GitOID)] in
+            let session = try RemoteSession(
+                repository: nil, remote: remote, options: options, direction: GIT_DIRECTION_FETCH, doing: "listing references")
+            let found = try session.advertisement().map { (name: $0.name, target: $0.oid) }
+            session.succeeded()
+            return found
+        }
+    }
+
     public static func remoteReference(_ name: String, at remote: GitRemoteURL, options: GitNetworkOptions) throws(GitNetworkError) -> GitOID? {
         _ = LibGit2.ready
         return try withSIGPIPEBlocked { () throws(GitNetworkError) -> GitOID? in

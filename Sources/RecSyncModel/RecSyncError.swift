@@ -782,7 +782,11 @@ extension RecSyncError {
                 .storeCorrupt(let m), .storeBusy(let m), .internalError(let m, _):
                 return m
             case .unsupportedStoreFormat(let found, let supported):
-                return "the store has format \(found); this recsync reads format \(supported) and older. Upgrade recsync to use this store"
+                var message = "the store has format \(found); this recsync reads format \(supported) and older. Upgrade recsync to use this store"
+                if found == 2 {
+                    message += " (a store of format 2 that this recsync made or upgraded is read with RECSYNC_EXPERIMENTAL_STORE_FORMAT=2 set)"
+                }
+                return message
             case .batchRequestFailed(let id):
                 return "record '\(id)' was not saved because another change in the same zone failed; fix that one and push again"
             case .notAWorkspace(let path):

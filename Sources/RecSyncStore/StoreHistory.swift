@@ -1,3 +1,4 @@
+import RecSyncGit
 import RecSyncModel
 
 /// A store whose history can be read, newest first: its change log (`recsync log`).
@@ -23,6 +24,9 @@ public protocol StoreHistory: RemoteStore {
 
     /// The records a commit changed in a zone, against its first parent, by record name.
     func recordChanges(in zone: ZoneID, commit: String) async throws(RecSyncError) -> [RecordVersionChange]
+
+    /// One commit of the history (`recordHistory` names them), as `log` shows it.
+    func historyCommit(_ commit: String) async throws(RecSyncError) -> StoreCommit
 }
 
 /// A record that one commit changed: its change tags before and after.
@@ -124,10 +128,11 @@ extension StoreHistory {
     /// newest first, at most `limit`.
     public func recordLog(_ id: RecordID, limit: Int) async throws(RecSyncError) -> [RecordCommit] {
         let history = try await recordHistory(id, limit: Self.historyDepth)
-        let changed = Self.changes(in: history).prefix(limit)
-        let commits = try await log(limit: history.count, zone: nil)
-        let byID = Dictionary(commits.map { ($0.commit, $0) }, uniquingKeysWith: { a, _ in a })
-        return changed.compactMap { c in byID[c.commit].map { RecordCommit(commit: $0, changeTag: c.tag, previousChangeTag: c.before) } }
+        var result: [RecordCommit] = []
+        for c in Self.changes(in: history).prefix(limit) {
+            result.append(RecordCommit(commit: try await historyCommit(c.commit), changeTag: c.tag, previousChangeTag: c.before))
+        }
+        return result
     }
 
     /// The entries of a record's history where its tag changed, with the tag before.
@@ -197,25 +202,57 @@ extension StoreHistory {
         guard let record = try await recordVersion(id, changeTag: tag) else {
             throw .storeCorrupt("the version \(tag.prefix(12)) of '\(id)' named by commit \(history[index].commit.prefix(12)) cannot be read")
         }
-        guard let commit = try await log(limit: index + 1, zone: nil).last, commit.commit == history[index].commit else {
-            throw .internalError("the store's history changed while it was read; run the command again")
-        }
-        return RecordAtRevision(commit: commit, record: record)
+        return RecordAtRevision(commit: try await historyCommit(history[index].commit), record: record)
     }
 }
 
 extension GitStore: StoreHistory {
+    public func historyCommit(_ commit: String) throws(RecSyncError) -> StoreCommit {
+        guard let oid = GitOID(hex: commit) else { throw .invalidArguments("'\(commit)' is not a commit ID") }
+        let found: GitCommit
+        do { found = try core.backend.repository.commit(oid) } catch {
+            guard error.isNotFound else { throw GitBackend.wrap(error, "reading commit \(commit)") }
+            throw .notFound("the store has no commit \(commit)")
+        }
+        return StoreCommit(found)
+    }
+
     public func recordVersion(_ id: RecordID, changeTag: String) throws(RecSyncError) -> Record? {
         try core.fetchRecordVersion(id, changeTag: changeTag)
     }
 
+    /// With a ref per zone, `commit` must be one of the zone's ref (or from before the upgrade):
+    /// another zone's commit does not say what this zone held then, and is refused rather than
+    /// read as an empty zone.
     public func records(in zone: ZoneID, at commit: String) throws(RecSyncError) -> [String: String] {
-        Dictionary(
+        if try !holdsZone(zone, commit) {
+            guard try core.backend.zoneHead(zone) == nil else {
+                throw .invalidArguments(
+                    """
+                    commit \(commit.prefix(12)) is not in the history of zone '\(zone)': each zone has its own history in this\
+                     store; name a commit of that zone's log
+                    """
+                ).suggesting(.listHistory)
+            }
+            return [:]
+        }
+        return Dictionary(
             try core.backend.allRecords(zone: zone, in: core.backend.zoneContent(zone, at: commit)).map { ($0.recordName, $0.tag) },
             uniquingKeysWith: { a, _ in a })
     }
 
+    /// Whether a commit of the history can hold the zone: any commit of main in format 1; with
+    /// a ref per zone, one of the zone's ref (another zone's commit holds that zone as `zone/`),
+    /// or of main's history from before the upgrade.
+    private func holdsZone(_ zone: ZoneID, _ commit: String) throws(RecSyncError) -> Bool {
+        let backend = core.backend
+        guard backend.zonesHaveOwnRefs else { return true }
+        if let head = try backend.zoneHead(zone), try backend.isInHistory(commit, head: head) { return true }
+        return try backend.commitBeforeUpgrade(commit) != nil
+    }
+
     public func recordChanges(in zone: ZoneID, commit: String) throws(RecSyncError) -> [RecordVersionChange] {
+        guard try holdsZone(zone, commit) else { return [] }
         let parent = try core.backend.commitInfo(commit).parent
         let before = try parent.map { c throws(RecSyncError) in try core.backend.zoneContent(zone, at: c) } ?? nil
         let now = try core.backend.zoneContent(zone, at: commit)

@@ -42,8 +42,10 @@ public enum StoreKind: String, CaseIterable, Sendable, CustomStringConvertible {
     /// A git store served by `git daemon` on loopback, each handle a device with its own
     /// mirror. Not in `allCases` (every test would start a server): network tests pick it.
     case network
+    /// A git store on a path, of format 2: each zone on a ref of its own (docs/zone-refs.md).
+    case zoneRefs
 
-    public static var allCases: [StoreKind] { [.memory, .git] }
+    public static var allCases: [StoreKind] { [.memory, .git, .zoneRefs] }
 
     public var description: String { rawValue }
 }
@@ -69,7 +71,9 @@ public final class StoreFixture: Sendable {
         storage = MemoryStorage()
         let path = kind == .network ? directory.file("served/store.git") : directory.file("store.git")
         if kind != .memory {
-            try GitStore.create(at: path, actor: StoreActor(userRecordName: "admin", clock: clock.read))
+            try GitStore.create(
+                at: path, actor: StoreActor(userRecordName: "admin", clock: clock.read),
+                format: kind == .zoneRefs ? StoreLayout.zoneRefsFormat : StoreLayout.formatVersion)
         }
         if kind == .network {
             do { daemon = try GitDaemon(basePath: directory.file("served")) } catch {
@@ -109,6 +113,7 @@ public final class StoreFixture: Sendable {
         switch kind {
         case .memory: return MemoryStore(storage: storage, actor: actor)
         case .git: return try GitStore(path: path, actor: actor)
+        case .zoneRefs: return try GitStore(path: path, actor: actor, acceptingZoneRefs: true)
         case .network: return try device(as: user, deviceID: deviceID)
         }
     }
@@ -119,10 +124,14 @@ public final class StoreFixture: Sendable {
         switch kind {
         case .memory:
             storage.rewriteHistory()
-        case .git, .network:
-            let tree = try GitCLI.run(["rev-parse", "refs/heads/main^{tree}"], in: path).trimmingCharacters(in: .whitespacesAndNewlines)
-            let commit = try GitCLI.run(["commit-tree", tree, "-m", "rewritten history"], in: path).trimmingCharacters(in: .whitespacesAndNewlines)
-            _ = try GitCLI.run(["update-ref", "refs/heads/main", commit], in: path)
+        case .git, .network, .zoneRefs:
+            let refs = try GitCLI.run(["for-each-ref", "--format=%(refname)", "refs/heads/main", "refs/recsync/zones/"], in: path)
+            for ref in refs.split(separator: "\n").map(String.init) {
+                let tree = try GitCLI.run(["rev-parse", "\(ref)^{tree}"], in: path).trimmingCharacters(in: .whitespacesAndNewlines)
+                let commit = try GitCLI.run(["commit-tree", tree, "-m", "rewritten history"], in: path).trimmingCharacters(
+                    in: .whitespacesAndNewlines)
+                _ = try GitCLI.run(["update-ref", ref, commit], in: path)
+            }
         }
     }
 }

@@ -248,7 +248,7 @@ import Testing
 
     /// Version 2 tokens (of a store with one ref per zone) decode, but name no commit of
     /// main: a store of today refuses them as a version it does not read.
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: [StoreKind.memory, .git])
     func version2TokensAreRefused(kind: StoreKind) async throws {
         let fixture = try StoreFixture(kind)
         let alice = try fixture.store(as: "alice")
@@ -278,7 +278,13 @@ import Testing
 
         try fixture.rewriteHistory()
 
-        #expect(await caught { try await alice.databaseChanges(scope: .private, since: db.changeToken) }?.code == .changeTokenExpired)
+        if kind == .zoneRefs {
+            // A database token there is each zone's head: a rewritten zone is a changed zone,
+            // whose own token then expires.
+            #expect(try await alice.databaseChanges(scope: .private, since: db.changeToken).modifications == [notes])
+        } else {
+            #expect(await caught { try await alice.databaseChanges(scope: .private, since: db.changeToken) }?.code == .changeTokenExpired)
+        }
         #expect(await caught { try await alice.recordZoneChanges(zone: notes, since: zone.changeToken) }?.code == .changeTokenExpired)
         // Refetching from nil works and sees everything.
         let fresh = try await alice.allZoneChanges(notes, since: nil)

@@ -9,9 +9,11 @@ import Testing
 @Suite struct StoreHistoryTests {
     let notes = Build.zone("notes")
 
-    @Test func recordLogListsTheCommitsThatChangedTheRecordNewestFirst() async throws {
-        let fixture = try StoreFixture(.git)
-        let alice = try GitStore(path: fixture.path, actor: StoreActor(userRecordName: "alice"))
+    /// On both store formats: a zone's commits are on main, or on its own ref.
+    @Test(arguments: [StoreKind.git, .zoneRefs])
+    func recordLogListsTheCommitsThatChangedTheRecordNewestFirst(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let alice = try #require(try fixture.store(as: "alice") as? GitStore)
         try await alice.createZones([notes])
         let v1 = try await alice.save([Build.record("r", in: notes, ["n": .int64(1)])])
         _ = try await alice.save([Build.record("other", in: notes, ["n": .int64(1)])])
@@ -27,9 +29,11 @@ import Testing
         #expect(try await history.recordLog(Build.id("never", in: notes), limit: 10).isEmpty)
     }
 
-    @Test func aCommitsRecordsAndWhatItChangedInAZone() async throws {
-        let fixture = try StoreFixture(.git)
-        let alice = try GitStore(path: fixture.path, actor: StoreActor(userRecordName: "alice"))
+    /// On both store formats: a zone's commits are on main, or on its own ref.
+    @Test(arguments: [StoreKind.git, .zoneRefs])
+    func aCommitsRecordsAndWhatItChangedInAZone(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let alice = try #require(try fixture.store(as: "alice") as? GitStore)
         let work = Build.zone("work")
         try await alice.createZones([notes, work])
         let v1 = try await alice.save([Build.record("a", in: notes, ["n": .int64(1)]), Build.record("b", in: notes)])
@@ -40,7 +44,13 @@ import Testing
         let log = try await history.log(limit: 10, zone: nil)
         // Newest first: save w, delete b, save a+c, save a+b.
         #expect(try await history.records(in: notes, at: log[2].commit) == ["a": v2[0].changeTag!, "b": v1[1].changeTag!, "c": v2[1].changeTag!])
-        #expect(try await history.records(in: notes, at: log[0].commit).keys.sorted() == ["a", "c"])
+        if kind == .git {
+            #expect(try await history.records(in: notes, at: log[0].commit).keys.sorted() == ["a", "c"])
+        } else {
+            // Each zone has a history of its own: another zone's commit names no state of this one.
+            #expect(await caught { try await history.records(in: notes, at: log[0].commit) }?.code == .invalidArguments)
+            #expect(try await history.records(in: notes, at: log[1].commit).keys.sorted() == ["a", "c"])
+        }
         #expect(try await history.records(in: Build.zone("none"), at: log[0].commit).isEmpty)
         let changed = try await history.recordChanges(in: notes, commit: log[2].commit)
         #expect(

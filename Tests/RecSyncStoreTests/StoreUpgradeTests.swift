@@ -176,6 +176,18 @@ import Testing
         #expect(await caught { try await alice.fetchAllRecordZones(scope: .private) } == nil)
     }
 
+    /// Compaction per zone ref is not built: refused, rather than compacting main alone and
+    /// reporting a compaction while every zone's history stays.
+    @Test func aStoreOfFormatTwoIsNotCompactedYet() async throws {
+        let fixture = try StoreFixture(.zoneRefs)
+        let alice = try #require(try fixture.store(as: "alice") as? GitStore)
+        try await alice.createZones([notes])
+        for i in 1...3 { try await alice.save([Build.record("n\(i)", in: notes)]) }
+        let heads = try git(["for-each-ref", "--format=%(objectname)"], in: fixture.path)
+        #expect(await caught { try await alice.compact(.keepLast(1)) }?.kind == .unsupported)
+        #expect(try git(["for-each-ref", "--format=%(objectname)"], in: fixture.path) == heads)
+    }
+
     @Test func aStoreOfFormatTwoHasNothingToUpgrade() async throws {
         let directory = TempDirectory(#function)
         let path = directory.file("store.git")

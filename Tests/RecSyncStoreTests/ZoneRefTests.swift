@@ -356,6 +356,37 @@ final class ZoneRefStore: Sendable {
         #expect(names(try await phone.allZoneChanges(zones[0], since: nil).records) == ["p", "r", "s"])
     }
 
+    /// `recsync watch` looks at main's head and every zone ref's: a write to any zone moves
+    /// it, a new owner's first zone included, and a local store's signal sees it.
+    @Test(arguments: [ZoneRefStore.Kind.git, .network])
+    func aWriteToAnyZoneMovesWhatWatchLooksAt(kind: ZoneRefStore.Kind) async throws {
+        let subject = try ZoneRefStore(kind)
+        let alice = try #require(try subject.store() as? GitStore), writer = try subject.store(), bob = try subject.store(as: "bob")
+        try await alice.createZones([a])
+        let signal = try #require(try alice.changeSignal())
+        let local = kind == .git
+        let first = try await alice.remoteHead()
+        try await writer.save([Build.record("x", in: a)])
+        let second = try await alice.remoteHead()
+        #expect(second != first)
+        if local {
+            #expect(await signal.wait(timeout: 10, shouldStop: { false }))
+            #expect(await !signal.wait(timeout: 0.3, shouldStop: { false }), "nothing else moved")
+        }
+        let bobs = Build.zone("bobs", owner: "bob")
+        try await bob.createZones([bobs])
+        let third = try await alice.remoteHead()
+        #expect(third != second)
+        if local {
+            // The owner directory bob's first zone made is watched from the next wait on.
+            #expect(await signal.wait(timeout: 10, shouldStop: { false }))
+            #expect(await !signal.wait(timeout: 0.3, shouldStop: { false }))
+        }
+        try await bob.save([Build.record("y", in: bobs)])
+        #expect(try await alice.remoteHead() != third)
+        if local { #expect(await signal.wait(timeout: 10, shouldStop: { false })) }
+    }
+
     /// A zone ref plain git pointed at something that is not a commit breaks only that zone:
     /// another user's database changes and zone list go on, with a warning naming the ref,
     /// and the next call looks at it again.

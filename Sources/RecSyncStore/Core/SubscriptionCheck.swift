@@ -44,6 +44,9 @@ extension StoreCore {
     /// A database token at the head: the cursor of a subscription that starts now.
     func currentDatabaseToken(scope: DatabaseScope) throws(RecSyncError) -> ServerChangeToken {
         try scope.requireSupported(for: "subscribing")
+        if backend.zonesHaveOwnRefs {
+            return try checkSubscriptionsOnZoneRefs([], scope: scope, since: nil).cursor
+        }
         return ChangeTokenContent(storeID: storeID, kind: .database(scope: scope, user: user), commit: try backend.head()).token
     }
 
@@ -61,6 +64,7 @@ extension StoreCore {
         -> SubscriptionCheck
     {
         try scope.requireSupported(for: "checking subscriptions")
+        if backend.zonesHaveOwnRefs { return try checkSubscriptionsOnZoneRefs(subscriptions, scope: scope, since: token) }
         let head = try backend.head()
         var base: String?
         if let token {
@@ -116,6 +120,91 @@ extension StoreCore {
         return lastParagraph.split(separator: "\n")
     }
 
+    /// `checkSubscriptions` on a store with a ref per zone (docs/zone-refs.md): the cursor is a
+    /// version 2 database token (each zone ref's head), and each zone whose ref moved since is
+    /// walked on its own ref, commit by commit, as the shared ref is in format 1. A zone new
+    /// since the cursor is walked from its first commit; one whose ref no longer passes the
+    /// cursor's head (rewritten) is compared end to end. Records of one zone are listed oldest
+    /// first, zones one after another. A version 1 cursor (from before the store had a ref per
+    /// zone) has expired, as a database token of that age has.
+    private func checkSubscriptionsOnZoneRefs(_ subscriptions: [Subscription], scope: DatabaseScope, since token: ServerChangeToken?)
+        throws(RecSyncError) -> SubscriptionCheck
+    {
+        var before: [String: ZoneRefHead]?
+        if let token {
+            let content = try ChangeTokenContent.decodeDatabaseToken(token, storeID: storeID, scope: scope, user: user)
+            guard content.version == ChangeTokenContent.zoneRefsVersion, let heads = content.heads else {
+                throw .changeTokenExpired("the \(scope.rawValue) database (a cursor from before the store had a ref per zone)")
+            }
+            before = Dictionary(heads.map { ($0.refSuffix, $0) }, uniquingKeysWith: { first, _ in first })
+        }
+        var warnings: [StoreWarning] = []
+        let (listed, found) = try backend.zoneRefs(owner: scope == .private ? user : nil)
+        warnings += found
+        let refs = scope == .private ? listed : listed.filter { $0.zoneID.ownerName != user }
+        var evaluator = SubscriptionEvaluator(subscriptions: subscriptions)
+        try evaluator.prepare()
+        let everyone = Set(subscriptions.map(\.id))
+        let othersOnly = Set(subscriptions.filter(\.includeOwn).map(\.id))
+        var heads: [ZoneRefHead] = []
+        var ownCommitsSkipped = 0
+        for ref in refs {
+            let was = before?[ref.suffix]
+            if let was, was.isHead(ref.head) {
+                heads.append(was)
+                continue
+            }
+            let entry: ZoneEntry?
+            do { entry = try backend.zone(ref.zoneID, at: ref.head) } catch  where error.kind == .storeCorrupt {
+                // One zone's broken ref is its problem: said, and looked at again next time.
+                warnings.append(StoreWarning(path: RefNames.zonesPrefix + ref.suffix, message: error.message))
+                if let was { heads.append(was) }
+                continue
+            }
+            heads.append(
+                ZoneRefHead(refSuffix: ref.suffix, head: ref.head, visible: entry.map { isVisible($0, scope: scope, warnings: &warnings) } ?? false))
+            guard !subscriptions.isEmpty else { continue }
+            func compare(_ a: String?, _ b: String, only: Set<String>) throws(RecSyncError) {
+                let earlier = try a.flatMap { c throws(RecSyncError) in try backend.zone(ref.zoneID, at: c) }
+                let later = b == ref.head ? entry : try backend.zone(ref.zoneID, at: b)
+                guard earlier != nil || later != nil, earlier?.contentID != later?.contentID else { return }
+                try evaluate(&evaluator, only: only, scope: scope, changes: [ZoneChange(before: earlier, after: later)], warnings: &warnings)
+            }
+            if before != nil, let steps = try zoneRefSteps(since: was, head: ref.head) {
+                for step in steps {
+                    if step.own { ownCommitsSkipped += 1 }
+                    let only = step.own ? othersOnly : everyone
+                    guard !only.isEmpty else { continue }
+                    try compare(step.parent, step.commit, only: only)
+                }
+            } else {
+                let base = was.flatMap { $0.visible ? $0.head : nil }
+                try compare(
+                    try base.flatMap { b throws(RecSyncError) in try backend.isInHistory(b, head: ref.head) ? b : nil }, ref.head, only: everyone)
+            }
+        }
+        heads.sort { $0.refSuffix.utf8.lexicographicallyPrecedes($1.refSuffix.utf8) }
+        let cursor = ChangeTokenContent(storeID: storeID, scope: scope, user: user, heads: heads).token
+        let matches = subscriptions.compactMap { s in evaluator.matches[s.id].flatMap { $0.count > 0 ? $0 : nil } }
+        return SubscriptionCheck(matches: matches, cursor: cursor, ownCommitsSkipped: ownCommitsSkipped, warnings: warnings)
+    }
+
+    /// The commits of a zone's ref after the cursor's head up to `head`, oldest first, each
+    /// with its parent and whether this client made it: from the ref's first commit when the
+    /// cursor did not have the ref; nil when the first-parent path does not pass the cursor's head.
+    private func zoneRefSteps(since was: ZoneRefHead?, head: String) throws(RecSyncError) -> [(commit: String, parent: String?, own: Bool)]? {
+        let trailer = actor.deviceID.map { _ in "Recsync-Client: \(actor.clientSlot)" }
+        var chain: [(commit: String, parent: String?, own: Bool)] = []
+        var next: String? = head
+        while let commit = next, !(was?.isHead(commit) ?? false) {
+            let (parent, message) = try backend.commitInfo(commit)
+            let own = trailer.map { t in Self.trailerLines(message).contains { $0 == t } } ?? false
+            chain.append((commit, parent, own))
+            next = parent
+        }
+        return (was == nil) == (next == nil) ? chain.reversed() : nil
+    }
+
     /// Adds what changed between two commits to the matches of the subscriptions in `only`.
     private func evaluate(
         _ evaluator: inout SubscriptionEvaluator, only: Set<String>, scope: DatabaseScope, from a: String?, to b: String,
@@ -124,6 +213,14 @@ extension StoreCore {
         // Only the zones the commit touched: the cost follows the changes, not the store.
         let (zoneChanges, found) = try backend.zoneChanges(from: a, to: b, owner: scope == .private ? user : nil)
         warnings += found
+        try evaluate(&evaluator, only: only, scope: scope, changes: zoneChanges, warnings: &warnings)
+    }
+
+    /// Adds what changed in zones to the matches of the subscriptions in `only`.
+    private func evaluate(
+        _ evaluator: inout SubscriptionEvaluator, only: Set<String>, scope: DatabaseScope, changes zoneChanges: [ZoneChange],
+        warnings: inout [StoreWarning]
+    ) throws(RecSyncError) {
         var gone: [ZoneID] = []
         var changed: [(zone: ZoneID, before: ZoneContentID?, after: ZoneContentID?)] = []
         for change in zoneChanges {

@@ -185,12 +185,18 @@ final class GitBackend: StoreBackend {
         return commits[commit]
     }
 
-    func commitBeforeUpgrade(_ commit: String) throws(RecSyncError) -> String? {
+    /// The last head of format 1 of a store upgraded to a ref per zone (`upgrade.json` on
+    /// main); nil for a store made with a ref per zone, or of format 1.
+    func upgradedFrom() throws(RecSyncError) -> String? {
         guard zonesHaveOwnRefs, let main = try head(of: .shared), let e = try entry(UpgradeMarker.path, at: main), e.kind == .blob else {
             return nil
         }
         let bytes = try git("reading \(UpgradeMarker.path)") { () throws(GitError) in try repository.blob(e.oid) }
-        guard let from = UpgradeMarker.decodeFrom(bytes) else { return nil }
+        return UpgradeMarker.decodeFrom(bytes)
+    }
+
+    func commitBeforeUpgrade(_ commit: String) throws(RecSyncError) -> String? {
+        guard let from = try upgradedFrom() else { return nil }
         if try isInHistory(commit, head: from) { return commit }
         if let replayed = try rewrittenCommit(commit, head: from), try isInHistory(replayed, head: from) { return replayed }
         return nil

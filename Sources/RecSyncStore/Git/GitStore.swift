@@ -30,6 +30,8 @@ public actor GitStore: RemoteStore {
     /// The network remote this store is a mirror of (redacted: no credentials), nil for a
     /// local store.
     public nonisolated let remote: String?
+    /// Whether each zone has a ref of its own (store format 2).
+    nonisolated let zonesHaveOwnRefs: Bool
 
     /// The store's own thread (see `BlockingExecutor`): libgit2's blocking calls run there,
     /// not on Swift's shared pool.
@@ -68,6 +70,7 @@ public actor GitStore: RemoteStore {
         self.maxAssetBytes = backend.manifest.assetLimit
         self.path = path
         self.remote = backend.remote?.remote.redacted
+        self.zonesHaveOwnRefs = backend.zonesHaveOwnRefs
     }
 
     deinit {
@@ -286,7 +289,23 @@ public actor GitStore: RemoteStore {
 
     /// The store's current head commit, cheaply: for a network store the remote's
     /// `refs/heads/main` as advertised (`git ls-remote`, no fetch), for `recsync watch` to poll.
+    /// With a ref per zone, main's head and every zone ref's, one per line (`name commit`):
+    /// what moves when anything is written.
     public func remoteHead() throws(RecSyncError) -> String {
+        if core.backend.zonesHaveOwnRefs {
+            let refs: [(name: String, target: GitOID)]
+            if let link = core.backend.remote {
+                refs = try link.remoteReferences(named: GitBackend.headRef, under: RefNames.zonesPrefix)
+            } else {
+                let repository = core.backend.repository
+                do {
+                    refs =
+                        try [(GitBackend.headRef, repository.referenceTarget(GitBackend.headRef))].compactMap { n, t in t.map { (n, $0) } }
+                        + repository.references(under: RefNames.zonesPrefix)
+                } catch { throw GitBackend.wrap(error, "listing the store's refs") }
+            }
+            return refs.map { "\($0.name) \($0.target.hex)" }.joined(separator: "\n")
+        }
         if let link = core.backend.remote {
             guard let head = try link.remoteHead() else {
                 throw .storeCorrupt(
@@ -487,23 +506,29 @@ public actor GitStore: RemoteStore {
 
     /// The change tags a record had, newest first, following the first-parent history
     /// (nil entries: the record did not exist at that commit). At most `limit` commits.
+    /// With a ref per zone, the history of the record's zone's ref.
     public func recordHistory(_ id: RecordID, limit: Int = 10_000) throws(RecSyncError) -> [(commit: String, tag: String?)] {
-        let repo = core.backend.repository
+        let backend = core.backend
+        let repo = backend.repository
         var result: [(commit: String, tag: String?)] = []
-        try walkHistory { (oid, commit) throws(GitError) -> Bool in
-            let entry = try repo.entry(atPath: StoreLayout.recordPath(id), inTree: commit.tree)
+        let path = backend.paths.record(id)
+        try walkHistory(of: backend.refName(backend.ref(of: id.zoneID))) { (oid, commit) throws(GitError) -> Bool in
+            let entry = try repo.entry(atPath: path, inTree: commit.tree)
             result.append((oid.hex, entry?.oid.hex))
             return result.count < limit
         }
         return result
     }
 
-    /// Visits the first-parent history from the head, newest first, while `visit` returns true.
-    func walkHistory(_ visit: (GitOID, GitCommit) throws(GitError) -> Bool) throws(RecSyncError) {
+    /// Visits the first-parent history from the head of `ref` (main by default), newest
+    /// first, while `visit` returns true; down to (not including) `stop`.
+    func walkHistory(of ref: String = GitBackend.headRef, stoppingAt stop: GitOID? = nil, _ visit: (GitOID, GitCommit) throws(GitError) -> Bool)
+        throws(RecSyncError)
+    {
         let repo = core.backend.repository
         do {
-            var next = try repo.referenceTarget(GitBackend.headRef)
-            while let c = next {
+            var next = try repo.referenceTarget(ref)
+            while let c = next, c != stop {
                 let commit = try repo.commit(c)
                 guard try visit(c, commit) else { return }
                 next = commit.parents.first
@@ -527,7 +552,12 @@ public struct StoreCommit: Sendable, Hashable {
 extension GitStore {
     /// The store's history, newest first, following first parents: its change log. With a
     /// zone, only the commits that changed that zone (its subtree differs from the parent's).
+    ///
+    /// With a ref per zone: a zone's log is its ref's history; the store's log merges main's
+    /// history since the upgrade (if any: before it, the zones' replayed commits stand for
+    /// it) with every zone ref's, newest first by commit time.
     public func log(limit: Int = 100, zone: ZoneID? = nil) throws(RecSyncError) -> [StoreCommit] {
+        if core.backend.zonesHaveOwnRefs { return try logOfZoneRefs(limit: limit, zone: zone) }
         let repo = core.backend.repository
         var result: [StoreCommit] = []
         try walkHistory { (oid, commit) throws(GitError) -> Bool in
@@ -539,11 +569,47 @@ extension GitStore {
                     try commit.parents.first.map { p throws(GitError) in try repo.entry(atPath: path, inTree: repo.commit(p).tree)?.oid } ?? nil
                 if mine == parents { return true }
             }
-            result.append(
-                StoreCommit(
-                    commit: oid.hex, authorName: commit.authorName, authorEmail: commit.authorEmail, time: commit.time, message: commit.message))
+            result.append(StoreCommit(commit))
             return result.count < limit
         }
         return result
+    }
+
+    /// `log` of a store with a ref per zone.
+    private func logOfZoneRefs(limit: Int, zone: ZoneID?) throws(RecSyncError) -> [StoreCommit] {
+        let backend = core.backend
+        var result: [StoreCommit] = []
+        if let zone {
+            try walkHistory(of: RefNames.refName(for: zone)) { (_, commit) throws(GitError) -> Bool in
+                result.append(StoreCommit(commit))
+                return result.count < limit
+            }
+            return result
+        }
+        // Each ref's next commit; the newest of them is taken, and its ref moves on.
+        var tips: [(commit: GitCommit, stop: GitOID?, main: Bool)] = []
+        func tip(_ oid: GitOID?, stop: GitOID?, main: Bool) throws(RecSyncError) {
+            guard let oid, oid != stop else { return }
+            do { tips.append((try backend.repository.commit(oid), stop, main)) } catch { throw GitBackend.wrap(error, "reading commit \(oid.hex)") }
+        }
+        try tip(GitOID(hex: backend.head()), stop: try backend.upgradedFrom().flatMap(GitOID.init(hex:)), main: true)
+        for ref in try backend.zoneRefs(owner: nil).refs { try tip(GitOID(hex: ref.head), stop: nil, main: false) }
+        // Commit times are whole seconds: of commits made in the same second, main's (the
+        // store's creation, keys, the upgrade) are taken last, as they came first.
+        func older(_ a: Int, _ b: Int) -> Bool {
+            (tips[a].commit.time, tips[a].main ? 0 : 1, -a) < (tips[b].commit.time, tips[b].main ? 0 : 1, -b)
+        }
+        while result.count < limit, let newest = tips.indices.max(by: older) {
+            let (commit, stop, main) = tips.remove(at: newest)
+            result.append(StoreCommit(commit))
+            try tip(commit.parents.first, stop: stop, main: main)
+        }
+        return result
+    }
+}
+
+extension StoreCommit {
+    init(_ commit: GitCommit) {
+        self.init(commit: commit.oid.hex, authorName: commit.authorName, authorEmail: commit.authorEmail, time: commit.time, message: commit.message)
     }
 }

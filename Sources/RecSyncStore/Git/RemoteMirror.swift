@@ -48,6 +48,15 @@ final class RemoteMirror {
         }
     }
 
+    /// The remote's ref `name` and those under `prefix`, without fetching (`ls-remote`).
+    func remoteReferences(named name: String, under prefix: String) throws(RecSyncError) -> [(name: String, target: GitOID)] {
+        do {
+            return try GitRepository.remoteReferences(at: remote, options: options).filter { $0.name == name || $0.name.hasPrefix(prefix) }
+        } catch {
+            throw Self.map(error)
+        }
+    }
+
     /// The remote's head without fetching (`ls-remote`).
     func remoteHead() throws(RecSyncError) -> GitOID? {
         do {

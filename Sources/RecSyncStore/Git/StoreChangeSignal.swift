@@ -21,7 +21,8 @@ public final class StoreChangeSignal: Sendable {
 
     /// The signal for a store: inotify on a local one, polling on a network one.
     init(store: GitStore) throws(RecSyncError) {
-        source = store.remote == nil ? .local(try LocalStoreSignal(storePath: store.path)) : .network(store)
+        source =
+            store.remote == nil ? .local(try LocalStoreSignal(storePath: store.path, zoneRefs: store.zonesHaveOwnRefs)) : .network(store)
     }
 
     /// Blocks until the store may have moved (true), `timeout` seconds pass, or `shouldStop`
@@ -67,12 +68,18 @@ public final class StoreChangeSignal: Sendable {
 ///
 /// A ref update is a lock file renamed into place, so watching `refs/heads/` (and the store
 /// directory, for `packed-refs`) sees every commit without polling.
+///
+/// With a ref per zone (`zoneRefs`), also `refs/recsync/zones/` and each owner's directory in
+/// it (inotify does not watch a tree), looked for again at every wait so a new owner's is
+/// watched too.
 public final class LocalStoreSignal: @unchecked Sendable {
     private let fd: Int32
     public let storePath: String
+    private let zoneRefs: Bool
 
-    public init(storePath: String) throws(RecSyncError) {
+    public init(storePath: String, zoneRefs: Bool = false) throws(RecSyncError) {
         self.storePath = storePath
+        self.zoneRefs = zoneRefs
         fd = recsync_inotify_init()
         if fd < 0 { throw .fileSystem(path: storePath, message: "cannot watch for changes (inotify): \(String(cString: strerror(errno)))") }
         for dir in ["\(storePath)/refs/heads", storePath] {
@@ -82,13 +89,27 @@ public final class LocalStoreSignal: @unchecked Sendable {
                 throw e
             }
         }
+        watchZoneRefs()
     }
 
     deinit { close(fd) }
 
     /// Blocks until something changes or `timeout` seconds pass; true if something changed.
     public func wait(timeout: Double) -> Bool {
-        recsync_inotify_wait(fd, Int32(max(0, timeout * 1000))) > 0
+        watchZoneRefs()
+        return recsync_inotify_wait(fd, Int32(max(0, timeout * 1000))) > 0
+    }
+
+    /// With a ref per zone: watches the directories of zone refs that exist now. Those git has
+    /// not made yet are watched once they exist (a zone ref's first write makes its owner's
+    /// directory, which the watch on its parent reports); a directory that is not there is
+    /// simply not watched yet.
+    private func watchZoneRefs() {
+        guard zoneRefs else { return }
+        let zones = "\(storePath)/\(RefNames.zonesPrefix.dropLast())"
+        var dirs = ["\(storePath)/refs", "\(storePath)/refs/recsync", zones]
+        if let owners = try? FileManager.default.contentsOfDirectory(atPath: zones) { dirs += owners.map { "\(zones)/\($0)" } }
+        for dir in dirs { _ = recsync_inotify_watch_directory(fd, dir) }
     }
 }
 
