@@ -178,9 +178,16 @@ extension StoreCore {
                     try compare(step.parent, step.commit, only: only)
                 }
             } else {
+                // The first-parent path does not pass the cursor's head. Still in the zone's
+                // history (a merge made with plain git): compared end to end. Gone from it (or a
+                // hidden zone's, whose head the cursor keeps only a prefix of): the zone's history
+                // was rewritten, and the cursor has expired, as a database token naming a commit
+                // no longer in the store's history has.
                 let base = was.flatMap { $0.visible ? $0.head : nil }
-                try compare(
-                    try base.flatMap { b throws(RecSyncError) in try backend.isInHistory(b, head: ref.head) ? b : nil }, ref.head, only: everyone)
+                if was != nil, try !(base.map { b throws(RecSyncError) in try backend.isInHistory(b, head: ref.head) } ?? false) {
+                    throw .changeTokenExpired("the \(scope.rawValue) database (the history of zone '\(ref.zoneID)' was rewritten)")
+                }
+                try compare(base, ref.head, only: everyone)
             }
         }
         heads.sort { $0.refSuffix.utf8.lexicographicallyPrecedes($1.refSuffix.utf8) }

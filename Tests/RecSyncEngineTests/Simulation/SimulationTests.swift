@@ -228,6 +228,18 @@ enum SimulationShrinker {
         try await runHistories(kind: .git, firstSeed: 1_000_001, count: SimulationOptions.histories ?? 24, seconds: nil)
     }
 
+    /// The same on a store with a ref per zone (format 2): every zone's writes race only that
+    /// zone's ref, and database tokens are zone heads.
+    @Test func zoneRefStoreHistories() async throws {
+        if let seed = try SimulationOptions.replaySeed() {
+            return try await replay(seed: seed, kind: .zoneRefs)
+        }
+        if let soak = SimulationOptions.soakSeconds {
+            return try await runHistories(kind: .zoneRefs, firstSeed: UInt64(Date().timeIntervalSince1970) << 20 | 1 << 18, count: 0, seconds: soak)
+        }
+        try await runHistories(kind: .zoneRefs, firstSeed: 2_000_001, count: SimulationOptions.histories ?? 24, seconds: nil)
+    }
+
     /// Histories the soak found broken, shrunk, kept as they were found: each
     /// must keep every invariant on both stores.
     @Test(arguments: [StoreKind.memory, .git])
