@@ -30,11 +30,13 @@ import Testing
         }
     }
 
-    static func run(_ arguments: [String]) throws -> Process {
+    /// `format`: the store's, set for the binary (format 2 is read only with its switch).
+    static func run(_ arguments: [String], format: Int = StoreLayout.formatVersion) throws -> Process {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: binary)
         p.arguments = arguments
         p.environment = ["PATH": "/usr/bin:/bin", "NO_COLOR": "1", "RECSYNC_USER": "alice", "HOME": FileManager.default.temporaryDirectory.path]
+        if format == StoreLayout.zoneRefsFormat { p.environment?["RECSYNC_EXPERIMENTAL_STORE_FORMAT"] = String(format) }
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()
@@ -42,17 +44,19 @@ import Testing
     }
 
     /// A temp directory holding a new git store acting as alice, for the built binary to pull.
-    static func aliceStore(_ name: String) throws -> (TempDirectory, String, GitStore) {
+    static func aliceStore(_ name: String, format: Int = StoreLayout.formatVersion) throws -> (TempDirectory, String, GitStore) {
         try #require(FileManager.default.isExecutableFile(atPath: binary), "the recsync executable is built with the tests")
         let dir = TempDirectory(name)
         let storePath = dir.file("store.git")
         let actor = try StoreActor(userRecordName: "alice")
-        try GitStore.create(at: storePath, actor: actor)
-        return (dir, storePath, try GitStore(path: storePath, actor: actor))
+        try GitStore.create(at: storePath, actor: actor, format: format)
+        return (dir, storePath, try GitStore(path: storePath, actor: actor, acceptingZoneRefs: format == StoreLayout.zoneRefsFormat))
     }
 
-    @Test func killedPullsResumeToTheSameState() async throws {
-        let (dir, storePath, store) = try Self.aliceStore(#function)
+    /// On both store formats (format 2: each zone on a ref of its own).
+    @Test(arguments: [StoreLayout.formatVersion, StoreLayout.zoneRefsFormat])
+    func killedPullsResumeToTheSameState(format: Int) async throws {
+        let (dir, storePath, store) = try Self.aliceStore("\(#function)-\(format)", format: format)
         let zones = [Build.zone("alpha"), Build.zone("beta"), Build.zone("gamma")]
         try await store.createZones(zones)
         try await store.save((0..<3000).map { RecordGenerator.realisticRecord(index: $0, zoneID: zones[$0 % 3]) })
@@ -61,7 +65,7 @@ import Testing
         let reference = dir.file("reference")
         _ = try Workspace.create(at: reference, config: WorkspaceConfig(user: "alice", remote: storePath))
         let start = Date()
-        let full = try Self.run(["-C", reference, "pull"])
+        let full = try Self.run(["-C", reference, "pull"], format: format)
         full.waitUntilExit()
         let duration = Date().timeIntervalSince(start)
         #expect(full.terminationStatus == 0)
@@ -79,7 +83,7 @@ import Testing
             // held by other tests, a task may not run again before the pull is done (a loaded
             // run once saw no kill land in ten).
             for attempt in 0..<2 {
-                let p = try Self.run(["-C", ws, "pull"])
+                let p = try Self.run(["-C", ws, "pull"], format: format)
                 if attempt == 0 {
                     let deadline = Date().addingTimeInterval(duration * 4 + 5)
                     while p.isRunning && Date() < deadline && Self.recordFiles(ws, zones) < Int(3000 * fraction) {
@@ -92,7 +96,7 @@ import Testing
                 kill(p.processIdentifier, SIGKILL)
                 p.waitUntilExit()
             }
-            let resume = try Self.run(["-C", ws, "pull"])
+            let resume = try Self.run(["-C", ws, "pull"], format: format)
             resume.waitUntilExit()
             #expect(resume.terminationStatus == 0, "the pull after a kill completes (fraction \(fraction))")
             let state = Self.state(ws)
