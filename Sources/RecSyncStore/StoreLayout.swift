@@ -280,8 +280,15 @@ enum ZoneDocuments {
         return UserPublicKey(userRecordName: user, publicKey: key, signingPublicKey: signing, created: created)
     }
 
-    static func encodeTombstone(reason: ZoneDeletionReason, stamp s: ChangeStamp) -> [UInt8] {
-        JSON.serialize(.object(["reason": .string(reason.rawValue), "deleted": stamp(s)]), pretty: true)
+    /// A tombstone: the reason, when and by whom, and (`zone`) the zone's names, by which a
+    /// zone ref with a hashed name is known once the zone is gone (docs/zone-refs.md).
+    static func encodeTombstone(reason: ZoneDeletionReason, stamp s: ChangeStamp, zone: ZoneID? = nil) -> [UInt8] {
+        var o: [String: JSONValue] = ["reason": .string(reason.rawValue), "deleted": stamp(s)]
+        if let zone {
+            o["zoneName"] = .string(zone.zoneName)
+            o["ownerName"] = .string(zone.ownerName)
+        }
+        return JSON.serialize(.object(o), pretty: true)
     }
 
     /// The reason recorded in a tombstone; `deleted` when it cannot be read.

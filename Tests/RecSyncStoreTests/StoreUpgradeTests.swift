@@ -159,6 +159,27 @@ import Testing
         #expect(try git(["rev-parse", "\(ref):zone"], in: path) == git(["rev-parse", "main^:\(StoreLayout.zoneDir(todo))"], in: path))
     }
 
+    /// A zone whose name is too long for a ref gets a hashed one; its tombstone from a recsync
+    /// that did not name the zone in it is given the names, so its deletion is still reported.
+    @Test func aDeletedZoneWithAHashedRefNameKeepsItsDeletion() async throws {
+        let fixture = try StoreFixture(.git)
+        let alice = try fixture.store(as: "alice")
+        let long = Build.zone(String(repeating: "n", count: 244))
+        try await alice.createZones([long, todo])
+        try await alice.zoneOp(.delete(long))
+        // The tombstone as recsync wrote it before tombstones named their zone.
+        let old = ZoneDocuments.encodeTombstone(reason: .deleted, stamp: ChangeStamp(timestamp: 1, userRecordName: "alice"))
+        try GitCLI.commitFiles([(StoreLayout.tombstonePath(long), old)], toStore: fixture.path)
+        let upgrader = try #require(try fixture.store(as: "alice") as? GitStore)
+        #expect(try await upgrader.upgradeToZoneRefs().upgraded)
+        let alice2 = try upgraded(fixture, as: "alice")
+        #expect(try await alice2.fetchZoneDeletions([long]).map(\.reason) == [.deleted])
+        let listing = try await alice2.databaseChanges(scope: .private, since: nil, resultsLimit: 0)
+        #expect(listing.warnings.isEmpty, "\(listing.warnings)")
+        let stone = try git(["cat-file", "-p", "\(RefNames.refName(for: long)):tombstone.json"], in: fixture.path)
+        #expect(stone.contains(long.zoneName))
+    }
+
     @Test func aZoneRefNotWrittenByAnUpgradeStopsItAndChangesNothing() async throws {
         let fixture = try StoreFixture(.git)
         let alice = try fixture.store(as: "alice")

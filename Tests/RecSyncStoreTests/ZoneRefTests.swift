@@ -387,6 +387,24 @@ final class ZoneRefStore: Sendable {
         if local { #expect(await signal.wait(timeout: 10, shouldStop: { false })) }
     }
 
+    /// A zone whose name is too long for a ref has a hashed ref; once it is deleted, its
+    /// tombstone names it, so its deletion is reported like any other.
+    @Test(arguments: [ZoneRefStore.Kind.git, .network])
+    func aDeletedZoneWithAHashedRefNameIsReportedDeleted(kind: ZoneRefStore.Kind) async throws {
+        let subject = try ZoneRefStore(kind)
+        let alice = try subject.store()
+        let long = Build.zone(String(repeating: "n", count: 244))
+        #expect(RefNames.refName(for: long).contains("%%"))
+        try await alice.createZones([long, a])
+        try await alice.save([Build.record("r", in: long)])
+        let token = try await alice.databaseChanges(scope: .private, since: nil, resultsLimit: 0).changeToken
+        try await alice.zoneOp(.delete(long))
+        let page = try await alice.databaseChanges(scope: .private, since: token, resultsLimit: 0)
+        #expect(page.deletions == [ZoneDeletion(zoneID: long, reason: .deleted)], "\(page)")
+        #expect(page.warnings.isEmpty, "\(page.warnings)")
+        #expect(try await alice.fetchZoneDeletions([long]).map(\.reason) == [.deleted])
+    }
+
     /// A zone ref plain git pointed at something that is not a commit breaks only that zone:
     /// another user's database changes and zone list go on, with a warning naming the ref,
     /// and the next call looks at it again.

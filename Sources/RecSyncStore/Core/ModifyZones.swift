@@ -90,7 +90,7 @@ extension StoreCore {
                                 default: .deleted
                                 }
                             writes.append(.removeZone(zoneID))
-                            writes.append(.saveTombstone(zoneID, ZoneDocuments.encodeTombstone(reason: reason, stamp: stamp(time))))
+                            writes.append(.saveTombstone(zoneID, ZoneDocuments.encodeTombstone(reason: reason, stamp: stamp(time), zone: zoneID)))
                             summary.append("\(reason == .deleted ? "deleted" : reason == .purged ? "purged" : "reset encrypted data of") \(zoneID)")
                             return nil
                         }

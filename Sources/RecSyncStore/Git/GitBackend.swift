@@ -131,13 +131,18 @@ final class GitBackend: StoreBackend {
         return (refs, warnings)
     }
 
-    /// The zone a zone ref stands for: its name, or for a hashed component the name its
-    /// `zone.json` gives (checked against the hash).
+    /// The zone a zone ref stands for: its name, or for a hashed component the names its
+    /// `zone.json` gives (or, once the zone is gone, its `tombstone.json`), checked against the hash.
     private func zoneID(of ref: RefNames.ZoneRefName, at head: GitOID) throws(RecSyncError) -> ZoneID {
         if case .name(let owner) = ref.owner, case .name(let zone) = ref.zone { return try ZoneID(zoneName: zone, ownerName: owner) }
-        let path = "\(StoreLayout.zoneRefDir)/\(StoreLayout.zoneFile)"
-        guard let e = try entry(path, at: head.hex), e.kind == .blob else {
-            throw .storeCorrupt("\(ref.refName) has a hashed name and no \(path) to read the zone's name from")
+        var path = "\(StoreLayout.zoneRefDir)/\(StoreLayout.zoneFile)"
+        var found = try entry(path, at: head.hex)
+        if found == nil {
+            path = StoreLayout.zoneRefTombstone
+            found = try entry(path, at: head.hex)
+        }
+        guard let e = found, e.kind == .blob else {
+            throw .storeCorrupt("\(ref.refName) has a hashed name and no zone.json or tombstone.json naming its zone")
         }
         let bytes = try git("reading \(path)") { () throws(GitError) in try repository.blob(e.oid) }
         let document: JSONValue

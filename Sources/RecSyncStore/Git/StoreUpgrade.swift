@@ -319,7 +319,7 @@ struct ZoneRefReplay {
                     entries.append((StoreLayout.zoneRefDir, dir.oid, .tree))
                 }
                 if let stone = try bulk.entry(atPath: StoreLayout.tombstonePath(zone), inTree: commit.tree), stone.kind == .blob {
-                    entries.append((StoreLayout.zoneRefTombstone, stone.oid, .blob))
+                    entries.append((StoreLayout.zoneRefTombstone, try Self.naming(stone.oid, zone, in: bulk), .blob))
                 }
                 let tree = try bulk.createTree(entries)
                 tips[zone] = try bulk.copyCommit(commit.oid, tree: tree, parents: tips[zone].map { [$0] } ?? [])
@@ -327,6 +327,21 @@ struct ZoneRefReplay {
             }
         }
         try bulk.writePack()
+    }
+
+    /// A tombstone that names its zone when the zone's ref name is hashed (its only way to be
+    /// known once the zone is gone): a format-1 tombstone without the names gets them, the
+    /// same bytes on every run; any other is kept as it is.
+    private static func naming(_ tombstone: GitOID, _ zone: ZoneID, in repository: GitRepository) throws(GitError) -> GitOID {
+        let component = RefNames.suffix(for: zone).split(separator: "/").map(String.init)
+        guard component.contains(where: { $0.hasPrefix(RefNames.hashedMarker) }) else { return tombstone }
+        let bytes = try repository.blob(tombstone)
+        let json: JSONValue
+        do { json = try JSON.parse(bytes) } catch { return tombstone }
+        guard case .object(var o) = json, o["zoneName"] == nil else { return tombstone }
+        o["zoneName"] = .string(zone.zoneName)
+        o["ownerName"] = .string(zone.ownerName)
+        return try repository.createBlob(JSON.serialize(.object(o), pretty: true))
     }
 
     /// The ID of a zone an entry names; nil, noted as skipped, for a name recsync would not write.
