@@ -1,4 +1,5 @@
 import Foundation
+import RecSyncGit
 import RecSyncModel
 import RecSyncTestSupport
 import RecSyncTestTraits
@@ -138,6 +139,22 @@ import Testing
         #expect(try git(["merge-base", "--is-ancestor", firstTip, tip], in: fixture.path).isEmpty)
         let alice2 = try upgraded(fixture, as: "alice")
         #expect(names(try await alice2.allZoneChanges(notes, since: nil).records) == ["n2", "n3", "n4", "n9"])
+    }
+
+    /// An upgrade killed while it wrote a zone ref leaves that ref's lock: the rerun removes
+    /// it (no process holds it) and finishes, instead of taking it for another writer.
+    @Test func aRerunRemovesTheLockAKilledUpgradeLeftOnAZoneRef() async throws {
+        let fixture = try StoreFixture(.git)
+        let alice = try fixture.store(as: "alice")
+        _ = try await populate(alice)
+        let lock = "\(fixture.path)/\(RefNames.refName(for: todo)).lock"
+        try FileManager.default.createDirectory(atPath: (lock as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try writeFile(lock, String(repeating: "0", count: 40) + "\n")
+        usleep(UInt32(GitLockFile.abandonedAfter * 1.5 * 1e6))
+        let upgrader = try #require(try fixture.store(as: "carol") as? GitStore)
+        let report = try await upgrader.upgradeToZoneRefs()
+        #expect(report.upgraded && report.zones == 3)
+        #expect(!FileManager.default.fileExists(atPath: lock))
     }
 
     @Test func aFormatOneWriteThatLandsBeforeTheSwitchIsReplayedToo() async throws {

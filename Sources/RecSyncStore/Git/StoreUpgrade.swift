@@ -196,7 +196,13 @@ extension GitStore {
                 let moved = try Self.git("writing \(update.remoteRef)") { () throws(GitError) in
                     try repository.updateReference(update.remoteRef, to: update.commit, expected: update.expected, logMessage: "recsync: upgrade")
                 }
-                if !moved { return false }
+                if !moved {
+                    // A lock an upgrade killed while writing this ref left would refuse every rerun.
+                    if let lock = repository.referenceLock(update.remoteRef) {
+                        try GitBackend.clearAbandoned(lock, in: repository, notices: backend.notices)
+                    }
+                    return false
+                }
             }
             return true
         }
