@@ -25,3 +25,20 @@ extension Result where Failure == RecSyncError {
         return nil
     }
 }
+
+/// Everything a user sees from nil: zones (with participants), every record's tag and fields,
+/// and the zones database changes list.
+func everything(_ store: any RemoteStore) async throws -> [String: String] {
+    var seen: [String: String] = [:]
+    for scope in [DatabaseScope.private, .shared] {
+        for zone in try await store.fetchAllRecordZones(scope: scope) {
+            seen["zone \(zone.zoneID)"] = zone.participants.map { "\($0.userRecordName):\($0.permission.rawValue)" }.joined(separator: ",")
+            for record in try await store.allZoneChanges(zone.zoneID, since: nil).records {
+                seen["record \(record.recordID)"] = "\(record.changeTag ?? "") \(record.fields)"
+            }
+        }
+        let feed = try await store.databaseChanges(scope: scope, since: nil)
+        seen["feed \(scope.rawValue)"] = "\(feed.modifications.sorted()) \(feed.deletions.map { "\($0.zoneID) \($0.reason)" }.sorted())"
+    }
+    return seen
+}

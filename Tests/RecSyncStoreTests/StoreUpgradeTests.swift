@@ -15,22 +15,6 @@ import Testing
     let todo = Build.zone("todo")
     let gone = Build.zone("gone")
 
-    /// Everything a user sees from nil: zones (with participants) and every record's tag and fields.
-    func everything(_ store: any RemoteStore) async throws -> [String: String] {
-        var seen: [String: String] = [:]
-        for scope in [DatabaseScope.private, .shared] {
-            for zone in try await store.fetchAllRecordZones(scope: scope) {
-                seen["zone \(zone.zoneID)"] = zone.participants.map { "\($0.userRecordName):\($0.permission.rawValue)" }.joined(separator: ",")
-                for record in try await store.allZoneChanges(zone.zoneID, since: nil).records {
-                    seen["record \(record.recordID)"] = "\(record.changeTag ?? "") \(record.fields)"
-                }
-            }
-            let feed = try await store.databaseChanges(scope: scope, since: nil)
-            seen["feed \(scope.rawValue)"] = "\(feed.modifications.sorted())"
-        }
-        return seen
-    }
-
     func git(_ arguments: [String], in path: String) throws -> String {
         try GitCLI.run(arguments, in: path).trimmingCharacters(in: .whitespacesAndNewlines)
     }

@@ -87,26 +87,12 @@ struct StoreCompactCommand: RecSyncSubcommand {
         let what =
             keepLast.map { "rewrite the store's history, keeping only the \($0) newest commits" }
             ?? "rewrite the store's history before \(before ?? "")"
-        let report: CompactionReport
-        let shown: String
-        if let store {
-            try Confirmation.require(what, typing: "compact", yes: yes)
-            shown = StoreLocation.shown(store)
-            let actor = try StoreActor(userRecordName: context.user(user))
-            report = try await StoreLocation.compact(
-                store, relativeTo: context.directory, actor: actor, horizon: horizon, dropDeletedTombstones: dropTombstones)
-        } else {
-            let ws = try context.workspace()
-            guard !ws.config.remote.isEmpty else {
-                throw .noRemote()
-            }
-            let actor = try StoreActor(userRecordName: ws.user, deviceID: ws.deviceID())
-            try Confirmation.require(what, typing: "compact", yes: yes)
-            shown = StoreLocation.shown(ws.config.remote)
-            report = try await StoreLocation.compact(
-                ws.config.remote, relativeTo: ws.root, actor: actor, mirror: ws.mirrorPath, horizon: horizon, dropDeletedTombstones: dropTombstones)
-        }
-        show(report, store: shown, context: context)
+        let target = try StoreTarget.resolve(store, user: user, context: context)
+        try Confirmation.require(what, typing: "compact", yes: yes)
+        let report = try await StoreLocation.compact(
+            target.location, relativeTo: target.base, actor: target.actor, mirror: target.mirror, horizon: horizon,
+            dropDeletedTombstones: dropTombstones)
+        show(report, store: target.shown, context: context)
         return ExitCodes.success
     }
 

@@ -50,22 +50,10 @@ struct StoreUpgradeCommand: RecSyncSubcommand {
 
     func execute(_ context: CommandContext) async throws(RecSyncError) -> Int32 {
         let what = "move every zone of the store onto a ref of its own (format \(StoreLayout.zoneRefsFormat)); recsync without it cannot go back"
-        let report: StoreUpgradeReport
-        let shown: String
-        if let store {
-            try Confirmation.require(what, typing: "upgrade", yes: yes)
-            shown = StoreLocation.shown(store)
-            let actor = try StoreActor(userRecordName: context.user(user))
-            report = try await StoreLocation.upgrade(store, relativeTo: context.directory, actor: actor)
-        } else {
-            let ws = try context.workspace()
-            guard !ws.config.remote.isEmpty else { throw .noRemote() }
-            let actor = try StoreActor(userRecordName: ws.user, deviceID: ws.deviceID())
-            try Confirmation.require(what, typing: "upgrade", yes: yes)
-            shown = StoreLocation.shown(ws.config.remote)
-            report = try await StoreLocation.upgrade(ws.config.remote, relativeTo: ws.root, actor: actor, mirror: ws.mirrorPath)
-        }
-        show(report, store: shown, context: context)
+        let target = try StoreTarget.resolve(store, user: user, context: context)
+        try Confirmation.require(what, typing: "upgrade", yes: yes)
+        let report = try await StoreLocation.upgrade(target.location, relativeTo: target.base, actor: target.actor, mirror: target.mirror)
+        show(report, store: target.shown, context: context)
         return ExitCodes.success
     }
 
