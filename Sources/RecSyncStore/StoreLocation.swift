@@ -131,7 +131,7 @@ extension StoreLocation {
         async throws(RecSyncError) -> StoreUpgradeReport
     {
         guard GitStore.experimentalZoneRefs else {
-            throw .invalidArguments(
+            throw .unsupported(
                 """
                 store format \(StoreLayout.zoneRefsFormat) (a ref per zone) is not released yet, and no released recsync\
                  opens a store once it is upgraded: to try it on a store only this recsync uses, set\

@@ -181,6 +181,22 @@ import Testing
         #expect(stone.contains(long.zoneName))
     }
 
+    /// A file plain git put where a zone's directory belongs is no zone: it gets no ref, and
+    /// the report names it.
+    @Test func aFileWhereAZoneBelongsGetsNoRef() async throws {
+        let fixture = try StoreFixture(.git)
+        let alice = try fixture.store(as: "alice")
+        try await alice.createZones([todo])
+        let junk = Build.zone("junk")
+        try GitCLI.commitFiles([(StoreLayout.zoneDir(junk), Array("not a zone\n".utf8))], toStore: fixture.path)
+        let upgrader = try #require(try fixture.store(as: "alice") as? GitStore)
+        let report = try await upgrader.upgradeToZoneRefs()
+        #expect(report.upgraded && report.zones == 1)
+        #expect(report.skipped == [StoreLayout.zoneDir(junk)])
+        let refs = try git(["for-each-ref", "--format=%(refname)", RefNames.zonesPrefix], in: fixture.path)
+        #expect(refs == RefNames.refName(for: todo))
+    }
+
     @Test func aZoneRefNotWrittenByAnUpgradeStopsItAndChangesNothing() async throws {
         let fixture = try StoreFixture(.git)
         let alice = try fixture.store(as: "alice")

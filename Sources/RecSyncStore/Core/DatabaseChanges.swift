@@ -75,18 +75,9 @@ extension StoreCore {
     private func databaseChangesFromZoneRefs(scope: DatabaseScope, since token: ServerChangeToken?, resultsLimit: Int) throws(RecSyncError)
         -> DatabaseChanges
     {
-        var before: [String: ZoneRefHead] = [:]
-        if let token {
-            let content = try ChangeTokenContent.decodeDatabaseToken(token, storeID: storeID, scope: scope, user: user)
-            guard content.version == ChangeTokenContent.zoneRefsVersion, let heads = content.heads else {
-                throw .changeTokenExpired("the \(scope.rawValue) database (a token from before the store had a ref per zone)")
-            }
-            for h in heads { before[h.refSuffix] = h }
-        }
+        var before = try token.map { t throws(RecSyncError) in try zoneRefHeads(t, scope: scope, what: "token") } ?? [:]
         var warnings: [StoreWarning] = []
-        let (listed, found) = try backend.zoneRefs(owner: scope == .private ? user : nil)
-        warnings += found
-        let refs = scope == .private ? listed : listed.filter { $0.zoneID.ownerName != user }
+        let refs = try scopeZoneRefs(scope, warnings: &warnings)
 
         // Each ref: its entry in the next token, and what changed, in suffix order.
         var items: [(suffix: String, change: DatabaseZoneChange, was: ZoneRefHead?)] = []
@@ -97,14 +88,10 @@ extension StoreCore {
                 kept[ref.suffix] = was
                 continue
             }
-            let entry: ZoneEntry?
-            do { entry = try backend.zone(ref.zoneID, at: ref.head) } catch  where error.kind == .storeCorrupt {
-                // One zone's broken ref is its problem: said, and looked at again next time.
-                warnings.append(StoreWarning(path: RefNames.zonesPrefix + ref.suffix, message: error.message))
+            guard let (entry, visible) = try readZoneRef(ref, scope: scope, warnings: &warnings) else {
                 kept[ref.suffix] = was
                 continue
             }
-            let visible = entry.map { isVisible($0, scope: scope, warnings: &warnings) } ?? false
             kept[ref.suffix] = ZoneRefHead(refSuffix: ref.suffix, head: ref.head, visible: visible)
             let wasVisible = was?.visible ?? false
             if visible, let entry {
@@ -147,6 +134,38 @@ extension StoreCore {
         let newToken = ChangeTokenContent(storeID: storeID, scope: scope, user: user, heads: heads)
         return DatabaseChanges(
             modifications: modifications, deletions: deletions, changeToken: newToken.token, moreComing: items.count > limit, warnings: warnings)
+    }
+
+    /// The zone heads a version 2 database token (or subscription cursor, `what`) kept, by ref
+    /// suffix; a version 1 one, from before the store had a ref per zone, has expired.
+    func zoneRefHeads(_ token: ServerChangeToken, scope: DatabaseScope, what: String) throws(RecSyncError) -> [String: ZoneRefHead] {
+        let content = try ChangeTokenContent.decodeDatabaseToken(token, storeID: storeID, scope: scope, user: user)
+        guard content.version == ChangeTokenContent.zoneRefsVersion, let heads = content.heads else {
+            throw .changeTokenExpired("the \(scope.rawValue) database (a \(what) from before the store had a ref per zone)")
+        }
+        return Dictionary(heads.map { ($0.refSuffix, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The zone refs a scope looks at: the private scope the user's own, the shared scope every
+    /// other owner's (visible or not, so that one not shared is read again only when it moves).
+    func scopeZoneRefs(_ scope: DatabaseScope, warnings: inout [StoreWarning]) throws(RecSyncError) -> [ZoneRefState] {
+        let (listed, found) = try backend.zoneRefs(owner: scope == .private ? user : nil)
+        warnings += found
+        return scope == .private ? listed : listed.filter { $0.zoneID.ownerName != user }
+    }
+
+    /// A zone ref's zone at its head (nil: gone, a tombstone) and whether the user sees it in
+    /// the scope; nil, with a warning naming the ref, when plain git broke the ref: one zone's
+    /// problem, looked at again next time.
+    func readZoneRef(_ ref: ZoneRefState, scope: DatabaseScope, warnings: inout [StoreWarning]) throws(RecSyncError) -> (
+        entry: ZoneEntry?, visible: Bool
+    )? {
+        let entry: ZoneEntry?
+        do { entry = try backend.zone(ref.zoneID, at: ref.head) } catch  where error.kind == .storeCorrupt {
+            warnings.append(StoreWarning(path: RefNames.zonesPrefix + ref.suffix, message: error.message))
+            return nil
+        }
+        return (entry, entry.map { isVisible($0, scope: scope, warnings: &warnings) } ?? false)
     }
 
     /// The zones of a scope visible to the user at a commit, with their content IDs.

@@ -101,16 +101,22 @@ extension StoreCore {
     /// with its parent and whether this client made it; nil when that path does not reach
     /// `base`.
     func commitsSince(_ base: String?, head: String) throws(RecSyncError) -> [(commit: String, parent: String?, own: Bool)]? {
+        try commitsSince(head: head, reaching: base.map { b in { $0 == b } })
+    }
+
+    /// `commitsSince` with the base told by `isBase` (a zone ref's head as a cursor keeps it,
+    /// perhaps a prefix); nil `isBase`: every commit down to the first.
+    func commitsSince(head: String, reaching isBase: ((String) -> Bool)?) throws(RecSyncError) -> [(commit: String, parent: String?, own: Bool)]? {
         let trailer = actor.deviceID.map { _ in "Recsync-Client: \(actor.clientSlot)" }
         var chain: [(commit: String, parent: String?, own: Bool)] = []
         var next: String? = head
-        while let commit = next, commit != base {
+        while let commit = next, !(isBase?(commit) ?? false) {
             let (parent, message) = try backend.commitInfo(commit)
             let own = trailer.map { t in Self.trailerLines(message).contains { $0 == t } } ?? false
             chain.append((commit, parent, own))
             next = parent
         }
-        return next == base ? chain.reversed() : nil
+        return (isBase == nil) == (next == nil) ? chain.reversed() : nil
     }
 
     /// The lines of a commit message's last paragraph (where trailers are).
@@ -130,18 +136,9 @@ extension StoreCore {
     private func checkSubscriptionsOnZoneRefs(_ subscriptions: [Subscription], scope: DatabaseScope, since token: ServerChangeToken?)
         throws(RecSyncError) -> SubscriptionCheck
     {
-        var before: [String: ZoneRefHead]?
-        if let token {
-            let content = try ChangeTokenContent.decodeDatabaseToken(token, storeID: storeID, scope: scope, user: user)
-            guard content.version == ChangeTokenContent.zoneRefsVersion, let heads = content.heads else {
-                throw .changeTokenExpired("the \(scope.rawValue) database (a cursor from before the store had a ref per zone)")
-            }
-            before = Dictionary(heads.map { ($0.refSuffix, $0) }, uniquingKeysWith: { first, _ in first })
-        }
+        let before = try token.map { t throws(RecSyncError) in try zoneRefHeads(t, scope: scope, what: "cursor") }
         var warnings: [StoreWarning] = []
-        let (listed, found) = try backend.zoneRefs(owner: scope == .private ? user : nil)
-        warnings += found
-        let refs = scope == .private ? listed : listed.filter { $0.zoneID.ownerName != user }
+        let refs = try scopeZoneRefs(scope, warnings: &warnings)
         var evaluator = SubscriptionEvaluator(subscriptions: subscriptions)
         try evaluator.prepare()
         let everyone = Set(subscriptions.map(\.id))
@@ -154,15 +151,11 @@ extension StoreCore {
                 heads.append(was)
                 continue
             }
-            let entry: ZoneEntry?
-            do { entry = try backend.zone(ref.zoneID, at: ref.head) } catch  where error.kind == .storeCorrupt {
-                // One zone's broken ref is its problem: said, and looked at again next time.
-                warnings.append(StoreWarning(path: RefNames.zonesPrefix + ref.suffix, message: error.message))
+            guard let (entry, visible) = try readZoneRef(ref, scope: scope, warnings: &warnings) else {
                 if let was { heads.append(was) }
                 continue
             }
-            heads.append(
-                ZoneRefHead(refSuffix: ref.suffix, head: ref.head, visible: entry.map { isVisible($0, scope: scope, warnings: &warnings) } ?? false))
+            heads.append(ZoneRefHead(refSuffix: ref.suffix, head: ref.head, visible: visible))
             guard !subscriptions.isEmpty else { continue }
             func compare(_ a: String?, _ b: String, only: Set<String>) throws(RecSyncError) {
                 let earlier = try a.flatMap { c throws(RecSyncError) in try backend.zone(ref.zoneID, at: c) }
@@ -170,7 +163,7 @@ extension StoreCore {
                 guard earlier != nil || later != nil, earlier?.contentID != later?.contentID else { return }
                 try evaluate(&evaluator, only: only, scope: scope, changes: [ZoneChange(before: earlier, after: later)], warnings: &warnings)
             }
-            if before != nil, let steps = try zoneRefSteps(since: was, head: ref.head) {
+            if before != nil, let steps = try commitsSince(head: ref.head, reaching: was.map { w in { w.isHead($0) } }) {
                 for step in steps {
                     if step.own { ownCommitsSkipped += 1 }
                     let only = step.own ? othersOnly : everyone
@@ -194,22 +187,6 @@ extension StoreCore {
         let cursor = ChangeTokenContent(storeID: storeID, scope: scope, user: user, heads: heads).token
         let matches = subscriptions.compactMap { s in evaluator.matches[s.id].flatMap { $0.count > 0 ? $0 : nil } }
         return SubscriptionCheck(matches: matches, cursor: cursor, ownCommitsSkipped: ownCommitsSkipped, warnings: warnings)
-    }
-
-    /// The commits of a zone's ref after the cursor's head up to `head`, oldest first, each
-    /// with its parent and whether this client made it: from the ref's first commit when the
-    /// cursor did not have the ref; nil when the first-parent path does not pass the cursor's head.
-    private func zoneRefSteps(since was: ZoneRefHead?, head: String) throws(RecSyncError) -> [(commit: String, parent: String?, own: Bool)]? {
-        let trailer = actor.deviceID.map { _ in "Recsync-Client: \(actor.clientSlot)" }
-        var chain: [(commit: String, parent: String?, own: Bool)] = []
-        var next: String? = head
-        while let commit = next, !(was?.isHead(commit) ?? false) {
-            let (parent, message) = try backend.commitInfo(commit)
-            let own = trailer.map { t in Self.trailerLines(message).contains { $0 == t } } ?? false
-            chain.append((commit, parent, own))
-            next = parent
-        }
-        return (was == nil) == (next == nil) ? chain.reversed() : nil
     }
 
     /// Adds what changed between two commits to the matches of the subscriptions in `only`.

@@ -321,12 +321,20 @@ struct ZoneRefReplay {
             }
             for zone in changed.sorted() {
                 var entries: [(name: String, oid: GitOID, kind: GitTreeEntry.Kind)] = []
-                if let dir = try bulk.entry(atPath: StoreLayout.zoneDir(zone), inTree: commit.tree), dir.kind == .tree {
-                    entries.append((StoreLayout.zoneRefDir, dir.oid, .tree))
+                if let dir = try bulk.entry(atPath: StoreLayout.zoneDir(zone), inTree: commit.tree) {
+                    // A file where a zone's directory belongs (only plain git writes one) is no zone.
+                    if dir.kind == .tree {
+                        entries.append((StoreLayout.zoneRefDir, dir.oid, .tree))
+                    } else {
+                        skipped.insert(StoreLayout.zoneDir(zone))
+                    }
                 }
                 if let stone = try bulk.entry(atPath: StoreLayout.tombstonePath(zone), inTree: commit.tree), stone.kind == .blob {
                     entries.append((StoreLayout.zoneRefTombstone, try Self.naming(stone.oid, zone, in: bulk), .blob))
                 }
+                // Nothing of a zone that never was one gets a ref; a zone gone without a tombstone
+                // (dropped by a compaction) is an empty commit on its ref.
+                if entries.isEmpty && tips[zone] == nil { continue }
                 let tree = try bulk.createTree(entries)
                 tips[zone] = try bulk.copyCommit(commit.oid, tree: tree, parents: tips[zone].map { [$0] } ?? [])
                 zoneCommits += 1
