@@ -89,8 +89,8 @@ final class StoreFindings: EngineClient {
                             fixable: false))
                 }
             case .didFetchRecordZoneChanges(let zone, error: let error?) where error.kind == .storeCorrupt:
-                findings.append(
-                    DoctorFinding(kind: .storeEntry, path: "zones/\(zone.ownerName)/\(zone.zoneName)", detail: error.message, fixable: false))
+                // The zone as a whole, by its ID: its error names where it is in the store.
+                findings.append(DoctorFinding(kind: .storeEntry, path: zone.description, detail: error.message, fixable: false))
             default:
                 break
             }

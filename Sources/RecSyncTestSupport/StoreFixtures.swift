@@ -153,10 +153,13 @@ public enum GitCLI {
     /// Commits files into a (bare) store's `main` with git's plumbing, never touching a file
     /// system: so a test can write entries no checkout could hold (a 257-byte name) or that a
     /// file system would fold together (NFC and NFD spellings of one name). A file where a
-    /// directory is replaces the directory, and the reverse (`update-index --replace`).
+    /// directory is replaces the directory, and the reverse (`update-index --replace`). The
+    /// commit goes on `ref`, which must exist: `main`, or a zone's own ref.
     @discardableResult
     public static func commitFiles(
-        _ files: [(path: String, bytes: [UInt8])], removing removals: [String] = [], toStore store: String, message: String = "written with plain git"
+        _ files: [(path: String, bytes: [UInt8])], removing removals: [String] = [], toStore store: String,
+        message: String = "written with plain git",
+        ref: String = "refs/heads/main"
     ) throws -> String {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("plumbing-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
@@ -167,7 +170,7 @@ public enum GitCLI {
             try Subprocess.run("/usr/bin/git", arguments, in: store, environment: env, stdinFile: stdinFile)
                 .trimmingCharacters(in: .whitespacesAndNewlines)
         }
-        try git(["read-tree", "refs/heads/main"])
+        try git(["read-tree", ref])
         for (i, file) in files.enumerated() {
             let blobFile = "\(scratch)/blob\(i)"
             try Data(file.bytes).write(to: URL(fileURLWithPath: blobFile))
@@ -181,8 +184,8 @@ public enum GitCLI {
             try git(["update-index", "--index-info"], stdinFile: listFile)
         }
         let tree = try git(["write-tree"])
-        let commit = try git(["commit-tree", tree, "-p", "refs/heads/main", "-m", message])
-        try git(["update-ref", "refs/heads/main", commit])
+        let commit = try git(["commit-tree", tree, "-p", ref, "-m", message])
+        try git(["update-ref", ref, commit])
         return commit
     }
 

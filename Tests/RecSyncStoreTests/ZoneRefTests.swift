@@ -426,4 +426,32 @@ final class ZoneRefStore: Sendable {
         #expect(again.modifications.isEmpty && again.deletions.isEmpty)
         #expect(again.warnings.contains { $0.path == bad })
     }
+
+    /// What plain git broke on a zone's own ref is named as `git show` takes it,
+    /// `<ref>:<path>`, and the repair the message gives works on that ref: main does not hold
+    /// the zone, and a clone does not fetch its ref unless asked.
+    @Test(arguments: [ZoneRefStore.Kind.git, .network])
+    func whatPlainGitBrokeOnAZoneRefIsNamedByRefAndPath(kind: ZoneRefStore.Kind) async throws {
+        let subject = try ZoneRefStore(kind)
+        let alice = try subject.store()
+        try await alice.createZones([a])
+        try await alice.save([Build.record("n1", in: a)])
+        let ref = RefNames.refName(for: a)
+        let records = "\(StoreLayout.zoneRefDir)/\(StoreLayout.recordsDir)"
+        let record = "\(records)/\(StoreLayout.recordKey("n1"))"
+        try GitCLI.commitFiles([(record, Array("not a record".utf8)), ("\(records)/zz", Array("stray".utf8))], toStore: subject.path, ref: ref)
+
+        let page = try await alice.recordZoneChanges(zone: a, since: nil, resultsLimit: 0, desiredKeys: nil)
+        #expect(page.warnings.contains { $0.path == "\(ref):\(records)/zz" }, "\(page.warnings)")
+        let failure = page.modifications.compactMap { if case .failure(let e) = $0.result { e } else { nil } }.first
+        #expect(failure?.message.contains("\(ref):\(record)") == true, "\(String(describing: failure))")
+
+        // The records directory made a file breaks the zone: the message names the ref and how
+        // to repair it there.
+        try GitCLI.commitFiles([(records, Array("flat".utf8))], toStore: subject.path, ref: ref)
+        var message = ""
+        do { _ = try await alice.recordZoneChanges(zone: a, since: nil, resultsLimit: 0, desiredKeys: nil) } catch { message = error.message }
+        #expect(message.contains("\(ref):\(records) is a file"), "\(message)")
+        #expect(message.contains("'git fetch origin \(ref):\(ref)'") && message.contains("'git push origin HEAD:\(ref)'"), "\(message)")
+    }
 }

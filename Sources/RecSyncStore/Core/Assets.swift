@@ -64,7 +64,7 @@ extension StoreCore {
         // The current version's fields; one that cannot be read keeps nothing from the checks.
         var current: [String: FieldValue] = [:]
         if let currentTag {
-            do { current = try readRecord(record.recordID, tag: currentTag, path: StoreLayout.recordPath(record.recordID)).fields } catch {}
+            do { current = try readRecord(record.recordID, tag: currentTag, path: zonePaths.shownRecord(record.recordID)).fields } catch {}
         }
         for (key, asset) in assets.sorted(by: { $0.key < $1.key }) {
             if current[key] == .asset(asset) { continue }

@@ -193,7 +193,7 @@ extension StoreCore {
             case .success(let zone):
                 return zone.permission(for: user) != nil
             case .failure(let error):
-                warnings.append(StoreWarning(path: StoreLayout.zoneFilePath(entry.zoneID), message: error.message))
+                warnings.append(StoreWarning(path: zonePaths.shown(zonePaths.zoneFile(entry.zoneID), in: entry.zoneID), message: error.message))
                 return false
             }
         case .public:

@@ -178,7 +178,7 @@ extension StoreCore {
     /// Decides one save against the store's current version; the record to store on success.
     func decideSave(_ client: Record, currentTag: String?, policy: SavePolicy, time: Int64) throws(RecSyncError) -> Result<Record, RecSyncError> {
         let id = client.recordID
-        let path = StoreLayout.recordPath(id)
+        let path = zonePaths.shownRecord(id)
         var server: Record?
         var unreadable: RecSyncError?
         if let currentTag {
@@ -221,7 +221,7 @@ extension StoreCore {
         let id = deletion.recordID
         guard let currentTag else { return .unknownItem(id) }
         if policy == .ifServerRecordUnchanged, let mine = deletion.changeTag, mine != currentTag {
-            let path = StoreLayout.recordPath(id)
+            let path = zonePaths.shownRecord(id)
             do { _ = try readRecord(id, tag: currentTag, path: path) } catch {
                 return Self.unreadableServerCopy(id, path: path, error)
             }

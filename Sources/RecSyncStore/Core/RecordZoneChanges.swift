@@ -32,7 +32,7 @@ extension StoreCore {
         var modifications: [RecordResult] = []
         var deletions: [RecordDeletionEvent] = []
         for change in batch.changes {
-            let path = "\(StoreLayout.recordsPath(zoneID))/\(change.key)"
+            let path = zonePaths.shownRecordEntry(change.key, in: zoneID)
             guard let recordID = recordID(of: change, in: zoneID, path: path, warnings: &warnings) else { continue }
             if let new = change.new {
                 if let problem = change.problem {
@@ -190,7 +190,7 @@ extension StoreCore {
             guard let head, let tag = try backend.recordTag(id, at: head) else {
                 return RecordResult(recordID: id, result: .failure(.unknownItem(id)))
             }
-            return recordResult(id, tag: tag, path: StoreLayout.recordPath(id), desiredKeys: desiredKeys)
+            return recordResult(id, tag: tag, path: zonePaths.shownRecord(id), desiredKeys: desiredKeys)
         }
     }
 
@@ -205,6 +205,6 @@ extension StoreCore {
             default: throw error
             }
         }
-        return try readVersionIfPresent(id, tag: changeTag, path: StoreLayout.recordPath(id))
+        return try readVersionIfPresent(id, tag: changeTag, path: zonePaths.shownRecord(id))
     }
 }

@@ -25,6 +25,8 @@ final class StoreCore<Backend: StoreBackend> {
 
     var user: String { actor.userRecordName }
     var storeID: String { backend.manifest.storeID }
+    /// Where the zones' entries are, for messages that name them.
+    var zonePaths: ZonePaths { ZonePaths(ownRefs: backend.zonesHaveOwnRefs) }
 
     /// The zone as `user` sees it at a commit of its ref (nil: the ref does not exist, so
     /// neither does the zone), or the error a fetch or write on it gets.

@@ -231,7 +231,7 @@ extension StoreCore {
                 let batch = try backend.recordChanges(zone: zone, from: from, to: to, after: resume, limit: 1000)
                 warnings += batch.warnings
                 for change in batch.changes {
-                    let path = "\(StoreLayout.recordsPath(zone))/\(change.key)"
+                    let path = zonePaths.shownRecordEntry(change.key, in: zone)
                     guard let id = recordID(of: change, in: zone, path: path, warnings: &warnings) else { continue }
                     let reason: RecordChangeReason = change.old == nil ? .created : (change.new == nil ? .deleted : .updated)
                     sawRecord = true

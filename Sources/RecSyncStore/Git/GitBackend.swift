@@ -351,7 +351,7 @@ final class GitBackend: StoreBackend {
     }
 
     private func readZone(_ zoneID: ZoneID, tree: GitOID) -> Result<RecordZone, RecSyncError> {
-        let path = paths.zoneFile(zoneID)
+        let path = paths.shown(paths.zoneFile(zoneID), in: zoneID)
         return Result { () throws(RecSyncError) -> RecordZone in
             let bytes = try git("reading \(path)") { () throws(GitError) -> [UInt8]? in
                 guard let e = try repository.entry(atPath: StoreLayout.zoneFile, inTree: tree), e.kind == .blob else { return nil }
@@ -430,12 +430,16 @@ final class GitBackend: StoreBackend {
         }
         guard let bad else { return nil }
         return Self.misshapen(
-            bad.path, bad.kind, wanted: .tree, consequence: "zone '\(id)' is neither read nor written until it is a directory again")
+            bad.path, bad.kind, wanted: .tree, consequence: "zone '\(id)' is neither read nor written until it is a directory again",
+            on: paths.ref(id))
     }
 
     /// What to tell the user about an entry plain git made the wrong kind of thing: a file (a
-    /// link, …) where recsync keeps a directory (`wanted` `.tree`), or the reverse.
-    static func misshapen(_ path: String, _ kind: GitTreeEntry.Kind, wanted: GitTreeEntry.Kind, consequence: String) -> String {
+    /// link, …) where recsync keeps a directory (`wanted` `.tree`), or the reverse; `path` is
+    /// in the commits of `ref` (nil: main), and the repair is made there.
+    static func misshapen(_ path: String, _ kind: GitTreeEntry.Kind, wanted: GitTreeEntry.Kind, consequence: String, on ref: String? = nil)
+        -> String
+    {
         func described(_ kind: GitTreeEntry.Kind) -> String {
             switch kind {
             case .blob, .executable: "a file"
@@ -445,11 +449,21 @@ final class GitBackend: StoreBackend {
             case .other: "an entry of an unknown kind"
             }
         }
+        guard let ref else {
+            return
+                """
+                \(path) is \(described(kind)) where recsync keeps \(described(wanted)) (plain git put it there);\
+                 \(consequence). To repair it, revert the commit that did in a clone of the store ('git log --\
+                 \(path)' finds it) and 'git push' the revert
+                """
+        }
+        // A clone fetches no zone ref unless asked to.
         return
             """
-            \(path) is \(described(kind)) where recsync keeps \(described(wanted)) (plain git put it there);\
-             \(consequence). To repair it, revert the commit that did in a clone of the store ('git log --\
-             \(path)' finds it) and 'git push' the revert
+            \(ref):\(path) is \(described(kind)) where recsync keeps \(described(wanted)) (plain git put it there);\
+             \(consequence). To repair it, in a clone of the store: 'git fetch origin \(ref):\(ref)', find the commit\
+             that did with 'git log \(ref) -- \(path)', revert it on that ref ('git switch --detach \(ref)', 'git revert\
+             COMMIT') and 'git push origin HEAD:\(ref)'
             """
     }
 
@@ -510,7 +524,7 @@ final class GitBackend: StoreBackend {
     func recordChanges(zone: ZoneID, from base: ZoneContentID?, to target: ZoneContentID?, after: String?, limit: Int) throws(RecSyncError)
         -> RawRecordChangeBatch
     {
-        let recordsPath = paths.records(zone)
+        let recordsPath = paths.shown(paths.records(zone), in: zone)
         var batch = RawRecordChangeBatch(changes: [], more: false, warnings: [])
         let targetEntry = try target.flatMap { c throws(RecSyncError) in try entry(StoreLayout.recordsDir, inZone: c) }
         if let targetEntry, targetEntry.kind != .tree {
@@ -518,7 +532,8 @@ final class GitBackend: StoreBackend {
             batch.warnings.append(
                 StoreWarning(
                     path: recordsPath,
-                    message: Self.misshapen(recordsPath, targetEntry.kind, wanted: .tree, consequence: "the zone's records are not read")))
+                    message: Self.misshapen(
+                        paths.records(zone), targetEntry.kind, wanted: .tree, consequence: "the zone's records are not read", on: paths.ref(zone))))
             return batch
         }
         let baseTree = try recordsTree(base)
@@ -755,7 +770,11 @@ final class GitBackend: StoreBackend {
             do throws(GitError) { newTree = try repo.updateTree(base: baseTree, updates: updates) } catch {
                 // An entry plain git wrote in the way is named, not left as libgit2's "D/F conflict".
                 guard let baseTree, let found = try Self.obstruction(of: updates, in: baseTree, repository: repo) else { throw error }
-                return .failure(.storeCorrupt(Self.misshapen(found.path, found.kind, wanted: found.wanted, consequence: "nothing was written")))
+                let ref = refName(c.ref)
+                return .failure(
+                    .storeCorrupt(
+                        Self.misshapen(
+                            found.path, found.kind, wanted: found.wanted, consequence: "nothing was written", on: ref == Self.headRef ? nil : ref)))
             }
             let signature = GitSignature(name: actor.displayName, email: actor.email, time: time / 1000)
             let commit = try repo.createCommit(tree: newTree, parents: parentOID.map { [$0] } ?? [], author: signature, message: c.message)
@@ -876,4 +895,17 @@ struct ZonePaths {
     func assetDir(_ id: RecordID) -> String { "\(assets(id.zoneID))/\(StoreLayout.recordKey(id.recordName))" }
     func asset(_ id: RecordID, field: String) -> String { "\(assetDir(id))/\(StoreLayout.escape(field))" }
     func tombstone(_ zone: ZoneID) -> String { ownRefs ? StoreLayout.zoneRefTombstone : StoreLayout.tombstonePath(zone) }
+
+    /// The ref a zone's entries are on, when it is not main: the zone's own.
+    func ref(_ zone: ZoneID) -> String? { ownRefs ? RefNames.refName(for: zone) : nil }
+
+    /// How a message names a path of a zone's entries: on the zone's own ref `<ref>:<path>`,
+    /// as `git show` takes it; on main, the path.
+    func shown(_ path: String, in zone: ZoneID) -> String { ref(zone).map { "\($0):\(path)" } ?? path }
+
+    /// How a message names a record's stored file.
+    func shownRecord(_ id: RecordID) -> String { shown(record(id), in: id.zoneID) }
+
+    /// How a message names an entry of a zone's records directory (`<fan-out>/<file>`).
+    func shownRecordEntry(_ key: String, in zone: ZoneID) -> String { shown("\(records(zone))/\(key)", in: zone) }
 }
