@@ -162,10 +162,10 @@ import Testing
         #expect(try stored("a", in: todo) == .int64(2), "the other zone went")
         #expect(try GitCLI.run(["cat-file", "-t", "refs/heads/main:\(path)"], in: f.storePath) == "blob\n", "the file stays as it was")
         let doctor = try f.json(["doctor"], in: "alice", expect: 1)
-        let details = (doctor["findings"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "storeEntry" }.compactMap {
-            $0["detail"] as? String
-        }
-        #expect(details.contains { $0.contains("\(path) is a file") }, "\(doctor)")
+        let found = (doctor["findings"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "storeEntry" }
+        // The zone as a whole, by its ID; the detail says where in the store.
+        #expect(
+            found.contains { ($0["detail"] as? String)?.contains("\(path) is a file") == true && $0["path"] as? String == "\(notes)" }, "\(doctor)")
 
         // Put back as it was, the zone syncs again: the edit held back lands.
         let files = try GitCLI.run(["ls-tree", "-r", "--name-only", before, "--", path], in: f.storePath).split(separator: "\n").map { name in

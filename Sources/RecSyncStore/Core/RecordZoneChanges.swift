@@ -31,8 +31,10 @@ extension StoreCore {
         var warnings = batch.warnings
         var modifications: [RecordResult] = []
         var deletions: [RecordDeletionEvent] = []
+        // Entries are named in messages only; the zone's part of the name is made once.
+        let records = zonePaths.shown(zonePaths.records(zoneID), in: zoneID)
         for change in batch.changes {
-            let path = zonePaths.shownRecordEntry(change.key, in: zoneID)
+            let path = "\(records)/\(change.key)"
             guard let recordID = recordID(of: change, in: zoneID, path: path, warnings: &warnings) else { continue }
             if let new = change.new {
                 if let problem = change.problem {

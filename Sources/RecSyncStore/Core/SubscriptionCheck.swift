@@ -227,11 +227,12 @@ extension StoreCore {
             guard wantsRecords else { continue }
             var sawRecord = false
             var resume: String?
+            let records = zonePaths.shown(zonePaths.records(zone), in: zone)
             repeat {
                 let batch = try backend.recordChanges(zone: zone, from: from, to: to, after: resume, limit: 1000)
                 warnings += batch.warnings
                 for change in batch.changes {
-                    let path = zonePaths.shownRecordEntry(change.key, in: zone)
+                    let path = "\(records)/\(change.key)"
                     guard let id = recordID(of: change, in: zone, path: path, warnings: &warnings) else { continue }
                     let reason: RecordChangeReason = change.old == nil ? .created : (change.new == nil ? .deleted : .updated)
                     sawRecord = true

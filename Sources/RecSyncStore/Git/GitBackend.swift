@@ -449,21 +449,19 @@ final class GitBackend: StoreBackend {
             case .other: "an entry of an unknown kind"
             }
         }
-        guard let ref else {
-            return
-                """
-                \(path) is \(described(kind)) where recsync keeps \(described(wanted)) (plain git put it there);\
-                 \(consequence). To repair it, revert the commit that did in a clone of the store ('git log --\
-                 \(path)' finds it) and 'git push' the revert
-                """
-        }
         // A clone fetches no zone ref unless asked to.
+        let repair =
+            ref.map { ref in
+                """
+                in a clone of the store: 'git fetch origin \(ref):\(ref)', find the commit that did with 'git log \(ref) --\
+                 \(path)', revert it on that ref ('git switch --detach \(ref)', 'git revert COMMIT') and 'git push origin\
+                 HEAD:\(ref)'
+                """
+            } ?? "revert the commit that did in a clone of the store ('git log -- \(path)' finds it) and 'git push' the revert"
         return
             """
-            \(ref):\(path) is \(described(kind)) where recsync keeps \(described(wanted)) (plain git put it there);\
-             \(consequence). To repair it, in a clone of the store: 'git fetch origin \(ref):\(ref)', find the commit\
-             that did with 'git log \(ref) -- \(path)', revert it on that ref ('git switch --detach \(ref)', 'git revert\
-             COMMIT') and 'git push origin HEAD:\(ref)'
+            \(ref.map { "\($0):" } ?? "")\(path) is \(described(kind)) where recsync keeps \(described(wanted)) (plain git put it\
+             there); \(consequence). To repair it, \(repair)
             """
     }
 
@@ -905,7 +903,4 @@ struct ZonePaths {
 
     /// How a message names a record's stored file.
     func shownRecord(_ id: RecordID) -> String { shown(record(id), in: id.zoneID) }
-
-    /// How a message names an entry of a zone's records directory (`<fan-out>/<file>`).
-    func shownRecordEntry(_ key: String, in zone: ZoneID) -> String { shown("\(records(zone))/\(key)", in: zone) }
 }
