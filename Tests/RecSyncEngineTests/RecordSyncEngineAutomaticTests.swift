@@ -8,7 +8,9 @@ import Testing
 
 /// Automatic sync: changes are sent by themselves shortly after they are added, and a change
 /// on the store is fetched when the store signals it. The tests wait for what the engine does
-/// in the background (bounded by `waitUntil`), not for a fixed time.
+/// in the background (bounded by `waitUntil`), not for a fixed time, and give the engine the
+/// test's own threads for it: tests beside them block Swift's shared pool for seconds at a
+/// time, and automatic sync on that pool would wait behind them.
 @Suite(.dedicatedThreads) struct RecordSyncEngineAutomaticTests {
     let notes: ZoneID
 
@@ -38,7 +40,7 @@ import Testing
         let app = ComposingApp()
         let engine = try RecordSyncEngine(
             store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "a")), state: RecordSyncEngine.State(),
-            delegate: app, options: automatic())
+            delegate: app, options: automatic(), executorPreference: TestThreads.current)
         let id = try RecordID(recordName: "n1", zoneID: notes)
         try app.edit(id, 1)
         try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes))])
@@ -70,9 +72,12 @@ import Testing
 
         let app = KillableApp()
         let engine = try RecordSyncEngine(
-            store: fixture.store(as: "alice", deviceID: "r"), state: RecordSyncEngine.State(), delegate: app, options: automatic())
+            store: fixture.store(as: "alice", deviceID: "r"), state: RecordSyncEngine.State(), delegate: app, options: automatic(),
+            executorPreference: TestThreads.current)
         // The fetch it makes when it starts.
-        #expect(await waitUntil { app.events.contains("didFetchChanges") })
+        let started = await waitUntil { app.events.contains("didFetchChanges") }
+        let failure = await engine.automaticSyncError
+        #expect(started, "no fetch when it started: \(app.events), \(String(describing: failure))")
 
         let id = try RecordID(recordName: "n1", zoneID: notes)
         try writer.edit(id, ["v": .int64(1)])
@@ -82,11 +87,31 @@ import Testing
         #expect(await engine.automaticSyncError == nil)
     }
 
+    @Test func automaticSyncRunsOnTheExecutorTheAppGives() async throws {
+        let storage = MemoryStorage()
+        let app = KillableApp()
+        let onTestThreads = Mutex<[Bool]>([])
+        app.data.withLock { d in
+            d.onEvent = { event, _ in
+                if case .willFetchChanges = event { onTestThreads.withLock { $0.append(TestThreads.isCurrentThread) } }
+                if case .willSendChanges = event { onTestThreads.withLock { $0.append(TestThreads.isCurrentThread) } }
+            }
+        }
+        let engine = try RecordSyncEngine(
+            store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "a")), state: RecordSyncEngine.State(),
+            delegate: app, options: automatic(), executorPreference: TestThreads.current)
+        try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes))])
+        #expect(await waitUntil { await engine.state.pendingDatabaseChanges.isEmpty })
+        let seen = onTestThreads.withLock { $0 }
+        #expect(seen.count >= 2 && !seen.contains(false), "a fetch and a send, both on the executor given: \(seen), \(app.events)")
+    }
+
     @Test func aSendTheStoreRefusedForAWhileGoesWhenItIsBack() async throws {
         let storage = MemoryStorage()
         let flaky = FaultInjectingStore(MemoryStore(storage: storage, actor: try StoreActor(userRecordName: "alice", deviceID: "a")))
         let app = ComposingApp()
-        let engine = try RecordSyncEngine(store: flaky, state: RecordSyncEngine.State(), delegate: app, options: automatic())
+        let engine = try RecordSyncEngine(
+            store: flaky, state: RecordSyncEngine.State(), delegate: app, options: automatic(), executorPreference: TestThreads.current)
         #expect(await waitUntil { app.eventNames.contains("didFetchChanges") })
         await flaky.failNextCalls(4)
         try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes))])
@@ -102,7 +127,7 @@ import Testing
         let app = ComposingApp()
         let engine = try RecordSyncEngine(
             store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "a")), state: RecordSyncEngine.State(),
-            delegate: app, options: automatic(delay: 0.2))
+            delegate: app, options: automatic(delay: 0.2), executorPreference: TestThreads.current)
         try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes))])
         // A change every 20 ms, each well inside the delay, until a send has gone (a minute at most).
         var n = 0
@@ -124,7 +149,7 @@ import Testing
         do {
             let engine = try RecordSyncEngine(
                 store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "a")), state: RecordSyncEngine.State(),
-                delegate: app, options: automatic())
+                delegate: app, options: automatic(), executorPreference: TestThreads.current)
             released = engine
             try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes))])
         }
@@ -142,7 +167,7 @@ import Testing
         let other = ComposingApp()
         let auto = try RecordSyncEngine(
             store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "b")), state: RecordSyncEngine.State(),
-            delegate: other, options: automatic())
+            delegate: other, options: automatic(), executorPreference: TestThreads.current)
         try await auto.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: try ZoneID(zoneName: "other", ownerName: "alice")))])
         #expect(await waitUntil { await auto.state.pendingDatabaseChanges.isEmpty })
         #expect(!app.eventNames.contains("willSendChanges") && !app.eventNames.contains("willFetchChanges"))
@@ -160,7 +185,7 @@ import Testing
         options.automaticSendDelay = 0.05
         let engine = try RecordSyncEngine(
             store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "a")), state: RecordSyncEngine.State(),
-            delegate: app, options: options)
+            delegate: app, options: options, executorPreference: TestThreads.current)
         try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes))])
         let record = try Record(recordID: RecordID(recordName: "kept-by-the-app", zoneID: notes), recordType: "Note", fields: ["v": .int64(1)])
         let end = ContinuousClock.now + .seconds(60)

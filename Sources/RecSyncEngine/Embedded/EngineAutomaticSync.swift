@@ -30,7 +30,7 @@ extension RecordSyncEngine {
         }
         let weak = WeakEngine(self)
         // Detached: not a child of whatever task (a handler, say) created the engine.
-        Task.detached {
+        Task.detached(executorPreference: executorPreference) {
             await weak.engine?.runScheduledFetch()
             guard let signal else { return }
             while weak.engine != nil {
@@ -56,7 +56,7 @@ extension RecordSyncEngine {
         guard !sendWaiting else { return }
         sendWaiting = true
         let weak = WeakEngine(self)
-        Task.detached {
+        Task.detached(executorPreference: executorPreference) {
             while let engine = weak.engine, let wait = await engine.timeUntilSendIsDue() {
                 do { try await Task.sleep(for: wait) } catch { return }
             }

@@ -61,6 +61,8 @@ public actor RecordSyncEngine {
 
     public nonisolated let store: any RemoteStore
     public let options: Options
+    /// Where automatic sync runs (see `init(store:state:delegate:options:executorPreference:)`).
+    nonisolated let executorPreference: (any TaskExecutor)?
     private weak var delegate: (any RecordSyncEngineDelegate)?
     /// The current state (what the last `.stateUpdate` carried).
     public private(set) var state: State
@@ -120,7 +122,15 @@ public actor RecordSyncEngine {
     ///   - state: What the app saved from the last `.stateUpdate`, or `State()`.
     ///   - delegate: The app's side; held weakly, as `CKSyncEngine` holds its delegate.
     ///   - options: Page and batch sizes, retries.
-    public init(store: any RemoteStore, state: State, delegate: any RecordSyncEngineDelegate, options: Options = Options()) throws(RecSyncError) {
+    ///   - executorPreference: Where automatic sync's fetches and sends run, delegate calls
+    ///     included: nil for Swift's shared pool. That pool has one thread per core, so an app
+    ///     whose own tasks block it (synchronous database or file work, waiting for a process)
+    ///     holds up automatic sync for as long; an executor with threads of its own keeps it
+    ///     going. Fetches and sends the app calls run where the app calls them.
+    public init(
+        store: any RemoteStore, state: State, delegate: any RecordSyncEngineDelegate, options: Options = Options(),
+        executorPreference: (any TaskExecutor)? = nil
+    ) throws(RecSyncError) {
         guard options.fetchPageSize > 0, options.sendBatchSize > 0, options.zoneFetchConcurrency > 0 else {
             throw .invalidArguments(
                 """
@@ -133,6 +143,7 @@ public actor RecordSyncEngine {
         self.state = state
         self.delegate = delegate
         self.options = options
+        self.executorPreference = executorPreference
         keeper = StateKeeper()
         client = nil
         let current = Account(userRecordName: store.userRecordName, storeID: store.storeID)
@@ -144,7 +155,7 @@ public actor RecordSyncEngine {
         }
         if options.automaticallySync {
             let weak = WeakEngine(self)
-            Task.detached { await weak.engine?.startAutomaticSync() }
+            Task.detached(executorPreference: executorPreference) { await weak.engine?.startAutomaticSync() }
         }
     }
 
@@ -157,6 +168,7 @@ public actor RecordSyncEngine {
         var options = options
         options.automaticallySync = false
         self.options = options
+        executorPreference = nil
         self.keeper = keeper ?? StateKeeper()
         self.client = client
     }
