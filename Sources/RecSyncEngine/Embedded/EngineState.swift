@@ -8,7 +8,7 @@ extension RecordSyncEngine {
     ///
     /// CloudKit's `CKSyncEngine.State.Serialization`. The engine hands a new value to the app in a
     /// `.stateUpdate` event whenever it changes; the app saves it (``serialized()`` gives JSON
-    /// bytes) and passes it back to ``RecordSyncEngine/init(store:state:delegate:options:)``
+    /// bytes) and passes it back to ``RecordSyncEngine/init(store:state:delegate:options:executorPreference:)``
     /// next time. A token moves only after the event carrying the data it covers was handled,
     /// so an app killed at any point fetches that data again rather than losing it.
     public struct State: Sendable, Hashable, Codable {
