@@ -122,6 +122,31 @@ import Testing
                 .map(\.zoneID) == [notes])
     }
 
+    @Test func aFetchTheStoreCouldNotServeIsTriedAgainWithoutASignal() async throws {
+        let storage = MemoryStorage()
+        let id = try RecordID(recordName: "n1", zoneID: notes)
+        let writer = ComposingApp()
+        let w = try RecordSyncEngine(
+            store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "w")), state: RecordSyncEngine.State(),
+            delegate: writer, options: .manual)
+        try writer.edit(id, 1)
+        try await w.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes))])
+        try await w.add(pendingRecordZoneChanges: [.saveRecord(id)])
+        try await w.sendChanges()
+
+        // More failures than one fetch's two tries: the first automatic fetch fails, and the
+        // next one's first try. A memory store never signals: only the engine's own pause
+        // brings the record.
+        let flaky = FaultInjectingStore(MemoryStore(storage: storage, actor: try StoreActor(userRecordName: "alice", deviceID: "r")))
+        await flaky.failNextCalls(3)
+        let app = KillableApp()
+        let engine = try RecordSyncEngine(
+            store: flaky, state: RecordSyncEngine.State(), delegate: app, options: automatic(), executorPreference: TestThreads.current)
+        #expect(await waitUntil { app.records[id] != nil }, "fetched again without a signal: \(app.events)")
+        #expect(await flaky.droppedCalls == 3)
+        #expect(await engine.automaticSyncError == nil)
+    }
+
     @Test func changesAddedWithoutAPauseAreStillSent() async throws {
         let storage = MemoryStorage()
         let app = ComposingApp()

@@ -17,6 +17,9 @@ extension RecordSyncEngine {
     }
 
     /// Starts automatic sync, once: a fetch now, and one whenever the store signals a change.
+    /// A fetch the store could not serve for a passing reason (unreachable, busy) is tried
+    /// again after a growing pause, whether or not the store signals: a local store signals
+    /// only when it moves, and a memory store never does.
     func startAutomaticSync() {
         guard options.automaticallySync, !automaticSyncStarted else { return }
         automaticSyncStarted = true
@@ -31,13 +34,17 @@ extension RecordSyncEngine {
         let weak = WeakEngine(self)
         // Detached: not a child of whatever task (a handler, say) created the engine.
         Task.detached(executorPreference: executorPreference) {
-            await weak.engine?.runScheduledFetch()
-            guard let signal else { return }
+            var retry = await weak.engine?.runScheduledFetch() ?? nil
             while weak.engine != nil {
-                // Long waits are cut into slices by the signal, so a released engine is noticed.
-                if await signal.wait(timeout: 30, shouldStop: { weak.engine == nil }) {
-                    await weak.engine?.runScheduledFetch()
+                if let pause = retry {
+                    do { try await Task.sleep(for: .milliseconds(Int(pause * 1000))) } catch { return }
+                } else if let signal {
+                    // Long waits are cut into slices by the signal, so a released engine is noticed.
+                    guard await signal.wait(timeout: 30, shouldStop: { weak.engine == nil }) else { continue }
+                } else {
+                    return
                 }
+                retry = await weak.engine?.runScheduledFetch() ?? nil
             }
         }
     }
@@ -99,14 +106,17 @@ extension RecordSyncEngine {
         }
     }
 
-    private func runScheduledFetch() async {
+    /// Runs a scheduled fetch; returns the pause before it is tried again when it failed for
+    /// a passing reason, nil otherwise (the next signal, or the app, fetches again).
+    private func runScheduledFetch() async -> Double? {
         do {
             try await fetchChanges(FetchChangesOptions(), reason: .scheduled)
             automaticSyncError = nil
+            automaticFetchBackoff.reset()
+            return nil
         } catch {
-            // The next signal (or the app) fetches again; a store that cannot be reached makes
-            // a network signal fire at once, so it is paced by the signal's own polling.
             automaticSyncError = error
+            return Self.isTransient(error) ? automaticFetchBackoff.next() : nil
         }
     }
 }

@@ -92,8 +92,11 @@ public actor RecordSyncEngine {
     var sendDue: ContinuousClock.Instant?
     var sendWaiting = false
     var automaticBackoff = Backoff(initial: 1, maximum: 60)
+    /// The pause before a scheduled fetch that failed for a passing reason is tried again.
+    var automaticFetchBackoff = Backoff(initial: 1, maximum: 60)
     /// Why the last automatic fetch or send failed; nil after one succeeds (or with automatic
-    /// sync off). Its changes stay pending; the engine tries again on the next change or signal.
+    /// sync off). Its changes stay pending; the engine tries again on the next change or signal,
+    /// or after a growing pause when the store could not be reached or was busy.
     public internal(set) var automaticSyncError: RecSyncError?
     /// The send under way: the pending changes it may send, and those it tried.
     struct SendRun {
