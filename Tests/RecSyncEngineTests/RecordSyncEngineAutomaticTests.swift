@@ -1,3 +1,4 @@
+import Foundation
 import RecSyncEngine
 import RecSyncModel
 import RecSyncStore
@@ -144,7 +145,38 @@ import Testing
             store: flaky, state: RecordSyncEngine.State(), delegate: app, options: automatic(), executorPreference: TestThreads.current)
         #expect(await waitUntil { app.records[id] != nil }, "fetched again without a signal: \(app.events)")
         #expect(await flaky.droppedCalls == 3)
-        #expect(await engine.automaticSyncError == nil)
+        // Cleared once the fetch has ended (the record arrives before its last events).
+        #expect(await waitUntil { await engine.automaticSyncError == nil })
+    }
+
+    @Test func afterAFailedFetchTheEngineWaitsBeforeItLooksAgain() async throws {
+        let fixture = try StoreFixture(.git)
+        let app = KillableApp()
+        let tries = Mutex(0)
+        app.data.withLock { d in
+            d.onEvent = { event, _ in
+                guard case .willFetchChanges = event else { return }
+                tries.withLock { $0 += 1 }
+                throw KillableApp.Crash()
+            }
+        }
+        let engine = try RecordSyncEngine(
+            store: fixture.store(as: "alice", deviceID: "r"), state: RecordSyncEngine.State(), delegate: app, options: automatic(),
+            executorPreference: TestThreads.current)
+        #expect(await waitUntil { tries.withLock { $0 } == 1 })
+        // The store signals all the time, as a network store does while it cannot be reached:
+        // something is written beside its refs every 20 ms.
+        let end = ContinuousClock.now + .milliseconds(2500)
+        var n = 0
+        while ContinuousClock.now < end {
+            try Data([UInt8(n % 256)]).write(to: URL(fileURLWithPath: "\(fixture.path)/signal-\(n % 2)"))
+            n += 1
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        // Fetches at 0 s, after a pause of about 1 s and after one of about 2 s: at most 3.
+        let count = tries.withLock { $0 }
+        #expect((1...3).contains(count), "\(count) fetches while the store signalled \(n) times")
+        #expect(await engine.automaticSyncError?.kind == .delegateFailed)
     }
 
     @Test func changesAddedWithoutAPauseAreStillSent() async throws {

@@ -14,12 +14,26 @@ extension RecordSyncEngine {
         init(_ engine: RecordSyncEngine) { reference = Mutex(Reference(engine: engine)) }
 
         var engine: RecordSyncEngine? { reference.withLock { $0.engine } }
+
+        /// Sleeps `seconds`, in short slices; false once the engine is gone (the caller ends).
+        func sleep(_ seconds: Double) async -> Bool {
+            let end = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+            while engine != nil {
+                let left = end - ContinuousClock.now
+                if left <= .zero { return true }
+                do { try await Task.sleep(for: min(left, .milliseconds(250))) } catch { return false }
+            }
+            return false
+        }
     }
 
     /// Starts automatic sync, once: a fetch now, and one whenever the store signals a change.
-    /// A fetch the store could not serve for a passing reason (unreachable, busy) is tried
-    /// again after a growing pause, whether or not the store signals: a local store signals
-    /// only when it moves, and a memory store never does.
+    ///
+    /// After a failed fetch the engine pauses (1 s, doubling to a minute) before it looks
+    /// again, so a network store's signal, which fires at once while the store cannot be
+    /// reached, does not start fetch after fetch. A fetch the store could not serve for a
+    /// passing reason (unreachable, busy) is then tried again without a signal, for about a
+    /// minute: a local store signals only when it moves, and a memory store never does.
     func startAutomaticSync() {
         guard options.automaticallySync, !automaticSyncStarted else { return }
         automaticSyncStarted = true
@@ -34,17 +48,19 @@ extension RecordSyncEngine {
         let weak = WeakEngine(self)
         // Detached: not a child of whatever task (a handler, say) created the engine.
         Task.detached(executorPreference: executorPreference) {
-            var retry = await weak.engine?.runScheduledFetch() ?? nil
+            var failure = await weak.engine?.runScheduledFetch() ?? nil
             while weak.engine != nil {
-                if let pause = retry {
-                    do { try await Task.sleep(for: .milliseconds(Int(pause * 1000))) } catch { return }
-                } else if let signal {
+                let tryAgain = failure?.tryAgain ?? false
+                if let pause = failure?.pause {
+                    guard await weak.sleep(pause) else { return }
+                    failure = nil
+                }
+                if !tryAgain {
+                    guard let signal else { return }
                     // Long waits are cut into slices by the signal, so a released engine is noticed.
                     guard await signal.wait(timeout: 30, shouldStop: { weak.engine == nil }) else { continue }
-                } else {
-                    return
                 }
-                retry = await weak.engine?.runScheduledFetch() ?? nil
+                failure = await weak.engine?.runScheduledFetch() ?? nil
             }
         }
     }
@@ -106,9 +122,10 @@ extension RecordSyncEngine {
         }
     }
 
-    /// Runs a scheduled fetch; returns the pause before it is tried again when it failed for
-    /// a passing reason, nil otherwise (the next signal, or the app, fetches again).
-    private func runScheduledFetch() async -> Double? {
+    /// Runs a scheduled fetch. After a failure: the pause before the engine looks again, and
+    /// whether it then fetches without waiting for a signal (a store that could not be
+    /// reached or was busy, until the pauses reach their maximum).
+    private func runScheduledFetch() async -> (pause: Double, tryAgain: Bool)? {
         do {
             try await fetchChanges(FetchChangesOptions(), reason: .scheduled)
             automaticSyncError = nil
@@ -116,7 +133,8 @@ extension RecordSyncEngine {
             return nil
         } catch {
             automaticSyncError = error
-            return Self.isTransient(error) ? automaticFetchBackoff.next() : nil
+            let tryAgain = Self.isTransient(error) && automaticFetchBackoff.base < automaticFetchBackoff.maximum
+            return (automaticFetchBackoff.next(), tryAgain)
         }
     }
 }

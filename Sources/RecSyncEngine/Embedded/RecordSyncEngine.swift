@@ -92,7 +92,7 @@ public actor RecordSyncEngine {
     var sendDue: ContinuousClock.Instant?
     var sendWaiting = false
     var automaticBackoff = Backoff(initial: 1, maximum: 60)
-    /// The pause before a scheduled fetch that failed for a passing reason is tried again.
+    /// The pause after a scheduled fetch failed, before the engine looks again.
     var automaticFetchBackoff = Backoff(initial: 1, maximum: 60)
     /// Why the last automatic fetch or send failed; nil after one succeeds (or with automatic
     /// sync off). Its changes stay pending; the engine tries again on the next change or signal,
@@ -125,11 +125,13 @@ public actor RecordSyncEngine {
     ///   - state: What the app saved from the last `.stateUpdate`, or `State()`.
     ///   - delegate: The app's side; held weakly, as `CKSyncEngine` holds its delegate.
     ///   - options: Page and batch sizes, retries.
-    ///   - executorPreference: Where automatic sync's fetches and sends run, delegate calls
-    ///     included: nil for Swift's shared pool. That pool has one thread per core, so an app
-    ///     whose own tasks block it (synchronous database or file work, waiting for a process)
-    ///     holds up automatic sync for as long; an executor with threads of its own keeps it
-    ///     going. Fetches and sends the app calls run where the app calls them.
+    ///   - executorPreference: The executor automatic sync's fetches and sends prefer: nil
+    ///     for Swift's shared pool. That pool has one thread per core, so an app whose own
+    ///     tasks block it (synchronous database or file work, waiting for a process) holds up
+    ///     automatic sync for as long; an executor with threads of its own keeps it going. A
+    ///     delegate without an actor of its own is called there too; one isolated to an actor
+    ///     (the main actor, say) runs on that actor. Fetches and sends the app calls run where
+    ///     the app calls them.
     public init(
         store: any RemoteStore, state: State, delegate: any RecordSyncEngineDelegate, options: Options = Options(),
         executorPreference: (any TaskExecutor)? = nil
