@@ -199,18 +199,22 @@ import Testing
         #expect(app.eventNames.contains("sentRecordZoneChanges"), "a send went while changes kept coming (\(n) added)")
     }
 
-    @Test func anEngineTheAppLetsGoStopsSyncing() async throws {
+    /// With `whileASendWaits`, the send is due in a minute, and the task that waits for it is
+    /// asleep when the app lets go: the wait must not hold the engine.
+    @Test(arguments: [false, true]) func anEngineTheAppLetsGoStopsSyncing(whileASendWaits: Bool) async throws {
         let storage = MemoryStorage()
         let app = ComposingApp()
         weak var released: RecordSyncEngine?
         do {
             let engine = try RecordSyncEngine(
                 store: MemoryStore(storage: storage, actor: StoreActor(userRecordName: "alice", deviceID: "a")), state: RecordSyncEngine.State(),
-                delegate: app, options: automatic(), executorPreference: TestThreads.current)
+                delegate: app, options: automatic(delay: whileASendWaits ? 60 : 0.05), executorPreference: TestThreads.current)
             released = engine
             try await engine.add(pendingDatabaseChanges: [.saveZone(RecordZone(zoneID: notes))])
+            if whileASendWaits { #expect(await waitUntil { app.eventNames.contains("didFetchChanges") }) }
         }
-        #expect(await waitUntil { released == nil }, "the background tasks hold the engine weakly")
+        #expect(await waitUntil(seconds: whileASendWaits ? 10 : 60) { released == nil }, "the background tasks hold the engine weakly")
+        if whileASendWaits { #expect(!app.eventNames.contains("willSendChanges")) }
     }
 
     @Test func manualEnginesRunOnlyWhenAsked() async throws {

@@ -15,9 +15,10 @@ extension RecordSyncEngine {
 
         var engine: RecordSyncEngine? { reference.withLock { $0.engine } }
 
-        /// Sleeps `seconds`, in short slices; false once the engine is gone (the caller ends).
-        func sleep(_ seconds: Double) async -> Bool {
-            let end = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        /// Sleeps `duration` without holding the engine, in short slices; false once the engine
+        /// is gone (the caller then ends).
+        func sleep(_ duration: Duration) async -> Bool {
+            let end = ContinuousClock.now + duration
             while engine != nil {
                 let left = end - ContinuousClock.now
                 if left <= .zero { return true }
@@ -52,7 +53,7 @@ extension RecordSyncEngine {
             while weak.engine != nil {
                 let tryAgain = failure?.tryAgain ?? false
                 if let pause = failure?.pause {
-                    guard await weak.sleep(pause) else { return }
+                    guard await weak.sleep(.milliseconds(Int(pause * 1000))) else { return }
                     failure = nil
                 }
                 if !tryAgain {
@@ -80,8 +81,8 @@ extension RecordSyncEngine {
         sendWaiting = true
         let weak = WeakEngine(self)
         Task.detached(executorPreference: executorPreference) {
-            while let engine = weak.engine, let wait = await engine.timeUntilSendIsDue() {
-                do { try await Task.sleep(for: wait) } catch { return }
+            while let wait = await weak.engine?.timeUntilSendIsDue() {
+                guard await weak.sleep(wait) else { return }
             }
             await weak.engine?.runScheduledSend()
         }
